@@ -1,0 +1,143 @@
+//! Incremental line splitting and newline-delimited JSON (Ollama's stream format).
+//!
+//! Network chunks split lines, and even multi-byte UTF-8 characters, anywhere. Bytes are
+//! buffered and only complete lines are decoded; a `\n` byte never occurs inside a UTF-8
+//! sequence, so every complete line of a valid stream is valid UTF-8 on its own.
+
+/// Splits a byte stream into lines (`\n` or `\r\n`), remembering how far it has already
+/// looked so a long line arriving in tiny chunks costs linear, not quadratic, time.
+#[derive(Debug, Default)]
+pub struct LineBuffer {
+    buf: Vec<u8>,
+    /// Bytes of `buf` already known to contain no `\n`.
+    scanned: usize,
+}
+
+impl LineBuffer {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Appends `chunk` and calls `on_line` for every line it completes (without the line
+    /// ending).
+    pub fn push(&mut self, chunk: &[u8], mut on_line: impl FnMut(&str)) {
+        self.buf.extend_from_slice(chunk);
+        let mut line_start = 0;
+        let mut search_from = self.scanned;
+        while let Some(offset) = self.buf[search_from..].iter().position(|&b| b == b'\n') {
+            let newline = search_from + offset;
+            on_line(&decode_line(&self.buf[line_start..newline]));
+            line_start = newline + 1;
+            search_from = line_start;
+        }
+        // One drain per chunk keeps the work per byte constant; the remainder is at most
+        // one partial line.
+        self.buf.drain(..line_start);
+        self.scanned = self.buf.len();
+    }
+
+    /// Hands out a final line that had no line ending when the stream closed.
+    pub fn finish(&mut self, mut on_line: impl FnMut(&str)) {
+        if !self.buf.is_empty() {
+            on_line(&decode_line(&self.buf));
+        }
+        self.buf.clear();
+        self.scanned = 0;
+    }
+}
+
+/// Decodes one line without its `\r`. Invalid UTF-8 is replaced rather than rejected: the
+/// JSON parser that reads the line reports anything that matters, with context.
+fn decode_line(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
+    let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
+    String::from_utf8_lossy(bytes)
+}
+
+/// Newline-delimited JSON: yields each non-blank line; the caller parses it so that a bad
+/// line can be reported together with what the protocol expected there.
+#[derive(Debug, Default)]
+pub struct NdjsonDecoder {
+    lines: LineBuffer,
+}
+
+impl NdjsonDecoder {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn push(&mut self, chunk: &[u8]) -> Vec<String> {
+        let mut out = Vec::new();
+        self.lines
+            .push(chunk, |line| keep_json_line(line, &mut out));
+        out
+    }
+
+    /// The last line, when the stream closed without a final newline.
+    pub fn finish(&mut self) -> Vec<String> {
+        let mut out = Vec::new();
+        self.lines.finish(|line| keep_json_line(line, &mut out));
+        out
+    }
+}
+
+fn keep_json_line(line: &str, out: &mut Vec<String>) {
+    let line = line.trim();
+    if !line.is_empty() {
+        out.push(line.to_string());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decode_in_chunks(input: &[u8], size: usize) -> Vec<String> {
+        let mut decoder = NdjsonDecoder::new();
+        let mut out = Vec::new();
+        for chunk in input.chunks(size) {
+            out.extend(decoder.push(chunk));
+        }
+        out.extend(decoder.finish());
+        out
+    }
+
+    const STREAM: &str = "{\"message\":{\"content\":\"héllo — 你好 🦀\"},\"done\":false}\r\n\n  \n{\"done\":true,\"eval_count\":3}\n";
+
+    #[test]
+    fn every_chunk_size_gives_the_same_lines() {
+        let expected = vec![
+            "{\"message\":{\"content\":\"héllo — 你好 🦀\"},\"done\":false}".to_string(),
+            "{\"done\":true,\"eval_count\":3}".to_string(),
+        ];
+        for size in [1, 2, 3, 4, 5, 7, 13, 64, 4096] {
+            assert_eq!(
+                decode_in_chunks(STREAM.as_bytes(), size),
+                expected,
+                "size {size}"
+            );
+        }
+    }
+
+    #[test]
+    fn last_line_without_newline_is_flushed_on_finish() {
+        let lines = decode_in_chunks(b"{\"a\":1}\n{\"done\":true}", 3);
+        assert_eq!(lines, vec!["{\"a\":1}", "{\"done\":true}"]);
+    }
+
+    #[test]
+    fn a_long_line_in_tiny_chunks_is_decoded_once() {
+        let content = "ü".repeat(100_000);
+        let input = format!("{{\"c\":\"{content}\"}}\n");
+        let lines = decode_in_chunks(input.as_bytes(), 4);
+        assert_eq!(lines, vec![input.trim_end().to_string()]);
+    }
+
+    #[test]
+    fn line_buffer_strips_crlf_and_keeps_empty_lines() {
+        let mut buffer = LineBuffer::new();
+        let mut lines = Vec::new();
+        buffer.push(b"a\r\n\r\nb\nc", |l| lines.push(l.to_string()));
+        buffer.finish(|l| lines.push(l.to_string()));
+        assert_eq!(lines, vec!["a", "", "b", "c"]);
+    }
+}
