@@ -1,0 +1,452 @@
+//! The HTTP plumbing every provider shares: concurrency limit, retries before the body is
+//! read, idle timeout between received bytes, and turning HTTP failures into [`LlmError`]s
+//! that carry the server's own explanation.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use reqwest::{Client, Response, StatusCode};
+use serde_json::Value;
+use tokio::sync::{Semaphore, SemaphorePermit};
+
+use super::error::{ErrorKind, LlmError};
+use super::retry::{RetryPolicy, parse_retry_after};
+use super::{EventSink, StreamEvent};
+use crate::config::model::ModelConfig;
+
+/// How long establishing a TCP (and TLS) connection may take. Local servers answer in
+/// milliseconds; a hosted API that needs longer than this is unreachable in practice.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Error bodies longer than this are cut: they are for a one-line message, and a
+/// misconfigured proxy can answer with megabytes of HTML.
+const ERROR_BODY_LIMIT: usize = 64 * 1024;
+
+/// How much of a non-JSON error body is shown to the person.
+const RAW_MESSAGE_CHARS: usize = 300;
+
+/// The client providers are meant to share. There is deliberately no overall request
+/// timeout: a long answer legitimately streams for minutes, so providers enforce an idle
+/// timeout between received bytes instead.
+pub fn client() -> Result<Client, reqwest::Error> {
+    Client::builder()
+        .connect_timeout(CONNECT_TIMEOUT)
+        .tcp_keepalive(Duration::from_secs(30))
+        .build()
+}
+
+/// A wire protocol's stream parser: decodes body bytes into [`StreamEvent`]s.
+pub trait WireStream: Send {
+    /// Handles a chunk of the body; returns `true` once the protocol's terminator arrived.
+    fn feed(&mut self, bytes: &[u8], sink: EventSink<'_>) -> Result<bool, ErrorKind>;
+
+    /// The body ended without a terminator: flush what is buffered and return `Ok(true)`
+    /// if it contained the terminator after all, otherwise `Err(Disconnected)`.
+    fn finish(&mut self, sink: EventSink<'_>) -> Result<bool, ErrorKind>;
+}
+
+/// One model's connection settings, shared by all of its requests.
+#[derive(Debug)]
+pub struct Endpoint {
+    model: String,
+    http: Client,
+    inflight: Arc<Semaphore>,
+    idle: Duration,
+    retry: RetryPolicy,
+}
+
+impl Endpoint {
+    pub fn new(model: &str, http: Client, max_inflight: u32, idle: Duration) -> Self {
+        Endpoint {
+            model: model.to_string(),
+            http,
+            // Zero would deadlock every request; treat it as "one at a time".
+            inflight: Arc::new(Semaphore::new(max_inflight.max(1) as usize)),
+            idle,
+            retry: RetryPolicy::default(),
+        }
+    }
+
+    pub fn for_model(cfg: &ModelConfig, http: Client) -> Self {
+        let idle = Duration::from_secs(cfg.timeout_secs.max(1));
+        Self::new(&cfg.model, http, cfg.max_inflight, idle)
+    }
+
+    pub fn set_retry_policy(&mut self, retry: RetryPolicy) {
+        self.retry = retry;
+    }
+
+    pub fn model(&self) -> &str {
+        &self.model
+    }
+
+    pub fn error(&self, url: &str, kind: ErrorKind) -> LlmError {
+        LlmError::new(&self.model, url, kind)
+    }
+
+    /// Waits for a free request slot of this model.
+    pub async fn permit(&self) -> Option<SemaphorePermit<'_>> {
+        // The semaphore is never closed, so this only fails in theory; running without a
+        // permit then is better than failing the request.
+        self.inflight.acquire().await.ok()
+    }
+
+    /// POSTs `body` and streams the answer through `wire` into `sink`, holding a request
+    /// slot for the whole exchange.
+    pub async fn post_stream(
+        &self,
+        url: &str,
+        body: &Value,
+        headers: &[(&str, String)],
+        wire: &mut dyn WireStream,
+        sink: EventSink<'_>,
+    ) -> Result<(), LlmError> {
+        let _permit = self.permit().await;
+        let mut response = self.send(url, Some(body), headers).await?;
+        while let Some(chunk) = self.next_chunk(url, &mut response).await? {
+            if wire
+                .feed(&chunk, &mut *sink)
+                .map_err(|k| self.error(url, k))?
+            {
+                return Ok(());
+            }
+        }
+        wire.finish(sink).map_err(|k| self.error(url, k))?;
+        Ok(())
+    }
+
+    /// Sends a request (POST with `body`, GET without) and waits for a success status,
+    /// retrying as the policy allows. Nothing of the body has been read when this returns,
+    /// which is what makes the retries safe.
+    pub async fn send(
+        &self,
+        url: &str,
+        body: Option<&Value>,
+        headers: &[(&str, String)],
+    ) -> Result<Response, LlmError> {
+        let mut attempts = 0;
+        loop {
+            attempts += 1;
+            let kind = match self.send_once(url, body, headers).await {
+                Ok(response) => return Ok(response),
+                Err(kind) => kind,
+            };
+            match self.retry.delay_before_retry(attempts, &kind) {
+                Some(delay) => tokio::time::sleep(delay).await,
+                None => return Err(self.error(url, kind)),
+            }
+        }
+    }
+
+    async fn send_once(
+        &self,
+        url: &str,
+        body: Option<&Value>,
+        headers: &[(&str, String)],
+    ) -> Result<Response, ErrorKind> {
+        let mut request = match body {
+            Some(body) => self.http.post(url).json(body),
+            None => self.http.get(url),
+        };
+        for (name, value) in headers {
+            request = request.header(*name, value);
+        }
+        // A server busy with a long prompt may hold back even the headers; that wait counts
+        // against the same idle limit as the body.
+        let response = match tokio::time::timeout(self.idle, request.send()).await {
+            Err(_) => return Err(ErrorKind::Timeout(self.idle)),
+            Ok(Err(e)) => return Err(classify_send_error(&e, self.idle)),
+            Ok(Ok(response)) => response,
+        };
+        let status = response.status();
+        if status.is_success() {
+            return Ok(response);
+        }
+        let retry_after = response
+            .headers()
+            .get(reqwest::header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(parse_retry_after);
+        let body = self.read_error_body(response).await;
+        Err(ErrorKind::Http {
+            status: status.as_u16(),
+            message: server_message(&body, status),
+            retry_after,
+        })
+    }
+
+    /// Reads an error body as far as it comes; a failure here must not hide the status.
+    async fn read_error_body(&self, mut response: Response) -> Vec<u8> {
+        let mut body = Vec::new();
+        while body.len() < ERROR_BODY_LIMIT {
+            match tokio::time::timeout(self.idle, response.chunk()).await {
+                Ok(Ok(Some(chunk))) => body.extend_from_slice(&chunk),
+                _ => break,
+            }
+        }
+        body
+    }
+
+    /// The next piece of the body, or `None` at its end. No byte within the idle limit is a
+    /// timeout.
+    pub async fn next_chunk(
+        &self,
+        url: &str,
+        response: &mut Response,
+    ) -> Result<Option<Bytes>, LlmError> {
+        match tokio::time::timeout(self.idle, response.chunk()).await {
+            Err(_) => Err(self.error(url, ErrorKind::Timeout(self.idle))),
+            Ok(Err(e)) => Err(self.error(url, ErrorKind::Disconnected(error_chain(&e)))),
+            Ok(Ok(chunk)) => Ok(chunk),
+        }
+    }
+
+    /// Sends a small request and parses the whole answer as JSON (discovery calls).
+    pub async fn fetch_json(&self, url: &str, body: Option<&Value>) -> Result<Value, LlmError> {
+        let mut response = self.send(url, body, &[]).await?;
+        let mut bytes = Vec::new();
+        while let Some(chunk) = self.next_chunk(url, &mut response).await? {
+            bytes.extend_from_slice(&chunk);
+        }
+        serde_json::from_slice(&bytes).map_err(|e| {
+            self.error(
+                url,
+                ErrorKind::Malformed(format!("the answer is not JSON ({e})")),
+            )
+        })
+    }
+}
+
+/// Pushes an event; a tiny helper so stream parsers read as a list of what they emit.
+pub fn emit(sink: &mut EventSink<'_>, event: StreamEvent) {
+    (*sink)(event);
+}
+
+/// Joins a base URL and a path without doubling or dropping the slash between them.
+pub fn join_url(base: &str, path: &str) -> String {
+    format!(
+        "{}/{}",
+        base.trim_end_matches('/'),
+        path.trim_start_matches('/')
+    )
+}
+
+fn classify_send_error(e: &reqwest::Error, idle: Duration) -> ErrorKind {
+    if e.is_timeout() {
+        ErrorKind::Timeout(idle)
+    } else if e.is_connect() {
+        ErrorKind::Connect(error_chain(e))
+    } else {
+        ErrorKind::Disconnected(format!("no answer to the request: {}", error_chain(e)))
+    }
+}
+
+/// reqwest's own message is "error sending request for url (...)"; the useful part
+/// ("Connection refused") is in the sources.
+fn error_chain(e: &reqwest::Error) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut source = std::error::Error::source(e);
+    while let Some(err) = source {
+        let text = err.to_string();
+        if !parts.iter().any(|p| p.contains(&text)) {
+            parts.push(text);
+        }
+        source = err.source();
+    }
+    if parts.is_empty() {
+        e.to_string()
+    } else {
+        parts.join(": ")
+    }
+}
+
+/// The server's own explanation of an HTTP error: the message field of the JSON shapes the
+/// APIs use, otherwise the start of the raw body, otherwise the status's reason.
+pub fn server_message(body: &[u8], status: StatusCode) -> String {
+    let text = String::from_utf8_lossy(body);
+    let text = text.trim();
+    if let Ok(value) = serde_json::from_str::<Value>(text)
+        && let Some(message) = json_error_message(&value)
+    {
+        return message;
+    }
+    if text.is_empty() {
+        return status
+            .canonical_reason()
+            .unwrap_or("no message")
+            .to_string();
+    }
+    truncate_chars(text, RAW_MESSAGE_CHARS)
+}
+
+/// Finds the message in `{"error":{"message":..}}`, `{"error":".."}`, `{"message":..}` or
+/// `{"detail":".."}` (FastAPI-based servers).
+pub fn json_error_message(value: &Value) -> Option<String> {
+    let text = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_string);
+    match value.get("error") {
+        Some(Value::String(message)) => return Some(message.clone()),
+        Some(error @ Value::Object(_)) => {
+            if let Some(message) = text(error.get("message")) {
+                return Some(message);
+            }
+        }
+        _ => {}
+    }
+    text(value.get("message")).or_else(|| text(value.get("detail")))
+}
+
+pub fn truncate_chars(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_string(),
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod test_server;
+
+#[cfg(test)]
+mod tests {
+    use super::test_server::{Reply, serve};
+    use super::*;
+    use serde_json::json;
+
+    fn fast_endpoint(idle_ms: u64) -> Endpoint {
+        let mut endpoint = Endpoint::new("m", Client::new(), 2, Duration::from_millis(idle_ms));
+        endpoint.set_retry_policy(RetryPolicy {
+            base_delay: Duration::from_millis(1),
+            ..RetryPolicy::default()
+        });
+        endpoint
+    }
+
+    #[test]
+    fn error_messages_come_from_the_server() {
+        let status = StatusCode::BAD_REQUEST;
+        let cases = [
+            (
+                r#"{"error":{"message":"context too long","type":"x"}}"#,
+                "context too long",
+            ),
+            (
+                r#"{"error":"model \"q\" not found, try pulling it first"}"#,
+                "model \"q\" not found, try pulling it first",
+            ),
+            (
+                r#"{"object":"error","message":"bad tool schema"}"#,
+                "bad tool schema",
+            ),
+            (r#"{"detail":"Not Found"}"#, "Not Found"),
+            ("upstream connect error", "upstream connect error"),
+            ("", "Bad Request"),
+        ];
+        for (body, expected) in cases {
+            assert_eq!(server_message(body.as_bytes(), status), expected);
+        }
+        let html = format!("<html>{}</html>", "x".repeat(1000));
+        let message = server_message(html.as_bytes(), status);
+        assert_eq!(message.chars().count(), RAW_MESSAGE_CHARS + 1);
+        assert!(message.ends_with('…'));
+    }
+
+    #[test]
+    fn urls_join_with_exactly_one_slash() {
+        assert_eq!(join_url("http://h:1/v1/", "/chat"), "http://h:1/v1/chat");
+        assert_eq!(join_url("http://h:1", "api/chat"), "http://h:1/api/chat");
+    }
+
+    #[tokio::test]
+    async fn retries_5xx_and_429_then_succeeds() {
+        let server = serve(vec![
+            Reply::json(503, r#"{"error":"loading model"}"#),
+            Reply::json(429, r#"{"error":"slow down"}"#).header("Retry-After", "0"),
+            Reply::json(200, r#"{"ok":true}"#),
+        ])
+        .await;
+        let value = fast_endpoint(2000)
+            .fetch_json(&server.url("/x"), Some(&json!({"a":1})))
+            .await;
+        assert_eq!(value, Ok(json!({"ok": true})));
+        assert_eq!(server.requests().len(), 3);
+    }
+
+    #[tokio::test]
+    async fn client_errors_are_not_retried_and_keep_the_server_message() {
+        let server = serve(vec![Reply::json(
+            401,
+            r#"{"error":{"message":"invalid x-api-key"}}"#,
+        )])
+        .await;
+        let err = fast_endpoint(2000)
+            .fetch_json(&server.url("/x"), None)
+            .await
+            .err();
+        let kind = err.map(|e| e.kind);
+        assert_eq!(
+            kind,
+            Some(ErrorKind::Http {
+                status: 401,
+                message: "invalid x-api-key".into(),
+                retry_after: None
+            })
+        );
+        assert_eq!(server.requests().len(), 1);
+    }
+
+    #[tokio::test]
+    async fn persistent_5xx_gives_up_after_the_last_attempt() {
+        let replies = (0..4).map(|_| Reply::json(502, "bad gateway")).collect();
+        let server = serve(replies).await;
+        let err = fast_endpoint(2000)
+            .fetch_json(&server.url("/x"), None)
+            .await;
+        assert!(matches!(
+            err.map_err(|e| e.kind),
+            Err(ErrorKind::Http { status: 502, .. })
+        ));
+        assert_eq!(server.requests().len(), 4);
+    }
+
+    #[tokio::test]
+    async fn refused_connection_is_a_connect_error() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await;
+        let port = listener.map(|l| l.local_addr().map(|a| a.port()));
+        let Ok(Ok(port)) = port else {
+            panic!("no free port")
+        };
+        // The listener is dropped here, so the port refuses connections.
+        let url = format!("http://127.0.0.1:{port}/x");
+        let err = fast_endpoint(2000).fetch_json(&url, None).await;
+        let Err(err) = err else {
+            panic!("expected an error")
+        };
+        assert!(matches!(err.kind, ErrorKind::Connect(_)), "{err:?}");
+        assert!(err.to_string().contains("is the server running?"));
+    }
+
+    #[tokio::test]
+    async fn silence_in_the_body_is_a_timeout() {
+        let server = serve(vec![
+            Reply::stream("application/json", &["{\"partial\":"]).hang(),
+        ])
+        .await;
+        let err = fast_endpoint(300).fetch_json(&server.url("/x"), None).await;
+        assert_eq!(
+            err.map_err(|e| e.kind),
+            Err(ErrorKind::Timeout(Duration::from_millis(300)))
+        );
+    }
+
+    #[tokio::test]
+    async fn inflight_limit_holds_back_extra_requests() {
+        let endpoint = Endpoint::new("m", Client::new(), 1, Duration::from_secs(1));
+        let first = endpoint.permit().await;
+        assert!(first.is_some());
+        let second = tokio::time::timeout(Duration::from_millis(50), endpoint.permit()).await;
+        assert!(second.is_err(), "a second request must wait for the first");
+        drop(first);
+        let third = tokio::time::timeout(Duration::from_millis(50), endpoint.permit()).await;
+        assert!(matches!(third, Ok(Some(_))));
+    }
+}
