@@ -1,0 +1,585 @@
+//! OpenAI-compatible chat completions: OpenAI itself and the local servers that copy its
+//! API (llama.cpp's `llama-server`, LM Studio, vLLM). `url` is the base including `/v1`.
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+
+use super::error::ErrorKind;
+use super::http::{Endpoint, WireStream, emit, join_url, json_error_message, truncate_chars};
+use super::retry::RetryPolicy;
+use super::sse::{SseDecoder, SseEvent};
+use super::textcalls::parse_arguments;
+use super::{
+    ChatMessage, ChatRequest, EventSink, LlmError, Provider, Role, StreamEvent, ToolCall, Usage,
+};
+use crate::config::model::ModelConfig;
+
+pub struct OpenAiProvider {
+    endpoint: Endpoint,
+    base_url: String,
+    chat_url: String,
+    api_key: Option<String>,
+    context_window: Option<u32>,
+}
+
+impl OpenAiProvider {
+    pub fn new(cfg: &ModelConfig, http: reqwest::Client) -> Self {
+        OpenAiProvider {
+            endpoint: Endpoint::for_model(cfg, http),
+            base_url: cfg.url.clone(),
+            chat_url: join_url(&cfg.url, "chat/completions"),
+            api_key: cfg.api_key(),
+            context_window: cfg.context_window,
+        }
+    }
+
+    /// Replaces the default retry policy (tests use a fast one).
+    pub fn with_retry_policy(mut self, retry: RetryPolicy) -> Self {
+        self.endpoint.set_retry_policy(retry);
+        self
+    }
+
+    fn headers(&self) -> Vec<(&'static str, String)> {
+        match &self.api_key {
+            Some(key) => vec![("authorization", format!("Bearer {key}"))],
+            None => Vec::new(),
+        }
+    }
+}
+
+#[async_trait]
+impl Provider for OpenAiProvider {
+    async fn chat(&self, request: ChatRequest<'_>, sink: EventSink<'_>) -> Result<(), LlmError> {
+        let body = request_body(self.endpoint.model(), &request);
+        let mut wire = OpenAiStream::default();
+        self.endpoint
+            .post_stream(&self.chat_url, &body, &self.headers(), &mut wire, sink)
+            .await
+    }
+
+    fn describe(&self) -> String {
+        format!("{} at {}", self.endpoint.model(), self.base_url)
+    }
+
+    async fn context_window(&self) -> Option<u32> {
+        self.context_window
+    }
+}
+
+/// The `/chat/completions` body for a streamed request.
+pub fn request_body(model: &str, request: &ChatRequest<'_>) -> Value {
+    let messages: Vec<Value> = request.messages.iter().map(message_json).collect();
+    let mut body = json!({
+        "model": model,
+        "messages": messages,
+        "stream": true,
+        // Without this OpenAI and vLLM report no token counts for streamed answers.
+        "stream_options": {"include_usage": true},
+    });
+    if !request.tools.is_empty() {
+        body["tools"] = request
+            .tools
+            .iter()
+            .map(|tool| {
+                json!({
+                    "type": "function",
+                    "function": {
+                        "name": tool.name,
+                        "description": tool.description,
+                        "parameters": tool.parameters,
+                    }
+                })
+            })
+            .collect();
+    }
+    body
+}
+
+fn message_json(message: &ChatMessage) -> Value {
+    match message.role {
+        Role::System | Role::User => {
+            json!({"role": message.role.as_str(), "content": message.content})
+        }
+        Role::Assistant if message.tool_calls.is_empty() => {
+            json!({"role": "assistant", "content": message.content})
+        }
+        Role::Assistant => {
+            let calls: Vec<Value> = message.tool_calls.iter().map(tool_call_json).collect();
+            // OpenAI wants null rather than "" next to tool calls; llama.cpp takes both.
+            let content = if message.content.is_empty() {
+                Value::Null
+            } else {
+                Value::String(message.content.clone())
+            };
+            json!({"role": "assistant", "content": content, "tool_calls": calls})
+        }
+        Role::Tool => json!({
+            "role": "tool",
+            "tool_call_id": message.tool_call_id.as_deref().unwrap_or_default(),
+            "content": message.content,
+        }),
+    }
+}
+
+fn tool_call_json(call: &ToolCall) -> Value {
+    json!({
+        "id": call.id,
+        "type": "function",
+        "function": {
+            "name": call.name,
+            // The API carries arguments as a JSON *string*.
+            "arguments": call.arguments.to_string(),
+        }
+    })
+}
+
+/// A tool call whose name and argument fragments are still arriving.
+#[derive(Debug, Default)]
+struct PartialCall {
+    index: Option<u64>,
+    id: String,
+    name: String,
+    arguments: String,
+}
+
+/// Parses the `data:` chunks of a streamed chat completion.
+#[derive(Debug, Default)]
+pub struct OpenAiStream {
+    sse: SseDecoder,
+    calls: Vec<PartialCall>,
+    usage: Option<Usage>,
+}
+
+impl WireStream for OpenAiStream {
+    fn feed(&mut self, bytes: &[u8], mut sink: EventSink<'_>) -> Result<bool, ErrorKind> {
+        for event in self.sse.push(bytes) {
+            if self.on_event(&event, &mut sink)? {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    fn finish(&mut self, mut sink: EventSink<'_>) -> Result<bool, ErrorKind> {
+        for event in self.sse.finish() {
+            if self.on_event(&event, &mut sink)? {
+                return Ok(true);
+            }
+        }
+        Err(ErrorKind::Disconnected(
+            "the stream ended before `data: [DONE]`".into(),
+        ))
+    }
+}
+
+impl OpenAiStream {
+    /// Handles one SSE event; `true` at the `[DONE]` terminator.
+    fn on_event(&mut self, event: &SseEvent, sink: &mut EventSink<'_>) -> Result<bool, ErrorKind> {
+        let data = event.data.trim();
+        if data == "[DONE]" {
+            self.flush_calls(sink);
+            if let Some(usage) = self.usage.take() {
+                emit(sink, StreamEvent::Usage(usage));
+            }
+            return Ok(true);
+        }
+        let chunk: Value = serde_json::from_str(data).map_err(|e| {
+            ErrorKind::Malformed(format!(
+                "a stream chunk is not valid JSON ({e}): {}",
+                truncate_chars(data, 200)
+            ))
+        })?;
+        if let Some(error) = chunk.get("error").filter(|e| !e.is_null()) {
+            let message = json_error_message(&chunk).unwrap_or_else(|| error.to_string());
+            return Err(ErrorKind::Server(message));
+        }
+        if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) {
+            let count = |key: &str| usage.get(key).and_then(Value::as_u64).unwrap_or(0);
+            self.usage = Some(Usage {
+                input_tokens: count("prompt_tokens"),
+                output_tokens: count("completion_tokens"),
+            });
+        }
+        // Only the first choice matters: we never ask for more than one.
+        let Some(choice) = chunk.pointer("/choices/0") else {
+            return Ok(false);
+        };
+        if let Some(delta) = choice.get("delta") {
+            self.on_delta(delta, sink);
+        }
+        if choice
+            .get("finish_reason")
+            .is_some_and(|reason| !reason.is_null())
+        {
+            self.flush_calls(sink);
+        }
+        Ok(false)
+    }
+
+    fn on_delta(&mut self, delta: &Value, sink: &mut EventSink<'_>) {
+        // llama.cpp, vLLM and DeepSeek say `reasoning_content`; OpenRouter and newer vLLM
+        // say `reasoning`.
+        for key in ["reasoning_content", "reasoning"] {
+            if let Some(text) = delta.get(key).and_then(Value::as_str)
+                && !text.is_empty()
+            {
+                emit(sink, StreamEvent::Thinking(text.to_string()));
+            }
+        }
+        if let Some(text) = delta.get("content").and_then(Value::as_str)
+            && !text.is_empty()
+        {
+            emit(sink, StreamEvent::Text(text.to_string()));
+        }
+        if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
+            for call in calls {
+                self.merge_call(call);
+            }
+        }
+    }
+
+    /// Adds a tool-call delta to the call it continues. Calls are matched by `index`; a
+    /// server that omits it continues the last call unless the delta brings a new `id`.
+    fn merge_call(&mut self, delta: &Value) {
+        let index = delta.get("index").and_then(Value::as_u64);
+        let id = delta
+            .get("id")
+            .and_then(Value::as_str)
+            .filter(|id| !id.is_empty());
+        let position = match index {
+            Some(index) => self.calls.iter().position(|c| c.index == Some(index)),
+            None => match (self.calls.last(), id) {
+                (Some(last), Some(id)) if !last.id.is_empty() && last.id != id => None,
+                (Some(_), _) => Some(self.calls.len() - 1),
+                (None, _) => None,
+            },
+        };
+        let position = position.unwrap_or_else(|| {
+            self.calls.push(PartialCall {
+                index,
+                ..PartialCall::default()
+            });
+            self.calls.len() - 1
+        });
+        let call = &mut self.calls[position];
+        if let Some(id) = id
+            && call.id.is_empty()
+        {
+            call.id = id.to_string();
+        }
+        let function = delta.get("function").unwrap_or(&Value::Null);
+        if let Some(name) = function.get("name").and_then(Value::as_str) {
+            // Some servers repeat the name in every delta; others stream it in pieces.
+            if call.name != name {
+                call.name.push_str(name);
+            }
+        }
+        match function.get("arguments") {
+            Some(Value::String(fragment)) => call.arguments.push_str(fragment),
+            // Not per spec, but seen: the whole arguments object instead of a string.
+            Some(value @ Value::Object(_)) => call.arguments = value.to_string(),
+            _ => {}
+        }
+    }
+
+    /// Emits the assembled calls, in the order the model made them.
+    fn flush_calls(&mut self, sink: &mut EventSink<'_>) {
+        for (n, call) in std::mem::take(&mut self.calls).into_iter().enumerate() {
+            // A call without a name cannot be run or even reported sensibly.
+            if call.name.is_empty() {
+                continue;
+            }
+            let id = if call.id.is_empty() {
+                format!("call_{n}")
+            } else {
+                call.id
+            };
+            emit(
+                sink,
+                StreamEvent::ToolCall(ToolCall {
+                    id,
+                    name: call.name,
+                    arguments: parse_arguments(&call.arguments),
+                }),
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::model::ProviderKind;
+    use crate::llm::ToolSpec;
+    use crate::llm::http::test_server::{Reply, run_stream, serve};
+
+    fn parse(input: &str) -> (Vec<StreamEvent>, Result<bool, ErrorKind>) {
+        let mut last = None;
+        for size in [1, 3, 7, 64, 100_000] {
+            let outcome = run_stream(&mut OpenAiStream::default(), input, size);
+            if let Some(previous) = &last {
+                assert_eq!(previous, &outcome, "chunk size {size} changed the result");
+            }
+            last = Some(outcome);
+        }
+        last.expect("ran")
+    }
+
+    fn sse(chunks: &[Value]) -> String {
+        let mut out: String = chunks.iter().map(|c| format!("data: {c}\n\n")).collect();
+        out.push_str("data: [DONE]\n\n");
+        out
+    }
+
+    fn delta(delta: Value) -> Value {
+        json!({"choices": [{"index": 0, "delta": delta, "finish_reason": null}]})
+    }
+
+    fn finish(reason: &str) -> Value {
+        json!({"choices": [{"index": 0, "delta": {}, "finish_reason": reason}]})
+    }
+
+    fn call(id: &str, name: &str, arguments: Value) -> StreamEvent {
+        StreamEvent::ToolCall(ToolCall {
+            id: id.into(),
+            name: name.into(),
+            arguments,
+        })
+    }
+
+    fn history() -> Vec<ChatMessage> {
+        let read = ToolCall {
+            id: "call_1".into(),
+            name: "Read".into(),
+            arguments: json!({"file_path": "src/main.rs"}),
+        };
+        vec![
+            ChatMessage::system("You are linggen."),
+            ChatMessage::user("What does main do?"),
+            ChatMessage::assistant("", vec![read.clone()]),
+            ChatMessage::tool_result(&read, "fn main() {}", false),
+            ChatMessage::assistant("It does nothing.", vec![]),
+        ]
+    }
+
+    #[test]
+    fn request_body_maps_history_and_tools() {
+        let messages = history();
+        let tools = vec![ToolSpec {
+            name: "Read".into(),
+            description: "Read a file".into(),
+            parameters: json!({"type": "object", "properties": {"file_path": {"type": "string"}}}),
+        }];
+        let body = request_body(
+            "qwen",
+            &ChatRequest {
+                messages: &messages,
+                tools: &tools,
+            },
+        );
+        assert_eq!(
+            body,
+            json!({
+                "model": "qwen",
+                "stream": true,
+                "stream_options": {"include_usage": true},
+                "messages": [
+                    {"role": "system", "content": "You are linggen."},
+                    {"role": "user", "content": "What does main do?"},
+                    {"role": "assistant", "content": null, "tool_calls": [{
+                        "id": "call_1", "type": "function",
+                        "function": {"name": "Read", "arguments": "{\"file_path\":\"src/main.rs\"}"}
+                    }]},
+                    {"role": "tool", "tool_call_id": "call_1", "content": "fn main() {}"},
+                    {"role": "assistant", "content": "It does nothing."},
+                ],
+                "tools": [{"type": "function", "function": {
+                    "name": "Read", "description": "Read a file",
+                    "parameters": {"type": "object", "properties": {"file_path": {"type": "string"}}}
+                }}],
+            })
+        );
+        let no_tools = request_body(
+            "qwen",
+            &ChatRequest {
+                messages: &messages,
+                tools: &[],
+            },
+        );
+        assert!(no_tools.get("tools").is_none());
+    }
+
+    #[test]
+    fn text_thinking_and_usage() {
+        let input = sse(&[
+            delta(json!({"role": "assistant", "content": ""})),
+            delta(json!({"reasoning_content": "The user wants"})),
+            delta(json!({"reasoning": " a greeting."})),
+            delta(json!({"content": "Hel"})),
+            delta(json!({"content": "lo — 你好"})),
+            finish("stop"),
+            json!({"choices": [], "usage": {"prompt_tokens": 12, "completion_tokens": 5, "total_tokens": 17}}),
+        ]);
+        let (events, result) = parse(&input);
+        assert_eq!(result, Ok(true));
+        assert_eq!(
+            events,
+            vec![
+                StreamEvent::Thinking("The user wants".into()),
+                StreamEvent::Thinking(" a greeting.".into()),
+                StreamEvent::Text("Hel".into()),
+                StreamEvent::Text("lo — 你好".into()),
+                StreamEvent::Usage(Usage {
+                    input_tokens: 12,
+                    output_tokens: 5
+                }),
+            ]
+        );
+    }
+
+    #[test]
+    fn parallel_tool_calls_split_across_deltas() {
+        let input = sse(&[
+            delta(
+                json!({"tool_calls": [{"index": 0, "id": "call_a", "type": "function", "function": {"name": "Read", "arguments": ""}}]}),
+            ),
+            delta(json!({"tool_calls": [{"index": 0, "function": {"arguments": "{\"file_"}}]})),
+            delta(
+                json!({"tool_calls": [{"index": 1, "id": "call_b", "type": "function", "function": {"name": "Grep", "arguments": ""}}]}),
+            ),
+            delta(
+                json!({"tool_calls": [{"index": 0, "function": {"arguments": "path\": \"a.rs\"}"}}]}),
+            ),
+            delta(
+                json!({"tool_calls": [{"index": 1, "function": {"arguments": "{\"pattern\":\"x\"}"}}]}),
+            ),
+            finish("tool_calls"),
+            json!({"choices": [], "usage": {"prompt_tokens": 3, "completion_tokens": 4}}),
+        ]);
+        let (events, result) = parse(&input);
+        assert_eq!(result, Ok(true));
+        assert_eq!(
+            events,
+            vec![
+                call("call_a", "Read", json!({"file_path": "a.rs"})),
+                call("call_b", "Grep", json!({"pattern": "x"})),
+                StreamEvent::Usage(Usage {
+                    input_tokens: 3,
+                    output_tokens: 4
+                }),
+            ]
+        );
+    }
+
+    #[test]
+    fn calls_without_index_and_odd_arguments() {
+        let input = sse(&[
+            delta(
+                json!({"tool_calls": [{"id": "x1", "function": {"name": "get_repo_info", "arguments": ""}}]}),
+            ),
+            delta(
+                json!({"tool_calls": [{"id": "x2", "function": {"name": "Bash", "arguments": "{\"command\": "}}]}),
+            ),
+            delta(json!({"tool_calls": [{"function": {"arguments": "\"ls\"}"}}]})),
+            delta(
+                json!({"tool_calls": [{"id": "x3", "function": {"name": "Glob", "arguments": {"pattern": "*.rs"}}}]}),
+            ),
+        ]);
+        let (events, result) = parse(&input);
+        assert_eq!(result, Ok(true));
+        assert_eq!(
+            events,
+            vec![
+                call("x1", "get_repo_info", json!({})),
+                call("x2", "Bash", json!({"command": "ls"})),
+                call("x3", "Glob", json!({"pattern": "*.rs"})),
+            ]
+        );
+        let broken = sse(&[delta(
+            json!({"tool_calls": [{"index": 0, "function": {"name": "Bash", "arguments": "{\"command\": \"ls"}}]}),
+        )]);
+        assert_eq!(
+            parse(&broken).0,
+            vec![call(
+                "call_0",
+                "Bash",
+                json!({"_raw": "{\"command\": \"ls"})
+            )]
+        );
+    }
+
+    #[test]
+    fn stream_failures() {
+        let error = "data: {\"error\":{\"message\":\"the request exceeds the available context size\",\"type\":\"exceed_context_size_error\"}}\n\n";
+        assert_eq!(
+            parse(error).1,
+            Err(ErrorKind::Server(
+                "the request exceeds the available context size".into()
+            ))
+        );
+        let cut = format!("data: {}\n\n", delta(json!({"content": "Hi"})));
+        let (events, result) = parse(&cut);
+        assert_eq!(events, vec![StreamEvent::Text("Hi".into())]);
+        assert!(matches!(result, Err(ErrorKind::Disconnected(_))));
+        let garbage = "data: {\"choices\": [\n\n";
+        let Err(ErrorKind::Malformed(why)) = parse(garbage).1 else {
+            panic!("expected Malformed")
+        };
+        assert!(
+            why.contains("not valid JSON") && why.contains("{\"choices\": ["),
+            "{why}"
+        );
+    }
+
+    #[tokio::test]
+    async fn talks_to_a_server_over_http() {
+        let body = sse(&[delta(json!({"content": "ok"})), finish("stop")]);
+        let server = serve(vec![
+            Reply::json(
+                400,
+                r#"{"error":{"message":"model 'nope' not found","type":"invalid_request_error"}}"#,
+            ),
+            Reply::stream("text/event-stream", &[&body[..20], &body[20..]]),
+        ])
+        .await;
+        let cfg = ModelConfig {
+            id: "local".into(),
+            provider: ProviderKind::Openai,
+            model: "qwen".into(),
+            url: format!("{}/v1", server.base()),
+            api_key_env: None,
+            context_window: Some(32_768),
+            max_inflight: 1,
+            timeout_secs: 5,
+        };
+        let mut provider = OpenAiProvider::new(&cfg, reqwest::Client::new());
+        provider.api_key = Some("sk-test".into());
+        let messages = [ChatMessage::user("hi")];
+        let request = ChatRequest {
+            messages: &messages,
+            tools: &[],
+        };
+        let mut events = Vec::new();
+        let err = provider.chat(request, &mut |e| events.push(e)).await;
+        let Err(err) = err else {
+            panic!("400 must fail")
+        };
+        assert!(
+            err.to_string().contains("HTTP 400: model 'nope' not found"),
+            "{err}"
+        );
+        provider
+            .chat(request, &mut |e| events.push(e))
+            .await
+            .expect("second call streams");
+        assert_eq!(events, vec![StreamEvent::Text("ok".into())]);
+        let sent = &server.requests()[1];
+        assert!(sent.head.starts_with("POST /v1/chat/completions "));
+        assert_eq!(
+            sent.header("authorization").as_deref(),
+            Some("Bearer sk-test")
+        );
+        assert_eq!(sent.json()["model"], "qwen");
+        assert_eq!(provider.context_window().await, Some(32_768));
+    }
+}
