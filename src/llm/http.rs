@@ -46,6 +46,20 @@ pub trait WireStream: Send {
     fn finish(&mut self, sink: EventSink<'_>) -> Result<bool, ErrorKind>;
 }
 
+/// Runs `handle` over decoded frames (SSE events, NDJSON lines) until one of them is the
+/// protocol's terminator; what follows a terminator is ignored.
+pub fn until_done<F>(
+    frames: Vec<F>,
+    mut handle: impl FnMut(&F) -> Result<bool, ErrorKind>,
+) -> Result<bool, ErrorKind> {
+    for frame in &frames {
+        if handle(frame)? {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
 /// One model's connection settings, shared by all of its requests.
 #[derive(Debug)]
 pub struct Endpoint {

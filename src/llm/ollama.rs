@@ -9,7 +9,9 @@ use serde_json::{Value, json};
 use tokio::sync::OnceCell;
 
 use super::error::ErrorKind;
-use super::http::{Endpoint, WireStream, emit, join_url, json_error_message, truncate_chars};
+use super::http::{
+    Endpoint, WireStream, emit, join_url, json_error_message, truncate_chars, until_done,
+};
 use super::ndjson::NdjsonDecoder;
 use super::retry::RetryPolicy;
 use super::textcalls::normalize_arguments;
@@ -211,19 +213,14 @@ pub struct OllamaStream {
 
 impl WireStream for OllamaStream {
     fn feed(&mut self, bytes: &[u8], mut sink: EventSink<'_>) -> Result<bool, ErrorKind> {
-        for line in self.lines.push(bytes) {
-            if self.on_line(&line, &mut sink)? {
-                return Ok(true);
-            }
-        }
-        Ok(false)
+        let frames = self.lines.push(bytes);
+        until_done(frames, |frame| self.on_line(frame, &mut sink))
     }
 
     fn finish(&mut self, mut sink: EventSink<'_>) -> Result<bool, ErrorKind> {
-        for line in self.lines.finish() {
-            if self.on_line(&line, &mut sink)? {
-                return Ok(true);
-            }
+        let frames = self.lines.finish();
+        if until_done(frames, |frame| self.on_line(frame, &mut sink))? {
+            return Ok(true);
         }
         Err(ErrorKind::Disconnected(
             "the stream ended before the line with \"done\": true".into(),
@@ -308,7 +305,7 @@ mod tests {
     use super::*;
     use crate::config::model::ProviderKind;
     use crate::llm::ToolSpec;
-    use crate::llm::http::test_server::{Reply, run_stream, serve};
+    use crate::llm::http::test_server::{Reply, model_config, run_stream, serve};
 
     fn parse(input: &str) -> (Vec<StreamEvent>, Result<bool, ErrorKind>) {
         let mut last = None;
@@ -336,15 +333,10 @@ mod tests {
     }
 
     fn config(url: String, context_window: Option<u32>) -> ModelConfig {
+        let base = model_config(ProviderKind::Ollama, "qwen3:8b", url);
         ModelConfig {
-            id: "local".into(),
-            provider: ProviderKind::Ollama,
-            model: "qwen3:8b".into(),
-            url,
-            api_key_env: None,
             context_window,
-            max_inflight: 1,
-            timeout_secs: 5,
+            ..base
         }
     }
 

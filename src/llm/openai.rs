@@ -5,7 +5,9 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 
 use super::error::ErrorKind;
-use super::http::{Endpoint, WireStream, emit, join_url, json_error_message, truncate_chars};
+use super::http::{
+    Endpoint, WireStream, emit, join_url, json_error_message, truncate_chars, until_done,
+};
 use super::retry::RetryPolicy;
 use super::sse::{SseDecoder, SseEvent};
 use super::textcalls::parse_arguments;
@@ -152,19 +154,14 @@ pub struct OpenAiStream {
 
 impl WireStream for OpenAiStream {
     fn feed(&mut self, bytes: &[u8], mut sink: EventSink<'_>) -> Result<bool, ErrorKind> {
-        for event in self.sse.push(bytes) {
-            if self.on_event(&event, &mut sink)? {
-                return Ok(true);
-            }
-        }
-        Ok(false)
+        let frames = self.sse.push(bytes);
+        until_done(frames, |frame| self.on_event(frame, &mut sink))
     }
 
     fn finish(&mut self, mut sink: EventSink<'_>) -> Result<bool, ErrorKind> {
-        for event in self.sse.finish() {
-            if self.on_event(&event, &mut sink)? {
-                return Ok(true);
-            }
+        let frames = self.sse.finish();
+        if until_done(frames, |frame| self.on_event(frame, &mut sink))? {
+            return Ok(true);
         }
         Err(ErrorKind::Disconnected(
             "the stream ended before `data: [DONE]`".into(),
@@ -311,7 +308,7 @@ mod tests {
     use super::*;
     use crate::config::model::ProviderKind;
     use crate::llm::ToolSpec;
-    use crate::llm::http::test_server::{Reply, run_stream, serve};
+    use crate::llm::http::test_server::{Reply, model_config, run_stream, serve};
 
     fn parse(input: &str) -> (Vec<StreamEvent>, Result<bool, ErrorKind>) {
         let mut last = None;
@@ -542,15 +539,10 @@ mod tests {
             Reply::stream("text/event-stream", &[&body[..20], &body[20..]]),
         ])
         .await;
+        let url = format!("{}/v1", server.base());
         let cfg = ModelConfig {
-            id: "local".into(),
-            provider: ProviderKind::Openai,
-            model: "qwen".into(),
-            url: format!("{}/v1", server.base()),
-            api_key_env: None,
             context_window: Some(32_768),
-            max_inflight: 1,
-            timeout_secs: 5,
+            ..model_config(ProviderKind::Openai, "qwen", url)
         };
         let mut provider = OpenAiProvider::new(&cfg, reqwest::Client::new());
         provider.api_key = Some("sk-test".into());

@@ -8,8 +8,10 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
 use super::WireStream;
+use crate::config::model::{ModelConfig, ProviderKind};
 use crate::llm::StreamEvent;
 use crate::llm::error::ErrorKind;
+use crate::llm::retry::RetryPolicy;
 
 pub struct Reply {
     status: u16,
@@ -191,4 +193,26 @@ async fn read_request(stream: &mut TcpStream) -> std::io::Result<Recorded> {
     let end = buf.len().min(header_end + len);
     let body = String::from_utf8_lossy(&buf[header_end..end]).to_string();
     Ok(Recorded { head, body })
+}
+
+/// A model entry pointing at a test server, with a short idle timeout.
+pub fn model_config(provider: ProviderKind, model: &str, url: String) -> ModelConfig {
+    ModelConfig {
+        id: "test".into(),
+        provider,
+        model: model.into(),
+        url,
+        api_key_env: None,
+        context_window: None,
+        max_inflight: 1,
+        timeout_secs: 5,
+    }
+}
+
+/// Retries without the real waits.
+pub fn fast_retry() -> RetryPolicy {
+    RetryPolicy {
+        base_delay: Duration::from_millis(1),
+        ..RetryPolicy::default()
+    }
 }
