@@ -1,0 +1,269 @@
+//! Start-up wiring shared by the frontends: configuration, the session database, the model,
+//! and a session (new or resumed) ready to spawn.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::cli::Cli;
+use crate::config::{self, Config, ConfigError};
+use crate::llm::router::{self, ResolveError};
+use crate::print::{Finished, OutputFormat, Printer, error_json, exit};
+use crate::session::{self, EventBus, Input, Permissions, SessionSetup, ids, prompt};
+use crate::store::{SessionInfo, Store, StoreError, spawn_writer};
+use crate::tools::ToolContext;
+
+/// A start-up failure with the exit code it maps to.
+pub struct Failure {
+    pub code: i32,
+    pub message: String,
+}
+
+impl From<ConfigError> for Failure {
+    fn from(e: ConfigError) -> Self {
+        Failure {
+            code: exit::USAGE,
+            message: e.to_string(),
+        }
+    }
+}
+
+impl From<StoreError> for Failure {
+    fn from(e: StoreError) -> Self {
+        let code = match e {
+            StoreError::NoSuchSession(_) | StoreError::Ambiguous(_) => exit::USAGE,
+            _ => exit::FAILURE,
+        };
+        Failure {
+            code,
+            message: e.to_string(),
+        }
+    }
+}
+
+impl From<ResolveError> for Failure {
+    fn from(e: ResolveError) -> Self {
+        match e {
+            ResolveError::Config(e) => e.into(),
+            ResolveError::Unavailable(e) => Failure {
+                code: exit::FAILURE,
+                message: e.to_string(),
+            },
+        }
+    }
+}
+
+/// Where linggen runs: its home, the workspace root and the effective configuration.
+pub struct Workspace {
+    pub home: PathBuf,
+    pub root: PathBuf,
+    pub config: Config,
+}
+
+pub fn load_workspace(cli: &Cli) -> Result<Workspace, Failure> {
+    let home = config::paths::linggen_home()?;
+    let cwd = std::env::current_dir()
+        .map_err(|e| ConfigError::Usage(format!("cannot read the current directory: {e}")))?;
+    let root = config::paths::workspace_root(cli.root.as_deref(), &cwd)?;
+    let env = |name: &str| std::env::var(name).ok();
+    let config = Config::load(&home, &root, &env, &cli.flag_overrides())?;
+    for warning in &config.warnings {
+        eprintln!("linggen: warning: {warning}");
+    }
+    Ok(Workspace { home, root, config })
+}
+
+/// `linggen sessions`.
+pub fn list_sessions(cli: &Cli) -> i32 {
+    match try_list_sessions(cli) {
+        Ok(()) => exit::SUCCESS,
+        Err(f) => {
+            eprintln!("linggen: error: {}", f.message);
+            f.code
+        }
+    }
+}
+
+fn try_list_sessions(cli: &Cli) -> Result<(), Failure> {
+    let ws = load_workspace(cli)?;
+    let store = Store::open(&ws.home)?;
+    let sessions = store.list_sessions(&ws.root.display().to_string())?;
+    if sessions.is_empty() {
+        println!(
+            "No sessions in {} yet. Start one with `linggen -p \"task\"`.",
+            ws.root.display()
+        );
+        return Ok(());
+    }
+    let now = ids::now_ms();
+    println!("{:<16}  {:>10}  {:>5}  {:<20}  TITLE", "ID", "UPDATED", "MSGS", "MODEL");
+    for s in sessions {
+        println!(
+            "{:<16}  {:>10}  {:>5}  {:<20}  {}",
+            s.id,
+            ago(now - s.updated_at),
+            s.message_count,
+            truncate(&s.model, 20),
+            truncate(&s.title, 60)
+        );
+    }
+    Ok(())
+}
+
+fn ago(ms: i64) -> String {
+    let s = ms.max(0) / 1000;
+    match s {
+        0..60 => format!("{s}s ago"),
+        60..3600 => format!("{}m ago", s / 60),
+        3600..86400 => format!("{}h ago", s / 3600),
+        _ => format!("{}d ago", s / 86400),
+    }
+}
+
+fn truncate(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        s.to_string()
+    } else {
+        let cut: String = s.chars().take(max.saturating_sub(1)).collect();
+        format!("{cut}…")
+    }
+}
+
+/// `linggen -p`: one task, printed, then exit.
+pub async fn run_print(cli: Cli) -> i32 {
+    let format = cli.output_format;
+    match try_run_print(&cli).await {
+        Ok(code) => code,
+        Err(f) => {
+            eprintln!("linggen: error: {}", f.message);
+            if format != OutputFormat::Text {
+                println!("{}", error_json("", &f.message));
+            }
+            f.code
+        }
+    }
+}
+
+async fn try_run_print(cli: &Cli) -> Result<i32, Failure> {
+    let task = cli.task()?;
+    let ws = load_workspace(cli)?;
+    let permissions = Permissions::new(
+        ws.config.permission_mode,
+        &ws.config.allow,
+        &ws.config.deny,
+    )
+    .map_err(ConfigError::Usage)?;
+    let store = Store::open(&ws.home)?;
+    let root_text = ws.root.display().to_string();
+    let resumed = resume_target(cli, &store, &root_text)?;
+
+    let http = router::http_client().map_err(ResolveError::from)?;
+    let resolved = router::resolve(&ws.config, std::env::var("OLLAMA_HOST").ok(), http).await?;
+    let (session_id, history) = match resumed {
+        Some(info) => {
+            let history = store.load_messages(&info.id)?;
+            (info.id, history)
+        }
+        None => {
+            let id = ids::new_id();
+            store.create_session(&id, &root_text, &resolved.model.id)?;
+            (id, Vec::new())
+        }
+    };
+    let context_window = match resolved.model.context_window {
+        Some(n) => Some(n),
+        None => resolved.provider.context_window().await,
+    };
+    let workspace = prompt::Workspace::detect(&ws.root);
+    let mut tools = ToolContext::new(&ws.root);
+    tools.bash_timeout_ms = ws.config.bash_timeout_ms;
+    let setup = SessionSetup {
+        session_id: session_id.clone(),
+        agent_id: "ling".into(),
+        model_label: resolved.label(),
+        provider: Arc::clone(&resolved.provider),
+        context_window,
+        system_prompt: prompt::system_prompt(&workspace, &ws.root),
+        history,
+        tools,
+        permissions,
+        max_iters: ws.config.max_iters,
+        // `-p` never waits for a person: calls that need approval are denied.
+        interactive: false,
+    };
+
+    let bus = EventBus::new();
+    let mut events = bus.subscribe_lossless();
+    let writer = spawn_writer(store, session_id.clone(), bus.subscribe_lossless(), |e| {
+        eprintln!("linggen: warning: {e}")
+    });
+    let handle = session::spawn(setup, bus);
+    let _ = handle
+        .inputs
+        .send(Input::UserMessage {
+            content: task,
+            from: "cli".into(),
+        })
+        .await;
+
+    let mut printer = Printer::new(cli.output_format, cli.quiet, &session_id);
+    let mut interrupted = false;
+    let finished: Option<Finished> = loop {
+        tokio::select! {
+            envelope = events.recv() => match envelope {
+                Some(envelope) => {
+                    if let Some(done) = printer.on_event(&envelope.event) {
+                        break Some(done);
+                    }
+                }
+                None => break None,
+            },
+            _ = tokio::signal::ctrl_c(), if !interrupted => {
+                interrupted = true;
+                if !cli.quiet {
+                    eprintln!("linggen: interrupted; cancelling (press Ctrl+C again to quit now)");
+                }
+                let _ = handle.inputs.send(Input::Cancel).await;
+                // A second Ctrl+C quits at once.
+                tokio::spawn(async {
+                    if tokio::signal::ctrl_c().await.is_ok() {
+                        std::process::exit(exit::INTERRUPTED);
+                    }
+                });
+            }
+        }
+    };
+    let _ = handle.inputs.send(Input::Shutdown).await;
+    handle.join().await;
+    // Everything is persisted once the writer has drained the closed bus.
+    let _ = tokio::task::spawn_blocking(move || writer.join()).await;
+    let Some(done) = finished else {
+        return Err(Failure {
+            code: exit::FAILURE,
+            message: "the session ended without an outcome".into(),
+        });
+    };
+    printer.finish(&done);
+    Ok(done.exit_code(interrupted))
+}
+
+fn resume_target(cli: &Cli, store: &Store, root: &str) -> Result<Option<SessionInfo>, Failure> {
+    if let Some(id) = &cli.resume {
+        return Ok(Some(store.find_session(id)?));
+    }
+    if cli.continue_session {
+        return match store.latest_session(root)? {
+            Some(info) => Ok(Some(info)),
+            None => Err(ConfigError::Usage(format!(
+                "no earlier session in {root} to continue; run without --continue to start one"
+            ))
+            .into()),
+        };
+    }
+    Ok(None)
+}
+
+/// Whether a person is at the terminal (for frontends that may ask).
+pub fn has_tty() -> bool {
+    std::io::stdin().is_terminal() && std::io::stderr().is_terminal()
+}

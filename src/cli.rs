@@ -1,0 +1,213 @@
+//! Command-line arguments and dispatch.
+
+use std::io::{IsTerminal, Read};
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+use crate::config::{self, ConfigError, FlagOverrides, PermissionMode};
+use crate::print::{OutputFormat, exit};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "linggen",
+    version,
+    about = "A terminal-first coding agent for local and cloud models",
+    after_help = "Examples:\n  linggen -p \"explain src/main.rs\"\n  git diff | linggen -p \"review this\"\n  linggen sessions"
+)]
+pub struct Cli {
+    /// Run one task and print the answer (the task from PROMPT, else from stdin).
+    #[arg(short = 'p', long = "print", value_name = "PROMPT", num_args = 0..=1)]
+    pub print: Option<Option<String>>,
+
+    /// The task (same as the value of -p).
+    #[arg(value_name = "PROMPT")]
+    pub prompt: Option<String>,
+
+    /// Model id from [[models]] (overrides LINGGEN_MODEL and [agent] default_model).
+    #[arg(long, value_name = "ID")]
+    pub model: Option<String>,
+
+    /// Workspace root (default: nearest ancestor with .git, else the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+
+    /// Upper bound on model calls in one task.
+    #[arg(long, value_name = "N", value_parser = parse_max_iters)]
+    pub max_iters: Option<u32>,
+
+    /// default | accept-edits | plan | bypass.
+    #[arg(long, value_name = "MODE", value_parser = parse_mode)]
+    pub permission_mode: Option<PermissionMode>,
+
+    /// Rules that run without asking, e.g. "Bash(cargo test*),Write(src/**)".
+    #[arg(long, value_name = "RULES")]
+    pub allowed_tools: Vec<String>,
+
+    /// Rules that are always refused, e.g. "Bash(git push*)".
+    #[arg(long, value_name = "RULES")]
+    pub disallowed_tools: Vec<String>,
+
+    /// Continue this workspace's newest session.
+    #[arg(short = 'c', long = "continue", conflicts_with = "resume")]
+    pub continue_session: bool,
+
+    /// Resume a session by id (or unique prefix).
+    #[arg(short = 'r', long, value_name = "ID")]
+    pub resume: Option<String>,
+
+    /// How -p prints: text (the answer), json (one object), stream-json (events, one per line).
+    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+    pub output_format: OutputFormat,
+
+    /// No progress on stderr (errors are still shown).
+    #[arg(short, long)]
+    pub quiet: bool,
+
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// List this workspace's sessions, newest first.
+    Sessions,
+}
+
+fn parse_max_iters(v: &str) -> Result<u32, String> {
+    config::parse_max_iters(v)
+}
+
+fn parse_mode(v: &str) -> Result<PermissionMode, String> {
+    PermissionMode::parse(v).ok_or_else(|| format!("expected one of {}", PermissionMode::NAMES))
+}
+
+/// Splits `--allowed-tools` values on commas and spaces outside parentheses, so both
+/// `"Read,Edit"` and `"Bash(git log:*) Edit"` work, as in Claude Code.
+pub fn split_rules(values: &[String]) -> Vec<String> {
+    let mut rules = Vec::new();
+    for value in values {
+        let mut depth = 0usize;
+        let mut current = String::new();
+        for c in value.chars() {
+            match c {
+                '(' => depth += 1,
+                ')' => depth = depth.saturating_sub(1),
+                ',' | ' ' if depth == 0 => {
+                    if !current.trim().is_empty() {
+                        rules.push(current.trim().to_string());
+                    }
+                    current.clear();
+                    continue;
+                }
+                _ => {}
+            }
+            current.push(c);
+        }
+        if !current.trim().is_empty() {
+            rules.push(current.trim().to_string());
+        }
+    }
+    rules
+}
+
+impl Cli {
+    pub fn flag_overrides(&self) -> FlagOverrides {
+        FlagOverrides {
+            model: self.model.clone(),
+            max_iters: self.max_iters,
+            permission_mode: self.permission_mode,
+            allowed_tools: split_rules(&self.allowed_tools),
+            disallowed_tools: split_rules(&self.disallowed_tools),
+        }
+    }
+
+    /// The task for `-p`: the prompt argument, with piped stdin appended as a fenced block
+    /// (or stdin alone when there is no argument).
+    pub fn task(&self) -> Result<String, ConfigError> {
+        let arg = self
+            .print
+            .clone()
+            .flatten()
+            .or_else(|| self.prompt.clone())
+            .filter(|p| !p.trim().is_empty());
+        let piped = read_piped_stdin()?;
+        match (arg, piped) {
+            (Some(arg), Some(input)) => Ok(format!("{arg}\n\n```\n{}\n```", input.trim_end())),
+            (Some(arg), None) => Ok(arg),
+            (None, Some(input)) => Ok(input),
+            (None, None) => Err(ConfigError::Usage(
+                "no task given: pass it as `linggen -p \"task\"` or pipe it on stdin".into(),
+            )),
+        }
+    }
+}
+
+/// Reads stdin only when it is a pipe or a file. A terminal would wait for typing, and a
+/// socket or character device (such as a CI runner's) may never close.
+fn read_piped_stdin() -> Result<Option<String>, ConfigError> {
+    let stdin = std::io::stdin();
+    if stdin.is_terminal() || !stdin_is_pipe_or_file() {
+        return Ok(None);
+    }
+    let mut bytes = Vec::new();
+    stdin
+        .lock()
+        .read_to_end(&mut bytes)
+        .map_err(|e| ConfigError::Usage(format!("cannot read stdin: {e}")))?;
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    Ok(Some(text).filter(|t| !t.trim().is_empty()))
+}
+
+fn stdin_is_pipe_or_file() -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    let Ok(meta) = std::fs::metadata("/dev/stdin") else {
+        return false;
+    };
+    let kind = meta.file_type();
+    kind.is_fifo() || kind.is_file()
+}
+
+/// Entry point: returns the process exit code.
+pub fn main() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { exit::USAGE } else { exit::SUCCESS };
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("linggen: error: cannot start the async runtime: {e}");
+            return exit::FAILURE;
+        }
+    };
+    let code = runtime.block_on(dispatch(cli));
+    // Don't wait for stray blocking tasks (a stuck stdin read, say) on the way out.
+    runtime.shutdown_background();
+    code
+}
+
+async fn dispatch(cli: Cli) -> i32 {
+    match (&cli.command, cli.print.is_some()) {
+        (Some(Command::Sessions), _) => crate::app::list_sessions(&cli),
+        (None, true) => crate::app::run_print(cli).await,
+        (None, false) if cli.prompt.is_some() || !std::io::stdin().is_terminal() => {
+            // `linggen "task"` or `echo task | linggen`: the one-shot path is what a
+            // script means here.
+            crate::app::run_print(cli).await
+        }
+        (None, false) => {
+            eprintln!(
+                "linggen: the interactive shell is not built yet; run a task with `linggen -p \"task\"` (see `linggen --help`)"
+            );
+            exit::USAGE
+        }
+    }
+}

@@ -1,0 +1,232 @@
+//! One `linggen-agent.toml` layer. Type errors come from the TOML deserializer, whose
+//! message already carries the line, a caret under the value and what was expected; we add
+//! the file. Unknown keys only warn, so a config written for a newer linggen still loads.
+
+use std::path::Path;
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use super::{Config, ConfigError, ModelConfig, PermissionMode, ProviderKind};
+
+/// Seconds without a byte from a model server before giving up. Generous because a local
+/// model on a laptop CPU can take minutes to process a long prompt before its first token.
+const DEFAULT_TIMEOUT_SECS: u64 = 300;
+
+#[derive(Debug, Default, Deserialize)]
+struct FileConfig {
+    #[serde(default)]
+    agent: AgentSection,
+    #[serde(default)]
+    models: Vec<Spanned<ModelEntry>>,
+    #[serde(default)]
+    permissions: PermissionsSection,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct AgentSection {
+    default_model: Option<String>,
+    max_iters: Option<Spanned<u32>>,
+    bash_timeout_ms: Option<u64>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct PermissionsSection {
+    mode: Option<PermissionMode>,
+    #[serde(default)]
+    allow: Vec<String>,
+    #[serde(default)]
+    deny: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct ModelEntry {
+    id: String,
+    provider: ProviderKind,
+    model: String,
+    url: Option<Spanned<String>>,
+    api_key_env: Option<String>,
+    context_window: Option<u32>,
+    max_inflight: Option<u32>,
+    timeout_secs: Option<u64>,
+}
+
+/// The keys each table knows; anything else is reported as a warning.
+const KNOWN: &[(&str, &[&str])] = &[
+    ("", &["agent", "models", "permissions"]),
+    ("agent", &["default_model", "max_iters", "bash_timeout_ms"]),
+    ("permissions", &["mode", "allow", "deny"]),
+    (
+        "models",
+        &[
+            "id",
+            "provider",
+            "model",
+            "url",
+            "api_key_env",
+            "context_window",
+            "max_inflight",
+            "timeout_secs",
+        ],
+    ),
+];
+
+pub(super) struct Layer<'a> {
+    path: &'a Path,
+    text: &'a str,
+    parsed: FileConfig,
+    pub warnings: Vec<String>,
+}
+
+pub(super) fn parse<'a>(path: &'a Path, text: &'a str) -> Result<Layer<'a>, ConfigError> {
+    let parsed: FileConfig = toml::from_str(text).map_err(|e| ConfigError::File {
+        path: path.to_path_buf(),
+        message: e.to_string().trim_end().to_string(),
+    })?;
+    let warnings = unknown_keys(path, text);
+    Ok(Layer {
+        path,
+        text,
+        parsed,
+        warnings,
+    })
+}
+
+impl Layer<'_> {
+    /// Applies this layer; returns its `default_model` if it sets one.
+    pub fn apply(mut self, config: &mut Config) -> Result<Option<String>, ConfigError> {
+        let FileConfig {
+            agent,
+            models,
+            permissions,
+        } = std::mem::take(&mut self.parsed);
+        if let Some(n) = agent.max_iters {
+            if *n.get_ref() == 0 {
+                return Err(self.error_at(n.span(), "max_iters must be at least 1"));
+            }
+            config.max_iters = n.into_inner();
+        }
+        if let Some(ms) = agent.bash_timeout_ms {
+            config.bash_timeout_ms = ms;
+        }
+        if let Some(mode) = permissions.mode {
+            config.permission_mode = mode;
+        }
+        config.allow.extend(permissions.allow);
+        config.deny.extend(permissions.deny);
+        for entry in models {
+            let span = entry.span();
+            let model = model_config(entry.into_inner())
+                .map_err(|(s, m)| self.error_at(s.unwrap_or(span), &m))?;
+            match config.models.iter_mut().find(|m| m.id == model.id) {
+                Some(existing) => *existing = model,
+                None => config.models.push(model),
+            }
+        }
+        Ok(agent.default_model)
+    }
+
+    fn error_at(&self, span: std::ops::Range<usize>, message: &str) -> ConfigError {
+        let line = line_of(self.text, span.start);
+        ConfigError::File {
+            path: self.path.to_path_buf(),
+            message: format!("line {line}: {message}"),
+        }
+    }
+}
+
+type SpanError = (Option<std::ops::Range<usize>>, String);
+
+fn model_config(entry: ModelEntry) -> Result<ModelConfig, SpanError> {
+    if entry.id.trim().is_empty() {
+        return Err((None, "model `id` must not be empty".into()));
+    }
+    if entry.model.trim().is_empty() {
+        return Err((None, format!("model `{}`: `model` must not be empty", entry.id)));
+    }
+    let url = match entry.url {
+        Some(url) => {
+            let span = url.span();
+            let value = url.into_inner();
+            if !(value.starts_with("http://") || value.starts_with("https://")) {
+                return Err((
+                    Some(span),
+                    format!("url \"{value}\": expected an http:// or https:// URL"),
+                ));
+            }
+            value.trim_end_matches('/').to_string()
+        }
+        None => entry.provider.default_url().to_string(),
+    };
+    Ok(ModelConfig {
+        id: entry.id,
+        provider: entry.provider,
+        model: entry.model,
+        url,
+        api_key_env: entry.api_key_env.filter(|v| !v.is_empty()),
+        context_window: entry.context_window,
+        max_inflight: entry.max_inflight.unwrap_or(1).max(1),
+        timeout_secs: entry.timeout_secs.unwrap_or(DEFAULT_TIMEOUT_SECS).max(1),
+    })
+}
+
+fn line_of(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())].matches('\n').count() + 1
+}
+
+/// Warnings for keys this version does not know, with the line they are on.
+fn unknown_keys(path: &Path, text: &str) -> Vec<String> {
+    let Ok(table) = text.parse::<toml::Table>() else {
+        return Vec::new();
+    };
+    let mut warnings = Vec::new();
+    let mut report = |section: &str, key: &str| {
+        let line = find_key_line(text, key);
+        let name = if section.is_empty() {
+            key.to_string()
+        } else {
+            format!("{section}.{key}")
+        };
+        warnings.push(format!(
+            "{}:{line}: unknown key `{name}` ignored",
+            path.display()
+        ));
+    };
+    let known = |section: &str| {
+        KNOWN
+            .iter()
+            .find(|(s, _)| *s == section)
+            .map(|(_, keys)| *keys)
+            .unwrap_or(&[])
+    };
+    for (key, value) in &table {
+        if !known("").contains(&key.as_str()) {
+            report("", key);
+            continue;
+        }
+        let tables: Vec<&toml::Table> = match value {
+            toml::Value::Table(t) => vec![t],
+            toml::Value::Array(items) => items.iter().filter_map(|v| v.as_table()).collect(),
+            _ => Vec::new(),
+        };
+        for t in tables {
+            for inner in t.keys() {
+                if !known(key).contains(&inner.as_str()) {
+                    report(key, inner);
+                }
+            }
+        }
+    }
+    warnings
+}
+
+fn find_key_line(text: &str, key: &str) -> usize {
+    text.lines()
+        .position(|l| {
+            let l = l.trim_start();
+            l.strip_prefix(key)
+                .is_some_and(|rest| rest.trim_start().starts_with('='))
+                || l.trim_start_matches('[').starts_with(key)
+        })
+        .map_or(1, |i| i + 1)
+}

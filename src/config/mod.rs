@@ -1,0 +1,221 @@
+//! Configuration: defaults < `$LINGGEN_HOME/linggen-agent.toml` < `<root>/linggen-agent.toml`
+//! < environment < flags. Each layer only overrides what it sets; `[[models]]` entries are
+//! merged by `id` (a later layer's entry replaces an earlier one with the same id).
+
+mod file;
+pub mod model;
+pub mod paths;
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+pub use model::{ModelConfig, ProviderKind};
+
+pub const CONFIG_FILE: &str = "linggen-agent.toml";
+pub const DEFAULT_MAX_ITERS: u32 = 100;
+
+/// How much the agent may do without asking.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PermissionMode {
+    /// Reads run; `Write`, `Edit` and non-allowlisted `Bash` ask.
+    #[default]
+    Default,
+    /// Writes inside the root run without asking.
+    #[serde(alias = "acceptEdits")]
+    AcceptEdits,
+    /// Read-only: nothing that writes or runs unlisted programs.
+    Plan,
+    /// Everything but the safety floor runs without asking.
+    #[serde(alias = "bypassPermissions")]
+    Bypass,
+}
+
+impl PermissionMode {
+    pub const NAMES: &'static str = "default, accept-edits, plan, bypass";
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s.trim() {
+            "default" => Some(Self::Default),
+            "accept-edits" | "acceptEdits" => Some(Self::AcceptEdits),
+            "plan" => Some(Self::Plan),
+            "bypass" | "bypassPermissions" => Some(Self::Bypass),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Default => "default",
+            Self::AcceptEdits => "accept-edits",
+            Self::Plan => "plan",
+            Self::Bypass => "bypass",
+        }
+    }
+}
+
+/// A configuration problem. All of these are usage errors (exit code 2).
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// A file that does not parse, or a value of the wrong kind; the message names the file,
+    /// the line and what was expected.
+    #[error("{path}: {message}")]
+    File { path: PathBuf, message: String },
+    #[error("{0}")]
+    Usage(String),
+}
+
+/// Overrides given on the command line.
+#[derive(Debug, Clone, Default)]
+pub struct FlagOverrides {
+    pub model: Option<String>,
+    pub max_iters: Option<u32>,
+    pub permission_mode: Option<PermissionMode>,
+    pub allowed_tools: Vec<String>,
+    pub disallowed_tools: Vec<String>,
+}
+
+/// The effective configuration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    pub models: Vec<ModelConfig>,
+    /// The model id asked for (flag, env, `[agent] default_model`), if any.
+    pub model_choice: Option<String>,
+    pub max_iters: u32,
+    pub permission_mode: PermissionMode,
+    /// Permission rules such as `Bash(cargo test*)`; deny beats allow.
+    pub allow: Vec<String>,
+    pub deny: Vec<String>,
+    /// Default `Bash` timeout.
+    pub bash_timeout_ms: u64,
+    /// Files that were read, lowest precedence first (for messages and `/settings`).
+    pub files: Vec<PathBuf>,
+    /// Non-fatal findings (unknown keys) to show the person.
+    pub warnings: Vec<String>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            models: Vec::new(),
+            model_choice: None,
+            max_iters: DEFAULT_MAX_ITERS,
+            permission_mode: PermissionMode::Default,
+            allow: Vec::new(),
+            deny: Vec::new(),
+            bash_timeout_ms: crate::tools::bash::DEFAULT_TIMEOUT_MS,
+            files: Vec::new(),
+            warnings: Vec::new(),
+        }
+    }
+}
+
+impl Config {
+    /// Loads every layer for a workspace. `env` is passed in (not read here) so tests can
+    /// exercise the layering without touching the process environment.
+    pub fn load(
+        home: &Path,
+        root: &Path,
+        env: &dyn Fn(&str) -> Option<String>,
+        flags: &FlagOverrides,
+    ) -> Result<Config, ConfigError> {
+        let mut config = Config::default();
+        let mut default_model = None;
+        for path in [home.join(CONFIG_FILE), root.join(CONFIG_FILE)] {
+            // The same file twice (root == home) must not be applied twice.
+            if config.files.contains(&path) {
+                continue;
+            }
+            let text = match std::fs::read_to_string(&path) {
+                Ok(text) => text,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => {
+                    return Err(ConfigError::File {
+                        path,
+                        message: format!("cannot read: {e}"),
+                    });
+                }
+            };
+            let layer = file::parse(&path, &text)?;
+            config.warnings.extend(layer.warnings.iter().cloned());
+            if let Some(choice) = layer.apply(&mut config)? {
+                default_model = Some(choice);
+            }
+            config.files.push(path);
+        }
+        config.apply_env(env)?;
+        config.apply_flags(flags);
+        config.model_choice = config.model_choice.take().or(default_model);
+        Ok(config)
+    }
+
+    fn apply_env(&mut self, env: &dyn Fn(&str) -> Option<String>) -> Result<(), ConfigError> {
+        let get = |name: &str| env(name).filter(|v| !v.trim().is_empty());
+        if let Some(model) = get("LINGGEN_MODEL") {
+            self.model_choice = Some(model.trim().to_string());
+        }
+        if let Some(v) = get("LINGGEN_MAX_ITERS") {
+            self.max_iters = parse_max_iters(&v).map_err(|m| {
+                ConfigError::Usage(format!("environment variable LINGGEN_MAX_ITERS={v}: {m}"))
+            })?;
+        }
+        if let Some(v) = get("LINGGEN_PERMISSION_MODE") {
+            self.permission_mode = PermissionMode::parse(&v).ok_or_else(|| {
+                ConfigError::Usage(format!(
+                    "environment variable LINGGEN_PERMISSION_MODE={v}: expected one of {}",
+                    PermissionMode::NAMES
+                ))
+            })?;
+        }
+        Ok(())
+    }
+
+    fn apply_flags(&mut self, flags: &FlagOverrides) {
+        if let Some(model) = &flags.model {
+            self.model_choice = Some(model.clone());
+        }
+        if let Some(n) = flags.max_iters {
+            self.max_iters = n;
+        }
+        if let Some(mode) = flags.permission_mode {
+            self.permission_mode = mode;
+        }
+        self.allow.extend(flags.allowed_tools.iter().cloned());
+        self.deny.extend(flags.disallowed_tools.iter().cloned());
+    }
+
+    /// The model entry asked for, or the first one. `Ok(None)` means nothing is configured
+    /// and the caller should try to discover a local Ollama.
+    pub fn selected_model(&self) -> Result<Option<&ModelConfig>, ConfigError> {
+        match &self.model_choice {
+            Some(id) => match self.models.iter().find(|m| &m.id == id) {
+                Some(m) => Ok(Some(m)),
+                None if self.models.is_empty() => Err(ConfigError::Usage(format!(
+                    "model `{id}` is not configured: add a [[models]] entry with id = \"{id}\" to {} (see doc/config.md)",
+                    CONFIG_FILE
+                ))),
+                None => Err(ConfigError::Usage(format!(
+                    "model `{id}` is not configured; configured models: {}",
+                    self.models
+                        .iter()
+                        .map(|m| m.id.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ))),
+            },
+            None => Ok(self.models.first()),
+        }
+    }
+}
+
+/// `max_iters` must be at least 1: a loop that may not call the model at all is a mistake.
+pub fn parse_max_iters(v: &str) -> Result<u32, String> {
+    match v.trim().parse::<u32>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err("expected a whole number of at least 1".into()),
+    }
+}
+
+#[cfg(test)]
+mod tests;

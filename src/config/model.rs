@@ -1,0 +1,59 @@
+//! `[[models]]` entries.
+
+use serde::{Deserialize, Serialize};
+
+/// The wire protocol a model is reached by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ProviderKind {
+    Ollama,
+    Openai,
+    Anthropic,
+}
+
+impl ProviderKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProviderKind::Ollama => "ollama",
+            ProviderKind::Openai => "openai",
+            ProviderKind::Anthropic => "anthropic",
+        }
+    }
+
+    /// The base URL each ecosystem documents, used when an entry gives none.
+    pub fn default_url(self) -> &'static str {
+        match self {
+            ProviderKind::Ollama => "http://127.0.0.1:11434",
+            ProviderKind::Openai => "http://127.0.0.1:8080/v1",
+            ProviderKind::Anthropic => "https://api.anthropic.com",
+        }
+    }
+}
+
+/// One model a session can talk to.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ModelConfig {
+    /// The name used by `--model`, `LINGGEN_MODEL` and `[agent] default_model`.
+    pub id: String,
+    pub provider: ProviderKind,
+    /// The model name the server knows (`qwen2.5-coder:7b`, `gpt-4o-mini`, ...).
+    pub model: String,
+    /// Base URL as the ecosystem writes it (no trailing slash).
+    pub url: String,
+    /// Name of the environment variable holding the API key, if any.
+    pub api_key_env: Option<String>,
+    /// Context window in tokens, when known from config.
+    pub context_window: Option<u32>,
+    /// Maximum concurrent requests to this model.
+    pub max_inflight: u32,
+    /// Seconds without a byte from the server before a request is abandoned.
+    pub timeout_secs: u64,
+}
+
+impl ModelConfig {
+    /// The API key, read from the environment variable the entry names.
+    pub fn api_key(&self) -> Option<String> {
+        let var = self.api_key_env.as_deref()?;
+        std::env::var(var).ok().filter(|v| !v.is_empty())
+    }
+}

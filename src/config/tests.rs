@@ -1,0 +1,165 @@
+use super::*;
+
+fn no_env(_: &str) -> Option<String> {
+    None
+}
+
+fn write(dir: &Path, text: &str) {
+    std::fs::write(dir.join(CONFIG_FILE), text).unwrap();
+}
+
+#[test]
+fn defaults_without_files() {
+    let home = tempfile::tempdir().unwrap();
+    let root = tempfile::tempdir().unwrap();
+    let c = Config::load(home.path(), root.path(), &no_env, &FlagOverrides::default()).unwrap();
+    assert_eq!(c.max_iters, 100);
+    assert!(c.models.is_empty());
+    assert_eq!(c.selected_model().unwrap(), None);
+}
+
+#[test]
+fn layers_override_in_order() {
+    let home = tempfile::tempdir().unwrap();
+    let root = tempfile::tempdir().unwrap();
+    write(
+        home.path(),
+        r#"
+[agent]
+default_model = "a"
+max_iters = 7
+
+[[models]]
+id = "a"
+provider = "ollama"
+model = "qwen"
+
+[[models]]
+id = "b"
+provider = "openai"
+model = "gpt"
+url = "http://127.0.0.1:8080/v1/"
+"#,
+    );
+    write(
+        root.path(),
+        r#"
+[agent]
+max_iters = 9
+default_model = "b"
+
+[[models]]
+id = "a"
+provider = "anthropic"
+model = "claude"
+api_key_env = "KEY"
+"#,
+    );
+    let c = Config::load(home.path(), root.path(), &no_env, &FlagOverrides::default()).unwrap();
+    assert_eq!(c.max_iters, 9);
+    let selected = c.selected_model().unwrap().unwrap();
+    assert_eq!(selected.id, "b");
+    assert_eq!(selected.url, "http://127.0.0.1:8080/v1");
+    let a = c.models.iter().find(|m| m.id == "a").unwrap();
+    assert_eq!(a.provider, ProviderKind::Anthropic);
+    assert_eq!(a.url, "https://api.anthropic.com");
+
+    let env = |k: &str| (k == "LINGGEN_MODEL").then(|| "a".to_string());
+    let c = Config::load(home.path(), root.path(), &env, &FlagOverrides::default()).unwrap();
+    assert_eq!(c.selected_model().unwrap().unwrap().id, "a");
+
+    let flags = FlagOverrides {
+        model: Some("b".into()),
+        max_iters: Some(3),
+        ..Default::default()
+    };
+    let c = Config::load(home.path(), root.path(), &env, &flags).unwrap();
+    assert_eq!(c.selected_model().unwrap().unwrap().id, "b");
+    assert_eq!(c.max_iters, 3);
+}
+
+#[test]
+fn bad_value_names_file_line_and_expectation() {
+    let home = tempfile::tempdir().unwrap();
+    let root = tempfile::tempdir().unwrap();
+    write(root.path(), "[agent]\n\nmax_iters = \"ten\"\n");
+    let err = Config::load(home.path(), root.path(), &no_env, &FlagOverrides::default())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains(CONFIG_FILE), "{err}");
+    assert!(err.contains("line 3"), "{err}");
+    assert!(err.contains("expected"), "{err}");
+}
+
+#[test]
+fn unknown_provider_is_an_error_with_choices() {
+    let home = tempfile::tempdir().unwrap();
+    let root = tempfile::tempdir().unwrap();
+    write(
+        root.path(),
+        "[[models]]\nid = \"x\"\nprovider = \"olama\"\nmodel = \"m\"\n",
+    );
+    let err = Config::load(home.path(), root.path(), &no_env, &FlagOverrides::default())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("line 3"), "{err}");
+    assert!(err.contains("ollama"), "{err}");
+}
+
+#[test]
+fn bad_url_and_zero_iters_name_the_line() {
+    let home = tempfile::tempdir().unwrap();
+    let root = tempfile::tempdir().unwrap();
+    write(
+        root.path(),
+        "[[models]]\nid = \"x\"\nprovider = \"openai\"\nmodel = \"m\"\nurl = \"localhost:8080\"\n",
+    );
+    let err = Config::load(home.path(), root.path(), &no_env, &FlagOverrides::default())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("line 5") && err.contains("http://"), "{err}");
+    write(root.path(), "[agent]\nmax_iters = 0\n");
+    let err = Config::load(home.path(), root.path(), &no_env, &FlagOverrides::default())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("line 2") && err.contains("at least 1"), "{err}");
+}
+
+#[test]
+fn unknown_keys_warn_with_line() {
+    let home = tempfile::tempdir().unwrap();
+    let root = tempfile::tempdir().unwrap();
+    write(root.path(), "[agent]\nmax_iters = 5\nmax_iter = 6\n");
+    let c = Config::load(home.path(), root.path(), &no_env, &FlagOverrides::default()).unwrap();
+    assert_eq!(c.max_iters, 5);
+    assert_eq!(c.warnings.len(), 1);
+    assert!(c.warnings[0].contains(":3: unknown key `agent.max_iter`"), "{:?}", c.warnings);
+}
+
+#[test]
+fn unknown_model_choice_lists_configured_ids() {
+    let home = tempfile::tempdir().unwrap();
+    let root = tempfile::tempdir().unwrap();
+    write(
+        root.path(),
+        "[[models]]\nid = \"x\"\nprovider = \"ollama\"\nmodel = \"m\"\n",
+    );
+    let flags = FlagOverrides {
+        model: Some("y".into()),
+        ..Default::default()
+    };
+    let c = Config::load(home.path(), root.path(), &no_env, &flags).unwrap();
+    let err = c.selected_model().unwrap_err().to_string();
+    assert!(err.contains("`y`") && err.contains("x"), "{err}");
+}
+
+#[test]
+fn bad_env_values_are_named() {
+    let home = tempfile::tempdir().unwrap();
+    let root = tempfile::tempdir().unwrap();
+    let env = |k: &str| (k == "LINGGEN_PERMISSION_MODE").then(|| "yolo".to_string());
+    let err = Config::load(home.path(), root.path(), &env, &FlagOverrides::default())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("LINGGEN_PERMISSION_MODE=yolo"), "{err}");
+}

@@ -1,0 +1,12 @@
+//! linggen: a terminal-first coding agent. See `DESIGN.md` for the picture: a [`session`]
+//! fed by an input queue publishes events that frontends ([`print`], later the REPL and the
+//! web mirror) and the [`store`] subscribe to.
+
+pub mod app;
+pub mod cli;
+pub mod config;
+pub mod llm;
+pub mod print;
+pub mod session;
+pub mod store;
+pub mod tools;

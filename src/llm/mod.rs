@@ -1,0 +1,179 @@
+//! Model providers. Every provider speaks its own wire protocol but turns it into the same
+//! provider-neutral stream of [`StreamEvent`]s, so the turn loop never knows which one it
+//! is talking to.
+
+pub mod anthropic;
+pub mod error;
+pub mod http;
+pub mod ndjson;
+pub mod ollama;
+pub mod openai;
+pub mod retry;
+pub mod router;
+pub mod sse;
+pub mod textcalls;
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+
+pub use error::LlmError;
+
+/// Who wrote a message in the conversation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    System,
+    User,
+    Assistant,
+    Tool,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::System => "system",
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::Tool => "tool",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Role> {
+        match s {
+            "system" => Some(Role::System),
+            "user" => Some(Role::User),
+            "assistant" => Some(Role::Assistant),
+            "tool" => Some(Role::Tool),
+            _ => None,
+        }
+    }
+}
+
+/// A tool call requested by the model. `arguments` is always a JSON object once it leaves
+/// a provider (streamed argument fragments are assembled and parsed there).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    pub id: String,
+    pub name: String,
+    pub arguments: serde_json::Value,
+}
+
+/// One message of the provider-neutral conversation history.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChatMessage {
+    pub role: Role,
+    #[serde(default)]
+    pub content: String,
+    /// Tool calls made by an assistant message.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCall>,
+    /// For `Role::Tool`: the id of the call this message answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+    /// For `Role::Tool`: the name of the tool that produced it (Ollama wants it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_name: Option<String>,
+    /// For `Role::Tool`: whether the tool failed (Anthropic's `is_error`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub is_error: bool,
+}
+
+impl ChatMessage {
+    pub fn system(content: impl Into<String>) -> Self {
+        Self::text(Role::System, content)
+    }
+
+    pub fn user(content: impl Into<String>) -> Self {
+        Self::text(Role::User, content)
+    }
+
+    pub fn assistant(content: impl Into<String>, tool_calls: Vec<ToolCall>) -> Self {
+        ChatMessage {
+            tool_calls,
+            ..Self::text(Role::Assistant, content)
+        }
+    }
+
+    pub fn tool_result(call: &ToolCall, content: impl Into<String>, is_error: bool) -> Self {
+        ChatMessage {
+            tool_call_id: Some(call.id.clone()),
+            tool_name: Some(call.name.clone()),
+            is_error,
+            ..Self::text(Role::Tool, content)
+        }
+    }
+
+    fn text(role: Role, content: impl Into<String>) -> Self {
+        ChatMessage {
+            role,
+            content: content.into(),
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+            tool_name: None,
+            is_error: false,
+        }
+    }
+}
+
+/// A tool offered to the model: name, description and a JSON Schema for its arguments.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    pub parameters: serde_json::Value,
+}
+
+/// Token counts reported by the server (or estimated when it reports none).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+}
+
+impl Usage {
+    pub fn add(&mut self, other: Usage) {
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+    }
+}
+
+/// What a provider reports while a response streams in.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StreamEvent {
+    /// A piece of the visible answer.
+    Text(String),
+    /// A piece of reasoning ("thinking") output.
+    Thinking(String),
+    /// A complete tool call (arguments fully assembled).
+    ToolCall(ToolCall),
+    /// Token usage for this response.
+    Usage(Usage),
+}
+
+/// Everything a provider needs for one request.
+#[derive(Debug, Clone, Copy)]
+pub struct ChatRequest<'a> {
+    /// The full history, system prompt first.
+    pub messages: &'a [ChatMessage],
+    pub tools: &'a [ToolSpec],
+}
+
+/// The sink a provider pushes [`StreamEvent`]s into as they arrive.
+pub type EventSink<'a> = &'a mut (dyn FnMut(StreamEvent) + Send);
+
+/// A chat model behind some wire protocol.
+#[async_trait]
+pub trait Provider: Send + Sync {
+    /// Streams one response into `sink`. Returns once the response is complete.
+    /// Dropping the future aborts the request.
+    async fn chat(&self, request: ChatRequest<'_>, sink: EventSink<'_>) -> Result<(), LlmError>;
+
+    /// A short description for error messages: the model name and its URL.
+    fn describe(&self) -> String;
+
+    /// The context window in tokens, when the provider knows it (configured or discovered,
+    /// e.g. Ollama's `/api/show`). Used for `ContextUsage` reporting.
+    async fn context_window(&self) -> Option<u32> {
+        None
+    }
+}

@@ -1,0 +1,200 @@
+//! `-p` output: the final answer on stdout, progress on stderr, or JSON for tools.
+//! The printer is one more subscriber of the session's events.
+
+use std::io::Write;
+
+use clap::ValueEnum;
+use serde_json::json;
+
+use crate::llm::Usage;
+use crate::session::{Event, OutcomeStatus};
+
+/// Exit codes of `linggen -p`, documented in `doc/cli.md`.
+pub mod exit {
+    pub const SUCCESS: i32 = 0;
+    /// Runtime failure: model unreachable, server error, database problem.
+    pub const FAILURE: i32 = 1;
+    /// Usage or configuration error.
+    pub const USAGE: i32 = 2;
+    /// `max_iters` reached before a final answer.
+    pub const MAX_ITERS: i32 = 3;
+    /// Interrupted (SIGINT).
+    pub const INTERRUPTED: i32 = 130;
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum OutputFormat {
+    /// The final answer only.
+    #[default]
+    Text,
+    /// One JSON object when done.
+    Json,
+    /// One JSON event per line as it happens, then a `result` line.
+    StreamJson,
+}
+
+/// What the run ended with.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Finished {
+    pub status: OutcomeStatus,
+    pub result: String,
+    pub num_turns: u32,
+    pub usage: Usage,
+    pub duration_ms: u64,
+}
+
+impl Finished {
+    pub fn exit_code(&self, interrupted: bool) -> i32 {
+        match self.status {
+            OutcomeStatus::Completed => exit::SUCCESS,
+            OutcomeStatus::Error => exit::FAILURE,
+            OutcomeStatus::MaxIters => exit::MAX_ITERS,
+            OutcomeStatus::Cancelled if interrupted => exit::INTERRUPTED,
+            OutcomeStatus::Cancelled => exit::FAILURE,
+        }
+    }
+
+    /// Claude Code's `subtype` values, so existing tooling reads our JSON.
+    fn subtype(&self) -> &'static str {
+        match self.status {
+            OutcomeStatus::Completed => "success",
+            OutcomeStatus::MaxIters => "error_max_turns",
+            OutcomeStatus::Error | OutcomeStatus::Cancelled => "error_during_execution",
+        }
+    }
+}
+
+pub struct Printer {
+    format: OutputFormat,
+    quiet: bool,
+    session_id: String,
+    /// stdout went away (e.g. `| head`): stop writing, keep running to a clean end.
+    stdout_closed: bool,
+}
+
+impl Printer {
+    pub fn new(format: OutputFormat, quiet: bool, session_id: &str) -> Self {
+        Printer {
+            format,
+            quiet,
+            session_id: session_id.to_string(),
+            stdout_closed: false,
+        }
+    }
+
+    /// Shows one event. Returns the outcome when the run is over.
+    pub fn on_event(&mut self, event: &Event) -> Option<Finished> {
+        if self.format == OutputFormat::StreamJson
+            && let Ok(line) = serde_json::to_string(event)
+        {
+            self.stdout_line(&line);
+        }
+        self.progress(event);
+        match event {
+            Event::Outcome {
+                status,
+                result,
+                num_turns,
+                usage,
+                duration_ms,
+                ..
+            } => Some(Finished {
+                status: *status,
+                result: result.clone(),
+                num_turns: *num_turns,
+                usage: *usage,
+                duration_ms: *duration_ms,
+            }),
+            _ => None,
+        }
+    }
+
+    /// Progress lines on stderr. Errors are shown even with `-q`: silence must not hide why
+    /// a script failed.
+    fn progress(&self, event: &Event) {
+        let line = match event {
+            Event::Error { message } => Some(format!("linggen: error: {message}")),
+            _ if self.quiet => None,
+            Event::ToolCallStarted { summary, .. } => Some(format!("⏺ {summary}")),
+            Event::ToolCallFinished { ok, summary, .. } => Some(if *ok {
+                format!("  ⎿ {summary}")
+            } else {
+                format!("  ⎿ ✗ {summary}")
+            }),
+            _ => None,
+        };
+        if let Some(line) = line {
+            // stderr gone too: nothing left to tell anyone.
+            let _ = writeln!(std::io::stderr().lock(), "{line}");
+        }
+    }
+
+    /// Writes the final answer / result object.
+    pub fn finish(&mut self, done: &Finished) {
+        match self.format {
+            OutputFormat::Text => {
+                if done.status == OutcomeStatus::Completed {
+                    let text = done.result.trim_end();
+                    self.stdout_line(text);
+                } else if done.status != OutcomeStatus::Error {
+                    // Errors were already printed from their `Error` event.
+                    let _ = writeln!(std::io::stderr().lock(), "linggen: {}", self.ending(done));
+                }
+            }
+            OutputFormat::Json | OutputFormat::StreamJson => {
+                let line = self.result_json(done).to_string();
+                self.stdout_line(&line);
+            }
+        }
+    }
+
+    fn ending(&self, done: &Finished) -> String {
+        match done.status {
+            OutcomeStatus::Cancelled => "cancelled".to_string(),
+            _ => done.result.clone(),
+        }
+    }
+
+    fn result_json(&self, done: &Finished) -> serde_json::Value {
+        json!({
+            "type": "result",
+            "subtype": done.subtype(),
+            "status": done.status,
+            "is_error": done.status != OutcomeStatus::Completed,
+            "result": done.result,
+            "session_id": self.session_id,
+            "num_turns": done.num_turns,
+            "duration_ms": done.duration_ms,
+            "usage": {
+                "input_tokens": done.usage.input_tokens,
+                "output_tokens": done.usage.output_tokens,
+            },
+        })
+    }
+
+    fn stdout_line(&mut self, line: &str) {
+        if self.stdout_closed {
+            return;
+        }
+        let mut out = std::io::stdout().lock();
+        if writeln!(out, "{line}").and_then(|()| out.flush()).is_err() {
+            self.stdout_closed = true;
+        }
+    }
+}
+
+/// A finished value for failures that happen before the session starts.
+pub fn error_json(session_id: &str, message: &str) -> String {
+    json!({
+        "type": "result",
+        "subtype": "error_during_execution",
+        "status": "error",
+        "is_error": true,
+        "result": message,
+        "session_id": session_id,
+        "num_turns": 0,
+        "duration_ms": 0,
+        "usage": {"input_tokens": 0, "output_tokens": 0},
+    })
+    .to_string()
+}

@@ -1,0 +1,209 @@
+//! The public event contract. Frontends render these, the store persists them, and
+//! `--output-format stream-json` / the web mirror emit them as JSON with a `type` tag.
+//! Documented in `doc/events.md`; bump [`EVENT_VERSION`] on any incompatible change.
+
+use serde::Serialize;
+
+use crate::llm::{ChatMessage, Role, ToolCall, Usage};
+
+/// Version of the event schema, announced in `SessionStarted`.
+pub const EVENT_VERSION: u32 = 1;
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OutcomeStatus {
+    Completed,
+    Error,
+    Cancelled,
+    MaxIters,
+}
+
+impl OutcomeStatus {
+    /// The run status stored in the `runs` table.
+    pub fn run_status(self) -> &'static str {
+        match self {
+            OutcomeStatus::Completed => "completed",
+            OutcomeStatus::Error | OutcomeStatus::MaxIters => "failed",
+            OutcomeStatus::Cancelled => "cancelled",
+        }
+    }
+}
+
+/// The answer to an approval request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "decision", rename_all = "snake_case")]
+pub enum Decision {
+    /// Run this call.
+    AllowOnce,
+    /// Run this call and, for the rest of the session, calls with the same scope.
+    AllowSession,
+    /// Do not run it; `reason` (if any) is passed to the model.
+    Deny { reason: Option<String> },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type")]
+pub enum Event {
+    /// First event of a session (also after `--continue`).
+    SessionStarted {
+        version: u32,
+        session_id: String,
+        model: String,
+        root: String,
+        agent_id: String,
+        permission_mode: String,
+        tools: Vec<String>,
+    },
+    /// A run (one agent working on one task) began.
+    RunStarted {
+        run_id: String,
+        parent_id: Option<String>,
+        agent_id: String,
+        task: String,
+    },
+    /// A complete message of the conversation (user, assistant or tool result).
+    Message {
+        run_id: String,
+        from: String,
+        to: String,
+        role: Role,
+        content: String,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        tool_calls: Vec<ToolCall>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        tool_call_id: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        tool_name: Option<String>,
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        is_error: bool,
+    },
+    /// A piece of streamed model output. `done` marks the end of one response.
+    Token {
+        run_id: String,
+        agent_id: String,
+        token: String,
+        thinking: bool,
+        done: bool,
+    },
+    ToolCallStarted {
+        run_id: String,
+        call_id: String,
+        tool: String,
+        args: serde_json::Value,
+        /// One line for a person, e.g. `Read src/main.rs (1-120)`.
+        summary: String,
+    },
+    ToolCallFinished {
+        run_id: String,
+        call_id: String,
+        tool: String,
+        ok: bool,
+        /// One-line result for a person, e.g. `120 lines`.
+        summary: String,
+        /// Unified diff for edits.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        diff: Option<String>,
+    },
+    ApprovalRequested {
+        id: String,
+        run_id: String,
+        tool: String,
+        /// The exact command or path.
+        summary: String,
+        /// Why it needs a person.
+        reason: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        diff: Option<String>,
+    },
+    ApprovalResolved {
+        id: String,
+        #[serde(flatten)]
+        decision: Decision,
+        /// Who answered: `terminal`, `web`, or `policy` when nobody could be asked.
+        by: String,
+    },
+    ContextUsage {
+        run_id: String,
+        /// Tokens the last request used (prompt + completion).
+        used_tokens: u64,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        context_window: Option<u32>,
+        input_tokens: u64,
+        output_tokens: u64,
+    },
+    AgentStatus {
+        run_id: String,
+        agent_id: String,
+        /// `thinking`, `running_tool`, `waiting_approval` or `idle`.
+        status: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        detail: Option<String>,
+    },
+    /// Files written during a run.
+    ChangeReport {
+        run_id: String,
+        files: Vec<String>,
+        truncated_count: usize,
+    },
+    /// Messages waiting while a run is busy.
+    QueueUpdated { queued: Vec<String> },
+    /// How a run ended. `result` is the final answer (or the error text).
+    Outcome {
+        run_id: String,
+        status: OutcomeStatus,
+        result: String,
+        num_turns: u32,
+        usage: Usage,
+        duration_ms: u64,
+    },
+    Error { message: String },
+}
+
+impl Event {
+    /// The `Message` event for one history entry.
+    pub fn message(run_id: &str, agent_id: &str, from_user: &str, msg: &ChatMessage) -> Event {
+        let (from, to) = match msg.role {
+            Role::User | Role::System => (from_user.to_string(), agent_id.to_string()),
+            Role::Assistant => (agent_id.to_string(), "user".to_string()),
+            Role::Tool => (
+                msg.tool_name.clone().unwrap_or_else(|| "tool".into()),
+                agent_id.to_string(),
+            ),
+        };
+        Event::Message {
+            run_id: run_id.to_string(),
+            from,
+            to,
+            role: msg.role,
+            content: msg.content.clone(),
+            tool_calls: msg.tool_calls.clone(),
+            tool_call_id: msg.tool_call_id.clone(),
+            tool_name: msg.tool_name.clone(),
+            is_error: msg.is_error,
+        }
+    }
+
+    /// Rebuilds the history entry carried by a `Message` event.
+    pub fn as_chat_message(&self) -> Option<ChatMessage> {
+        match self {
+            Event::Message {
+                role,
+                content,
+                tool_calls,
+                tool_call_id,
+                tool_name,
+                is_error,
+                ..
+            } => Some(ChatMessage {
+                role: *role,
+                content: content.clone(),
+                tool_calls: tool_calls.clone(),
+                tool_call_id: tool_call_id.clone(),
+                tool_name: tool_name.clone(),
+                is_error: *is_error,
+            }),
+            _ => None,
+        }
+    }
+}

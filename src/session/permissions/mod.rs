@@ -1,0 +1,272 @@
+//! Whether a prepared tool call may run: the mode, the allow/deny rules and what the
+//! person already approved for this session. The safety floor is not here — it is enforced
+//! in `tools::guard` before a call ever reaches this check — and nothing here can loosen it:
+//! a `Never` command segment always goes to a person.
+
+use globset::{Glob, GlobMatcher};
+
+use crate::config::PermissionMode;
+use crate::tools::{Access, Prepared, SegmentClass};
+
+/// The outcome of a permission check.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    Allow,
+    /// A person must decide; `reason` says why it is not allowed outright.
+    Ask { reason: String },
+    Deny { reason: String },
+}
+
+/// A rule like `Bash(cargo test*)`, `Write(src/**)` or a bare tool name `Read`.
+#[derive(Debug, Clone)]
+pub struct Rule {
+    text: String,
+    tool: String,
+    pattern: Option<Pattern>,
+}
+
+#[derive(Debug, Clone)]
+enum Pattern {
+    /// For `Bash`: matched against one command segment; `*` matches anything.
+    Command(String),
+    /// For `Write`/`Edit`: matched against the path relative to the root.
+    Path(GlobMatcher),
+}
+
+impl Rule {
+    pub fn parse(text: &str) -> Result<Rule, String> {
+        let text = text.trim();
+        let (tool, pattern) = match text.split_once('(') {
+            Some((tool, rest)) => {
+                let Some(inner) = rest.strip_suffix(')') else {
+                    return Err(format!(
+                        "permission rule `{text}`: missing `)`; write rules like `Bash(cargo test*)`"
+                    ));
+                };
+                (tool.trim(), Some(inner.trim()))
+            }
+            None => (text, None),
+        };
+        let Some(tool) = crate::tools::canonical_name(tool) else {
+            return Err(format!(
+                "permission rule `{text}`: unknown tool `{tool}`; tools are {}",
+                crate::tools::TOOL_NAMES.join(", ")
+            ));
+        };
+        let pattern = match (tool, pattern) {
+            (_, None) | (_, Some("*")) | (_, Some("")) => None,
+            ("Bash", Some(p)) => {
+                // Claude Code writes prefixes as `git diff:*`; treat it as `git diff*`.
+                let p = p.strip_suffix(":*").map_or(p.to_string(), |s| format!("{s}*"));
+                Some(Pattern::Command(p))
+            }
+            ("Write" | "Edit", Some(p)) => {
+                let glob = Glob::new(p)
+                    .map_err(|e| format!("permission rule `{text}`: bad glob: {e}"))?;
+                Some(Pattern::Path(glob.compile_matcher()))
+            }
+            (_, Some(_)) => {
+                return Err(format!(
+                    "permission rule `{text}`: only Bash, Write and Edit rules take a pattern"
+                ));
+            }
+        };
+        Ok(Rule {
+            text: text.to_string(),
+            tool: tool.to_string(),
+            pattern,
+        })
+    }
+
+    /// Matches a call to `tool` touching `subject` (a command segment or a relative path).
+    fn matches(&self, tool: &str, subject: &str) -> bool {
+        // An Edit rule covers Write and vice versa: both change files.
+        let same_tool = self.tool == tool
+            || (matches!(self.tool.as_str(), "Write" | "Edit") && matches!(tool, "Write" | "Edit"));
+        if !same_tool {
+            return false;
+        }
+        match &self.pattern {
+            None => true,
+            Some(Pattern::Command(p)) => wildcard_match(p, subject.trim()),
+            Some(Pattern::Path(glob)) => glob.is_match(subject),
+        }
+    }
+}
+
+/// `*` matches any run of characters; everything else is literal.
+fn wildcard_match(pattern: &str, text: &str) -> bool {
+    let parts: Vec<&str> = pattern.split('*').collect();
+    let (first, rest) = match parts.split_first() {
+        Some(x) => x,
+        None => return text.is_empty(),
+    };
+    let Some(mut remaining) = text.strip_prefix(first) else {
+        return false;
+    };
+    let Some((last, middle)) = rest.split_last() else {
+        return remaining.is_empty();
+    };
+    for part in middle {
+        match remaining.find(part) {
+            Some(i) => remaining = &remaining[i + part.len()..],
+            None => return false,
+        }
+    }
+    remaining.ends_with(last)
+}
+
+/// The permission state of one session.
+#[derive(Debug, Clone, Default)]
+pub struct Permissions {
+    pub mode: PermissionMode,
+    allow: Vec<Rule>,
+    deny: Vec<Rule>,
+    /// Approved by the person with "always (this session)".
+    session_allow: Vec<Rule>,
+}
+
+impl Permissions {
+    pub fn new(mode: PermissionMode, allow: &[String], deny: &[String]) -> Result<Self, String> {
+        let parse = |rules: &[String]| -> Result<Vec<Rule>, String> {
+            rules.iter().map(|r| Rule::parse(r)).collect()
+        };
+        Ok(Permissions {
+            mode,
+            allow: parse(allow)?,
+            deny: parse(deny)?,
+            session_allow: Vec::new(),
+        })
+    }
+
+    /// Remembers "always allow this, for this session": the command's program prefix or the
+    /// file path.
+    pub fn allow_for_session(&mut self, prepared: &Prepared) {
+        let rules: Vec<String> = match &prepared.access {
+            Access::Read => vec![prepared.tool.to_string()],
+            Access::Write { rel, .. } => vec![format!("{}({rel})", prepared.tool)],
+            Access::Command { analysis, .. } => analysis
+                .segments
+                .iter()
+                .map(|s| format!("Bash({}*)", s.program))
+                .collect(),
+        };
+        self.session_allow
+            .extend(rules.iter().filter_map(|r| Rule::parse(r).ok()));
+    }
+
+    pub fn check(&self, prepared: &Prepared) -> Verdict {
+        let tool = prepared.tool;
+        match &prepared.access {
+            Access::Read => match self.denied_by(tool, "") {
+                Some(rule) => Verdict::Deny {
+                    reason: format!("denied by rule `{rule}`"),
+                },
+                None => Verdict::Allow,
+            },
+            Access::Write { rel, .. } => self.check_write(tool, rel),
+            Access::Command { command, analysis } => {
+                if let Some(rule) = self.denied_by(tool, command) {
+                    return Verdict::Deny {
+                        reason: format!("denied by rule `{rule}`"),
+                    };
+                }
+                let mut asks = Vec::new();
+                for segment in &analysis.segments {
+                    match self.check_segment(&segment.text, &segment.class) {
+                        Verdict::Allow => {}
+                        Verdict::Ask { reason } => asks.push(reason),
+                        deny @ Verdict::Deny { .. } => return deny,
+                    }
+                }
+                if asks.is_empty() {
+                    Verdict::Allow
+                } else {
+                    Verdict::Ask {
+                        reason: asks.join("; "),
+                    }
+                }
+            }
+        }
+    }
+
+    fn check_write(&self, tool: &str, rel: &str) -> Verdict {
+        if let Some(rule) = self.denied_by(tool, rel) {
+            return Verdict::Deny {
+                reason: format!("denied by rule `{rule}`"),
+            };
+        }
+        match self.mode {
+            PermissionMode::Plan => Verdict::Deny {
+                reason: "plan mode is read-only".into(),
+            },
+            PermissionMode::AcceptEdits | PermissionMode::Bypass => Verdict::Allow,
+            PermissionMode::Default if self.allowed_by(tool, rel) => Verdict::Allow,
+            PermissionMode::Default => Verdict::Ask {
+                reason: format!("{tool} changes {rel}"),
+            },
+        }
+    }
+
+    fn check_segment(&self, text: &str, class: &SegmentClass) -> Verdict {
+        if let Some(rule) = self.denied_by("Bash", text) {
+            return Verdict::Deny {
+                reason: format!("denied by rule `{rule}`"),
+            };
+        }
+        match class {
+            SegmentClass::ReadOnly => Verdict::Allow,
+            // The floor: no mode and no rule auto-runs these; only a person can.
+            SegmentClass::Never { reason } => {
+                if self.session_allow.iter().any(|r| r.matches("Bash", text)) {
+                    Verdict::Allow
+                } else {
+                    Verdict::Ask {
+                        reason: reason.clone(),
+                    }
+                }
+            }
+            SegmentClass::Writes { targets } => match self.mode {
+                PermissionMode::Plan => Verdict::Deny {
+                    reason: "plan mode is read-only; this command writes files".into(),
+                },
+                PermissionMode::AcceptEdits | PermissionMode::Bypass => Verdict::Allow,
+                PermissionMode::Default if self.allowed_by("Bash", text) => Verdict::Allow,
+                PermissionMode::Default => Verdict::Ask {
+                    reason: format!("`{text}` writes {}", targets.join(", ")),
+                },
+            },
+            SegmentClass::Unlisted { reason } => {
+                if self.allowed_by("Bash", text) {
+                    return Verdict::Allow;
+                }
+                match self.mode {
+                    PermissionMode::Bypass => Verdict::Allow,
+                    PermissionMode::Plan => Verdict::Deny {
+                        reason: format!("plan mode runs only read-only commands: {reason}"),
+                    },
+                    PermissionMode::Default | PermissionMode::AcceptEdits => Verdict::Ask {
+                        reason: reason.clone(),
+                    },
+                }
+            }
+        }
+    }
+
+    fn denied_by(&self, tool: &str, subject: &str) -> Option<&str> {
+        self.deny
+            .iter()
+            .find(|r| r.matches(tool, subject))
+            .map(|r| r.text.as_str())
+    }
+
+    fn allowed_by(&self, tool: &str, subject: &str) -> bool {
+        self.allow
+            .iter()
+            .chain(&self.session_allow)
+            .any(|r| r.matches(tool, subject))
+    }
+}
+
+#[cfg(test)]
+mod tests;

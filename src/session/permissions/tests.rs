@@ -1,0 +1,163 @@
+use serde_json::json;
+
+use super::*;
+use crate::tools::{ToolContext, prepare};
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    ctx: ToolContext,
+}
+
+fn fixture() -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::write(root.join("a.txt"), "hello\n").unwrap();
+    Fixture {
+        ctx: ToolContext::new(&root),
+        _dir: dir,
+    }
+}
+
+fn verdict(perms: &Permissions, f: &Fixture, tool: &str, args: serde_json::Value) -> Verdict {
+    let prepared = prepare(&f.ctx, tool, &args).unwrap();
+    perms.check(&prepared)
+}
+
+fn perms(mode: PermissionMode, allow: &[&str], deny: &[&str]) -> Permissions {
+    let s = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    Permissions::new(mode, &s(allow), &s(deny)).unwrap()
+}
+
+fn is_ask(v: &Verdict) -> bool {
+    matches!(v, Verdict::Ask { .. })
+}
+
+fn is_deny(v: &Verdict) -> bool {
+    matches!(v, Verdict::Deny { .. })
+}
+
+#[test]
+fn default_mode_reads_run_writes_ask() {
+    let f = fixture();
+    let p = perms(PermissionMode::Default, &[], &[]);
+    assert_eq!(
+        verdict(&p, &f, "Read", json!({"path": "a.txt"})),
+        Verdict::Allow
+    );
+    assert!(is_ask(&verdict(
+        &p,
+        &f,
+        "Write",
+        json!({"path": "b.txt", "content": "x"})
+    )));
+    assert_eq!(
+        verdict(&p, &f, "Bash", json!({"cmd": "ls -la"})),
+        Verdict::Allow
+    );
+    assert!(is_ask(&verdict(&p, &f, "Bash", json!({"cmd": "cargo test"}))));
+}
+
+#[test]
+fn accept_edits_and_plan() {
+    let f = fixture();
+    let write = json!({"path": "b.txt", "content": "x"});
+    let p = perms(PermissionMode::AcceptEdits, &[], &[]);
+    assert_eq!(verdict(&p, &f, "Write", write.clone()), Verdict::Allow);
+    assert!(is_ask(&verdict(&p, &f, "Bash", json!({"cmd": "make"}))));
+    let p = perms(PermissionMode::Plan, &[], &[]);
+    assert!(is_deny(&verdict(&p, &f, "Write", write)));
+    assert!(is_deny(&verdict(&p, &f, "Bash", json!({"cmd": "make"}))));
+    assert_eq!(
+        verdict(&p, &f, "Bash", json!({"cmd": "git status"})),
+        Verdict::Allow
+    );
+}
+
+#[test]
+fn rules_allow_and_deny_beats_allow() {
+    let f = fixture();
+    let p = perms(
+        PermissionMode::Default,
+        &["Bash(cargo test*)", "Write(src/**)", "Bash(git push:*)"],
+        &["Bash(cargo test --release*)", "Write(src/secret*)"],
+    );
+    assert_eq!(
+        verdict(&p, &f, "Bash", json!({"cmd": "cargo test -q"})),
+        Verdict::Allow
+    );
+    assert!(is_deny(&verdict(
+        &p,
+        &f,
+        "Bash",
+        json!({"cmd": "cargo test --release"})
+    )));
+    assert_eq!(
+        verdict(&p, &f, "Bash", json!({"cmd": "git push origin"})),
+        Verdict::Allow
+    );
+    assert_eq!(
+        verdict(&p, &f, "Write", json!({"path": "src/x.rs", "content": ""})),
+        Verdict::Allow
+    );
+    assert!(is_deny(&verdict(
+        &p,
+        &f,
+        "Write",
+        json!({"path": "src/secret.rs", "content": ""})
+    )));
+    // Every segment must be allowed: an allowed prefix does not cover what follows `&&`.
+    assert!(is_ask(&verdict(
+        &p,
+        &f,
+        "Bash",
+        json!({"cmd": "cargo test && make"})
+    )));
+}
+
+#[test]
+fn never_segments_ask_even_in_bypass_with_rules() {
+    let f = fixture();
+    let p = perms(PermissionMode::Bypass, &["Bash(python3*)", "Bash"], &[]);
+    assert!(is_ask(&verdict(
+        &p,
+        &f,
+        "Bash",
+        json!({"cmd": "python3 -c 'print(1)'"})
+    )));
+    assert_eq!(
+        verdict(&p, &f, "Bash", json!({"cmd": "make"})),
+        Verdict::Allow
+    );
+}
+
+#[test]
+fn session_approval_covers_the_same_prefix_only() {
+    let f = fixture();
+    let mut p = perms(PermissionMode::Default, &[], &[]);
+    let prepared = prepare(&f.ctx, "Bash", &json!({"cmd": "make build"})).unwrap();
+    assert!(is_ask(&p.check(&prepared)));
+    p.allow_for_session(&prepared);
+    assert_eq!(
+        verdict(&p, &f, "Bash", json!({"cmd": "make test"})),
+        Verdict::Allow
+    );
+    assert!(is_ask(&verdict(&p, &f, "Bash", json!({"cmd": "cargo build"}))));
+}
+
+#[test]
+fn bad_rules_are_explained() {
+    let err = Permissions::new(PermissionMode::Default, &["Bash(cargo".into()], &[]).unwrap_err();
+    assert!(err.contains("missing `)`"), "{err}");
+    let err = Permissions::new(PermissionMode::Default, &["Frobnicate".into()], &[]).unwrap_err();
+    assert!(err.contains("unknown tool"), "{err}");
+}
+
+#[test]
+fn wildcard() {
+    assert!(wildcard_match("cargo test*", "cargo test --all"));
+    assert!(wildcard_match("cargo test*", "cargo test"));
+    assert!(wildcard_match("*.rs", "main.rs"));
+    assert!(!wildcard_match("git*log", "git status"));
+    assert!(wildcard_match("git*log", "git --no-pager log"));
+    assert!(!wildcard_match("ls", "ls -la"));
+}

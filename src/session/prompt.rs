@@ -1,0 +1,139 @@
+//! The system prompt. Written for small local models: short, concrete, imperative. The
+//! default agent's prompt plus tool schemas must stay under ~2,500 tokens (chars / 4); a
+//! unit test pins that and `doc/performance.md` reports the figure.
+
+use std::path::Path;
+
+/// Project instruction files, in the order they are looked for; all that exist are used.
+const PROJECT_DOCS: &[&str] = &["AGENTS.md", "CLAUDE.md"];
+
+/// Project docs are the person's own words and usually worth their tokens, but a huge file
+/// would crowd out the conversation on a small context window.
+const PROJECT_DOC_MAX_CHARS: usize = 8_000;
+
+/// Facts about the workspace the prompt states up front, so the model does not need a tool
+/// call to learn them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Workspace {
+    pub root: String,
+    pub platform: String,
+    pub git_branch: Option<String>,
+    pub is_git: bool,
+}
+
+impl Workspace {
+    pub fn detect(root: &Path) -> Workspace {
+        let git_dir = root.join(".git");
+        let is_git = git_dir.exists();
+        // Reading HEAD directly avoids spawning git on every start.
+        let git_branch = std::fs::read_to_string(git_dir.join("HEAD"))
+            .ok()
+            .and_then(|head| {
+                head.trim()
+                    .strip_prefix("ref: refs/heads/")
+                    .map(str::to_string)
+            });
+        Workspace {
+            root: root.display().to_string(),
+            platform: format!("{}/{}", std::env::consts::OS, std::env::consts::ARCH),
+            git_branch,
+            is_git,
+        }
+    }
+}
+
+const IDENTITY: &str = "You are linggen, a coding agent working in the user's repository \
+through tools. Be direct and brief.";
+
+const TOOL_RULES: &str = "\
+Rules:
+- Use tools to look before you answer; never guess file contents.
+- Paths are relative to the workspace root; you cannot leave it.
+- Read a file before you Edit it. Edit needs old_string copied exactly from the file.
+- Prefer Grep and Glob over Bash for searching.
+- Bash runs one simple command line: no $(...), backticks, or newlines. Commands that \
+are not read-only may need the user's approval; if a call is denied, do not retry it — \
+explain or take another way.
+- Call tools with native tool calls. When you are done, answer in plain markdown.";
+
+/// Builds the system prompt for one session.
+pub fn system_prompt(ws: &Workspace, root: &Path) -> String {
+    let mut prompt = String::with_capacity(2048);
+    prompt.push_str(IDENTITY);
+    prompt.push_str("\n\nWorkspace:\n");
+    prompt.push_str(&format!("- root: {}\n", ws.root));
+    prompt.push_str(&format!("- platform: {}\n", ws.platform));
+    match (&ws.is_git, &ws.git_branch) {
+        (true, Some(branch)) => prompt.push_str(&format!("- git: yes, branch {branch}\n")),
+        (true, None) => prompt.push_str("- git: yes (detached HEAD)\n"),
+        (false, _) => prompt.push_str("- git: no\n"),
+    }
+    prompt.push('\n');
+    prompt.push_str(TOOL_RULES);
+    for name in PROJECT_DOCS {
+        if let Some(doc) = project_doc(root, name) {
+            prompt.push_str(&format!(
+                "\n\nProject instructions from {name}:\n{doc}"
+            ));
+        }
+    }
+    prompt
+}
+
+fn project_doc(root: &Path, name: &str) -> Option<String> {
+    let text = std::fs::read_to_string(root.join(name)).ok()?;
+    let text = text.trim();
+    if text.is_empty() {
+        return None;
+    }
+    if text.len() <= PROJECT_DOC_MAX_CHARS {
+        return Some(text.to_string());
+    }
+    let mut end = PROJECT_DOC_MAX_CHARS;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    Some(format!(
+        "{}\n[… {name} truncated at {PROJECT_DOC_MAX_CHARS} characters]",
+        &text[..end]
+    ))
+}
+
+/// Estimated tokens of the system prompt plus tool schemas (chars / 4).
+pub fn budget_tokens(system_prompt: &str, tools: &[crate::llm::ToolSpec]) -> usize {
+    let schema_chars: usize = tools
+        .iter()
+        .map(|t| t.name.len() + t.description.len() + t.parameters.to_string().len())
+        .sum();
+    (system_prompt.len() + schema_chars).div_ceil(4)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_prompt_and_schemas_fit_the_budget() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = Workspace::detect(dir.path());
+        let prompt = system_prompt(&ws, dir.path());
+        let tokens = budget_tokens(&prompt, &crate::tools::specs());
+        assert!(tokens <= 2_500, "system prompt + schemas = {tokens} tokens");
+    }
+
+    #[test]
+    fn project_docs_are_included_and_capped() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("AGENTS.md"), "Use tabs.\n").unwrap();
+        std::fs::write(dir.path().join("CLAUDE.md"), "x".repeat(20_000)).unwrap();
+        std::fs::create_dir(dir.path().join(".git")).unwrap();
+        std::fs::write(dir.path().join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+        let ws = Workspace::detect(dir.path());
+        assert_eq!(ws.git_branch.as_deref(), Some("main"));
+        let prompt = system_prompt(&ws, dir.path());
+        assert!(prompt.contains("Project instructions from AGENTS.md:\nUse tabs."));
+        assert!(prompt.contains("CLAUDE.md truncated"));
+        assert!(prompt.contains("branch main"));
+        assert!(prompt.len() < 12_000);
+    }
+}

@@ -1,0 +1,363 @@
+//! Sessions in SQLite (`$LINGGEN_HOME/linggen.db`, WAL). The store is a subscriber of the
+//! session's events: [`spawn_writer`] persists each message as soon as it is complete, so a
+//! crash loses at most the reply in flight.
+
+mod schema;
+mod writer;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::{Connection, ErrorCode, OptionalExtension, params};
+
+pub use writer::spawn_writer;
+
+use crate::llm::{ChatMessage, Role};
+use crate::session::ids::now_ms;
+
+pub const DB_FILE: &str = "linggen.db";
+
+/// How long to wait for another linggen holding the write lock.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error(
+        "the session database {0} is locked by another process; wait for it to finish or close the other linggen"
+    )]
+    Locked(PathBuf),
+    #[error(
+        "the session database {0} is not a valid SQLite database (corrupt?); move it aside (linggen will create a new one) and rerun"
+    )]
+    Corrupt(PathBuf),
+    #[error(
+        "the session database {0} is read-only; make it (and its directory) writable or set LINGGEN_HOME elsewhere"
+    )]
+    ReadOnly(PathBuf),
+    #[error(
+        "the session database {path} was written by a newer linggen (schema {found}, this one knows {known}); upgrade linggen"
+    )]
+    TooNew {
+        path: PathBuf,
+        found: i64,
+        known: i64,
+    },
+    #[error("no session matches `{0}`; `linggen sessions` lists them")]
+    NoSuchSession(String),
+    #[error("`{0}` matches several sessions; give more of the id")]
+    Ambiguous(String),
+    #[error("session database {path}: {source}")]
+    Sqlite {
+        path: PathBuf,
+        source: rusqlite::Error,
+    },
+    #[error("cannot create {path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// A stored session, for listings and resuming.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionInfo {
+    pub id: String,
+    pub root: String,
+    pub model: String,
+    pub title: String,
+    pub created_at: i64,
+    pub updated_at: i64,
+    pub message_count: i64,
+}
+
+/// A run as stored in `runs`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunRecord {
+    pub id: String,
+    pub parent_id: Option<String>,
+    pub agent_id: String,
+    pub task: String,
+    pub status: String,
+}
+
+pub struct Store {
+    conn: Connection,
+    path: PathBuf,
+}
+
+impl Store {
+    /// Opens (creating if needed) the database in `home` and brings its schema up to date.
+    pub fn open(home: &Path) -> Result<Store, StoreError> {
+        std::fs::create_dir_all(home).map_err(|source| StoreError::Io {
+            path: home.to_path_buf(),
+            source,
+        })?;
+        Self::open_path(&home.join(DB_FILE))
+    }
+
+    pub fn open_path(path: &Path) -> Result<Store, StoreError> {
+        let conn = Connection::open(path).map_err(|e| classify(path, e))?;
+        let store = Store {
+            conn,
+            path: path.to_path_buf(),
+        };
+        store.init().map_err(|e| classify(path, e))?;
+        store.migrate()?;
+        Ok(store)
+    }
+
+    fn init(&self) -> rusqlite::Result<()> {
+        self.conn.busy_timeout(BUSY_TIMEOUT)?;
+        // Reading the mode also makes SQLite read the header, which is where a corrupt file
+        // or a non-database is noticed.
+        let _: String = self
+            .conn
+            .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))?;
+        self.conn.execute_batch(
+            "PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;",
+        )
+    }
+
+    fn migrate(&self) -> Result<(), StoreError> {
+        let err = |e| classify(&self.path, e);
+        let version: i64 = self
+            .conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .map_err(err)?;
+        let known = schema::MIGRATIONS.len() as i64;
+        if version > known {
+            return Err(StoreError::TooNew {
+                path: self.path.clone(),
+                found: version,
+                known,
+            });
+        }
+        for (i, sql) in schema::MIGRATIONS.iter().enumerate().skip(version as usize) {
+            let tx = self.conn.unchecked_transaction().map_err(err)?;
+            tx.execute_batch(sql).map_err(err)?;
+            tx.pragma_update(None, "user_version", i as i64 + 1)
+                .map_err(err)?;
+            tx.commit().map_err(err)?;
+        }
+        Ok(())
+    }
+
+    fn err(&self, e: rusqlite::Error) -> StoreError {
+        classify(&self.path, e)
+    }
+
+    fn project_id(&self, root: &str) -> Result<i64, StoreError> {
+        self.conn
+            .execute(
+                "INSERT INTO projects (root, created_at) VALUES (?1, ?2) ON CONFLICT(root) DO NOTHING",
+                params![root, now_ms()],
+            )
+            .map_err(|e| self.err(e))?;
+        self.conn
+            .query_row("SELECT id FROM projects WHERE root = ?1", [root], |r| {
+                r.get(0)
+            })
+            .map_err(|e| self.err(e))
+    }
+
+    pub fn create_session(&self, id: &str, root: &str, model: &str) -> Result<(), StoreError> {
+        let project = self.project_id(root)?;
+        let now = now_ms();
+        self.conn
+            .execute(
+                "INSERT INTO sessions (id, project_id, model, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?4)",
+                params![id, project, model, now],
+            )
+            .map_err(|e| self.err(e))?;
+        Ok(())
+    }
+
+    /// Sessions of one workspace, newest first.
+    pub fn list_sessions(&self, root: &str) -> Result<Vec<SessionInfo>, StoreError> {
+        self.query_sessions("WHERE p.root = ?1 ORDER BY s.updated_at DESC, s.rowid DESC", root)
+    }
+
+    /// The newest session of a workspace (`--continue`).
+    pub fn latest_session(&self, root: &str) -> Result<Option<SessionInfo>, StoreError> {
+        Ok(self.list_sessions(root)?.into_iter().next())
+    }
+
+    /// A session by id or unique id prefix (`--resume`).
+    pub fn find_session(&self, id: &str) -> Result<SessionInfo, StoreError> {
+        let pattern = format!("{}%", id.replace(['%', '_'], ""));
+        let mut found = self.query_sessions("WHERE s.id LIKE ?1 ORDER BY s.updated_at DESC", &pattern)?;
+        match found.len() {
+            0 => Err(StoreError::NoSuchSession(id.to_string())),
+            1 => Ok(found.remove(0)),
+            _ => match found.iter().position(|s| s.id == id) {
+                Some(i) => Ok(found.remove(i)),
+                None => Err(StoreError::Ambiguous(id.to_string())),
+            },
+        }
+    }
+
+    fn query_sessions(&self, clause: &str, arg: &str) -> Result<Vec<SessionInfo>, StoreError> {
+        let sql = format!(
+            "SELECT s.id, p.root, s.model, s.title, s.created_at, s.updated_at,
+                    (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id)
+             FROM sessions s JOIN projects p ON p.id = s.project_id {clause}"
+        );
+        let mut stmt = self.conn.prepare(&sql).map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([arg], |r| {
+                Ok(SessionInfo {
+                    id: r.get(0)?,
+                    root: r.get(1)?,
+                    model: r.get(2)?,
+                    title: r.get(3)?,
+                    created_at: r.get(4)?,
+                    updated_at: r.get(5)?,
+                    message_count: r.get(6)?,
+                })
+            })
+            .map_err(|e| self.err(e))?;
+        rows.collect::<Result<_, _>>().map_err(|e| self.err(e))
+    }
+
+    /// Appends one complete message; the first user message becomes the session's title.
+    pub fn append_message(
+        &self,
+        session_id: &str,
+        run_id: Option<&str>,
+        msg: &ChatMessage,
+    ) -> Result<(), StoreError> {
+        let tool_calls = if msg.tool_calls.is_empty() {
+            None
+        } else {
+            serde_json::to_string(&msg.tool_calls).ok()
+        };
+        let now = now_ms();
+        let tx = self
+            .conn
+            .unchecked_transaction()
+            .map_err(|e| self.err(e))?;
+        tx.execute(
+            "INSERT INTO messages (session_id, run_id, role, content, tool_calls, tool_call_id, tool_name, is_error, created_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            params![
+                session_id,
+                run_id,
+                msg.role.as_str(),
+                msg.content,
+                tool_calls,
+                msg.tool_call_id,
+                msg.tool_name,
+                msg.is_error,
+                now
+            ],
+        )
+        .map_err(|e| self.err(e))?;
+        let title: String = msg.content.lines().next().unwrap_or_default().chars().take(80).collect();
+        tx.execute(
+            "UPDATE sessions SET updated_at = ?2,
+                 title = CASE WHEN title = '' AND ?3 = 'user' THEN ?4 ELSE title END
+             WHERE id = ?1",
+            params![session_id, now, msg.role.as_str(), title],
+        )
+        .map_err(|e| self.err(e))?;
+        tx.commit().map_err(|e| self.err(e))
+    }
+
+    /// The stored conversation, oldest first, without system messages (the system prompt is
+    /// rebuilt fresh on resume so it reflects today's workspace).
+    pub fn load_messages(&self, session_id: &str) -> Result<Vec<ChatMessage>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT role, content, tool_calls, tool_call_id, tool_name, is_error
+                 FROM messages WHERE session_id = ?1 AND role != 'system' ORDER BY id",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([session_id], |r| {
+                let role: String = r.get(0)?;
+                let calls: Option<String> = r.get(2)?;
+                Ok(ChatMessage {
+                    role: Role::parse(&role).unwrap_or(Role::User),
+                    content: r.get(1)?,
+                    tool_calls: calls
+                        .and_then(|c| serde_json::from_str(&c).ok())
+                        .unwrap_or_default(),
+                    tool_call_id: r.get(3)?,
+                    tool_name: r.get(4)?,
+                    is_error: r.get(5)?,
+                })
+            })
+            .map_err(|e| self.err(e))?;
+        rows.collect::<Result<_, _>>().map_err(|e| self.err(e))
+    }
+
+    pub fn start_run(&self, session_id: &str, run: &RunRecord) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "INSERT INTO runs (id, session_id, parent_id, agent_id, task, status, started_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, 'running', ?6)",
+                params![run.id, session_id, run.parent_id, run.agent_id, run.task, now_ms()],
+            )
+            .map_err(|e| self.err(e))?;
+        Ok(())
+    }
+
+    pub fn finish_run(&self, run_id: &str, status: &str) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "UPDATE runs SET status = ?2, ended_at = ?3 WHERE id = ?1",
+                params![run_id, status, now_ms()],
+            )
+            .map_err(|e| self.err(e))?;
+        Ok(())
+    }
+
+    /// Runs of a session, oldest first.
+    pub fn runs(&self, session_id: &str) -> Result<Vec<RunRecord>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT id, parent_id, agent_id, task, status FROM runs
+                 WHERE session_id = ?1 ORDER BY started_at, rowid",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([session_id], |r| {
+                Ok(RunRecord {
+                    id: r.get(0)?,
+                    parent_id: r.get(1)?,
+                    agent_id: r.get(2)?,
+                    task: r.get(3)?,
+                    status: r.get(4)?,
+                })
+            })
+            .map_err(|e| self.err(e))?;
+        rows.collect::<Result<_, _>>().map_err(|e| self.err(e))
+    }
+
+    /// Whether a session exists (used by tests and `--resume`).
+    pub fn has_session(&self, id: &str) -> Result<bool, StoreError> {
+        self.conn
+            .query_row("SELECT 1 FROM sessions WHERE id = ?1", [id], |_| Ok(()))
+            .optional()
+            .map(|r| r.is_some())
+            .map_err(|e| self.err(e))
+    }
+}
+
+/// Turns SQLite's codes into the errors a person can act on.
+fn classify(path: &Path, e: rusqlite::Error) -> StoreError {
+    let path = path.to_path_buf();
+    match e.sqlite_error_code() {
+        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => StoreError::Locked(path),
+        Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt) => StoreError::Corrupt(path),
+        Some(ErrorCode::ReadOnly | ErrorCode::CannotOpen | ErrorCode::PermissionDenied) => {
+            StoreError::ReadOnly(path)
+        }
+        _ => StoreError::Sqlite { path, source: e },
+    }
+}
+
+#[cfg(test)]
+mod tests;

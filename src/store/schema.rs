@@ -1,0 +1,46 @@
+//! Versioned migrations, tracked in `PRAGMA user_version`. Append new steps; never edit a
+//! shipped one, or existing databases would not get the change.
+
+pub const MIGRATIONS: &[&str] = &[
+    // 1: projects, sessions, messages, runs.
+    "
+    CREATE TABLE projects (
+        id INTEGER PRIMARY KEY,
+        root TEXT NOT NULL UNIQUE,
+        created_at INTEGER NOT NULL
+    );
+    CREATE TABLE sessions (
+        id TEXT PRIMARY KEY,
+        project_id INTEGER NOT NULL REFERENCES projects(id),
+        model TEXT NOT NULL,
+        title TEXT NOT NULL DEFAULT '',
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL
+    );
+    CREATE INDEX sessions_by_project ON sessions(project_id, updated_at);
+    CREATE TABLE messages (
+        id INTEGER PRIMARY KEY,
+        session_id TEXT NOT NULL REFERENCES sessions(id),
+        run_id TEXT,
+        role TEXT NOT NULL,
+        content TEXT NOT NULL,
+        tool_calls TEXT,
+        tool_call_id TEXT,
+        tool_name TEXT,
+        is_error INTEGER NOT NULL DEFAULT 0,
+        created_at INTEGER NOT NULL
+    );
+    CREATE INDEX messages_by_session ON messages(session_id, id);
+    CREATE TABLE runs (
+        id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL REFERENCES sessions(id),
+        parent_id TEXT REFERENCES runs(id),
+        agent_id TEXT NOT NULL,
+        task TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('running', 'completed', 'failed', 'cancelled')),
+        started_at INTEGER NOT NULL,
+        ended_at INTEGER
+    );
+    CREATE INDEX runs_by_session ON runs(session_id, started_at);
+    ",
+];

@@ -1,0 +1,103 @@
+use super::*;
+use crate::llm::ToolCall;
+
+fn open() -> (tempfile::TempDir, Store) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    (dir, store)
+}
+
+#[test]
+fn messages_round_trip_with_tool_calls() {
+    let (_dir, store) = open();
+    store.create_session("abc123", "/repo", "m").unwrap();
+    let call = ToolCall {
+        id: "c1".into(),
+        name: "Read".into(),
+        arguments: serde_json::json!({"path": "a"}),
+    };
+    let msgs = vec![
+        ChatMessage::user("hello"),
+        ChatMessage::assistant("", vec![call.clone()]),
+        ChatMessage::tool_result(&call, "1\ta", false),
+        ChatMessage::assistant("done", vec![]),
+    ];
+    for m in &msgs {
+        store.append_message("abc123", Some("r1"), m).unwrap();
+    }
+    assert_eq!(store.load_messages("abc123").unwrap(), msgs);
+    let info = store.find_session("abc").unwrap();
+    assert_eq!(info.title, "hello");
+    assert_eq!(info.message_count, 4);
+}
+
+#[test]
+fn latest_session_is_per_workspace() {
+    let (_dir, store) = open();
+    store.create_session("s1", "/a", "m").unwrap();
+    store.create_session("s2", "/b", "m").unwrap();
+    store.create_session("s3", "/a", "m").unwrap();
+    store
+        .append_message("s1", None, &ChatMessage::user("newest"))
+        .unwrap();
+    assert_eq!(store.latest_session("/a").unwrap().unwrap().id, "s1");
+    assert_eq!(store.list_sessions("/a").unwrap().len(), 2);
+    assert!(store.latest_session("/c").unwrap().is_none());
+}
+
+#[test]
+fn find_session_errors() {
+    let (_dir, store) = open();
+    store.create_session("aa1", "/a", "m").unwrap();
+    store.create_session("aa2", "/a", "m").unwrap();
+    assert!(matches!(store.find_session("aa"), Err(StoreError::Ambiguous(_))));
+    assert!(matches!(store.find_session("zz"), Err(StoreError::NoSuchSession(_))));
+    assert_eq!(store.find_session("aa2").unwrap().id, "aa2");
+}
+
+#[test]
+fn runs_are_recorded() {
+    let (_dir, store) = open();
+    store.create_session("s", "/a", "m").unwrap();
+    let run = RunRecord {
+        id: "r1".into(),
+        parent_id: None,
+        agent_id: "ling".into(),
+        task: "t".into(),
+        status: "running".into(),
+    };
+    store.start_run("s", &run).unwrap();
+    store.finish_run("r1", "completed").unwrap();
+    assert_eq!(store.runs("s").unwrap()[0].status, "completed");
+}
+
+#[test]
+fn corrupt_database_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join(DB_FILE), b"this is not sqlite, just text padding it out to a page ....................................................").unwrap();
+    let err = Store::open(dir.path()).err().unwrap();
+    assert!(matches!(err, StoreError::Corrupt(_)), "{err}");
+    assert!(err.to_string().contains("move it aside"));
+}
+
+#[test]
+fn reopening_keeps_data_and_schema() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let store = Store::open(dir.path()).unwrap();
+        store.create_session("s", "/a", "m").unwrap();
+    }
+    let store = Store::open(dir.path()).unwrap();
+    assert!(store.has_session("s").unwrap());
+}
+
+#[test]
+fn newer_schema_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let store = Store::open(dir.path()).unwrap();
+        store.conn.pragma_update(None, "user_version", 99).unwrap();
+    }
+    let err = Store::open(dir.path()).err().unwrap();
+    assert!(matches!(err, StoreError::TooNew { .. }), "{err}");
+}

@@ -1,0 +1,126 @@
+//! Opt-in end-to-end test against a real model: llama.cpp's server with a tiny GGUF model,
+//! as installed by `../shared/tools/local-llm.sh install` (`.ci/run` tries to). It proves
+//! the OpenAI and Anthropic wire protocols and streaming against a real server; the model is
+//! too small to call tools, so agent quality is not what this checks.
+//!
+//! Skips with a message when the server or the model is not installed.
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn installed() -> Option<(PathBuf, PathBuf)> {
+    let cache = std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/linggen-llm"));
+    let from_env = |var: &str, default: &str| {
+        std::env::var_os(var)
+            .map(PathBuf::from)
+            .or_else(|| cache.as_ref().map(|c| c.join(default)))
+    };
+    let bin = from_env("LINGGEN_E2E_LLAMA_SERVER", "bin/llama-server")?;
+    let model = from_env("LINGGEN_E2E_GGUF", "models/SmolLM2-135M-Instruct.Q4_1.gguf")?;
+    (bin.is_file() && model.is_file()).then_some((bin, model))
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn start(bin: &Path, model: &Path, port: u16) -> Server {
+    let child = Command::new(bin)
+        .args(["-m"])
+        .arg(model)
+        .args(["--host", "127.0.0.1", "--port", &port.to_string()])
+        .args(["--jinja", "-c", "8192", "-t", "2"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start llama-server");
+    let server = Server(child);
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while Instant::now() < deadline {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            // The port opens before the model is loaded; /health says when it is ready.
+            let out = Command::new("curl")
+                .args(["-sf", &format!("http://127.0.0.1:{port}/health")])
+                .output();
+            if out.is_ok_and(|o| o.status.success()) {
+                return server;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    panic!("llama-server did not become ready on port {port}");
+}
+
+fn run_linggen(provider: &str, url: &str) -> (String, String) {
+    let home = tempfile::tempdir().unwrap();
+    let root = tempfile::tempdir().unwrap();
+    std::fs::write(
+        home.path().join("linggen-agent.toml"),
+        format!(
+            "[[models]]\nid = \"smol\"\nprovider = \"{provider}\"\nmodel = \"smollm2\"\nurl = \"{url}\"\ncontext_window = 8192\n"
+        ),
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_linggen"))
+        .args(["-p", "Say hello", "--output-format", "stream-json", "--max-iters", "1"])
+        .env("LINGGEN_HOME", home.path())
+        .current_dir(root.path())
+        .stdin(Stdio::null())
+        .output()
+        .expect("run linggen");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    (stdout, stderr)
+}
+
+fn assert_streamed_answer(protocol: &str, stdout: &str, stderr: &str) {
+    let lines: Vec<serde_json::Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{protocol}: bad line {l}: {e}")))
+        .collect();
+    let tokens: String = lines
+        .iter()
+        .filter(|e| e["type"] == "Token" && e["thinking"] == false)
+        .filter_map(|e| e["token"].as_str())
+        .collect();
+    let token_events = lines.iter().filter(|e| e["type"] == "Token").count();
+    let result = lines.last().expect("a result line");
+    assert_eq!(result["type"], "result", "{protocol}: {stdout}\n{stderr}");
+    assert!(
+        !tokens.trim().is_empty() && token_events > 2,
+        "{protocol}: expected a streamed answer, got {token_events} token events: {stdout}\n{stderr}"
+    );
+    eprintln!("{protocol}: streamed {token_events} token events: {:?}", tokens.trim());
+}
+
+#[test]
+fn real_model_streams_an_answer_over_openai_and_anthropic() {
+    let Some((bin, model)) = installed() else {
+        eprintln!(
+            "skipping: llama.cpp server not installed (run ../shared/tools/local-llm.sh install)"
+        );
+        return;
+    };
+    let port = free_port();
+    let _server = start(&bin, &model, port);
+    let base = format!("http://127.0.0.1:{port}");
+    let (out, err) = run_linggen("openai", &format!("{base}/v1"));
+    assert_streamed_answer("openai", &out, &err);
+    let (out, err) = run_linggen("anthropic", &base);
+    assert_streamed_answer("anthropic", &out, &err);
+}
