@@ -224,9 +224,15 @@ fn find_key_line(text: &str, key: &str) -> usize {
     text.lines()
         .position(|l| {
             let l = l.trim_start();
-            l.strip_prefix(key)
-                .is_some_and(|rest| rest.trim_start().starts_with('='))
-                || l.trim_start_matches('[').starts_with(key)
+            let assignment = l
+                .strip_prefix(key)
+                .is_some_and(|rest| rest.trim_start().starts_with('='));
+            let header = l.starts_with('[')
+                && l
+                    .trim_start_matches('[')
+                    .strip_prefix(key)
+                    .is_some_and(|rest| rest.starts_with(']') || rest.starts_with('.'));
+            assignment || header
         })
         .map_or(1, |i| i + 1)
 }

@@ -37,6 +37,8 @@ fn latest_session_is_per_workspace() {
     store.create_session("s1", "/a", "m").unwrap();
     store.create_session("s2", "/b", "m").unwrap();
     store.create_session("s3", "/a", "m").unwrap();
+    // Timestamps have millisecond resolution; make "newer" unambiguous.
+    std::thread::sleep(std::time::Duration::from_millis(5));
     store
         .append_message("s1", None, &ChatMessage::user("newest"))
         .unwrap();
