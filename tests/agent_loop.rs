@@ -1,0 +1,353 @@
+//! The whole agent loop through the real binary and the real wire protocols: the scripted
+//! model reads, greps, edits a file and runs an allowlisted command, then answers.
+
+mod support;
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use support::{Protocol, Reply, ScriptedServer, Step, Workspace, run_with_timeout};
+
+const TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The text of every tool result in one chat request body, in order, whatever the protocol.
+fn tool_results(protocol: Protocol, body: &Value) -> Vec<String> {
+    let messages = body["messages"].as_array().cloned().unwrap_or_default();
+    match protocol {
+        Protocol::Anthropic => messages
+            .iter()
+            .filter_map(|m| m["content"].as_array())
+            .flatten()
+            .filter(|block| block["type"] == "tool_result")
+            .map(|block| match &block["content"] {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            })
+            .collect(),
+        _ => messages
+            .iter()
+            .filter(|m| m["role"] == "tool")
+            .filter_map(|m| m["content"].as_str().map(str::to_string))
+            .collect(),
+    }
+}
+
+fn events(stdout: &str) -> Vec<Value> {
+    stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON: {l}: {e}")))
+        .collect()
+}
+
+fn multi_step_task(protocol: Protocol) {
+    let server = ScriptedServer::start_background(
+        protocol,
+        vec![
+            Step::from(Reply::text_then_tools(
+                "Let me look.",
+                [
+                    ("Read", json!({"path": "src/lib.rs"})),
+                    ("Grep", json!({"query": "fn answer", "globs": ["**/*.rs"]})),
+                ],
+            )),
+            Reply::tool(
+                "Edit",
+                json!({"path": "src/lib.rs", "old_string": "41", "new_string": "42"}),
+            )
+            .into(),
+            Reply::tool("Bash", json!({"command": "cat src/lib.rs | wc -l"})).into(),
+            Reply::text("The answer is now **42**.").into(),
+        ],
+    );
+    let ws = Workspace::new();
+    ws.configure(protocol, &server.url());
+    ws.write("src/lib.rs", "pub fn answer() -> u32 {\n    41\n}\n");
+    let out = run_with_timeout(
+        ws.cmd().args([
+            "-p",
+            "Make answer() return 42 and check the file",
+            "--permission-mode",
+            "accept-edits",
+            "--output-format",
+            "stream-json",
+        ]),
+        TIMEOUT,
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{protocol:?}: {stdout}\n{stderr}");
+
+    // The file was edited.
+    assert_eq!(ws.read("src/lib.rs"), "pub fn answer() -> u32 {\n    42\n}\n");
+
+    // The events tell the story in order and end with Claude-Code-style result.
+    let events = events(&stdout);
+    let started: Vec<&str> = events
+        .iter()
+        .filter(|e| e["type"] == "ToolCallStarted")
+        .filter_map(|e| e["tool"].as_str())
+        .collect();
+    assert_eq!(started, ["Read", "Grep", "Edit", "Bash"], "{protocol:?}");
+    let finished: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "ToolCallFinished")
+        .collect();
+    assert!(finished.iter().all(|e| e["ok"] == true), "{finished:?}");
+    let edit = finished.iter().find(|e| e["tool"] == "Edit").unwrap();
+    assert!(edit["diff"].as_str().unwrap().contains("+    42"), "{edit}");
+    assert!(events.iter().any(|e| e["type"] == "SessionStarted" && e["version"] == 1));
+    assert!(events.iter().any(|e| e["type"] == "ContextUsage"));
+    assert!(events.iter().any(|e| e["type"] == "ChangeReport" && e["files"] == json!(["src/lib.rs"])));
+    let streamed: String = events
+        .iter()
+        .filter(|e| e["type"] == "Token" && e["thinking"] == false)
+        .filter_map(|e| e["token"].as_str())
+        .collect();
+    assert!(streamed.contains("The answer is now **42**."), "{streamed}");
+    let outcome = events.iter().find(|e| e["type"] == "Outcome").unwrap();
+    assert_eq!(outcome["status"], "completed");
+    assert_eq!(outcome["num_turns"], 4);
+    let result = events.last().unwrap();
+    assert_eq!(result["type"], "result");
+    assert_eq!(result["subtype"], "success");
+    assert_eq!(result["is_error"], false);
+    assert_eq!(result["result"], "The answer is now **42**.");
+    assert!(result["session_id"].as_str().is_some_and(|s| !s.is_empty()));
+
+    // The tool results reached the model intact, in order.
+    let requests = server.chat_requests();
+    assert_eq!(requests.len(), 4, "{protocol:?}");
+    let second = tool_results(protocol, &requests[1]);
+    assert_eq!(second.len(), 2, "{protocol:?}: {second:?}");
+    assert!(second[0].contains("1\tpub fn answer() -> u32 {"), "{}", second[0]);
+    assert!(second[0].contains("2\t    41"), "{}", second[0]);
+    assert!(second[1].contains("src/lib.rs:1:pub fn answer() -> u32 {"), "{}", second[1]);
+    let fourth = tool_results(protocol, &requests[3]);
+    assert!(fourth[3].contains('3'), "wc -l output: {}", fourth[3]);
+    assert!(fourth[2].to_lowercase().contains("edit"), "{}", fourth[2]);
+    // The model was offered the tools, natively.
+    let offered = requests[0]["tools"].as_array().map_or(0, Vec::len);
+    assert_eq!(offered, 7, "{protocol:?}");
+}
+
+#[test]
+fn openai_multi_step_task() {
+    multi_step_task(Protocol::OpenAi);
+}
+
+#[test]
+fn ollama_multi_step_task() {
+    multi_step_task(Protocol::Ollama);
+}
+
+#[test]
+fn anthropic_multi_step_task() {
+    multi_step_task(Protocol::Anthropic);
+}
+
+#[test]
+fn text_mode_prints_only_the_answer_on_stdout() {
+    let server = ScriptedServer::start_background(
+        Protocol::OpenAi,
+        vec![
+            Step::from(Reply::tool("Glob", json!({"pattern": "*.txt"}))),
+            Reply::text("One file: notes.txt").into(),
+        ],
+    );
+    let ws = Workspace::new();
+    ws.configure(Protocol::OpenAi, &server.url());
+    ws.write("notes.txt", "hi\n");
+    let out = run_with_timeout(ws.cmd().args(["-p", "list txt files"]), TIMEOUT);
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "One file: notes.txt\n");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("⏺ Glob"), "{stderr}");
+
+    // -q silences the progress.
+    let server = ScriptedServer::start_background(
+        Protocol::OpenAi,
+        vec![Step::from(Reply::text("quiet answer"))],
+    );
+    ws.configure(Protocol::OpenAi, &server.url());
+    let out = run_with_timeout(ws.cmd().args(["-q", "-p", "x"]), TIMEOUT);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "quiet answer\n");
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+}
+
+#[test]
+fn json_output_is_one_object() {
+    let server = ScriptedServer::start_background(
+        Protocol::Anthropic,
+        vec![Step::from(Reply::text("Hello!").usage(120, 7))],
+    );
+    let ws = Workspace::new();
+    ws.configure(Protocol::Anthropic, &server.url());
+    let out = run_with_timeout(
+        ws.cmd().args(["-p", "hi", "--output-format", "json"]),
+        TIMEOUT,
+    );
+    assert!(out.status.success());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(stdout.lines().count(), 1, "{stdout}");
+    let v: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(v["result"], "Hello!");
+    assert_eq!(v["subtype"], "success");
+    assert_eq!(v["num_turns"], 1);
+    assert_eq!(v["usage"]["input_tokens"], 120);
+    assert_eq!(v["usage"]["output_tokens"], 7);
+    assert!(v["duration_ms"].is_u64());
+    // The API key went where Anthropic expects it.
+    let req = &server.requests()[0];
+    assert_eq!(req.header("x-api-key"), Some(support::TEST_KEY));
+    assert!(req.header("anthropic-version").is_some());
+}
+
+#[test]
+fn piped_stdin_is_appended_as_a_fenced_block() {
+    let server = ScriptedServer::start_background(
+        Protocol::OpenAi,
+        vec![Step::from(Reply::text("It fails because of X."))],
+    );
+    let ws = Workspace::new();
+    ws.configure(Protocol::OpenAi, &server.url());
+    let log = ws.write("build.log", "error[E0308]: mismatched types\n");
+    let mut cmd = ws.cmd();
+    cmd.args(["-p", "why does this fail?"])
+        .stdin(std::fs::File::open(&log).unwrap());
+    let out = run_with_timeout(&mut cmd, TIMEOUT);
+    assert!(out.status.success());
+    let body = server.last_chat_request().unwrap();
+    let user = body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "user")
+        .unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        user,
+        "why does this fail?\n\n```\nerror[E0308]: mismatched types\n```"
+    );
+
+    // The task alone on stdin.
+    let server = ScriptedServer::start_background(Protocol::OpenAi, vec![Step::from(Reply::text("ok"))]);
+    ws.configure(Protocol::OpenAi, &server.url());
+    let task = ws.write("task.txt", "summarise the repo\n");
+    let mut cmd = ws.cmd();
+    cmd.arg("-p").stdin(std::fs::File::open(&task).unwrap());
+    let out = run_with_timeout(&mut cmd, TIMEOUT);
+    assert!(out.status.success());
+    let body = server.last_chat_request().unwrap();
+    assert!(body.to_string().contains("summarise the repo"));
+}
+
+#[test]
+fn tool_calls_printed_as_text_are_recovered() {
+    let server = ScriptedServer::start_background(
+        Protocol::OpenAi,
+        vec![
+            Step::from(Reply::text(
+                "I'll read it.\n<tool_call>\n{\"name\": \"Read\", \"arguments\": {\"path\": \"a.txt\"}}\n</tool_call>",
+            )),
+            Reply::text("It says hello.").into(),
+        ],
+    );
+    let ws = Workspace::new();
+    ws.configure(Protocol::OpenAi, &server.url());
+    ws.write("a.txt", "hello\n");
+    let out = run_with_timeout(ws.cmd().args(["-p", "what does a.txt say?"]), TIMEOUT);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "It says hello.\n");
+    let second = &server.chat_requests()[1];
+    let results = tool_results(Protocol::OpenAi, second);
+    assert!(results[0].contains("1\thello"), "{results:?}");
+}
+
+#[test]
+fn max_iters_stops_with_exit_code_3() {
+    let server = ScriptedServer::start_background(
+        Protocol::Ollama,
+        vec![Step::repeat(Reply::tool("get_repo_info", json!({})))],
+    );
+    let ws = Workspace::new();
+    ws.configure(Protocol::Ollama, &server.url());
+    let out = run_with_timeout(ws.cmd().args(["-p", "loop", "--max-iters", "3"]), TIMEOUT);
+    assert_eq!(out.status.code(), Some(3));
+    assert_eq!(server.chat_requests().len(), 3);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("max_iters"), "{stderr}");
+}
+
+#[test]
+fn continue_resumes_the_conversation() {
+    let server = ScriptedServer::start_background(
+        Protocol::OpenAi,
+        vec![
+            Step::from(Reply::tool("Read", json!({"path": "a.txt"}))),
+            Reply::text("first answer").into(),
+            Reply::text("second answer").into(),
+        ],
+    );
+    let ws = Workspace::new();
+    ws.configure(Protocol::OpenAi, &server.url());
+    ws.write("a.txt", "alpha\n");
+    let out = run_with_timeout(ws.cmd().args(["-p", "first question"]), TIMEOUT);
+    assert!(out.status.success());
+    let out = run_with_timeout(
+        ws.cmd().args(["-p", "second question", "--continue", "--output-format", "json"]),
+        TIMEOUT,
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let last = server.last_chat_request().unwrap();
+    let roles: Vec<&str> = last["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["role"].as_str())
+        .collect();
+    assert_eq!(
+        roles,
+        ["system", "user", "assistant", "tool", "assistant", "user"]
+    );
+    assert!(last.to_string().contains("1\\talpha"), "the tool result was restored");
+
+    // Both runs are one session.
+    let out = run_with_timeout(ws.cmd().arg("sessions"), TIMEOUT);
+    let listing = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(listing.lines().count(), 2, "{listing}");
+    assert!(listing.contains("first question"), "{listing}");
+    let id = listing.lines().nth(1).unwrap().split_whitespace().next().unwrap();
+
+    // --resume by id prefix works too.
+    let server = ScriptedServer::start_background(Protocol::OpenAi, vec![Step::from(Reply::text("third"))]);
+    ws.configure(Protocol::OpenAi, &server.url());
+    let out = run_with_timeout(ws.cmd().args(["-p", "again", "--resume", &id[..8]]), TIMEOUT);
+    assert!(out.status.success());
+    let n = server.last_chat_request().unwrap()["messages"].as_array().unwrap().len();
+    assert_eq!(n, 8);
+
+    let out = run_with_timeout(ws.cmd().args(["-p", "x", "--resume", "nosuchid"]), TIMEOUT);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no session matches"));
+}
+
+#[test]
+fn ollama_is_discovered_without_config() {
+    let server = ScriptedServer::start_background(
+        Protocol::Ollama,
+        vec![Step::from(Reply::text("hi from ollama"))],
+    );
+    let ws = Workspace::new();
+    let out = run_with_timeout(
+        ws.cmd()
+            .env("OLLAMA_HOST", server.url())
+            .args(["-p", "hello"]),
+        TIMEOUT,
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "hi from ollama\n");
+    let body = server.last_chat_request().unwrap();
+    assert!(body["options"]["num_ctx"].as_u64().is_some_and(|n| n > 0), "{body}");
+}
