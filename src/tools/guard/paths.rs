@@ -1,0 +1,316 @@
+//! Confines file tools to the workspace root.
+//!
+//! A path is resolved in two steps. First lexically: relative paths are joined to the root,
+//! `.` and `..` are folded, and the result must still be under the root. Then physically:
+//! the longest prefix that exists is canonicalized, which follows every symlink in it, and
+//! that must be under the canonical root too. Checking only the lexical form would let a
+//! symlink committed to a repository (`docs -> /etc`) hand out files anywhere.
+//!
+//! The check happens when a call is prepared and again just before a write, which narrows
+//! (but cannot close) the window in which another process could swap a directory for a
+//! symlink; the workspace is assumed not to be under attack by a concurrent local process.
+
+use std::io;
+use std::path::{Component, Path, PathBuf};
+
+/// What the resolved path will be used for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PathUse {
+    Read,
+    Write,
+}
+
+/// A path that passed the checks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResolvedPath {
+    /// Absolute path with every existing symlink resolved.
+    pub abs: PathBuf,
+    /// Relative to the root, `/`-separated; `.` for the root itself.
+    pub rel: String,
+}
+
+/// Resolves a path given by the model against `root`; the error says what to do instead.
+pub fn resolve(root: &Path, raw: &str, usage: PathUse) -> Result<ResolvedPath, String> {
+    let given_root = root;
+    let root = canonical_root(root);
+    if raw.trim().is_empty() {
+        return Err(
+            "the path is empty; give a path relative to the workspace root, e.g. src/main.rs"
+                .to_string(),
+        );
+    }
+    // An absolute path spelled through a non-canonical root (`/tmp/ws/x` when `/tmp` is a
+    // symlink) is still inside; re-anchor it before the lexical check.
+    let raw_path = Path::new(raw);
+    let anchored = match raw_path.strip_prefix(given_root) {
+        Ok(rest) if given_root != root.as_path() => root.join(rest),
+        _ => raw_path.to_path_buf(),
+    };
+    let abs = locate(&root, &root, &anchored.to_string_lossy())?;
+    let rel = relative(&root, &abs);
+    if usage == PathUse::Write {
+        if rel == "." {
+            return Err("cannot write to the workspace root itself; name a file inside it".into());
+        }
+        if touches_git_dir(&rel) {
+            // Git runs programs named in `.git/config` (core.pager, core.fsmonitor,
+            // diff.external, aliases) and executes `.git/hooks/*`. Letting a write land there
+            // would turn a later, harmless-looking `git status` into arbitrary code.
+            return Err(format!(
+                "`{raw}` is inside a `.git` directory; writes there are refused because git \
+                 executes programs named in its config and hooks. Edit working-tree files instead"
+            ));
+        }
+    }
+    Ok(ResolvedPath { abs, rel })
+}
+
+/// Resolves `raw` relative to `base` (a directory inside `root`, which must be canonical)
+/// and checks that the result, symlinks followed, stays inside `root`. Shared with the shell
+/// analysis, which checks every argument that could name a file.
+pub fn locate(root: &Path, base: &Path, raw: &str) -> Result<PathBuf, String> {
+    if raw.contains('\0') {
+        return Err("the path contains a NUL byte".into());
+    }
+    if raw.starts_with('~') {
+        return Err(format!(
+            "`{raw}` refers to a home directory, which is outside the workspace root {}; \
+             use a path relative to the root",
+            root.display()
+        ));
+    }
+    let lexical = normalize(&base.join(raw));
+    if !lexical.starts_with(root) {
+        return Err(outside(raw, root));
+    }
+    let physical = follow_existing(&lexical).map_err(|e| format!("cannot resolve `{raw}`: {e}"))?;
+    if !physical.starts_with(root) {
+        return Err(format!(
+            "`{raw}` leads outside the workspace root through a symlink (to {}); only files \
+             inside {} are reachable",
+            physical.display(),
+            root.display()
+        ));
+    }
+    Ok(physical)
+}
+
+/// The root as the checks compare against it. `ToolContext::root` is documented as
+/// canonical, but a test or a caller may pass `/tmp/x` where `/tmp` is a symlink.
+pub fn canonical_root(root: &Path) -> PathBuf {
+    root.canonicalize().unwrap_or_else(|_| normalize(root))
+}
+
+/// `abs` relative to `root`, `/`-separated.
+pub fn relative(root: &Path, abs: &Path) -> String {
+    match abs.strip_prefix(root) {
+        Ok(rel) if rel.as_os_str().is_empty() => ".".to_string(),
+        Ok(rel) => rel
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy())
+            .collect::<Vec<_>>()
+            .join("/"),
+        Err(_) => abs.display().to_string(),
+    }
+}
+
+/// True when any component of a root-relative path is a `.git` directory. Compared without
+/// case because macOS and Windows file systems treat `.GIT` as `.git`.
+pub fn touches_git_dir(rel: &str) -> bool {
+    rel.split('/').any(|part| part.eq_ignore_ascii_case(".git"))
+}
+
+fn outside(raw: &str, root: &Path) -> String {
+    format!(
+        "`{raw}` is outside the workspace root {}; use a path inside it, relative to the root \
+         (e.g. src/main.rs)",
+        root.display()
+    )
+}
+
+/// Folds `.` and `..` without touching the file system. `..` at `/` stays at `/`, as the
+/// kernel does.
+pub fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::Prefix(p) => out.push(p.as_os_str()),
+            Component::RootDir => out.push("/"),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::Normal(name) => out.push(name),
+        }
+    }
+    out
+}
+
+/// Canonicalizes the longest existing prefix of an absolute, normalized path and appends
+/// the rest. A dangling symlink is refused: writing through it would create its target,
+/// wherever that is.
+fn follow_existing(path: &Path) -> io::Result<PathBuf> {
+    let mut missing: Vec<&std::ffi::OsStr> = Vec::new();
+    let mut current = path;
+    loop {
+        match current.symlink_metadata() {
+            Ok(meta) => {
+                let canonical = current.canonicalize().map_err(|e| {
+                    if meta.file_type().is_symlink() {
+                        io::Error::new(
+                            io::ErrorKind::NotFound,
+                            "it is a symlink to a missing target; use the target path directly",
+                        )
+                    } else {
+                        e
+                    }
+                })?;
+                let mut out = canonical;
+                for name in missing.iter().rev() {
+                    out.push(name);
+                }
+                return Ok(out);
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e),
+        }
+        match (current.file_name(), current.parent()) {
+            (Some(name), Some(parent)) => {
+                missing.push(name);
+                current = parent;
+            }
+            // Only `/` has no parent, and it always exists.
+            _ => return Ok(path.to_path_buf()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+    use std::os::unix::fs::symlink;
+
+    fn root() -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        fs::create_dir_all(root.join("src")).unwrap();
+        fs::write(root.join("src/main.rs"), "fn main() {}\n").unwrap();
+        (dir, root)
+    }
+
+    fn refused(root: &Path, raw: &str, usage: PathUse) -> String {
+        match resolve(root, raw, usage) {
+            Ok(p) => panic!("`{raw}` should be refused, resolved to {}", p.abs.display()),
+            Err(e) => e,
+        }
+    }
+
+    #[test]
+    fn relative_paths_resolve_inside() {
+        let (_d, root) = root();
+        let p = resolve(&root, "src/main.rs", PathUse::Read).unwrap();
+        assert_eq!(p.abs, root.join("src/main.rs"));
+        assert_eq!(p.rel, "src/main.rs");
+        let p = resolve(&root, "./src/../src/main.rs", PathUse::Read).unwrap();
+        assert_eq!(p.rel, "src/main.rs");
+        assert_eq!(resolve(&root, ".", PathUse::Read).unwrap().rel, ".");
+    }
+
+    #[test]
+    fn parent_escape_is_refused() {
+        let (_d, root) = root();
+        assert!(refused(&root, "../x", PathUse::Read).contains("outside the workspace root"));
+        assert!(refused(&root, "a/../../x", PathUse::Read).contains("outside"));
+        refused(&root, "src/../../../etc/passwd", PathUse::Write);
+    }
+
+    #[test]
+    fn absolute_paths_outside_are_refused_inside_are_fine() {
+        let (_d, root) = root();
+        assert!(refused(&root, "/etc/passwd", PathUse::Read).contains("outside"));
+        let inside = root.join("src/main.rs");
+        let p = resolve(&root, inside.to_str().unwrap(), PathUse::Read).unwrap();
+        assert_eq!(p.rel, "src/main.rs");
+    }
+
+    #[test]
+    fn home_paths_are_refused() {
+        let (_d, root) = root();
+        assert!(refused(&root, "~/.ssh/id_rsa", PathUse::Read).contains("home directory"));
+        refused(&root, "~", PathUse::Read);
+    }
+
+    #[test]
+    fn symlink_to_outside_file_is_refused() {
+        let (_d, root) = root();
+        symlink("/etc/passwd", root.join("passwd")).unwrap();
+        assert!(refused(&root, "passwd", PathUse::Read).contains("through a symlink"));
+    }
+
+    #[test]
+    fn symlinked_directory_escaping_is_refused() {
+        let (_d, root) = root();
+        symlink("/etc", root.join("etc")).unwrap();
+        assert!(refused(&root, "etc/hostname", PathUse::Read).contains("symlink"));
+        // Creating a new file under the link would create it in /etc.
+        assert!(refused(&root, "etc/new/file", PathUse::Write).contains("symlink"));
+    }
+
+    #[test]
+    fn symlink_inside_root_is_fine() {
+        let (_d, root) = root();
+        symlink(root.join("src"), root.join("code")).unwrap();
+        let p = resolve(&root, "code/main.rs", PathUse::Read).unwrap();
+        assert_eq!(p.rel, "src/main.rs");
+    }
+
+    #[test]
+    fn dangling_symlink_is_refused() {
+        let (_d, root) = root();
+        symlink("/nonexistent-linggen-target", root.join("dangling")).unwrap();
+        assert!(refused(&root, "dangling", PathUse::Write).contains("missing target"));
+    }
+
+    #[test]
+    fn git_dir_writes_are_refused_reads_allowed() {
+        let (_d, root) = root();
+        fs::create_dir_all(root.join(".git/hooks")).unwrap();
+        assert!(refused(&root, ".git/config", PathUse::Write).contains(".git"));
+        refused(&root, ".git/hooks/pre-commit", PathUse::Write);
+        refused(&root, "sub/.GIT/config", PathUse::Write);
+        assert!(resolve(&root, ".git/config", PathUse::Read).is_ok());
+        // A symlink pointing into .git is resolved first, so it is caught too.
+        symlink(root.join(".git"), root.join("g")).unwrap();
+        refused(&root, "g/config", PathUse::Write);
+    }
+
+    #[test]
+    fn nonexistent_nested_path_inside_root_is_fine_for_writes() {
+        let (_d, root) = root();
+        let p = resolve(&root, "new/deep/dir/file.txt", PathUse::Write).unwrap();
+        assert_eq!(p.abs, root.join("new/deep/dir/file.txt"));
+        assert_eq!(p.rel, "new/deep/dir/file.txt");
+    }
+
+    #[test]
+    fn empty_and_root_writes_are_refused() {
+        let (_d, root) = root();
+        assert!(refused(&root, "  ", PathUse::Read).contains("empty"));
+        refused(&root, ".", PathUse::Write);
+        refused(&root, "x\0y", PathUse::Read);
+    }
+
+    #[test]
+    fn non_canonical_root_is_handled() {
+        let (_d, root) = root();
+        let link_parent = tempfile::tempdir().unwrap();
+        let alias = link_parent.path().join("alias");
+        symlink(&root, &alias).unwrap();
+        let p = resolve(&alias, "src/main.rs", PathUse::Read).unwrap();
+        assert_eq!(p.abs, root.join("src/main.rs"));
+        let spelled = alias.join("src/main.rs");
+        let p = resolve(&alias, spelled.to_str().unwrap(), PathUse::Read).unwrap();
+        assert_eq!(p.rel, "src/main.rs");
+    }
+}

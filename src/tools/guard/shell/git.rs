@@ -1,0 +1,237 @@
+//! `git` is allowlisted for reading history and the working tree only. Git can be told to
+//! run programs from its command line (`-c core.pager=sh`, `--exec-path`, `--ext-diff`,
+//! `grep -O`, `--upload-pack`), to use another repository whose config names programs
+//! (`--git-dir`, `-C`, `--work-tree`), or to write (`--output`, `branch -d`). So global
+//! options are allowlisted, subcommands are allowlisted, and subcommands that both list and
+//! modify (branch, tag, remote, reflog, stash) are accepted only in their listing form.
+//!
+//! The repository's own `.git/config` is trusted: file tools refuse to write into `.git/`,
+//! which is what keeps it trustworthy.
+
+use super::lexer::Word;
+use super::programs::find_option;
+
+/// `Ok` when the invocation only reads; `Err` says why not.
+pub fn check(args: &[Word]) -> Result<(), String> {
+    let mut i = 0;
+    while let Some(word) = args.get(i) {
+        let text = word.text.as_str();
+        if !text.starts_with('-') {
+            break;
+        }
+        global_option(text)?;
+        i += 1;
+    }
+    let Some(sub) = args.get(i) else {
+        return Ok(());
+    };
+    let sub = sub.text.as_str();
+    let rest = &args[i + 1..];
+    if let Some(word) = find_option(rest, "", &["help"]) {
+        return Err(format!("`git {sub} {word}` opens a manual viewer"));
+    }
+    for (long, why) in [
+        ("output", "writes a file"),
+        ("ext-diff", "runs an external diff program"),
+        ("upload-pack", "runs another program"),
+        ("receive-pack", "runs another program"),
+        ("exec", "runs another program"),
+        ("open-files-in-pager", "runs a pager program"),
+    ] {
+        if let Some(word) = find_option(rest, "", &[long]) {
+            return Err(format!("`git {sub} {word}` {why}"));
+        }
+    }
+    match sub {
+        "status" | "log" | "diff" | "show" | "rev-parse" | "ls-files" | "blame" | "describe"
+        | "shortlog" | "cat-file" | "ls-tree" | "rev-list" | "show-ref" | "merge-base"
+        | "for-each-ref" | "check-ignore" | "version" | "whatchanged" => Ok(()),
+        "grep" => match find_option(rest, "O", &[]) {
+            Some(word) => Err(format!("`git grep {word}` runs a pager program")),
+            None => Ok(()),
+        },
+        "branch" => listing(sub, rest, "arvli", BRANCH_LONG),
+        "tag" => listing(sub, rest, "lni", TAG_LONG),
+        "remote" => remote(rest),
+        "reflog" | "stash" => {
+            let allowed: &[&str] = if sub == "reflog" {
+                &["show", "exists"]
+            } else {
+                &["list", "show"]
+            };
+            let first = rest.iter().find(|w| !w.text.starts_with('-'));
+            match first.map(|w| w.text.as_str()) {
+                None if sub == "reflog" => Ok(()),
+                Some(action) if allowed.contains(&action) => Ok(()),
+                // `git reflog <ref>` shows that ref's log.
+                Some(action) if sub == "reflog" && !MODIFYING_REFLOG.contains(&action) => Ok(()),
+                other => Err(format!(
+                    "`git {sub} {}` changes the repository; only {} run without asking",
+                    other.unwrap_or_default(),
+                    allowed.join("/")
+                )),
+            }
+        }
+        other => Err(format!(
+            "`git {other}` is not on the read-only allowlist (status, log, diff, show, grep, \
+             blame, ...)"
+        )),
+    }
+}
+
+const MODIFYING_REFLOG: &[&str] = &["expire", "delete", "drop", "write"];
+
+fn global_option(text: &str) -> Result<(), String> {
+    let name = text.split('=').next().unwrap_or_default();
+    match name {
+        "--no-pager"
+        | "-P"
+        | "--no-optional-locks"
+        | "--literal-pathspecs"
+        | "--glob-pathspecs"
+        | "--noglob-pathspecs"
+        | "--icase-pathspecs"
+        | "--no-replace-objects"
+        | "--version" => Ok(()),
+        "--config-env" => Err(format!(
+            "`git {text}` sets configuration, which can name programs to run"
+        )),
+        "--git-dir" | "--work-tree" | "--namespace" | "--super-prefix" => Err(format!(
+            "`git {text}` points git at another repository, whose config may run programs"
+        )),
+        "--exec-path" => Err(format!("`git {text}` changes where git finds its programs")),
+        "-p" | "--paginate" => Err(format!("`git {text}` starts a pager program")),
+        _ if text.starts_with("-c") => Err(format!(
+            "`git {text}` sets configuration, which can name programs to run (core.pager, \
+             diff.external, ...)"
+        )),
+        _ if text.starts_with("-C") => Err(format!(
+            "`git {text}` runs in another directory; cd into it first if it is inside the \
+             workspace"
+        )),
+        _ => Err(format!("git option `{text}` is not on the allowlist")),
+    }
+}
+
+/// Long options of `git branch` that only select or format what is listed. Those in
+/// `LIST_MODE` also make positional words patterns or commits instead of new branch names.
+const BRANCH_LONG: &[&str] = &[
+    "all",
+    "remotes",
+    "list",
+    "verbose",
+    "show-current",
+    "color",
+    "no-color",
+    "column",
+    "no-column",
+    "ignore-case",
+    "omit-empty",
+    "abbrev",
+    "no-abbrev",
+    "sort",
+    "format",
+    "contains",
+    "no-contains",
+    "merged",
+    "no-merged",
+    "points-at",
+];
+const TAG_LONG: &[&str] = &[
+    "list",
+    "color",
+    "column",
+    "no-column",
+    "ignore-case",
+    "omit-empty",
+    "sort",
+    "format",
+    "contains",
+    "no-contains",
+    "merged",
+    "no-merged",
+    "points-at",
+];
+const LIST_MODE: &[&str] = &[
+    "list",
+    "contains",
+    "no-contains",
+    "merged",
+    "no-merged",
+    "points-at",
+];
+/// Options whose value may be the next word.
+const WITH_VALUE: &[&str] = &[
+    "sort",
+    "format",
+    "contains",
+    "no-contains",
+    "merged",
+    "no-merged",
+    "points-at",
+];
+
+/// `git branch` / `git tag` in listing form: only listing options, and operands only when
+/// listing was asked for (`-l`, `--contains`, ...); otherwise an operand creates a ref.
+fn listing(sub: &str, args: &[Word], shorts: &str, longs: &[&str]) -> Result<(), String> {
+    let refuse = |word: &str| {
+        Err(format!(
+            "`git {sub} {word}` changes refs; only the listing form runs without asking"
+        ))
+    };
+    let mut list_mode = false;
+    let mut operands = false;
+    let mut i = 0;
+    while let Some(word) = args.get(i) {
+        let text = word.text.as_str();
+        if let Some(long) = text.strip_prefix("--") {
+            let (name, has_value) = match long.split_once('=') {
+                Some((name, _)) => (name, true),
+                None => (long, false),
+            };
+            if !longs.contains(&name) {
+                return refuse(text);
+            }
+            list_mode |= LIST_MODE.contains(&name);
+            if !has_value && WITH_VALUE.contains(&name) {
+                // The value is optional for some of these; consuming the next word only
+                // ever turns an operand into a value, which is the safer reading.
+                i += 1;
+            }
+        } else if let Some(cluster) = text.strip_prefix('-') {
+            // `git tag -n5` prints five annotation lines.
+            let letters = cluster.trim_end_matches(|c: char| c.is_ascii_digit());
+            if letters.is_empty() || !letters.chars().all(|c| shorts.contains(c)) {
+                return refuse(text);
+            }
+            list_mode |= letters.contains('l') || (sub == "tag" && letters.contains('n'));
+        } else {
+            operands = true;
+        }
+        i += 1;
+    }
+    if operands && !list_mode {
+        return refuse(
+            &args
+                .iter()
+                .map(|w| w.text.as_str())
+                .collect::<Vec<_>>()
+                .join(" "),
+        );
+    }
+    Ok(())
+}
+
+fn remote(args: &[Word]) -> Result<(), String> {
+    let words: Vec<&str> = args.iter().map(|w| w.text.as_str()).collect();
+    match words.as_slice() {
+        [] => Ok(()),
+        ["-v" | "--verbose"] => Ok(()),
+        ["get-url", ..] => Ok(()),
+        _ => Err(format!(
+            "`git remote {}` may change remotes or contact the network; only `git remote -v` \
+             and `get-url` run without asking",
+            words.join(" ")
+        )),
+    }
+}

@@ -1,0 +1,383 @@
+//! `sed` is allowlisted only for scripts we can prove just print, delete or substitute.
+//! GNU sed can run programs (`e`, `s///e`) and read or write files (`r`, `R`, `w`, `W`,
+//! `s///w`), and those can hide anywhere in a script, so the script is parsed command by
+//! command and anything not understood is refused. GNU 4.x and BSD sed skip delimiters
+//! inside `[...]`, older and smaller seds do not, so a script with brackets must be safe
+//! under both readings.
+
+use super::lexer::Word;
+
+/// What a `sed` invocation does, as far as the classification is concerned.
+#[derive(Debug, Default)]
+pub struct SedCall {
+    /// Indices (into the argument list) of words that are scripts, not file names.
+    pub script_args: Vec<usize>,
+    /// Indices of file operands.
+    pub files: Vec<usize>,
+    /// `-i`/`--in-place`: the files are rewritten.
+    pub in_place: bool,
+}
+
+/// Parses `sed` arguments. `Err` is the reason the call is not read-only-provable.
+pub fn analyze(args: &[Word]) -> Result<SedCall, String> {
+    let mut call = SedCall::default();
+    let mut scripts: Vec<String> = Vec::new();
+    let mut explicit_script = false;
+    let mut positional: Vec<usize> = Vec::new();
+    let mut i = 0;
+    let mut options_done = false;
+    while i < args.len() {
+        let text = args[i].text.as_str();
+        if options_done || !text.starts_with('-') || text == "-" {
+            positional.push(i);
+        } else if text == "--" {
+            options_done = true;
+        } else if let Some(long) = text.strip_prefix("--") {
+            let (name, value) = long
+                .split_once('=')
+                .map_or((long, None), |(n, v)| (n, Some(v)));
+            match name {
+                "expression" => {
+                    explicit_script = true;
+                    match value {
+                        Some(v) => scripts.push(v.to_string()),
+                        None => {
+                            i += 1;
+                            let Some(word) = args.get(i) else {
+                                return Err("`sed --expression` has no script".into());
+                            };
+                            scripts.push(word.text.clone());
+                        }
+                    }
+                    call.script_args.push(i);
+                }
+                "in-place" => call.in_place = true,
+                "quiet" | "silent" | "regexp-extended" | "separate" | "null-data"
+                | "unbuffered" | "posix" | "debug" | "sandbox" | "line-length" => {}
+                "file" => return Err("`sed --file` runs a script we cannot check".into()),
+                other => return Err(format!("`sed --{other}` is not on the allowlist")),
+            }
+        } else {
+            // A cluster of short options; `-e` and `-l` take the rest or the next word.
+            let flags: Vec<char> = text[1..].chars().collect();
+            let mut j = 0;
+            while j < flags.len() {
+                match flags[j] {
+                    'n' | 'E' | 'r' | 's' | 'u' | 'z' => {}
+                    'i' => {
+                        // `-i[SUFFIX]`: everything after it is the backup suffix.
+                        call.in_place = true;
+                        break;
+                    }
+                    'e' | 'l' => {
+                        let rest: String = flags[j + 1..].iter().collect();
+                        let value = if rest.is_empty() {
+                            i += 1;
+                            args.get(i)
+                                .map(|w| w.text.clone())
+                                .ok_or_else(|| format!("`sed -{}` has no argument", flags[j]))?
+                        } else {
+                            rest
+                        };
+                        if flags[j] == 'e' {
+                            explicit_script = true;
+                            scripts.push(value);
+                            call.script_args.push(i);
+                        }
+                        break;
+                    }
+                    'f' => return Err("`sed -f` runs a script file we cannot check".into()),
+                    other => return Err(format!("`sed -{other}` is not on the allowlist")),
+                }
+                j += 1;
+            }
+        }
+        i += 1;
+    }
+    let mut operands = positional.into_iter();
+    if !explicit_script {
+        let Some(index) = operands.next() else {
+            return Err("`sed` without a script".into());
+        };
+        scripts.push(args[index].text.clone());
+        call.script_args.push(index);
+    }
+    call.files = operands.collect();
+    for script in &scripts {
+        check_script(script, false)?;
+        if script.contains('[') {
+            check_script(script, true)?;
+        }
+    }
+    if call.in_place && call.files.is_empty() {
+        return Err("`sed -i` without a file".into());
+    }
+    Ok(call)
+}
+
+const UNSAFE: &str = "the sed script is not a plain print/delete/substitute (commands like \
+                      `e`, `w`, `r` run programs or touch files)";
+
+/// Accepts a script made only of addresses and the commands
+/// `p P d D n N q Q = l g G h H x z { } s y`, with `s` flags limited to `g p i I m M` and
+/// digits.
+fn check_script(script: &str, brackets: bool) -> Result<(), String> {
+    let chars: Vec<char> = script.chars().collect();
+    let mut p = Parser {
+        chars: &chars,
+        pos: 0,
+        brackets,
+    };
+    p.script().ok_or_else(|| UNSAFE.to_string())
+}
+
+struct Parser<'a> {
+    chars: &'a [char],
+    pos: usize,
+    brackets: bool,
+}
+
+impl Parser<'_> {
+    fn peek(&self) -> Option<char> {
+        self.chars.get(self.pos).copied()
+    }
+
+    fn skip_blanks(&mut self) {
+        while matches!(self.peek(), Some(' ' | '\t')) {
+            self.pos += 1;
+        }
+    }
+
+    fn script(&mut self) -> Option<()> {
+        loop {
+            self.skip_blanks();
+            match self.peek() {
+                None => return Some(()),
+                Some(';') => {
+                    self.pos += 1;
+                    continue;
+                }
+                Some(_) => self.command()?,
+            }
+        }
+    }
+
+    fn command(&mut self) -> Option<()> {
+        if self.address()? {
+            self.skip_blanks();
+            if self.peek() == Some(',') {
+                self.pos += 1;
+                self.skip_blanks();
+                // `addr,+N` and `addr,~N` are GNU forms of the second address.
+                if matches!(self.peek(), Some('+' | '~')) {
+                    self.pos += 1;
+                }
+                if !self.address()? {
+                    return None;
+                }
+            }
+        }
+        self.skip_blanks();
+        if self.peek() == Some('!') {
+            self.pos += 1;
+            self.skip_blanks();
+        }
+        let command = self.peek()?;
+        self.pos += 1;
+        match command {
+            // The block's commands follow directly.
+            '{' => return Some(()),
+            'p' | 'P' | 'd' | 'D' | 'n' | 'N' | '=' | 'g' | 'G' | 'h' | 'H' | 'x' | 'z' | '}' => {}
+            // Exit code or line length may follow.
+            'q' | 'Q' | 'l' => {
+                self.skip_blanks();
+                while self.peek().is_some_and(|c| c.is_ascii_digit()) {
+                    self.pos += 1;
+                }
+            }
+            's' => {
+                let delim = self.delimiter()?;
+                self.delimited(delim)?;
+                self.delimited(delim)?;
+                while let Some(c) = self.peek() {
+                    match c {
+                        'g' | 'p' | 'i' | 'I' | 'm' | 'M' => self.pos += 1,
+                        c if c.is_ascii_digit() => self.pos += 1,
+                        _ => break,
+                    }
+                }
+            }
+            'y' => {
+                let delim = self.delimiter()?;
+                self.delimited(delim)?;
+                self.delimited(delim)?;
+            }
+            _ => return None,
+        }
+        // A command ends at `;`, `}` or the end of the script.
+        self.skip_blanks();
+        match self.peek() {
+            None | Some(';') | Some('}') => Some(()),
+            _ => None,
+        }
+    }
+
+    /// Parses an optional address; `Some(true)` if one was present.
+    fn address(&mut self) -> Option<bool> {
+        match self.peek() {
+            Some(c) if c.is_ascii_digit() => {
+                while self.peek().is_some_and(|c| c.is_ascii_digit() || c == '~') {
+                    self.pos += 1;
+                }
+                Some(true)
+            }
+            Some('$') => {
+                self.pos += 1;
+                Some(true)
+            }
+            Some('/') => {
+                self.pos += 1;
+                self.delimited('/')?;
+                self.regex_flags();
+                Some(true)
+            }
+            Some('\\') => {
+                self.pos += 1;
+                let delim = self.delimiter()?;
+                self.delimited(delim)?;
+                self.regex_flags();
+                Some(true)
+            }
+            _ => Some(false),
+        }
+    }
+
+    fn regex_flags(&mut self) {
+        while matches!(self.peek(), Some('I' | 'M')) {
+            self.pos += 1;
+        }
+    }
+
+    fn delimiter(&mut self) -> Option<char> {
+        let d = self.peek()?;
+        if d == '\\' || d == '\n' {
+            return None;
+        }
+        self.pos += 1;
+        Some(d)
+    }
+
+    /// Skips text up to and including the unescaped `delim`.
+    fn delimited(&mut self, delim: char) -> Option<()> {
+        loop {
+            let c = self.peek()?;
+            self.pos += 1;
+            if c == '\\' {
+                self.peek()?;
+                self.pos += 1;
+            } else if c == '[' && self.brackets && delim != '[' {
+                self.bracket()?;
+            } else if c == delim {
+                return Some(());
+            }
+        }
+    }
+
+    /// Skips a bracket expression the way GNU 4.x and BSD sed do: `]` first is literal, and
+    /// `[:class:]`, `[=e=]`, `[.c.]` are skipped whole.
+    fn bracket(&mut self) -> Option<()> {
+        if self.peek() == Some('^') {
+            self.pos += 1;
+        }
+        if self.peek() == Some(']') {
+            self.pos += 1;
+        }
+        loop {
+            let c = self.peek()?;
+            self.pos += 1;
+            match c {
+                ']' => return Some(()),
+                '[' if matches!(self.peek(), Some(':' | '=' | '.')) => {
+                    let kind = self.peek()?;
+                    self.pos += 1;
+                    loop {
+                        let c = self.peek()?;
+                        self.pos += 1;
+                        if c == kind && self.peek() == Some(']') {
+                            self.pos += 1;
+                            break;
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(args: &[&str]) -> Vec<Word> {
+        args.iter()
+            .map(|a| Word {
+                text: a.to_string(),
+                ..Word::default()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn plain_scripts_pass() {
+        for args in [
+            &["-n", "1,20p", "f"][..],
+            &["s/a/b/g", "f"],
+            &["-e", "s|x|y|", "-e", "/foo/d", "f"],
+            &["-E", "s/([a-z]+)/\\1/2", "f"],
+            &["-n", "/start/,/end/{p;=}", "f"],
+            &["$!N;P;D", "f"],
+            &["y/abc/xyz/"],
+            &["-n", "5q"],
+            &["s/[[:alpha:]]/x/g", "f"],
+        ] {
+            assert!(analyze(&words(args)).is_ok(), "{args:?}");
+        }
+    }
+
+    #[test]
+    fn dangerous_scripts_fail() {
+        for args in [
+            &["-n", "1e id", "f"][..],
+            &["s/a/b/e", "f"],
+            &["s/a/b/w /tmp/x", "f"],
+            &["r /etc/passwd", "f"],
+            &["R x", "f"],
+            &["W x", "f"],
+            &["1w out", "f"],
+            &["-f", "script.sed", "f"],
+            &["--file=s.sed", "f"],
+            // GNU reads `[` literally: regex `[`, replacement `]`, flags `e`.
+            &["s/[/]/e", "f"],
+            // BSD skips the bracket: regex `[/]`, replacement `x`, flags `w`.
+            &["s/[/]/x/w out", "f"],
+            // Provable only under one reading, so refused (conservative).
+            &["s/[/]/x/g", "f"],
+            &["s/[[:alpha:]/]/x/e", "f"],
+            &["a\\ text", "f"],
+            &["-z", "--unknown", "p"],
+            &[],
+        ] {
+            assert!(analyze(&words(args)).is_err(), "{args:?}");
+        }
+    }
+
+    #[test]
+    fn in_place_lists_files() {
+        let call = analyze(&words(&["-i.bak", "s/a/b/", "x.txt", "y.txt"])).unwrap();
+        assert!(call.in_place);
+        assert_eq!(call.files, [2, 3]);
+        assert_eq!(call.script_args, [1]);
+        assert!(analyze(&words(&["-i", "s/a/b/"])).is_err());
+    }
+}
