@@ -1,0 +1,410 @@
+//! `Bash`: one shell command in the workspace root, with a timeout and an output cap.
+//!
+//! The command runs under `/bin/sh -c` in its own process group, so a timeout or a
+//! cancellation (dropping the future) kills everything it started, not just the shell.
+//! stdout and stderr share one pipe so the model sees them interleaved as a terminal
+//! would; stdin is closed so nothing waits for input.
+
+use std::io::Read as _;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::process::Command;
+use tokio::sync::oneshot;
+
+use super::guard::{paths, shell};
+use super::{Access, ToolContext, ToolOutput, args};
+use crate::llm::ToolSpec;
+
+pub const DEFAULT_TIMEOUT_MS: u64 = 30_000;
+pub const MAX_TIMEOUT_MS: u64 = 600_000;
+/// Output kept for the model: the first and last half of this many bytes.
+pub const OUTPUT_CAP_BYTES: usize = 30_000;
+/// After the shell exits and its group is killed, how long to wait for the pipe to drain.
+/// Only a process that left the group (`setsid`) can hold it open longer.
+const DRAIN_GRACE: Duration = Duration::from_secs(2);
+
+pub fn spec() -> ToolSpec {
+    ToolSpec {
+        name: "Bash".into(),
+        description:
+            "Run a shell command in the workspace root. Output is capped; default timeout 30 s."
+                .into(),
+        parameters: json!({
+            "type": "object",
+            "properties": {
+                "cmd": {"type": "string"},
+                "timeout_ms": {"type": "integer"}
+            },
+            "required": ["cmd"]
+        }),
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct BashArgs {
+    pub command: String,
+    pub timeout_ms: u64,
+}
+
+impl BashArgs {
+    pub fn parse(ctx: &ToolContext, args: &Value) -> Result<Self, ToolOutput> {
+        let command = args::required_string(
+            args,
+            &["cmd", "command", "script", "commandLine"],
+            "Bash",
+            r#"{"cmd": "git status"}"#,
+        )?;
+        let timeout_ms = args::uint(args, &["timeout_ms", "timeout", "timeoutMs"])?
+            .filter(|t| *t > 0)
+            .unwrap_or(ctx.bash_timeout_ms)
+            .min(MAX_TIMEOUT_MS);
+        Ok(BashArgs {
+            command,
+            timeout_ms,
+        })
+    }
+
+    pub fn summary(&self) -> String {
+        const MAX: usize = 120;
+        match self.command.char_indices().nth(MAX) {
+            None => format!("Bash: {}", self.command),
+            Some((cut, _)) => format!("Bash: {}…", &self.command[..cut]),
+        }
+    }
+
+    /// Runs the shell analysis; a floor refusal becomes the error observation.
+    pub fn access(&self, ctx: &ToolContext) -> Result<Access, ToolOutput> {
+        match shell::analyze(&self.command, &ctx.root) {
+            Ok(analysis) => Ok(Access::Command {
+                command: self.command.clone(),
+                analysis,
+            }),
+            Err(reason) => Err(ToolOutput::error(format!(
+                "command refused (never runs): {reason}"
+            ))),
+        }
+    }
+
+    pub async fn run(&self, ctx: &ToolContext) -> ToolOutput {
+        match execute(ctx, &self.command, Duration::from_millis(self.timeout_ms)).await {
+            Ok(result) => result.into_output(self.timeout_ms),
+            Err(e) => ToolOutput::error(format!("could not start /bin/sh: {e}")),
+        }
+    }
+}
+
+/// What a finished command left behind.
+#[derive(Debug)]
+struct Finished {
+    /// `None` when it timed out.
+    status: Option<std::process::ExitStatus>,
+    output: String,
+}
+
+impl Finished {
+    fn into_output(self, timeout_ms: u64) -> ToolOutput {
+        use std::os::unix::process::ExitStatusExt as _;
+        let lines = self.output.lines().count();
+        let body = if self.output.is_empty() {
+            "(no output)".to_string()
+        } else {
+            self.output
+        };
+        let (head, summary, is_error) = match self.status {
+            None => {
+                let secs = timeout_ms as f64 / 1000.0;
+                (
+                    format!(
+                        "timed out after {secs} s and was killed; pass a larger timeout_ms (max \
+                         600000) or run something quicker"
+                    ),
+                    format!("timed out after {secs} s"),
+                    true,
+                )
+            }
+            Some(status) => match (status.code(), status.signal()) {
+                (Some(code), _) => (
+                    format!("exit {code}"),
+                    format!("exit {code}, {lines} lines"),
+                    code != 0,
+                ),
+                (None, Some(signal)) => (
+                    format!("killed by signal {signal}"),
+                    format!("killed by signal {signal}"),
+                    true,
+                ),
+                (None, None) => ("ended".into(), "ended".into(), true),
+            },
+        };
+        ToolOutput {
+            model: format!("{head}\n{body}"),
+            summary,
+            diff: None,
+            is_error,
+        }
+    }
+}
+
+/// Kills the command's whole process group when dropped: on timeout, on cancellation, and
+/// after a normal exit (to reap anything it left running in the background).
+struct ProcessGroup {
+    pgid: libc::pid_t,
+}
+
+impl Drop for ProcessGroup {
+    fn drop(&mut self) {
+        // SAFETY: killpg only sends a signal. The group id is our child's pid, which the
+        // kernel does not hand to another process while the group still has members, so
+        // this cannot hit an unrelated group; if the group is gone it fails with ESRCH.
+        unsafe {
+            libc::killpg(self.pgid, libc::SIGKILL);
+        }
+    }
+}
+
+async fn execute(ctx: &ToolContext, command: &str, timeout: Duration) -> std::io::Result<Finished> {
+    let (reader, writer) = std::io::pipe()?;
+    let root = paths::canonical_root(&ctx.root);
+    let mut child = {
+        let mut cmd = Command::new("/bin/sh");
+        cmd.arg("-c")
+            .arg(command)
+            .current_dir(&root)
+            .stdin(Stdio::null())
+            .stdout(writer.try_clone()?)
+            .stderr(writer)
+            // The analysis resolves `cd dir` inside the root; CDPATH would send it elsewhere.
+            // BASH_ENV/ENV would run a script before the analysed command.
+            .env_remove("CDPATH")
+            .env_remove("BASH_ENV")
+            .env_remove("ENV")
+            // Nothing can answer a prompt or scroll a pager.
+            .env("PAGER", "cat")
+            .env("GIT_PAGER", "cat")
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .process_group(0)
+            .kill_on_drop(true);
+        // The command (and with it our copies of the pipe's write end) is dropped at the end
+        // of this block, so the reader sees end-of-file once the children are gone.
+        cmd.spawn()?
+    };
+    let group = child.id().map(|pid| ProcessGroup {
+        pgid: pid as libc::pid_t,
+    });
+    let capture = Arc::new(Mutex::new(Capture::default()));
+    let drained = spawn_reader(reader, Arc::clone(&capture));
+
+    let status = match tokio::time::timeout(timeout, child.wait()).await {
+        Ok(status) => Some(status?),
+        Err(_) => None,
+    };
+    drop(group);
+    let _ = tokio::time::timeout(DRAIN_GRACE, drained).await;
+    let output = match capture.lock() {
+        Ok(capture) => capture.render(),
+        Err(poisoned) => poisoned.into_inner().render(),
+    };
+    Ok(Finished { status, output })
+}
+
+/// Reads the pipe on a plain thread (a blocking read of a pipe is simplest there) and
+/// signals when it reaches end-of-file.
+fn spawn_reader(
+    mut reader: std::io::PipeReader,
+    capture: Arc<Mutex<Capture>>,
+) -> oneshot::Receiver<()> {
+    let (done, drained) = oneshot::channel();
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 16 * 1024];
+        loop {
+            match reader.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => match capture.lock() {
+                    Ok(mut c) => c.push(&buf[..n]),
+                    Err(_) => break,
+                },
+            }
+        }
+        let _ = done.send(());
+    });
+    drained
+}
+
+/// Keeps the first and the last `OUTPUT_CAP_BYTES / 2` bytes: the head usually says what
+/// ran, the tail how it ended (the error, the test summary).
+#[derive(Debug, Default)]
+struct Capture {
+    head: Vec<u8>,
+    tail: std::collections::VecDeque<u8>,
+    total: usize,
+}
+
+impl Capture {
+    fn push(&mut self, mut bytes: &[u8]) {
+        self.total += bytes.len();
+        let half = OUTPUT_CAP_BYTES / 2;
+        let room = half.saturating_sub(self.head.len());
+        let take = room.min(bytes.len());
+        self.head.extend_from_slice(&bytes[..take]);
+        bytes = &bytes[take..];
+        if bytes.len() >= half {
+            self.tail.clear();
+            bytes = &bytes[bytes.len() - half..];
+        }
+        self.tail.extend(bytes);
+        let excess = self.tail.len().saturating_sub(half);
+        self.tail.drain(..excess);
+    }
+
+    fn render(&self) -> String {
+        let omitted = self.total - self.head.len() - self.tail.len();
+        let mut out = String::from_utf8_lossy(&self.head).into_owned();
+        if omitted > 0 {
+            out.push_str(&format!("\n[… {omitted} bytes omitted …]\n"));
+        }
+        let tail: Vec<u8> = self.tail.iter().copied().collect();
+        out.push_str(&String::from_utf8_lossy(&tail));
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Instant;
+
+    fn ctx() -> (tempfile::TempDir, ToolContext) {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = ToolContext::new(&dir.path().canonicalize().unwrap());
+        (dir, ctx)
+    }
+
+    async fn bash(ctx: &ToolContext, args: Value) -> ToolOutput {
+        BashArgs::parse(ctx, &args).unwrap().run(ctx).await
+    }
+
+    #[tokio::test]
+    async fn captures_stdout_stderr_and_exit_code() {
+        let (_d, ctx) = ctx();
+        let out = bash(&ctx, json!({"cmd": "echo out; echo err >&2; exit 3"})).await;
+        assert_eq!(out.model, "exit 3\nout\nerr\n");
+        assert_eq!(out.summary, "exit 3, 2 lines");
+        assert!(out.is_error);
+        let out = bash(&ctx, json!({"command": "pwd"})).await;
+        assert!(!out.is_error);
+        assert_eq!(
+            out.model.trim_end(),
+            format!("exit 0\n{}", ctx.root.display())
+        );
+        let out = bash(&ctx, json!({"cmd": "true"})).await;
+        assert_eq!(out.model, "exit 0\n(no output)");
+    }
+
+    #[tokio::test]
+    async fn stdin_is_closed() {
+        let (_d, ctx) = ctx();
+        let out = bash(&ctx, json!({"cmd": "cat; echo done", "timeout_ms": 5000})).await;
+        assert_eq!(out.model, "exit 0\ndone\n");
+    }
+
+    #[tokio::test]
+    async fn timeout_kills_the_whole_group() {
+        let (dir, ctx) = ctx();
+        let marker = dir.path().join("survived");
+        let command = format!("(sleep 1; touch {}) & sleep 30", marker.display());
+        let started = Instant::now();
+        let out = bash(&ctx, json!({"cmd": command, "timeout_ms": 300})).await;
+        assert!(started.elapsed() < Duration::from_secs(5));
+        assert!(
+            out.is_error && out.summary.starts_with("timed out"),
+            "{}",
+            out.model
+        );
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        assert!(!marker.exists(), "a background child outlived the timeout");
+    }
+
+    #[tokio::test]
+    async fn background_leftovers_do_not_hold_the_call() {
+        let (_d, ctx) = ctx();
+        let started = Instant::now();
+        let out = bash(&ctx, json!({"cmd": "sleep 30 & echo started"})).await;
+        assert!(started.elapsed() < Duration::from_secs(5));
+        assert_eq!(out.model, "exit 0\nstarted\n");
+    }
+
+    #[tokio::test]
+    async fn cancellation_kills_the_group() {
+        let (dir, ctx) = ctx();
+        let marker = dir.path().join("survived");
+        let args = BashArgs {
+            command: format!("sleep 1; touch {}", marker.display()),
+            timeout_ms: 10_000,
+        };
+        let run = args.run(&ctx);
+        assert!(
+            tokio::time::timeout(Duration::from_millis(200), run)
+                .await
+                .is_err()
+        );
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        assert!(
+            !marker.exists(),
+            "the command outlived its cancelled future"
+        );
+    }
+
+    #[tokio::test]
+    async fn output_is_capped_head_and_tail() {
+        let (_d, ctx) = ctx();
+        let out = bash(&ctx, json!({"cmd": "seq 1 20000"})).await;
+        assert!(out.model.starts_with("exit 0\n1\n2\n3\n"));
+        assert!(out.model.ends_with("19999\n20000\n"));
+        assert!(out.model.contains("bytes omitted …]"), "no marker");
+        assert!(out.model.len() < OUTPUT_CAP_BYTES + 200);
+    }
+
+    #[test]
+    fn capture_keeps_exact_head_and_tail() {
+        let mut c = Capture::default();
+        let data: Vec<u8> = (0..100_000u32).map(|i| (i % 251) as u8).collect();
+        for chunk in data.chunks(777) {
+            c.push(chunk);
+        }
+        let half = OUTPUT_CAP_BYTES / 2;
+        assert_eq!(c.head, data[..half]);
+        assert_eq!(
+            c.tail.iter().copied().collect::<Vec<_>>(),
+            data[data.len() - half..]
+        );
+        assert_eq!(c.total, data.len());
+    }
+
+    #[test]
+    fn access_applies_the_floor_and_analysis() {
+        let (_d, ctx) = ctx();
+        let args = BashArgs::parse(&ctx, &json!({"cmd": "echo $(id)"})).unwrap();
+        let err = args.access(&ctx).unwrap_err();
+        assert!(
+            err.is_error && err.model.contains("never runs"),
+            "{}",
+            err.model
+        );
+        let args =
+            BashArgs::parse(&ctx, &json!({"cmd": "ls -la", "timeout": "999999999"})).unwrap();
+        assert_eq!(args.timeout_ms, MAX_TIMEOUT_MS);
+        let Ok(Access::Command { analysis, .. }) = args.access(&ctx) else {
+            panic!("expected a command");
+        };
+        assert!(analysis.is_read_only());
+        assert_eq!(
+            BashArgs::parse(&ctx, &json!({"cmd": "x"}))
+                .unwrap()
+                .timeout_ms,
+            30_000
+        );
+    }
+}

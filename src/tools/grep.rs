@@ -1,0 +1,439 @@
+//! `Grep`: regex search over the workspace with ripgrep's engine (grep-regex, grep-searcher,
+//! ignore's parallel walker). [`search`] is public so `benches/` can time it against `rg`.
+//!
+//! Speed comes from the same places as ripgrep's: one walker thread per core, one
+//! `Searcher` per thread reused across files, a matcher that knows the line terminator (so
+//! it searches whole buffers and only finds line boundaries around a match), no
+//! allocation except for matches, and a global counter that stops every thread once
+//! enough matches are found. Because threads race, a truncated result is *a* set of
+//! matches, not the first ones in path order; the output says so.
+
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use grep_regex::RegexMatcherBuilder;
+use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkMatch};
+use ignore::WalkState;
+use serde_json::{Value, json};
+
+use super::glob::{self, FileFilter, plural, walk_builder};
+use super::guard::paths;
+use super::{ToolContext, ToolOutput, args};
+use crate::llm::ToolSpec;
+
+/// Matched lines longer than this are cut; minified files would flood the context.
+const MAX_LINE_CHARS: usize = 300;
+
+pub fn spec() -> ToolSpec {
+    ToolSpec {
+        name: "Grep".into(),
+        description: "Search file contents with a regex (gitignore-aware). Returns path:line:text."
+            .into(),
+        parameters: json!({
+            "type": "object",
+            "properties": {
+                "query": {"type": "string", "description": "Rust regex syntax."},
+                "globs": {"type": "array", "items": {"type": "string"}, "description": "Only files matching, e.g. [\"*.rs\"]."},
+                "path": {"type": "string"},
+                "case_insensitive": {"type": "boolean"},
+                "max_results": {"type": "integer"}
+            },
+            "required": ["query"]
+        }),
+    }
+}
+
+/// One matching line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GrepMatch {
+    /// Relative to the root, `/`-separated.
+    pub path: String,
+    pub line: u64,
+    /// The line without its terminator, cut to a few hundred characters.
+    pub text: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct GrepResult {
+    /// Sorted by path, then line.
+    pub matches: Vec<GrepMatch>,
+    /// More matches exist than were returned.
+    pub truncated: bool,
+}
+
+/// Options beyond the query.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SearchOptions {
+    pub globs: Vec<String>,
+    pub max_results: usize,
+    pub case_insensitive: bool,
+    /// Walker threads; 0 picks one per core (at most 12, ignore's default).
+    pub threads: usize,
+}
+
+impl Default for SearchOptions {
+    fn default() -> Self {
+        SearchOptions {
+            globs: Vec::new(),
+            max_results: glob::DEFAULT_MAX_RESULTS,
+            case_insensitive: false,
+            threads: 0,
+        }
+    }
+}
+
+/// Searches every file under `root` for `query`. The error is a message for the model
+/// (bad regex, bad glob).
+pub fn search(
+    root: &Path,
+    query: &str,
+    globs: &[String],
+    max_results: usize,
+) -> Result<GrepResult, String> {
+    let options = SearchOptions {
+        globs: globs.to_vec(),
+        max_results,
+        ..SearchOptions::default()
+    };
+    search_in(root, root, query, &options)
+}
+
+/// Searches under `base` (a directory or file inside `root`); paths are reported relative
+/// to `root`.
+pub fn search_in(
+    root: &Path,
+    base: &Path,
+    query: &str,
+    options: &SearchOptions,
+) -> Result<GrepResult, String> {
+    let matcher = RegexMatcherBuilder::new()
+        .case_insensitive(options.case_insensitive)
+        .line_terminator(Some(b'\n'))
+        .build(query)
+        .map_err(|e| {
+            format!(
+                "bad regex `{query}`: {e}. Escape special characters such as ( [ {{ . * + ? \
+                 with a backslash to search for them literally"
+            )
+        })?;
+    let max = options.max_results.max(1);
+    let filter = FileFilter::new(&options.globs)?;
+    let walker = walk_builder(base).threads(options.threads).build_parallel();
+    // Counts up to max + 1 so that "more exist" is known without searching further.
+    let found = AtomicUsize::new(0);
+    let results: Mutex<Vec<GrepMatch>> = Mutex::new(Vec::new());
+    walker.run(|| {
+        let matcher = matcher.clone();
+        let mut searcher = SearcherBuilder::new()
+            .line_number(true)
+            .binary_detection(BinaryDetection::quit(b'\x00'))
+            .build();
+        let (found, results, filter) = (&found, &results, &filter);
+        Box::new(move |entry| {
+            if found.load(Ordering::Relaxed) > max {
+                return WalkState::Quit;
+            }
+            let Ok(entry) = entry else {
+                return WalkState::Continue;
+            };
+            // Symlinks are not followed (the walker's default), so nothing outside the
+            // root is searched.
+            if !entry.file_type().is_some_and(|t| t.is_file())
+                || !filter.matches(base, entry.path())
+            {
+                return WalkState::Continue;
+            }
+            let mut sink = Collector {
+                root,
+                path: entry.path(),
+                rel: None,
+                local: Vec::new(),
+                found,
+                max,
+            };
+            // Unreadable files are skipped, as ripgrep does without --debug.
+            let _ = searcher.search_path(&matcher, entry.path(), &mut sink);
+            if !sink.local.is_empty()
+                && let Ok(mut all) = results.lock()
+            {
+                all.append(&mut sink.local);
+            }
+            if found.load(Ordering::Relaxed) > max {
+                WalkState::Quit
+            } else {
+                WalkState::Continue
+            }
+        })
+    });
+    let mut matches = results
+        .into_inner()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    matches.sort_unstable_by(|a, b| a.path.cmp(&b.path).then(a.line.cmp(&b.line)));
+    let truncated = matches.len() > max;
+    matches.truncate(max);
+    Ok(GrepResult { matches, truncated })
+}
+
+/// Collects one file's matches; the path string is built only if something matches.
+struct Collector<'a> {
+    root: &'a Path,
+    path: &'a Path,
+    rel: Option<String>,
+    local: Vec<GrepMatch>,
+    found: &'a AtomicUsize,
+    max: usize,
+}
+
+impl Sink for Collector<'_> {
+    type Error = io::Error;
+
+    fn matched(&mut self, _searcher: &Searcher, mat: &SinkMatch<'_>) -> Result<bool, io::Error> {
+        let n = self.found.fetch_add(1, Ordering::Relaxed) + 1;
+        if n > self.max + 1 {
+            return Ok(false);
+        }
+        let (root, path) = (self.root, self.path);
+        let rel = self
+            .rel
+            .get_or_insert_with(|| paths::relative(root, path))
+            .clone();
+        let bytes = mat.bytes();
+        let bytes = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+        let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
+        self.local.push(GrepMatch {
+            path: rel,
+            line: mat.line_number().unwrap_or(0),
+            text: clip(&String::from_utf8_lossy(bytes)),
+        });
+        Ok(n <= self.max)
+    }
+}
+
+fn clip(text: &str) -> String {
+    match text.char_indices().nth(MAX_LINE_CHARS) {
+        None => text.to_string(),
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct GrepArgs {
+    pub query: String,
+    pub globs: Vec<String>,
+    pub base: PathBuf,
+    pub base_rel: String,
+    pub max_results: usize,
+    pub case_insensitive: bool,
+}
+
+impl GrepArgs {
+    pub fn parse(ctx: &ToolContext, args: &Value) -> Result<Self, ToolOutput> {
+        let query = args::required_string(
+            args,
+            &["query", "pattern", "regex", "q", "search"],
+            "Grep",
+            r#"{"query": "fn main", "globs": ["*.rs"]}"#,
+        )?;
+        if query.is_empty() {
+            return Err(ToolOutput::error(
+                "the query is empty; give a regex or a plain word to search for",
+            ));
+        }
+        let (globs, base, base_rel) = glob::parse_scope(ctx, args)?;
+        let case_insensitive = args::boolean(
+            args,
+            &[
+                "case_insensitive",
+                "ignore_case",
+                "caseInsensitive",
+                "-i",
+                "i",
+            ],
+        )?
+        .unwrap_or(false);
+        Ok(GrepArgs {
+            query,
+            globs,
+            base,
+            base_rel,
+            max_results: glob::max_results(args)?,
+            case_insensitive,
+        })
+    }
+
+    pub fn summary(&self) -> String {
+        let mut s = format!("Grep `{}`", self.query);
+        if self.base_rel != "." {
+            s.push_str(&format!(" in {}", self.base_rel));
+        }
+        if !self.globs.is_empty() {
+            s.push_str(&format!(" ({})", self.globs.join(" ")));
+        }
+        s
+    }
+
+    pub async fn run(&self, ctx: &ToolContext) -> ToolOutput {
+        let args = self.clone();
+        let root = paths::canonical_root(&ctx.root);
+        let options = SearchOptions {
+            globs: self.globs.clone(),
+            max_results: self.max_results,
+            case_insensitive: self.case_insensitive,
+            threads: 0,
+        };
+        let job =
+            move || search_in(&root, &args.base, &args.query, &options).map(|r| args.render(r));
+        match tokio::task::spawn_blocking(job).await {
+            Ok(Ok(output)) => output,
+            Ok(Err(message)) => ToolOutput::error(message),
+            Err(e) => ToolOutput::error(format!("Grep failed: {e}")),
+        }
+    }
+
+    fn render(&self, result: GrepResult) -> ToolOutput {
+        if result.matches.is_empty() {
+            return ToolOutput::ok(
+                format!(
+                    "no matches for `{}`{}; try a simpler regex, case_insensitive, or other globs",
+                    self.query,
+                    if self.base_rel == "." {
+                        String::new()
+                    } else {
+                        format!(" in {}", self.base_rel)
+                    }
+                ),
+                "0 matches",
+            );
+        }
+        let mut out = String::new();
+        let mut files = 0;
+        let mut last_path: Option<&str> = None;
+        for m in &result.matches {
+            if last_path != Some(m.path.as_str()) {
+                files += 1;
+                last_path = Some(&m.path);
+            }
+            out.push_str(&format!("{}:{}:{}\n", m.path, m.line, m.text));
+        }
+        let summary = format!(
+            "{} in {}",
+            plural(result.matches.len(), "match", "matches"),
+            plural(files, "file", "files")
+        );
+        if result.truncated {
+            out.push_str(&format!(
+                "[stopped at {} matches; more exist. Narrow the query, path or globs, or raise \
+                 max_results]\n",
+                result.matches.len()
+            ));
+            return ToolOutput::ok(out, format!("{summary} (truncated)"));
+        }
+        ToolOutput::ok(out, summary)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    fn workspace() -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let files: &[(&str, &[u8])] = &[
+            ("src/main.rs", b"fn main() {\n    helper();\n}\n"),
+            ("src/lib.rs", b"pub fn helper() {}\n// Helper docs\n"),
+            ("notes.md", b"helper in prose\n"),
+            ("target/gen.rs", b"fn helper_generated() {}\n"),
+            ("bin.dat", b"helper\0\x01\x02"),
+            (".gitignore", b"target/\n"),
+        ];
+        for (path, content) in files {
+            let path = root.join(path);
+            fs::create_dir_all(path.parent().unwrap()).unwrap();
+            fs::write(path, content).unwrap();
+        }
+        (dir, root)
+    }
+
+    fn lines(result: &GrepResult) -> Vec<String> {
+        result
+            .matches
+            .iter()
+            .map(|m| format!("{}:{}:{}", m.path, m.line, m.text))
+            .collect()
+    }
+
+    #[test]
+    fn finds_sorted_matches_and_respects_ignores() {
+        let (_d, root) = workspace();
+        let result = search(&root, "helper", &[], 100).unwrap();
+        assert_eq!(
+            lines(&result),
+            [
+                "notes.md:1:helper in prose",
+                "src/lib.rs:1:pub fn helper() {}",
+                "src/main.rs:2:    helper();",
+            ]
+        );
+        assert!(!result.truncated);
+    }
+
+    #[test]
+    fn globs_case_and_truncation() {
+        let (_d, root) = workspace();
+        let only_rs = search(&root, "helper", &["*.rs".to_string()], 100).unwrap();
+        assert_eq!(only_rs.matches.len(), 2);
+        let options = SearchOptions {
+            case_insensitive: true,
+            ..SearchOptions::default()
+        };
+        let ci = search_in(&root, &root.join("src"), "HELPER", &options).unwrap();
+        assert_eq!(ci.matches.len(), 3);
+        let capped = search(&root, "helper", &[], 2).unwrap();
+        assert_eq!(capped.matches.len(), 2);
+        assert!(capped.truncated);
+    }
+
+    #[test]
+    fn bad_regex_is_explained() {
+        let (_d, root) = workspace();
+        let err = search(&root, "fn (", &[], 10).unwrap_err();
+        assert!(
+            err.contains("bad regex") && err.contains("backslash"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn long_lines_are_clipped() {
+        let (_d, root) = workspace();
+        fs::write(
+            root.join("long.txt"),
+            format!("needle{}\n", "x".repeat(1000)),
+        )
+        .unwrap();
+        let result = search(&root, "needle", &[], 10).unwrap();
+        assert_eq!(result.matches[0].text.chars().count(), MAX_LINE_CHARS + 1);
+    }
+
+    #[tokio::test]
+    async fn tool_output_and_aliases() {
+        let (_d, root) = workspace();
+        let ctx = ToolContext::new(&root);
+        let args = GrepArgs::parse(&ctx, &json!({"pattern": "helper", "glob": "*.rs"})).unwrap();
+        let out = args.run(&ctx).await;
+        assert_eq!(out.summary, "2 matches in 2 files");
+        assert_eq!(
+            out.model,
+            "src/lib.rs:1:pub fn helper() {}\nsrc/main.rs:2:    helper();\n"
+        );
+        let args = GrepArgs::parse(&ctx, &json!({"regex": "zzz"})).unwrap();
+        assert_eq!(args.run(&ctx).await.summary, "0 matches");
+        let args = GrepArgs::parse(&ctx, &json!({"query": "("})).unwrap();
+        let out = args.run(&ctx).await;
+        assert!(out.is_error && out.model.contains("bad regex"));
+    }
+}

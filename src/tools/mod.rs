@@ -1,0 +1,228 @@
+//! The tool set offered to the model. A call goes through two steps so the session can put
+//! the permission check in between: [`prepare`] parses and validates the arguments (aliases
+//! accepted, paths confined to the root, commands analysed) and says what the call would
+//! touch; [`run`] then does it. Both return a [`ToolOutput`] on failure, so a bad call is
+//! just an observation for the model, never a crash.
+
+pub mod args;
+pub mod bash;
+pub mod diff;
+pub mod edit;
+pub mod glob;
+pub mod grep;
+pub mod guard;
+pub mod read;
+pub mod repo_info;
+pub mod write;
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::llm::ToolSpec;
+pub use guard::shell::{CommandAnalysis, Segment, SegmentClass};
+
+/// What a finished tool call reports. The model gets `model` (compact facts); a person gets
+/// `summary` (one line) and, for edits, `diff` (unified diff).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolOutput {
+    pub model: String,
+    pub summary: String,
+    pub diff: Option<String>,
+    pub is_error: bool,
+}
+
+impl ToolOutput {
+    pub fn ok(model: impl Into<String>, summary: impl Into<String>) -> Self {
+        ToolOutput {
+            model: model.into(),
+            summary: summary.into(),
+            diff: None,
+            is_error: false,
+        }
+    }
+
+    /// A failure the model should read and react to; `message` says what to do instead.
+    pub fn error(message: impl Into<String>) -> Self {
+        let message = message.into();
+        ToolOutput {
+            summary: first_line(&message),
+            model: message,
+            diff: None,
+            is_error: true,
+        }
+    }
+
+    pub fn with_diff(mut self, diff: Option<String>) -> Self {
+        self.diff = diff;
+        self
+    }
+}
+
+fn first_line(s: &str) -> String {
+    s.lines().next().unwrap_or_default().to_string()
+}
+
+/// Where tools run.
+#[derive(Debug, Clone)]
+pub struct ToolContext {
+    /// Canonical workspace root; every file tool is confined to it.
+    pub root: PathBuf,
+    /// Default `Bash` timeout when the call gives none.
+    pub bash_timeout_ms: u64,
+}
+
+impl ToolContext {
+    pub fn new(root: &Path) -> Self {
+        ToolContext {
+            root: root.to_path_buf(),
+            bash_timeout_ms: bash::DEFAULT_TIMEOUT_MS,
+        }
+    }
+}
+
+/// What a prepared call would touch; the permission check decides on this.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Access {
+    /// Reads inside the root only.
+    Read,
+    /// Writes one file inside the root. `rel` is its path relative to the root.
+    Write {
+        path: PathBuf,
+        rel: String,
+        preview_diff: Option<String>,
+    },
+    /// Runs a shell command (already passed the hard floor).
+    Command {
+        command: String,
+        analysis: CommandAnalysis,
+    },
+}
+
+/// A validated call, ready to run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Prepared {
+    /// Canonical tool name (aliases resolved).
+    pub tool: &'static str,
+    /// One line for a person, e.g. `Read src/main.rs (1-120)`.
+    pub summary: String,
+    pub access: Access,
+    call: Call,
+}
+
+/// Parsed, per-tool arguments.
+#[derive(Debug, Clone, PartialEq)]
+enum Call {
+    RepoInfo,
+    Glob(glob::GlobArgs),
+    Read(read::ReadArgs),
+    Grep(grep::GrepArgs),
+    Write(write::WriteArgs),
+    Edit(edit::EditArgs),
+    Bash(bash::BashArgs),
+}
+
+/// The canonical names of every tool this module implements, in the order offered.
+pub const TOOL_NAMES: &[&str] = &[
+    "get_repo_info",
+    "Glob",
+    "Read",
+    "Grep",
+    "Write",
+    "Edit",
+    "Bash",
+];
+
+/// Schemas for the model. Descriptions are short on purpose: small local models have small
+/// context windows, and the whole system prompt plus schemas must stay under ~2,500 tokens.
+pub fn specs() -> Vec<ToolSpec> {
+    vec![
+        repo_info::spec(),
+        glob::spec(),
+        read::spec(),
+        grep::spec(),
+        write::spec(),
+        edit::spec(),
+        bash::spec(),
+    ]
+}
+
+/// Maps a name the model used (any case, common alternatives) to a canonical tool name.
+pub fn canonical_name(name: &str) -> Option<&'static str> {
+    let lower = name.trim().to_ascii_lowercase();
+    let canonical = match lower.as_str() {
+        "get_repo_info" | "repo_info" | "getrepoinfo" => "get_repo_info",
+        "glob" | "find_files" | "list_files" => "Glob",
+        "read" | "read_file" | "readfile" | "view" => "Read",
+        "grep" | "search" | "search_files" => "Grep",
+        "write" | "write_file" | "writefile" | "create_file" => "Write",
+        "edit" | "edit_file" | "editfile" | "str_replace" => "Edit",
+        "bash" | "shell" | "run" | "run_command" | "exec" => "Bash",
+        _ => return None,
+    };
+    Some(canonical)
+}
+
+/// Parses and validates a call. An `Err` is the observation to hand back to the model.
+pub fn prepare(ctx: &ToolContext, name: &str, args: &Value) -> Result<Prepared, ToolOutput> {
+    let Some(tool) = canonical_name(name) else {
+        return Err(ToolOutput::error(format!(
+            "unknown tool `{name}`; available tools: {}",
+            TOOL_NAMES.join(", ")
+        )));
+    };
+    let args = args::normalize(args).map_err(ToolOutput::error)?;
+    let (call, summary, access) = match tool {
+        "get_repo_info" => (Call::RepoInfo, "get_repo_info".to_string(), Access::Read),
+        "Glob" => {
+            let a = glob::GlobArgs::parse(ctx, &args)?;
+            let s = a.summary();
+            (Call::Glob(a), s, Access::Read)
+        }
+        "Read" => {
+            let a = read::ReadArgs::parse(ctx, &args)?;
+            let s = a.summary();
+            (Call::Read(a), s, Access::Read)
+        }
+        "Grep" => {
+            let a = grep::GrepArgs::parse(ctx, &args)?;
+            let s = a.summary();
+            (Call::Grep(a), s, Access::Read)
+        }
+        "Write" => {
+            let a = write::WriteArgs::parse(ctx, &args)?;
+            let (s, access) = (a.summary(), a.access(ctx));
+            (Call::Write(a), s, access)
+        }
+        "Edit" => {
+            let a = edit::EditArgs::parse(ctx, &args)?;
+            let (s, access) = (a.summary(), a.access(ctx)?);
+            (Call::Edit(a), s, access)
+        }
+        _ => {
+            let a = bash::BashArgs::parse(ctx, &args)?;
+            let (s, access) = (a.summary(), a.access(ctx)?);
+            (Call::Bash(a), s, access)
+        }
+    };
+    Ok(Prepared {
+        tool,
+        summary,
+        access,
+        call,
+    })
+}
+
+/// Runs a prepared call. Dropping the future cancels it (a running command's whole process
+/// group is killed).
+pub async fn run(ctx: &ToolContext, prepared: &Prepared) -> ToolOutput {
+    match &prepared.call {
+        Call::RepoInfo => repo_info::run(ctx).await,
+        Call::Glob(a) => a.run(ctx).await,
+        Call::Read(a) => a.run(ctx).await,
+        Call::Grep(a) => a.run(ctx).await,
+        Call::Write(a) => a.run(ctx).await,
+        Call::Edit(a) => a.run(ctx).await,
+        Call::Bash(a) => a.run(ctx).await,
+    }
+}

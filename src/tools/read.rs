@@ -1,0 +1,430 @@
+//! `Read`: a text file as numbered lines, a window at a time.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Cursor, Read as _};
+use std::path::PathBuf;
+
+use serde_json::{Value, json};
+
+use super::guard::paths::{self, PathUse};
+use super::{ToolContext, ToolOutput, args};
+use crate::llm::ToolSpec;
+
+/// Lines shown when the call does not ask for a range.
+const DEFAULT_MAX_LINES: usize = 2000;
+const DEFAULT_MAX_BYTES: usize = 100_000;
+const MAX_BYTES_CAP: usize = 1_000_000;
+/// Longer lines (minified code, data) are cut; the model rarely needs all of one.
+const MAX_LINE_CHARS: usize = 2000;
+/// Binary detection looks at this much of the file, like git and ripgrep do.
+const SNIFF_BYTES: u64 = 8192;
+/// Past this size the lines after the window are not counted, to keep a read cheap.
+const COUNT_LIMIT_BYTES: u64 = 64 * 1024 * 1024;
+
+pub fn spec() -> ToolSpec {
+    ToolSpec {
+        name: "Read".into(),
+        description: "Read a text file as numbered lines. Large files are shown in windows.".into(),
+        parameters: json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "description": "File path relative to the root."},
+                "line_range": {
+                    "type": "array", "items": {"type": "integer"},
+                    "description": "[start, end], 1-based, inclusive."
+                },
+                "max_bytes": {"type": "integer"}
+            },
+            "required": ["path"]
+        }),
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReadArgs {
+    pub rel: String,
+    pub abs: PathBuf,
+    /// First line to show, 1-based.
+    pub start: usize,
+    /// Last line to show, inclusive; `None` = as far as the caps allow.
+    pub end: Option<usize>,
+    pub max_bytes: usize,
+}
+
+const EXAMPLE: &str = r#"{"path": "src/main.rs", "line_range": [1, 200]}"#;
+
+impl ReadArgs {
+    pub fn parse(ctx: &ToolContext, args: &Value) -> Result<Self, ToolOutput> {
+        let raw = args::required_string(
+            args,
+            &["path", "file", "filepath", "file_path", "filename"],
+            "Read",
+            EXAMPLE,
+        )?;
+        let resolved = paths::resolve(&ctx.root, &raw, PathUse::Read).map_err(ToolOutput::error)?;
+        let (start, end) = line_window(args)?;
+        let max_bytes = args::uint(args, &["max_bytes", "maxBytes"])?
+            .map_or(DEFAULT_MAX_BYTES, |b| (b as usize).clamp(1, MAX_BYTES_CAP));
+        Ok(ReadArgs {
+            rel: resolved.rel,
+            abs: resolved.abs,
+            start,
+            end,
+            max_bytes,
+        })
+    }
+
+    pub fn summary(&self) -> String {
+        match self.end {
+            Some(end) => format!("Read {} ({}-{end})", self.rel, self.start),
+            None if self.start > 1 => format!("Read {} (from {})", self.rel, self.start),
+            None => format!("Read {}", self.rel),
+        }
+    }
+
+    pub async fn run(&self, _ctx: &ToolContext) -> ToolOutput {
+        let args = self.clone();
+        match tokio::task::spawn_blocking(move || args.read()).await {
+            Ok(Ok(output)) => output,
+            Ok(Err(message)) => ToolOutput::error(message),
+            Err(e) => ToolOutput::error(format!("reading {} failed: {e}", self.rel)),
+        }
+    }
+
+    fn read(&self) -> Result<ToolOutput, String> {
+        let rel = &self.rel;
+        let meta = std::fs::metadata(&self.abs).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => format!(
+                "`{rel}` does not exist; find the right path with Glob, e.g. \
+                 {{\"globs\": [\"**/{}\"]}}",
+                file_name(rel)
+            ),
+            _ => format!("cannot read `{rel}`: {e}"),
+        })?;
+        if meta.is_dir() {
+            return Err(format!(
+                "`{rel}` is a directory; list it with Glob, e.g. {{\"globs\": [\"*\"], \"path\": \"{rel}\"}}"
+            ));
+        }
+        let mut file = File::open(&self.abs).map_err(|e| format!("cannot open `{rel}`: {e}"))?;
+        let mut head = Vec::new();
+        (&mut file)
+            .take(SNIFF_BYTES)
+            .read_to_end(&mut head)
+            .map_err(|e| format!("cannot read `{rel}`: {e}"))?;
+        if head.contains(&0) {
+            return Err(binary(rel));
+        }
+        let reader = BufReader::with_capacity(64 * 1024, Cursor::new(head).chain(file));
+        let window = self.collect(reader, meta.len() <= COUNT_LIMIT_BYTES)?;
+        Ok(self.render(window))
+    }
+
+    fn collect(&self, mut reader: impl BufRead, count_rest: bool) -> Result<Window, String> {
+        let max_lines = self
+            .end
+            .map_or(DEFAULT_MAX_LINES, |end| end + 1 - self.start);
+        let mut window = Window::default();
+        let mut buf = Vec::new();
+        let mut line_no = 0;
+        loop {
+            buf.clear();
+            let n = reader
+                .read_until(b'\n', &mut buf)
+                .map_err(|e| format!("cannot read `{}`: {e}", self.rel))?;
+            if n == 0 {
+                window.total = Some(line_no);
+                return Ok(window);
+            }
+            line_no += 1;
+            if line_no < self.start {
+                continue;
+            }
+            let full = window.lines.len() >= max_lines;
+            if full || window.bytes >= self.max_bytes {
+                // Reaching the end the caller asked for is not a truncation.
+                if !(full && self.end.is_some()) {
+                    window.more = true;
+                    window.byte_capped = !full;
+                }
+                if !count_rest {
+                    return Ok(window);
+                }
+                continue;
+            }
+            let text = std::str::from_utf8(&buf).map_err(|_| {
+                format!(
+                    "`{}` is not UTF-8 text (line {line_no}); Read shows text files only. \
+                     Inspect it with Bash, e.g. `file {}`",
+                    self.rel, self.rel
+                )
+            })?;
+            let text = text.trim_end_matches(['\n', '\r']);
+            window.bytes += text.len() + 1;
+            window.lines.push((line_no, clip(text)));
+        }
+    }
+
+    fn render(&self, window: Window) -> ToolOutput {
+        let rel = &self.rel;
+        let total = window.total;
+        let Some(&(first, _)) = window.lines.first() else {
+            return match total {
+                Some(0) => ToolOutput::ok(format!("`{rel}` is empty"), "empty file"),
+                Some(n) => ToolOutput::error(format!(
+                    "`{rel}` has only {n} lines; ask for a line_range within 1-{n}"
+                )),
+                None => ToolOutput::error(format!("`{rel}` has fewer than {} lines", self.start)),
+            };
+        };
+        let last = window.lines.last().map_or(first, |&(n, _)| n);
+        let width = last.to_string().len();
+        let mut out = String::with_capacity(window.bytes + window.lines.len() * (width + 1));
+        for (n, text) in &window.lines {
+            out.push_str(&format!("{n:>width$}\t{text}\n"));
+        }
+        let of_total = total.map_or(String::new(), |t| format!(" of {t}"));
+        let summary = if first == 1 && total == Some(last) {
+            format!("{} lines", window.lines.len())
+        } else {
+            format!("lines {first}-{last}{of_total}")
+        };
+        if window.more {
+            let why = if window.byte_capped {
+                format!("output capped at {} bytes", self.max_bytes)
+            } else {
+                "more lines follow".to_string()
+            };
+            out.push_str(&format!(
+                "[{why}; showing lines {first}-{last}{of_total}. Continue with \
+                 {{\"path\": \"{rel}\", \"line_range\": [{}, {}]}}]\n",
+                last + 1,
+                last + DEFAULT_MAX_LINES
+            ));
+        }
+        ToolOutput::ok(out, summary)
+    }
+}
+
+#[derive(Debug, Default)]
+struct Window {
+    lines: Vec<(usize, String)>,
+    bytes: usize,
+    /// Lines exist after the window.
+    more: bool,
+    /// The window ended because of `max_bytes`, not the line count.
+    byte_capped: bool,
+    /// Total line count, when the whole file was scanned.
+    total: Option<usize>,
+}
+
+fn clip(text: &str) -> String {
+    match text.char_indices().nth(MAX_LINE_CHARS) {
+        None => text.to_string(),
+        Some((cut, _)) => format!(
+            "{}… [{} more chars]",
+            &text[..cut],
+            text[cut..].chars().count()
+        ),
+    }
+}
+
+fn binary(rel: &str) -> String {
+    format!(
+        "`{rel}` looks binary (it contains NUL bytes); Read shows text files only. Inspect it \
+         with Bash, e.g. `file {rel}` or `od -c {rel} | head`"
+    )
+}
+
+fn file_name(rel: &str) -> &str {
+    rel.rsplit('/').next().unwrap_or(rel)
+}
+
+/// The requested window from `line_range` (`[10, 20]`, `"10-20"`, `"10"`), or from
+/// Claude-style `offset`/`limit`, or `start_line`/`end_line`.
+fn line_window(args: &Value) -> Result<(usize, Option<usize>), ToolOutput> {
+    let bad = |detail: &str| {
+        ToolOutput::error(format!(
+            "bad line_range ({detail}); use [start, end], 1-based and inclusive, e.g. \
+             \"line_range\": [1, 200]"
+        ))
+    };
+    let (start, end) = match args.get("line_range").or_else(|| args.get("lines")) {
+        None | Some(Value::Null) => {
+            let start = args::uint(args, &["offset", "start_line", "start"])?;
+            let end = args::uint(args, &["end_line", "end"])?;
+            let limit = args::uint(args, &["limit"])?;
+            let start = start.unwrap_or(1).max(1);
+            let end = end.or_else(|| limit.map(|l| start + l.max(1) - 1));
+            (start, end)
+        }
+        Some(Value::Array(items)) => {
+            let num = |v: Option<&Value>| -> Result<Option<i64>, ToolOutput> {
+                match v {
+                    None | Some(Value::Null) => Ok(None),
+                    Some(v) => v
+                        .as_i64()
+                        .or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()))
+                        .map(Some)
+                        .ok_or_else(|| bad("numbers expected")),
+                }
+            };
+            let start = num(items.first())?.unwrap_or(1);
+            let end = num(items.get(1))?;
+            if start < 1 {
+                return Err(bad("lines start at 1"));
+            }
+            // `[10, -1]` or `[10, 0]` means "to the end".
+            (start as u64, end.filter(|e| *e > 0).map(|e| e as u64))
+        }
+        Some(Value::String(s)) => {
+            let parts: Vec<&str> = s.split(['-', ':', ',']).map(str::trim).collect();
+            let parse = |p: &str| p.parse::<u64>().map_err(|_| bad("numbers expected"));
+            match parts.as_slice() {
+                [one] => (parse(one)?, None),
+                [a, ""] => (parse(a)?, None),
+                [a, b] => (parse(a)?, Some(parse(b)?)),
+                _ => return Err(bad("expected start-end")),
+            }
+        }
+        Some(_) => return Err(bad("expected [start, end]")),
+    };
+    let start = start.max(1) as usize;
+    let end = end.map(|e| e as usize);
+    if end.is_some_and(|e| e < start) {
+        return Err(bad("end is before start"));
+    }
+    Ok((start, end))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    fn setup(content: &[u8]) -> (tempfile::TempDir, ToolContext) {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("f.txt"), content).unwrap();
+        let ctx = ToolContext::new(&dir.path().canonicalize().unwrap());
+        (dir, ctx)
+    }
+
+    async fn read(ctx: &ToolContext, args: Value) -> ToolOutput {
+        match ReadArgs::parse(ctx, &args) {
+            Ok(a) => a.run(ctx).await,
+            Err(e) => e,
+        }
+    }
+
+    fn numbered(n: usize) -> String {
+        (1..=n).map(|i| format!("line {i}\n")).collect()
+    }
+
+    #[tokio::test]
+    async fn whole_small_file_is_numbered() {
+        let (_d, ctx) = setup(b"a\nb\r\nc");
+        let out = read(&ctx, json!({"path": "f.txt"})).await;
+        assert!(!out.is_error);
+        assert_eq!(out.model, "1\ta\n2\tb\n3\tc\n");
+        assert_eq!(out.summary, "3 lines");
+    }
+
+    #[tokio::test]
+    async fn line_range_forms() {
+        let (_d, ctx) = setup(numbered(30).as_bytes());
+        for args in [
+            json!({"path": "f.txt", "line_range": [10, 12]}),
+            json!({"file_path": "f.txt", "line_range": "10-12"}),
+            json!({"file": "f.txt", "offset": 10, "limit": 3}),
+        ] {
+            let out = read(&ctx, args.clone()).await;
+            assert_eq!(
+                out.model, "10\tline 10\n11\tline 11\n12\tline 12\n",
+                "{args}"
+            );
+            assert_eq!(out.summary, "lines 10-12 of 30");
+        }
+        let out = read(&ctx, json!({"path": "f.txt", "line_range": [28, -1]})).await;
+        assert_eq!(out.model, "28\tline 28\n29\tline 29\n30\tline 30\n");
+        let out = read(&ctx, json!({"path": "f.txt", "line_range": [40, 50]})).await;
+        assert!(
+            out.is_error && out.model.contains("only 30 lines"),
+            "{}",
+            out.model
+        );
+        let out = read(&ctx, json!({"path": "f.txt", "line_range": [5, 2]})).await;
+        assert!(out.is_error && out.model.contains("before start"));
+    }
+
+    #[tokio::test]
+    async fn long_files_are_truncated_with_a_continuation() {
+        let (_d, ctx) = setup(numbered(2500).as_bytes());
+        let out = read(&ctx, json!({"path": "f.txt"})).await;
+        assert_eq!(out.summary, "lines 1-2000 of 2500");
+        assert!(out.model.contains("   1\tline 1\n"));
+        assert!(out.model.contains("2000\tline 2000\n"));
+        assert!(!out.model.contains("line 2001"));
+        assert!(
+            out.model.contains("\"line_range\": [2001, 4000]"),
+            "{}",
+            out.model
+        );
+    }
+
+    #[tokio::test]
+    async fn byte_cap_applies() {
+        let (_d, ctx) = setup(numbered(100).as_bytes());
+        let out = read(&ctx, json!({"path": "f.txt", "max_bytes": 30})).await;
+        assert!(out.model.contains("capped at 30 bytes"), "{}", out.model);
+        assert!(out.model.lines().count() < 10);
+    }
+
+    #[tokio::test]
+    async fn binary_and_directories_are_refused() {
+        let (dir, ctx) = setup(b"\x7fELF\0\0\x01");
+        let out = read(&ctx, json!({"path": "f.txt"})).await;
+        assert!(
+            out.is_error && out.model.contains("binary"),
+            "{}",
+            out.model
+        );
+        fs::write(dir.path().join("latin1.txt"), b"caf\xe9\n").unwrap();
+        let out = read(&ctx, json!({"path": "latin1.txt"})).await;
+        assert!(
+            out.is_error && out.model.contains("not UTF-8"),
+            "{}",
+            out.model
+        );
+        fs::create_dir(dir.path().join("sub")).unwrap();
+        let out = read(&ctx, json!({"path": "sub"})).await;
+        assert!(out.is_error && out.model.contains("Glob"), "{}", out.model);
+    }
+
+    #[tokio::test]
+    async fn missing_and_outside_files_say_what_to_do() {
+        let (_d, ctx) = setup(b"");
+        let out = read(&ctx, json!({"path": "nope.rs"})).await;
+        assert!(out.is_error && out.model.contains("Glob"), "{}", out.model);
+        let out = read(&ctx, json!({"path": "/etc/passwd"})).await;
+        assert!(
+            out.is_error && out.model.contains("outside"),
+            "{}",
+            out.model
+        );
+        let out = read(&ctx, json!({})).await;
+        assert!(out.is_error && out.model.contains("needs `path`"));
+        let out = read(&ctx, json!({"path": "f.txt"})).await;
+        assert_eq!(out.summary, "empty file");
+    }
+
+    #[tokio::test]
+    async fn very_long_lines_are_clipped() {
+        let (_d, ctx) = setup("x".repeat(5000).as_bytes());
+        let out = read(&ctx, json!({"path": "f.txt"})).await;
+        assert!(
+            out.model.contains("… [3000 more chars]"),
+            "{}",
+            &out.model[..50]
+        );
+    }
+}

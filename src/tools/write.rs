@@ -1,0 +1,218 @@
+//! `Write`: replace (or create) a whole file inside the root.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use super::diff::{self, DiffStat};
+use super::guard::paths::{self, PathUse};
+use super::{Access, ToolContext, ToolOutput, args};
+use crate::llm::ToolSpec;
+
+pub fn spec() -> ToolSpec {
+    ToolSpec {
+        name: "Write".into(),
+        description: "Create or overwrite a whole file. Prefer Edit for changes to existing files."
+            .into(),
+        parameters: json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string"},
+                "content": {"type": "string"}
+            },
+            "required": ["path", "content"]
+        }),
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct WriteArgs {
+    pub raw_path: String,
+    pub rel: String,
+    pub abs: PathBuf,
+    pub content: String,
+}
+
+pub(super) const PATH_NAMES: &[&str] = &["path", "file", "filepath", "file_path", "filename"];
+
+impl WriteArgs {
+    pub fn parse(ctx: &ToolContext, args: &Value) -> Result<Self, ToolOutput> {
+        let example = r#"{"path": "src/new.rs", "content": "..."}"#;
+        let raw_path = args::required_string(args, PATH_NAMES, "Write", example)?;
+        let content = args::required_string(
+            args,
+            &["content", "contents", "text", "file_text", "data"],
+            "Write",
+            example,
+        )?;
+        let resolved =
+            paths::resolve(&ctx.root, &raw_path, PathUse::Write).map_err(ToolOutput::error)?;
+        if resolved.abs.is_dir() {
+            return Err(ToolOutput::error(format!(
+                "`{}` is a directory; give a file path inside it",
+                resolved.rel
+            )));
+        }
+        Ok(WriteArgs {
+            raw_path,
+            rel: resolved.rel,
+            abs: resolved.abs,
+            content,
+        })
+    }
+
+    pub fn summary(&self) -> String {
+        format!("Write {}", self.rel)
+    }
+
+    /// The write, with the diff against what is on disk now, for the approval prompt.
+    pub fn access(&self, _ctx: &ToolContext) -> Access {
+        let preview_diff = match read_existing(&self.abs) {
+            Existing::Text(old) => diff::unified(&self.rel, &old, &self.content).0,
+            Existing::Missing => diff::unified(&self.rel, "", &self.content).0,
+            Existing::Unreadable(_) => None,
+        };
+        Access::Write {
+            path: self.abs.clone(),
+            rel: self.rel.clone(),
+            preview_diff,
+        }
+    }
+
+    pub async fn run(&self, ctx: &ToolContext) -> ToolOutput {
+        // Checked again: the tree may have changed while a person looked at the prompt.
+        let resolved = match paths::resolve(&ctx.root, &self.raw_path, PathUse::Write) {
+            Ok(r) if r.abs == self.abs => r,
+            Ok(_) => {
+                return ToolOutput::error(format!(
+                    "`{}` now resolves elsewhere (a symlink changed); read it again and retry",
+                    self.rel
+                ));
+            }
+            Err(e) => return ToolOutput::error(e),
+        };
+        let old = match read_existing(&resolved.abs) {
+            Existing::Text(old) => Some(old),
+            Existing::Missing => None,
+            // Overwriting a binary file is allowed; there is just no line diff to show.
+            Existing::Unreadable(_) => Some(String::new()),
+        };
+        if let Err(e) = write_file(&resolved.abs, &self.content).await {
+            return ToolOutput::error(format!("cannot write `{}`: {e}", self.rel));
+        }
+        let (diff, stat) = diff::unified(&self.rel, old.as_deref().unwrap_or(""), &self.content);
+        let lines = self.content.lines().count();
+        let (model, summary) = match old {
+            None => (
+                format!("created {} ({lines} lines)", self.rel),
+                format!("created, {lines} lines"),
+            ),
+            Some(_) if stat == DiffStat::default() => (
+                format!("{} already had this content; nothing changed", self.rel),
+                "unchanged".to_string(),
+            ),
+            Some(_) => (
+                format!("wrote {} ({lines} lines, {})", self.rel, stat.label()),
+                stat.label(),
+            ),
+        };
+        ToolOutput::ok(model, summary).with_diff(diff)
+    }
+}
+
+pub(super) enum Existing {
+    Text(String),
+    Missing,
+    Unreadable(String),
+}
+
+pub(super) fn read_existing(path: &Path) -> Existing {
+    match std::fs::read(path) {
+        Ok(bytes) => match String::from_utf8(bytes) {
+            Ok(text) => Existing::Text(text),
+            Err(_) => Existing::Unreadable("it is not UTF-8 text".into()),
+        },
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Existing::Missing,
+        Err(e) => Existing::Unreadable(e.to_string()),
+    }
+}
+
+/// Creates missing parent directories (the path was checked to be inside the root, so they
+/// are too), then writes.
+pub(super) async fn write_file(path: &Path, content: &str) -> std::io::Result<()> {
+    if let Some(parent) = path.parent() {
+        tokio::fs::create_dir_all(parent).await?;
+    }
+    tokio::fs::write(path, content).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    fn setup() -> (tempfile::TempDir, ToolContext) {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = ToolContext::new(&dir.path().canonicalize().unwrap());
+        (dir, ctx)
+    }
+
+    #[tokio::test]
+    async fn creates_file_and_parents_with_all_added_diff() {
+        let (dir, ctx) = setup();
+        let args =
+            WriteArgs::parse(&ctx, &json!({"path": "a/b/c.txt", "content": "x\ny\n"})).unwrap();
+        let Access::Write {
+            rel, preview_diff, ..
+        } = args.access(&ctx)
+        else {
+            panic!("not a write");
+        };
+        assert_eq!(rel, "a/b/c.txt");
+        assert!(preview_diff.unwrap().contains("+x\n+y\n"));
+        let out = args.run(&ctx).await;
+        assert!(!out.is_error, "{}", out.model);
+        assert_eq!(out.summary, "created, 2 lines");
+        assert!(out.diff.unwrap().starts_with("--- /dev/null"));
+        assert_eq!(
+            fs::read_to_string(dir.path().join("a/b/c.txt")).unwrap(),
+            "x\ny\n"
+        );
+    }
+
+    #[tokio::test]
+    async fn overwrite_reports_diff() {
+        let (dir, ctx) = setup();
+        fs::write(dir.path().join("f.txt"), "one\ntwo\n").unwrap();
+        let args =
+            WriteArgs::parse(&ctx, &json!({"file_path": "f.txt", "content": "one\n2\n"})).unwrap();
+        let out = args.run(&ctx).await;
+        assert_eq!(out.summary, "+1 -1");
+        let diff = out.diff.unwrap();
+        assert!(diff.contains("-two\n+2\n"), "{diff}");
+    }
+
+    #[tokio::test]
+    async fn refuses_outside_git_and_directories() {
+        let (dir, ctx) = setup();
+        fs::create_dir(dir.path().join(".git")).unwrap();
+        for (path, needle) in [
+            ("../x", "outside"),
+            ("/tmp/x", "outside"),
+            (".git/config", ".git"),
+            (".", "root"),
+        ] {
+            let err = WriteArgs::parse(&ctx, &json!({"path": path, "content": ""})).unwrap_err();
+            assert!(
+                err.is_error && err.model.contains(needle),
+                "{path}: {}",
+                err.model
+            );
+        }
+        fs::create_dir(dir.path().join("d")).unwrap();
+        let err = WriteArgs::parse(&ctx, &json!({"path": "d", "content": ""})).unwrap_err();
+        assert!(err.model.contains("directory"));
+        let err = WriteArgs::parse(&ctx, &json!({"path": "x"})).unwrap_err();
+        assert!(err.model.contains("needs `content`"), "{}", err.model);
+    }
+}
