@@ -250,10 +250,20 @@ fn classify_send_error(e: &reqwest::Error, idle: Duration) -> ErrorKind {
     if e.is_timeout() {
         ErrorKind::Timeout(idle)
     } else if e.is_connect() {
-        ErrorKind::Connect(error_chain(e))
+        ErrorKind::Connect(root_cause(e))
     } else {
         ErrorKind::Disconnected(format!("no answer to the request: {}", error_chain(e)))
     }
+}
+
+/// The innermost cause ("Connection refused (os error 111)"): for a failed connect that is
+/// all a person needs, and the layers above it only repeat "client error (Connect)".
+fn root_cause(e: &reqwest::Error) -> String {
+    let mut cause: &dyn std::error::Error = e;
+    while let Some(inner) = cause.source() {
+        cause = inner;
+    }
+    cause.to_string()
 }
 
 /// reqwest's own message is "error sending request for url (...)"; the useful part
