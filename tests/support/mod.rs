@@ -1,0 +1,28 @@
+//! Shared by the integration tests: a scripted LLM server speaking the real OpenAI,
+//! Ollama and Anthropic wire protocols, and helpers to run the `linggen` binary against it.
+//!
+//! ```ignore
+//! mod support;
+//! use support::{Fault, Protocol, Reply, ScriptedServer, Step};
+//!
+//! let server = ScriptedServer::start_background(Protocol::OpenAi, vec![
+//!     Step::from(Reply::tool("Read", json!({"path": "src/lib.rs"}))),
+//!     Fault::rate_limited(1).into(),
+//!     Reply::text("Done.").into(),
+//! ]);
+//! let ws = Workspace::new();
+//! ws.configure(Protocol::OpenAi, &server.url());
+//! let out = run_with_timeout(ws.cmd().args(["-p", "read it"]), Duration::from_secs(30));
+//! assert_eq!(server.chat_requests().len(), 3);
+//! ```
+// Each test binary uses a different subset of this module.
+#![allow(dead_code, unused_imports)]
+
+mod connection;
+mod http;
+mod script;
+mod server;
+mod wire;
+
+pub use script::{Fault, Protocol, Reply, Step, ToolCall, Usage};
+pub use server::{RecordedRequest, ScriptedServer, ServerOptions};
