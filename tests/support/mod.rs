@@ -18,11 +18,18 @@
 // Each test binary uses a different subset of this module.
 #![allow(dead_code, unused_imports)]
 
+mod cli;
 mod connection;
+mod corpus;
 mod http;
 mod script;
 mod server;
 mod wire;
 
+pub use cli::{
+    TEST_KEY, TEST_KEY_ENV, Workspace, linggen_cmd, run_with_timeout, write_config,
+    write_config_with,
+};
+pub use corpus::markdown_corpus;
 pub use script::{Fault, Protocol, Reply, Step, ToolCall, Usage};
 pub use server::{RecordedRequest, ScriptedServer, ServerOptions};
