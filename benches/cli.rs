@@ -1,0 +1,169 @@
+//! End-to-end benchmarks of the `linggen` binary (method and results: doc/performance.md).
+//!
+//! `cargo bench --bench cli` builds the release binary and measures:
+//! - startup: `linggen --version`, wall time;
+//! - time to first request byte: `linggen -p` from spawn until a listening socket receives
+//!   the first byte of the chat request (config parsing, database open, model routing);
+//! - streaming: `linggen -p` receiving 1 MB of markdown as 4-byte content deltas from the
+//!   scripted server (≈260k SSE events), wall and CPU time;
+//! - peak RSS of those `-p` runs (`ru_maxrss` of the waited children).
+//!
+//! Each figure is the median of N runs, with min and max. Set `LINGGEN_BENCH_RUNS` to change N.
+
+#[path = "../tests/support/mod.rs"]
+mod support;
+
+use std::io::Read;
+use std::net::TcpListener;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use support::{Protocol, Reply, ScriptedServer, Step, Workspace, markdown_corpus};
+
+fn runs() -> usize {
+    std::env::var("LINGGEN_BENCH_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(20)
+}
+
+struct Stats(Vec<Duration>);
+
+impl Stats {
+    fn report(mut self, name: &str) {
+        self.0.sort();
+        let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+        let median = self.0[self.0.len() / 2];
+        println!(
+            "{name:<44} median {:>9.2} ms   min {:>9.2} ms   max {:>9.2} ms   (n={})",
+            ms(median),
+            ms(self.0[0]),
+            ms(self.0[self.0.len() - 1]),
+            self.0.len()
+        );
+    }
+}
+
+/// User + system CPU time and peak RSS of all waited-for children so far.
+fn children_usage() -> (Duration, u64) {
+    // SAFETY: getrusage fills the struct we pass; RUSAGE_CHILDREN is always valid.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) };
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    (
+        tv(usage.ru_utime) + tv(usage.ru_stime),
+        usage.ru_maxrss as u64,
+    )
+}
+
+fn bench_version(bin: &str) {
+    let mut times = Vec::new();
+    for _ in 0..runs() {
+        let start = Instant::now();
+        let status = Command::new(bin)
+            .arg("--version")
+            .stdout(Stdio::null())
+            .status()
+            .expect("run linggen --version");
+        times.push(start.elapsed());
+        assert!(status.success());
+    }
+    Stats(times).report("startup: linggen --version");
+}
+
+fn bench_first_request_byte() {
+    let mut times = Vec::new();
+    for _ in 0..runs() {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let url = format!("http://{}/v1", listener.local_addr().expect("addr"));
+        let ws = Workspace::new();
+        ws.configure(Protocol::OpenAi, &url);
+        let start = Instant::now();
+        let mut child = ws
+            .cmd()
+            .args(["-p", "hello"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn linggen -p");
+        let (mut conn, _) = listener.accept().expect("accept");
+        let mut byte = [0u8; 1];
+        conn.read_exact(&mut byte).expect("first byte");
+        times.push(start.elapsed());
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    Stats(times).report("startup: linggen -p until first request byte");
+}
+
+fn bench_streaming() {
+    let corpus = markdown_corpus(1 << 20);
+    let server = ScriptedServer::start_background(
+        Protocol::OpenAi,
+        vec![Step::repeat(Reply::text(corpus.clone()).delta_bytes(4))],
+    );
+    let ws = Workspace::new();
+    ws.configure(Protocol::OpenAi, &server.url());
+    let n = runs().min(10);
+    let mut wall = Vec::new();
+    let mut cpu = Vec::new();
+    for _ in 0..n {
+        let (cpu_before, _) = children_usage();
+        let start = Instant::now();
+        let out = ws
+            .cmd()
+            .args(["-q", "-p", "write the document"])
+            .stderr(Stdio::inherit())
+            .output()
+            .expect("run linggen -p");
+        wall.push(start.elapsed());
+        let (cpu_after, _) = children_usage();
+        cpu.push(cpu_after - cpu_before);
+        assert!(out.status.success());
+        assert_eq!(out.stdout.len(), corpus.trim_end().len() + 1, "answer incomplete");
+    }
+    Stats(wall).report("streaming 1 MB in 4-byte deltas: wall");
+    Stats(cpu).report("streaming 1 MB in 4-byte deltas: CPU (user+sys)");
+}
+
+fn bench_peak_rss() {
+    let server = ScriptedServer::start_background(
+        Protocol::OpenAi,
+        vec![Step::repeat(Reply::text("A short answer."))],
+    );
+    let ws = Workspace::new();
+    ws.configure(Protocol::OpenAi, &server.url());
+    ws.write("src/lib.rs", "pub fn f() {}\n");
+    // ru_maxrss is the largest of all waited children, so measure this in its own process
+    // tree: a helper child runs the -p and reports its own children's peak.
+    let status = ws
+        .cmd()
+        .args(["-q", "-p", "hi"])
+        .stdout(Stdio::null())
+        .status()
+        .expect("run linggen -p");
+    assert!(status.success());
+    let (_, peak_kib) = children_usage();
+    println!(
+        "{:<44} {:>9.1} MB (largest -p run so far; ru_maxrss)",
+        "peak RSS of linggen -p",
+        peak_kib as f64 / 1024.0
+    );
+}
+
+fn main() {
+    // `cargo bench` passes `--bench`; a filter argument picks benchmarks by name.
+    let filter: Option<String> = std::env::args().skip(1).find(|a| !a.starts_with("--"));
+    let wanted = |name: &str| filter.as_deref().is_none_or(|f| name.contains(f));
+    let bin = env!("CARGO_BIN_EXE_linggen");
+    if wanted("startup") {
+        bench_version(bin);
+        bench_first_request_byte();
+    }
+    if wanted("streaming") {
+        bench_streaming();
+    }
+    if wanted("rss") {
+        bench_peak_rss();
+    }
+}
