@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 use tokio::process::Command;
 use tokio::sync::oneshot;
 
+use super::glob::plural;
 use super::guard::{paths, shell};
 use super::{Access, ToolContext, ToolOutput, args};
 use crate::llm::ToolSpec;
@@ -128,7 +129,7 @@ impl Finished {
             Some(status) => match (status.code(), status.signal()) {
                 (Some(code), _) => (
                     format!("exit {code}"),
-                    format!("exit {code}, {lines} lines"),
+                    format!("exit {code}, {}", plural(lines, "line", "lines")),
                     code != 0,
                 ),
                 (None, Some(signal)) => (

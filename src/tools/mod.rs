@@ -226,3 +226,83 @@ pub async fn run(ctx: &ToolContext, prepared: &Prepared) -> ToolOutput {
         Call::Bash(a) => a.run(ctx).await,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn names_and_aliases_resolve() {
+        assert_eq!(canonical_name("read_file"), Some("Read"));
+        assert_eq!(canonical_name(" BASH "), Some("Bash"));
+        assert_eq!(canonical_name("str_replace"), Some("Edit"));
+        assert_eq!(canonical_name("launch_missiles"), None);
+        let names: Vec<String> = specs().into_iter().map(|s| s.name).collect();
+        assert_eq!(names, TOOL_NAMES);
+    }
+
+    /// The schemas ride along with every request; small local models cannot afford verbose
+    /// ones. ~4 characters per token, and the system prompt needs most of the 2,500.
+    #[test]
+    fn schemas_stay_small() {
+        let json = serde_json::to_string(&specs()).unwrap();
+        assert!(
+            json.len() < 2600,
+            "tool schemas grew to {} chars",
+            json.len()
+        );
+    }
+
+    #[tokio::test]
+    async fn prepare_then_run() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), "hello\n").unwrap();
+        let ctx = ToolContext::new(&dir.path().canonicalize().unwrap());
+        // Arguments sent as a JSON string, with an alias, under an alternative tool name.
+        let prepared = prepare(&ctx, "read_file", &json!("{\"file\": \"a.txt\"}")).unwrap();
+        assert_eq!(
+            (prepared.tool, prepared.access.clone()),
+            ("Read", Access::Read)
+        );
+        assert_eq!(prepared.summary, "Read a.txt");
+        assert_eq!(run(&ctx, &prepared).await.model, "1\thello\n");
+
+        let prepared = prepare(
+            &ctx,
+            "Edit",
+            &json!({"path": "a.txt", "old": "hello", "new": "bye"}),
+        )
+        .unwrap();
+        let Access::Write {
+            rel, preview_diff, ..
+        } = &prepared.access
+        else {
+            panic!("Edit should be a write");
+        };
+        assert_eq!(rel, "a.txt");
+        assert!(preview_diff.as_deref().unwrap_or("").contains("+bye"));
+        assert!(!run(&ctx, &prepared).await.is_error);
+
+        let prepared = prepare(&ctx, "Bash", &json!({"cmd": "cat a.txt | wc -l"})).unwrap();
+        let Access::Command { analysis, .. } = &prepared.access else {
+            panic!("Bash should be a command");
+        };
+        assert!(analysis.is_read_only());
+        assert_eq!(run(&ctx, &prepared).await.summary, "exit 0, 1 line");
+    }
+
+    #[test]
+    fn bad_calls_become_observations() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = ToolContext::new(dir.path());
+        let err = prepare(&ctx, "Frobnicate", &json!({})).unwrap_err();
+        assert!(err.is_error && err.model.contains("available tools"));
+        let err = prepare(&ctx, "Read", &json!([1])).unwrap_err();
+        assert!(err.model.contains("JSON object"));
+        let err = prepare(&ctx, "Bash", &json!({"cmd": "echo `id`"})).unwrap_err();
+        assert!(err.model.contains("never runs"));
+        let err = prepare(&ctx, "Write", &json!({"path": "../x", "content": ""})).unwrap_err();
+        assert!(err.model.contains("outside"));
+    }
+}
