@@ -182,6 +182,9 @@ async fn execute(ctx: &ToolContext, command: &str, timeout: Duration) -> std::io
             .env_remove("CDPATH")
             .env_remove("BASH_ENV")
             .env_remove("ENV")
+            // With `.` or an empty entry in PATH, an allowlisted name like `ls` would run a
+            // file from the workspace; only absolute entries are kept.
+            .env("PATH", absolute_path_entries())
             // Nothing can answer a prompt or scroll a pager.
             .env("PAGER", "cat")
             .env("GIT_PAGER", "cat")
@@ -209,6 +212,17 @@ async fn execute(ctx: &ToolContext, command: &str, timeout: Duration) -> std::io
         Err(poisoned) => poisoned.into_inner().render(),
     };
     Ok(Finished { status, output })
+}
+
+fn absolute_path_entries() -> std::ffi::OsString {
+    only_absolute(&std::env::var_os("PATH").unwrap_or_default())
+}
+
+fn only_absolute(path: &std::ffi::OsStr) -> std::ffi::OsString {
+    let kept: Vec<std::path::PathBuf> = std::env::split_paths(path)
+        .filter(|p| p.is_absolute())
+        .collect();
+    std::env::join_paths(kept).unwrap_or_default()
 }
 
 /// Reads the pipe on a plain thread (a blocking read of a pipe is simplest there) and
@@ -262,14 +276,51 @@ impl Capture {
 
     fn render(&self) -> String {
         let omitted = self.total - self.head.len() - self.tail.len();
-        let mut out = String::from_utf8_lossy(&self.head).into_owned();
+        let mut out = plain_text(&String::from_utf8_lossy(&self.head));
         if omitted > 0 {
             out.push_str(&format!("\n[… {omitted} bytes omitted …]\n"));
         }
         let tail: Vec<u8> = self.tail.iter().copied().collect();
-        out.push_str(&String::from_utf8_lossy(&tail));
+        out.push_str(&plain_text(&String::from_utf8_lossy(&tail)));
         out
     }
+}
+
+/// Strips terminal escape sequences and control characters: colours waste the model's
+/// tokens, and escapes could rewrite the screen of whoever displays the output. A lone
+/// `\r` (progress bars) becomes a line break.
+fn plain_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\x1b' => match chars.next() {
+                // CSI: parameters, then one final byte in @..~.
+                Some('[') => {
+                    for c in chars.by_ref() {
+                        if ('@'..='~').contains(&c) {
+                            break;
+                        }
+                    }
+                }
+                // OSC: up to BEL or ESC \.
+                Some(']') => {
+                    while let Some(c) = chars.next() {
+                        if c == '\x07' || (c == '\x1b' && chars.next_if_eq(&'\\').is_some()) {
+                            break;
+                        }
+                    }
+                }
+                _ => {}
+            },
+            '\r' if chars.peek() == Some(&'\n') => {}
+            '\r' => out.push('\n'),
+            '\n' | '\t' => out.push(c),
+            c if c.is_control() => {}
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -382,6 +433,18 @@ mod tests {
             data[data.len() - half..]
         );
         assert_eq!(c.total, data.len());
+    }
+
+    #[test]
+    fn terminal_escapes_are_stripped() {
+        let raw = "\x1b[1;31merror\x1b[0m: x\r\n\x1b]0;title\x07ok\r50%\r100%\x07\n";
+        assert_eq!(plain_text(raw), "error: x\nok\n50%\n100%\n");
+    }
+
+    #[test]
+    fn relative_path_entries_are_dropped() {
+        let path = std::ffi::OsStr::new(".:/usr/bin::bin:/bin");
+        assert_eq!(only_absolute(path), "/usr/bin:/bin");
     }
 
     #[test]

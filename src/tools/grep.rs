@@ -191,7 +191,8 @@ impl Sink for Collector<'_> {
 
     fn matched(&mut self, _searcher: &Searcher, mat: &SinkMatch<'_>) -> Result<bool, io::Error> {
         let n = self.found.fetch_add(1, Ordering::Relaxed) + 1;
-        if n > self.max + 1 {
+        // Saturating: a benchmark asks for `usize::MAX` results.
+        if n > self.max.saturating_add(1) {
             return Ok(false);
         }
         let (root, path) = (self.root, self.path);
@@ -392,6 +393,8 @@ mod tests {
         };
         let ci = search_in(&root, &root.join("src"), "HELPER", &options).unwrap();
         assert_eq!(ci.matches.len(), 3);
+        let all = search(&root, "helper", &[], usize::MAX).unwrap();
+        assert_eq!(all.matches.len(), 3);
         let capped = search(&root, "helper", &[], 2).unwrap();
         assert_eq!(capped.matches.len(), 2);
         assert!(capped.truncated);

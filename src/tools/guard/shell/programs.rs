@@ -193,16 +193,16 @@ pub fn is_keyword(name: &str) -> bool {
 
 /// Programs that only print what they are given or read; no option of theirs is a risk.
 const PLAIN: &[&str] = &[
-    "ls", "cat", "head", "tail", "pwd", "echo", "printf", "true", "false", "basename", "dirname",
-    "realpath", "readlink", "stat", "df", "nl", "od", "hexdump", "cmp", "comm", "diff", "paste",
-    "column", "fold", "fmt", "expand", "unexpand", "rev", "tac", "seq", "cut", "tr", "which",
-    "whoami", "uname", "id", "test", "[", "du",
+    "ls", "cat", "head", "tail", "pwd", "echo", "true", "false", "basename", "dirname", "realpath",
+    "readlink", "stat", "df", "nl", "od", "hexdump", "cmp", "comm", "diff", "paste", "column",
+    "fold", "fmt", "expand", "unexpand", "rev", "tac", "seq", "cut", "tr", "which", "whoami",
+    "uname", "id", "test", "[", "du",
 ];
 
 /// Allowlisted programs with options we must look at.
 const CHECKED: &[&str] = &[
-    "wc", "file", "tree", "sort", "uniq", "date", "hostname", "grep", "egrep", "fgrep", "rg",
-    "find", "sed", "git", "tee",
+    "printf", "wc", "file", "tree", "sort", "uniq", "date", "hostname", "grep", "egrep", "fgrep",
+    "rg", "find", "sed", "git", "tee",
 ];
 
 pub fn is_allowlisted(name: &str) -> bool {
@@ -265,6 +265,12 @@ fn deny_list(name: &str) -> &'static [Deny] {
                 why: "reads file names from a file",
             },
         ],
+        // bash's builtin `printf -v PATH ...` would redirect every later program lookup.
+        "printf" => &[Deny {
+            short: "v",
+            long: &[],
+            why: "assigns a shell variable",
+        }],
         "date" => &[Deny {
             short: "s",
             long: &["set"],

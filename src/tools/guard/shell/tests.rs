@@ -195,6 +195,7 @@ fn hostile_commands_are_never_read_only() {
         ("echo 'unbalanced", "floor", "unbalanced"),
         ("ls || ", "floor", "ends with"),
         ("pushd /tmp", "never", "state"),
+        ("printf -v PATH %s x; ls", "unlisted", "variable"),
         ("popd", "never", "state"),
     ];
     assert!(hostile.len() >= 40);
