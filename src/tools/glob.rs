@@ -195,7 +195,7 @@ impl FileFilter {
 
     /// Whether the file at `path`, found by walking `base`, is selected.
     pub(super) fn matches(&self, base: &Path, path: &Path) -> bool {
-        if self.select_all {
+        if self.select_all && self.excluded_names.is_empty() && self.excluded_paths.is_empty() {
             return true;
         }
         // When `base` is the file itself, its name is all there is to match.

@@ -401,6 +401,20 @@ mod tests {
     }
 
     #[test]
+    fn single_file_base_and_exclusions() {
+        let (_d, root) = workspace();
+        let options = SearchOptions {
+            globs: vec!["*.rs".into()],
+            ..SearchOptions::default()
+        };
+        let one = search_in(&root, &root.join("src/main.rs"), "helper", &options).unwrap();
+        assert_eq!(lines(&one), ["src/main.rs:2:    helper();"]);
+        let excluded = search(&root, "helper", &["!src/lib.rs".to_string()], 10).unwrap();
+        let paths: Vec<_> = excluded.matches.iter().map(|m| m.path.as_str()).collect();
+        assert_eq!(paths, ["notes.md", "src/main.rs"]);
+    }
+
+    #[test]
     fn bad_regex_is_explained() {
         let (_d, root) = workspace();
         let err = search(&root, "fn (", &[], 10).unwrap_err();

@@ -336,11 +336,7 @@ impl Scope {
     /// leads outside the workspace, `cat *` would read through it. The directories the
     /// pattern can reach are scanned for such symlinks (a superset of what it matches).
     fn glob_escapes(&self, word: &Word) -> Option<String> {
-        let first_meta = word
-            .chars
-            .iter()
-            .position(|q| !q.quoted && matches!(q.c, '*' | '?' | '['))
-            .unwrap_or(0);
+        let first_meta = word.first_glob().unwrap_or(0);
         let literal: String = word.chars[..first_meta].iter().map(|q| q.c).collect();
         let dir = match literal.rfind('/') {
             Some(slash) => &literal[..=slash],

@@ -25,22 +25,29 @@ impl Word {
         self.chars.push(QChar { c, quoted });
     }
 
-    /// True when the shell would treat `c` specially here: it appears unquoted.
-    pub fn has_unquoted(&self, pred: impl Fn(char) -> bool) -> bool {
-        self.chars.iter().any(|q| !q.quoted && pred(q.c))
+    /// Pathname expansion happens when `*` or `?` appears unquoted, or an unquoted `[`
+    /// with an unquoted `]` after it (a lone `[` is the `test` command).
+    pub fn has_glob(&self) -> bool {
+        self.first_glob().is_some()
     }
 
-    /// Pathname expansion happens when `*`, `?` or `[` appears unquoted.
-    pub fn has_glob(&self) -> bool {
-        self.has_unquoted(|c| matches!(c, '*' | '?' | '['))
+    /// Index (into `chars`) of the first character that makes this word a glob.
+    pub fn first_glob(&self) -> Option<usize> {
+        self.chars.iter().enumerate().find_map(|(i, q)| {
+            let is_meta = !q.quoted
+                && match q.c {
+                    '*' | '?' => true,
+                    '[' => self.chars[i + 1..].iter().any(|r| !r.quoted && r.c == ']'),
+                    _ => false,
+                };
+            is_meta.then_some(i)
+        })
     }
 
     /// The expansion of a glob starting with a metacharacter can be any file name,
     /// including one that starts with `-` and so reads as an option.
     pub fn starts_with_glob(&self) -> bool {
-        self.chars
-            .first()
-            .is_some_and(|q| !q.quoted && matches!(q.c, '*' | '?' | '['))
+        self.first_glob() == Some(0)
     }
 
     /// Brace expansion (`{a,b}`, `{1..3}`) in bash; dash leaves it alone, but the command

@@ -255,6 +255,7 @@ fn safe_commands_are_read_only() {
         "cat README.md > /dev/null",
         "ls;",
         "test -f README.md",
+        "[ -f README.md ] && cat README.md",
         "realpath src",
         "head -n 3 README.md && tail -n 2 README.md",
         "git log --format='%h %s' --author=someone",
