@@ -191,6 +191,7 @@ async fn execute(ctx: &ToolContext, command: &str, timeout: Duration) -> std::io
             .env("GIT_TERMINAL_PROMPT", "0")
             .process_group(0)
             .kill_on_drop(true);
+        refuse_embedded_bare_repositories(&mut cmd);
         // The command (and with it our copies of the pipe's write end) is dropped at the end
         // of this block, so the reader sees end-of-file once the children are gone.
         cmd.spawn()?
@@ -212,6 +213,22 @@ async fn execute(ctx: &ToolContext, command: &str, timeout: Duration) -> std::io
         Err(poisoned) => poisoned.into_inner().render(),
     };
     Ok(Finished { status, output })
+}
+
+/// A bare repository committed inside the workspace (a test fixture, or one the model
+/// wrote file by file with Write: no path component is `.git`) carries its own config,
+/// and `cd fixture.git && git status` would obey it; `core.fsmonitor` alone runs a
+/// program. `safe.bareRepository=explicit` makes git refuse to discover such repositories.
+/// It is only honoured from protected config, which includes `GIT_CONFIG_*` from the
+/// environment, so it is appended there after any entries the user already has.
+pub(super) fn refuse_embedded_bare_repositories(cmd: &mut Command) {
+    let existing = std::env::var("GIT_CONFIG_COUNT")
+        .ok()
+        .and_then(|n| n.trim().parse::<usize>().ok())
+        .unwrap_or(0);
+    cmd.env(format!("GIT_CONFIG_KEY_{existing}"), "safe.bareRepository")
+        .env(format!("GIT_CONFIG_VALUE_{existing}"), "explicit")
+        .env("GIT_CONFIG_COUNT", (existing + 1).to_string());
 }
 
 fn absolute_path_entries() -> std::ffi::OsString {
@@ -439,6 +456,28 @@ mod tests {
     fn terminal_escapes_are_stripped() {
         let raw = "\x1b[1;31merror\x1b[0m: x\r\n\x1b]0;title\x07ok\r50%\r100%\x07\n";
         assert_eq!(plain_text(raw), "error: x\nok\n50%\n100%\n");
+    }
+
+    #[tokio::test]
+    async fn embedded_bare_repositories_are_not_used() {
+        let (dir, ctx) = ctx();
+        let init = std::process::Command::new("git")
+            .args(["init", "-q", "--bare", "fixture.git"])
+            .current_dir(dir.path())
+            .status();
+        if !init.is_ok_and(|s| s.success()) {
+            return; // no git here
+        }
+        let out = bash(
+            &ctx,
+            json!({"cmd": "cd fixture.git && git rev-parse --git-dir"}),
+        )
+        .await;
+        assert!(
+            out.is_error && out.model.contains("safe.bareRepository"),
+            "{}",
+            out.model
+        );
     }
 
     #[test]

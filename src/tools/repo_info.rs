@@ -97,6 +97,7 @@ async fn git(ctx: &ToolContext, args: &[&str]) -> GitRun {
         .stderr(Stdio::piped())
         .env("GIT_TERMINAL_PROMPT", "0")
         .kill_on_drop(true);
+    super::bash::refuse_embedded_bare_repositories(&mut cmd);
     match tokio::time::timeout(GIT_TIMEOUT, cmd.output()).await {
         Err(_) => GitRun::Failed(format!("git {} timed out", args.join(" "))),
         Ok(Err(e)) if e.kind() == std::io::ErrorKind::NotFound => GitRun::NotInstalled,

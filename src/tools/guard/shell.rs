@@ -207,6 +207,9 @@ fn program_verdict(program: &Word, name: &str, args: &[Word], scope: &mut Scope)
         return scope.cd(args);
     }
     if !programs::is_allowlisted(name) {
+        if let Some(reason) = programs::never_by_options(name, args) {
+            return Verdict::Never(reason);
+        }
         return Verdict::Unlisted(format!("`{name}` is not on the read-only allowlist"));
     }
     if let Some(word) = args.iter().find(|w| w.has_brace_expansion()) {

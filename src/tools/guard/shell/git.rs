@@ -9,10 +9,10 @@
 //! which is what keeps it trustworthy.
 
 use super::lexer::Word;
-use super::programs::find_option;
+use super::programs::{Risk, find_option};
 
-/// `Ok` when the invocation only reads; `Err` says why not.
-pub fn check(args: &[Word]) -> Result<(), String> {
+/// `Ok` when the invocation only reads; `Err` says why not, and how bad it is.
+pub fn check(args: &[Word]) -> Result<(), (Risk, String)> {
     let mut i = 0;
     while let Some(word) = args.get(i) {
         let text = word.text.as_str();
@@ -27,19 +27,18 @@ pub fn check(args: &[Word]) -> Result<(), String> {
     };
     let sub = sub.text.as_str();
     let rest = &args[i + 1..];
-    if let Some(word) = find_option(rest, "", &["help"]) {
-        return Err(format!("`git {sub} {word}` opens a manual viewer"));
-    }
-    for (long, why) in [
-        ("output", "writes a file"),
-        ("ext-diff", "runs an external diff program"),
-        ("upload-pack", "runs another program"),
-        ("receive-pack", "runs another program"),
-        ("exec", "runs another program"),
-        ("open-files-in-pager", "runs a pager program"),
+    let ask = |why: String| Err((Risk::Ask, why));
+    for (long, why, risk) in [
+        ("help", "opens a manual viewer", Risk::Ask),
+        ("output", "writes a file", Risk::Ask),
+        ("ext-diff", "runs an external diff program", Risk::Never),
+        ("upload-pack", "runs another program", Risk::Never),
+        ("receive-pack", "runs another program", Risk::Never),
+        ("exec", "runs another program", Risk::Never),
+        ("open-files-in-pager", "runs a pager program", Risk::Never),
     ] {
         if let Some(word) = find_option(rest, "", &[long]) {
-            return Err(format!("`git {sub} {word}` {why}"));
+            return Err((risk, format!("`git {sub} {word}` {why}")));
         }
     }
     match sub {
@@ -47,12 +46,15 @@ pub fn check(args: &[Word]) -> Result<(), String> {
         | "shortlog" | "cat-file" | "ls-tree" | "rev-list" | "show-ref" | "merge-base"
         | "for-each-ref" | "check-ignore" | "version" | "whatchanged" => Ok(()),
         "grep" => match find_option(rest, "O", &[]) {
-            Some(word) => Err(format!("`git grep {word}` runs a pager program")),
+            Some(word) => Err((
+                Risk::Never,
+                format!("`git grep {word}` runs a pager program"),
+            )),
             None => Ok(()),
         },
-        "branch" => listing(sub, rest, "arvli", BRANCH_LONG),
-        "tag" => listing(sub, rest, "lni", TAG_LONG),
-        "remote" => remote(rest),
+        "branch" => listing(sub, rest, "arvli", BRANCH_LONG).or_else(ask),
+        "tag" => listing(sub, rest, "lni", TAG_LONG).or_else(ask),
+        "remote" => remote(rest).or_else(ask),
         "reflog" | "stash" => {
             let allowed: &[&str] = if sub == "reflog" {
                 &["show", "exists"]
@@ -65,14 +67,14 @@ pub fn check(args: &[Word]) -> Result<(), String> {
                 Some(action) if allowed.contains(&action) => Ok(()),
                 // `git reflog <ref>` shows that ref's log.
                 Some(action) if sub == "reflog" && !MODIFYING_REFLOG.contains(&action) => Ok(()),
-                other => Err(format!(
+                other => ask(format!(
                     "`git {sub} {}` changes the repository; only {} run without asking",
                     other.unwrap_or_default(),
                     allowed.join("/")
                 )),
             }
         }
-        other => Err(format!(
+        other => ask(format!(
             "`git {other}` is not on the read-only allowlist (status, log, diff, show, grep, \
              blame, ...)"
         )),
@@ -81,35 +83,35 @@ pub fn check(args: &[Word]) -> Result<(), String> {
 
 const MODIFYING_REFLOG: &[&str] = &["expire", "delete", "drop", "write"];
 
-fn global_option(text: &str) -> Result<(), String> {
+/// Global options before the subcommand. Those that make git run a program of the
+/// caller's choosing, or load another repository's config (which can name programs, e.g.
+/// `core.fsmonitor` runs on `git status`), are `Never`.
+fn global_option(text: &str) -> Result<(), (Risk, String)> {
+    const HARMLESS: &str = "--no-pager -P --no-optional-locks --literal-pathspecs \
+                            --glob-pathspecs --noglob-pathspecs --icase-pathspecs \
+                            --no-replace-objects --version";
     let name = text.split('=').next().unwrap_or_default();
+    if HARMLESS.split_whitespace().any(|h| h == name) {
+        return Ok(());
+    }
+    let never = |why: &str| Err((Risk::Never, format!("`git {text}` {why}")));
     match name {
-        "--no-pager"
-        | "-P"
-        | "--no-optional-locks"
-        | "--literal-pathspecs"
-        | "--glob-pathspecs"
-        | "--noglob-pathspecs"
-        | "--icase-pathspecs"
-        | "--no-replace-objects"
-        | "--version" => Ok(()),
-        "--config-env" => Err(format!(
-            "`git {text}` sets configuration, which can name programs to run"
+        "--config-env" => never("sets configuration, which can name programs to run"),
+        "--git-dir" | "--work-tree" | "--namespace" | "--super-prefix" => {
+            never("points git at another repository, whose config may run programs")
+        }
+        "--exec-path" => never("changes where git finds its programs"),
+        _ if text.starts_with("-c") => never(
+            "sets configuration, which can name programs to run (core.pager, diff.external, ...)",
+        ),
+        _ if text.starts_with("-C") => {
+            never("runs in another directory, whose repository config may run programs")
+        }
+        "-p" | "--paginate" => Err((Risk::Ask, format!("`git {text}` starts a pager program"))),
+        _ => Err((
+            Risk::Ask,
+            format!("git option `{text}` is not on the allowlist"),
         )),
-        "--git-dir" | "--work-tree" | "--namespace" | "--super-prefix" => Err(format!(
-            "`git {text}` points git at another repository, whose config may run programs"
-        )),
-        "--exec-path" => Err(format!("`git {text}` changes where git finds its programs")),
-        "-p" | "--paginate" => Err(format!("`git {text}` starts a pager program")),
-        _ if text.starts_with("-c") => Err(format!(
-            "`git {text}` sets configuration, which can name programs to run (core.pager, \
-             diff.external, ...)"
-        )),
-        _ if text.starts_with("-C") => Err(format!(
-            "`git {text}` runs in another directory; cd into it first if it is inside the \
-             workspace"
-        )),
-        _ => Err(format!("git option `{text}` is not on the allowlist")),
     }
 }
 

@@ -22,144 +22,43 @@ pub enum Verdict {
 /// Why a program is never run without a person, if it is one of those. `name` is the
 /// basename as written; compared without case for case-insensitive file systems.
 pub fn never_reason(name: &str) -> Option<String> {
+    const SHELLS: &str = "sh bash zsh dash fish ksh mksh pdksh csh tcsh ash yash rbash pwsh \
+                          powershell nu elvish xonsh";
+    const INTERPRETER_PREFIXES: &str = "python pypy ipython perl ruby jruby php lua node tclsh";
+    const INTERPRETERS: &str = "deno bun awk gawk mawk nawk busybox toybox osascript rscript \
+                                julia irb expect wish guile racket sbcl ghci runghc runhaskell \
+                                scala groovy jshell erl escript elixir iex m4 dc sqlite3 vi vim \
+                                nvim view ex ed emacs gdb lldb";
+    const WRAPPERS: &str = "eval exec source . command builtin env xargs sudo su doas pkexec \
+                            runuser nohup nice renice ionice timeout gtimeout time watch strace \
+                            ltrace valgrind perf hyperfine chroot unshare nsenter setsid setpriv \
+                            stdbuf unbuffer script ssh parallel flock taskset chrt numactl \
+                            prlimit cpulimit faketime systemd-run fakeroot proot firejail bwrap \
+                            sg newgrp tmux screen at batch crontab caffeinate sandbox-exec arch \
+                            setarch linux32 linux64 capsh chpst envdir ssh-agent dbus-launch \
+                            xvfb-run proxychains proxychains4 torsocks rlwrap entr daemonize \
+                            start-stop-daemon xdg-open open fc";
+    const STATE: &str = "export alias unalias set unset trap readonly declare typeset local \
+                         shopt enable hash ulimit umask bind complete let pushd popd";
     let lower = name.to_ascii_lowercase();
     let n = lower.as_str();
-    const SHELLS: &[&str] = &[
-        "sh",
-        "bash",
-        "zsh",
-        "dash",
-        "fish",
-        "ksh",
-        "mksh",
-        "pdksh",
-        "csh",
-        "tcsh",
-        "ash",
-        "yash",
-        "rbash",
-        "pwsh",
-        "powershell",
-        "nu",
-        "elvish",
-        "xonsh",
-    ];
-    const INTERPRETER_PREFIXES: &[&str] = &[
-        "python", "pypy", "ipython", "perl", "ruby", "jruby", "php", "lua", "node", "tclsh",
-    ];
-    const INTERPRETERS: &[&str] = &[
-        "deno",
-        "bun",
-        "awk",
-        "gawk",
-        "mawk",
-        "nawk",
-        "busybox",
-        "toybox",
-        "osascript",
-        "rscript",
-        "julia",
-        "irb",
-        "expect",
-        "wish",
-        "guile",
-        "racket",
-        "sbcl",
-        "ghci",
-        "runghc",
-        "runhaskell",
-        "scala",
-        "groovy",
-        "jshell",
-        "erl",
-        "escript",
-        "elixir",
-        "iex",
-        "m4",
-        "dc",
-        "sqlite3",
-        "vi",
-        "vim",
-        "nvim",
-        "view",
-        "ex",
-        "ed",
-        "emacs",
-        "gdb",
-        "lldb",
-    ];
-    const WRAPPERS: &[&str] = &[
-        "eval",
-        "exec",
-        "source",
-        ".",
-        "command",
-        "builtin",
-        "env",
-        "xargs",
-        "sudo",
-        "su",
-        "doas",
-        "pkexec",
-        "runuser",
-        "nohup",
-        "nice",
-        "renice",
-        "ionice",
-        "timeout",
-        "gtimeout",
-        "time",
-        "watch",
-        "strace",
-        "ltrace",
-        "valgrind",
-        "chroot",
-        "unshare",
-        "nsenter",
-        "setsid",
-        "setpriv",
-        "stdbuf",
-        "unbuffer",
-        "script",
-        "ssh",
-        "parallel",
-        "flock",
-        "taskset",
-        "chrt",
-        "systemd-run",
-        "fakeroot",
-        "proot",
-        "firejail",
-        "bwrap",
-        "sg",
-        "newgrp",
-        "tmux",
-        "screen",
-        "at",
-        "batch",
-        "crontab",
-        "caffeinate",
-        "sandbox-exec",
-        "arch",
-        "fc",
-    ];
-    const STATE: &[&str] = &[
-        "export", "alias", "unalias", "set", "unset", "trap", "readonly", "declare", "typeset",
-        "local", "shopt", "enable", "hash", "ulimit", "umask", "bind", "complete", "let", "pushd",
-        "popd",
-    ];
-    if SHELLS.contains(&n) {
+    let listed = |list: &str| list.split_whitespace().any(|item| item == n);
+    if listed(SHELLS) {
         Some(format!("`{name}` is a shell; it runs any command"))
-    } else if INTERPRETERS.contains(&n) || INTERPRETER_PREFIXES.iter().any(|p| n.starts_with(p)) {
+    } else if listed(INTERPRETERS)
+        || INTERPRETER_PREFIXES
+            .split_whitespace()
+            .any(|p| n.starts_with(p))
+    {
         Some(format!(
             "`{name}` is an interpreter; it runs arbitrary code"
         ))
-    } else if WRAPPERS.contains(&n) {
+    } else if listed(WRAPPERS) {
         Some(format!("`{name}` runs other programs"))
-    } else if STATE.contains(&n) {
-        Some(format!(
-            "`{name}` changes the shell's state (or prints variables that may hold secrets)"
-        ))
+    } else if listed(STATE) {
+        Some(format!("`{name}` changes the shell's state"))
+    } else if n == "printenv" {
+        Some("`printenv` prints environment variables, which may hold secrets".into())
     } else {
         None
     }
@@ -216,97 +115,113 @@ pub fn has_risky_options(name: &str) -> bool {
 }
 
 const FOLLOWS: &str = "follows symlinks, which may lead outside the workspace";
+const RUNS: &str = "runs another program";
+const NAMES_FROM_FILE: &str = "reads file names from a file (they may lie outside the workspace)";
 
-/// An option that turns an allowlisted program into something else.
-struct Deny {
-    short: &'static str,
-    long: &'static [&'static str],
-    why: &'static str,
+/// How bad a refused option is. Options that run other programs, or read outside the
+/// workspace, are `Never`: the design promises `find -exec`, `git -c` and the like never
+/// auto-run, not even in bypass mode. Options that merely write or change settings are
+/// `Ask` (`Unlisted`), like any program off the allowlist.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Risk {
+    Ask,
+    Never,
 }
 
+impl Risk {
+    pub fn verdict(self, reason: String) -> Verdict {
+        match self {
+            Risk::Ask => Verdict::Unlisted(reason),
+            Risk::Never => Verdict::Never(reason),
+        }
+    }
+}
+
+/// An option that turns a program into something else: (short letters, long names, why,
+/// risk).
+type Deny = (&'static str, &'static [&'static str], &'static str, Risk);
+
 fn deny_list(name: &str) -> &'static [Deny] {
+    use Risk::{Ask, Never};
     match name {
-        "wc" => &[Deny {
-            short: "",
-            long: &["files0-from"],
-            why: "reads file names from a file",
-        }],
-        "file" => &[Deny {
-            short: "C",
-            long: &["compile"],
-            why: "writes a file",
-        }],
+        "wc" => &[("", &["files0-from"], NAMES_FROM_FILE, Never)],
+        "file" => &[("C", &["compile"], "writes a file", Ask)],
         "tree" => &[
-            Deny {
-                short: "oR",
-                long: &["output"],
-                why: "writes files",
-            },
-            Deny {
-                short: "l",
-                long: &[],
-                why: FOLLOWS,
-            },
+            ("oR", &["output"], "writes files", Ask),
+            ("l", &[], FOLLOWS, Never),
         ],
         "sort" => &[
-            Deny {
-                short: "o",
-                long: &["output"],
-                why: "writes a file",
-            },
-            Deny {
-                short: "",
-                long: &["compress-program"],
-                why: "runs another program",
-            },
-            Deny {
-                short: "",
-                long: &["files0-from"],
-                why: "reads file names from a file",
-            },
+            ("o", &["output"], "writes a file", Ask),
+            ("", &["compress-program"], RUNS, Never),
+            ("", &["files0-from"], NAMES_FROM_FILE, Never),
         ],
         // bash's builtin `printf -v PATH ...` would redirect every later program lookup.
-        "printf" => &[Deny {
-            short: "v",
-            long: &[],
-            why: "assigns a shell variable",
-        }],
-        "date" => &[Deny {
-            short: "s",
-            long: &["set"],
-            why: "sets the system clock",
-        }],
-        "grep" | "egrep" | "fgrep" => &[Deny {
-            short: "R",
-            long: &["dereference-recursive"],
-            why: FOLLOWS,
-        }],
+        "printf" => &[("v", &[], "assigns a shell variable", Never)],
+        "date" => &[("s", &["set"], "sets the system clock", Ask)],
+        "grep" | "egrep" | "fgrep" => &[("R", &["dereference-recursive"], FOLLOWS, Never)],
         "rg" => &[
-            Deny {
-                short: "",
-                long: &["pre", "pre-glob", "hostname-bin"],
-                why: "runs another program",
-            },
-            Deny {
-                short: "z",
-                long: &["search-zip"],
-                why: "runs decompression programs",
-            },
-            Deny {
-                short: "L",
-                long: &["follow"],
-                why: FOLLOWS,
-            },
+            ("", &["pre", "pre-glob", "hostname-bin"], RUNS, Never),
+            ("z", &["search-zip"], "runs decompression programs", Ask),
+            ("L", &["follow"], FOLLOWS, Never),
         ],
+        // Off the allowlist, but able to run an arbitrary program named in an argument:
+        // they must not become auto-runnable in bypass mode.
+        "tar" | "gtar" | "bsdtar" => &[(
+            "IF",
+            &[
+                "to-command",
+                "use-compress-program",
+                "checkpoint-action",
+                "info-script",
+                "new-volume-script",
+                "rsh-command",
+                "rmt-command",
+            ],
+            RUNS,
+            Never,
+        )],
+        "split" | "gsplit" => &[("", &["filter"], RUNS, Never)],
+        "zip" => &[("T", &["unzip-command"], RUNS, Never)],
+        "rsync" => &[("e", &["rsh", "rsync-path"], RUNS, Never)],
+        "scp" | "sftp" => &[("SoF", &[], RUNS, Never)],
+        "fd" | "fdfind" => &[("xX", &["exec", "exec-batch"], RUNS, Never)],
+        "sdiff" | "diff3" => &[("", &["diff-program"], RUNS, Never)],
+        "man" => &[("PH", &["pager", "html"], RUNS, Never)],
+        "wget" => &[("e", &["use-askpass", "execute"], RUNS, Never)],
         _ => &[],
     }
 }
 
+/// For a program off the allowlist: the reason it is `Never` rather than merely
+/// `Unlisted`, if one of its arguments makes it run another program or read secrets.
+pub fn never_by_options(name: &str, args: &[Word]) -> Option<String> {
+    for &(short, long, why, risk) in deny_list(name) {
+        if risk == Risk::Never
+            && let Some(word) = find_option(args, short, long)
+        {
+            return Some(format!("`{name} {word}` {why}"));
+        }
+    }
+    // `jq -n env` and `$ENV` print every environment variable, API keys included.
+    if name == "jq"
+        && args
+            .iter()
+            .any(|w| w.text.contains("env") || w.text.contains("ENV"))
+    {
+        return Some(
+            "`jq` reading `env` or `$ENV` prints environment variables, which may \
+                     hold secrets"
+                .into(),
+        );
+    }
+    None
+}
+
 /// Classifies an allowlisted program by its arguments.
 pub fn classify(name: &str, args: &[Word]) -> Verdict {
-    for deny in deny_list(name) {
-        if let Some(word) = find_option(args, deny.short, deny.long) {
-            return Verdict::Unlisted(format!("`{name} {word}` {}", deny.why));
+    for &(short, long, why, risk) in deny_list(name) {
+        if let Some(word) = find_option(args, short, long) {
+            return risk.verdict(format!("`{name} {word}` {why}"));
         }
     }
     match name {
@@ -319,12 +234,12 @@ pub fn classify(name: &str, args: &[Word]) -> Verdict {
         "find" => find(args),
         "git" => match git::check(args) {
             Ok(()) => Verdict::ReadOnly,
-            Err(why) => Verdict::Unlisted(why),
+            Err((risk, why)) => risk.verdict(why),
         },
         "sed" => match sed::analyze(args) {
             Ok(call) if call.in_place => Verdict::Writes(call.files),
             Ok(_) => Verdict::ReadOnly,
-            Err(why) => Verdict::Unlisted(why),
+            Err((risk, why)) => risk.verdict(why),
         },
         "tee" => Verdict::Writes(
             positionals(args)
@@ -337,15 +252,15 @@ pub fn classify(name: &str, args: &[Word]) -> Verdict {
 
 fn find(args: &[Word]) -> Verdict {
     for word in args {
-        let why = match word.text.as_str() {
-            "-exec" | "-execdir" | "-ok" | "-okdir" => "runs other programs",
-            "-delete" => "deletes files",
-            "-fprint" | "-fprint0" | "-fprintf" | "-fls" => "writes a file",
-            "-files0-from" => "reads file names from a file",
-            "-L" | "-follow" => FOLLOWS,
+        let (why, risk) = match word.text.as_str() {
+            "-exec" | "-execdir" | "-ok" | "-okdir" => ("runs other programs", Risk::Never),
+            "-delete" => ("deletes files", Risk::Ask),
+            "-fprint" | "-fprint0" | "-fprintf" | "-fls" => ("writes a file", Risk::Ask),
+            "-files0-from" => (NAMES_FROM_FILE, Risk::Never),
+            "-L" | "-follow" => (FOLLOWS, Risk::Never),
             _ => continue,
         };
-        return Verdict::Unlisted(format!("`find {}` {why}", word.text));
+        return risk.verdict(format!("`find {}` {why}", word.text));
     }
     Verdict::ReadOnly
 }

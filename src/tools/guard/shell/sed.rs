@@ -6,6 +6,7 @@
 //! under both readings.
 
 use super::lexer::Word;
+use super::programs::Risk;
 
 /// What a `sed` invocation does, as far as the classification is concerned.
 #[derive(Debug, Default)]
@@ -19,13 +20,33 @@ pub struct SedCall {
 }
 
 /// Parses `sed` arguments. `Err` is the reason the call is not read-only-provable.
-pub fn analyze(args: &[Word]) -> Result<SedCall, String> {
+pub fn analyze(args: &[Word]) -> Result<SedCall, (Risk, String)> {
+    analyze_options(args)
+        .map_err(|e| (Risk::Ask, e))
+        .and_then(|(call, scripts)| {
+            if scripts.iter().any(|s| s == SCRIPT_FILE) {
+                let why = "`sed -f` runs a script file we cannot check (it may use `e` or `w`)";
+                return Err((Risk::Never, why.into()));
+            }
+            for script in &scripts {
+                check_script(script, false).map_err(|e| (Risk::Never, e))?;
+                if script.contains('[') {
+                    check_script(script, true).map_err(|e| (Risk::Never, e))?;
+                }
+            }
+            Ok(call)
+        })
+}
+
+/// Parses the options; returns the call and its scripts, still unchecked.
+fn analyze_options(args: &[Word]) -> Result<(SedCall, Vec<String>), String> {
     let mut call = SedCall::default();
     let mut scripts: Vec<String> = Vec::new();
     let mut explicit_script = false;
     let mut positional: Vec<usize> = Vec::new();
     let mut i = 0;
     let mut options_done = false;
+    let mut script_file = false;
     while i < args.len() {
         let text = args[i].text.as_str();
         if options_done || !text.starts_with('-') || text == "-" {
@@ -54,7 +75,10 @@ pub fn analyze(args: &[Word]) -> Result<SedCall, String> {
                 "in-place" => call.in_place = true,
                 "quiet" | "silent" | "regexp-extended" | "separate" | "null-data"
                 | "unbuffered" | "posix" | "debug" | "sandbox" | "line-length" => {}
-                "file" => return Err("`sed --file` runs a script we cannot check".into()),
+                "file" => {
+                    explicit_script = true;
+                    script_file = true;
+                }
                 other => return Err(format!("`sed --{other}` is not on the allowlist")),
             }
         } else {
@@ -69,7 +93,7 @@ pub fn analyze(args: &[Word]) -> Result<SedCall, String> {
                         call.in_place = true;
                         break;
                     }
-                    'e' | 'l' => {
+                    'e' | 'l' | 'f' => {
                         let rest: String = flags[j + 1..].iter().collect();
                         let value = if rest.is_empty() {
                             i += 1;
@@ -80,13 +104,13 @@ pub fn analyze(args: &[Word]) -> Result<SedCall, String> {
                             rest
                         };
                         if flags[j] == 'e' {
-                            explicit_script = true;
                             scripts.push(value);
                             call.script_args.push(i);
                         }
+                        explicit_script |= flags[j] != 'l';
+                        script_file |= flags[j] == 'f';
                         break;
                     }
-                    'f' => return Err("`sed -f` runs a script file we cannot check".into()),
                     other => return Err(format!("`sed -{other}` is not on the allowlist")),
                 }
                 j += 1;
@@ -103,17 +127,18 @@ pub fn analyze(args: &[Word]) -> Result<SedCall, String> {
         call.script_args.push(index);
     }
     call.files = operands.collect();
-    for script in &scripts {
-        check_script(script, false)?;
-        if script.contains('[') {
-            check_script(script, true)?;
-        }
-    }
     if call.in_place && call.files.is_empty() {
         return Err("`sed -i` without a file".into());
     }
-    Ok(call)
+    if script_file {
+        // Returned as a script that fails the check, so it is refused as firmly as `e`.
+        scripts.push(SCRIPT_FILE.into());
+    }
+    Ok((call, scripts))
 }
+
+/// Stands for a `-f` script; a NUL never appears in a real argument (the floor refuses it).
+const SCRIPT_FILE: &str = "\0script file";
 
 const UNSAFE: &str = "the sed script is not a plain print/delete/substitute (commands like \
                       `e`, `w`, `r` run programs or touch files)";
