@@ -52,14 +52,8 @@ pub fn resolve(root: &Path, raw: &str, usage: PathUse) -> Result<ResolvedPath, S
         if rel == "." {
             return Err("cannot write to the workspace root itself; name a file inside it".into());
         }
-        if touches_git_dir(&rel) {
-            // Git runs programs named in `.git/config` (core.pager, core.fsmonitor,
-            // diff.external, aliases) and executes `.git/hooks/*`. Letting a write land there
-            // would turn a later, harmless-looking `git status` into arbitrary code.
-            return Err(format!(
-                "`{raw}` is inside a `.git` directory; writes there are refused because git \
-                 executes programs named in its config and hooks. Edit working-tree files instead"
-            ));
+        if let Some(why) = protected(&abs, &rel) {
+            return Err(format!("`{raw}` {why}"));
         }
     }
     Ok(ResolvedPath { abs, rel })
@@ -112,6 +106,33 @@ pub fn relative(root: &Path, abs: &Path) -> String {
             .join("/"),
         Err(_) => abs.display().to_string(),
     }
+}
+
+/// Why a write to `abs` (`rel` to the root) is refused even though it is inside the root.
+pub fn protected(abs: &Path, rel: &str) -> Option<&'static str> {
+    if touches_git_dir(rel) {
+        // Git runs programs named in `.git/config` (core.pager, core.fsmonitor,
+        // diff.external, aliases) and executes `.git/hooks/*`. Letting a write land there
+        // would turn a later, harmless-looking `git status` into arbitrary code.
+        return Some(
+            "is inside a `.git` directory; writes there are refused because git executes \
+             programs named in its config and hooks. Edit working-tree files instead",
+        );
+    }
+    // The model must not grant itself permissions: the project config holds the mode and
+    // the allow rules, and $LINGGEN_HOME (inside the root when the root is `~`) the rest.
+    let own_config = rel.eq_ignore_ascii_case(crate::config::CONFIG_FILE);
+    let in_home = crate::config::paths::linggen_home()
+        .ok()
+        .map(|home| home.canonicalize().unwrap_or(home))
+        .is_some_and(|home| abs.starts_with(home));
+    if own_config || in_home {
+        return Some(
+            "is linggen's own configuration, which holds its permission rules; the agent may \
+             not change it. Ask the person to edit it",
+        );
+    }
+    None
 }
 
 /// True when any component of a root-relative path is a `.git` directory. Compared without
@@ -283,6 +304,14 @@ mod tests {
         // A symlink pointing into .git is resolved first, so it is caught too.
         symlink(root.join(".git"), root.join("g")).unwrap();
         refused(&root, "g/config", PathUse::Write);
+    }
+
+    #[test]
+    fn own_config_is_not_writable() {
+        let (_d, root) = root();
+        assert!(refused(&root, "linggen-agent.toml", PathUse::Write).contains("permission"));
+        assert!(resolve(&root, "linggen-agent.toml", PathUse::Read).is_ok());
+        assert!(resolve(&root, "docs/linggen-agent.toml", PathUse::Write).is_ok());
     }
 
     #[test]

@@ -183,11 +183,11 @@ fn classify_command(raw: &RawSegment, scope: &mut Scope) -> SegmentClass {
             targets.push(text.clone());
         }
     }
-    if let Some(target) = targets.iter().find(|t| scope.is_in_git_dir(t)) {
-        return never(format!(
-            "`{target}` is inside `.git`; writes there can make later git commands run \
-             programs"
-        ));
+    if let Some((target, why)) = targets
+        .iter()
+        .find_map(|t| scope.protected(t).map(|why| (t, why)))
+    {
+        return never(format!("`{target}` {why}"));
     }
     if targets.is_empty() {
         SegmentClass::ReadOnly
@@ -397,10 +397,12 @@ impl Scope {
         None
     }
 
-    fn is_in_git_dir(&self, target: &str) -> bool {
-        self.cwds.iter().any(|cwd| {
-            paths::locate(&self.root, cwd, target)
-                .is_ok_and(|abs| paths::touches_git_dir(&paths::relative(&self.root, &abs)))
+    /// Why writing `target` is refused although it is inside the root (`.git/`, linggen's
+    /// own configuration).
+    fn protected(&self, target: &str) -> Option<&'static str> {
+        self.cwds.iter().find_map(|cwd| {
+            let abs = paths::locate(&self.root, cwd, target).ok()?;
+            paths::protected(&abs, &paths::relative(&self.root, &abs))
         })
     }
 

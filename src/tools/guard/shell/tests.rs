@@ -158,6 +158,11 @@ fn hostile_commands_are_never_read_only() {
         ("echo x > .git/config", "never", ".git"),
         ("echo x >> .git/hooks/pre-commit", "never", ".git"),
         ("tee .git/config", "never", ".git"),
+        (
+            "echo '[permissions]' > linggen-agent.toml",
+            "never",
+            "permission",
+        ),
         ("echo x | tee out.txt", "writes", "out.txt"),
         ("ls > listing.txt", "writes", "listing.txt"),
         ("ls &> all.txt", "writes", "all.txt"),
