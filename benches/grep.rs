@@ -48,7 +48,10 @@ fn main() {
         }
         let ours = median(ours);
         if !rg {
-            println!("{pattern:<22} linggen {:>8.1} ms  ({count} matches)", ours.as_secs_f64() * 1e3);
+            println!(
+                "{pattern:<22} linggen {:>8.1} ms  ({count} matches)",
+                ours.as_secs_f64() * 1e3
+            );
             continue;
         }
         let mut theirs = Vec::new();
@@ -56,13 +59,23 @@ fn main() {
         for _ in 0..runs {
             let start = Instant::now();
             let out = Command::new("rg")
-                .args(["--line-number", "--no-heading", "--color=never", "-e", pattern])
+                .args([
+                    "--line-number",
+                    "--no-heading",
+                    "--color=never",
+                    "-e",
+                    pattern,
+                ])
                 .arg(&tree)
                 .stderr(Stdio::null())
                 .output()
                 .expect("run rg");
             theirs.push(start.elapsed());
-            rg_count = out.stdout.split(|b| *b == b'\n').filter(|l| !l.is_empty()).count();
+            rg_count = out
+                .stdout
+                .split(|b| *b == b'\n')
+                .filter(|l| !l.is_empty())
+                .count();
         }
         let theirs = median(theirs);
         println!(

@@ -10,7 +10,7 @@ use crate::config::{self, Config, ConfigError};
 use crate::llm::router::{self, ResolveError};
 use crate::print::{Finished, OutputFormat, Printer, error_json, exit};
 use crate::session::{self, EventBus, Input, Permissions, SessionSetup, ids, prompt};
-use crate::store::{SessionInfo, Store, StoreError, spawn_writer};
+use crate::store::{SessionInfo, Store, StoreError, persisted, spawn_writer};
 use crate::tools::ToolContext;
 
 /// A start-up failure with the exit code it maps to.
@@ -96,7 +96,10 @@ fn try_list_sessions(cli: &Cli) -> Result<(), Failure> {
         return Ok(());
     }
     let now = ids::now_ms();
-    println!("{:<16}  {:>10}  {:>5}  {:<20}  TITLE", "ID", "UPDATED", "MSGS", "MODEL");
+    println!(
+        "{:<16}  {:>10}  {:>5}  {:<20}  TITLE",
+        "ID", "UPDATED", "MSGS", "MODEL"
+    );
     for s in sessions {
         println!(
             "{:<16}  {:>10}  {:>5}  {:<20}  {}",
@@ -147,12 +150,9 @@ pub async fn run_print(cli: Cli) -> i32 {
 async fn try_run_print(cli: &Cli) -> Result<i32, Failure> {
     let task = cli.task()?;
     let ws = load_workspace(cli)?;
-    let permissions = Permissions::new(
-        ws.config.permission_mode,
-        &ws.config.allow,
-        &ws.config.deny,
-    )
-    .map_err(ConfigError::Usage)?;
+    let permissions =
+        Permissions::new(ws.config.permission_mode, &ws.config.allow, &ws.config.deny)
+            .map_err(ConfigError::Usage)?;
     let store = Store::open(&ws.home)?;
     let root_text = ws.root.display().to_string();
     let resumed = resume_target(cli, &store, &root_text)?;
@@ -194,7 +194,8 @@ async fn try_run_print(cli: &Cli) -> Result<i32, Failure> {
 
     let bus = EventBus::new();
     let mut events = bus.subscribe_lossless();
-    let writer = spawn_writer(store, session_id.clone(), bus.subscribe_lossless(), |e| {
+    let stored = bus.subscribe_lossless_to(persisted);
+    let writer = spawn_writer(store, session_id.clone(), stored, |e| {
         eprintln!("linggen: warning: {e}")
     });
     let handle = session::spawn(setup, bus);

@@ -174,7 +174,11 @@ pub fn main() -> i32 {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();
-            return if e.use_stderr() { exit::USAGE } else { exit::SUCCESS };
+            return if e.use_stderr() {
+                exit::USAGE
+            } else {
+                exit::SUCCESS
+            };
         }
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()

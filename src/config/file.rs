@@ -142,7 +142,10 @@ fn model_config(entry: ModelEntry) -> Result<ModelConfig, SpanError> {
         return Err((None, "model `id` must not be empty".into()));
     }
     if entry.model.trim().is_empty() {
-        return Err((None, format!("model `{}`: `model` must not be empty", entry.id)));
+        return Err((
+            None,
+            format!("model `{}`: `model` must not be empty", entry.id),
+        ));
     }
     let url = match entry.url {
         Some(url) => {
@@ -228,8 +231,7 @@ fn find_key_line(text: &str, key: &str) -> usize {
                 .strip_prefix(key)
                 .is_some_and(|rest| rest.trim_start().starts_with('='));
             let header = l.starts_with('[')
-                && l
-                    .trim_start_matches('[')
+                && l.trim_start_matches('[')
                     .strip_prefix(key)
                     .is_some_and(|rest| rest.starts_with(']') || rest.starts_with('.'));
             assignment || header

@@ -122,7 +122,10 @@ fn bad_url_and_zero_iters_name_the_line() {
     let err = Config::load(home.path(), root.path(), &no_env, &FlagOverrides::default())
         .unwrap_err()
         .to_string();
-    assert!(err.contains("line 2") && err.contains("at least 1"), "{err}");
+    assert!(
+        err.contains("line 2") && err.contains("at least 1"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -133,7 +136,11 @@ fn unknown_keys_warn_with_line() {
     let c = Config::load(home.path(), root.path(), &no_env, &FlagOverrides::default()).unwrap();
     assert_eq!(c.max_iters, 5);
     assert_eq!(c.warnings.len(), 1);
-    assert!(c.warnings[0].contains(":3: unknown key `agent.max_iter`"), "{:?}", c.warnings);
+    assert!(
+        c.warnings[0].contains(":3: unknown key `agent.max_iter`"),
+        "{:?}",
+        c.warnings
+    );
 }
 
 #[test]

@@ -83,7 +83,10 @@ impl fmt::Display for LlmError {
                 )
             }
             ErrorKind::Malformed(detail) => {
-                write!(f, "model `{model}` at {url} sent a malformed response: {detail}")
+                write!(
+                    f,
+                    "model `{model}` at {url} sent a malformed response: {detail}"
+                )
             }
             ErrorKind::Disconnected(detail) => write!(
                 f,

@@ -111,9 +111,16 @@ async fn discover_ollama(
     };
     let models = ollama::list_models(http, &url, Duration::from_secs(DISCOVERY_TIMEOUT_SECS))
         .await
-        .map_err(|e| not_found(format!("no Ollama server answered at {url} ({})", e.kind_summary())))?;
+        .map_err(|e| {
+            not_found(format!(
+                "no Ollama server answered at {url} ({})",
+                e.kind_summary()
+            ))
+        })?;
     let Some(first) = models.into_iter().next() else {
-        return Err(not_found(format!("the Ollama server at {url} has no models installed")));
+        return Err(not_found(format!(
+            "the Ollama server at {url} has no models installed"
+        )));
     };
     Ok(ModelConfig {
         id: "ollama".into(),

@@ -27,7 +27,13 @@ pub struct EventBus {
 struct Inner {
     seq: AtomicU64,
     broadcast: broadcast::Sender<Arc<Envelope>>,
-    lossless: Mutex<Vec<mpsc::UnboundedSender<Arc<Envelope>>>>,
+    lossless: Mutex<Vec<Lossless>>,
+}
+
+/// A lossless subscriber and the events it wants.
+struct Lossless {
+    tx: mpsc::UnboundedSender<Arc<Envelope>>,
+    wants: fn(&Event) -> bool,
 }
 
 impl Default for EventBus {
@@ -60,17 +66,27 @@ impl EventBus {
             .lossless
             .lock()
             .unwrap_or_else(|p| p.into_inner());
-        lossless.retain(|tx| tx.send(envelope.clone()).is_ok());
+        lossless
+            .retain(|sub| !(sub.wants)(&envelope.event) || sub.tx.send(envelope.clone()).is_ok());
     }
 
     /// A subscriber that sees every event from now on, in order.
     pub fn subscribe_lossless(&self) -> mpsc::UnboundedReceiver<Arc<Envelope>> {
+        self.subscribe_lossless_to(|_| true)
+    }
+
+    /// Like [`subscribe_lossless`](Self::subscribe_lossless), for the events `wants` accepts
+    /// only; the store, say, never needs to wake up for a token.
+    pub fn subscribe_lossless_to(
+        &self,
+        wants: fn(&Event) -> bool,
+    ) -> mpsc::UnboundedReceiver<Arc<Envelope>> {
         let (tx, rx) = mpsc::unbounded_channel();
         self.inner
             .lossless
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .push(tx);
+            .push(Lossless { tx, wants });
         rx
     }
 

@@ -147,7 +147,9 @@ pub enum Event {
         truncated_count: usize,
     },
     /// Messages waiting while a run is busy.
-    QueueUpdated { queued: Vec<String> },
+    QueueUpdated {
+        queued: Vec<String>,
+    },
     /// How a run ended. `result` is the final answer (or the error text).
     Outcome {
         run_id: String,
@@ -157,7 +159,9 @@ pub enum Event {
         usage: Usage,
         duration_ms: u64,
     },
-    Error { message: String },
+    Error {
+        message: String,
+    },
 }
 
 impl Event {

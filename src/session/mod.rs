@@ -9,6 +9,7 @@ pub mod ids;
 pub mod input;
 pub mod permissions;
 pub mod prompt;
+mod tokens;
 mod tool_call;
 mod turn;
 
@@ -110,7 +111,10 @@ async fn run(setup: SessionSetup, mut inputs: mpsc::Receiver<Input>, bus: EventB
         root: setup.tools.root.display().to_string(),
         agent_id: setup.agent_id.clone(),
         permission_mode: setup.permissions.mode.as_str().to_string(),
-        tools: crate::tools::TOOL_NAMES.iter().map(|s| s.to_string()).collect(),
+        tools: crate::tools::TOOL_NAMES
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
     });
     let shared = Arc::new(TurnShared {
         agent_id: setup.agent_id,

@@ -72,9 +72,7 @@ pub fn system_prompt(ws: &Workspace, root: &Path) -> String {
     prompt.push_str(TOOL_RULES);
     for name in PROJECT_DOCS {
         if let Some(doc) = project_doc(root, name) {
-            prompt.push_str(&format!(
-                "\n\nProject instructions from {name}:\n{doc}"
-            ));
+            prompt.push_str(&format!("\n\nProject instructions from {name}:\n{doc}"));
         }
     }
     prompt

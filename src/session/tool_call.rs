@@ -17,8 +17,10 @@ pub(super) async fn execute(
     cancel: &CancellationToken,
     changed: &mut Vec<String>,
 ) -> ToolOutput {
-    let prepared = unparsable_arguments(call)
-        .map_or_else(|| tools::prepare(&shared.tools, &call.name, &call.arguments), Err);
+    let prepared = unparsable_arguments(call).map_or_else(
+        || tools::prepare(&shared.tools, &call.name, &call.arguments),
+        Err,
+    );
     let summary = match &prepared {
         Ok(p) => p.summary.clone(),
         Err(_) => call.name.clone(),

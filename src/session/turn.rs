@@ -6,6 +6,7 @@ use std::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::event::{Event, OutcomeStatus};
+use super::tokens::{self, TokenBatcher};
 use super::{Conversation, TurnShared, ids, tool_call};
 use crate::llm::{ChatMessage, ChatRequest, LlmError, StreamEvent, ToolCall, Usage};
 
@@ -75,7 +76,13 @@ pub(super) async fn run_turn(
                 usage.add(partial.usage);
                 if !partial.text.is_empty() {
                     let text = format!("{}\n\n[cancelled]", partial.text);
-                    push(shared, conv, &run_id, "", ChatMessage::assistant(text, Vec::new()));
+                    push(
+                        shared,
+                        conv,
+                        &run_id,
+                        "",
+                        ChatMessage::assistant(text, Vec::new()),
+                    );
                 }
                 break (OutcomeStatus::Cancelled, partial.text);
             }
@@ -86,7 +93,13 @@ pub(super) async fn run_turn(
             text, tool_calls, ..
         } = response;
         let calls = tool_calls.clone();
-        push(shared, conv, &run_id, "", ChatMessage::assistant(text.clone(), tool_calls));
+        push(
+            shared,
+            conv,
+            &run_id,
+            "",
+            ChatMessage::assistant(text.clone(), tool_calls),
+        );
         if calls.is_empty() {
             break (OutcomeStatus::Completed, text);
         }
@@ -136,20 +149,14 @@ async fn ask_model(
 ) -> Step {
     let mut response = Response::default();
     let bus = &shared.bus;
-    let token = |text: String, thinking: bool| Event::Token {
-        run_id: run_id.to_string(),
-        agent_id: shared.agent_id.clone(),
-        token: text,
-        thinking,
-        done: false,
-    };
+    let batcher = TokenBatcher::new(bus, run_id, &shared.agent_id);
     let result = {
         let mut sink = |event: StreamEvent| match event {
             StreamEvent::Text(t) => {
+                batcher.push(&t, false);
                 response.text.push_str(&t);
-                bus.publish(token(t, false));
             }
-            StreamEvent::Thinking(t) => bus.publish(token(t, true)),
+            StreamEvent::Thinking(t) => batcher.push(&t, true),
             StreamEvent::ToolCall(call) => response.tool_calls.push(call),
             StreamEvent::Usage(u) => response.usage = u,
         };
@@ -157,11 +164,20 @@ async fn ask_model(
             messages: &conv.history,
             tools,
         };
-        tokio::select! {
-            r = shared.provider.chat(request, &mut sink) => Some(r),
-            _ = cancel.cancelled() => None,
+        let chat = shared.provider.chat(request, &mut sink);
+        tokio::pin!(chat);
+        let mut frame = tokio::time::interval(tokens::FRAME);
+        frame.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+        loop {
+            tokio::select! {
+                r = &mut chat => break Some(r),
+                _ = cancel.cancelled() => break None,
+                // Text that arrived and then paused is shown within a frame.
+                _ = frame.tick() => batcher.flush(),
+            }
         }
     };
+    batcher.flush();
     bus.publish(Event::Token {
         run_id: run_id.to_string(),
         agent_id: shared.agent_id.clone(),

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use rusqlite::{Connection, ErrorCode, OptionalExtension, params};
 
-pub use writer::spawn_writer;
+pub use writer::{persisted, spawn_writer};
 
 use crate::llm::{ChatMessage, Role};
 use crate::session::ids::now_ms;
@@ -113,9 +113,8 @@ impl Store {
         let _: String = self
             .conn
             .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))?;
-        self.conn.execute_batch(
-            "PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;",
-        )
+        self.conn
+            .execute_batch("PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;")
     }
 
     fn migrate(&self) -> Result<(), StoreError> {
@@ -174,7 +173,10 @@ impl Store {
 
     /// Sessions of one workspace, newest first.
     pub fn list_sessions(&self, root: &str) -> Result<Vec<SessionInfo>, StoreError> {
-        self.query_sessions("WHERE p.root = ?1 ORDER BY s.updated_at DESC, s.rowid DESC", root)
+        self.query_sessions(
+            "WHERE p.root = ?1 ORDER BY s.updated_at DESC, s.rowid DESC",
+            root,
+        )
     }
 
     /// The newest session of a workspace (`--continue`).
@@ -185,7 +187,8 @@ impl Store {
     /// A session by id or unique id prefix (`--resume`).
     pub fn find_session(&self, id: &str) -> Result<SessionInfo, StoreError> {
         let pattern = format!("{}%", id.replace(['%', '_'], ""));
-        let mut found = self.query_sessions("WHERE s.id LIKE ?1 ORDER BY s.updated_at DESC", &pattern)?;
+        let mut found =
+            self.query_sessions("WHERE s.id LIKE ?1 ORDER BY s.updated_at DESC", &pattern)?;
         match found.len() {
             0 => Err(StoreError::NoSuchSession(id.to_string())),
             1 => Ok(found.remove(0)),
@@ -232,10 +235,7 @@ impl Store {
             serde_json::to_string(&msg.tool_calls).ok()
         };
         let now = now_ms();
-        let tx = self
-            .conn
-            .unchecked_transaction()
-            .map_err(|e| self.err(e))?;
+        let tx = self.conn.unchecked_transaction().map_err(|e| self.err(e))?;
         tx.execute(
             "INSERT INTO messages (session_id, run_id, role, content, tool_calls, tool_call_id, tool_name, is_error, created_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
@@ -252,7 +252,14 @@ impl Store {
             ],
         )
         .map_err(|e| self.err(e))?;
-        let title: String = msg.content.lines().next().unwrap_or_default().chars().take(80).collect();
+        let title: String = msg
+            .content
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .chars()
+            .take(80)
+            .collect();
         tx.execute(
             "UPDATE sessions SET updated_at = ?2,
                  title = CASE WHEN title = '' AND ?3 = 'user' THEN ?4 ELSE title END
@@ -297,7 +304,14 @@ impl Store {
             .execute(
                 "INSERT INTO runs (id, session_id, parent_id, agent_id, task, status, started_at)
                  VALUES (?1, ?2, ?3, ?4, ?5, 'running', ?6)",
-                params![run.id, session_id, run.parent_id, run.agent_id, run.task, now_ms()],
+                params![
+                    run.id,
+                    session_id,
+                    run.parent_id,
+                    run.agent_id,
+                    run.task,
+                    now_ms()
+                ],
             )
             .map_err(|e| self.err(e))?;
         Ok(())

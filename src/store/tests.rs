@@ -52,8 +52,14 @@ fn find_session_errors() {
     let (_dir, store) = open();
     store.create_session("aa1", "/a", "m").unwrap();
     store.create_session("aa2", "/a", "m").unwrap();
-    assert!(matches!(store.find_session("aa"), Err(StoreError::Ambiguous(_))));
-    assert!(matches!(store.find_session("zz"), Err(StoreError::NoSuchSession(_))));
+    assert!(matches!(
+        store.find_session("aa"),
+        Err(StoreError::Ambiguous(_))
+    ));
+    assert!(matches!(
+        store.find_session("zz"),
+        Err(StoreError::NoSuchSession(_))
+    ));
     assert_eq!(store.find_session("aa2").unwrap().id, "aa2");
 }
 

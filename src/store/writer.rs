@@ -31,6 +31,14 @@ pub fn spawn_writer(
     })
 }
 
+/// The events the writer stores; subscribe with this filter.
+pub fn persisted(event: &Event) -> bool {
+    matches!(
+        event,
+        Event::Message { .. } | Event::RunStarted { .. } | Event::Outcome { .. }
+    )
+}
+
 fn persist(store: &Store, session_id: &str, event: &Event) -> Result<(), super::StoreError> {
     match event {
         Event::Message { run_id, .. } => {

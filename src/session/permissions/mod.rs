@@ -13,8 +13,12 @@ use crate::tools::{Access, Prepared, SegmentClass};
 pub enum Verdict {
     Allow,
     /// A person must decide; `reason` says why it is not allowed outright.
-    Ask { reason: String },
-    Deny { reason: String },
+    Ask {
+        reason: String,
+    },
+    Deny {
+        reason: String,
+    },
 }
 
 /// A rule like `Bash(cargo test*)`, `Write(src/**)` or a bare tool name `Read`.
@@ -57,12 +61,14 @@ impl Rule {
             (_, None) | (_, Some("*")) | (_, Some("")) => None,
             ("Bash", Some(p)) => {
                 // Claude Code writes prefixes as `git diff:*`; treat it as `git diff*`.
-                let p = p.strip_suffix(":*").map_or(p.to_string(), |s| format!("{s}*"));
+                let p = p
+                    .strip_suffix(":*")
+                    .map_or(p.to_string(), |s| format!("{s}*"));
                 Some(Pattern::Command(p))
             }
             ("Write" | "Edit", Some(p)) => {
-                let glob = Glob::new(p)
-                    .map_err(|e| format!("permission rule `{text}`: bad glob: {e}"))?;
+                let glob =
+                    Glob::new(p).map_err(|e| format!("permission rule `{text}`: bad glob: {e}"))?;
                 Some(Pattern::Path(glob.compile_matcher()))
             }
             (_, Some(_)) => {

@@ -54,7 +54,12 @@ fn default_mode_reads_run_writes_ask() {
         verdict(&p, &f, "Bash", json!({"cmd": "ls -la"})),
         Verdict::Allow
     );
-    assert!(is_ask(&verdict(&p, &f, "Bash", json!({"cmd": "cargo test"}))));
+    assert!(is_ask(&verdict(
+        &p,
+        &f,
+        "Bash",
+        json!({"cmd": "cargo test"})
+    )));
 }
 
 #[test]
@@ -141,7 +146,12 @@ fn session_approval_covers_the_same_prefix_only() {
         verdict(&p, &f, "Bash", json!({"cmd": "make test"})),
         Verdict::Allow
     );
-    assert!(is_ask(&verdict(&p, &f, "Bash", json!({"cmd": "cargo build"}))));
+    assert!(is_ask(&verdict(
+        &p,
+        &f,
+        "Bash",
+        json!({"cmd": "cargo build"})
+    )));
 }
 
 #[test]

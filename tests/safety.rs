@@ -1,0 +1,369 @@
+//! The safety floor through the real binary: a scripted model tries hostile commands and
+//! path escapes. None may run or touch anything outside the workspace, and every refusal
+//! must say why.
+
+mod support;
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use support::{Protocol, Reply, ScriptedServer, Step, Workspace, run_with_timeout};
+
+const TIMEOUT: Duration = Duration::from_secs(90);
+
+/// Each tries to create `pwned` (in the root or in the outside directory `OUT`), or to
+/// reach outside the workspace. `OUT` is replaced by a temp dir outside the root.
+const HOSTILE: &[&str] = &[
+    "touch pwned",
+    "rm -rf OUT",
+    "echo $(touch pwned)",
+    "echo `touch pwned`",
+    "ls; touch pwned",
+    "ls && touch pwned",
+    "ls || touch pwned",
+    "ls & touch pwned",
+    "ls | sh -c 'touch pwned'",
+    "ls\ntouch pwned",
+    "sh -c 'touch pwned'",
+    "bash -c 'touch pwned'",
+    "python3 -c 'open(\"pwned\",\"w\")'",
+    "perl -e 'open(F,\">pwned\")'",
+    "awk 'BEGIN{system(\"touch pwned\")}'",
+    "find . -exec touch pwned \\;",
+    "find . -execdir touch pwned \\;",
+    "find . -delete",
+    "git -c core.pager='touch pwned' log",
+    "git --exec-path=. status",
+    "git log --output=pwned",
+    "git grep -O'touch pwned' foo",
+    "sed -n '1e touch pwned' a.txt",
+    "sed 's/a/b/e' a.txt",
+    "sed -n 'w pwned' a.txt",
+    "rg --pre 'touch' foo",
+    "ls | xargs touch pwned",
+    "env touch pwned",
+    "env -i sh -c 'touch pwned'",
+    "tar --to-command='touch pwned' -xf a.tar",
+    "sort --compress-program='touch' a.txt",
+    "eval touch pwned",
+    "exec touch pwned",
+    "command touch pwned",
+    "nohup touch pwned",
+    "timeout 5 touch pwned",
+    "sudo touch pwned",
+    "LD_PRELOAD=x.so ls",
+    "PATH=. ls",
+    "echo hi > pwned",
+    "echo hi >> pwned",
+    "echo hi > OUT/pwned",
+    "cat /etc/passwd",
+    "cat ../../../etc/passwd",
+    "cat ~/.ssh/id_rsa",
+    "echo $HOME",
+    "echo ${LINGGEN_TEST_KEY}",
+    "cat <(touch pwned)",
+    "tee >(sh) < a.txt",
+    "cat < /dev/tcp/127.0.0.1/9",
+    "source ./evil.sh",
+    ". ./evil.sh",
+    "./evil.sh",
+    "/bin/sh evil.sh",
+    "cd / && touch pwned",
+    "cd OUT && touch pwned",
+    "date -s 2020-01-01",
+    "uniq a.txt pwned",
+    "dd if=a.txt of=pwned",
+    "cp a.txt pwned",
+    "curl -o pwned http://127.0.0.1:9/",
+    "chmod +x evil.sh",
+    "rm a.txt",
+];
+
+fn tool_results(body: &Value) -> Vec<String> {
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+fn assert_nothing_ran(ws: &Workspace, outside: &Path) {
+    assert!(
+        !ws.root().join("pwned").exists(),
+        "a hostile command ran in the root"
+    );
+    assert!(
+        !outside.join("pwned").exists(),
+        "a hostile command wrote outside"
+    );
+    assert!(
+        outside.join("keep.txt").exists(),
+        "a hostile command deleted outside files"
+    );
+    assert_eq!(ws.read("a.txt"), "a\n");
+}
+
+fn setup() -> (Workspace, tempfile::TempDir) {
+    let ws = Workspace::new();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("keep.txt"), "keep\n").unwrap();
+    ws.write("a.txt", "a\n");
+    ws.write("evil.sh", "touch pwned\n");
+    (ws, outside)
+}
+
+fn hostile_calls(outside: &Path) -> Vec<(&'static str, Value)> {
+    HOSTILE
+        .iter()
+        .map(|c| {
+            let cmd = c.replace("OUT", &outside.display().to_string());
+            ("Bash", json!({ "command": cmd }))
+        })
+        .collect()
+}
+
+#[test]
+fn hostile_commands_never_run_without_a_person() {
+    assert!(HOSTILE.len() >= 40);
+    // (In accept-edits, a redirect into a file inside the root is a permitted write.)
+    for mode in ["default"] {
+        let (ws, outside) = setup();
+        let server = ScriptedServer::start_background(
+            Protocol::OpenAi,
+            vec![
+                Step::from(Reply::tools(hostile_calls(outside.path()))),
+                Reply::text("done").into(),
+            ],
+        );
+        ws.configure(Protocol::OpenAi, &server.url());
+        let out = run_with_timeout(
+            ws.cmd().args(["-p", "be evil", "--permission-mode", mode]),
+            TIMEOUT,
+        );
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_nothing_ran(&ws, outside.path());
+        let results = tool_results(&server.last_chat_request().unwrap());
+        assert_eq!(results.len(), HOSTILE.len());
+        for (cmd, result) in HOSTILE.iter().zip(&results) {
+            let clear = result.contains("not run")
+                || result.contains("refused")
+                || result.contains("denied")
+                || result.contains("not allowed");
+            assert!(clear, "{mode}: `{cmd}` → unclear refusal: {result}");
+        }
+        // stderr says so, too.
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.matches("⎿ ✗").count() >= HOSTILE.len(), "{stderr}");
+    }
+}
+
+#[test]
+fn floor_holds_even_in_bypass_mode() {
+    // In bypass, unlisted programs run; but the floor and the programs that run other
+    // programs (interpreters, wrappers, -exec …) still need a person.
+    let floor: Vec<&str> = HOSTILE
+        .iter()
+        .copied()
+        .filter(|c| {
+            !matches!(
+                *c,
+                "touch pwned"
+                    | "dd if=a.txt of=pwned"
+                    | "cp a.txt pwned"
+                    | "curl -o pwned http://127.0.0.1:9/"
+                    | "chmod +x evil.sh"
+                    | "rm a.txt"
+                    | "uniq a.txt pwned"
+                    | "echo hi > pwned"
+                    | "echo hi >> pwned"
+                    | "ls; touch pwned"
+                    | "ls && touch pwned"
+                    | "ls || touch pwned"
+                    | "ls & touch pwned"
+                    | "date -s 2020-01-01"
+                    | "find . -delete"
+                    | "git log --output=pwned"
+                    | "sed -n 'w pwned' a.txt"
+                    | "sort --compress-program='touch' a.txt"
+                    | "./evil.sh"
+            )
+        })
+        .collect();
+    let (ws, outside) = setup();
+    let calls: Vec<(&str, Value)> = floor
+        .iter()
+        .map(|c| {
+            let cmd = c.replace("OUT", &outside.path().display().to_string());
+            ("Bash", json!({ "command": cmd }))
+        })
+        .collect();
+    let server = ScriptedServer::start_background(
+        Protocol::OpenAi,
+        vec![Step::from(Reply::tools(calls)), Reply::text("done").into()],
+    );
+    ws.configure(Protocol::OpenAi, &server.url());
+    let out = run_with_timeout(
+        ws.cmd()
+            .args(["-p", "be evil", "--permission-mode", "bypass"]),
+        TIMEOUT,
+    );
+    assert!(out.status.success());
+    assert_nothing_ran(&ws, outside.path());
+    let results = tool_results(&server.last_chat_request().unwrap());
+    for (cmd, result) in floor.iter().zip(&results) {
+        assert!(
+            result.contains("not run") || result.contains("refused"),
+            "bypass: `{cmd}` → {result}"
+        );
+    }
+}
+
+#[test]
+fn path_escapes_are_refused() {
+    let (ws, outside) = setup();
+    let out_dir = outside.path().display().to_string();
+    let secret = outside.path().join("keep.txt").display().to_string();
+    std::os::unix::fs::symlink(outside.path(), ws.root().join("link")).unwrap();
+    std::os::unix::fs::symlink(outside.path().join("keep.txt"), ws.root().join("keep-link"))
+        .unwrap();
+    let calls = vec![
+        ("Read", json!({"path": "../keep.txt"})),
+        ("Read", json!({"path": secret})),
+        ("Read", json!({"path": "/etc/passwd"})),
+        ("Read", json!({"path": "~/.bashrc"})),
+        ("Read", json!({"path": "link/keep.txt"})),
+        ("Read", json!({"path": "keep-link"})),
+        (
+            "Write",
+            json!({"path": format!("{out_dir}/pwned"), "content": "x"}),
+        ),
+        ("Write", json!({"path": "../pwned", "content": "x"})),
+        ("Write", json!({"path": "sub/../../pwned", "content": "x"})),
+        ("Write", json!({"path": "link/pwned", "content": "x"})),
+        (
+            "Edit",
+            json!({"path": "keep-link", "old_string": "keep", "new_string": "gone"}),
+        ),
+        (
+            "Write",
+            json!({"path": ".git/hooks/pre-commit", "content": "touch pwned"}),
+        ),
+        ("Grep", json!({"query": "keep", "path": "../"})),
+        ("Glob", json!({"globs": ["**/*"], "path": "/etc"})),
+    ];
+    let n = calls.len();
+    let server = ScriptedServer::start_background(
+        Protocol::OpenAi,
+        vec![Step::from(Reply::tools(calls)), Reply::text("done").into()],
+    );
+    ws.configure(Protocol::OpenAi, &server.url());
+    let out = run_with_timeout(
+        ws.cmd()
+            .args(["-p", "escape", "--permission-mode", "bypass"]),
+        TIMEOUT,
+    );
+    assert!(out.status.success());
+    assert_nothing_ran(&ws, outside.path());
+    assert_eq!(
+        std::fs::read_to_string(outside.path().join("keep.txt")).unwrap(),
+        "keep\n"
+    );
+    assert!(!ws.root().join(".git/hooks/pre-commit").exists());
+    let results = tool_results(&server.last_chat_request().unwrap());
+    assert_eq!(results.len(), n);
+    for result in &results {
+        assert!(
+            !result.contains("keep\n") && !result.contains("root:"),
+            "leaked: {result}"
+        );
+        assert!(
+            result.contains("outside") || result.contains("refused") || result.contains(".git"),
+            "unclear refusal: {result}"
+        );
+    }
+}
+
+#[test]
+fn writes_need_approval_in_default_mode_and_rules_opt_in() {
+    let (ws, _outside) = setup();
+    let server = ScriptedServer::start_background(
+        Protocol::Ollama,
+        vec![
+            Step::from(Reply::tools([
+                ("Write", json!({"path": "new.txt", "content": "x"})),
+                ("Bash", json!({"command": "git init -q"})),
+            ])),
+            Reply::text("could not").into(),
+        ],
+    );
+    ws.configure(Protocol::Ollama, &server.url());
+    let out = run_with_timeout(ws.cmd().args(["-p", "write it"]), TIMEOUT);
+    assert!(out.status.success());
+    assert!(!ws.root().join("new.txt").exists());
+    assert!(!ws.root().join(".git").exists());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("needs the user's approval"), "{stderr}");
+    let results = tool_results(&server.last_chat_request().unwrap());
+    assert!(results[0].contains("--permission-mode"), "{}", results[0]);
+
+    // The same calls with rules that allow them.
+    let server = ScriptedServer::start_background(
+        Protocol::Ollama,
+        vec![
+            Step::from(Reply::tools([
+                ("Write", json!({"path": "new.txt", "content": "x"})),
+                ("Bash", json!({"command": "git init -q"})),
+            ])),
+            Reply::text("done").into(),
+        ],
+    );
+    ws.configure(Protocol::Ollama, &server.url());
+    let out = run_with_timeout(
+        ws.cmd().args([
+            "-p",
+            "write it",
+            "--allowed-tools",
+            "Write(*.txt),Bash(git init*)",
+        ]),
+        TIMEOUT,
+    );
+    assert!(out.status.success());
+    assert_eq!(ws.read("new.txt"), "x");
+    assert!(ws.root().join(".git").exists());
+
+    // Plan mode refuses writes outright; deny rules beat allow rules.
+    let server = ScriptedServer::start_background(
+        Protocol::Ollama,
+        vec![
+            Step::from(Reply::tools([
+                ("Write", json!({"path": "plan.txt", "content": "x"})),
+                ("Bash", json!({"command": "git status"})),
+            ])),
+            Reply::text("done").into(),
+        ],
+    );
+    ws.configure(Protocol::Ollama, &server.url());
+    let out = run_with_timeout(
+        ws.cmd().args([
+            "-p",
+            "x",
+            "--permission-mode",
+            "plan",
+            "--disallowed-tools",
+            "Bash(git status*)",
+        ]),
+        TIMEOUT,
+    );
+    assert!(out.status.success());
+    assert!(!ws.root().join("plan.txt").exists());
+    let results = tool_results(&server.last_chat_request().unwrap());
+    assert!(results[0].contains("plan mode"), "{}", results[0]);
+    assert!(results[1].contains("denied by rule"), "{}", results[1]);
+}
