@@ -111,11 +111,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn default_prompt_and_schemas_fit_the_budget() {
+    fn budget_default_prompt_and_schemas_fit() {
         let dir = tempfile::tempdir().unwrap();
         let ws = Workspace::detect(dir.path());
         let prompt = system_prompt(&ws, dir.path());
         let tokens = budget_tokens(&prompt, &crate::tools::specs());
+        // Reported in doc/performance.md (`cargo test --lib budget -- --nocapture`).
+        eprintln!(
+            "system prompt {} chars + tool schemas = {tokens} tokens (chars/4)",
+            prompt.len()
+        );
         assert!(tokens <= 2_500, "system prompt + schemas = {tokens} tokens");
     }
 
