@@ -226,3 +226,6 @@ fn publish_queue(bus: &EventBus, queue: &VecDeque<(String, String)>) {
 pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
+
+#[cfg(test)]
+mod tests;

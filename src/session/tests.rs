@@ -1,0 +1,372 @@
+//! The session core without any frontend: approvals answered through the input queue,
+//! first answer wins, cancellation, queued messages. The model is a scripted in-process
+//! provider; the wire protocols are covered by the integration tests.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::json;
+use tokio::sync::mpsc::UnboundedReceiver;
+
+use super::*;
+use crate::config::PermissionMode;
+use crate::llm::{ChatRequest, EventSink, LlmError, StreamEvent, ToolCall};
+
+/// One scripted response: events to stream, then either finish or hang (until dropped).
+struct Scripted {
+    events: Vec<StreamEvent>,
+    hang: bool,
+}
+
+#[derive(Default)]
+struct FakeModel {
+    script: Mutex<VecDeque<Scripted>>,
+    requests: Mutex<Vec<Vec<ChatMessage>>>,
+}
+
+#[async_trait]
+impl Provider for FakeModel {
+    async fn chat(&self, request: ChatRequest<'_>, sink: EventSink<'_>) -> Result<(), LlmError> {
+        self.requests
+            .lock()
+            .unwrap()
+            .push(request.messages.to_vec());
+        let next = self.script.lock().unwrap().pop_front();
+        let Some(step) = next else {
+            panic!("script exhausted");
+        };
+        for event in step.events {
+            sink(event);
+        }
+        if step.hang {
+            std::future::pending::<()>().await;
+        }
+        Ok(())
+    }
+
+    fn describe(&self) -> String {
+        "fake".into()
+    }
+}
+
+fn reply(events: Vec<StreamEvent>) -> Scripted {
+    Scripted {
+        events,
+        hang: false,
+    }
+}
+
+fn call(id: &str, name: &str, args: serde_json::Value) -> StreamEvent {
+    StreamEvent::ToolCall(ToolCall {
+        id: id.into(),
+        name: name.into(),
+        arguments: args,
+    })
+}
+
+fn text(t: &str) -> StreamEvent {
+    StreamEvent::Text(t.into())
+}
+
+struct Harness {
+    _dir: tempfile::TempDir,
+    root: std::path::PathBuf,
+    model: Arc<FakeModel>,
+    handle: SessionHandle,
+    events: UnboundedReceiver<Arc<Envelope>>,
+}
+
+fn start(script: Vec<Scripted>, interactive: bool) -> Harness {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let model = Arc::new(FakeModel::default());
+    model.script.lock().unwrap().extend(script);
+    let bus = EventBus::new();
+    let events = bus.subscribe_lossless();
+    let setup = SessionSetup {
+        session_id: "s".into(),
+        agent_id: "ling".into(),
+        model_label: "fake".into(),
+        provider: model.clone(),
+        context_window: Some(8192),
+        system_prompt: "system".into(),
+        history: Vec::new(),
+        tools: ToolContext::new(&root),
+        permissions: Permissions::new(PermissionMode::Default, &[], &[]).unwrap(),
+        max_iters: 10,
+        interactive,
+    };
+    let handle = spawn(setup, bus);
+    Harness {
+        _dir: dir,
+        root,
+        model,
+        handle,
+        events,
+    }
+}
+
+impl Harness {
+    async fn say(&self, content: &str, from: &str) {
+        self.handle
+            .inputs
+            .send(Input::UserMessage {
+                content: content.into(),
+                from: from.into(),
+            })
+            .await
+            .unwrap();
+    }
+
+    async fn send(&self, input: Input) {
+        self.handle.inputs.send(input).await.unwrap();
+    }
+
+    /// Waits for the first event matching `pred`, returning it and everything before it.
+    async fn until(&mut self, pred: impl Fn(&Event) -> bool) -> (Event, Vec<Event>) {
+        let mut seen = Vec::new();
+        loop {
+            let envelope = tokio::time::timeout(Duration::from_secs(10), self.events.recv())
+                .await
+                .expect("event within 10 s")
+                .expect("bus open");
+            if pred(&envelope.event) {
+                return (envelope.event.clone(), seen);
+            }
+            seen.push(envelope.event.clone());
+        }
+    }
+
+    async fn approval_id(&mut self) -> String {
+        match self
+            .until(|e| matches!(e, Event::ApprovalRequested { .. }))
+            .await
+            .0
+        {
+            Event::ApprovalRequested { id, .. } => id,
+            _ => unreachable!(),
+        }
+    }
+
+    async fn outcome(&mut self) -> (OutcomeStatus, Vec<Event>) {
+        let (event, seen) = self.until(|e| matches!(e, Event::Outcome { .. })).await;
+        match event {
+            Event::Outcome { status, .. } => (status, seen),
+            _ => unreachable!(),
+        }
+    }
+
+    fn last_tool_result(&self) -> String {
+        let requests = self.model.requests.lock().unwrap();
+        let last = requests.last().unwrap();
+        last.iter()
+            .rev()
+            .find(|m| m.role == crate::llm::Role::Tool)
+            .map(|m| m.content.clone())
+            .unwrap_or_default()
+    }
+}
+
+fn write_call() -> Scripted {
+    reply(vec![call(
+        "c1",
+        "Write",
+        json!({"path": "x.txt", "content": "hi\n"}),
+    )])
+}
+
+#[tokio::test]
+async fn approval_from_another_frontend_runs_the_call() {
+    let mut h = start(vec![write_call(), reply(vec![text("done")])], true);
+    h.say("write x", "terminal").await;
+    let (request, _) = h
+        .until(|e| matches!(e, Event::ApprovalRequested { .. }))
+        .await;
+    let Event::ApprovalRequested { id, diff, tool, .. } = request else {
+        unreachable!()
+    };
+    assert_eq!(tool, "Write");
+    assert!(diff.unwrap().contains("+hi"));
+    h.send(Input::Approval {
+        id,
+        decision: Decision::AllowOnce,
+        from: "web".into(),
+    })
+    .await;
+    let (resolved, _) = h
+        .until(|e| matches!(e, Event::ApprovalResolved { .. }))
+        .await;
+    assert!(
+        matches!(resolved, Event::ApprovalResolved { by, decision: Decision::AllowOnce, .. } if by == "web")
+    );
+    assert_eq!(h.outcome().await.0, OutcomeStatus::Completed);
+    assert_eq!(
+        std::fs::read_to_string(h.root.join("x.txt")).unwrap(),
+        "hi\n"
+    );
+}
+
+#[tokio::test]
+async fn denial_with_a_reason_reaches_the_model() {
+    let mut h = start(vec![write_call(), reply(vec![text("ok")])], true);
+    h.say("write x", "terminal").await;
+    let id = h.approval_id().await;
+    h.send(Input::Approval {
+        id,
+        decision: Decision::Deny {
+            reason: Some("use y.txt instead".into()),
+        },
+        from: "terminal".into(),
+    })
+    .await;
+    h.outcome().await;
+    assert!(!h.root.join("x.txt").exists());
+    let result = h.last_tool_result();
+    assert!(result.contains("use y.txt instead"), "{result}");
+}
+
+#[tokio::test]
+async fn first_answer_wins() {
+    let mut h = start(vec![write_call(), reply(vec![text("ok")])], true);
+    h.say("write x", "terminal").await;
+    let id = h.approval_id().await;
+    h.send(Input::Approval {
+        id: id.clone(),
+        decision: Decision::Deny { reason: None },
+        from: "terminal".into(),
+    })
+    .await;
+    h.send(Input::Approval {
+        id,
+        decision: Decision::AllowOnce,
+        from: "web".into(),
+    })
+    .await;
+    let (_, seen) = h.outcome().await;
+    let resolved: Vec<&Event> = seen
+        .iter()
+        .filter(|e| matches!(e, Event::ApprovalResolved { .. }))
+        .collect();
+    assert_eq!(resolved.len(), 1);
+    assert!(matches!(resolved[0], Event::ApprovalResolved { by, .. } if by == "terminal"));
+    assert!(!h.root.join("x.txt").exists());
+}
+
+#[tokio::test]
+async fn always_for_this_session_stops_asking() {
+    let second = reply(vec![call(
+        "c2",
+        "Write",
+        json!({"path": "x.txt", "content": "again\n"}),
+    )]);
+    let mut h = start(vec![write_call(), second, reply(vec![text("ok")])], true);
+    h.say("write twice", "terminal").await;
+    let id = h.approval_id().await;
+    h.send(Input::Approval {
+        id,
+        decision: Decision::AllowSession,
+        from: "terminal".into(),
+    })
+    .await;
+    let (_, seen) = h.outcome().await;
+    assert!(
+        !seen
+            .iter()
+            .any(|e| matches!(e, Event::ApprovalRequested { .. })),
+        "asked twice"
+    );
+    assert_eq!(
+        std::fs::read_to_string(h.root.join("x.txt")).unwrap(),
+        "again\n"
+    );
+}
+
+#[tokio::test]
+async fn cancel_while_waiting_for_approval() {
+    let mut h = start(vec![write_call()], true);
+    h.say("write x", "terminal").await;
+    h.approval_id().await;
+    h.send(Input::Cancel).await;
+    assert_eq!(h.outcome().await.0, OutcomeStatus::Cancelled);
+    assert!(!h.root.join("x.txt").exists());
+}
+
+#[tokio::test]
+async fn cancel_mid_stream_keeps_the_partial_answer_marked() {
+    let hanging = Scripted {
+        events: vec![text("Half an ans")],
+        hang: true,
+    };
+    let mut h = start(vec![hanging, reply(vec![text("next")])], true);
+    h.say("long task", "terminal").await;
+    h.until(|e| matches!(e, Event::Token { token, .. } if token.contains("Half")))
+        .await;
+    h.send(Input::Cancel).await;
+    let (status, seen) = h.outcome().await;
+    assert_eq!(status, OutcomeStatus::Cancelled);
+    assert!(seen.iter().any(|e| matches!(e,
+        Event::Message { role: crate::llm::Role::Assistant, content, .. }
+            if content == "Half an ans\n\n[cancelled]")));
+    // The session goes on: the next message sees the kept partial answer.
+    h.say("continue", "terminal").await;
+    assert_eq!(h.outcome().await.0, OutcomeStatus::Completed);
+    let requests = h.model.requests.lock().unwrap();
+    assert!(
+        requests[1]
+            .iter()
+            .any(|m| m.content.ends_with("[cancelled]"))
+    );
+}
+
+#[tokio::test]
+async fn messages_sent_while_busy_are_queued_in_order() {
+    let hanging = Scripted {
+        events: vec![text("working")],
+        hang: true,
+    };
+    let mut h = start(
+        vec![
+            hanging,
+            reply(vec![text("second")]),
+            reply(vec![text("third")]),
+        ],
+        true,
+    );
+    h.say("first", "terminal").await;
+    h.until(|e| matches!(e, Event::Token { .. })).await;
+    h.say("second", "web").await;
+    h.say("third", "terminal").await;
+    let (queued, _) = h
+        .until(|e| matches!(e, Event::QueueUpdated { queued } if queued.len() == 2))
+        .await;
+    assert_eq!(
+        queued,
+        Event::QueueUpdated {
+            queued: vec!["second".into(), "third".into()]
+        }
+    );
+    h.send(Input::Cancel).await;
+    assert_eq!(h.outcome().await.0, OutcomeStatus::Cancelled);
+    let (_, seen) = h.outcome().await;
+    assert!(seen.iter().any(|e| matches!(e, Event::Message { from, content, .. } if from == "web" && content == "second")));
+    assert_eq!(h.outcome().await.0, OutcomeStatus::Completed);
+    let requests = h.model.requests.lock().unwrap();
+    assert_eq!(requests.len(), 3);
+    h.handle.inputs.try_send(Input::Shutdown).ok();
+}
+
+#[tokio::test]
+async fn without_a_person_approval_is_denied_at_once() {
+    let mut h = start(vec![write_call(), reply(vec![text("ok")])], false);
+    h.say("write x", "cli").await;
+    let (status, seen) = h.outcome().await;
+    assert_eq!(status, OutcomeStatus::Completed);
+    assert!(
+        !seen
+            .iter()
+            .any(|e| matches!(e, Event::ApprovalRequested { .. }))
+    );
+    assert!(h.last_tool_result().contains("nobody can approve"));
+}
