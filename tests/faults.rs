@@ -36,7 +36,11 @@ fn assert_one_clear_line(r: &Run, url: &str, needle: &str) {
     assert_eq!(errors.len(), 1, "stderr: {}", r.stderr);
     assert!(errors[0].contains(url), "no URL in: {}", errors[0]);
     assert!(errors[0].contains("scripted"), "no model in: {}", errors[0]);
-    assert!(errors[0].contains(needle), "expected {needle:?} in: {}", errors[0]);
+    assert!(
+        errors[0].contains(needle),
+        "expected {needle:?} in: {}",
+        errors[0]
+    );
     assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
     assert_eq!(r.stdout, "", "nothing on stdout for a failed task");
 }
@@ -122,7 +126,10 @@ fn rate_limit_honours_retry_after() {
     let r = run(&ws, &["-p", "the task"]);
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     assert_eq!(r.stdout, "after the wait\n");
-    assert!(started.elapsed() >= Duration::from_millis(950), "Retry-After was not honoured");
+    assert!(
+        started.elapsed() >= Duration::from_millis(950),
+        "Retry-After was not honoured"
+    );
     assert_eq!(server.chat_requests().len(), 2);
 }
 
@@ -176,9 +183,15 @@ fn error_inside_the_stream() {
 
 #[test]
 fn silent_server_times_out() {
-    let server = ScriptedServer::start_background(Protocol::OpenAi, vec![Step::from(Fault::StallMidStream)]);
+    let server =
+        ScriptedServer::start_background(Protocol::OpenAi, vec![Step::from(Fault::StallMidStream)]);
     let ws = Workspace::new();
-    support::write_config_with(ws.home(), Protocol::OpenAi, &server.url(), "timeout_secs = 1");
+    support::write_config_with(
+        ws.home(),
+        Protocol::OpenAi,
+        &server.url(),
+        "timeout_secs = 1",
+    );
     let started = Instant::now();
     let r = run(&ws, &["-p", "the task"]);
     assert_eq!(r.code, Some(1), "{}", r.stderr);
@@ -206,7 +219,10 @@ fn sigint_cancels_cleanly_with_130() {
         if let Some(status) = child.try_wait().unwrap() {
             break status;
         }
-        assert!(Instant::now() < deadline, "linggen did not stop after SIGINT");
+        assert!(
+            Instant::now() < deadline,
+            "linggen did not stop after SIGINT"
+        );
         std::thread::sleep(Duration::from_millis(20));
     };
     assert_eq!(status.code(), Some(130));
@@ -255,7 +271,11 @@ fn broken_database_is_a_clear_error() {
     std::fs::write(ws.home().join("linggen.db"), vec![b'x'; 4096]).unwrap();
     let r = run(&ws, &["-p", "the task"]);
     assert_eq!(r.code, Some(1));
-    assert!(r.stderr.contains("linggen.db") && r.stderr.contains("move it aside"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("linggen.db") && r.stderr.contains("move it aside"),
+        "{}",
+        r.stderr
+    );
     assert!(!r.stderr.contains("panicked"));
 }
 
@@ -269,16 +289,45 @@ fn config_errors_exit_2_naming_file_and_line() {
     .unwrap();
     let r = run(&ws, &["-p", "the task"]);
     assert_eq!(r.code, Some(2));
-    assert!(r.stderr.contains("linggen-agent.toml") && r.stderr.contains("line 2"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("linggen-agent.toml") && r.stderr.contains("line 2"),
+        "{}",
+        r.stderr
+    );
 
     let ws = Workspace::new();
     ws.configure(Protocol::OpenAi, "http://127.0.0.1:9/v1");
     let r = run(&ws, &["-p", "x", "--model", "nope"]);
     assert_eq!(r.code, Some(2));
-    assert!(r.stderr.contains("model `nope` is not configured; configured models: test"), "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("model `nope` is not configured; configured models: test"),
+        "{}",
+        r.stderr
+    );
     let r = run(&ws, &["-p", "x", "--permission-mode", "yolo"]);
     assert_eq!(r.code, Some(2));
     let r = run(&ws, &["-p", "x", "--allowed-tools", "Bash(ls"]);
     assert_eq!(r.code, Some(2));
     assert!(r.stderr.contains("missing `)`"), "{}", r.stderr);
+}
+
+#[test]
+fn locked_database_is_a_clear_error() {
+    let ws = Workspace::new();
+    ws.configure(Protocol::OpenAi, "http://127.0.0.1:9/v1");
+    // Create the database, then hold its write lock from another connection.
+    let r = run(&ws, &["sessions"]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let holder = rusqlite::Connection::open(ws.home().join("linggen.db")).unwrap();
+    holder.execute_batch("BEGIN EXCLUSIVE").unwrap();
+    let r = run(&ws, &["-p", "the task"]);
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("locked by another process"),
+        "{}",
+        r.stderr
+    );
+    assert!(!r.stderr.contains("panicked"));
+    holder.execute_batch("ROLLBACK").unwrap();
 }
