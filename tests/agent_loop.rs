@@ -78,7 +78,10 @@ fn multi_step_task(protocol: Protocol) {
     assert!(out.status.success(), "{protocol:?}: {stdout}\n{stderr}");
 
     // The file was edited.
-    assert_eq!(ws.read("src/lib.rs"), "pub fn answer() -> u32 {\n    42\n}\n");
+    assert_eq!(
+        ws.read("src/lib.rs"),
+        "pub fn answer() -> u32 {\n    42\n}\n"
+    );
 
     // The events tell the story in order and end with Claude-Code-style result.
     let events = events(&stdout);
@@ -95,9 +98,17 @@ fn multi_step_task(protocol: Protocol) {
     assert!(finished.iter().all(|e| e["ok"] == true), "{finished:?}");
     let edit = finished.iter().find(|e| e["tool"] == "Edit").unwrap();
     assert!(edit["diff"].as_str().unwrap().contains("+    42"), "{edit}");
-    assert!(events.iter().any(|e| e["type"] == "SessionStarted" && e["version"] == 1));
+    assert!(
+        events
+            .iter()
+            .any(|e| e["type"] == "SessionStarted" && e["version"] == 1)
+    );
     assert!(events.iter().any(|e| e["type"] == "ContextUsage"));
-    assert!(events.iter().any(|e| e["type"] == "ChangeReport" && e["files"] == json!(["src/lib.rs"])));
+    assert!(
+        events
+            .iter()
+            .any(|e| e["type"] == "ChangeReport" && e["files"] == json!(["src/lib.rs"]))
+    );
     let streamed: String = events
         .iter()
         .filter(|e| e["type"] == "Token" && e["thinking"] == false)
@@ -119,9 +130,17 @@ fn multi_step_task(protocol: Protocol) {
     assert_eq!(requests.len(), 4, "{protocol:?}");
     let second = tool_results(protocol, &requests[1]);
     assert_eq!(second.len(), 2, "{protocol:?}: {second:?}");
-    assert!(second[0].contains("1\tpub fn answer() -> u32 {"), "{}", second[0]);
+    assert!(
+        second[0].contains("1\tpub fn answer() -> u32 {"),
+        "{}",
+        second[0]
+    );
     assert!(second[0].contains("2\t    41"), "{}", second[0]);
-    assert!(second[1].contains("src/lib.rs:1:pub fn answer() -> u32 {"), "{}", second[1]);
+    assert!(
+        second[1].contains("src/lib.rs:1:pub fn answer() -> u32 {"),
+        "{}",
+        second[1]
+    );
     let fourth = tool_results(protocol, &requests[3]);
     assert!(fourth[3].contains('3'), "wc -l output: {}", fourth[3]);
     assert!(fourth[2].to_lowercase().contains("edit"), "{}", fourth[2]);
@@ -159,7 +178,10 @@ fn text_mode_prints_only_the_answer_on_stdout() {
     ws.write("notes.txt", "hi\n");
     let out = run_with_timeout(ws.cmd().args(["-p", "list txt files"]), TIMEOUT);
     assert!(out.status.success());
-    assert_eq!(String::from_utf8_lossy(&out.stdout), "One file: notes.txt\n");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "One file: notes.txt\n"
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("⏺ Glob"), "{stderr}");
 
@@ -232,7 +254,8 @@ fn piped_stdin_is_appended_as_a_fenced_block() {
     );
 
     // The task alone on stdin.
-    let server = ScriptedServer::start_background(Protocol::OpenAi, vec![Step::from(Reply::text("ok"))]);
+    let server =
+        ScriptedServer::start_background(Protocol::OpenAi, vec![Step::from(Reply::text("ok"))]);
     ws.configure(Protocol::OpenAi, &server.url());
     let task = ws.write("task.txt", "summarise the repo\n");
     let mut cmd = ws.cmd();
@@ -258,7 +281,11 @@ fn tool_calls_printed_as_text_are_recovered() {
     ws.configure(Protocol::OpenAi, &server.url());
     ws.write("a.txt", "hello\n");
     let out = run_with_timeout(ws.cmd().args(["-p", "what does a.txt say?"]), TIMEOUT);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(String::from_utf8_lossy(&out.stdout), "It says hello.\n");
     let second = &server.chat_requests()[1];
     let results = tool_results(Protocol::OpenAi, second);
@@ -296,10 +323,20 @@ fn continue_resumes_the_conversation() {
     let out = run_with_timeout(ws.cmd().args(["-p", "first question"]), TIMEOUT);
     assert!(out.status.success());
     let out = run_with_timeout(
-        ws.cmd().args(["-p", "second question", "--continue", "--output-format", "json"]),
+        ws.cmd().args([
+            "-p",
+            "second question",
+            "--continue",
+            "--output-format",
+            "json",
+        ]),
         TIMEOUT,
     );
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let last = server.last_chat_request().unwrap();
     let roles: Vec<&str> = last["messages"]
         .as_array()
@@ -311,21 +348,37 @@ fn continue_resumes_the_conversation() {
         roles,
         ["system", "user", "assistant", "tool", "assistant", "user"]
     );
-    assert!(last.to_string().contains("1\\talpha"), "the tool result was restored");
+    assert!(
+        last.to_string().contains("1\\talpha"),
+        "the tool result was restored"
+    );
 
     // Both runs are one session.
     let out = run_with_timeout(ws.cmd().arg("sessions"), TIMEOUT);
     let listing = String::from_utf8_lossy(&out.stdout);
     assert_eq!(listing.lines().count(), 2, "{listing}");
     assert!(listing.contains("first question"), "{listing}");
-    let id = listing.lines().nth(1).unwrap().split_whitespace().next().unwrap();
+    let id = listing
+        .lines()
+        .nth(1)
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap();
 
     // --resume by id prefix works too.
-    let server = ScriptedServer::start_background(Protocol::OpenAi, vec![Step::from(Reply::text("third"))]);
+    let server =
+        ScriptedServer::start_background(Protocol::OpenAi, vec![Step::from(Reply::text("third"))]);
     ws.configure(Protocol::OpenAi, &server.url());
-    let out = run_with_timeout(ws.cmd().args(["-p", "again", "--resume", &id[..8]]), TIMEOUT);
+    let out = run_with_timeout(
+        ws.cmd().args(["-p", "again", "--resume", &id[..8]]),
+        TIMEOUT,
+    );
     assert!(out.status.success());
-    let n = server.last_chat_request().unwrap()["messages"].as_array().unwrap().len();
+    let n = server.last_chat_request().unwrap()["messages"]
+        .as_array()
+        .unwrap()
+        .len();
     assert_eq!(n, 8);
 
     let out = run_with_timeout(ws.cmd().args(["-p", "x", "--resume", "nosuchid"]), TIMEOUT);
@@ -346,8 +399,15 @@ fn ollama_is_discovered_without_config() {
             .args(["-p", "hello"]),
         TIMEOUT,
     );
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(String::from_utf8_lossy(&out.stdout), "hi from ollama\n");
     let body = server.last_chat_request().unwrap();
-    assert!(body["options"]["num_ctx"].as_u64().is_some_and(|n| n > 0), "{body}");
+    assert!(
+        body["options"]["num_ctx"].as_u64().is_some_and(|n| n > 0),
+        "{body}"
+    );
 }

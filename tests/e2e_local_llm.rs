@@ -77,7 +77,14 @@ fn run_linggen(provider: &str, url: &str) -> (String, String) {
     )
     .unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_linggen"))
-        .args(["-p", "Say hello", "--output-format", "stream-json", "--max-iters", "1"])
+        .args([
+            "-p",
+            "Say hello",
+            "--output-format",
+            "stream-json",
+            "--max-iters",
+            "1",
+        ])
         .env("LINGGEN_HOME", home.path())
         .current_dir(root.path())
         .stdin(Stdio::null())
@@ -91,7 +98,9 @@ fn run_linggen(provider: &str, url: &str) -> (String, String) {
 fn assert_streamed_answer(protocol: &str, stdout: &str, stderr: &str) {
     let lines: Vec<serde_json::Value> = stdout
         .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{protocol}: bad line {l}: {e}")))
+        .map(|l| {
+            serde_json::from_str(l).unwrap_or_else(|e| panic!("{protocol}: bad line {l}: {e}"))
+        })
         .collect();
     let tokens: String = lines
         .iter()
@@ -105,7 +114,10 @@ fn assert_streamed_answer(protocol: &str, stdout: &str, stderr: &str) {
         !tokens.trim().is_empty() && token_events > 2,
         "{protocol}: expected a streamed answer, got {token_events} token events: {stdout}\n{stderr}"
     );
-    eprintln!("{protocol}: streamed {token_events} token events: {:?}", tokens.trim());
+    eprintln!(
+        "{protocol}: streamed {token_events} token events: {:?}",
+        tokens.trim()
+    );
 }
 
 #[test]
