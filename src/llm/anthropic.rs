@@ -375,18 +375,10 @@ mod tests {
     use super::*;
     use crate::config::model::ProviderKind;
     use crate::llm::ToolSpec;
-    use crate::llm::http::test_server::{Reply, fast_retry, model_config, run_stream, serve};
+    use crate::llm::http::test_server::{Reply, fast_retry, model_config, parse_in_chunks, serve};
 
     fn parse(input: &str) -> (Vec<StreamEvent>, Result<bool, ErrorKind>) {
-        let mut last = None;
-        for size in [1, 4, 9, 64, 100_000] {
-            let outcome = run_stream(&mut AnthropicStream::default(), input, size);
-            if let Some(previous) = &last {
-                assert_eq!(previous, &outcome, "chunk size {size} changed the result");
-            }
-            last = Some(outcome);
-        }
-        last.expect("ran")
+        parse_in_chunks::<AnthropicStream>(input)
     }
 
     fn sse(events: &[Value]) -> String {

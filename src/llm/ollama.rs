@@ -165,20 +165,7 @@ pub fn request_body(model: &str, request: &ChatRequest<'_>, num_ctx: u32) -> Val
         "options": {"num_ctx": num_ctx},
     });
     if !request.tools.is_empty() {
-        body["tools"] = request
-            .tools
-            .iter()
-            .map(|tool| {
-                json!({
-                    "type": "function",
-                    "function": {
-                        "name": tool.name,
-                        "description": tool.description,
-                        "parameters": tool.parameters,
-                    }
-                })
-            })
-            .collect();
+        body["tools"] = super::openai::function_tools(request.tools);
     }
     body
 }
@@ -305,18 +292,10 @@ mod tests {
     use super::*;
     use crate::config::model::ProviderKind;
     use crate::llm::ToolSpec;
-    use crate::llm::http::test_server::{Reply, model_config, run_stream, serve};
+    use crate::llm::http::test_server::{Reply, model_config, parse_in_chunks, serve};
 
     fn parse(input: &str) -> (Vec<StreamEvent>, Result<bool, ErrorKind>) {
-        let mut last = None;
-        for size in [1, 2, 5, 17, 100_000] {
-            let outcome = run_stream(&mut OllamaStream::default(), input, size);
-            if let Some(previous) = &last {
-                assert_eq!(previous, &outcome, "chunk size {size} changed the result");
-            }
-            last = Some(outcome);
-        }
-        last.expect("ran")
+        parse_in_chunks::<OllamaStream>(input)
     }
 
     fn lines(values: &[Value]) -> String {

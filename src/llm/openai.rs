@@ -12,7 +12,8 @@ use super::retry::RetryPolicy;
 use super::sse::{SseDecoder, SseEvent};
 use super::textcalls::parse_arguments;
 use super::{
-    ChatMessage, ChatRequest, EventSink, LlmError, Provider, Role, StreamEvent, ToolCall, Usage,
+    ChatMessage, ChatRequest, EventSink, LlmError, Provider, Role, StreamEvent, ToolCall, ToolSpec,
+    Usage,
 };
 use crate::config::model::ModelConfig;
 
@@ -79,22 +80,26 @@ pub fn request_body(model: &str, request: &ChatRequest<'_>) -> Value {
         "stream_options": {"include_usage": true},
     });
     if !request.tools.is_empty() {
-        body["tools"] = request
-            .tools
-            .iter()
-            .map(|tool| {
-                json!({
-                    "type": "function",
-                    "function": {
-                        "name": tool.name,
-                        "description": tool.description,
-                        "parameters": tool.parameters,
-                    }
-                })
-            })
-            .collect();
+        body["tools"] = function_tools(request.tools);
     }
     body
+}
+
+/// Tools in the `{"type": "function", "function": {...}}` shape, which Ollama's API copies.
+pub fn function_tools(tools: &[ToolSpec]) -> Value {
+    tools
+        .iter()
+        .map(|tool| {
+            json!({
+                "type": "function",
+                "function": {
+                    "name": tool.name,
+                    "description": tool.description,
+                    "parameters": tool.parameters,
+                }
+            })
+        })
+        .collect()
 }
 
 fn message_json(message: &ChatMessage) -> Value {
@@ -308,18 +313,10 @@ mod tests {
     use super::*;
     use crate::config::model::ProviderKind;
     use crate::llm::ToolSpec;
-    use crate::llm::http::test_server::{Reply, model_config, run_stream, serve};
+    use crate::llm::http::test_server::{Reply, model_config, parse_in_chunks, serve};
 
     fn parse(input: &str) -> (Vec<StreamEvent>, Result<bool, ErrorKind>) {
-        let mut last = None;
-        for size in [1, 3, 7, 64, 100_000] {
-            let outcome = run_stream(&mut OpenAiStream::default(), input, size);
-            if let Some(previous) = &last {
-                assert_eq!(previous, &outcome, "chunk size {size} changed the result");
-            }
-            last = Some(outcome);
-        }
-        last.expect("ran")
+        parse_in_chunks::<OpenAiStream>(input)
     }
 
     fn sse(chunks: &[Value]) -> String {

@@ -140,6 +140,22 @@ pub fn run_stream(
     (events, result)
 }
 
+/// Parses `input` fed in several chunk sizes (down to one byte) and checks that every size
+/// gives the same result — chunk boundaries must never matter — then returns it.
+pub fn parse_in_chunks<W: WireStream + Default>(
+    input: &str,
+) -> (Vec<StreamEvent>, Result<bool, ErrorKind>) {
+    let mut last = None;
+    for size in [1, 2, 4, 5, 9, 17, 64, 100_000] {
+        let outcome = run_stream(&mut W::default(), input, size);
+        if let Some(previous) = &last {
+            assert_eq!(previous, &outcome, "chunk size {size} changed the result");
+        }
+        last = Some(outcome);
+    }
+    last.expect("ran")
+}
+
 pub async fn serve(replies: Vec<Reply>) -> Server {
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let base = format!("http://{}", listener.local_addr().expect("addr"));
