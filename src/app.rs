@@ -209,12 +209,19 @@ async fn try_run_print(cli: &Cli) -> Result<i32, Failure> {
 
     let mut printer = Printer::new(cli.output_format, cli.quiet, &session_id);
     let mut interrupted = false;
+    let mut reader_gone = false;
     let finished: Option<Finished> = loop {
         tokio::select! {
             envelope = events.recv() => match envelope {
                 Some(envelope) => {
                     if let Some(done) = printer.on_event(&envelope.event) {
                         break Some(done);
+                    }
+                    // The reader is gone (`| head`): stop the model instead of generating
+                    // output nobody will see.
+                    if printer.stdout_closed() && !reader_gone {
+                        reader_gone = true;
+                        let _ = handle.inputs.send(Input::Cancel).await;
                     }
                 }
                 None => break None,

@@ -82,6 +82,11 @@ impl Printer {
         }
     }
 
+    /// Whether stdout was closed by the reader (e.g. `| head`): nobody reads the rest.
+    pub fn stdout_closed(&self) -> bool {
+        self.stdout_closed
+    }
+
     /// Shows one event. Returns the outcome when the run is over.
     pub fn on_event(&mut self, event: &Event) -> Option<Finished> {
         if self.format == OutputFormat::StreamJson

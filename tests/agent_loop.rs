@@ -411,3 +411,43 @@ fn ollama_is_discovered_without_config() {
         "{body}"
     );
 }
+
+#[test]
+fn a_closed_stdout_cancels_the_task() {
+    use std::io::BufRead;
+    // 40 KB in 4-byte deltas, 10 ms apart: over a minute unless linggen stops early.
+    let long = "word ".repeat(8_000);
+    let server = ScriptedServer::start_background(
+        Protocol::OpenAi,
+        vec![Step::from(
+            Reply::text(long)
+                .delta_bytes(4)
+                .chunk_delay(Duration::from_millis(10)),
+        )],
+    );
+    let ws = Workspace::new();
+    ws.configure(Protocol::OpenAi, &server.url());
+    let mut child = ws
+        .cmd()
+        .args(["-p", "write a lot", "--output-format", "stream-json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    stdout.read_line(&mut first).unwrap();
+    assert!(first.contains("SessionStarted"), "{first}");
+    drop(stdout); // like `| head -1`
+    let started = std::time::Instant::now();
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(15),
+            "linggen kept running after its reader went away"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
