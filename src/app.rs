@@ -1,15 +1,18 @@
 //! Start-up wiring shared by the frontends: configuration, the session database, the model,
 //! and a session (new or resumed) ready to spawn.
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::Arc;
+
+use tokio::sync::mpsc::UnboundedReceiver;
 
 use crate::cli::Cli;
 use crate::config::{self, Config, ConfigError};
 use crate::llm::router::{self, ResolveError};
 use crate::print::{Finished, OutputFormat, Printer, error_json, exit};
-use crate::session::{self, EventBus, Input, Permissions, SessionSetup, ids, prompt};
+use crate::session::{
+    self, Envelope, EventBus, Input, Permissions, SessionHandle, SessionSetup, ids, prompt,
+};
 use crate::store::{SessionInfo, Store, StoreError, persisted, spawn_writer};
 use crate::tools::ToolContext;
 
@@ -150,6 +153,48 @@ pub async fn run_print(cli: Cli) -> i32 {
 async fn try_run_print(cli: &Cli) -> Result<i32, Failure> {
     let task = cli.task()?;
     let ws = load_workspace(cli)?;
+    // `-p` never waits for a person: calls that need approval are denied.
+    let (setup, store) = open_session(cli, &ws, false).await?;
+    let session_id = setup.session_id.clone();
+
+    let bus = EventBus::new();
+    let events = bus.subscribe_lossless();
+    let stored = bus.subscribe_lossless_to(persisted);
+    let writer = spawn_writer(store, session_id.clone(), stored, |e| {
+        eprintln!("linggen: warning: {e}")
+    });
+    let handle = session::spawn(setup, bus);
+    let _ = handle
+        .inputs
+        .send(Input::UserMessage {
+            content: task,
+            from: "cli".into(),
+        })
+        .await;
+
+    let mut printer = Printer::new(cli.output_format, cli.quiet, &session_id);
+    let (finished, interrupted) = drive(cli, &handle, events, &mut printer).await;
+    let _ = handle.inputs.send(Input::Shutdown).await;
+    handle.join().await;
+    // Everything is persisted once the writer has drained the closed bus.
+    let _ = tokio::task::spawn_blocking(move || writer.join()).await;
+    let Some(done) = finished else {
+        return Err(Failure {
+            code: exit::FAILURE,
+            message: "the session ended without an outcome".into(),
+        });
+    };
+    printer.finish(&done);
+    Ok(done.exit_code(interrupted))
+}
+
+/// Builds a session for this workspace: new, or resumed with `--continue` / `--resume`.
+/// `interactive` says whether a person can answer approvals.
+pub async fn open_session(
+    cli: &Cli,
+    ws: &Workspace,
+    interactive: bool,
+) -> Result<(SessionSetup, Store), Failure> {
     let permissions =
         Permissions::new(ws.config.permission_mode, &ws.config.allow, &ws.config.deny)
             .map_err(ConfigError::Usage)?;
@@ -178,7 +223,7 @@ async fn try_run_print(cli: &Cli) -> Result<i32, Failure> {
     let mut tools = ToolContext::new(&ws.root);
     tools.bash_timeout_ms = ws.config.bash_timeout_ms;
     let setup = SessionSetup {
-        session_id: session_id.clone(),
+        session_id,
         agent_id: "ling".into(),
         model_label: resolved.label(),
         provider: Arc::clone(&resolved.provider),
@@ -188,34 +233,27 @@ async fn try_run_print(cli: &Cli) -> Result<i32, Failure> {
         tools,
         permissions,
         max_iters: ws.config.max_iters,
-        // `-p` never waits for a person: calls that need approval are denied.
-        interactive: false,
+        interactive,
     };
+    Ok((setup, store))
+}
 
-    let bus = EventBus::new();
-    let mut events = bus.subscribe_lossless();
-    let stored = bus.subscribe_lossless_to(persisted);
-    let writer = spawn_writer(store, session_id.clone(), stored, |e| {
-        eprintln!("linggen: warning: {e}")
-    });
-    let handle = session::spawn(setup, bus);
-    let _ = handle
-        .inputs
-        .send(Input::UserMessage {
-            content: task,
-            from: "cli".into(),
-        })
-        .await;
-
-    let mut printer = Printer::new(cli.output_format, cli.quiet, &session_id);
+/// Prints events until the run's outcome; Ctrl+C and a closed stdout cancel the run.
+/// Returns the outcome and whether the person interrupted.
+async fn drive(
+    cli: &Cli,
+    handle: &SessionHandle,
+    mut events: UnboundedReceiver<Arc<Envelope>>,
+    printer: &mut Printer,
+) -> (Option<Finished>, bool) {
     let mut interrupted = false;
     let mut reader_gone = false;
-    let finished: Option<Finished> = loop {
+    loop {
         tokio::select! {
             envelope = events.recv() => match envelope {
                 Some(envelope) => {
                     if let Some(done) = printer.on_event(&envelope.event) {
-                        break Some(done);
+                        return (Some(done), interrupted);
                     }
                     // The reader is gone (`| head`): stop the model instead of generating
                     // output nobody will see.
@@ -224,7 +262,7 @@ async fn try_run_print(cli: &Cli) -> Result<i32, Failure> {
                         let _ = handle.inputs.send(Input::Cancel).await;
                     }
                 }
-                None => break None,
+                None => return (None, interrupted),
             },
             _ = tokio::signal::ctrl_c(), if !interrupted => {
                 interrupted = true;
@@ -240,19 +278,7 @@ async fn try_run_print(cli: &Cli) -> Result<i32, Failure> {
                 });
             }
         }
-    };
-    let _ = handle.inputs.send(Input::Shutdown).await;
-    handle.join().await;
-    // Everything is persisted once the writer has drained the closed bus.
-    let _ = tokio::task::spawn_blocking(move || writer.join()).await;
-    let Some(done) = finished else {
-        return Err(Failure {
-            code: exit::FAILURE,
-            message: "the session ended without an outcome".into(),
-        });
-    };
-    printer.finish(&done);
-    Ok(done.exit_code(interrupted))
+    }
 }
 
 fn resume_target(cli: &Cli, store: &Store, root: &str) -> Result<Option<SessionInfo>, Failure> {
@@ -269,9 +295,4 @@ fn resume_target(cli: &Cli, store: &Store, root: &str) -> Result<Option<SessionI
         };
     }
     Ok(None)
-}
-
-/// Whether a person is at the terminal (for frontends that may ask).
-pub fn has_tty() -> bool {
-    std::io::stdin().is_terminal() && std::io::stderr().is_terminal()
 }
