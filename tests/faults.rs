@@ -301,7 +301,7 @@ fn config_errors_exit_2_naming_file_and_line() {
     assert_eq!(r.code, Some(2));
     assert!(
         r.stderr
-            .contains("model `nope` is not configured; configured models: test"),
+            .contains("--model: model `nope` is not configured; configured models: test"),
         "{}",
         r.stderr
     );

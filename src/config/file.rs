@@ -25,7 +25,7 @@ struct FileConfig {
 
 #[derive(Debug, Default, Deserialize)]
 struct AgentSection {
-    default_model: Option<String>,
+    default_model: Option<Spanned<String>>,
     max_iters: Option<Spanned<u32>>,
     bash_timeout_ms: Option<u64>,
 }
@@ -93,8 +93,8 @@ pub(super) fn parse<'a>(path: &'a Path, text: &'a str) -> Result<Layer<'a>, Conf
 }
 
 impl Layer<'_> {
-    /// Applies this layer; returns its `default_model` if it sets one.
-    pub fn apply(mut self, config: &mut Config) -> Result<Option<String>, ConfigError> {
+    /// Applies this layer; returns its `default_model` (with `file:line`) if it sets one.
+    pub fn apply(mut self, config: &mut Config) -> Result<Option<(String, String)>, ConfigError> {
         let FileConfig {
             agent,
             models,
@@ -123,7 +123,11 @@ impl Layer<'_> {
                 None => config.models.push(model),
             }
         }
-        Ok(agent.default_model)
+        Ok(agent.default_model.map(|m| {
+            let line = line_of(self.text, m.span().start);
+            let origin = format!("{}:{line}: [agent] default_model", self.path.display());
+            (m.into_inner(), origin)
+        }))
     }
 
     fn error_at(&self, span: std::ops::Range<usize>, message: &str) -> ConfigError {

@@ -82,6 +82,9 @@ pub struct Config {
     pub models: Vec<ModelConfig>,
     /// The model id asked for (flag, env, `[agent] default_model`), if any.
     pub model_choice: Option<String>,
+    /// Where `model_choice` was set (`--model`, `LINGGEN_MODEL`, `file:line: ...`), for
+    /// error messages.
+    pub model_choice_origin: String,
     pub max_iters: u32,
     pub permission_mode: PermissionMode,
     /// Permission rules such as `Bash(cargo test*)`; deny beats allow.
@@ -100,6 +103,7 @@ impl Default for Config {
         Config {
             models: Vec::new(),
             model_choice: None,
+            model_choice_origin: String::new(),
             max_iters: DEFAULT_MAX_ITERS,
             permission_mode: PermissionMode::Default,
             allow: Vec::new(),
@@ -146,7 +150,12 @@ impl Config {
         }
         config.apply_env(env)?;
         config.apply_flags(flags);
-        config.model_choice = config.model_choice.take().or(default_model);
+        if config.model_choice.is_none()
+            && let Some((model, origin)) = default_model
+        {
+            config.model_choice = Some(model);
+            config.model_choice_origin = origin;
+        }
         Ok(config)
     }
 
@@ -154,6 +163,7 @@ impl Config {
         let get = |name: &str| env(name).filter(|v| !v.trim().is_empty());
         if let Some(model) = get("LINGGEN_MODEL") {
             self.model_choice = Some(model.trim().to_string());
+            self.model_choice_origin = "LINGGEN_MODEL".into();
         }
         if let Some(v) = get("LINGGEN_MAX_ITERS") {
             self.max_iters = parse_max_iters(&v).map_err(|m| {
@@ -174,6 +184,7 @@ impl Config {
     fn apply_flags(&mut self, flags: &FlagOverrides) {
         if let Some(model) = &flags.model {
             self.model_choice = Some(model.clone());
+            self.model_choice_origin = "--model".into();
         }
         if let Some(n) = flags.max_iters {
             self.max_iters = n;
@@ -192,11 +203,12 @@ impl Config {
             Some(id) => match self.models.iter().find(|m| &m.id == id) {
                 Some(m) => Ok(Some(m)),
                 None if self.models.is_empty() => Err(ConfigError::Usage(format!(
-                    "model `{id}` is not configured: add a [[models]] entry with id = \"{id}\" to {} (see doc/config.md)",
-                    CONFIG_FILE
+                    "{}: model `{id}` is not configured: add a [[models]] entry with id = \"{id}\" to {} (see doc/config.md)",
+                    self.model_choice_origin, CONFIG_FILE
                 ))),
                 None => Err(ConfigError::Usage(format!(
-                    "model `{id}` is not configured; configured models: {}",
+                    "{}: model `{id}` is not configured; configured models: {}",
+                    self.model_choice_origin,
                     self.models
                         .iter()
                         .map(|m| m.id.as_str())

@@ -170,3 +170,23 @@ fn bad_env_values_are_named() {
         .to_string();
     assert!(err.contains("LINGGEN_PERMISSION_MODE=yolo"), "{err}");
 }
+
+#[test]
+fn unknown_default_model_names_file_and_line() {
+    let home = tempfile::tempdir().unwrap();
+    let root = tempfile::tempdir().unwrap();
+    write(
+        root.path(),
+        "[[models]]\nid = \"x\"\nprovider = \"ollama\"\nmodel = \"m\"\n\n[agent]\ndefault_model = \"y\"\n",
+    );
+    let c = Config::load(home.path(), root.path(), &no_env, &FlagOverrides::default()).unwrap();
+    let err = c.selected_model().unwrap_err().to_string();
+    assert!(
+        err.contains(&format!("{CONFIG_FILE}:7: [agent] default_model")),
+        "{err}"
+    );
+    assert!(
+        err.contains("model `y` is not configured; configured models: x"),
+        "{err}"
+    );
+}
