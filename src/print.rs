@@ -4,7 +4,7 @@
 use std::io::Write;
 
 use clap::ValueEnum;
-use serde_json::json;
+use serde::Serialize;
 
 use crate::llm::Usage;
 use crate::session::{Event, OutcomeStatus};
@@ -147,7 +147,7 @@ impl Printer {
                 }
             }
             OutputFormat::Json | OutputFormat::StreamJson => {
-                let line = self.result_json(done).to_string();
+                let line = self.result_json(done);
                 self.stdout_line(&line);
             }
         }
@@ -160,21 +160,19 @@ impl Printer {
         }
     }
 
-    fn result_json(&self, done: &Finished) -> serde_json::Value {
-        json!({
-            "type": "result",
-            "subtype": done.subtype(),
-            "status": done.status,
-            "is_error": done.status != OutcomeStatus::Completed,
-            "result": done.result,
-            "session_id": self.session_id,
-            "num_turns": done.num_turns,
-            "duration_ms": done.duration_ms,
-            "usage": {
-                "input_tokens": done.usage.input_tokens,
-                "output_tokens": done.usage.output_tokens,
-            },
-        })
+    fn result_json(&self, done: &Finished) -> String {
+        let line = ResultLine {
+            kind: "result",
+            subtype: done.subtype(),
+            status: done.status,
+            is_error: done.status != OutcomeStatus::Completed,
+            result: &done.result,
+            session_id: &self.session_id,
+            num_turns: done.num_turns,
+            duration_ms: done.duration_ms,
+            usage: done.usage,
+        };
+        serde_json::to_string(&line).unwrap_or_default()
     }
 
     fn stdout_line(&mut self, line: &str) {
@@ -188,18 +186,34 @@ impl Printer {
     }
 }
 
-/// A finished value for failures that happen before the session starts.
+/// The last line of `json` / `stream-json` output. A struct, not a JSON map, so the fields
+/// come out in Claude Code's order (`type` first) for tools that read the line as text.
+#[derive(Serialize)]
+struct ResultLine<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    subtype: &'static str,
+    status: OutcomeStatus,
+    is_error: bool,
+    result: &'a str,
+    session_id: &'a str,
+    num_turns: u32,
+    duration_ms: u64,
+    usage: Usage,
+}
+
+/// The result line for failures that happen before the session starts.
 pub fn error_json(session_id: &str, message: &str) -> String {
-    json!({
-        "type": "result",
-        "subtype": "error_during_execution",
-        "status": "error",
-        "is_error": true,
-        "result": message,
-        "session_id": session_id,
-        "num_turns": 0,
-        "duration_ms": 0,
-        "usage": {"input_tokens": 0, "output_tokens": 0},
-    })
-    .to_string()
+    let line = ResultLine {
+        kind: "result",
+        subtype: "error_during_execution",
+        status: OutcomeStatus::Error,
+        is_error: true,
+        result: message,
+        session_id,
+        num_turns: 0,
+        duration_ms: 0,
+        usage: Usage::default(),
+    };
+    serde_json::to_string(&line).unwrap_or_default()
 }
