@@ -52,18 +52,28 @@ fn start(bin: &Path, model: &Path, port: u16) -> Server {
     let server = Server(child);
     let deadline = Instant::now() + Duration::from_secs(120);
     while Instant::now() < deadline {
-        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            // The port opens before the model is loaded; /health says when it is ready.
-            let out = Command::new("curl")
-                .args(["-sf", &format!("http://127.0.0.1:{port}/health")])
-                .output();
-            if out.is_ok_and(|o| o.status.success()) {
-                return server;
-            }
+        // The port opens before the model is loaded; /health answers 200 when it is ready.
+        if health_ok(port) {
+            return server;
         }
         std::thread::sleep(Duration::from_millis(250));
     }
     panic!("llama-server did not become ready on port {port}");
+}
+
+fn health_ok(port: u16) -> bool {
+    use std::io::{Read, Write};
+    let Ok(mut conn) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
+        return false;
+    };
+    let _ = conn.set_read_timeout(Some(Duration::from_secs(2)));
+    let request =
+        format!("GET /health HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n");
+    if conn.write_all(request.as_bytes()).is_err() {
+        return false;
+    }
+    let mut head = [0u8; 12];
+    conn.read_exact(&mut head).is_ok() && head.ends_with(b"200")
 }
 
 fn run_linggen(provider: &str, url: &str) -> (String, String) {
