@@ -10,6 +10,9 @@
 //!
 //! Each figure is the median of N runs, with min and max. Set `LINGGEN_BENCH_RUNS` to change N.
 
+// A benchmark that cannot run its setup should stop with the reason.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 #[path = "../tests/support/mod.rs"]
 mod support;
 

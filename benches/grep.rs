@@ -5,6 +5,9 @@
 //! binary (`cargo install ripgrep`), and prints each median and the ratio. Both are asked
 //! for every match (no result cap) with line numbers, honouring ignore files.
 
+// A benchmark that cannot run its setup should stop with the reason.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};

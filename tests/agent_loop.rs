@@ -1,6 +1,9 @@
 //! The whole agent loop through the real binary and the real wire protocols: the scripted
 //! model reads, greps, edits a file and runs an allowlisted command, then answers.
 
+// Test code may unwrap: a failure is a failed test, reported with its message.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod support;
 
 use std::time::Duration;

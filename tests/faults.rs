@@ -1,6 +1,9 @@
 //! Model server failures: each gives one clear line naming the model and its URL, the
 //! documented exit code, no panic, no hang — and the session database stays intact.
 
+// Test code may unwrap: a failure is a failed test, reported with its message.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod support;
 
 use std::process::Stdio;

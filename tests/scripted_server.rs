@@ -2,6 +2,9 @@
 //! that each protocol, each fault and the request log behave as the integration tests
 //! rely on. Independent of the linggen library on purpose.
 
+// Test code may unwrap: a failure is a failed test, reported with its message.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod support;
 
 use std::io::{Read, Write};

@@ -167,14 +167,13 @@ async fn run(setup: SessionSetup, mut inputs: mpsc::Receiver<Input>, bus: EventB
                     }
                 }
             },
-            finished = async { running.as_mut().map(|r| &mut r.task).expect("guarded by if").await },
-                if running.is_some() =>
-            {
-                let r = running.take().expect("guarded by if");
-                idle = Some(finished.unwrap_or_else(|e| {
-                    bus.publish(Event::Error { message: format!("internal error in the turn: {e}") });
-                    r.backup
-                }));
+            finished = turn_finished(&mut running), if running.is_some() => {
+                if let Some(r) = running.take() {
+                    idle = Some(finished.unwrap_or_else(|e| {
+                        bus.publish(Event::Error { message: format!("internal error in the turn: {e}") });
+                        r.backup
+                    }));
+                }
             }
         }
         // `idle` holds the conversation exactly when no turn runs.
@@ -192,6 +191,16 @@ async fn run(setup: SessionSetup, mut inputs: mpsc::Receiver<Input>, bus: EventB
         }
     }
     bus.close();
+}
+
+/// Resolves when the running turn ends (never, when none runs).
+async fn turn_finished(
+    running: &mut Option<Running>,
+) -> Result<Conversation, tokio::task::JoinError> {
+    match running {
+        Some(r) => (&mut r.task).await,
+        None => std::future::pending().await,
+    }
 }
 
 fn start_turn(

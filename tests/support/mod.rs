@@ -17,6 +17,8 @@
 //! ```
 // Each test binary uses a different subset of this module.
 #![allow(dead_code, unused_imports)]
+// Test helpers may unwrap: a failure there is a failed test, reported with its message.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod cli;
 mod connection;
