@@ -454,3 +454,21 @@ fn a_closed_stdout_cancels_the_task() {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+#[test]
+fn max_tokens_reaches_each_protocol() {
+    for protocol in Protocol::ALL {
+        let server =
+            ScriptedServer::start_background(protocol, vec![Step::from(Reply::text("ok"))]);
+        let ws = Workspace::new();
+        support::write_config_with(ws.home(), protocol, &server.url(), "max_tokens = 64");
+        let out = run_with_timeout(ws.cmd().args(["-p", "hi"]), TIMEOUT);
+        assert!(out.status.success(), "{protocol:?}");
+        let body = server.last_chat_request().unwrap();
+        let limit = match protocol {
+            Protocol::Ollama => &body["options"]["num_predict"],
+            _ => &body["max_tokens"],
+        };
+        assert_eq!(limit, &json!(64), "{protocol:?}: {body}");
+    }
+}

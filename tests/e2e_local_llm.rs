@@ -85,7 +85,7 @@ fn run_linggen(provider: &str, url: &str) -> (String, String) {
     std::fs::write(
         home.path().join("linggen-agent.toml"),
         format!(
-            "[[models]]\nid = \"smol\"\nprovider = \"{provider}\"\nmodel = \"smollm2\"\nurl = \"{url}\"\ncontext_window = 8192\n"
+            "[[models]]\nid = \"smol\"\nprovider = \"{provider}\"\nmodel = \"smollm2\"\nurl = \"{url}\"\ncontext_window = 8192\nmax_tokens = 64\n"
         ),
     )
     .unwrap();

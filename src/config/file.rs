@@ -49,6 +49,7 @@ struct ModelEntry {
     context_window: Option<u32>,
     max_inflight: Option<u32>,
     timeout_secs: Option<u64>,
+    max_tokens: Option<u32>,
 }
 
 /// The keys each table knows; anything else is reported as a warning.
@@ -67,6 +68,7 @@ const KNOWN: &[(&str, &[&str])] = &[
             "context_window",
             "max_inflight",
             "timeout_secs",
+            "max_tokens",
         ],
     ),
 ];
@@ -174,6 +176,7 @@ fn model_config(entry: ModelEntry) -> Result<ModelConfig, SpanError> {
         context_window: entry.context_window,
         max_inflight: entry.max_inflight.unwrap_or(1).max(1),
         timeout_secs: entry.timeout_secs.unwrap_or(DEFAULT_TIMEOUT_SECS).max(1),
+        max_tokens: entry.max_tokens.filter(|n| *n > 0),
     })
 }
 

@@ -48,6 +48,9 @@ pub struct ModelConfig {
     pub max_inflight: u32,
     /// Seconds without a byte from the server before a request is abandoned.
     pub timeout_secs: u64,
+    /// Upper bound on tokens generated per response (`max_tokens`, Ollama's
+    /// `num_predict`); the server's default when absent (Anthropic: 8192).
+    pub max_tokens: Option<u32>,
 }
 
 impl ModelConfig {

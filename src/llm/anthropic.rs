@@ -35,6 +35,7 @@ pub struct AnthropicProvider {
     messages_url: String,
     api_key: Option<String>,
     context_window: Option<u32>,
+    max_tokens: Option<u32>,
 }
 
 impl AnthropicProvider {
@@ -50,6 +51,7 @@ impl AnthropicProvider {
             messages_url: messages_url(&cfg.url),
             api_key: cfg.api_key(),
             context_window,
+            max_tokens: cfg.max_tokens,
         }
     }
 
@@ -71,7 +73,10 @@ impl AnthropicProvider {
 #[async_trait]
 impl Provider for AnthropicProvider {
     async fn chat(&self, request: ChatRequest<'_>, sink: EventSink<'_>) -> Result<(), LlmError> {
-        let body = request_body(self.endpoint.model(), &request);
+        let mut body = request_body(self.endpoint.model(), &request);
+        if let Some(n) = self.max_tokens {
+            body["max_tokens"] = n.into();
+        }
         let mut wire = AnthropicStream::default();
         self.endpoint
             .post_stream(&self.messages_url, &body, &self.headers(), &mut wire, sink)

@@ -39,6 +39,7 @@ pub struct OllamaProvider {
     base_url: String,
     configured_window: Option<u32>,
     discovered_window: OnceCell<u32>,
+    max_tokens: Option<u32>,
 }
 
 impl OllamaProvider {
@@ -51,6 +52,7 @@ impl OllamaProvider {
             base_url: cfg.url.clone(),
             configured_window: cfg.context_window,
             discovered_window: OnceCell::new(),
+            max_tokens: cfg.max_tokens,
         }
     }
 
@@ -84,7 +86,10 @@ impl OllamaProvider {
 impl Provider for OllamaProvider {
     async fn chat(&self, request: ChatRequest<'_>, sink: EventSink<'_>) -> Result<(), LlmError> {
         let num_ctx = self.num_ctx().await;
-        let body = request_body(self.endpoint.model(), &request, num_ctx);
+        let mut body = request_body(self.endpoint.model(), &request, num_ctx);
+        if let Some(n) = self.max_tokens {
+            body["options"]["num_predict"] = n.into();
+        }
         let url = join_url(&self.base_url, "api/chat");
         let mut wire = OllamaStream::default();
         self.endpoint

@@ -23,6 +23,7 @@ pub struct OpenAiProvider {
     chat_url: String,
     api_key: Option<String>,
     context_window: Option<u32>,
+    max_tokens: Option<u32>,
 }
 
 impl OpenAiProvider {
@@ -33,6 +34,7 @@ impl OpenAiProvider {
             chat_url: join_url(&cfg.url, "chat/completions"),
             api_key: cfg.api_key(),
             context_window: cfg.context_window,
+            max_tokens: cfg.max_tokens,
         }
     }
 
@@ -53,7 +55,12 @@ impl OpenAiProvider {
 #[async_trait]
 impl Provider for OpenAiProvider {
     async fn chat(&self, request: ChatRequest<'_>, sink: EventSink<'_>) -> Result<(), LlmError> {
-        let body = request_body(self.endpoint.model(), &request);
+        let mut body = request_body(self.endpoint.model(), &request);
+        if let Some(n) = self.max_tokens {
+            // `max_tokens` is what llama.cpp, vLLM and LM Studio read; OpenAI still accepts
+            // it for chat models.
+            body["max_tokens"] = n.into();
+        }
         let mut wire = OpenAiStream::default();
         self.endpoint
             .post_stream(&self.chat_url, &body, &self.headers(), &mut wire, sink)

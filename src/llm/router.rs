@@ -131,6 +131,7 @@ async fn discover_ollama(
         context_window: None,
         max_inflight: 1,
         timeout_secs: 300,
+        max_tokens: None,
     })
 }
 

@@ -222,6 +222,7 @@ pub fn model_config(provider: ProviderKind, model: &str, url: String) -> ModelCo
         context_window: None,
         max_inflight: 1,
         timeout_secs: 5,
+        max_tokens: None,
     }
 }
 
