@@ -7,9 +7,7 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 
 use super::error::ErrorKind;
-use super::http::{
-    Endpoint, WireStream, emit, join_url, json_error_message, truncate_chars, until_done,
-};
+use super::http::{Endpoint, FrameProtocol, emit, join_url, json_error_message, truncate_chars};
 use super::retry::RetryPolicy;
 use super::sse::{SseDecoder, SseEvent};
 use super::textcalls::parse_arguments;
@@ -204,20 +202,16 @@ pub struct AnthropicStream {
     usage: Option<Usage>,
 }
 
-impl WireStream for AnthropicStream {
-    fn feed(&mut self, bytes: &[u8], mut sink: EventSink<'_>) -> Result<bool, ErrorKind> {
-        let frames = self.sse.push(bytes);
-        until_done(frames, |frame| self.on_event(frame, &mut sink))
+impl FrameProtocol for AnthropicStream {
+    type Decoder = SseDecoder;
+    const TERMINATOR: &'static str = "`message_stop`";
+
+    fn decoder(&mut self) -> &mut SseDecoder {
+        &mut self.sse
     }
 
-    fn finish(&mut self, mut sink: EventSink<'_>) -> Result<bool, ErrorKind> {
-        let frames = self.sse.finish();
-        if until_done(frames, |frame| self.on_event(frame, &mut sink))? {
-            return Ok(true);
-        }
-        Err(ErrorKind::Disconnected(
-            "the stream ended before `message_stop`".into(),
-        ))
+    fn on_frame(&mut self, frame: &SseEvent, sink: &mut EventSink<'_>) -> Result<bool, ErrorKind> {
+        self.on_event(frame, sink)
     }
 }
 

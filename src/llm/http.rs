@@ -11,7 +11,9 @@ use serde_json::Value;
 use tokio::sync::{Semaphore, SemaphorePermit};
 
 use super::error::{ErrorKind, LlmError};
+use super::ndjson::NdjsonDecoder;
 use super::retry::{RetryPolicy, parse_retry_after};
+use super::sse::{SseDecoder, SseEvent};
 use super::{EventSink, StreamEvent};
 use crate::config::model::ModelConfig;
 
@@ -46,18 +48,77 @@ pub trait WireStream: Send {
     fn finish(&mut self, sink: EventSink<'_>) -> Result<bool, ErrorKind>;
 }
 
-/// Runs `handle` over decoded frames (SSE events, NDJSON lines) until one of them is the
-/// protocol's terminator; what follows a terminator is ignored.
-pub fn until_done<F>(
-    frames: Vec<F>,
-    mut handle: impl FnMut(&F) -> Result<bool, ErrorKind>,
-) -> Result<bool, ErrorKind> {
-    for frame in &frames {
-        if handle(frame)? {
+/// Splits a byte stream into frames (SSE events, NDJSON lines).
+pub trait FrameDecoder: Send {
+    type Frame;
+    fn push(&mut self, bytes: &[u8]) -> Vec<Self::Frame>;
+    /// What is left when the body ends.
+    fn finish(&mut self) -> Vec<Self::Frame>;
+}
+
+impl FrameDecoder for SseDecoder {
+    type Frame = SseEvent;
+    fn push(&mut self, bytes: &[u8]) -> Vec<SseEvent> {
+        SseDecoder::push(self, bytes)
+    }
+    fn finish(&mut self) -> Vec<SseEvent> {
+        SseDecoder::finish(self)
+    }
+}
+
+impl FrameDecoder for NdjsonDecoder {
+    type Frame = String;
+    fn push(&mut self, bytes: &[u8]) -> Vec<String> {
+        NdjsonDecoder::push(self, bytes)
+    }
+    fn finish(&mut self) -> Vec<String> {
+        NdjsonDecoder::finish(self)
+    }
+}
+
+/// A wire protocol seen frame by frame; the byte-level [`WireStream`] comes with it.
+pub trait FrameProtocol: Send {
+    type Decoder: FrameDecoder;
+    /// How the protocol ends a response, for the message when a stream stops short.
+    const TERMINATOR: &'static str;
+    fn decoder(&mut self) -> &mut Self::Decoder;
+    /// Handles one frame; `true` at the terminator (what follows it is ignored).
+    fn on_frame(
+        &mut self,
+        frame: &<Self::Decoder as FrameDecoder>::Frame,
+        sink: &mut EventSink<'_>,
+    ) -> Result<bool, ErrorKind>;
+
+    fn until_done(
+        &mut self,
+        frames: Vec<<Self::Decoder as FrameDecoder>::Frame>,
+        sink: &mut EventSink<'_>,
+    ) -> Result<bool, ErrorKind> {
+        for frame in &frames {
+            if self.on_frame(frame, sink)? {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+}
+
+impl<P: FrameProtocol> WireStream for P {
+    fn feed(&mut self, bytes: &[u8], mut sink: EventSink<'_>) -> Result<bool, ErrorKind> {
+        let frames = self.decoder().push(bytes);
+        self.until_done(frames, &mut sink)
+    }
+
+    fn finish(&mut self, mut sink: EventSink<'_>) -> Result<bool, ErrorKind> {
+        let frames = self.decoder().finish();
+        if self.until_done(frames, &mut sink)? {
             return Ok(true);
         }
+        Err(ErrorKind::Disconnected(format!(
+            "the stream ended before {}",
+            Self::TERMINATOR
+        )))
     }
-    Ok(false)
 }
 
 /// One model's connection settings, shared by all of its requests.

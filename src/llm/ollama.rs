@@ -9,9 +9,7 @@ use serde_json::{Value, json};
 use tokio::sync::OnceCell;
 
 use super::error::ErrorKind;
-use super::http::{
-    Endpoint, WireStream, emit, join_url, json_error_message, truncate_chars, until_done,
-};
+use super::http::{Endpoint, FrameProtocol, emit, join_url, json_error_message, truncate_chars};
 use super::ndjson::NdjsonDecoder;
 use super::retry::RetryPolicy;
 use super::textcalls::normalize_arguments;
@@ -203,20 +201,16 @@ pub struct OllamaStream {
     calls_seen: usize,
 }
 
-impl WireStream for OllamaStream {
-    fn feed(&mut self, bytes: &[u8], mut sink: EventSink<'_>) -> Result<bool, ErrorKind> {
-        let frames = self.lines.push(bytes);
-        until_done(frames, |frame| self.on_line(frame, &mut sink))
+impl FrameProtocol for OllamaStream {
+    type Decoder = NdjsonDecoder;
+    const TERMINATOR: &'static str = "the line with \"done\": true";
+
+    fn decoder(&mut self) -> &mut NdjsonDecoder {
+        &mut self.lines
     }
 
-    fn finish(&mut self, mut sink: EventSink<'_>) -> Result<bool, ErrorKind> {
-        let frames = self.lines.finish();
-        if until_done(frames, |frame| self.on_line(frame, &mut sink))? {
-            return Ok(true);
-        }
-        Err(ErrorKind::Disconnected(
-            "the stream ended before the line with \"done\": true".into(),
-        ))
+    fn on_frame(&mut self, frame: &String, sink: &mut EventSink<'_>) -> Result<bool, ErrorKind> {
+        self.on_line(frame, sink)
     }
 }
 

@@ -5,9 +5,7 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 
 use super::error::ErrorKind;
-use super::http::{
-    Endpoint, WireStream, emit, join_url, json_error_message, truncate_chars, until_done,
-};
+use super::http::{Endpoint, FrameProtocol, emit, join_url, json_error_message, truncate_chars};
 use super::retry::RetryPolicy;
 use super::sse::{SseDecoder, SseEvent};
 use super::textcalls::parse_arguments;
@@ -164,20 +162,16 @@ pub struct OpenAiStream {
     usage: Option<Usage>,
 }
 
-impl WireStream for OpenAiStream {
-    fn feed(&mut self, bytes: &[u8], mut sink: EventSink<'_>) -> Result<bool, ErrorKind> {
-        let frames = self.sse.push(bytes);
-        until_done(frames, |frame| self.on_event(frame, &mut sink))
+impl FrameProtocol for OpenAiStream {
+    type Decoder = SseDecoder;
+    const TERMINATOR: &'static str = "`data: [DONE]`";
+
+    fn decoder(&mut self) -> &mut SseDecoder {
+        &mut self.sse
     }
 
-    fn finish(&mut self, mut sink: EventSink<'_>) -> Result<bool, ErrorKind> {
-        let frames = self.sse.finish();
-        if until_done(frames, |frame| self.on_event(frame, &mut sink))? {
-            return Ok(true);
-        }
-        Err(ErrorKind::Disconnected(
-            "the stream ended before `data: [DONE]`".into(),
-        ))
+    fn on_frame(&mut self, frame: &SseEvent, sink: &mut EventSink<'_>) -> Result<bool, ErrorKind> {
+        self.on_event(frame, sink)
     }
 }
 
