@@ -293,80 +293,69 @@ fn path_escapes_are_refused() {
     }
 }
 
+/// Runs `linggen -p` with `args` against a model that makes `calls` in one turn, then
+/// answers; returns the process output and the tool results the model got back.
+fn run_calls(
+    ws: &Workspace,
+    calls: Vec<(&str, Value)>,
+    args: &[&str],
+) -> (std::process::Output, Vec<String>) {
+    let server = ScriptedServer::start_background(
+        Protocol::Ollama,
+        vec![Step::from(Reply::tools(calls)), Reply::text("done").into()],
+    );
+    ws.configure(Protocol::Ollama, &server.url());
+    let out = run_with_timeout(ws.cmd().args(args), TIMEOUT);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out, tool_results(&server.last_chat_request().unwrap()))
+}
+
 #[test]
 fn writes_need_approval_in_default_mode_and_rules_opt_in() {
     let (ws, _outside) = setup();
-    let server = ScriptedServer::start_background(
-        Protocol::Ollama,
+    let calls = || {
         vec![
-            Step::from(Reply::tools([
-                ("Write", json!({"path": "new.txt", "content": "x"})),
-                ("Bash", json!({"command": "git init -q"})),
-            ])),
-            Reply::text("could not").into(),
-        ],
-    );
-    ws.configure(Protocol::Ollama, &server.url());
-    let out = run_with_timeout(ws.cmd().args(["-p", "write it"]), TIMEOUT);
-    assert!(out.status.success());
+            ("Write", json!({"path": "new.txt", "content": "x"})),
+            ("Bash", json!({"command": "git init -q"})),
+        ]
+    };
+    let (out, results) = run_calls(&ws, calls(), &["-p", "write it"]);
     assert!(!ws.root().join("new.txt").exists());
     assert!(!ws.root().join(".git").exists());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("needs the user's approval"), "{stderr}");
-    let results = tool_results(&server.last_chat_request().unwrap());
     assert!(results[0].contains("--permission-mode"), "{}", results[0]);
 
     // The same calls with rules that allow them.
-    let server = ScriptedServer::start_background(
-        Protocol::Ollama,
-        vec![
-            Step::from(Reply::tools([
-                ("Write", json!({"path": "new.txt", "content": "x"})),
-                ("Bash", json!({"command": "git init -q"})),
-            ])),
-            Reply::text("done").into(),
-        ],
-    );
-    ws.configure(Protocol::Ollama, &server.url());
-    let out = run_with_timeout(
-        ws.cmd().args([
-            "-p",
-            "write it",
-            "--allowed-tools",
-            "Write(*.txt),Bash(git init*)",
-        ]),
-        TIMEOUT,
-    );
-    assert!(out.status.success());
+    let args = [
+        "-p",
+        "write it",
+        "--allowed-tools",
+        "Write(*.txt),Bash(git init*)",
+    ];
+    run_calls(&ws, calls(), &args);
     assert_eq!(ws.read("new.txt"), "x");
     assert!(ws.root().join(".git").exists());
 
     // Plan mode refuses writes outright; deny rules beat allow rules.
-    let server = ScriptedServer::start_background(
-        Protocol::Ollama,
-        vec![
-            Step::from(Reply::tools([
-                ("Write", json!({"path": "plan.txt", "content": "x"})),
-                ("Bash", json!({"command": "git status"})),
-            ])),
-            Reply::text("done").into(),
-        ],
-    );
-    ws.configure(Protocol::Ollama, &server.url());
-    let out = run_with_timeout(
-        ws.cmd().args([
-            "-p",
-            "x",
-            "--permission-mode",
-            "plan",
-            "--disallowed-tools",
-            "Bash(git status*)",
-        ]),
-        TIMEOUT,
-    );
-    assert!(out.status.success());
+    let plan = vec![
+        ("Write", json!({"path": "plan.txt", "content": "x"})),
+        ("Bash", json!({"command": "git status"})),
+    ];
+    let args = [
+        "-p",
+        "x",
+        "--permission-mode",
+        "plan",
+        "--disallowed-tools",
+        "Bash(git status*)",
+    ];
+    let (_, results) = run_calls(&ws, plan, &args);
     assert!(!ws.root().join("plan.txt").exists());
-    let results = tool_results(&server.last_chat_request().unwrap());
     assert!(results[0].contains("plan mode"), "{}", results[0]);
     assert!(results[1].contains("denied by rule"), "{}", results[1]);
 }
