@@ -7,6 +7,7 @@ pub mod cli;
 pub mod config;
 pub mod llm;
 pub mod print;
+pub mod repl;
 pub mod session;
 pub mod store;
 pub mod tools;

@@ -1,0 +1,1 @@
+//! Markdown and tool-output rendering for the terminal.
