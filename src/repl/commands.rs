@@ -1,0 +1,284 @@
+//! The built-in slash commands as one typed table. Dispatch, `/help` and completion all
+//! read it, so a command cannot exist in one place and be missing from another. Every
+//! per-command fact is an exhaustive `match`: adding a variant does not compile until each
+//! decision (summary, argument, busy state, completion source) has been made.
+
+/// A built-in command. The declaration order is the order `/help` and completion show.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Command {
+    Help,
+    Clear,
+    Settings,
+    Agent,
+    Model,
+    Mode,
+    Permissions,
+    Sessions,
+    Resume,
+    Context,
+    Theme,
+    Share,
+    Quit,
+    Exit,
+}
+
+/// What the first argument of a command is, so completion knows which list to offer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArgumentKind {
+    /// The command takes no argument (or a free-form one nothing can complete).
+    None,
+    /// A setting key (`/settings key value`).
+    SettingKey,
+    AgentName,
+    ModelId,
+    /// `chat` or `auto`.
+    TurnMode,
+    /// `default`, `accept-edits`, `plan` or `bypass`.
+    PermissionMode,
+    SessionId,
+    ThemeName,
+}
+
+/// The two turn modes `/mode` accepts, in completion order.
+pub const TURN_MODES: &[&str] = &["chat", "auto"];
+
+impl Command {
+    /// Every command in display order.
+    pub const ALL: &'static [Command] = &[
+        Command::Help,
+        Command::Clear,
+        Command::Settings,
+        Command::Agent,
+        Command::Model,
+        Command::Mode,
+        Command::Permissions,
+        Command::Sessions,
+        Command::Resume,
+        Command::Context,
+        Command::Theme,
+        Command::Share,
+        Command::Quit,
+        Command::Exit,
+    ];
+
+    /// The name typed after the slash.
+    pub fn name(self) -> &'static str {
+        match self {
+            Command::Help => "help",
+            Command::Clear => "clear",
+            Command::Settings => "settings",
+            Command::Agent => "agent",
+            Command::Model => "model",
+            Command::Mode => "mode",
+            Command::Permissions => "permissions",
+            Command::Sessions => "sessions",
+            Command::Resume => "resume",
+            Command::Context => "context",
+            Command::Theme => "theme",
+            Command::Share => "share",
+            Command::Quit => "quit",
+            Command::Exit => "exit",
+        }
+    }
+
+    /// One line for `/help` and the completion menu.
+    pub fn summary(self) -> &'static str {
+        match self {
+            Command::Help => "list commands, skills, agents and triggers",
+            Command::Clear => "start a new session",
+            Command::Settings => {
+                "show effective settings and their source; set one for this session"
+            }
+            Command::Agent => "switch the active agent",
+            Command::Model => "switch the model",
+            Command::Mode => "chat (one answer per message) or auto (work until done)",
+            Command::Permissions => "show or change the permission mode and saved rules",
+            Command::Sessions => "list recent sessions",
+            Command::Resume => "continue a previous session",
+            Command::Context => "token usage of this session",
+            Command::Theme => "show or switch the colour theme",
+            Command::Share => "open a live web mirror of this session",
+            Command::Quit => "leave linggen",
+            Command::Exit => "leave linggen",
+        }
+    }
+
+    /// The argument shape shown as a dim hint: `<x>` required, `[x]` optional.
+    pub fn argument_hint(self) -> Option<&'static str> {
+        match self {
+            Command::Settings => Some("[key value]"),
+            Command::Agent => Some("<name>"),
+            Command::Model => Some("<id>"),
+            Command::Mode => Some("chat|auto"),
+            Command::Permissions => Some("[mode]"),
+            Command::Resume => Some("[id]"),
+            Command::Theme => Some("[name]"),
+            Command::Help
+            | Command::Clear
+            | Command::Sessions
+            | Command::Context
+            | Command::Share
+            | Command::Quit
+            | Command::Exit => None,
+        }
+    }
+
+    /// Whether the command may run while a turn is in flight. Commands that only read
+    /// state or only touch the terminal are safe; commands that swap what the running turn
+    /// depends on (session, agent, model, mode, permissions, settings) wait until the turn
+    /// ends, so a turn never changes its rules halfway through.
+    pub fn available_while_busy(self) -> bool {
+        match self {
+            Command::Help
+            | Command::Sessions
+            | Command::Context
+            | Command::Theme
+            | Command::Share
+            | Command::Quit
+            | Command::Exit => true,
+            Command::Clear
+            | Command::Settings
+            | Command::Agent
+            | Command::Model
+            | Command::Mode
+            | Command::Permissions
+            | Command::Resume => false,
+        }
+    }
+
+    /// Which list completion offers for the first argument.
+    pub fn argument_kind(self) -> ArgumentKind {
+        match self {
+            Command::Settings => ArgumentKind::SettingKey,
+            Command::Agent => ArgumentKind::AgentName,
+            Command::Model => ArgumentKind::ModelId,
+            Command::Mode => ArgumentKind::TurnMode,
+            Command::Permissions => ArgumentKind::PermissionMode,
+            Command::Resume => ArgumentKind::SessionId,
+            Command::Theme => ArgumentKind::ThemeName,
+            Command::Help
+            | Command::Clear
+            | Command::Sessions
+            | Command::Context
+            | Command::Share
+            | Command::Quit
+            | Command::Exit => ArgumentKind::None,
+        }
+    }
+
+    /// `/quit` and `/exit` are two spellings of one action.
+    pub fn quits(self) -> bool {
+        matches!(self, Command::Quit | Command::Exit)
+    }
+
+    /// The command with this exact name (without the slash). Names are case-sensitive, like
+    /// skill names, so `/Help` is an unknown command whose suggestion is `/help`.
+    pub fn from_name(name: &str) -> Option<Command> {
+        Command::ALL.iter().copied().find(|c| c.name() == name)
+    }
+
+    /// The commands completion offers in the given state.
+    pub fn available(busy: bool) -> impl Iterator<Item = Command> {
+        Command::ALL
+            .iter()
+            .copied()
+            .filter(move |c| !busy || c.available_while_busy())
+    }
+}
+
+/// Split `/name args` into a built-in command and its arguments (trimmed; they may span
+/// several lines). Leading whitespace is ignored. Returns `None` for anything that is not a
+/// built-in, including skills and unknown names: [`super::triggers::parse`] decides those.
+pub fn parse(input: &str) -> Option<(Command, &str)> {
+    let rest = input.trim_start().strip_prefix('/')?;
+    let name_end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+    let command = Command::from_name(&rest[..name_end])?;
+    Some((command, rest[name_end..].trim()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn all_lists_every_variant_once_in_display_order() {
+        let names: Vec<&str> = Command::ALL.iter().map(|c| c.name()).collect();
+        assert_eq!(
+            names,
+            [
+                "help",
+                "clear",
+                "settings",
+                "agent",
+                "model",
+                "mode",
+                "permissions",
+                "sessions",
+                "resume",
+                "context",
+                "theme",
+                "share",
+                "quit",
+                "exit"
+            ]
+        );
+        for command in Command::ALL {
+            assert_eq!(Command::from_name(command.name()), Some(*command));
+        }
+    }
+
+    #[test]
+    fn parse_splits_name_and_trimmed_arguments() {
+        assert_eq!(parse("/help"), Some((Command::Help, "")));
+        assert_eq!(parse("/help   extra  "), Some((Command::Help, "extra")));
+        assert_eq!(
+            parse("  /model qwen3:8b"),
+            Some((Command::Model, "qwen3:8b"))
+        );
+        assert_eq!(
+            parse("/settings ui.theme light\nmore"),
+            Some((Command::Settings, "ui.theme light\nmore"))
+        );
+        assert_eq!(parse("/mode\tauto"), Some((Command::Mode, "auto")));
+    }
+
+    #[test]
+    fn parse_rejects_what_is_not_a_builtin() {
+        assert_eq!(parse("help"), None);
+        assert_eq!(parse("/"), None);
+        assert_eq!(parse("/hlep"), None);
+        assert_eq!(parse("/Help"), None);
+        assert_eq!(parse("/helpme"), None);
+        assert_eq!(parse("//help"), None);
+        assert_eq!(parse("/deploy staging"), None);
+    }
+
+    #[test]
+    fn quit_and_exit_both_quit() {
+        assert_eq!(parse("/exit"), Some((Command::Exit, "")));
+        assert!(Command::Quit.quits());
+        assert!(Command::Exit.quits());
+        assert!(!Command::Clear.quits());
+    }
+
+    #[test]
+    fn busy_state_keeps_reading_commands_and_holds_back_switches() {
+        let busy: Vec<Command> = Command::available(true).collect();
+        assert!(busy.contains(&Command::Help));
+        assert!(busy.contains(&Command::Context));
+        assert!(busy.contains(&Command::Quit));
+        assert!(!busy.contains(&Command::Clear));
+        assert!(!busy.contains(&Command::Model));
+        assert!(!busy.contains(&Command::Agent));
+        assert_eq!(Command::available(false).count(), Command::ALL.len());
+    }
+
+    #[test]
+    fn commands_with_a_completable_argument_declare_a_hint() {
+        for command in Command::ALL {
+            if command.argument_kind() != ArgumentKind::None {
+                assert!(command.argument_hint().is_some(), "{command:?}");
+            }
+        }
+    }
+}

@@ -1,0 +1,91 @@
+//! `@` mentions: `@agent message` at the start routes the message; `@path` anywhere names a
+//! file to attach.
+
+use super::{Parsed, TriggerContext};
+
+/// Characters that may open a mention besides whitespace: `(see @src/x.rs)`, `"@a.md"`.
+const OPENERS: &[char] = &['(', '[', '{', '<', '"', '\'', '`', '（'];
+
+/// Punctuation that ends a sentence or a bracket rather than a path: `see @a.rs, then`.
+/// Full-width forms included, since Chinese text puts them right after the path.
+const CLOSERS: &[char] = &[
+    ',', ';', ':', '!', '?', ')', ']', '}', '>', '"', '\'', '`', '。', '，', '；', '：', '！',
+    '？', '）', '、',
+];
+
+/// `@name rest` at the start of the input, when `name` is an agent (first) or a skill's
+/// target. Anything else starting with `@` is left to the later rules (usually a file).
+pub(super) fn parse_agent_mention(text: &str, ctx: &TriggerContext<'_>) -> Option<Parsed> {
+    let after_at = text.strip_prefix('@')?;
+    let name_end = after_at.find(char::is_whitespace).unwrap_or(after_at.len());
+    // `@coder: fix this` and `@coder, fix this` address the agent just like `@coder fix`.
+    let name = after_at[..name_end].trim_end_matches([',', ':']);
+    if name.is_empty() {
+        return None;
+    }
+    let rest = after_at[name_end..].trim();
+    if ctx.agents.iter().any(|agent| agent == name) {
+        return Some(Parsed::AgentMessage {
+            agent: name.to_string(),
+            message: rest.to_string(),
+            attachments: attachment_candidates(rest),
+        });
+    }
+    let target = ctx.skill_targets.iter().find(|t| t.target == name)?;
+    Some(Parsed::Skill {
+        name: target.skill.clone(),
+        args: rest.to_string(),
+    })
+}
+
+/// Every `@word` that starts a word (after whitespace, the start, or an opening bracket or
+/// quote), with trailing punctuation removed, deduplicated in order of appearance. An `@`
+/// inside a word (`a@b.com`), a bare `@` and `@@x` are not mentions. Existence is not
+/// checked here: the caller attaches the candidates that name a file in the workspace and
+/// leaves the rest as text, so `@Makefile` works and `ask @ling` costs one failed lookup.
+pub fn attachment_candidates(text: &str) -> Vec<String> {
+    let mut found: Vec<String> = Vec::new();
+    let mut previous: Option<char> = None;
+    for (index, ch) in text.char_indices() {
+        let at_word_start = previous.is_none_or(|p| p.is_whitespace() || OPENERS.contains(&p));
+        previous = Some(ch);
+        if ch != '@' || !at_word_start {
+            continue;
+        }
+        let after_at = &text[index + 1..];
+        let token_end = after_at.find(char::is_whitespace).unwrap_or(after_at.len());
+        let Some(path) = clean_path_token(&after_at[..token_end]) else {
+            continue;
+        };
+        if !found.iter().any(|f| f == path) {
+            found.push(path.to_string());
+        }
+    }
+    found
+}
+
+/// The path part of a token after `@`, or `None` when nothing path-like is left.
+fn clean_path_token(token: &str) -> Option<&str> {
+    let mut path = token;
+    loop {
+        let before = path;
+        path = path.trim_end_matches(CLOSERS);
+        // A sentence's full stop (`see @README.md.`) is not part of the name, but `@..`
+        // and `@src/.` are paths in their own right.
+        if let Some(stripped) = path.strip_suffix('.')
+            && stripped
+                .chars()
+                .last()
+                .is_some_and(|c| c != '.' && c != '/')
+        {
+            path = stripped;
+        }
+        if path == before {
+            break;
+        }
+    }
+    if path.is_empty() || path.contains('@') {
+        return None;
+    }
+    Some(path)
+}
