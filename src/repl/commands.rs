@@ -178,7 +178,7 @@ impl Command {
     }
 
     /// The commands completion offers in the given state.
-    pub fn available(busy: bool) -> impl Iterator<Item = Command> {
+    pub fn available(busy: bool) -> impl Iterator<Item = Command> + Clone {
         Command::ALL
             .iter()
             .copied()
