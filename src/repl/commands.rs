@@ -227,6 +227,34 @@ mod tests {
         }
     }
 
+    /// Adding a variant forces a new arm here, which asks for its place in `ALL`; the test
+    /// checks the two agree.
+    fn display_position(command: Command) -> usize {
+        match command {
+            Command::Help => 0,
+            Command::Clear => 1,
+            Command::Settings => 2,
+            Command::Agent => 3,
+            Command::Model => 4,
+            Command::Mode => 5,
+            Command::Permissions => 6,
+            Command::Sessions => 7,
+            Command::Resume => 8,
+            Command::Context => 9,
+            Command::Theme => 10,
+            Command::Share => 11,
+            Command::Quit => 12,
+            Command::Exit => 13,
+        }
+    }
+
+    #[test]
+    fn all_agrees_with_each_variants_position() {
+        for (index, command) in Command::ALL.iter().enumerate() {
+            assert_eq!(display_position(*command), index, "{command:?}");
+        }
+    }
+
     #[test]
     fn parse_splits_name_and_trimmed_arguments() {
         assert_eq!(parse("/help"), Some((Command::Help, "")));
