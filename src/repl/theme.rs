@@ -86,6 +86,7 @@ roles!(
     tool,
     tool_ok,
     tool_error,
+    warning,
     diff_add,
     diff_del,
     diff_hunk,

@@ -1,1 +1,112 @@
-//! Markdown and tool-output rendering for the terminal.
+//! Markdown and tool-output rendering for the terminal (behaviour: `doc/rendering.md`).
+//!
+//! Everything here turns text into finished terminal lines (no trailing newline) and
+//! never writes to the terminal itself, so the REPL decides when to print and the tests
+//! can snapshot exactly what a person would see.
+
+mod blocks;
+mod code;
+mod inline;
+mod markdown;
+mod paint;
+mod table;
+mod tool;
+
+#[cfg(test)]
+mod tests;
+
+use std::io::IsTerminal;
+use std::sync::Arc;
+
+pub use markdown::MarkdownStream;
+pub use tool::{render_diff, tool_line, tool_result_line};
+
+use crate::repl::theme::Theme;
+use paint::{Ink, Span, paint};
+
+/// Whether output gets colours and markdown rendering, and in which theme.
+#[derive(Debug, Clone)]
+pub enum RenderStyle {
+    /// No escape codes at all; markdown is passed through as written.
+    Plain,
+    Styled(Arc<Theme>),
+}
+
+impl RenderStyle {
+    pub fn styled(theme: Theme) -> Self {
+        RenderStyle::Styled(Arc::new(theme))
+    }
+
+    /// Plain when `NO_COLOR` is set (and not empty, per no-color.org), `TERM=dumb`, or
+    /// stdout is not a terminal; styled with `theme` otherwise.
+    pub fn detect(theme: Theme) -> Self {
+        let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+        let term = std::env::var("TERM").ok();
+        Self::choose(
+            no_color,
+            term.as_deref(),
+            std::io::stdout().is_terminal(),
+            theme,
+        )
+    }
+
+    /// The decision of [`RenderStyle::detect`], with the environment passed in.
+    pub fn choose(no_color: bool, term: Option<&str>, stdout_is_tty: bool, theme: Theme) -> Self {
+        if no_color || term == Some("dumb") || !stdout_is_tty {
+            RenderStyle::Plain
+        } else {
+            RenderStyle::styled(theme)
+        }
+    }
+
+    pub fn is_plain(&self) -> bool {
+        matches!(self, RenderStyle::Plain)
+    }
+
+    /// Secondary text (hints, status lines) in the theme's dim colour.
+    pub fn dim(&self, text: &str) -> String {
+        self.role(text, |t| Ink::fg(t.colors.dim))
+    }
+
+    /// A warning the person should notice (an approval prompt, a fallback).
+    pub fn warn(&self, text: &str) -> String {
+        self.role(text, |t| Ink::fg(t.colors.warning).bold())
+    }
+
+    /// An error line.
+    pub fn error(&self, text: &str) -> String {
+        self.role(text, |t| Ink::fg(t.colors.tool_error))
+    }
+
+    /// The prompt's text (use only where escape codes may appear, e.g. printed lines).
+    pub fn prompt(&self, text: &str) -> String {
+        self.role(text, |t| Ink::fg(t.colors.prompt).bold())
+    }
+
+    fn role(&self, text: &str, ink: impl Fn(&Theme) -> Ink) -> String {
+        match self.theme() {
+            None => text.to_string(),
+            Some(theme) => paint(&[Span::new(text, ink(theme))]),
+        }
+    }
+
+    /// The theme, or `None` in plain mode.
+    pub fn theme(&self) -> Option<&Theme> {
+        match self {
+            RenderStyle::Plain => None,
+            RenderStyle::Styled(theme) => Some(theme),
+        }
+    }
+}
+
+/// One line of reasoning ("thinking") text, dimmed and in italics so it reads as an aside.
+/// Callers that hide reasoning simply don't call this.
+pub fn render_thinking(line: &str, style: &RenderStyle) -> String {
+    match style.theme() {
+        None => line.to_string(),
+        Some(theme) => paint(&[Span::new(
+            line,
+            Ink::fg(theme.colors.thinking).dim().italic(),
+        )]),
+    }
+}

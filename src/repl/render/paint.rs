@@ -1,0 +1,296 @@
+//! Styled text runs, their display width, and word wrapping. Everything is wrapped as
+//! runs first and turned into escape codes per finished line, so an escape sequence never
+//! spans two lines and every line ends with the terminal's attributes reset.
+
+use std::fmt::Write as _;
+
+use termimad::StrFit;
+use termimad::crossterm::style::Color;
+
+/// The attributes of a run of text.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Ink {
+    pub fg: Option<Color>,
+    pub bold: bool,
+    pub dim: bool,
+    pub italic: bool,
+    pub underline: bool,
+    pub strike: bool,
+}
+
+impl Ink {
+    pub fn fg(color: Color) -> Self {
+        Ink {
+            fg: Some(color),
+            ..Ink::default()
+        }
+    }
+
+    pub fn bold(self) -> Self {
+        Ink { bold: true, ..self }
+    }
+
+    pub fn dim(self) -> Self {
+        Ink { dim: true, ..self }
+    }
+
+    pub fn italic(self) -> Self {
+        Ink {
+            italic: true,
+            ..self
+        }
+    }
+
+    fn is_plain(&self) -> bool {
+        self.fg.is_none_or(|c| c == Color::Reset)
+            && !(self.bold || self.dim || self.italic || self.underline || self.strike)
+    }
+
+    /// The SGR parameters, written by hand rather than through crossterm's `Display`, which
+    /// silently drops colours when `NO_COLOR` is set; the caller already decided that.
+    fn sgr(&self, out: &mut String) {
+        let mut params: Vec<String> = Vec::new();
+        for (on, code) in [
+            (self.bold, "1"),
+            (self.dim, "2"),
+            (self.italic, "3"),
+            (self.underline, "4"),
+            (self.strike, "9"),
+        ] {
+            if on {
+                params.push(code.to_string());
+            }
+        }
+        if let Some(color) = self.fg.and_then(fg_param) {
+            params.push(color);
+        }
+        let _ = write!(out, "\x1b[{}m", params.join(";"));
+    }
+}
+
+/// The SGR foreground parameter for a colour; `None` for the terminal default.
+fn fg_param(color: Color) -> Option<String> {
+    let index = match color {
+        Color::Reset => return None,
+        Color::Rgb { r, g, b } => return Some(format!("38;2;{r};{g};{b}")),
+        Color::AnsiValue(n) => n,
+        Color::Black => 0,
+        Color::DarkRed => 1,
+        Color::DarkGreen => 2,
+        Color::DarkYellow => 3,
+        Color::DarkBlue => 4,
+        Color::DarkMagenta => 5,
+        Color::DarkCyan => 6,
+        Color::Grey => 7,
+        Color::DarkGrey => 8,
+        Color::Red => 9,
+        Color::Green => 10,
+        Color::Yellow => 11,
+        Color::Blue => 12,
+        Color::Magenta => 13,
+        Color::Cyan => 14,
+        Color::White => 15,
+    };
+    // The 16 basic colours use their classic codes, which every terminal (and theme) knows.
+    Some(match index {
+        0..=7 => format!("{}", 30 + index),
+        8..=15 => format!("{}", 90 + index - 8),
+        _ => format!("38;5;{index}"),
+    })
+}
+
+/// A run of text in one ink.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Span {
+    pub text: String,
+    pub ink: Ink,
+}
+
+impl Span {
+    pub fn new(text: impl Into<String>, ink: Ink) -> Self {
+        Span {
+            text: text.into(),
+            ink,
+        }
+    }
+
+    pub fn plain(text: impl Into<String>) -> Self {
+        Span::new(text, Ink::default())
+    }
+}
+
+/// Terminal columns taken by `s` (wide CJK and emoji count two, combining marks zero).
+pub(crate) fn str_width(s: &str) -> usize {
+    if s.is_ascii() {
+        return s.len();
+    }
+    StrFit::count_fitting(s, usize::MAX).1
+}
+
+pub(crate) fn char_width(c: char) -> usize {
+    if c.is_ascii() {
+        return 1;
+    }
+    let mut buf = [0u8; 4];
+    str_width(c.encode_utf8(&mut buf))
+}
+
+pub(crate) fn spans_width(spans: &[Span]) -> usize {
+    spans.iter().map(|s| str_width(&s.text)).sum()
+}
+
+/// Turns one line of runs into a string with escape codes; adjacent runs in the same
+/// ink share one escape sequence.
+pub(crate) fn paint(spans: &[Span]) -> String {
+    let mut out = String::new();
+    let mut current = Ink::default();
+    for span in spans.iter().filter(|s| !s.text.is_empty()) {
+        if span.ink != current {
+            if !current.is_plain() {
+                out.push_str("\x1b[0m");
+            }
+            if !span.ink.is_plain() {
+                span.ink.sgr(&mut out);
+            }
+            current = span.ink;
+        }
+        out.push_str(&span.text);
+    }
+    if !current.is_plain() {
+        out.push_str("\x1b[0m");
+    }
+    out
+}
+
+/// Appends `text` to the line, merging with the last run when the ink matches.
+fn push_text(line: &mut Vec<Span>, text: &str, ink: Ink) {
+    match line.last_mut() {
+        Some(last) if last.ink == ink => last.text.push_str(text),
+        _ => line.push(Span::new(text, ink)),
+    }
+}
+
+/// Greedy word wrap of `spans` into lines of at most `width` columns. The first line
+/// starts with `first`, later ones with `rest` (a hanging indent or a quote bar). Words
+/// wider than a line are broken between characters; spaces at a break are dropped.
+pub(crate) fn wrap(spans: &[Span], width: usize, first: &[Span], rest: &[Span]) -> Vec<Vec<Span>> {
+    let mut wrapper = Wrapper {
+        lines: Vec::new(),
+        line: first.to_vec(),
+        used: spans_width(first),
+        has_word: false,
+        pending: Vec::new(),
+        width,
+        rest,
+    };
+    for span in spans {
+        for (is_space, token) in tokens(&span.text) {
+            if is_space {
+                if wrapper.has_word {
+                    wrapper.pending.push(Span::new(token, span.ink));
+                }
+            } else {
+                wrapper.word(token, span.ink);
+            }
+        }
+    }
+    wrapper.lines.push(wrapper.line);
+    wrapper.lines
+}
+
+struct Wrapper<'a> {
+    lines: Vec<Vec<Span>>,
+    line: Vec<Span>,
+    used: usize,
+    /// Whether the current line holds a word yet: leading spaces after a break are dropped.
+    has_word: bool,
+    /// Spaces seen since the last word: kept only if the next word fits on this line.
+    pending: Vec<Span>,
+    width: usize,
+    rest: &'a [Span],
+}
+
+impl Wrapper<'_> {
+    fn word(&mut self, word: &str, ink: Ink) {
+        let w = str_width(word);
+        let pending_w = spans_width(&self.pending);
+        if self.used + pending_w + w <= self.width {
+            for space in std::mem::take(&mut self.pending) {
+                push_text(&mut self.line, &space.text, space.ink);
+            }
+            self.used += pending_w + w;
+            push_text(&mut self.line, word, ink);
+            self.has_word = true;
+            return;
+        }
+        let indent = spans_width(self.rest);
+        if self.has_word && indent + w <= self.width {
+            self.pending.clear();
+            self.break_line();
+            self.word(word, ink);
+            return;
+        }
+        // Too long for any line: fill this one after the space, then continue on the next.
+        if self.used + pending_w < self.width {
+            for space in std::mem::take(&mut self.pending) {
+                push_text(&mut self.line, &space.text, space.ink);
+            }
+            self.used += pending_w;
+        }
+        self.pending.clear();
+        for c in word.chars() {
+            let cw = char_width(c);
+            if self.used + cw > self.width && self.used > indent {
+                self.break_line();
+            }
+            let mut buf = [0u8; 4];
+            push_text(&mut self.line, c.encode_utf8(&mut buf), ink);
+            self.used += cw;
+        }
+        self.has_word = true;
+    }
+
+    fn break_line(&mut self) {
+        let line = std::mem::replace(&mut self.line, self.rest.to_vec());
+        self.lines.push(line);
+        self.used = spans_width(self.rest);
+        self.has_word = false;
+    }
+}
+
+/// Splits text into alternating runs of spaces and non-spaces.
+fn tokens(text: &str) -> impl Iterator<Item = (bool, &str)> {
+    let mut rest = text;
+    std::iter::from_fn(move || {
+        let first = rest.chars().next()?;
+        let is_space = first == ' ';
+        let end = rest
+            .find(|c: char| (c == ' ') != is_space)
+            .unwrap_or(rest.len());
+        let (token, tail) = rest.split_at(end);
+        rest = tail;
+        Some((is_space, token))
+    })
+}
+
+/// Breaks runs into lines of at most `width` columns between any two characters, keeping
+/// every space: for code, where word boundaries and indentation mean something.
+pub(crate) fn hard_wrap(spans: &[Span], width: usize) -> Vec<Vec<Span>> {
+    let mut lines = vec![Vec::new()];
+    let mut used = 0;
+    for span in spans {
+        for c in span.text.chars() {
+            let cw = char_width(c);
+            if used + cw > width && used > 0 {
+                lines.push(Vec::new());
+                used = 0;
+            }
+            let mut buf = [0u8; 4];
+            if let Some(line) = lines.last_mut() {
+                push_text(line, c.encode_utf8(&mut buf), span.ink);
+            }
+            used += cw;
+        }
+    }
+    lines
+}

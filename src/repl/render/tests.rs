@@ -1,0 +1,230 @@
+//! Snapshots of what a person sees, for a fixture set of markdown, and the streaming
+//! contract: chunking never changes output, the open line is never returned, nothing is
+//! returned twice.
+
+use std::path::Path;
+
+use super::*;
+use crate::repl::theme;
+
+const WIDTH: u16 = 60;
+
+const FIXTURES: &[(&str, &str)] = &[
+    ("lists", include_str!("fixtures/lists.md")),
+    ("tables", include_str!("fixtures/tables.md")),
+    ("code", include_str!("fixtures/code.md")),
+    ("long_unicode", include_str!("fixtures/long_unicode.md")),
+];
+
+fn dark() -> RenderStyle {
+    RenderStyle::styled(theme::load("dark", Path::new("/nonexistent")).unwrap())
+}
+
+/// Feeds `md` in chunks of about `size` bytes (cut at character boundaries, as a token
+/// stream would be) and collects everything returned, `finish` included.
+fn render_chunked(md: &str, style: &RenderStyle, size: usize) -> Vec<String> {
+    let mut stream = MarkdownStream::new(style.clone(), WIDTH);
+    let mut out = Vec::new();
+    let mut rest = md;
+    while !rest.is_empty() {
+        let mut end = size.min(rest.len());
+        while !rest.is_char_boundary(end) {
+            end += 1;
+        }
+        out.extend(stream.push(&rest[..end]));
+        rest = &rest[end..];
+    }
+    out.extend(stream.finish());
+    out
+}
+
+/// Escape codes made visible, so a snapshot shows where each style starts and ends.
+fn escaped(lines: &[String]) -> String {
+    lines.join("\n").replace('\x1b', "␛")
+}
+
+/// What the lines look like on screen, without styles: the layout.
+fn visible(lines: &[String]) -> String {
+    let mut out = String::new();
+    let mut in_escape = false;
+    for c in lines.join("\n").chars() {
+        match (in_escape, c) {
+            (false, '\x1b') => in_escape = true,
+            (true, 'm') => in_escape = false,
+            (true, _) => {}
+            (false, c) => out.push(c),
+        }
+    }
+    out
+}
+
+#[test]
+fn fixtures_render_as_snapshotted() {
+    let style = dark();
+    for (name, md) in FIXTURES {
+        let lines = render_chunked(md, &style, md.len());
+        insta::assert_snapshot!(format!("{name}_visible"), visible(&lines));
+        insta::assert_snapshot!(format!("{name}_styled"), escaped(&lines));
+    }
+}
+
+#[test]
+fn chunk_size_never_changes_the_output() {
+    for style in [dark(), RenderStyle::Plain] {
+        for (name, md) in FIXTURES {
+            let whole = render_chunked(md, &style, md.len());
+            for size in [1, 7] {
+                assert_eq!(
+                    render_chunked(md, &style, size),
+                    whole,
+                    "{name} in {size}-byte chunks"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn rendered_lines_stay_within_the_width() {
+    let style = dark();
+    for (name, md) in FIXTURES {
+        for line in visible(&render_chunked(md, &style, 5)).lines() {
+            assert!(
+                paint::str_width(line) <= usize::from(WIDTH),
+                "{name}: {line:?} is wider than {WIDTH}"
+            );
+        }
+    }
+}
+
+#[test]
+fn plain_mode_returns_the_markdown_unchanged_and_never_a_line_twice() {
+    for (name, md) in FIXTURES {
+        let lines = render_chunked(md, &RenderStyle::Plain, 1);
+        assert_eq!(lines, md.lines().collect::<Vec<_>>(), "{name}");
+        assert!(lines.iter().all(|l| !l.contains('\x1b')));
+    }
+}
+
+#[test]
+fn the_open_line_is_held_back_until_its_newline() {
+    for style in [dark(), RenderStyle::Plain] {
+        let mut stream = MarkdownStream::new(style, WIDTH);
+        assert!(stream.push("Hello **wor").is_empty());
+        let first = stream.push("ld**\nsecond li");
+        assert_eq!(first.len(), 1);
+        assert_eq!(visible(&first).replace('*', ""), "Hello world");
+        assert!(stream.push("ne").is_empty());
+        assert_eq!(visible(&stream.finish()), "second line");
+        assert!(
+            stream.finish().is_empty(),
+            "finish twice returns nothing new"
+        );
+    }
+}
+
+#[test]
+fn code_lines_appear_as_they_complete_and_tables_when_they_end() {
+    let mut stream = MarkdownStream::new(dark(), WIDTH);
+    assert!(stream.push("```rust\n").is_empty());
+    assert_eq!(visible(&stream.push("fn main() {}\n")), "fn main() {}");
+    assert!(
+        stream
+            .push("```\n| a | b |\n|---|---|\n| 1 | 2 |\n")
+            .is_empty()
+    );
+    let table = stream.push("\n");
+    assert_eq!(table.len(), 6, "{}", visible(&table));
+    assert_eq!(table.last().map(String::as_str), Some(""));
+}
+
+#[test]
+fn a_pipe_line_without_delimiter_row_is_text() {
+    let mut stream = MarkdownStream::new(dark(), WIDTH);
+    assert!(stream.push("| not a table\n").is_empty());
+    let lines = stream.push("next\n");
+    assert_eq!(visible(&lines), "| not a table\nnext");
+}
+
+#[test]
+fn a_width_change_applies_to_later_lines_only() {
+    let mut stream = MarkdownStream::new(dark(), 80);
+    let text = "word ".repeat(10);
+    let wide = stream.push(&format!("{text}\n"));
+    stream.set_width(20);
+    let narrow = stream.push(&format!("{text}\n"));
+    assert_eq!(wide.len(), 1);
+    assert_eq!(narrow.len(), 3);
+}
+
+#[test]
+fn thinking_is_dimmed_and_plain_is_untouched() {
+    assert_eq!(render_thinking("hmm", &RenderStyle::Plain), "hmm");
+    assert_eq!(
+        escaped(&[render_thinking("hmm", &dark())]),
+        "␛[2;3;90mhmm␛[0m"
+    );
+}
+
+#[test]
+fn style_detection_respects_no_color_dumb_terminals_and_pipes() {
+    let theme = || theme::Theme::uncoloured();
+    assert!(RenderStyle::choose(true, Some("xterm"), true, theme()).is_plain());
+    assert!(RenderStyle::choose(false, Some("dumb"), true, theme()).is_plain());
+    assert!(RenderStyle::choose(false, Some("xterm"), false, theme()).is_plain());
+    assert!(!RenderStyle::choose(false, Some("xterm-256color"), true, theme()).is_plain());
+    assert!(!RenderStyle::choose(false, None, true, theme()).is_plain());
+}
+
+const DIFF: &str = "\
+--- a/src/main.rs
++++ b/src/main.rs
+@@ -1,4 +1,4 @@
+ fn main() {
+-    println!(\"hello\");
++    println!(\"hello, world\");
+ }
+";
+
+#[test]
+fn diffs_and_tool_lines() {
+    let style = dark();
+    insta::assert_snapshot!("diff_styled", escaped(&render_diff(DIFF, &style, 100)));
+    let cut = render_diff(DIFF, &RenderStyle::Plain, 4);
+    assert_eq!(cut.len(), 5);
+    assert_eq!(cut[4], "… 3 more lines");
+    assert_eq!(
+        render_diff(DIFF, &RenderStyle::Plain, 6)[6],
+        "… 1 more line"
+    );
+    let tools = [
+        tool_line("Read src/main.rs (1-120)", &style),
+        tool_result_line("120 lines", true, &style),
+        tool_result_line("no such file: src/nope.rs", false, &style),
+    ];
+    insta::assert_snapshot!("tool_lines_styled", escaped(&tools));
+    assert_eq!(
+        tool_line("Read src/main.rs (1-120)", &RenderStyle::Plain),
+        "⏺ Read src/main.rs (1-120)"
+    );
+    assert_eq!(
+        tool_result_line("120 lines", true, &RenderStyle::Plain),
+        "  ⎿ 120 lines"
+    );
+    assert_eq!(
+        tool_result_line("denied", false, &RenderStyle::Plain),
+        "  ⎿ ✗ denied"
+    );
+}
+
+#[test]
+fn role_helpers_colour_only_when_styled() {
+    let style = dark();
+    assert_eq!(escaped(&[style.dim("hint")]), "␛[90mhint␛[0m");
+    assert_eq!(escaped(&[style.warn("careful")]), "␛[1;93mcareful␛[0m");
+    assert_eq!(escaped(&[style.error("failed")]), "␛[91mfailed␛[0m");
+    for text in ["hint", "careful"] {
+        assert_eq!(RenderStyle::Plain.dim(text), text);
+        assert_eq!(RenderStyle::Plain.warn(text), text);
+    }
+}
