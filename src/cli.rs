@@ -1,9 +1,10 @@
 //! Command-line arguments and dispatch.
 
-use std::io::{IsTerminal, Read};
+use std::io::{IsTerminal, Read, Write};
 use std::path::PathBuf;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
+use clap_complete::Shell;
 
 use crate::config::{self, ConfigError, FlagOverrides, PermissionMode};
 use crate::print::{OutputFormat, exit};
@@ -72,6 +73,27 @@ pub struct Cli {
 pub enum Command {
     /// List this workspace's sessions, newest first.
     Sessions,
+    /// Print a shell completion script to stdout (see completions/README.md).
+    Completions {
+        /// bash | zsh | fish | elvish | powershell.
+        #[arg(value_enum)]
+        shell: Shell,
+    },
+}
+
+/// `linggen completions SHELL`: the script clap_complete generates from [`Cli`], so it can
+/// never list a flag the parser does not know.
+pub fn print_completions(shell: Shell) -> i32 {
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "linggen", &mut script);
+    let mut stdout = std::io::stdout().lock();
+    match stdout.write_all(&script).and_then(|()| stdout.flush()) {
+        Ok(()) => exit::SUCCESS,
+        Err(e) => {
+            eprintln!("linggen: error: cannot write the completion script: {e}");
+            exit::FAILURE
+        }
+    }
 }
 
 fn parse_max_iters(v: &str) -> Result<u32, String> {
@@ -201,6 +223,7 @@ pub fn main() -> i32 {
 async fn dispatch(cli: Cli) -> i32 {
     match (&cli.command, cli.print.is_some()) {
         (Some(Command::Sessions), _) => crate::app::list_sessions(&cli),
+        (Some(Command::Completions { shell }), _) => print_completions(*shell),
         (None, true) => crate::app::run_print(cli).await,
         (None, false) if cli.prompt.is_some() || !std::io::stdin().is_terminal() => {
             // `linggen "task"` or `echo task | linggen`: the one-shot path is what a

@@ -1,0 +1,65 @@
+
+use builtin;
+use str;
+
+set edit:completion:arg-completer[linggen] = {|@words|
+    fn spaces {|n|
+        builtin:repeat $n ' ' | str:join ''
+    }
+    fn cand {|text desc|
+        edit:complex-candidate $text &display=$text' '(spaces (- 14 (wcswidth $text)))$desc
+    }
+    var command = 'linggen'
+    for word $words[1..-1] {
+        if (str:has-prefix $word '-') {
+            break
+        }
+        set command = $command';'$word
+    }
+    var completions = [
+        &'linggen'= {
+            cand -p 'Run one task and print the answer (the task from PROMPT, else from stdin)'
+            cand --print 'Run one task and print the answer (the task from PROMPT, else from stdin)'
+            cand --model 'Model id from [[models]] (overrides LINGGEN_MODEL and [agent] default_model)'
+            cand --root 'Workspace root (default: nearest ancestor with .git, else the current directory)'
+            cand --max-iters 'Upper bound on model calls in one task'
+            cand --permission-mode 'default | accept-edits | plan | bypass'
+            cand --allowed-tools 'Rules that run without asking, e.g. "Bash(cargo test*),Write(src/**)"'
+            cand --disallowed-tools 'Rules that are always refused, e.g. "Bash(git push*)"'
+            cand -r 'Resume a session by id (or unique prefix)'
+            cand --resume 'Resume a session by id (or unique prefix)'
+            cand --output-format 'How -p prints: text (the answer), json (one object), stream-json (events, one per line)'
+            cand -c 'Continue this workspace''s newest session'
+            cand --continue 'Continue this workspace''s newest session'
+            cand -q 'No progress on stderr (errors are still shown)'
+            cand --quiet 'No progress on stderr (errors are still shown)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+            cand sessions 'List this workspace''s sessions, newest first'
+            cand completions 'Print a shell completion script to stdout (see completions/README.md)'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'linggen;sessions'= {
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'linggen;completions'= {
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'linggen;help'= {
+            cand sessions 'List this workspace''s sessions, newest first'
+            cand completions 'Print a shell completion script to stdout (see completions/README.md)'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'linggen;help;sessions'= {
+        }
+        &'linggen;help;completions'= {
+        }
+        &'linggen;help;help'= {
+        }
+    ]
+    $completions[$command]
+}

@@ -1,0 +1,49 @@
+# Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
+function __fish_linggen_global_optspecs
+    string join \n p/print= model= root= max-iters= permission-mode= allowed-tools= disallowed-tools= c/continue r/resume= output-format= q/quiet h/help V/version
+end
+
+function __fish_linggen_needs_command
+    # Figure out if the current invocation already has a command.
+    set -l cmd (commandline -opc)
+    set -e cmd[1]
+    argparse -s (__fish_linggen_global_optspecs) -- $cmd 2>/dev/null
+    or return
+    if set -q argv[1]
+        # Also print the command, so this can be used to figure out what it is.
+        echo $argv[1]
+        return 1
+    end
+    return 0
+end
+
+function __fish_linggen_using_subcommand
+    set -l cmd (__fish_linggen_needs_command)
+    test -z "$cmd"
+    and return 1
+    contains -- $cmd[1] $argv
+end
+
+complete -c linggen -n "__fish_linggen_needs_command" -s p -l print -d 'Run one task and print the answer (the task from PROMPT, else from stdin)' -r
+complete -c linggen -n "__fish_linggen_needs_command" -l model -d 'Model id from [[models]] (overrides LINGGEN_MODEL and [agent] default_model)' -r
+complete -c linggen -n "__fish_linggen_needs_command" -l root -d 'Workspace root (default: nearest ancestor with .git, else the current directory)' -r -F
+complete -c linggen -n "__fish_linggen_needs_command" -l max-iters -d 'Upper bound on model calls in one task' -r
+complete -c linggen -n "__fish_linggen_needs_command" -l permission-mode -d 'default | accept-edits | plan | bypass' -r
+complete -c linggen -n "__fish_linggen_needs_command" -l allowed-tools -d 'Rules that run without asking, e.g. "Bash(cargo test*),Write(src/**)"' -r
+complete -c linggen -n "__fish_linggen_needs_command" -l disallowed-tools -d 'Rules that are always refused, e.g. "Bash(git push*)"' -r
+complete -c linggen -n "__fish_linggen_needs_command" -s r -l resume -d 'Resume a session by id (or unique prefix)' -r
+complete -c linggen -n "__fish_linggen_needs_command" -l output-format -d 'How -p prints: text (the answer), json (one object), stream-json (events, one per line)' -r -f -a "text\t'The final answer only'
+json\t'One JSON object when done'
+stream-json\t'One JSON event per line as it happens, then a `result` line'"
+complete -c linggen -n "__fish_linggen_needs_command" -s c -l continue -d 'Continue this workspace\'s newest session'
+complete -c linggen -n "__fish_linggen_needs_command" -s q -l quiet -d 'No progress on stderr (errors are still shown)'
+complete -c linggen -n "__fish_linggen_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c linggen -n "__fish_linggen_needs_command" -s V -l version -d 'Print version'
+complete -c linggen -n "__fish_linggen_needs_command" -a "sessions" -d 'List this workspace\'s sessions, newest first'
+complete -c linggen -n "__fish_linggen_needs_command" -a "completions" -d 'Print a shell completion script to stdout (see completions/README.md)'
+complete -c linggen -n "__fish_linggen_needs_command" -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c linggen -n "__fish_linggen_using_subcommand sessions" -s h -l help -d 'Print help'
+complete -c linggen -n "__fish_linggen_using_subcommand completions" -s h -l help -d 'Print help'
+complete -c linggen -n "__fish_linggen_using_subcommand help; and not __fish_seen_subcommand_from sessions completions help" -f -a "sessions" -d 'List this workspace\'s sessions, newest first'
+complete -c linggen -n "__fish_linggen_using_subcommand help; and not __fish_seen_subcommand_from sessions completions help" -f -a "completions" -d 'Print a shell completion script to stdout (see completions/README.md)'
+complete -c linggen -n "__fish_linggen_using_subcommand help; and not __fish_seen_subcommand_from sessions completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
