@@ -10,6 +10,7 @@ use crate::cli::Cli;
 use crate::config::{self, Config, ConfigError};
 use crate::llm::router::{self, ResolveError};
 use crate::print::{Finished, OutputFormat, Printer, error_json, exit};
+use crate::session::permissions::project;
 use crate::session::{
     self, Envelope, EventBus, Input, Permissions, SessionHandle, SessionSetup, ids, prompt,
 };
@@ -195,8 +196,12 @@ pub async fn open_session(
     ws: &Workspace,
     interactive: bool,
 ) -> Result<(SessionSetup, Store), Failure> {
+    // A broken project rules file stops start-up: silently dropping rules the person
+    // approved would bring back prompts they said they never want again.
+    let project_rules = project::load(&ws.root).map_err(ConfigError::Usage)?;
     let permissions =
         Permissions::new(ws.config.permission_mode, &ws.config.allow, &ws.config.deny)
+            .and_then(|p| p.with_project_rules(&project_rules))
             .map_err(ConfigError::Usage)?;
     let store = Store::open(&ws.home)?;
     let root_text = ws.root.display().to_string();

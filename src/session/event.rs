@@ -38,6 +38,9 @@ pub enum Decision {
     AllowOnce,
     /// Run this call and, for the rest of the session, calls with the same scope.
     AllowSession,
+    /// Like `AllowSession`, and also saved for later sessions in the project's
+    /// `.linggen/permissions.toml`.
+    AllowProject,
     /// Do not run it; `reason` (if any) is passed to the model.
     Deny { reason: Option<String> },
 }

@@ -118,6 +118,18 @@ async fn authorize(
             conv.permissions.allow_for_session(prepared);
             Ok(())
         }
+        Decision::AllowProject => {
+            // The person said yes; failing to save that for next time must not undo it.
+            if let Err(e) = conv
+                .permissions
+                .allow_for_project(&shared.tools.root, prepared)
+            {
+                shared.bus.publish(Event::Error {
+                    message: format!("approved for this session only; {e}"),
+                });
+            }
+            Ok(())
+        }
         Decision::Deny { reason } => Err(ToolOutput::error(match reason {
             Some(r) if !r.trim().is_empty() => {
                 format!("the user ({by}) denied this call and said: {r}")

@@ -3,6 +3,10 @@
 //! in `tools::guard` before a call ever reaches this check — and nothing here can loosen it:
 //! a `Never` command segment always goes to a person.
 
+pub mod project;
+
+use std::path::Path;
+
 use globset::{Glob, GlobMatcher};
 
 use crate::config::PermissionMode;
@@ -122,6 +126,42 @@ fn wildcard_match(pattern: &str, text: &str) -> bool {
     remaining.ends_with(last)
 }
 
+/// The rules that "always allow this" means for a call: each command segment's program
+/// (`Bash(cargo*)`), the file (`Write(src/main.rs)`, which covers Edit too), or the tool.
+pub fn scope_rules(prepared: &Prepared) -> Vec<String> {
+    match &prepared.access {
+        Access::Read => vec![prepared.tool.to_string()],
+        Access::Write { rel, .. } => vec![format!("Write({})", escape_glob(rel))],
+        Access::Command { analysis, .. } => {
+            let mut rules: Vec<String> = Vec::new();
+            for segment in &analysis.segments {
+                let rule = format!("Bash({}*)", segment.program);
+                if !rules.contains(&rule) {
+                    rules.push(rule);
+                }
+            }
+            rules
+        }
+    }
+}
+
+/// A path as a glob that matches only itself: `src/[id].rs` must not become a character
+/// class that also matches `src/i.rs`.
+fn escape_glob(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    for c in path.chars() {
+        match c {
+            '*' | '?' | '[' | ']' | '{' | '}' => {
+                out.push('[');
+                out.push(c);
+                out.push(']');
+            }
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
 /// The permission state of one session.
 #[derive(Debug, Clone, Default)]
 pub struct Permissions {
@@ -145,20 +185,35 @@ impl Permissions {
         })
     }
 
+    /// Adds the project's rules (from [`project::load`]) as allow rules. Like every allow
+    /// rule they cannot make a `Never` segment run without a person.
+    pub fn with_project_rules(mut self, rules: &[String]) -> Result<Self, String> {
+        for rule in rules {
+            let rule = Rule::parse(rule).map_err(|e| format!("{e} (in {})", project::FILE))?;
+            self.allow.push(rule);
+        }
+        Ok(self)
+    }
+
     /// Remembers "always allow this, for this session": the command's program prefix or the
     /// file path.
     pub fn allow_for_session(&mut self, prepared: &Prepared) {
-        let rules: Vec<String> = match &prepared.access {
-            Access::Read => vec![prepared.tool.to_string()],
-            Access::Write { rel, .. } => vec![format!("{}({rel})", prepared.tool)],
-            Access::Command { analysis, .. } => analysis
-                .segments
+        self.session_allow.extend(
+            scope_rules(prepared)
                 .iter()
-                .map(|s| format!("Bash({}*)", s.program))
-                .collect(),
-        };
-        self.session_allow
-            .extend(rules.iter().filter_map(|r| Rule::parse(r).ok()));
+                .filter_map(|r| Rule::parse(r).ok()),
+        );
+    }
+
+    /// "Always, in this project": allows the scope for this session and saves it to
+    /// [`project::FILE`] under `root` for later sessions. The session part holds even when
+    /// saving fails, which is what the `Err` reports.
+    pub fn allow_for_project(&mut self, root: &Path, prepared: &Prepared) -> Result<(), String> {
+        self.allow_for_session(prepared);
+        for rule in scope_rules(prepared) {
+            project::add(root, &rule)?;
+        }
+        Ok(())
     }
 
     pub fn check(&self, prepared: &Prepared) -> Verdict {

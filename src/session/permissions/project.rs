@@ -1,0 +1,185 @@
+//! Rules the person approved with "always in this project" (`p`), kept in
+//! `<root>/.linggen/permissions.toml` as `allow = ["Bash(cargo test*)", "Write(src/**)"]`.
+//!
+//! They load as ordinary allow rules, so they can never loosen the floor: a `Never` command
+//! segment still goes to a person. The file is edited by splicing only the `allow` array, so
+//! comments and any other keys a person wrote survive; writes go through a temporary file
+//! and a rename, so a crash never leaves half a file behind.
+
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use super::Rule;
+
+/// Where the project rules live, relative to the workspace root.
+pub const FILE: &str = ".linggen/permissions.toml";
+
+/// Written at the top of a file this module creates, for the person who finds it.
+const HEADER: &str = "# Approved with `p` (always in this project). Remove a rule with \
+                      `/permissions` or by editing this file.\n";
+
+#[derive(Debug, Default, Deserialize)]
+struct ProjectFile {
+    allow: Option<Spanned<Vec<Spanned<String>>>>,
+}
+
+/// The file's text and where its `allow` array sits, for splicing.
+struct Parsed {
+    text: String,
+    rules: Vec<String>,
+    /// Byte range of the `allow = [...]` value; `None` when the key is absent.
+    span: Option<Range<usize>>,
+}
+
+/// The project's rules; a missing file means none. A file that does not parse, or holds a
+/// rule that does not, is an error naming the file and the line.
+pub fn load(root: &Path) -> Result<Vec<String>, String> {
+    Ok(read(root)?.rules)
+}
+
+/// Adds `rule` (if it is not there yet), creating `.linggen/` and the file as needed.
+pub fn add(root: &Path, rule: &str) -> Result<(), String> {
+    let rule = rule.trim();
+    Rule::parse(rule)?;
+    let mut parsed = read(root)?;
+    if parsed.rules.iter().any(|r| r == rule) {
+        return Ok(());
+    }
+    parsed.rules.push(rule.to_string());
+    write(root, &parsed)
+}
+
+/// Removes a rule given as its exact text or its 1-based position (as `/permissions`
+/// lists them); returns the rule that was removed.
+pub fn remove(root: &Path, rule_or_index: &str) -> Result<String, String> {
+    let wanted = rule_or_index.trim();
+    let mut parsed = read(root)?;
+    let position = match wanted.parse::<usize>() {
+        Ok(n) if (1..=parsed.rules.len()).contains(&n) => Some(n - 1),
+        _ => parsed.rules.iter().position(|r| r == wanted),
+    };
+    let Some(index) = position else {
+        let path = path_of(root);
+        return Err(if parsed.rules.is_empty() {
+            format!("{} holds no project rules to remove", path.display())
+        } else {
+            format!(
+                "no rule `{wanted}` in {}; give the rule's text or its number: {}",
+                path.display(),
+                numbered(&parsed.rules)
+            )
+        });
+    };
+    let removed = parsed.rules.remove(index);
+    write(root, &parsed)?;
+    Ok(removed)
+}
+
+fn path_of(root: &Path) -> PathBuf {
+    root.join(FILE)
+}
+
+fn numbered(rules: &[String]) -> String {
+    rules
+        .iter()
+        .enumerate()
+        .map(|(i, r)| format!("{}. {r}", i + 1))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn read(root: &Path) -> Result<Parsed, String> {
+    let path = path_of(root);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+    };
+    let at = |span: Option<Range<usize>>, message: &str| match span {
+        Some(span) => format!(
+            "{}:{}: {message}",
+            path.display(),
+            line_of(&text, span.start)
+        ),
+        None => format!("{}: {message}", path.display()),
+    };
+    let file: ProjectFile =
+        toml::from_str(&text).map_err(|e| at(e.span(), e.message().trim_end()))?;
+    let Some(allow) = file.allow else {
+        return Ok(Parsed {
+            text,
+            rules: Vec::new(),
+            span: None,
+        });
+    };
+    let span = allow.span();
+    let mut rules = Vec::new();
+    for entry in allow.into_inner() {
+        let entry_span = entry.span();
+        let rule = entry.into_inner().trim().to_string();
+        Rule::parse(&rule).map_err(|e| at(Some(entry_span), &e))?;
+        if !rules.contains(&rule) {
+            rules.push(rule);
+        }
+    }
+    Ok(Parsed {
+        text,
+        rules,
+        span: Some(span),
+    })
+}
+
+fn line_of(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())].matches('\n').count() + 1
+}
+
+/// Writes `parsed.rules` back, replacing only the `allow` array (or adding the key in
+/// front, where it is still a top-level key whatever tables follow).
+fn write(root: &Path, parsed: &Parsed) -> Result<(), String> {
+    let array = format_array(&parsed.rules);
+    let text = match &parsed.span {
+        Some(span) => format!(
+            "{}{array}{}",
+            &parsed.text[..span.start],
+            &parsed.text[span.end..]
+        ),
+        None if parsed.text.trim().is_empty() => format!("{HEADER}allow = {array}\n"),
+        None => format!("allow = {array}\n{}", parsed.text),
+    };
+    let path = path_of(root);
+    let dir = path.parent().unwrap_or(root);
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    // A unique name in the same directory: the rename is atomic only within one file
+    // system, and two sessions saving at once must not share a temporary file.
+    static SAVES: AtomicU64 = AtomicU64::new(0);
+    let tmp = dir.join(format!(
+        ".permissions.toml.{}.{}.tmp",
+        std::process::id(),
+        SAVES.fetch_add(1, Ordering::Relaxed)
+    ));
+    std::fs::write(&tmp, text).map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
+    std::fs::rename(&tmp, &path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        format!("cannot replace {}: {e}", path.display())
+    })
+}
+
+fn format_array(rules: &[String]) -> String {
+    if rules.is_empty() {
+        return "[]".to_string();
+    }
+    let lines: String = rules
+        .iter()
+        // `Value`'s display quotes and escapes the string as TOML requires.
+        .map(|r| format!("    {},\n", toml::Value::String(r.clone())))
+        .collect();
+    format!("[\n{lines}]")
+}
+
+#[cfg(test)]
+#[path = "project_tests.rs"]
+mod tests;
