@@ -187,29 +187,7 @@ fn scope_rules_name_program_or_path() {
     assert_eq!(scope_rules(&edit), ["Write(a/b[*].rs)"]);
 }
 
-/// The stop-gap doc/security.md gives until the guard protects the file.
 #[test]
-fn documented_deny_rules_keep_the_agent_out_of_the_rules_file() {
-    let (_dir, root) = workspace();
-    let deny = [
-        "Write(.linggen/**)".to_string(),
-        "Bash(*.linggen*)".to_string(),
-    ];
-    let perms = Permissions::new(PermissionMode::AcceptEdits, &[], &deny).unwrap();
-    let write = json!({"path": FILE, "content": "allow = [\"Bash\"]\n"});
-    assert!(matches!(
-        check(&perms, &root, "Write", write),
-        Verdict::Deny { .. }
-    ));
-    let bash = json!({"cmd": "echo 'allow = [\"Bash\"]' > .linggen/permissions.toml"});
-    assert!(matches!(
-        check(&perms, &root, "Bash", bash),
-        Verdict::Deny { .. }
-    ));
-}
-
-#[test]
-#[ignore = "guard does not protect permissions.toml yet"]
 fn the_agent_cannot_write_the_project_rules() {
     let (_dir, root) = workspace();
     let ctx = ToolContext::new(&root);

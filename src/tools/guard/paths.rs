@@ -120,8 +120,10 @@ pub fn protected(abs: &Path, rel: &str) -> Option<&'static str> {
         );
     }
     // The model must not grant itself permissions: the project config holds the mode and
-    // the allow rules, and $LINGGEN_HOME (inside the root when the root is `~`) the rest.
-    let own_config = rel.eq_ignore_ascii_case(crate::config::CONFIG_FILE);
+    // the allow rules, `.linggen/permissions.toml` the rules approved with "always in this
+    // project", and $LINGGEN_HOME (inside the root when the root is `~`) the rest.
+    let own_config = rel.eq_ignore_ascii_case(crate::config::CONFIG_FILE)
+        || rel.eq_ignore_ascii_case(crate::session::permissions::project::FILE);
     let in_home = crate::config::paths::linggen_home()
         .ok()
         .map(|home| home.canonicalize().unwrap_or(home))
