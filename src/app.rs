@@ -90,31 +90,38 @@ pub fn list_sessions(cli: &Cli) -> i32 {
 
 fn try_list_sessions(cli: &Cli) -> Result<(), Failure> {
     let ws = load_workspace(cli)?;
+    for line in session_lines(&ws)? {
+        println!("{line}");
+    }
+    Ok(())
+}
+
+/// This workspace's sessions as a table, newest first (`linggen sessions`, `/sessions`).
+pub fn session_lines(ws: &Workspace) -> Result<Vec<String>, Failure> {
     let store = Store::open(&ws.home)?;
     let sessions = store.list_sessions(&ws.root.display().to_string())?;
     if sessions.is_empty() {
-        println!(
+        return Ok(vec![format!(
             "No sessions in {} yet. Start one with `linggen -p \"task\"`.",
             ws.root.display()
-        );
-        return Ok(());
+        )]);
     }
     let now = ids::now_ms();
-    println!(
+    let mut lines = vec![format!(
         "{:<16}  {:>10}  {:>5}  {:<20}  TITLE",
         "ID", "UPDATED", "MSGS", "MODEL"
-    );
+    )];
     for s in sessions {
-        println!(
+        lines.push(format!(
             "{:<16}  {:>10}  {:>5}  {:<20}  {}",
             s.id,
             ago(now - s.updated_at),
             s.message_count,
             truncate(&s.model, 20),
             truncate(&s.title, 60)
-        );
+        ));
     }
-    Ok(())
+    Ok(lines)
 }
 
 fn ago(ms: i64) -> String {

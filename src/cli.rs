@@ -9,7 +9,7 @@ use clap_complete::Shell;
 use crate::config::{self, ConfigError, FlagOverrides, PermissionMode};
 use crate::print::{OutputFormat, exit};
 
-#[derive(Debug, Parser)]
+#[derive(Debug, Clone, Parser)]
 #[command(
     name = "linggen",
     version,
@@ -69,7 +69,7 @@ pub struct Cli {
     pub command: Option<Command>,
 }
 
-#[derive(Debug, Subcommand)]
+#[derive(Debug, Clone, Subcommand)]
 pub enum Command {
     /// List this workspace's sessions, newest first.
     Sessions,
@@ -230,11 +230,6 @@ async fn dispatch(cli: Cli) -> i32 {
             // script means here.
             crate::app::run_print(cli).await
         }
-        (None, false) => {
-            eprintln!(
-                "linggen: the interactive shell is not built yet; run a task with `linggen -p \"task\"` (see `linggen --help`)"
-            );
-            exit::USAGE
-        }
+        (None, false) => crate::repl::run(cli).await,
     }
 }

@@ -1,8 +1,16 @@
 //! The interactive shell: a line editor over the same session core as `-p`. Keystrokes
 //! become `Input`s, `Event`s become rendered text; the REPL owns no session logic.
 
+mod approval;
+mod catalog;
 pub mod commands;
 pub mod complete;
+mod dispatch;
+pub mod editor;
 pub mod render;
+mod shell;
 pub mod theme;
 pub mod triggers;
+mod view;
+
+pub use shell::run;

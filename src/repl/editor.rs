@@ -1,0 +1,140 @@
+//! The line editor: rustyline with one helper for completion, hints, highlighting and
+//! validation, plus the key bindings the shell promises (Ctrl+C, Ctrl+J, Alt+Enter).
+
+use std::borrow::Cow;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use rustyline::completion::{Completer, Pair};
+use rustyline::highlight::{CmdKind, Highlighter};
+use rustyline::hint::Hinter;
+use rustyline::validate::{ValidationContext, ValidationResult, Validator};
+use rustyline::{
+    Cmd, ConditionalEventHandler, Context, Event, EventContext, EventHandler, Helper, KeyCode,
+    KeyEvent, Modifiers, Movement, RepeatCount,
+};
+
+/// Completion: `(line, cursor) -> (start of the replaced word, candidates)`.
+pub type CompleteFn = dyn Fn(&str, usize) -> (usize, Vec<Pair>) + Send + Sync;
+/// A dim hint after the cursor (e.g. a command's argument hint).
+pub type HintFn = dyn Fn(&str, usize) -> Option<String> + Send + Sync;
+
+pub struct LineHelper {
+    complete: Box<CompleteFn>,
+    hint: Box<HintFn>,
+    /// Whether the line being edited is empty; read when an approval arrives, so text the
+    /// person was already typing is treated as their next message, not as the answer.
+    line_empty: Arc<AtomicBool>,
+    color: bool,
+}
+
+impl LineHelper {
+    pub fn new(
+        complete: Box<CompleteFn>,
+        hint: Box<HintFn>,
+        line_empty: Arc<AtomicBool>,
+        color: bool,
+    ) -> Self {
+        LineHelper {
+            complete,
+            hint,
+            line_empty,
+            color,
+        }
+    }
+}
+
+impl Completer for LineHelper {
+    type Candidate = Pair;
+
+    fn complete(
+        &self,
+        line: &str,
+        pos: usize,
+        _ctx: &Context<'_>,
+    ) -> rustyline::Result<(usize, Vec<Pair>)> {
+        Ok((self.complete)(line, pos))
+    }
+}
+
+impl Hinter for LineHelper {
+    type Hint = String;
+
+    fn hint(&self, line: &str, pos: usize, _ctx: &Context<'_>) -> Option<String> {
+        // Called on every refresh of the line, which makes it the one place that always
+        // knows whether the person is mid-typing.
+        self.line_empty.store(line.is_empty(), Ordering::Relaxed);
+        (self.hint)(line, pos)
+    }
+}
+
+impl Highlighter for LineHelper {
+    fn highlight_hint<'h>(&self, hint: &'h str) -> Cow<'h, str> {
+        if self.color {
+            Cow::Owned(format!("\x1b[2m{hint}\x1b[0m"))
+        } else {
+            Cow::Borrowed(hint)
+        }
+    }
+
+    fn highlight_char(&self, _line: &str, _pos: usize, _kind: CmdKind) -> bool {
+        false
+    }
+}
+
+impl Validator for LineHelper {
+    /// A trailing `\` continues the line, as in a shell.
+    fn validate(&self, ctx: &mut ValidationContext<'_>) -> rustyline::Result<ValidationResult> {
+        if ctx.input().ends_with('\\') {
+            Ok(ValidationResult::Incomplete)
+        } else {
+            Ok(ValidationResult::Valid(None))
+        }
+    }
+}
+
+impl Helper for LineHelper {}
+
+/// Ctrl+C clears a non-empty line; on an empty line it interrupts (the REPL then cancels a
+/// running turn, or hints, or exits on the second press).
+struct CtrlC;
+
+impl ConditionalEventHandler for CtrlC {
+    fn handle(&self, _: &Event, _: RepeatCount, _: bool, ctx: &EventContext) -> Option<Cmd> {
+        if ctx.line().is_empty() {
+            Some(Cmd::Interrupt)
+        } else {
+            Some(Cmd::Kill(Movement::WholeBuffer))
+        }
+    }
+}
+
+/// Installs the shell's key bindings.
+pub fn bind_keys<H: Helper, I: rustyline::history::History>(editor: &mut rustyline::Editor<H, I>) {
+    editor.bind_sequence(
+        KeyEvent(KeyCode::Char('C'), Modifiers::CTRL),
+        EventHandler::Conditional(Box::new(CtrlC)),
+    );
+    editor.bind_sequence(
+        KeyEvent(KeyCode::Char('J'), Modifiers::CTRL),
+        EventHandler::Simple(Cmd::Newline),
+    );
+    editor.bind_sequence(
+        KeyEvent(KeyCode::Enter, Modifiers::ALT),
+        EventHandler::Simple(Cmd::Newline),
+    );
+}
+
+/// A submitted line with `\`-newline continuations turned into plain newlines.
+pub fn join_continuations(line: &str) -> String {
+    line.replace("\\\n", "\n")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn continuations_become_newlines() {
+        assert_eq!(super::join_continuations("a \\\nb"), "a \nb");
+        assert_eq!(super::join_continuations("a\nb"), "a\nb");
+    }
+}

@@ -1,0 +1,315 @@
+//! The interactive loop. The line editor runs on its own thread (rustyline blocks); lines
+//! come to the async side over a channel, events go back out through the view.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rustyline::error::ReadlineError;
+use rustyline::history::FileHistory;
+use rustyline::{Config, Editor};
+use tokio::sync::mpsc;
+
+use super::catalog::Catalog;
+use super::complete::FileIndex;
+use super::editor::{self, LineHelper};
+use super::render::RenderStyle;
+use super::view::{Shared, View};
+use super::{complete, theme};
+use crate::app::{self, Failure, Workspace};
+use crate::cli::Cli;
+use crate::print::exit;
+use crate::session::{self, Envelope, EventBus, SessionHandle, lock};
+use crate::store::{persisted, spawn_writer};
+
+/// A second Ctrl+C on an empty line within this long exits.
+const DOUBLE_CTRL_C: Duration = Duration::from_secs(2);
+
+/// What the editor thread reports.
+pub(super) enum Typed {
+    Line(String),
+    Interrupted,
+    Eof,
+}
+
+/// A running session and its store writer.
+pub(super) struct Live {
+    pub handle: SessionHandle,
+    writer: std::thread::JoinHandle<()>,
+    pub session_id: String,
+    pub events: mpsc::UnboundedReceiver<Arc<Envelope>>,
+}
+
+impl Live {
+    pub async fn start(cli: &Cli, ws: &Workspace) -> Result<Live, Failure> {
+        let (setup, store) = app::open_session(cli, ws, true).await?;
+        let session_id = setup.session_id.clone();
+        let bus = EventBus::new();
+        let events = bus.subscribe_lossless();
+        let stored = bus.subscribe_lossless_to(persisted);
+        let writer = spawn_writer(store, session_id.clone(), stored, |e| {
+            eprintln!("linggen: warning: {e}")
+        });
+        let handle = session::spawn(setup, bus);
+        Ok(Live {
+            handle,
+            writer,
+            session_id,
+            events,
+        })
+    }
+
+    pub async fn stop(self) {
+        let _ = self.handle.inputs.send(session::Input::Shutdown).await;
+        self.handle.join().await;
+        let writer = self.writer;
+        let _ = tokio::task::spawn_blocking(move || writer.join()).await;
+    }
+}
+
+/// Everything the loop works with.
+pub(super) struct Shell {
+    pub cli: Cli,
+    pub ws: Workspace,
+    pub live: Live,
+    pub view: View,
+    pub shared: Arc<Shared>,
+    pub catalog: Catalog,
+    pub prompt: Arc<std::sync::Mutex<String>>,
+}
+
+pub async fn run(cli: Cli) -> i32 {
+    match try_run(cli).await {
+        Ok(code) => code,
+        Err(f) => {
+            eprintln!("linggen: error: {}", f.message);
+            f.code
+        }
+    }
+}
+
+async fn try_run(cli: Cli) -> Result<i32, Failure> {
+    let ws = app::load_workspace(&cli)?;
+    let (theme, warning) = theme::load_or_default(theme::DEFAULT_THEME, &ws.home);
+    if let Some(w) = warning {
+        eprintln!("linggen: warning: {w}");
+    }
+    let style = RenderStyle::detect(theme);
+    let shared = Arc::new(Shared::default());
+    let files = FileIndex::new(&ws.root);
+    files.refresh_in_background();
+    let catalog = Catalog::new(files, shared.busy.clone());
+    // Start the session before the editor, so a dead model server is one line and exit.
+    let live = Live::start(&cli, &ws).await?;
+
+    let (typed_tx, mut typed) = mpsc::unbounded_channel();
+    let (printer_tx, printer_rx) = std::sync::mpsc::channel();
+    let (again_tx, again_rx) = std::sync::mpsc::channel();
+    let prompt = Arc::new(std::sync::Mutex::new(prompt_text(&cli, &ws)));
+    let io = EditorIo {
+        typed: typed_tx,
+        printer: printer_tx,
+        again: again_rx,
+        prompt: prompt.clone(),
+    };
+    spawn_editor(&ws, &shared, &catalog, !style.is_plain(), io);
+    let printer = printer_rx.recv().map_err(|_| Failure {
+        code: exit::FAILURE,
+        message: "the line editor could not start (is this a terminal?)".into(),
+    })?;
+    let view = View::new(printer, style, terminal_width(), shared.clone());
+    let mut shell = Shell {
+        cli,
+        ws,
+        live,
+        view,
+        shared,
+        catalog,
+        prompt,
+    };
+    shell.refresh_lists();
+    shell.view.hint(&format!(
+        "linggen {} · {} · /help for commands",
+        env!("CARGO_PKG_VERSION"),
+        shell.ws.root.display()
+    ));
+    let mut last_interrupt: Option<Instant> = None;
+    loop {
+        tokio::select! {
+            envelope = shell.live.events.recv() => {
+                if let Some(envelope) = envelope {
+                    shell.view.on_event(&envelope.event);
+                }
+            }
+            // Ctrl+C while the editor is between lines (the terminal is not in raw mode then)
+            // arrives as SIGINT; it must mean the same as Ctrl+C at the prompt, not kill us.
+            _ = tokio::signal::ctrl_c() => {
+                if shell.interrupt(&mut last_interrupt).await {
+                    let _ = again_tx.send(false);
+                    break;
+                }
+            }
+            typed = typed.recv() => match typed {
+                None | Some(Typed::Eof) => break,
+                Some(Typed::Interrupted) => {
+                    let quit = shell.interrupt(&mut last_interrupt).await;
+                    let _ = again_tx.send(!quit);
+                    if quit {
+                        break;
+                    }
+                }
+                Some(Typed::Line(line)) => {
+                    last_interrupt = None;
+                    let go_on = shell.handle_line(line).await;
+                    // The editor waits for this before reading again, so it is never left
+                    // in raw mode when the shell exits.
+                    let _ = again_tx.send(go_on);
+                    if !go_on {
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    shell.live.stop().await;
+    Ok(exit::SUCCESS)
+}
+
+impl Shell {
+    /// Ctrl+C on an empty line: cancel a running turn; when idle, hint, and quit on the
+    /// second press within two seconds. Returns `true` to quit.
+    async fn interrupt(&mut self, last: &mut Option<Instant>) -> bool {
+        if self.shared.is_busy() {
+            let _ = self.live.handle.inputs.send(session::Input::Cancel).await;
+            return false;
+        }
+        if last.is_some_and(|t| t.elapsed() < DOUBLE_CTRL_C) {
+            return true;
+        }
+        *last = Some(Instant::now());
+        self.view.hint("(press Ctrl+C again to exit, or Ctrl+D)");
+        false
+    }
+
+    /// Model ids, sessions and themes for completion.
+    pub fn refresh_lists(&mut self) {
+        let models = self
+            .ws
+            .config
+            .models
+            .iter()
+            .map(|m| {
+                complete::Choice::described(&m.id, format!("{} {}", m.provider.as_str(), m.model))
+            })
+            .collect();
+        let sessions = crate::store::Store::open(&self.ws.home)
+            .and_then(|s| s.list_sessions(&self.ws.root.display().to_string()))
+            .map(|list| {
+                list.into_iter()
+                    .map(|s| complete::Choice::described(s.id, s.title))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let themes = theme::available(&self.ws.home)
+            .into_iter()
+            .map(complete::Choice::new)
+            .collect();
+        self.catalog.update(|lists| {
+            lists.models = models;
+            lists.sessions = sessions;
+            lists.themes = themes;
+        });
+    }
+
+    /// Replaces the running session (new, resumed, or the same one with other settings).
+    pub async fn restart(&mut self, cli: Cli) -> Result<(), Failure> {
+        let live = Live::start(&cli, &self.ws).await?;
+        let old = std::mem::replace(&mut self.live, live);
+        old.stop().await;
+        self.cli = cli;
+        self.refresh_lists();
+        self.update_prompt();
+        Ok(())
+    }
+
+    pub fn update_prompt(&self) {
+        *lock(&self.prompt) = prompt_text(&self.cli, &self.ws);
+    }
+}
+
+/// `ling ›`, or `ling [accept-edits] ›` when the permission mode is not the default.
+fn prompt_text(cli: &Cli, ws: &Workspace) -> String {
+    match cli.permission_mode.unwrap_or(ws.config.permission_mode) {
+        crate::config::PermissionMode::Default => "ling › ".to_string(),
+        other => format!("ling [{}] › ", other.as_str()),
+    }
+}
+
+fn terminal_width() -> u16 {
+    termimad::crossterm::terminal::size().map_or(100, |(w, _)| w.max(20))
+}
+
+/// The editor thread's channels.
+struct EditorIo {
+    typed: mpsc::UnboundedSender<Typed>,
+    printer: std::sync::mpsc::Sender<Box<dyn rustyline::ExternalPrinter + Send>>,
+    /// After each line: read another (`true`) or stop (`false`).
+    again: std::sync::mpsc::Receiver<bool>,
+    prompt: Arc<std::sync::Mutex<String>>,
+}
+
+/// Runs rustyline on its own thread; hands back its external printer first.
+fn spawn_editor(
+    ws: &Workspace,
+    shared: &Arc<Shared>,
+    catalog: &Catalog,
+    color: bool,
+    io: EditorIo,
+) {
+    let history = ws.home.join("history");
+    let line_empty = shared.line_empty.clone();
+    let (for_complete, for_hint) = (catalog.clone(), catalog.clone());
+    std::thread::spawn(move || {
+        let builder = Config::builder()
+            .auto_add_history(true)
+            .completion_type(rustyline::CompletionType::List);
+        // History is de-duplicated; the builder only fails for a zero history size.
+        let config = match builder.clone().history_ignore_dups(true) {
+            Ok(b) => b.build(),
+            Err(_) => builder.build(),
+        };
+        let Ok(mut editor) = Editor::<LineHelper, FileHistory>::with_config(config) else {
+            return;
+        };
+        let helper = LineHelper::new(
+            Box::new(move |line, pos| for_complete.complete(line, pos)),
+            Box::new(move |line, pos| for_hint.hint(line, pos)),
+            line_empty,
+            color,
+        );
+        editor.set_helper(Some(helper));
+        editor::bind_keys(&mut editor);
+        let _ = editor.load_history(&history);
+        match editor.create_external_printer() {
+            Ok(p) => {
+                let _ = io.printer.send(Box::new(p));
+            }
+            Err(_) => return,
+        }
+        loop {
+            let prompt_text = lock(&io.prompt).clone();
+            let event = match editor.readline(&prompt_text) {
+                Ok(line) => Typed::Line(line),
+                Err(ReadlineError::Interrupted) => Typed::Interrupted,
+                Err(_) => Typed::Eof,
+            };
+            let eof = matches!(event, Typed::Eof);
+            if io.typed.send(event).is_err() || eof {
+                break;
+            }
+            let _ = editor.append_history(&history);
+            if !io.again.recv().unwrap_or(false) {
+                break;
+            }
+        }
+    });
+}

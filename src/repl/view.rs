@@ -1,0 +1,292 @@
+//! Session events rendered for the terminal. Output goes through rustyline's external
+//! printer, so it appears above the prompt while the person keeps typing (type-ahead).
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use rustyline::ExternalPrinter;
+
+use super::approval::CHOICES;
+use super::render::{self, MarkdownStream, RenderStyle};
+use super::theme::Theme;
+use crate::session::{Decision, Event, OutcomeStatus};
+
+/// Longest diff shown inline; the rest is counted.
+const DIFF_LINES: usize = 40;
+
+/// An approval waiting for the person.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PendingApproval {
+    pub id: String,
+    /// The person was mid-typing when it arrived: their next submitted line is that text,
+    /// sent as a message, not the answer.
+    pub typeahead: bool,
+}
+
+/// State shared by the view (which writes it) and the input loop (which reads it).
+#[derive(Default)]
+pub struct Shared {
+    /// A turn is running (completion offers only what is valid while busy).
+    pub busy: Arc<AtomicBool>,
+    pub approval: Mutex<Option<PendingApproval>>,
+    pub line_empty: Arc<AtomicBool>,
+}
+
+impl Shared {
+    pub fn is_busy(&self) -> bool {
+        self.busy.load(Ordering::Relaxed)
+    }
+}
+
+pub struct View {
+    printer: Box<dyn ExternalPrinter + Send>,
+    style: RenderStyle,
+    width: u16,
+    markdown: Option<MarkdownStream>,
+    thinking: String,
+    show_thinking: bool,
+    context: Option<(u64, Option<u32>)>,
+    shared: Arc<Shared>,
+}
+
+impl View {
+    pub fn new(
+        printer: Box<dyn ExternalPrinter + Send>,
+        style: RenderStyle,
+        width: u16,
+        shared: Arc<Shared>,
+    ) -> Self {
+        View {
+            printer,
+            style,
+            width,
+            markdown: None,
+            thinking: String::new(),
+            show_thinking: true,
+            context: None,
+            shared,
+        }
+    }
+
+    fn print(&mut self, lines: Vec<String>) {
+        if lines.is_empty() {
+            return;
+        }
+        // The prompt is redrawn after each print; one call per batch keeps that cheap. The
+        // trailing newline matters when the editor is between lines (not in raw mode): the
+        // printer then writes the text as it is, and the next prompt would overwrite it.
+        let mut text = lines.join("\n");
+        text.push('\n');
+        let _ = self.printer.print(text);
+    }
+
+    fn say(&mut self, line: String) {
+        self.print(vec![line]);
+    }
+
+    /// A dim one-line hint from the shell itself.
+    pub fn hint(&mut self, text: &str) {
+        let line = self.style.dim(text);
+        self.say(line);
+    }
+
+    pub fn error(&mut self, text: &str) {
+        let line = self.style.error(&format!("✗ {text}"));
+        self.say(line);
+    }
+
+    pub fn lines(&mut self, lines: Vec<String>) {
+        self.print(lines);
+    }
+
+    /// `/context`: the last reported usage.
+    pub fn context(&mut self) {
+        let line = match self.context {
+            Some((used, Some(window))) => format!(
+                "context: {used} of {window} tokens ({}%)",
+                used * 100 / u64::from(window.max(1))
+            ),
+            Some((used, None)) => format!("context: {used} tokens (window unknown)"),
+            None => "context: nothing sent yet".to_string(),
+        };
+        self.hint(&line);
+    }
+
+    pub fn set_theme(&mut self, theme: Theme) {
+        if !self.style.is_plain() {
+            self.style = RenderStyle::styled(theme);
+        }
+    }
+
+    pub fn on_event(&mut self, event: &Event) {
+        match event {
+            Event::RunStarted { .. } => self.shared.busy.store(true, Ordering::Relaxed),
+            Event::Token {
+                token,
+                thinking,
+                done,
+                ..
+            } => self.on_token(token, *thinking, *done),
+            Event::ToolCallStarted { summary, .. } => {
+                let line = render::tool_line(summary, &self.style);
+                self.say(line);
+            }
+            Event::ToolCallFinished {
+                summary, ok, diff, ..
+            } => {
+                let mut lines = vec![render::tool_result_line(summary, *ok, &self.style)];
+                if let Some(diff) = diff {
+                    lines.extend(render::render_diff(diff, &self.style, DIFF_LINES));
+                }
+                self.print(lines);
+            }
+            Event::ApprovalRequested {
+                id,
+                tool,
+                summary,
+                reason,
+                diff,
+                ..
+            } => self.on_approval(id, tool, summary, reason, diff.as_deref()),
+            Event::ApprovalResolved { id, decision, by } => self.on_resolved(id, decision, by),
+            Event::Message {
+                role: crate::llm::Role::User,
+                from,
+                content,
+                ..
+            } if from != "terminal" => self.say(format!("[{from}] {content}")),
+            Event::QueueUpdated { queued } if !queued.is_empty() => {
+                let line = format!("⏳ queued: {}", queued.join(" · "));
+                self.say(self.style.dim(&line));
+            }
+            Event::ContextUsage {
+                used_tokens,
+                context_window,
+                ..
+            } => self.context = Some((*used_tokens, *context_window)),
+            Event::Error { message } => {
+                let line = self.style.error(&format!("✗ {message}"));
+                self.say(line);
+            }
+            Event::Outcome {
+                status,
+                result,
+                usage,
+                duration_ms,
+                ..
+            } => self.on_outcome(*status, result, usage.output_tokens, *duration_ms),
+            _ => {}
+        }
+    }
+
+    fn on_token(&mut self, token: &str, thinking: bool, done: bool) {
+        if thinking {
+            self.thinking.push_str(token);
+            let complete = self.thinking.rfind('\n').map(|i| i + 1).unwrap_or(0);
+            let lines: Vec<String> = self
+                .thinking
+                .drain(..complete)
+                .collect::<String>()
+                .lines()
+                .map(|l| render::render_thinking(l, &self.style))
+                .collect();
+            if self.show_thinking {
+                self.print(lines);
+            }
+            return;
+        }
+        let (style, width) = (self.style.clone(), self.width);
+        let stream = self
+            .markdown
+            .get_or_insert_with(|| MarkdownStream::new(style, width));
+        let mut lines = stream.push(token);
+        if done {
+            lines.extend(stream.finish());
+            self.markdown = None;
+            if !self.thinking.is_empty() && self.show_thinking {
+                let rest = std::mem::take(&mut self.thinking);
+                lines.insert(0, render::render_thinking(&rest, &self.style));
+            }
+        }
+        self.print(lines);
+    }
+
+    fn on_approval(
+        &mut self,
+        id: &str,
+        tool: &str,
+        summary: &str,
+        reason: &str,
+        diff: Option<&str>,
+    ) {
+        let typeahead = !self.shared.line_empty.load(Ordering::Relaxed);
+        let mut lines = vec![
+            self.style.warn(&format!("⏵ Allow {tool}: {summary}")),
+            self.style.dim(&format!("  ({reason})")),
+        ];
+        if let Some(diff) = diff {
+            lines.extend(render::render_diff(diff, &self.style, DIFF_LINES));
+        }
+        lines.push(CHOICES.to_string());
+        if typeahead {
+            lines.push(self.style.dim("  (the line you are typing will be sent as your next message; answer on the line after it)",
+            ));
+        }
+        self.print(lines);
+        *crate::session::lock(&self.shared.approval) = Some(PendingApproval {
+            id: id.to_string(),
+            typeahead,
+        });
+    }
+
+    fn on_resolved(&mut self, id: &str, decision: &Decision, by: &str) {
+        let mut pending = crate::session::lock(&self.shared.approval);
+        if pending.as_ref().is_some_and(|p| p.id == id) {
+            *pending = None;
+        }
+        drop(pending);
+        let verdict = match decision {
+            Decision::AllowOnce => "allowed once",
+            Decision::AllowSession => "allowed for this session",
+            Decision::AllowProject => "allowed for this project",
+            Decision::Deny { .. } => "denied",
+        };
+        let line = if by == "terminal" {
+            format!("  ⎿ {verdict}")
+        } else {
+            format!("  ⎿ {verdict} in {by}")
+        };
+        self.say(self.style.dim(&line));
+    }
+
+    fn on_outcome(&mut self, status: OutcomeStatus, result: &str, output_tokens: u64, ms: u64) {
+        self.shared.busy.store(false, Ordering::Relaxed);
+        *crate::session::lock(&self.shared.approval) = None;
+        match status {
+            OutcomeStatus::Cancelled => self.hint("  ⎿ cancelled"),
+            OutcomeStatus::MaxIters => {
+                let line = self.style.warn(result);
+                self.say(line);
+            }
+            OutcomeStatus::Completed | OutcomeStatus::Error => {}
+        }
+        let mut stats = Vec::new();
+        if ms > 0 && output_tokens > 0 {
+            stats.push(format!(
+                "{:.1} tok/s",
+                output_tokens as f64 * 1000.0 / ms as f64
+            ));
+        }
+        match self.context {
+            Some((used, Some(window))) => stats.push(format!(
+                "context {used}/{window} ({}%)",
+                used * 100 / u64::from(window.max(1))
+            )),
+            Some((used, None)) => stats.push(format!("context {used} tokens")),
+            None => {}
+        }
+        if !stats.is_empty() {
+            self.hint(&stats.join(" · "));
+        }
+    }
+}
