@@ -32,6 +32,7 @@ Register-ArgumentCompleter -Native -CommandName 'linggen' -ScriptBlock {
             [CompletionResult]::new('-r', '-r', [CompletionResultType]::ParameterName, 'Resume a session by id (or unique prefix)')
             [CompletionResult]::new('--resume', '--resume', [CompletionResultType]::ParameterName, 'Resume a session by id (or unique prefix)')
             [CompletionResult]::new('--output-format', '--output-format', [CompletionResultType]::ParameterName, 'How -p prints: text (the answer), json (one object), stream-json (events, one per line)')
+            [CompletionResult]::new('--theme', '--theme', [CompletionResultType]::ParameterName, 'Colour theme of the interactive shell (dark, light, solarized, or one in $LINGGEN_HOME/themes)')
             [CompletionResult]::new('-c', '-c', [CompletionResultType]::ParameterName, 'Continue this workspace''s newest session')
             [CompletionResult]::new('--continue', '--continue', [CompletionResultType]::ParameterName, 'Continue this workspace''s newest session')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress on stderr (errors are still shown)')

@@ -41,7 +41,7 @@ _linggen() {
 
     case "${cmd}" in
         linggen)
-            opts="-p -c -r -q -h -V --print --model --root --max-iters --permission-mode --allowed-tools --disallowed-tools --continue --resume --output-format --quiet --help --version sessions completions help"
+            opts="-p -c -r -q -h -V --print --model --root --max-iters --permission-mode --allowed-tools --disallowed-tools --continue --resume --output-format --theme --quiet --help --version sessions completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -89,6 +89,10 @@ _linggen() {
                     ;;
                 --output-format)
                     COMPREPLY=($(compgen -W "text json stream-json" -- "${cur}"))
+                    return 0
+                    ;;
+                --theme)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)

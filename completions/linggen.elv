@@ -29,6 +29,7 @@ set edit:completion:arg-completer[linggen] = {|@words|
             cand -r 'Resume a session by id (or unique prefix)'
             cand --resume 'Resume a session by id (or unique prefix)'
             cand --output-format 'How -p prints: text (the answer), json (one object), stream-json (events, one per line)'
+            cand --theme 'Colour theme of the interactive shell (dark, light, solarized, or one in $LINGGEN_HOME/themes)'
             cand -c 'Continue this workspace''s newest session'
             cand --continue 'Continue this workspace''s newest session'
             cand -q 'No progress on stderr (errors are still shown)'

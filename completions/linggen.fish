@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_linggen_global_optspecs
-    string join \n p/print= model= root= max-iters= permission-mode= allowed-tools= disallowed-tools= c/continue r/resume= output-format= q/quiet h/help V/version
+    string join \n p/print= model= root= max-iters= permission-mode= allowed-tools= disallowed-tools= c/continue r/resume= output-format= theme= q/quiet h/help V/version
 end
 
 function __fish_linggen_needs_command
@@ -35,6 +35,7 @@ complete -c linggen -n "__fish_linggen_needs_command" -s r -l resume -d 'Resume 
 complete -c linggen -n "__fish_linggen_needs_command" -l output-format -d 'How -p prints: text (the answer), json (one object), stream-json (events, one per line)' -r -f -a "text\t'The final answer only'
 json\t'One JSON object when done'
 stream-json\t'One JSON event per line as it happens, then a `result` line'"
+complete -c linggen -n "__fish_linggen_needs_command" -l theme -d 'Colour theme of the interactive shell (dark, light, solarized, or one in $LINGGEN_HOME/themes)' -r
 complete -c linggen -n "__fish_linggen_needs_command" -s c -l continue -d 'Continue this workspace\'s newest session'
 complete -c linggen -n "__fish_linggen_needs_command" -s q -l quiet -d 'No progress on stderr (errors are still shown)'
 complete -c linggen -n "__fish_linggen_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'

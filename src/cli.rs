@@ -61,6 +61,11 @@ pub struct Cli {
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
     pub output_format: OutputFormat,
 
+    /// Colour theme of the interactive shell (dark, light, solarized, or one in
+    /// $LINGGEN_HOME/themes).
+    #[arg(long, value_name = "NAME")]
+    pub theme: Option<String>,
+
     /// No progress on stderr (errors are still shown).
     #[arg(short, long)]
     pub quiet: bool,
@@ -141,6 +146,7 @@ impl Cli {
             permission_mode: self.permission_mode,
             allowed_tools: split_rules(&self.allowed_tools),
             disallowed_tools: split_rules(&self.disallowed_tools),
+            theme: self.theme.clone(),
         }
     }
 

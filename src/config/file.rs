@@ -21,6 +21,14 @@ struct FileConfig {
     models: Vec<Spanned<ModelEntry>>,
     #[serde(default)]
     permissions: PermissionsSection,
+    #[serde(default)]
+    ui: UiSection,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct UiSection {
+    theme: Option<String>,
+    show_thinking: Option<bool>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -54,7 +62,8 @@ struct ModelEntry {
 
 /// The keys each table knows; anything else is reported as a warning.
 const KNOWN: &[(&str, &[&str])] = &[
-    ("", &["agent", "models", "permissions"]),
+    ("", &["agent", "models", "permissions", "ui"]),
+    ("ui", &["theme", "show_thinking"]),
     ("agent", &["default_model", "max_iters", "bash_timeout_ms"]),
     ("permissions", &["mode", "allow", "deny"]),
     (
@@ -101,18 +110,30 @@ impl Layer<'_> {
             agent,
             models,
             permissions,
+            ui,
         } = std::mem::take(&mut self.parsed);
+        if let Some(theme) = ui.theme {
+            config.theme = theme;
+            config.set_origin("theme", self.path.display());
+        }
+        if let Some(show) = ui.show_thinking {
+            config.show_thinking = show;
+            config.set_origin("show_thinking", self.path.display());
+        }
         if let Some(n) = agent.max_iters {
             if *n.get_ref() == 0 {
                 return Err(self.error_at(n.span(), "max_iters must be at least 1"));
             }
             config.max_iters = n.into_inner();
+            config.set_origin("max_iters", self.path.display());
         }
         if let Some(ms) = agent.bash_timeout_ms {
             config.bash_timeout_ms = ms;
+            config.set_origin("bash_timeout_ms", self.path.display());
         }
         if let Some(mode) = permissions.mode {
             config.permission_mode = mode;
+            config.set_origin("permission_mode", self.path.display());
         }
         config.allow.extend(permissions.allow);
         config.deny.extend(permissions.deny);

@@ -74,6 +74,7 @@ pub struct FlagOverrides {
     pub permission_mode: Option<PermissionMode>,
     pub allowed_tools: Vec<String>,
     pub disallowed_tools: Vec<String>,
+    pub theme: Option<String>,
 }
 
 /// The effective configuration.
@@ -92,6 +93,13 @@ pub struct Config {
     pub deny: Vec<String>,
     /// Default `Bash` timeout.
     pub bash_timeout_ms: u64,
+    /// `[ui] theme`: the colour theme of the interactive shell.
+    pub theme: String,
+    /// `[ui] show_thinking`: show reasoning tokens (dimmed) or hide them.
+    pub show_thinking: bool,
+    /// Where each non-default setting came from (a file, an environment variable, a flag),
+    /// by key, for `/settings`.
+    pub origins: std::collections::BTreeMap<&'static str, String>,
     /// Files that were read, lowest precedence first (for messages and `/settings`).
     pub files: Vec<PathBuf>,
     /// Non-fatal findings (unknown keys) to show the person.
@@ -109,6 +117,9 @@ impl Default for Config {
             allow: Vec::new(),
             deny: Vec::new(),
             bash_timeout_ms: crate::tools::bash::DEFAULT_TIMEOUT_MS,
+            theme: "dark".to_string(),
+            show_thinking: true,
+            origins: std::collections::BTreeMap::new(),
             files: Vec::new(),
             warnings: Vec::new(),
         }
@@ -159,6 +170,15 @@ impl Config {
         Ok(config)
     }
 
+    pub fn set_origin(&mut self, key: &'static str, origin: impl std::fmt::Display) {
+        self.origins.insert(key, origin.to_string());
+    }
+
+    /// Where `key` was set, or `default`.
+    pub fn origin(&self, key: &str) -> &str {
+        self.origins.get(key).map_or("default", String::as_str)
+    }
+
     fn apply_env(&mut self, env: &dyn Fn(&str) -> Option<String>) -> Result<(), ConfigError> {
         let get = |name: &str| env(name).filter(|v| !v.trim().is_empty());
         if let Some(model) = get("LINGGEN_MODEL") {
@@ -169,6 +189,7 @@ impl Config {
             self.max_iters = parse_max_iters(&v).map_err(|m| {
                 ConfigError::Usage(format!("environment variable LINGGEN_MAX_ITERS={v}: {m}"))
             })?;
+            self.set_origin("max_iters", "LINGGEN_MAX_ITERS");
         }
         if let Some(v) = get("LINGGEN_PERMISSION_MODE") {
             self.permission_mode = PermissionMode::parse(&v).ok_or_else(|| {
@@ -177,6 +198,7 @@ impl Config {
                     PermissionMode::NAMES
                 ))
             })?;
+            self.set_origin("permission_mode", "LINGGEN_PERMISSION_MODE");
         }
         Ok(())
     }
@@ -188,9 +210,15 @@ impl Config {
         }
         if let Some(n) = flags.max_iters {
             self.max_iters = n;
+            self.set_origin("max_iters", "--max-iters");
         }
         if let Some(mode) = flags.permission_mode {
             self.permission_mode = mode;
+            self.set_origin("permission_mode", "--permission-mode");
+        }
+        if let Some(theme) = &flags.theme {
+            self.theme = theme.clone();
+            self.set_origin("theme", "--theme");
         }
         self.allow.extend(flags.allowed_tools.iter().cloned());
         self.deny.extend(flags.disallowed_tools.iter().cloned());

@@ -190,3 +190,24 @@ fn unknown_default_model_names_file_and_line() {
         "{err}"
     );
 }
+
+#[test]
+fn ui_settings_and_their_origins() {
+    let home = tempfile::tempdir().unwrap();
+    let root = tempfile::tempdir().unwrap();
+    write(root.path(), "[ui]\ntheme = \"light\"\nshow_thinking = false\n");
+    let c = Config::load(home.path(), root.path(), &no_env, &FlagOverrides::default()).unwrap();
+    assert_eq!(c.theme, "light");
+    assert!(!c.show_thinking);
+    assert!(c.origin("theme").ends_with(CONFIG_FILE));
+    assert_eq!(c.origin("max_iters"), "default");
+    let flags = FlagOverrides {
+        theme: Some("solarized".into()),
+        max_iters: Some(4),
+        ..Default::default()
+    };
+    let c = Config::load(home.path(), root.path(), &no_env, &flags).unwrap();
+    assert_eq!(c.theme, "solarized");
+    assert_eq!(c.origin("theme"), "--theme");
+    assert_eq!(c.origin("max_iters"), "--max-iters");
+}

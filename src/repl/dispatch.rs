@@ -143,7 +143,8 @@ impl Shell {
             Command::Sessions => self.sessions(),
             Command::Context => self.view.context(),
             Command::Theme => self.theme(args),
-            Command::Settings => self.settings(),
+            Command::Settings if args.is_empty() => self.settings(),
+            Command::Settings => self.set(args).await,
             Command::Agent => self
                 .view
                 .hint("only `ling` is available until agents arrive (skills and agents work)"),
@@ -238,37 +239,86 @@ impl Shell {
         }
     }
 
+    /// `/settings key value`: changes one setting for this session.
+    async fn set(&mut self, args: &str) {
+        let (key, value) = args.split_once(char::is_whitespace).unwrap_or((args, ""));
+        let value = value.trim();
+        if value.is_empty() {
+            self.view.error(&format!("/settings {key} needs a value"));
+            return;
+        }
+        let mut cli = self.resume_current();
+        match key {
+            "model" => cli.model = Some(value.to_string()),
+            "max_iters" => match crate::config::parse_max_iters(value) {
+                Ok(n) => cli.max_iters = Some(n),
+                Err(e) => return self.view.error(&format!("max_iters {value}: {e}")),
+            },
+            "permission_mode" => match PermissionMode::parse(value) {
+                Some(mode) => cli.permission_mode = Some(mode),
+                None => {
+                    return self.view.error(&format!(
+                        "permission_mode {value}: expected one of {}",
+                        PermissionMode::NAMES
+                    ));
+                }
+            },
+            "theme" => return self.theme(value),
+            "show_thinking" => {
+                match value {
+                    "true" | "on" | "yes" => self.view.show_thinking = true,
+                    "false" | "off" | "no" => self.view.show_thinking = false,
+                    _ => return self.view.error("show_thinking: expected true or false"),
+                }
+                return self.view.hint(&format!("show_thinking {value}"));
+            }
+            _ => {
+                return self.view.error(&format!(
+                    "unknown setting `{key}`; settable: model, max_iters, permission_mode, theme, show_thinking"
+                ));
+            }
+        }
+        self.switch(cli, &format!("{key} = {value}")).await;
+    }
+
     fn settings(&mut self) {
         let c = &self.ws.config;
+        let model = match (&self.cli.model, &c.model_choice) {
+            (Some(m), _) => format!("{m}  (/model or --model)"),
+            (None, Some(m)) => format!("{m}  ({})", c.model_choice_origin),
+            (None, None) => "first configured, else Ollama's first  (default)".to_string(),
+        };
+        let mode = self.cli.permission_mode.unwrap_or(c.permission_mode);
+        let mode_origin = if self.cli.permission_mode.is_some() {
+            "this session"
+        } else {
+            c.origin("permission_mode")
+        };
         let mut lines = vec![
-            format!("root: {}", self.ws.root.display()),
+            format!("root             {}", self.ws.root.display()),
+            format!("model            {model}"),
             format!(
-                "model: {} ({})",
-                self.cli
-                    .model
-                    .clone()
-                    .or_else(|| c.model_choice.clone())
-                    .unwrap_or_else(|| "first configured / Ollama".into()),
-                if self.cli.model.is_some() {
-                    "/model"
-                } else if c.model_choice_origin.is_empty() {
-                    "default"
-                } else {
-                    c.model_choice_origin.as_str()
-                }
+                "max_iters        {}  ({})",
+                c.max_iters,
+                c.origin("max_iters")
             ),
-            format!("max_iters: {}", c.max_iters),
+            format!("permission_mode  {}  ({mode_origin})", mode.as_str()),
             format!(
-                "permission mode: {}",
-                self.cli
-                    .permission_mode
-                    .unwrap_or(c.permission_mode)
-                    .as_str()
+                "bash_timeout_ms  {}  ({})",
+                c.bash_timeout_ms,
+                c.origin("bash_timeout_ms")
+            ),
+            format!("theme            {}  ({})", c.theme, c.origin("theme")),
+            format!(
+                "show_thinking    {}  ({})",
+                self.view.show_thinking,
+                c.origin("show_thinking")
             ),
         ];
         for file in &c.files {
-            lines.push(format!("config file: {}", file.display()));
+            lines.push(format!("config file      {}", file.display()));
         }
+        lines.push("/settings KEY VALUE changes one for this session".to_string());
         self.view.lines(lines);
     }
 }

@@ -89,7 +89,7 @@ pub async fn run(cli: Cli) -> i32 {
 
 async fn try_run(cli: Cli) -> Result<i32, Failure> {
     let ws = app::load_workspace(&cli)?;
-    let (theme, warning) = theme::load_or_default(theme::DEFAULT_THEME, &ws.home);
+    let (theme, warning) = theme::load_or_default(&ws.config.theme, &ws.home);
     if let Some(w) = warning {
         eprintln!("linggen: warning: {w}");
     }
@@ -116,7 +116,8 @@ async fn try_run(cli: Cli) -> Result<i32, Failure> {
         code: exit::FAILURE,
         message: "the line editor could not start (is this a terminal?)".into(),
     })?;
-    let view = View::new(printer, style, terminal_width(), shared.clone());
+    let mut view = View::new(printer, style, terminal_width(), shared.clone());
+    view.show_thinking = ws.config.show_thinking;
     let mut shell = Shell {
         cli,
         ws,
@@ -244,7 +245,7 @@ fn prompt_text(cli: &Cli, ws: &Workspace) -> String {
     }
 }
 
-fn terminal_width() -> u16 {
+pub(super) fn terminal_width() -> u16 {
     termimad::crossterm::terminal::size().map_or(100, |(w, _)| w.max(20))
 }
 

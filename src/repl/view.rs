@@ -44,7 +44,8 @@ pub struct View {
     width: u16,
     markdown: Option<MarkdownStream>,
     thinking: String,
-    show_thinking: bool,
+    /// `[ui] show_thinking`: reasoning shown dimmed, or hidden.
+    pub show_thinking: bool,
     context: Option<(u64, Option<u32>)>,
     shared: Arc<Shared>,
 }
@@ -120,7 +121,11 @@ impl View {
 
     pub fn on_event(&mut self, event: &Event) {
         match event {
-            Event::RunStarted { .. } => self.shared.busy.store(true, Ordering::Relaxed),
+            Event::RunStarted { .. } => {
+                self.shared.busy.store(true, Ordering::Relaxed);
+                // Resizes are picked up per answer: lines already shown stay as they are.
+                self.width = super::shell::terminal_width();
+            }
             Event::Token {
                 token,
                 thinking,
