@@ -42,8 +42,11 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(20);
-    let server =
-        ScriptedServer::start_background(Protocol::OpenAi, vec![Step::repeat(Reply::text("ok"))]);
+    // Every request gets a long answer streamed at ~4 KB/s, for the keystroke measurement.
+    let stream = Reply::text("tick tock tick tock\n\n".repeat(2000))
+        .delta_bytes(8)
+        .chunk_delay(Duration::from_millis(2));
+    let server = ScriptedServer::start_background(Protocol::OpenAi, vec![Step::repeat(stream)]);
     let ws = Workspace::new();
     ws.configure(Protocol::OpenAi, &server.url());
     let mut times = Vec::new();
@@ -74,6 +77,38 @@ fn main() {
         "repl: idle resident memory",
         rss_kib(pid) as f64 / 1024.0
     );
+
+    // Keystroke echo while an answer streams (~4 KB/s of rendered lines): send a key the
+    // answer never contains and time until the editor shows it on the input line.
+    session.send("go").unwrap();
+    session.send("\r").unwrap();
+    if let Err(e) = session.expect("tick") {
+        let mut rest = vec![0u8; 4096];
+        let n = std::io::Read::read(&mut session, &mut rest).unwrap_or(0);
+        panic!(
+            "stream did not start: {e}; screen: {:?}",
+            String::from_utf8_lossy(&rest[..n])
+        );
+    }
+    let mut echoes = Vec::new();
+    for k in 1..=20 {
+        let start = Instant::now();
+        session.send("Z").unwrap();
+        // Each redraw of the line repeats what was typed, so wait for all k keys at once.
+        session.expect("Z".repeat(k).as_str()).expect("echo");
+        echoes.push(start.elapsed());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    echoes.sort();
+    println!(
+        "{:<40} median {:>7.2} ms   max {:>7.2} ms   (n=20)",
+        "repl: keystroke echo while streaming",
+        ms(echoes[10]),
+        ms(echoes[19])
+    );
+    session.send("\x03").unwrap(); // cancel the turn
     session.send("\x04").unwrap();
-    let _ = session.expect(expectrl::Eof);
+    let _ = session
+        .get_process_mut()
+        .kill(expectrl::process::unix::Signal::SIGKILL);
 }
