@@ -195,7 +195,10 @@ fn unknown_default_model_names_file_and_line() {
 fn ui_settings_and_their_origins() {
     let home = tempfile::tempdir().unwrap();
     let root = tempfile::tempdir().unwrap();
-    write(root.path(), "[ui]\ntheme = \"light\"\nshow_thinking = false\n");
+    write(
+        root.path(),
+        "[ui]\ntheme = \"light\"\nshow_thinking = false\n",
+    );
     let c = Config::load(home.path(), root.path(), &no_env, &FlagOverrides::default()).unwrap();
     assert_eq!(c.theme, "light");
     assert!(!c.show_thinking);

@@ -283,11 +283,12 @@ impl Shell {
 
     fn settings(&mut self) {
         let c = &self.ws.config;
-        let model = match (&self.cli.model, &c.model_choice) {
-            (Some(m), _) => format!("{m}  (/model or --model)"),
-            (None, Some(m)) => format!("{m}  ({})", c.model_choice_origin),
-            (None, None) => "first configured, else Ollama's first  (default)".to_string(),
+        let origin = match (&self.cli.model, &c.model_choice) {
+            (Some(_), _) => "/model or --model".to_string(),
+            (None, Some(_)) => c.model_choice_origin.clone(),
+            (None, None) => "default: the first [[models]] entry, else Ollama's first".into(),
         };
+        let model = format!("{}  ({origin})", self.view.model);
         let mode = self.cli.permission_mode.unwrap_or(c.permission_mode);
         let mode_origin = if self.cli.permission_mode.is_some() {
             "this session"

@@ -44,6 +44,8 @@ pub struct View {
     width: u16,
     markdown: Option<MarkdownStream>,
     thinking: String,
+    /// The model as the session announced it (`id (model @ url)`).
+    pub model: String,
     /// `[ui] show_thinking`: reasoning shown dimmed, or hidden.
     pub show_thinking: bool,
     context: Option<(u64, Option<u32>)>,
@@ -62,6 +64,7 @@ impl View {
             style,
             width,
             markdown: None,
+            model: String::new(),
             thinking: String::new(),
             show_thinking: true,
             context: None,
@@ -121,6 +124,7 @@ impl View {
 
     pub fn on_event(&mut self, event: &Event) {
         match event {
+            Event::SessionStarted { model, .. } => self.model = model.clone(),
             Event::RunStarted { .. } => {
                 self.shared.busy.store(true, Ordering::Relaxed);
                 // Resizes are picked up per answer: lines already shown stay as they are.

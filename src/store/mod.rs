@@ -171,10 +171,13 @@ impl Store {
         Ok(())
     }
 
-    /// Sessions of one workspace, newest first.
+    /// Sessions of one workspace that have at least one message, newest first. (A shell
+    /// opened and closed without a word leaves an empty session behind; nobody wants to
+    /// resume that.)
     pub fn list_sessions(&self, root: &str) -> Result<Vec<SessionInfo>, StoreError> {
         self.query_sessions(
-            "WHERE p.root = ?1 ORDER BY s.updated_at DESC, s.rowid DESC",
+            "WHERE p.root = ?1 AND EXISTS (SELECT 1 FROM messages m WHERE m.session_id = s.id)
+             ORDER BY s.updated_at DESC, s.rowid DESC",
             root,
         )
     }

@@ -43,6 +43,11 @@ fn latest_session_is_per_workspace() {
         .append_message("s1", None, &ChatMessage::user("newest"))
         .unwrap();
     assert_eq!(store.latest_session("/a").unwrap().unwrap().id, "s1");
+    // s3 has no messages: not listed, not resumed by --continue.
+    assert_eq!(store.list_sessions("/a").unwrap().len(), 1);
+    store
+        .append_message("s3", None, &ChatMessage::user("hello"))
+        .unwrap();
     assert_eq!(store.list_sessions("/a").unwrap().len(), 2);
     assert!(store.latest_session("/c").unwrap().is_none());
 }
