@@ -162,30 +162,19 @@ async fn try_run_print(cli: &Cli) -> Result<i32, Failure> {
     let task = cli.task()?;
     let ws = load_workspace(cli)?;
     // `-p` never waits for a person: calls that need approval are denied.
-    let (setup, store) = open_session(cli, &ws, false).await?;
-    let session_id = setup.session_id.clone();
-
-    let bus = EventBus::new();
-    let events = bus.subscribe_lossless();
-    let stored = bus.subscribe_lossless_to(persisted);
-    let writer = spawn_writer(store, session_id.clone(), stored, |e| {
-        eprintln!("linggen: warning: {e}")
-    });
-    let handle = session::spawn(setup, bus);
-    let _ = handle
+    let mut live = Live::start(cli, &ws, false).await?;
+    let _ = live
+        .handle
         .inputs
         .send(Input::UserMessage {
             content: task,
             from: "cli".into(),
         })
         .await;
-
-    let mut printer = Printer::new(cli.output_format, cli.quiet, &session_id);
-    let (finished, interrupted) = drive(cli, &handle, events, &mut printer).await;
-    let _ = handle.inputs.send(Input::Shutdown).await;
-    handle.join().await;
+    let mut printer = Printer::new(cli.output_format, cli.quiet, &live.session_id);
+    let (finished, interrupted) = drive(cli, &mut live, &mut printer).await;
     // Everything is persisted once the writer has drained the closed bus.
-    let _ = tokio::task::spawn_blocking(move || writer.join()).await;
+    live.stop().await;
     let Some(done) = finished else {
         return Err(Failure {
             code: exit::FAILURE,
@@ -194,6 +183,44 @@ async fn try_run_print(cli: &Cli) -> Result<i32, Failure> {
     };
     printer.finish(&done);
     Ok(done.exit_code(interrupted))
+}
+
+/// A running session with its store writer: what every frontend starts from.
+pub struct Live {
+    pub handle: SessionHandle,
+    writer: std::thread::JoinHandle<()>,
+    pub session_id: String,
+    /// Every event of the session, in order.
+    pub events: UnboundedReceiver<Arc<Envelope>>,
+}
+
+impl Live {
+    /// Opens the session (new or resumed, see [`open_session`]) and starts it.
+    pub async fn start(cli: &Cli, ws: &Workspace, interactive: bool) -> Result<Live, Failure> {
+        let (setup, store) = open_session(cli, ws, interactive).await?;
+        let session_id = setup.session_id.clone();
+        let bus = EventBus::new();
+        let events = bus.subscribe_lossless();
+        let stored = bus.subscribe_lossless_to(persisted);
+        let writer = spawn_writer(store, session_id.clone(), stored, |e| {
+            eprintln!("linggen: warning: {e}")
+        });
+        let handle = session::spawn(setup, bus);
+        Ok(Live {
+            handle,
+            writer,
+            session_id,
+            events,
+        })
+    }
+
+    /// Shuts the session down and waits until everything is stored.
+    pub async fn stop(self) {
+        let _ = self.handle.inputs.send(Input::Shutdown).await;
+        self.handle.join().await;
+        let writer = self.writer;
+        let _ = tokio::task::spawn_blocking(move || writer.join()).await;
+    }
 }
 
 /// Builds a session for this workspace: new, or resumed with `--continue` / `--resume`.
@@ -252,17 +279,13 @@ pub async fn open_session(
 
 /// Prints events until the run's outcome; Ctrl+C and a closed stdout cancel the run.
 /// Returns the outcome and whether the person interrupted.
-async fn drive(
-    cli: &Cli,
-    handle: &SessionHandle,
-    mut events: UnboundedReceiver<Arc<Envelope>>,
-    printer: &mut Printer,
-) -> (Option<Finished>, bool) {
+async fn drive(cli: &Cli, live: &mut Live, printer: &mut Printer) -> (Option<Finished>, bool) {
+    let handle = &live.handle;
     let mut interrupted = false;
     let mut reader_gone = false;
     loop {
         tokio::select! {
-            envelope = events.recv() => match envelope {
+            envelope = live.events.recv() => match envelope {
                 Some(envelope) => {
                     if let Some(done) = printer.on_event(&envelope.event) {
                         return (Some(done), interrupted);

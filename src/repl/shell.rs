@@ -15,11 +15,10 @@ use super::editor::{self, LineHelper};
 use super::render::RenderStyle;
 use super::view::{Shared, View};
 use super::{complete, theme};
-use crate::app::{self, Failure, Workspace};
+use crate::app::{self, Failure, Live, Workspace};
 use crate::cli::Cli;
 use crate::print::exit;
-use crate::session::{self, Envelope, EventBus, SessionHandle, lock};
-use crate::store::{persisted, spawn_writer};
+use crate::session::{self, lock};
 
 /// A second Ctrl+C on an empty line within this long exits.
 const DOUBLE_CTRL_C: Duration = Duration::from_secs(2);
@@ -29,41 +28,6 @@ pub(super) enum Typed {
     Line(String),
     Interrupted,
     Eof,
-}
-
-/// A running session and its store writer.
-pub(super) struct Live {
-    pub handle: SessionHandle,
-    writer: std::thread::JoinHandle<()>,
-    pub session_id: String,
-    pub events: mpsc::UnboundedReceiver<Arc<Envelope>>,
-}
-
-impl Live {
-    pub async fn start(cli: &Cli, ws: &Workspace) -> Result<Live, Failure> {
-        let (setup, store) = app::open_session(cli, ws, true).await?;
-        let session_id = setup.session_id.clone();
-        let bus = EventBus::new();
-        let events = bus.subscribe_lossless();
-        let stored = bus.subscribe_lossless_to(persisted);
-        let writer = spawn_writer(store, session_id.clone(), stored, |e| {
-            eprintln!("linggen: warning: {e}")
-        });
-        let handle = session::spawn(setup, bus);
-        Ok(Live {
-            handle,
-            writer,
-            session_id,
-            events,
-        })
-    }
-
-    pub async fn stop(self) {
-        let _ = self.handle.inputs.send(session::Input::Shutdown).await;
-        self.handle.join().await;
-        let writer = self.writer;
-        let _ = tokio::task::spawn_blocking(move || writer.join()).await;
-    }
 }
 
 /// Everything the loop works with.
@@ -99,7 +63,7 @@ async fn try_run(cli: Cli) -> Result<i32, Failure> {
     files.refresh_in_background();
     let catalog = Catalog::new(files, shared.busy.clone());
     // Start the session before the editor, so a dead model server is one line and exit.
-    let live = Live::start(&cli, &ws).await?;
+    let live = Live::start(&cli, &ws, true).await?;
 
     let (typed_tx, mut typed) = mpsc::unbounded_channel();
     let (printer_tx, printer_rx) = std::sync::mpsc::channel();
@@ -223,7 +187,7 @@ impl Shell {
 
     /// Replaces the running session (new, resumed, or the same one with other settings).
     pub async fn restart(&mut self, cli: Cli) -> Result<(), Failure> {
-        let live = Live::start(&cli, &self.ws).await?;
+        let live = Live::start(&cli, &self.ws, true).await?;
         let old = std::mem::replace(&mut self.live, live);
         old.stop().await;
         self.cli = cli;
