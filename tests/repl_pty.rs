@@ -184,3 +184,14 @@ fn ctrl_c_cancels_a_slow_stream_and_type_ahead_is_sent_next() {
     assert!(last.to_string().contains("the next question"));
     repl.line("/quit");
 }
+
+#[test]
+fn a_spinner_shows_elapsed_time_until_the_first_token() {
+    let slow_start = Reply::text("late answer\n").chunk_delay(Duration::from_millis(1500));
+    let (ws, _server) = workspace(vec![Step::from(slow_start)]);
+    let mut repl = Repl::start(&ws, &[]);
+    repl.line("take your time");
+    let out = repl.expect("late answer");
+    assert!(out.contains("thinking… 0."), "no spinner: {out:?}");
+    repl.line("/quit");
+}

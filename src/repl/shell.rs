@@ -98,8 +98,11 @@ async fn try_run(cli: Cli) -> Result<i32, Failure> {
         shell.ws.root.display()
     ));
     let mut last_interrupt: Option<Instant> = None;
+    let mut spinner = tokio::time::interval(super::view::SPINNER_FRAME);
+    spinner.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     loop {
         tokio::select! {
+            _ = spinner.tick() => shell.view.tick(),
             envelope = shell.live.events.recv() => {
                 if let Some(envelope) = envelope {
                     shell.view.on_event(&envelope.event);

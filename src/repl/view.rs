@@ -44,6 +44,9 @@ pub struct View {
     width: u16,
     markdown: Option<MarkdownStream>,
     thinking: String,
+    /// When the model was last asked and has not answered yet (spinner time).
+    waiting_since: Option<std::time::Instant>,
+    spinner_shown: bool,
     /// The model as the session announced it (`id (model @ url)`).
     pub model: String,
     /// `[ui] show_thinking`: reasoning shown dimmed, or hidden.
@@ -65,6 +68,8 @@ impl View {
             width,
             markdown: None,
             model: String::new(),
+            waiting_since: None,
+            spinner_shown: false,
             thinking: String::new(),
             show_thinking: true,
             context: None,
@@ -79,9 +84,49 @@ impl View {
         // The prompt is redrawn after each print; one call per batch keeps that cheap. The
         // trailing newline matters when the editor is between lines (not in raw mode): the
         // printer then writes the text as it is, and the next prompt would overwrite it.
-        let mut text = lines.join("\n");
+        let mut text = self.take_spinner_line();
+        text.push_str(&lines.join("\n"));
         text.push('\n');
         let _ = self.printer.print(text);
+    }
+
+    /// Escape codes that erase the spinner line, if one is on screen. The printer clears the
+    /// prompt rows and writes from where the prompt began; the spinner is the line above.
+    fn take_spinner_line(&mut self) -> String {
+        if std::mem::take(&mut self.spinner_shown) {
+            "\x1b[1A\x1b[2K\r".to_string()
+        } else {
+            String::new()
+        }
+    }
+
+    /// Called every [`SPINNER_FRAME`]: while waiting for the model's first token, shows a
+    /// spinner with the elapsed time on the line above the prompt, redrawn in place.
+    pub fn tick(&mut self) {
+        let Some(since) = self.waiting_since else {
+            return;
+        };
+        if self.style.is_plain() {
+            return;
+        }
+        let elapsed = since.elapsed();
+        let frame =
+            SPINNER[(elapsed.as_millis() / SPINNER_FRAME.as_millis()) as usize % SPINNER.len()];
+        let line = self
+            .style
+            .dim(&format!("{frame} thinking… {:.1}s", elapsed.as_secs_f64()));
+        self.print(vec![line]);
+        self.spinner_shown = true;
+    }
+
+    /// The model has started (or stopped) answering: no spinner until it is asked again.
+    fn stop_waiting(&mut self) {
+        self.waiting_since = None;
+        if std::mem::take(&mut self.spinner_shown) {
+            // Up to the spinner, clear it, up once more and a newline: the cursor ends on
+            // the spinner's (now empty) row, where the printer redraws the prompt.
+            let _ = self.printer.print("\x1b[1A\x1b[2K\x1b[1A\n".to_string());
+        }
     }
 
     fn say(&mut self, line: String) {
@@ -123,6 +168,22 @@ impl View {
     }
 
     pub fn on_event(&mut self, event: &Event) {
+        match event {
+            Event::AgentStatus { status, .. } if status == "thinking" => {
+                self.waiting_since = Some(std::time::Instant::now());
+            }
+            Event::Token { .. }
+            | Event::ToolCallStarted { .. }
+            | Event::ApprovalRequested { .. }
+            | Event::Outcome { .. }
+            | Event::Error { .. }
+                if self.waiting_since.is_some() =>
+            {
+                self.stop_waiting();
+                return self.on_event(event);
+            }
+            _ => {}
+        }
         match event {
             Event::SessionStarted { model, .. } => self.model = model.clone(),
             Event::RunStarted { .. } => {
@@ -299,3 +360,7 @@ impl View {
         }
     }
 }
+
+/// How often the spinner is redrawn.
+pub const SPINNER_FRAME: std::time::Duration = std::time::Duration::from_millis(100);
+const SPINNER: &[char] = &['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
