@@ -119,9 +119,21 @@ impl Shell {
                 self.switch(cli, "new session").await;
             }
             Command::Model if args.is_empty() => {
+                let ids: Vec<&str> = self
+                    .ws
+                    .config
+                    .models
+                    .iter()
+                    .map(|m| m.id.as_str())
+                    .collect();
+                let configured = if ids.is_empty() {
+                    "none".to_string()
+                } else {
+                    ids.join(", ")
+                };
                 let line = format!(
-                    "model: {}",
-                    self.cli.model.as_deref().unwrap_or("(default)")
+                    "model: {} · configured: {configured} · /model <id> switches",
+                    self.view.model
                 );
                 self.view.hint(&line);
             }
