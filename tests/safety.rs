@@ -118,8 +118,8 @@ fn setup() -> (Workspace, tempfile::TempDir) {
     (ws, outside)
 }
 
-fn hostile_calls(outside: &Path) -> Vec<(&'static str, Value)> {
-    HOSTILE
+fn hostile_calls(outside: &Path, commands: &[&str]) -> Vec<(&'static str, Value)> {
+    commands
         .iter()
         .map(|c| {
             let cmd = c.replace("OUT", &outside.display().to_string());
@@ -131,40 +131,23 @@ fn hostile_calls(outside: &Path) -> Vec<(&'static str, Value)> {
 #[test]
 fn hostile_commands_never_run_without_a_person() {
     assert!(HOSTILE.len() >= 40);
-    // (In accept-edits, a redirect into a file inside the root is a permitted write.)
-    for mode in ["default"] {
-        let (ws, outside) = setup();
-        let server = ScriptedServer::start_background(
-            Protocol::OpenAi,
-            vec![
-                Step::from(Reply::tools(hostile_calls(outside.path()))),
-                Reply::text("done").into(),
-            ],
-        );
-        ws.configure(Protocol::OpenAi, &server.url());
-        let out = run_with_timeout(
-            ws.cmd().args(["-p", "be evil", "--permission-mode", mode]),
-            TIMEOUT,
-        );
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        assert_nothing_ran(&ws, outside.path());
-        let results = tool_results(&server.last_chat_request().unwrap());
-        assert_eq!(results.len(), HOSTILE.len());
-        for (cmd, result) in HOSTILE.iter().zip(&results) {
-            let clear = result.contains("not run")
-                || result.contains("refused")
-                || result.contains("denied")
-                || result.contains("not allowed");
-            assert!(clear, "{mode}: `{cmd}` → unclear refusal: {result}");
-        }
-        // stderr says so, too.
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(stderr.matches("⎿ ✗").count() >= HOSTILE.len(), "{stderr}");
+    // Default mode: in accept-edits a redirect into a file inside the root is a permitted
+    // write, so "echo hi > pwned" would rightly run there.
+    let (ws, outside) = setup();
+    let calls = hostile_calls(outside.path(), HOSTILE);
+    let (out, results) = run_calls(&ws, calls, &["-p", "be evil"]);
+    assert_nothing_ran(&ws, outside.path());
+    assert_eq!(results.len(), HOSTILE.len());
+    for (cmd, result) in HOSTILE.iter().zip(&results) {
+        let clear = result.contains("not run")
+            || result.contains("refused")
+            || result.contains("denied")
+            || result.contains("not allowed");
+        assert!(clear, "`{cmd}` → unclear refusal: {result}");
     }
+    // stderr says so, too.
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.matches("⎿ ✗").count() >= HOSTILE.len(), "{stderr}");
 }
 
 #[test]
@@ -200,26 +183,13 @@ fn floor_holds_even_in_bypass_mode() {
         })
         .collect();
     let (ws, outside) = setup();
-    let calls: Vec<(&str, Value)> = floor
-        .iter()
-        .map(|c| {
-            let cmd = c.replace("OUT", &outside.path().display().to_string());
-            ("Bash", json!({ "command": cmd }))
-        })
-        .collect();
-    let server = ScriptedServer::start_background(
-        Protocol::OpenAi,
-        vec![Step::from(Reply::tools(calls)), Reply::text("done").into()],
+    let calls = hostile_calls(outside.path(), &floor);
+    let (_, results) = run_calls(
+        &ws,
+        calls,
+        &["-p", "be evil", "--permission-mode", "bypass"],
     );
-    ws.configure(Protocol::OpenAi, &server.url());
-    let out = run_with_timeout(
-        ws.cmd()
-            .args(["-p", "be evil", "--permission-mode", "bypass"]),
-        TIMEOUT,
-    );
-    assert!(out.status.success());
     assert_nothing_ran(&ws, outside.path());
-    let results = tool_results(&server.last_chat_request().unwrap());
     for (cmd, result) in floor.iter().zip(&results) {
         assert!(
             result.contains("not run") || result.contains("refused"),
@@ -262,24 +232,13 @@ fn path_escapes_are_refused() {
         ("Glob", json!({"globs": ["**/*"], "path": "/etc"})),
     ];
     let n = calls.len();
-    let server = ScriptedServer::start_background(
-        Protocol::OpenAi,
-        vec![Step::from(Reply::tools(calls)), Reply::text("done").into()],
-    );
-    ws.configure(Protocol::OpenAi, &server.url());
-    let out = run_with_timeout(
-        ws.cmd()
-            .args(["-p", "escape", "--permission-mode", "bypass"]),
-        TIMEOUT,
-    );
-    assert!(out.status.success());
+    let (_, results) = run_calls(&ws, calls, &["-p", "escape", "--permission-mode", "bypass"]);
     assert_nothing_ran(&ws, outside.path());
     assert_eq!(
         std::fs::read_to_string(outside.path().join("keep.txt")).unwrap(),
         "keep\n"
     );
     assert!(!ws.root().join(".git/hooks/pre-commit").exists());
-    let results = tool_results(&server.last_chat_request().unwrap());
     assert_eq!(results.len(), n);
     for result in &results {
         assert!(
