@@ -147,7 +147,7 @@ impl Printer {
                 }
             }
             OutputFormat::Json | OutputFormat::StreamJson => {
-                let line = self.result_json(done);
+                let line = result_line(&self.session_id, done);
                 self.stdout_line(&line);
             }
         }
@@ -158,21 +158,6 @@ impl Printer {
             OutcomeStatus::Cancelled => "cancelled".to_string(),
             _ => done.result.clone(),
         }
-    }
-
-    fn result_json(&self, done: &Finished) -> String {
-        let line = ResultLine {
-            kind: "result",
-            subtype: done.subtype(),
-            status: done.status,
-            is_error: done.status != OutcomeStatus::Completed,
-            result: &done.result,
-            session_id: &self.session_id,
-            num_turns: done.num_turns,
-            duration_ms: done.duration_ms,
-            usage: done.usage,
-        };
-        serde_json::to_string(&line).unwrap_or_default()
     }
 
     fn stdout_line(&mut self, line: &str) {
@@ -202,18 +187,31 @@ struct ResultLine<'a> {
     usage: Usage,
 }
 
-/// The result line for failures that happen before the session starts.
-pub fn error_json(session_id: &str, message: &str) -> String {
+/// The `result` line of `json` / `stream-json` output.
+fn result_line(session_id: &str, done: &Finished) -> String {
     let line = ResultLine {
         kind: "result",
-        subtype: "error_during_execution",
-        status: OutcomeStatus::Error,
-        is_error: true,
-        result: message,
+        subtype: done.subtype(),
+        status: done.status,
+        is_error: done.status != OutcomeStatus::Completed,
+        result: &done.result,
         session_id,
-        num_turns: 0,
-        duration_ms: 0,
-        usage: Usage::default(),
+        num_turns: done.num_turns,
+        duration_ms: done.duration_ms,
+        usage: done.usage,
     };
+    // A struct of strings and numbers always serializes.
     serde_json::to_string(&line).unwrap_or_default()
+}
+
+/// The result line for failures that happen before the session starts.
+pub fn error_json(session_id: &str, message: &str) -> String {
+    let failed = Finished {
+        status: OutcomeStatus::Error,
+        result: message.to_string(),
+        num_turns: 0,
+        usage: Usage::default(),
+        duration_ms: 0,
+    };
+    result_line(session_id, &failed)
 }
