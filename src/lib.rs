@@ -2,6 +2,7 @@
 //! fed by an input queue publishes events that frontends ([`print`], later the REPL and the
 //! web mirror) and the [`store`] subscribe to.
 
+pub mod agents;
 pub mod app;
 pub mod cli;
 pub mod config;
@@ -9,5 +10,6 @@ pub mod llm;
 pub mod print;
 pub mod repl;
 pub mod session;
+pub mod skills;
 pub mod store;
 pub mod tools;

@@ -1,0 +1,138 @@
+//! Agents: markdown files whose frontmatter says what the agent may do and whose body is its
+//! system prompt. Shipped ones (`ling`, `coder`) are embedded from the top-level `agents/`;
+//! `<root>/agents`, `<root>/.linggen/agents` and `$LINGGEN_HOME/agents` add or override.
+//! The gates here are hard: a tool outside `tools` is never offered and refused if called;
+//! a write outside `work_globs` is refused.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// Where an agent file was found, highest priority first (the earlier wins on a clash).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum AgentSource {
+    /// `$LINGGEN_HOME/agents/*.md`
+    Personal,
+    /// `<root>/.linggen/agents/*.md`
+    ProjectHidden,
+    /// `<root>/agents/*.md`
+    Project,
+    /// Shipped in the binary.
+    Builtin,
+}
+
+/// A capability an agent's `policy` grants.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Capability {
+    /// May change files (`Write`, `Edit`).
+    Patch,
+    /// May end its run with a final answer.
+    Finalize,
+    /// May hand tasks to other agents (`delegate_to_agent`).
+    Delegate,
+}
+
+/// Which tools an agent may use.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ToolAllow {
+    All,
+    /// Canonical tool names.
+    Only(Vec<String>),
+}
+
+#[derive(Debug, Clone)]
+pub struct AgentSpec {
+    pub name: String,
+    pub description: String,
+    pub tools: ToolAllow,
+    pub model: Option<String>,
+    /// Globs (relative to the root) where `Write`/`Edit` may write; empty = anywhere.
+    pub work_globs: Vec<String>,
+    work_matcher: Option<globset::GlobSet>,
+    pub capabilities: Vec<Capability>,
+    /// `None`: any agent; `Some(list)`: only these.
+    pub delegate_targets: Option<Vec<String>>,
+    /// The system prompt (the markdown body).
+    pub prompt: String,
+    pub path: String,
+    pub source: AgentSource,
+    pub extra: BTreeMap<String, serde_yaml::Value>,
+}
+
+impl AgentSpec {
+    /// Whether `tool` (canonical name) is offered to and usable by this agent, counting the
+    /// policy: `Write`/`Edit` need `Patch`, `delegate_to_agent` needs `Delegate`.
+    pub fn allows_tool(&self, tool: &str) -> bool {
+        let listed = match &self.tools {
+            ToolAllow::All => true,
+            ToolAllow::Only(names) => names.iter().any(|n| n == tool),
+        };
+        listed
+            && match tool {
+                "Write" | "Edit" => self.capabilities.contains(&Capability::Patch),
+                "delegate_to_agent" => self.capabilities.contains(&Capability::Delegate),
+                _ => true,
+            }
+    }
+
+    /// `Err(why)` when `rel` (relative to the root) is outside `work_globs`.
+    pub fn check_write(&self, rel: &str) -> Result<(), String> {
+        match &self.work_matcher {
+            Some(m) if !m.is_match(rel) => Err(format!(
+                "agent `{}` may only write to {}; `{rel}` is outside",
+                self.name,
+                self.work_globs.join(", ")
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// `Err(why)` when this agent may not delegate to `target`.
+    pub fn check_delegate(&self, target: &str) -> Result<(), String> {
+        if !self.capabilities.contains(&Capability::Delegate) {
+            return Err(format!(
+                "agent `{}` has no Delegate policy, so it cannot delegate",
+                self.name
+            ));
+        }
+        match &self.delegate_targets {
+            Some(targets) if !targets.iter().any(|t| t == target) => Err(format!(
+                "agent `{}` may only delegate to {}",
+                self.name,
+                targets.join(", ")
+            )),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// The folders agents are discovered in.
+#[derive(Debug, Clone)]
+pub struct AgentDirs {
+    pub linggen_home: PathBuf,
+    pub root: PathBuf,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct AgentSet {
+    /// Sorted by name, one per name.
+    pub agents: Vec<AgentSpec>,
+    pub warnings: Vec<String>,
+}
+
+impl AgentSet {
+    pub fn discover(_dirs: &AgentDirs) -> AgentSet {
+        AgentSet::default()
+    }
+
+    pub fn get(&self, name: &str) -> Option<&AgentSpec> {
+        self.agents.iter().find(|a| a.name == name)
+    }
+
+    pub fn names(&self) -> Vec<String> {
+        self.agents.iter().map(|a| a.name.clone()).collect()
+    }
+
+    pub fn watch_dirs(_dirs: &AgentDirs) -> Vec<PathBuf> {
+        Vec::new()
+    }
+}
