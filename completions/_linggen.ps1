@@ -24,6 +24,7 @@ Register-ArgumentCompleter -Native -CommandName 'linggen' -ScriptBlock {
             [CompletionResult]::new('-p', '-p', [CompletionResultType]::ParameterName, 'Run one task and print the answer (the task from PROMPT, else from stdin)')
             [CompletionResult]::new('--print', '--print', [CompletionResultType]::ParameterName, 'Run one task and print the answer (the task from PROMPT, else from stdin)')
             [CompletionResult]::new('--model', '--model', [CompletionResultType]::ParameterName, 'Model id from [[models]] (overrides LINGGEN_MODEL and [agent] default_model)')
+            [CompletionResult]::new('--agent', '--agent', [CompletionResultType]::ParameterName, 'Agent to talk to (ling, coder, or one from agents/*.md); default ling')
             [CompletionResult]::new('--root', '--root', [CompletionResultType]::ParameterName, 'Workspace root (default: nearest ancestor with .git, else the current directory)')
             [CompletionResult]::new('--max-iters', '--max-iters', [CompletionResultType]::ParameterName, 'Upper bound on model calls in one task')
             [CompletionResult]::new('--permission-mode', '--permission-mode', [CompletionResultType]::ParameterName, 'default | accept-edits | plan | bypass')

@@ -41,7 +41,7 @@ _linggen() {
 
     case "${cmd}" in
         linggen)
-            opts="-p -c -r -q -h -V --print --model --root --max-iters --permission-mode --allowed-tools --disallowed-tools --continue --resume --output-format --theme --quiet --help --version sessions completions help"
+            opts="-p -c -r -q -h -V --print --model --agent --root --max-iters --permission-mode --allowed-tools --disallowed-tools --continue --resume --output-format --theme --quiet --help --version sessions completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -56,6 +56,10 @@ _linggen() {
                     return 0
                     ;;
                 --model)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --agent)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -21,6 +21,7 @@ set edit:completion:arg-completer[linggen] = {|@words|
             cand -p 'Run one task and print the answer (the task from PROMPT, else from stdin)'
             cand --print 'Run one task and print the answer (the task from PROMPT, else from stdin)'
             cand --model 'Model id from [[models]] (overrides LINGGEN_MODEL and [agent] default_model)'
+            cand --agent 'Agent to talk to (ling, coder, or one from agents/*.md); default ling'
             cand --root 'Workspace root (default: nearest ancestor with .git, else the current directory)'
             cand --max-iters 'Upper bound on model calls in one task'
             cand --permission-mode 'default | accept-edits | plan | bypass'

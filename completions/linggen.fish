@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_linggen_global_optspecs
-    string join \n p/print= model= root= max-iters= permission-mode= allowed-tools= disallowed-tools= c/continue r/resume= output-format= theme= q/quiet h/help V/version
+    string join \n p/print= model= agent= root= max-iters= permission-mode= allowed-tools= disallowed-tools= c/continue r/resume= output-format= theme= q/quiet h/help V/version
 end
 
 function __fish_linggen_needs_command
@@ -26,6 +26,7 @@ end
 
 complete -c linggen -n "__fish_linggen_needs_command" -s p -l print -d 'Run one task and print the answer (the task from PROMPT, else from stdin)' -r
 complete -c linggen -n "__fish_linggen_needs_command" -l model -d 'Model id from [[models]] (overrides LINGGEN_MODEL and [agent] default_model)' -r
+complete -c linggen -n "__fish_linggen_needs_command" -l agent -d 'Agent to talk to (ling, coder, or one from agents/*.md); default ling' -r
 complete -c linggen -n "__fish_linggen_needs_command" -l root -d 'Workspace root (default: nearest ancestor with .git, else the current directory)' -r -F
 complete -c linggen -n "__fish_linggen_needs_command" -l max-iters -d 'Upper bound on model calls in one task' -r
 complete -c linggen -n "__fish_linggen_needs_command" -l permission-mode -d 'default | accept-edits | plan | bypass' -r

@@ -6,14 +6,18 @@ use std::sync::Arc;
 
 use tokio::sync::mpsc::UnboundedReceiver;
 
+use crate::agents::{AgentDirs, AgentSet};
 use crate::cli::Cli;
-use crate::config::{self, Config, ConfigError};
+use crate::config::{self, Config, ConfigError, ModelConfig};
 use crate::llm::router::{self, ResolveError};
 use crate::print::{Finished, OutputFormat, Printer, error_json, exit};
 use crate::session::permissions::project;
 use crate::session::{
-    self, Envelope, EventBus, Input, Permissions, SessionHandle, SessionSetup, ids, prompt,
+    self, Envelope, EventBus, Input, ModelRouting, Permissions, Route, SessionHandle, SessionSetup,
+    TurnMode, UserMessage, ids, prompt,
 };
+use crate::skills::live::Live;
+use crate::skills::{SkillDirs, SkillSet};
 use crate::store::{SessionInfo, Store, StoreError, persisted, spawn_writer};
 use crate::tools::ToolContext;
 
@@ -57,11 +61,32 @@ impl From<ResolveError> for Failure {
     }
 }
 
-/// Where linggen runs: its home, the workspace root and the effective configuration.
+/// Where linggen runs: its home, the workspace root, the effective configuration, and the
+/// agents and skills found for it (shared by every session of this process).
 pub struct Workspace {
     pub home: PathBuf,
     pub root: PathBuf,
     pub config: Config,
+    pub agents: Arc<Live<AgentSet>>,
+    pub skills: Arc<Live<SkillSet>>,
+}
+
+impl Workspace {
+    /// Follows agent and skill files as they change; returns warnings when watching fails
+    /// (the sets then stay as discovered at start).
+    pub fn watch_extensions(&self) -> Vec<String> {
+        [self.agents.watch(), self.skills.watch()]
+            .into_iter()
+            .filter_map(Result::err)
+            .collect()
+    }
+
+    /// Warnings about agent and skill files that were skipped.
+    pub fn extension_warnings(&self) -> Vec<String> {
+        let mut warnings = self.agents.get().warnings.clone();
+        warnings.extend(self.skills.get().warnings.iter().cloned());
+        warnings
+    }
 }
 
 pub fn load_workspace(cli: &Cli) -> Result<Workspace, Failure> {
@@ -74,7 +99,29 @@ pub fn load_workspace(cli: &Cli) -> Result<Workspace, Failure> {
     for warning in &config.warnings {
         eprintln!("linggen: warning: {warning}");
     }
-    Ok(Workspace { home, root, config })
+    let agents = Live::new(AgentDirs {
+        linggen_home: home.clone(),
+        root: root.clone(),
+    });
+    let skills = Live::new(SkillDirs {
+        linggen_home: home.clone(),
+        root: root.clone(),
+        user_home: std::env::var_os("HOME")
+            .filter(|h| !h.is_empty())
+            .map(PathBuf::from),
+    });
+    let ws = Workspace {
+        home,
+        root,
+        config,
+        agents,
+        skills,
+    };
+    // A broken agent or skill file is skipped; the person hears which and why.
+    for warning in ws.extension_warnings() {
+        eprintln!("linggen: warning: {warning}");
+    }
+    Ok(ws)
 }
 
 /// `linggen sessions`.
@@ -161,16 +208,10 @@ pub async fn run_print(cli: Cli) -> i32 {
 async fn try_run_print(cli: &Cli) -> Result<i32, Failure> {
     let task = cli.task()?;
     let ws = load_workspace(cli)?;
+    let message = print_message(&ws, task)?;
     // `-p` never waits for a person: calls that need approval are denied.
-    let mut live = Live::start(cli, &ws, false).await?;
-    let _ = live
-        .handle
-        .inputs
-        .send(Input::UserMessage {
-            content: task,
-            from: "cli".into(),
-        })
-        .await;
+    let mut live = LiveSession::start(cli, &ws, false).await?;
+    let _ = live.handle.inputs.send(Input::UserMessage(message)).await;
     let mut printer = Printer::new(cli.output_format, cli.quiet, &live.session_id);
     let (finished, interrupted) = drive(cli, &mut live, &mut printer).await;
     // Everything is persisted once the writer has drained the closed bus.
@@ -186,7 +227,7 @@ async fn try_run_print(cli: &Cli) -> Result<i32, Failure> {
 }
 
 /// A running session with its store writer: what every frontend starts from.
-pub struct Live {
+pub struct LiveSession {
     pub handle: SessionHandle,
     writer: std::thread::JoinHandle<()>,
     pub session_id: String,
@@ -194,9 +235,13 @@ pub struct Live {
     pub events: UnboundedReceiver<Arc<Envelope>>,
 }
 
-impl Live {
+impl LiveSession {
     /// Opens the session (new or resumed, see [`open_session`]) and starts it.
-    pub async fn start(cli: &Cli, ws: &Workspace, interactive: bool) -> Result<Live, Failure> {
+    pub async fn start(
+        cli: &Cli,
+        ws: &Workspace,
+        interactive: bool,
+    ) -> Result<LiveSession, Failure> {
         let (setup, store) = open_session(cli, ws, interactive).await?;
         let session_id = setup.session_id.clone();
         let bus = EventBus::new();
@@ -206,7 +251,7 @@ impl Live {
             eprintln!("linggen: warning: {e}")
         });
         let handle = session::spawn(setup, bus);
-        Ok(Live {
+        Ok(LiveSession {
             handle,
             writer,
             session_id,
@@ -261,25 +306,103 @@ pub async fn open_session(
     let workspace = prompt::Workspace::detect(&ws.root);
     let mut tools = ToolContext::new(&ws.root);
     tools.bash_timeout_ms = ws.config.bash_timeout_ms;
+    let routing = ConfiguredRouting {
+        models: ws.config.models.clone(),
+        http: router::http_client().map_err(ResolveError::from)?,
+    };
     let setup = SessionSetup {
         session_id,
-        agent_id: "ling".into(),
+        agent_id: start_agent(cli, ws)?,
         model_label: resolved.label(),
         provider: Arc::clone(&resolved.provider),
         context_window,
-        system_prompt: prompt::system_prompt(&workspace, &ws.root),
+        context_prompt: prompt::context_prompt(&workspace, &ws.root),
         history,
         tools,
         permissions,
         max_iters: ws.config.max_iters,
         interactive,
+        agents: Arc::clone(&ws.agents),
+        skills: Arc::clone(&ws.skills),
+        routing: Some(Arc::new(routing)),
+        max_delegation_depth: ws.config.max_delegation_depth,
+        mode: TurnMode::Auto,
     };
     Ok((setup, store))
 }
 
+/// The agent a session starts with: `--agent`, else `ling`.
+fn start_agent(cli: &Cli, ws: &Workspace) -> Result<String, Failure> {
+    let name = cli
+        .agent
+        .clone()
+        .unwrap_or_else(|| DEFAULT_AGENT.to_string());
+    let agents = ws.agents.get();
+    if agents.get(&name).is_none() {
+        return Err(ConfigError::Usage(format!(
+            "no agent named `{name}`; agents: {} (add one as agents/{name}.md)",
+            agents.names().join(", ")
+        ))
+        .into());
+    }
+    Ok(name)
+}
+
+/// The agent every session starts with unless `--agent` says otherwise.
+pub const DEFAULT_AGENT: &str = "ling";
+
+/// The `-p` task as a message: a skill (`/review`), a skill's custom trigger, a message for
+/// another agent (`@coder …`), or plain text — parsed exactly like a line typed in the shell.
+fn print_message(ws: &Workspace, task: crate::cli::Task) -> Result<UserMessage, Failure> {
+    let registry = crate::repl::triggers::Registry::new(&ws.skills.get(), ws.agents.get().names());
+    let parsed = crate::repl::triggers::parse(&task.prompt, &registry.context());
+    let mut message = crate::repl::triggers::into_message(parsed, &task.prompt, "cli")
+        .map_err(|message| Failure::from(ConfigError::Usage(message)))?;
+    message.attached = task.attached;
+    Ok(message)
+}
+
+/// Model routing hints resolved against the configured `[[models]]`.
+struct ConfiguredRouting {
+    models: Vec<ModelConfig>,
+    http: reqwest::Client,
+}
+
+impl ModelRouting for ConfiguredRouting {
+    fn route(&self, hint: &str) -> Result<Route, String> {
+        let Some(model) = router::pick(&self.models, hint) else {
+            return Err(format!(
+                "no configured model matches (ids: {}; `local` and `cloud` pick by URL)",
+                if self.models.is_empty() {
+                    "none".to_string()
+                } else {
+                    self.models
+                        .iter()
+                        .map(|m| m.id.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                }
+            ));
+        };
+        let resolved = router::Resolved {
+            provider: router::build(model, self.http.clone()),
+            model: model.clone(),
+        };
+        Ok(Route {
+            label: resolved.label(),
+            provider: resolved.provider,
+            context_window: model.context_window,
+        })
+    }
+}
+
 /// Prints events until the run's outcome; Ctrl+C and a closed stdout cancel the run.
 /// Returns the outcome and whether the person interrupted.
-async fn drive(cli: &Cli, live: &mut Live, printer: &mut Printer) -> (Option<Finished>, bool) {
+async fn drive(
+    cli: &Cli,
+    live: &mut LiveSession,
+    printer: &mut Printer,
+) -> (Option<Finished>, bool) {
     let handle = &live.handle;
     let mut interrupted = false;
     let mut reader_gone = false;

@@ -29,6 +29,10 @@ pub struct Cli {
     #[arg(long, value_name = "ID")]
     pub model: Option<String>,
 
+    /// Agent to talk to (ling, coder, or one from agents/*.md); default ling.
+    #[arg(long, value_name = "NAME")]
+    pub agent: Option<String>,
+
     /// Workspace root (default: nearest ancestor with .git, else the current directory).
     #[arg(long, value_name = "DIR")]
     pub root: Option<PathBuf>,
@@ -152,7 +156,9 @@ impl Cli {
 
     /// The task for `-p`: the prompt argument, with piped stdin appended as a fenced block
     /// (or stdin alone when there is no argument).
-    pub fn task(&self) -> Result<String, ConfigError> {
+    /// The `-p` task: the prompt argument and whatever was piped on stdin. With both, the
+    /// prompt is the instruction and stdin its material (`git diff | linggen -p "/review"`).
+    pub fn task(&self) -> Result<Task, ConfigError> {
         let arg = self
             .print
             .clone()
@@ -161,14 +167,27 @@ impl Cli {
             .filter(|p| !p.trim().is_empty());
         let piped = read_piped_stdin()?;
         match (arg, piped) {
-            (Some(arg), Some(input)) => Ok(format!("{arg}\n\n```\n{}\n```", input.trim_end())),
-            (Some(arg), None) => Ok(arg),
-            (None, Some(input)) => Ok(input),
+            (Some(arg), Some(input)) => Ok(Task {
+                prompt: arg,
+                attached: format!("\n\n```\n{}\n```", input.trim_end()),
+            }),
+            (Some(prompt), None) | (None, Some(prompt)) => Ok(Task {
+                prompt,
+                attached: String::new(),
+            }),
             (None, None) => Err(ConfigError::Usage(
                 "no task given: pass it as `linggen -p \"task\"` or pipe it on stdin".into(),
             )),
         }
     }
+}
+
+/// What `-p` was asked to do.
+pub struct Task {
+    /// The prompt argument, or stdin when there is no argument.
+    pub prompt: String,
+    /// Piped stdin (fenced) when a prompt argument was given too; otherwise empty.
+    pub attached: String,
 }
 
 /// Reads stdin only when it is a pipe or a file. A terminal would wait for typing, and a

@@ -70,6 +70,8 @@ pub struct Printer {
     session_id: String,
     /// stdout went away (e.g. `| head`): stop writing, keep running to a clean end.
     stdout_closed: bool,
+    /// How deep each delegated run is, so its progress lines are indented under its parent.
+    depths: std::collections::HashMap<String, usize>,
 }
 
 impl Printer {
@@ -79,6 +81,7 @@ impl Printer {
             quiet,
             session_id: session_id.to_string(),
             stdout_closed: false,
+            depths: std::collections::HashMap::new(),
         }
     }
 
@@ -116,16 +119,44 @@ impl Printer {
 
     /// Progress lines on stderr. Errors are shown even with `-q`: silence must not hide why
     /// a script failed.
-    fn progress(&self, event: &Event) {
+    fn progress(&mut self, event: &Event) {
+        if let Event::RunStarted {
+            run_id,
+            parent_id: Some(parent),
+            ..
+        } = event
+        {
+            let depth = self.depths.get(parent).copied().unwrap_or(0) + 1;
+            self.depths.insert(run_id.clone(), depth);
+        }
+        let indent = |run_id: &str| "  ".repeat(self.depths.get(run_id).copied().unwrap_or(0));
         let line = match event {
             Event::Error { message } => Some(format!("linggen: error: {message}")),
+            Event::Warning { message } => Some(format!("linggen: warning: {message}")),
             _ if self.quiet => None,
-            Event::ToolCallStarted { summary, .. } => Some(format!("⏺ {summary}")),
-            Event::ToolCallFinished { ok, summary, .. } => Some(if *ok {
-                format!("  ⎿ {summary}")
+            Event::ToolCallStarted {
+                run_id, summary, ..
+            } => Some(format!("{}⏺ {summary}", indent(run_id))),
+            Event::ToolCallFinished {
+                run_id,
+                ok,
+                summary,
+                ..
+            } => Some(if *ok {
+                format!("{}  ⎿ {summary}", indent(run_id))
             } else {
-                format!("  ⎿ ✗ {summary}")
+                format!("{}  ⎿ ✗ {summary}", indent(run_id))
             }),
+            Event::SubagentResult {
+                subagent_id,
+                agent_id,
+                outcome,
+                ..
+            } => Some(format!(
+                "{}  ⎿ {agent_id} {}",
+                indent(subagent_id),
+                outcome.run_status()
+            )),
             _ => None,
         };
         if let Some(line) = line {

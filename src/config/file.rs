@@ -36,6 +36,7 @@ struct AgentSection {
     default_model: Option<Spanned<String>>,
     max_iters: Option<Spanned<u32>>,
     bash_timeout_ms: Option<u64>,
+    max_delegation_depth: Option<u32>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -64,7 +65,15 @@ struct ModelEntry {
 const KNOWN: &[(&str, &[&str])] = &[
     ("", &["agent", "models", "permissions", "ui"]),
     ("ui", &["theme", "show_thinking"]),
-    ("agent", &["default_model", "max_iters", "bash_timeout_ms"]),
+    (
+        "agent",
+        &[
+            "default_model",
+            "max_iters",
+            "bash_timeout_ms",
+            "max_delegation_depth",
+        ],
+    ),
     ("permissions", &["mode", "allow", "deny"]),
     (
         "models",
@@ -130,6 +139,10 @@ impl Layer<'_> {
         if let Some(ms) = agent.bash_timeout_ms {
             config.bash_timeout_ms = ms;
             config.set_origin("bash_timeout_ms", self.path.display());
+        }
+        if let Some(depth) = agent.max_delegation_depth {
+            config.max_delegation_depth = depth;
+            config.set_origin("max_delegation_depth", self.path.display());
         }
         if let Some(mode) = permissions.mode {
             config.permission_mode = mode;

@@ -66,6 +66,9 @@ pub enum ConfigError {
     Usage(String),
 }
 
+/// Delegation nests at most this deep by default: ling → coder → one more.
+pub const DEFAULT_MAX_DELEGATION_DEPTH: u32 = 2;
+
 /// Overrides given on the command line.
 #[derive(Debug, Clone, Default)]
 pub struct FlagOverrides {
@@ -93,6 +96,8 @@ pub struct Config {
     pub deny: Vec<String>,
     /// Default `Bash` timeout.
     pub bash_timeout_ms: u64,
+    /// `[agent] max_delegation_depth`: how deep `delegate_to_agent` may nest.
+    pub max_delegation_depth: u32,
     /// `[ui] theme`: the colour theme of the interactive shell.
     pub theme: String,
     /// `[ui] show_thinking`: show reasoning tokens (dimmed) or hide them.
@@ -117,6 +122,7 @@ impl Default for Config {
             allow: Vec::new(),
             deny: Vec::new(),
             bash_timeout_ms: crate::tools::bash::DEFAULT_TIMEOUT_MS,
+            max_delegation_depth: DEFAULT_MAX_DELEGATION_DEPTH,
             theme: "dark".to_string(),
             show_thinking: true,
             origins: std::collections::BTreeMap::new(),

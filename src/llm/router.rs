@@ -74,6 +74,35 @@ pub fn build(model: &ModelConfig, http: reqwest::Client) -> Arc<dyn Provider> {
 }
 
 /// `OLLAMA_HOST` as Ollama itself accepts it: `host`, `host:port` or a full URL.
+/// The configured model a routing hint names: a model id, `local` (the first model served
+/// from this machine or the local network) or `cloud` (the first one that is not).
+pub fn pick<'a>(models: &'a [ModelConfig], hint: &str) -> Option<&'a ModelConfig> {
+    match hint {
+        "local" => models.iter().find(|m| is_local_url(&m.url)),
+        "cloud" => models.iter().find(|m| !is_local_url(&m.url)),
+        id => models.iter().find(|m| m.id == id),
+    }
+}
+
+/// Whether a server URL points at this machine or a private network.
+fn is_local_url(url: &str) -> bool {
+    let after_scheme = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let authority = after_scheme.split('/').next().unwrap_or_default();
+    let host = match authority.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or_default(),
+        None => authority.split(':').next().unwrap_or_default(),
+    };
+    host == "localhost"
+        || host.ends_with(".local")
+        || match host.parse::<std::net::IpAddr>() {
+            Ok(std::net::IpAddr::V4(ip)) => {
+                ip.is_loopback() || ip.is_private() || ip.is_link_local()
+            }
+            Ok(std::net::IpAddr::V6(ip)) => ip.is_loopback(),
+            Err(_) => false,
+        }
+}
+
 pub fn ollama_base_url(host: Option<&str>) -> String {
     let Some(host) = host.map(str::trim).filter(|h| !h.is_empty()) else {
         return ProviderKind::Ollama.default_url().to_string();
@@ -138,6 +167,36 @@ async fn discover_ollama(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn routing_hints_pick_local_cloud_or_id() {
+        let model = |id: &str, url: &str| ModelConfig {
+            id: id.into(),
+            provider: ProviderKind::Openai,
+            model: "m".into(),
+            url: url.into(),
+            api_key_env: None,
+            context_window: None,
+            max_inflight: 1,
+            timeout_secs: 60,
+            max_tokens: None,
+        };
+        let models = vec![
+            model("claude", "https://api.anthropic.com"),
+            model("lan", "http://192.168.1.20:8080/v1"),
+            model("box", "http://127.0.0.1:11434"),
+        ];
+        assert_eq!(pick(&models, "local").map(|m| m.id.as_str()), Some("lan"));
+        assert_eq!(
+            pick(&models, "cloud").map(|m| m.id.as_str()),
+            Some("claude")
+        );
+        assert_eq!(pick(&models, "box").map(|m| m.id.as_str()), Some("box"));
+        assert!(pick(&models, "nope").is_none());
+        assert!(is_local_url("http://[::1]:8080"));
+        assert!(is_local_url("http://localhost"));
+        assert!(!is_local_url("https://api.openai.com/v1"));
+    }
 
     #[test]
     fn ollama_host_forms() {

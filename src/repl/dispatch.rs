@@ -103,10 +103,7 @@ impl Shell {
             .live
             .handle
             .inputs
-            .send(Input::UserMessage {
-                content,
-                from: "terminal".into(),
-            })
+            .send(Input::message(content, "terminal"))
             .await;
     }
 

@@ -15,7 +15,7 @@ use super::editor::{self, LineHelper};
 use super::render::RenderStyle;
 use super::view::{Shared, View};
 use super::{complete, theme};
-use crate::app::{self, Failure, Live, Workspace};
+use crate::app::{self, Failure, LiveSession, Workspace};
 use crate::cli::Cli;
 use crate::print::exit;
 use crate::session::{self, lock};
@@ -34,7 +34,7 @@ pub(super) enum Typed {
 pub(super) struct Shell {
     pub cli: Cli,
     pub ws: Workspace,
-    pub live: Live,
+    pub live: LiveSession,
     pub view: View,
     pub shared: Arc<Shared>,
     pub catalog: Catalog,
@@ -63,7 +63,7 @@ async fn try_run(cli: Cli) -> Result<i32, Failure> {
     files.refresh_in_background();
     let catalog = Catalog::new(files, shared.busy.clone());
     // Start the session before the editor, so a dead model server is one line and exit.
-    let live = Live::start(&cli, &ws, true).await?;
+    let live = LiveSession::start(&cli, &ws, true).await?;
 
     let (typed_tx, mut typed) = mpsc::unbounded_channel();
     let (printer_tx, printer_rx) = std::sync::mpsc::channel();
@@ -190,7 +190,7 @@ impl Shell {
 
     /// Replaces the running session (new, resumed, or the same one with other settings).
     pub async fn restart(&mut self, cli: Cli) -> Result<(), Failure> {
-        let live = Live::start(&cli, &self.ws, true).await?;
+        let live = LiveSession::start(&cli, &self.ws, true).await?;
         let old = std::mem::replace(&mut self.live, live);
         old.stop().await;
         self.cli = cli;

@@ -58,7 +58,12 @@ pub enum Event {
         permission_mode: String,
         tools: Vec<String>,
     },
-    /// A run (one agent working on one task) began.
+    /// The agent or the turn mode of the session changed (`/agent`, `/mode`).
+    SettingsChanged {
+        agent_id: String,
+        mode: super::input::TurnMode,
+    },
+    /// A run (one agent working on one task) began. `parent_id` is set for delegated runs.
     RunStarted {
         run_id: String,
         parent_id: Option<String>,
@@ -153,7 +158,24 @@ pub enum Event {
     QueueUpdated {
         queued: Vec<String>,
     },
-    /// How a run ended. `result` is the final answer (or the error text).
+    /// A run handed a task to another agent; `subagent_id` is the child run's id. The child
+    /// then has its own `RunStarted` (with `parent_id`), tokens, tool calls and statuses.
+    SubagentSpawned {
+        parent_id: String,
+        subagent_id: String,
+        agent_id: String,
+        task: String,
+    },
+    /// A delegated run ended; `result` goes back to the parent as the tool result.
+    SubagentResult {
+        parent_id: String,
+        subagent_id: String,
+        agent_id: String,
+        outcome: OutcomeStatus,
+        result: String,
+    },
+    /// How a top-level run (a turn) ended. `result` is the final answer (or the error text).
+    /// Delegated runs end with `SubagentResult` instead.
     Outcome {
         run_id: String,
         status: OutcomeStatus,
@@ -163,6 +185,11 @@ pub enum Event {
         duration_ms: u64,
     },
     Error {
+        message: String,
+    },
+    /// Something worth telling the person that did not stop the work: a skipped skill file,
+    /// a routing hint that fell back to the session's model.
+    Warning {
         message: String,
     },
 }

@@ -4,11 +4,15 @@
 //! and queued messages are handled without waiting for the model.
 
 pub mod bus;
+mod delegate;
 pub mod event;
 pub mod ids;
 pub mod input;
+mod locks;
 pub mod permissions;
 pub mod prompt;
+mod run;
+mod skill_call;
 mod tokens;
 mod tool_call;
 mod turn;
@@ -22,11 +26,21 @@ use tokio_util::sync::CancellationToken;
 
 pub use bus::{Envelope, EventBus};
 pub use event::{Decision, Event, OutcomeStatus};
-pub use input::Input;
+pub use input::{Input, SkillInvocation, TurnMode, UserMessage};
 pub use permissions::Permissions;
+pub use run::Route;
 
+use crate::agents::{AgentSet, AgentSpec};
 use crate::llm::{ChatMessage, Provider};
+use crate::skills::SkillSet;
+use crate::skills::live::Live;
 use crate::tools::ToolContext;
+
+/// Turns a model routing hint (`local`, `cloud`, a model id) from an agent or skill into a
+/// model. `Err` says why it cannot; the run then stays on the session's model.
+pub trait ModelRouting: Send + Sync {
+    fn route(&self, hint: &str) -> Result<Route, String>;
+}
 
 /// Everything a session starts from.
 pub struct SessionSetup {
@@ -37,7 +51,8 @@ pub struct SessionSetup {
     pub provider: Arc<dyn Provider>,
     /// Context window in tokens, when known (configured, or asked of the server).
     pub context_window: Option<u32>,
-    pub system_prompt: String,
+    /// The workspace part of every agent's system prompt (see [`prompt::context_prompt`]).
+    pub context_prompt: String,
     /// Earlier messages when resuming (`--continue`), without the system prompt.
     pub history: Vec<ChatMessage>,
     pub tools: ToolContext,
@@ -46,6 +61,13 @@ pub struct SessionSetup {
     /// Whether any frontend can answer approval requests. Without one, calls that need
     /// approval are denied at once instead of waiting for an answer that cannot come.
     pub interactive: bool,
+    pub agents: Arc<Live<AgentSet>>,
+    pub skills: Arc<Live<SkillSet>>,
+    /// For agents' and skills' `model` hints; `None`: everything uses the session's model.
+    pub routing: Option<Arc<dyn ModelRouting>>,
+    /// How deep delegation may nest (`[agent] max_delegation_depth`).
+    pub max_delegation_depth: u32,
+    pub mode: TurnMode,
 }
 
 /// The frontends' side of a running session.
@@ -67,15 +89,45 @@ impl SessionHandle {
 
 /// State the turn task borrows from the session.
 pub(crate) struct TurnShared {
-    pub agent_id: String,
-    pub provider: Arc<dyn Provider>,
-    pub context_window: Option<u32>,
+    /// The session's model, used unless a hint routes elsewhere.
+    pub default_route: Route,
+    pub routing: Option<Arc<dyn ModelRouting>>,
+    pub context_prompt: String,
     pub bus: EventBus,
     pub tools: ToolContext,
     pub max_iters: u32,
+    pub max_delegation_depth: u32,
     pub interactive: bool,
+    pub agents: Arc<Live<AgentSet>>,
+    pub skills: Arc<Live<SkillSet>>,
     /// Approval requests waiting for an answer, by id.
     pub pending: Mutex<HashMap<String, oneshot::Sender<(Decision, String)>>>,
+    /// Cancellation of every live run, by id (`Input::CancelRun`); a child's token is a
+    /// child of its parent's, so cancelling one cancels its subtree.
+    pub runs: Mutex<HashMap<String, CancellationToken>>,
+    pub locks: Mutex<locks::Locks>,
+}
+
+/// An agent's full system prompt: its own body, then the workspace facts and rules.
+pub(crate) fn compose_prompt(shared: &TurnShared, agent: &AgentSpec) -> String {
+    format!("{}\n\n{}", agent.prompt.trim(), shared.context_prompt)
+}
+
+/// The model for a routing hint, falling back (with a warning) to `fallback`.
+pub(crate) fn route_for(shared: &TurnShared, hint: Option<&str>, fallback: &Route) -> Route {
+    let Some(hint) = hint.map(str::trim).filter(|h| !h.is_empty()) else {
+        return fallback.clone();
+    };
+    let routed = match &shared.routing {
+        Some(routing) => routing.route(hint),
+        None => Err("no other models are configured".to_string()),
+    };
+    routed.unwrap_or_else(|why| {
+        shared.bus.publish(Event::Warning {
+            message: format!("model hint `{hint}`: {why}; using {}", fallback.label),
+        });
+        fallback.clone()
+    })
 }
 
 /// What a turn may change: the history and the session's approvals.
@@ -111,28 +163,40 @@ async fn run(setup: SessionSetup, mut inputs: mpsc::Receiver<Input>, bus: EventB
         root: setup.tools.root.display().to_string(),
         agent_id: setup.agent_id.clone(),
         permission_mode: setup.permissions.mode.as_str().to_string(),
-        tools: crate::tools::TOOL_NAMES
+        tools: crate::tools::all_tool_names()
             .iter()
             .map(|s| s.to_string())
             .collect(),
     });
     let shared = Arc::new(TurnShared {
-        agent_id: setup.agent_id,
-        provider: setup.provider,
-        context_window: setup.context_window,
+        default_route: Route {
+            provider: setup.provider,
+            label: setup.model_label,
+            context_window: setup.context_window,
+        },
+        routing: setup.routing,
+        context_prompt: setup.context_prompt,
         bus: bus.clone(),
         tools: setup.tools,
         max_iters: setup.max_iters,
+        max_delegation_depth: setup.max_delegation_depth,
         interactive: setup.interactive,
+        agents: setup.agents,
+        skills: setup.skills,
         pending: Mutex::new(HashMap::new()),
+        runs: Mutex::new(HashMap::new()),
+        locks: Mutex::new(locks::Locks::default()),
     });
-    let mut history = vec![ChatMessage::system(setup.system_prompt)];
+    let mut agent_id = setup.agent_id;
+    let mut mode = setup.mode;
+    // The system prompt is set per turn, for the agent that runs it.
+    let mut history = vec![ChatMessage::system(String::new())];
     history.extend(setup.history);
     let mut idle = Some(Conversation {
         history,
         permissions: setup.permissions,
     });
-    let mut queue: VecDeque<(String, String)> = VecDeque::new();
+    let mut queue: VecDeque<UserMessage> = VecDeque::new();
     // Whether frontends were shown a queue, so they also learn when it shrinks.
     let mut queue_shown = false;
     let mut running: Option<Running> = None;
@@ -147,8 +211,8 @@ async fn run(setup: SessionSetup, mut inputs: mpsc::Receiver<Input>, bus: EventB
                     }
                     break;
                 }
-                Some(Input::UserMessage { content, from }) => {
-                    queue.push_back((content, from));
+                Some(Input::UserMessage(msg)) => {
+                    queue.push_back(msg);
                     if running.is_some() {
                         publish_queue(&bus, &queue);
                         queue_shown = true;
@@ -166,6 +230,33 @@ async fn run(setup: SessionSetup, mut inputs: mpsc::Receiver<Input>, bus: EventB
                         r.cancel.cancel();
                     }
                 }
+                Some(Input::CancelRun { run_id }) => {
+                    let token = lock(&shared.runs).get(&run_id).cloned();
+                    match token {
+                        Some(token) => token.cancel(),
+                        None => bus.publish(Event::Warning {
+                            message: format!("run {run_id} is not running"),
+                        }),
+                    }
+                }
+                Some(Input::SetAgent { agent }) => {
+                    let agents = shared.agents.get();
+                    if agents.get(&agent).is_some() {
+                        agent_id = agent;
+                        publish_settings(&bus, &agent_id, mode);
+                    } else {
+                        bus.publish(Event::Error {
+                            message: format!(
+                                "no agent named `{agent}`; agents: {}",
+                                agents.names().join(", ")
+                            ),
+                        });
+                    }
+                }
+                Some(Input::SetMode { mode: new_mode }) => {
+                    mode = new_mode;
+                    publish_settings(&bus, &agent_id, mode);
+                }
             },
             finished = turn_finished(&mut running), if running.is_some() => {
                 if let Some(r) = running.take() {
@@ -179,12 +270,12 @@ async fn run(setup: SessionSetup, mut inputs: mpsc::Receiver<Input>, bus: EventB
         // `idle` holds the conversation exactly when no turn runs.
         if let Some(conv) = idle.take() {
             match queue.pop_front() {
-                Some((content, from)) => {
+                Some(msg) => {
                     if queue_shown {
                         publish_queue(&bus, &queue);
                         queue_shown = !queue.is_empty();
                     }
-                    running = Some(start_turn(&shared, conv, content, from));
+                    running = Some(start_turn(&shared, conv, msg, &agent_id, mode));
                 }
                 None => idle = Some(conv),
             }
@@ -206,15 +297,16 @@ async fn turn_finished(
 fn start_turn(
     shared: &Arc<TurnShared>,
     conv: Conversation,
-    content: String,
-    from: String,
+    msg: UserMessage,
+    agent_id: &str,
+    mode: TurnMode,
 ) -> Running {
     let cancel = CancellationToken::new();
     let backup = conv.clone();
-    let (shared, token) = (shared.clone(), cancel.clone());
+    let (shared, token, agent_id) = (shared.clone(), cancel.clone(), agent_id.to_string());
     let task = tokio::spawn(async move {
         let mut conv = conv;
-        turn::run_turn(&shared, &mut conv, content, from, token).await;
+        turn::run_turn(&shared, &mut conv, msg, &agent_id, mode, token).await;
         conv
     });
     Running {
@@ -224,9 +316,16 @@ fn start_turn(
     }
 }
 
-fn publish_queue(bus: &EventBus, queue: &VecDeque<(String, String)>) {
+fn publish_queue(bus: &EventBus, queue: &VecDeque<UserMessage>) {
     bus.publish(Event::QueueUpdated {
-        queued: queue.iter().map(|(c, _)| c.clone()).collect(),
+        queued: queue.iter().map(|m| m.content.clone()).collect(),
+    });
+}
+
+fn publish_settings(bus: &EventBus, agent_id: &str, mode: TurnMode) {
+    bus.publish(Event::SettingsChanged {
+        agent_id: agent_id.to_string(),
+        mode,
     });
 }
 

@@ -42,9 +42,6 @@ impl Workspace {
     }
 }
 
-const IDENTITY: &str = "You are linggen, a coding agent working in the user's repository \
-through tools. Be direct and brief.";
-
 const TOOL_RULES: &str = "\
 Rules:
 - Use tools to look before you answer; never guess file contents.
@@ -56,11 +53,11 @@ are not read-only may need the user's approval; if a call is denied, do not retr
 explain or take another way.
 - Call tools with native tool calls. When you are done, answer in plain markdown.";
 
-/// Builds the system prompt for one session.
-pub fn system_prompt(ws: &Workspace, root: &Path) -> String {
+/// The part of every agent's system prompt that describes the workspace: facts, tool rules
+/// and the project's instruction files. The agent's own prompt (its file's body) goes first.
+pub fn context_prompt(ws: &Workspace, root: &Path) -> String {
     let mut prompt = String::with_capacity(2048);
-    prompt.push_str(IDENTITY);
-    prompt.push_str("\n\nWorkspace:\n");
+    prompt.push_str("Workspace:\n");
     prompt.push_str(&format!("- root: {}\n", ws.root));
     prompt.push_str(&format!("- platform: {}\n", ws.platform));
     match (&ws.is_git, &ws.git_branch) {
@@ -114,8 +111,26 @@ mod tests {
     fn budget_default_prompt_and_schemas_fit() {
         let dir = tempfile::tempdir().unwrap();
         let ws = Workspace::detect(dir.path());
-        let prompt = system_prompt(&ws, dir.path());
-        let tokens = budget_tokens(&prompt, &crate::tools::specs());
+        let agents = crate::agents::AgentSet::discover(&crate::agents::AgentDirs {
+            linggen_home: dir.path().join("home"),
+            root: dir.path().to_path_buf(),
+        });
+        let ling = agents.get("ling").expect("the shipped ling agent");
+        let prompt = format!(
+            "{}\n\n{}",
+            ling.prompt.trim(),
+            context_prompt(&ws, dir.path())
+        );
+        // ling's tools: the file tools plus delegation to coder and a skill catalog.
+        let mut tools = crate::tools::specs();
+        tools.push(crate::tools::session_tools::delegate_spec(&[(
+            "coder".into(),
+            "Patch-first coding agent".into(),
+        )]));
+        tools.push(crate::tools::session_tools::skill_spec(
+            "- commit-message: Write a commit message from the staged diff\n- review: Review the working-tree diff\n- explain: Explain a file",
+        ));
+        let tokens = budget_tokens(&prompt, &tools);
         // Reported in doc/performance.md (`cargo test --lib budget -- --nocapture`).
         eprintln!(
             "system prompt {} chars + tool schemas = {tokens} tokens (chars/4)",
@@ -133,7 +148,7 @@ mod tests {
         std::fs::write(dir.path().join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
         let ws = Workspace::detect(dir.path());
         assert_eq!(ws.git_branch.as_deref(), Some("main"));
-        let prompt = system_prompt(&ws, dir.path());
+        let prompt = context_prompt(&ws, dir.path());
         assert!(prompt.contains("Project instructions from AGENTS.md:\nUse tabs."));
         assert!(prompt.contains("CLAUDE.md truncated"));
         assert!(prompt.contains("branch main"));

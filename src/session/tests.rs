@@ -91,12 +91,24 @@ fn start(script: Vec<Scripted>, interactive: bool) -> Harness {
         model_label: "fake".into(),
         provider: model.clone(),
         context_window: Some(8192),
-        system_prompt: "system".into(),
+        context_prompt: "system".into(),
         history: Vec::new(),
         tools: ToolContext::new(&root),
         permissions: Permissions::new(PermissionMode::Default, &[], &[]).unwrap(),
         max_iters: 10,
         interactive,
+        agents: crate::skills::live::Live::new(crate::agents::AgentDirs {
+            linggen_home: root.join(".home"),
+            root: root.clone(),
+        }),
+        skills: crate::skills::live::Live::new(crate::skills::SkillDirs {
+            linggen_home: root.join(".home"),
+            root: root.clone(),
+            user_home: None,
+        }),
+        routing: None,
+        max_delegation_depth: 2,
+        mode: TurnMode::Auto,
     };
     let handle = spawn(setup, bus);
     Harness {
@@ -112,10 +124,7 @@ impl Harness {
     async fn say(&self, content: &str, from: &str) {
         self.handle
             .inputs
-            .send(Input::UserMessage {
-                content: content.into(),
-                from: from.into(),
-            })
+            .send(Input::message(content, from))
             .await
             .unwrap();
     }

@@ -1,20 +1,20 @@
 //! One tool call: validate, check permissions (asking a person when needed), run, report.
 
 use tokio::sync::oneshot;
-use tokio_util::sync::CancellationToken;
 
 use super::event::{Decision, Event};
+use super::input::TurnMode;
 use super::permissions::Verdict;
-use super::{Conversation, TurnShared, ids, lock, turn};
+use super::run::{self, RunCtx};
+use super::{Conversation, TurnShared, delegate, ids, lock};
 use crate::llm::ToolCall;
-use crate::tools::{self, Access, Prepared, ToolOutput};
+use crate::tools::{self, Access, Prepared, SessionCall, ToolOutput};
 
 pub(super) async fn execute(
     shared: &TurnShared,
+    ctx: &mut RunCtx,
     conv: &mut Conversation,
-    run_id: &str,
     call: &ToolCall,
-    cancel: &CancellationToken,
     changed: &mut Vec<String>,
 ) -> ToolOutput {
     let prepared = unparsable_arguments(call).map_or_else(
@@ -27,21 +27,30 @@ pub(super) async fn execute(
     };
     let tool = prepared.as_ref().map_or(call.name.as_str(), |p| p.tool);
     shared.bus.publish(Event::ToolCallStarted {
-        run_id: run_id.to_string(),
+        run_id: ctx.id.clone(),
         call_id: call.id.clone(),
         tool: tool.to_string(),
         args: call.arguments.clone(),
         summary,
     });
     let output = match prepared {
-        Ok(prepared) => match authorize(shared, conv, run_id, &prepared, cancel).await {
-            Ok(()) => run(shared, run_id, &prepared, cancel, changed).await,
-            Err(denied) => denied,
+        Ok(prepared) => match gate(shared, ctx, &prepared) {
+            Err(refused) => refused,
+            Ok(()) => match prepared.session_call() {
+                Some(session_call) => {
+                    let session_call = session_call.clone();
+                    session_tool(shared, ctx, conv, session_call, changed).await
+                }
+                None => match authorize(shared, ctx, conv, &prepared).await {
+                    Ok(()) => run(shared, ctx, &prepared, changed).await,
+                    Err(denied) => denied,
+                },
+            },
         },
         Err(invalid) => invalid,
     };
     shared.bus.publish(Event::ToolCallFinished {
-        run_id: run_id.to_string(),
+        run_id: ctx.id.clone(),
         call_id: call.id.clone(),
         tool: tool.to_string(),
         ok: !output.is_error,
@@ -49,6 +58,136 @@ pub(super) async fn execute(
         diff: output.diff.clone(),
     });
     output
+}
+
+/// The agent's hard gates, checked before any approval is asked: the tool must be one the
+/// agent has, a write must be inside its `work_globs` and not locked by another run.
+fn gate(shared: &TurnShared, ctx: &RunCtx, prepared: &Prepared) -> Result<(), ToolOutput> {
+    let agent = &ctx.agent;
+    if ctx.mode == TurnMode::Chat {
+        return Err(ToolOutput::error(
+            "tools are off in chat mode; answer in plain text (the user can switch with /mode auto)",
+        ));
+    }
+    if !agent.allows_tool(prepared.tool) {
+        return Err(ToolOutput::error(format!(
+            "agent `{}` may not use `{}`; use one of its tools: {}",
+            agent.name,
+            prepared.tool,
+            tools::all_tool_names()
+                .into_iter()
+                .filter(|t| agent.allows_tool(t))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+    }
+    let targets: Vec<String> = match &prepared.access {
+        Access::Write { rel, .. } => vec![rel.clone()],
+        Access::Command { analysis, .. } => analysis
+            .write_targets()
+            .iter()
+            .map(|t| relative_to_root(&shared.tools.root, t))
+            .collect(),
+        Access::Read => Vec::new(),
+    };
+    for rel in targets {
+        agent
+            .check_write(&rel)
+            .and_then(|()| lock(&shared.locks).check_write(&ctx.id, &rel))
+            .map_err(|why| ToolOutput::error(format!("refused: {why}")))?;
+    }
+    Ok(())
+}
+
+/// A command's write target as a path relative to the root, for the work-glob and lock checks.
+fn relative_to_root(root: &std::path::Path, target: &str) -> String {
+    let path = std::path::Path::new(target);
+    match path.strip_prefix(root) {
+        Ok(rel) => rel.display().to_string(),
+        Err(_) => target.trim_start_matches("./").to_string(),
+    }
+}
+
+/// Carries out `Skill`, `delegate_to_agent`, `lock_paths` and `unlock_paths`.
+async fn session_tool(
+    shared: &TurnShared,
+    ctx: &mut RunCtx,
+    conv: &mut Conversation,
+    call: SessionCall,
+    changed: &mut Vec<String>,
+) -> ToolOutput {
+    match call {
+        SessionCall::Skill { name, args } => {
+            super::skill_call::invoke(shared, ctx, conv, &name, &args, changed).await
+        }
+        SessionCall::Delegate { target, task } => {
+            let child = match delegation(shared, ctx, &target, task) {
+                Ok(child) => child,
+                Err(why) => return ToolOutput::error(why),
+            };
+            let end = delegate::run_child(shared, ctx, conv, child, changed).await;
+            delegate::as_tool_output(&target, &end)
+        }
+        SessionCall::Lock { globs, ttl_ms } => {
+            let ttl = std::time::Duration::from_millis(ttl_ms);
+            match lock(&shared.locks).lock(&ctx.id, &ctx.agent.name, &globs, ttl) {
+                Ok(token) => ToolOutput::ok(
+                    format!(
+                        "locked {} for {}s; token: {token} (pass it to unlock_paths when done)",
+                        globs.join(", "),
+                        ttl_ms / 1000
+                    ),
+                    format!("locked {}", globs.join(", ")),
+                ),
+                Err(why) => ToolOutput::error(why),
+            }
+        }
+        SessionCall::Unlock { tokens } => {
+            let (released, unknown) = lock(&shared.locks).unlock(&ctx.id, &tokens);
+            if unknown.is_empty() {
+                ToolOutput::ok(
+                    format!("released {released} lock(s)"),
+                    format!("released {released}"),
+                )
+            } else {
+                ToolOutput::error(format!(
+                    "released {released} lock(s); not held by this run (or expired): {}",
+                    unknown.join(", ")
+                ))
+            }
+        }
+    }
+}
+
+/// Checks a `delegate_to_agent` call against the policy, the targets and the depth limit.
+fn delegation(
+    shared: &TurnShared,
+    ctx: &RunCtx,
+    target: &str,
+    task: String,
+) -> Result<delegate::ChildTask, String> {
+    ctx.agent.check_delegate(target)?;
+    if target == ctx.agent.name {
+        return Err(format!(
+            "`{target}` is this agent; do the task yourself or delegate to another agent"
+        ));
+    }
+    let agents = shared.agents.get();
+    let Some(spec) = agents.get(target) else {
+        return Err(format!(
+            "no agent named `{target}`; agents: {}",
+            agents.names().join(", ")
+        ));
+    };
+    delegate::check_depth(shared, ctx)?;
+    let route = super::route_for(shared, spec.model.as_deref(), &shared.default_route);
+    Ok(delegate::ChildTask {
+        agent: spec.clone(),
+        route,
+        label: task.clone(),
+        task,
+        skill_rules: Vec::new(),
+    })
 }
 
 /// Providers hand over arguments they could not parse as `{"_raw": "..."}`.
@@ -62,21 +201,15 @@ fn unparsable_arguments(call: &ToolCall) -> Option<ToolOutput> {
 
 async fn run(
     shared: &TurnShared,
-    run_id: &str,
+    ctx: &RunCtx,
     prepared: &Prepared,
-    cancel: &CancellationToken,
     changed: &mut Vec<String>,
 ) -> ToolOutput {
-    turn::status(
-        shared,
-        run_id,
-        "running_tool",
-        Some(prepared.summary.clone()),
-    );
+    run::status(shared, ctx, "running_tool", Some(prepared.summary.clone()));
     let output = tokio::select! {
         out = tools::run(&shared.tools, prepared) => out,
         // Dropping the tool future kills a running command's whole process group.
-        _ = cancel.cancelled() => ToolOutput::error("cancelled by the user"),
+        _ = ctx.cancel.cancelled() => ToolOutput::error("cancelled by the user"),
     };
     if let (Access::Write { rel, .. }, false) = (&prepared.access, output.is_error)
         && !changed.contains(rel)
@@ -89,12 +222,11 @@ async fn run(
 /// `Ok(())` when the call may run; otherwise the observation that tells the model why not.
 async fn authorize(
     shared: &TurnShared,
+    ctx: &RunCtx,
     conv: &mut Conversation,
-    run_id: &str,
     prepared: &Prepared,
-    cancel: &CancellationToken,
 ) -> Result<(), ToolOutput> {
-    let reason = match conv.permissions.check(prepared) {
+    let reason = match conv.permissions.check_with(prepared, &ctx.skill_rules) {
         Verdict::Allow => return Ok(()),
         Verdict::Deny { reason } => {
             return Err(ToolOutput::error(format!(
@@ -111,7 +243,7 @@ async fn authorize(
             prepared.summary
         )));
     }
-    let (decision, by) = ask_person(shared, run_id, prepared, &reason, cancel).await?;
+    let (decision, by) = ask_person(shared, ctx, prepared, &reason).await?;
     match decision {
         Decision::AllowOnce => Ok(()),
         Decision::AllowSession => {
@@ -141,10 +273,9 @@ async fn authorize(
 
 async fn ask_person(
     shared: &TurnShared,
-    run_id: &str,
+    ctx: &RunCtx,
     prepared: &Prepared,
     reason: &str,
-    cancel: &CancellationToken,
 ) -> Result<(Decision, String), ToolOutput> {
     let id = ids::new_id();
     let (tx, rx) = oneshot::channel();
@@ -155,21 +286,21 @@ async fn ask_person(
     };
     shared.bus.publish(Event::ApprovalRequested {
         id: id.clone(),
-        run_id: run_id.to_string(),
+        run_id: ctx.id.clone(),
         tool: prepared.tool.to_string(),
         summary: prepared.summary.clone(),
         reason: reason.to_string(),
         diff,
     });
-    turn::status(
+    run::status(
         shared,
-        run_id,
+        ctx,
         "waiting_approval",
         Some(prepared.summary.clone()),
     );
     let answer = tokio::select! {
         answer = rx => answer.ok(),
-        _ = cancel.cancelled() => None,
+        _ = ctx.cancel.cancelled() => None,
     };
     lock(&shared.pending).remove(&id);
     let Some((decision, by)) = answer else {

@@ -273,14 +273,18 @@ impl Store {
         tx.commit().map_err(|e| self.err(e))
     }
 
-    /// The stored conversation, oldest first, without system messages (the system prompt is
+    /// The stored conversation, oldest first, without system messages and without the
+    /// messages of delegated runs (they had their own history, which the parent never saw) (the system prompt is
     /// rebuilt fresh on resume so it reflects today's workspace).
     pub fn load_messages(&self, session_id: &str) -> Result<Vec<ChatMessage>, StoreError> {
         let mut stmt = self
             .conn
             .prepare(
                 "SELECT role, content, tool_calls, tool_call_id, tool_name, is_error
-                 FROM messages WHERE session_id = ?1 AND role != 'system' ORDER BY id",
+                 FROM messages WHERE session_id = ?1 AND role != 'system'
+                   AND (run_id IS NULL OR run_id NOT IN
+                        (SELECT id FROM runs WHERE parent_id IS NOT NULL))
+                 ORDER BY id",
             )
             .map_err(|e| self.err(e))?;
         let rows = stmt

@@ -35,7 +35,10 @@ pub fn spawn_writer(
 pub fn persisted(event: &Event) -> bool {
     matches!(
         event,
-        Event::Message { .. } | Event::RunStarted { .. } | Event::Outcome { .. }
+        Event::Message { .. }
+            | Event::RunStarted { .. }
+            | Event::Outcome { .. }
+            | Event::SubagentResult { .. }
     )
 }
 
@@ -62,6 +65,11 @@ fn persist(store: &Store, session_id: &str, event: &Event) -> Result<(), super::
             },
         )?,
         Event::Outcome { run_id, status, .. } => store.finish_run(run_id, status.run_status())?,
+        Event::SubagentResult {
+            subagent_id,
+            outcome,
+            ..
+        } => store.finish_run(subagent_id, outcome.run_status())?,
         _ => {}
     }
     Ok(())

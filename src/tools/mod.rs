@@ -13,6 +13,7 @@ pub mod grep;
 pub mod guard;
 pub mod read;
 pub mod repo_info;
+pub mod session_tools;
 pub mod write;
 
 use std::path::{Path, PathBuf};
@@ -21,6 +22,7 @@ use serde_json::Value;
 
 use crate::llm::ToolSpec;
 pub use guard::shell::{CommandAnalysis, Segment, SegmentClass};
+pub use session_tools::SessionCall;
 
 /// What a finished tool call reports. The model gets `model` (compact facts); a person gets
 /// `summary` (one line) and, for edits, `diff` (unified diff).
@@ -120,6 +122,7 @@ enum Call {
     Write(write::WriteArgs),
     Edit(edit::EditArgs),
     Bash(bash::BashArgs),
+    Session(SessionCall),
 }
 
 /// The canonical names of every tool this module implements, in the order offered.
@@ -132,6 +135,20 @@ pub const TOOL_NAMES: &[&str] = &[
     "Edit",
     "Bash",
 ];
+
+/// Tools the session itself carries out (see [`session_tools`]); which of them an agent is
+/// offered depends on its spec and on what exists (skills, delegation targets).
+pub const SESSION_TOOL_NAMES: &[&str] =
+    &["Skill", "delegate_to_agent", "lock_paths", "unlock_paths"];
+
+/// Every tool name, file tools first.
+pub fn all_tool_names() -> Vec<&'static str> {
+    TOOL_NAMES
+        .iter()
+        .chain(SESSION_TOOL_NAMES)
+        .copied()
+        .collect()
+}
 
 /// Schemas for the model. Descriptions are short on purpose: small local models have small
 /// context windows, and the whole system prompt plus schemas must stay under ~2,500 tokens.
@@ -158,6 +175,10 @@ pub fn canonical_name(name: &str) -> Option<&'static str> {
         "write" | "write_file" | "writefile" | "create_file" => "Write",
         "edit" | "edit_file" | "editfile" | "str_replace" => "Edit",
         "bash" | "shell" | "run" | "run_command" | "exec" => "Bash",
+        "skill" | "use_skill" | "invoke_skill" => "Skill",
+        "delegate_to_agent" | "delegate" | "delegate_task" => "delegate_to_agent",
+        "lock_paths" | "lock" => "lock_paths",
+        "unlock_paths" | "unlock" => "unlock_paths",
         _ => return None,
     };
     Some(canonical)
@@ -168,7 +189,7 @@ pub fn prepare(ctx: &ToolContext, name: &str, args: &Value) -> Result<Prepared, 
     let Some(tool) = canonical_name(name) else {
         return Err(ToolOutput::error(format!(
             "unknown tool `{name}`; available tools: {}",
-            TOOL_NAMES.join(", ")
+            all_tool_names().join(", ")
         )));
     };
     let args = args::normalize(args).map_err(ToolOutput::error)?;
@@ -199,6 +220,10 @@ pub fn prepare(ctx: &ToolContext, name: &str, args: &Value) -> Result<Prepared, 
             let (s, access) = (a.summary(), a.access(ctx)?);
             (Call::Edit(a), s, access)
         }
+        "Skill" | "delegate_to_agent" | "lock_paths" | "unlock_paths" => {
+            let (call, summary) = SessionCall::parse(tool, &args)?;
+            (Call::Session(call), summary, Access::Read)
+        }
         _ => {
             let a = bash::BashArgs::parse(ctx, &args)?;
             let (s, access) = (a.summary(), a.access(ctx)?);
@@ -224,6 +249,20 @@ pub async fn run(ctx: &ToolContext, prepared: &Prepared) -> ToolOutput {
         Call::Write(a) => a.run(ctx).await,
         Call::Edit(a) => a.run(ctx).await,
         Call::Bash(a) => a.run(ctx).await,
+        // The session intercepts these before they get here (it owns the state they need).
+        Call::Session(_) => {
+            ToolOutput::error(format!("`{}` can only run inside a session", prepared.tool))
+        }
+    }
+}
+
+impl Prepared {
+    /// The call when it is one of the session's own tools.
+    pub fn session_call(&self) -> Option<&SessionCall> {
+        match &self.call {
+            Call::Session(c) => Some(c),
+            _ => None,
+        }
     }
 }
 

@@ -8,11 +8,13 @@
 //! testable without a filesystem.
 
 mod mentions;
+mod registry;
 mod suggest;
 #[cfg(test)]
 mod tests;
 
 pub use mentions::attachment_candidates;
+pub use registry::{Registry, into_message};
 
 use super::commands::{self, Command};
 

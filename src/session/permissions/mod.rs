@@ -58,7 +58,7 @@ impl Rule {
         let Some(tool) = crate::tools::canonical_name(tool) else {
             return Err(format!(
                 "permission rule `{text}`: unknown tool `{tool}`; tools are {}",
-                crate::tools::TOOL_NAMES.join(", ")
+                crate::tools::all_tool_names().join(", ")
             ));
         };
         let pattern = match (tool, pattern) {
@@ -214,6 +214,18 @@ impl Permissions {
             project::add(root, &rule)?;
         }
         Ok(())
+    }
+
+    /// Like [`Permissions::check`], with `extra` rules allowed as if configured (a skill's
+    /// `allowed-tools` while it runs). Like configured rules they never lift the floor: a
+    /// `Never` command segment still goes to a person.
+    pub fn check_with(&self, prepared: &Prepared, extra: &[Rule]) -> Verdict {
+        if extra.is_empty() {
+            return self.check(prepared);
+        }
+        let mut widened = self.clone();
+        widened.allow.extend(extra.iter().cloned());
+        widened.check(prepared)
     }
 
     pub fn check(&self, prepared: &Prepared) -> Verdict {

@@ -31,6 +31,19 @@ pub struct CommandAnalysis {
 
 impl CommandAnalysis {
     /// True when every segment only reads inside the workspace.
+    /// The files the segments are known to write (redirect targets, `cp`/`mv`
+    /// destinations…), as written in the command.
+    pub fn write_targets(&self) -> Vec<String> {
+        self.segments
+            .iter()
+            .filter_map(|s| match &s.class {
+                SegmentClass::Writes { targets } => Some(targets.iter().cloned()),
+                _ => None,
+            })
+            .flatten()
+            .collect()
+    }
+
     pub fn is_read_only(&self) -> bool {
         self.segments
             .iter()

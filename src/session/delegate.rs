@@ -1,0 +1,104 @@
+//! Child runs: `delegate_to_agent`, and skills with `context: fork`. A child starts from a
+//! fresh history (its agent's system prompt and the task; the parent's context is not
+//! copied in), uses its own agent spec and tool gates, asks for approvals like the parent
+//! (and what the person allows for the session carries both ways), and its final answer
+//! comes back to the parent. Cancelling the parent cancels the child through its token.
+
+use super::event::{Event, OutcomeStatus};
+use super::run::{self, Route, RunCtx, RunEnd};
+use super::{Conversation, TurnShared, ids};
+use crate::agents::AgentSpec;
+use crate::llm::ChatMessage;
+use crate::session::permissions::Rule;
+use crate::tools::ToolOutput;
+
+/// What a child run should do.
+pub(crate) struct ChildTask {
+    pub agent: AgentSpec,
+    pub route: Route,
+    /// The instructions the child starts from (its first user message).
+    pub task: String,
+    /// Shown in `RunStarted`/`SubagentSpawned` and `/runs`.
+    pub label: String,
+    pub skill_rules: Vec<Rule>,
+}
+
+/// `Err(why)` when `parent` may not start another level of runs.
+pub(crate) fn check_depth(shared: &TurnShared, parent: &RunCtx) -> Result<(), String> {
+    if parent.depth >= shared.max_delegation_depth {
+        return Err(format!(
+            "delegation depth limit reached: this run is {} level(s) deep and [agent] max_delegation_depth is {}. Do the task yourself or report back",
+            parent.depth, shared.max_delegation_depth
+        ));
+    }
+    Ok(())
+}
+
+/// Runs `child` under `parent` and returns how it ended.
+pub(crate) async fn run_child(
+    shared: &TurnShared,
+    parent: &RunCtx,
+    conv: &mut Conversation,
+    child: ChildTask,
+    changed: &mut Vec<String>,
+) -> RunEnd {
+    let mut ctx = RunCtx {
+        id: ids::new_id(),
+        parent_id: Some(parent.id.clone()),
+        depth: parent.depth + 1,
+        agent: child.agent,
+        route: child.route,
+        mode: parent.mode,
+        cancel: parent.cancel.child_token(),
+        skill_rules: child.skill_rules,
+    };
+    shared.bus.publish(Event::SubagentSpawned {
+        parent_id: parent.id.clone(),
+        subagent_id: ctx.id.clone(),
+        agent_id: ctx.agent.name.clone(),
+        task: child.label.clone(),
+    });
+    let system = super::compose_prompt(shared, &ctx.agent);
+    let mut child_conv = Conversation {
+        history: vec![ChatMessage::system(system)],
+        permissions: conv.permissions.clone(),
+    };
+    let from = parent.agent.name.clone();
+    let end = run::run(
+        shared,
+        &mut ctx,
+        &mut child_conv,
+        ChatMessage::user(child.task),
+        child.label,
+        &from,
+        changed,
+    )
+    .await;
+    // Approvals the person gave inside the child ("always in this session") hold for the
+    // parent too.
+    conv.permissions = child_conv.permissions;
+    shared.bus.publish(Event::SubagentResult {
+        parent_id: parent.id.clone(),
+        subagent_id: ctx.id.clone(),
+        agent_id: ctx.agent.name.clone(),
+        outcome: end.status,
+        result: end.result.clone(),
+    });
+    end
+}
+
+/// The tool result a parent sees for a child's end.
+pub(crate) fn as_tool_output(agent: &str, end: &RunEnd) -> ToolOutput {
+    match end.status {
+        OutcomeStatus::Completed => ToolOutput::ok(
+            format!("Agent `{agent}` finished. Its answer:\n{}", end.result),
+            format!("{agent} finished ({} model calls)", end.iterations),
+        ),
+        OutcomeStatus::Cancelled => {
+            ToolOutput::error(format!("agent `{agent}` was cancelled before it finished"))
+        }
+        OutcomeStatus::MaxIters | OutcomeStatus::Error => {
+            ToolOutput::error(format!("agent `{agent}` failed: {}", end.result))
+        }
+    }
+}

@@ -1,0 +1,337 @@
+//! One run: an agent working on one task with its own history — the model's response, its
+//! tool calls, their observations, again — until a plain answer, an error, cancellation or
+//! `max_iters`. A turn is a top-level run; `delegate_to_agent` and forked skills start child
+//! runs through the same loop (see [`super::delegate`]).
+
+use std::sync::Arc;
+
+use futures_util::future::BoxFuture;
+use tokio_util::sync::CancellationToken;
+
+use super::event::{Event, OutcomeStatus};
+use super::input::TurnMode;
+use super::permissions::Rule;
+use super::tokens::{self, TokenBatcher};
+use super::{Conversation, TurnShared, lock, tool_call};
+use crate::agents::AgentSpec;
+use crate::llm::{
+    ChatMessage, ChatRequest, LlmError, Provider, StreamEvent, ToolCall, ToolSpec, Usage,
+};
+use crate::tools::session_tools;
+
+/// A model to talk to, as the session or a routing hint picked it.
+#[derive(Clone)]
+pub struct Route {
+    pub provider: Arc<dyn Provider>,
+    /// For people, e.g. `local (qwen2.5 @ http://127.0.0.1:11434)`.
+    pub label: String,
+    pub context_window: Option<u32>,
+}
+
+/// Everything one run works with.
+pub(crate) struct RunCtx {
+    pub id: String,
+    pub parent_id: Option<String>,
+    /// 0 for a turn, +1 per delegation.
+    pub depth: u32,
+    pub agent: AgentSpec,
+    pub route: Route,
+    pub mode: TurnMode,
+    pub cancel: CancellationToken,
+    /// Rules from skills invoked in this run (`allowed-tools`): allowed without asking
+    /// until the run ends.
+    pub skill_rules: Vec<Rule>,
+}
+
+/// How a run ended.
+pub(crate) struct RunEnd {
+    pub status: OutcomeStatus,
+    pub result: String,
+    pub iterations: u32,
+    pub usage: Usage,
+}
+
+/// What the model produced in one response.
+#[derive(Default)]
+struct Response {
+    text: String,
+    tool_calls: Vec<ToolCall>,
+    usage: Usage,
+}
+
+enum Step {
+    Done(Response),
+    Failed(LlmError),
+    Cancelled(Response),
+}
+
+/// Runs `ctx` on `conv` (whose first message is the system prompt) starting with `task`.
+/// Boxed because delegation makes it recursive.
+pub(crate) fn run<'a>(
+    shared: &'a TurnShared,
+    ctx: &'a mut RunCtx,
+    conv: &'a mut Conversation,
+    task: ChatMessage,
+    label: String,
+    from: &'a str,
+    changed: &'a mut Vec<String>,
+) -> BoxFuture<'a, RunEnd> {
+    Box::pin(async move {
+        shared.bus.publish(Event::RunStarted {
+            run_id: ctx.id.clone(),
+            parent_id: ctx.parent_id.clone(),
+            agent_id: ctx.agent.name.clone(),
+            task: label,
+        });
+        lock(&shared.runs).insert(ctx.id.clone(), ctx.cancel.clone());
+        push(shared, ctx, conv, from, task);
+        let end = run_loop(shared, ctx, conv, changed).await;
+        lock(&shared.runs).remove(&ctx.id);
+        lock(&shared.locks).release_run(&ctx.id);
+        status(shared, ctx, "idle", None);
+        end
+    })
+}
+
+async fn run_loop(
+    shared: &TurnShared,
+    ctx: &mut RunCtx,
+    conv: &mut Conversation,
+    changed: &mut Vec<String>,
+) -> RunEnd {
+    let mut usage = Usage::default();
+    let mut iterations = 0;
+    let end = |status, result, iterations, usage| RunEnd {
+        status,
+        result,
+        iterations,
+        usage,
+    };
+    loop {
+        if iterations == shared.max_iters {
+            let message = format!(
+                "stopped after {} model calls (max_iters); raise it with --max-iters or [agent] max_iters",
+                shared.max_iters
+            );
+            return end(OutcomeStatus::MaxIters, message, iterations, usage);
+        }
+        iterations += 1;
+        status(shared, ctx, "thinking", None);
+        let tools = offered_tools(shared, ctx);
+        match ask_model(shared, ctx, conv, &tools).await {
+            Step::Failed(e) => {
+                let message = e.to_string();
+                shared.bus.publish(Event::Error {
+                    message: message.clone(),
+                });
+                return end(OutcomeStatus::Error, message, iterations, usage);
+            }
+            Step::Cancelled(partial) => {
+                usage.add(partial.usage);
+                if !partial.text.is_empty() {
+                    let text = format!("{}\n\n[cancelled]", partial.text);
+                    push(
+                        shared,
+                        ctx,
+                        conv,
+                        "",
+                        ChatMessage::assistant(text, Vec::new()),
+                    );
+                }
+                return end(OutcomeStatus::Cancelled, partial.text, iterations, usage);
+            }
+            Step::Done(response) => {
+                usage.add(response.usage);
+                report_context(shared, ctx, conv, &response);
+                let Response {
+                    text, tool_calls, ..
+                } = response;
+                let calls = tool_calls.clone();
+                push(
+                    shared,
+                    ctx,
+                    conv,
+                    "",
+                    ChatMessage::assistant(text.clone(), tool_calls),
+                );
+                if calls.is_empty() {
+                    return end(OutcomeStatus::Completed, text, iterations, usage);
+                }
+                for call in &calls {
+                    // Every call gets a result, even after a cancel: providers reject a
+                    // history where a tool call has no answer, and `--continue` must be able
+                    // to resume it.
+                    let output = if ctx.cancel.is_cancelled() {
+                        crate::tools::ToolOutput::error("not run: the user cancelled the turn")
+                    } else {
+                        tool_call::execute(shared, ctx, conv, call, changed).await
+                    };
+                    let msg = ChatMessage::tool_result(call, output.model, output.is_error);
+                    push(shared, ctx, conv, "", msg);
+                }
+                if ctx.cancel.is_cancelled() {
+                    return end(OutcomeStatus::Cancelled, String::new(), iterations, usage);
+                }
+            }
+        }
+    }
+}
+
+/// The tools this run's agent is offered: none in chat mode; otherwise the file tools its
+/// spec allows, plus `Skill` when there are skills the model may use, `delegate_to_agent`
+/// when it has someone to delegate to, and the lock tools.
+pub(crate) fn offered_tools(shared: &TurnShared, ctx: &RunCtx) -> Vec<ToolSpec> {
+    if ctx.mode == TurnMode::Chat {
+        return Vec::new();
+    }
+    let agent = &ctx.agent;
+    let mut tools: Vec<ToolSpec> = crate::tools::specs()
+        .into_iter()
+        .filter(|t| agent.allows_tool(&t.name))
+        .collect();
+    if agent.allows_tool("Skill") {
+        let catalog = shared
+            .skills
+            .get()
+            .catalog(catalog_budget(ctx.route.context_window));
+        if !catalog.is_empty() {
+            tools.push(session_tools::skill_spec(&catalog));
+        }
+    }
+    if agent.allows_tool("delegate_to_agent") && ctx.depth < shared.max_delegation_depth {
+        let agents = shared.agents.get();
+        let targets: Vec<(String, String)> = agents
+            .agents
+            .iter()
+            .filter(|a| a.name != agent.name && agent.check_delegate(&a.name).is_ok())
+            .map(|a| (a.name.clone(), a.description.clone()))
+            .collect();
+        if !targets.is_empty() {
+            tools.push(session_tools::delegate_spec(&targets));
+        }
+    }
+    if agent.allows_tool("lock_paths") {
+        tools.push(session_tools::lock_spec());
+    }
+    if agent.allows_tool("unlock_paths") {
+        tools.push(session_tools::unlock_spec());
+    }
+    tools
+}
+
+/// Characters of skill catalog the model sees: about 2% of its context window (at ~4
+/// characters per token), never so little that a handful of skills cannot be listed.
+fn catalog_budget(context_window: Option<u32>) -> usize {
+    match context_window {
+        Some(tokens) => (tokens as usize * 4 / 50).max(800),
+        None => 8_000,
+    }
+}
+
+/// Streams one model response, publishing tokens as they arrive.
+async fn ask_model(
+    shared: &TurnShared,
+    ctx: &RunCtx,
+    conv: &Conversation,
+    tools: &[ToolSpec],
+) -> Step {
+    let mut response = Response::default();
+    let bus = &shared.bus;
+    let batcher = TokenBatcher::new(bus, &ctx.id, &ctx.agent.name);
+    let result = {
+        let mut sink = |event: StreamEvent| match event {
+            StreamEvent::Text(t) => {
+                batcher.push(&t, false);
+                response.text.push_str(&t);
+            }
+            StreamEvent::Thinking(t) => batcher.push(&t, true),
+            StreamEvent::ToolCall(call) => response.tool_calls.push(call),
+            StreamEvent::Usage(u) => response.usage = u,
+        };
+        let request = ChatRequest {
+            messages: &conv.history,
+            tools,
+        };
+        let chat = ctx.route.provider.chat(request, &mut sink);
+        tokio::pin!(chat);
+        let mut frame = tokio::time::interval(tokens::FRAME);
+        frame.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+        loop {
+            tokio::select! {
+                r = &mut chat => break Some(r),
+                _ = ctx.cancel.cancelled() => break None,
+                // Text that arrived and then paused is shown within a frame.
+                _ = frame.tick() => batcher.flush(),
+            }
+        }
+    };
+    batcher.flush();
+    bus.publish(Event::Token {
+        run_id: ctx.id.clone(),
+        agent_id: ctx.agent.name.clone(),
+        token: String::new(),
+        thinking: false,
+        done: true,
+    });
+    match result {
+        None => Step::Cancelled(response),
+        Some(Err(e)) => Step::Failed(e),
+        Some(Ok(())) => {
+            // Chat mode offers no tools; a tool call typed out as text stays text there.
+            if response.tool_calls.is_empty() && !tools.is_empty() {
+                recover_text_calls(&mut response);
+            }
+            Step::Done(response)
+        }
+    }
+}
+
+/// Small local models often print a tool call as text instead of using native tool calling;
+/// turning it into a real call is what makes them usable at all.
+fn recover_text_calls(response: &mut Response) {
+    let known = |name: &str| crate::tools::canonical_name(name).is_some();
+    if let Some((text, calls)) = crate::llm::textcalls::recover(&response.text, known) {
+        response.text = text;
+        response.tool_calls = calls;
+    }
+}
+
+fn report_context(shared: &TurnShared, ctx: &RunCtx, conv: &Conversation, r: &Response) {
+    let (input, output) = if r.usage.input_tokens > 0 {
+        (r.usage.input_tokens, r.usage.output_tokens)
+    } else {
+        // The server reported no usage: estimate at ~4 characters per token.
+        let chars: usize = conv.history.iter().map(|m| m.content.len()).sum();
+        (chars as u64 / 4, r.text.len() as u64 / 4)
+    };
+    shared.bus.publish(Event::ContextUsage {
+        run_id: ctx.id.clone(),
+        used_tokens: input + output,
+        context_window: ctx.route.context_window,
+        input_tokens: input,
+        output_tokens: output,
+    });
+}
+
+pub(crate) fn status(shared: &TurnShared, ctx: &RunCtx, status: &str, detail: Option<String>) {
+    shared.bus.publish(Event::AgentStatus {
+        run_id: ctx.id.clone(),
+        agent_id: ctx.agent.name.clone(),
+        status: status.to_string(),
+        detail,
+    });
+}
+
+/// Appends to the history and announces it (the store persists it from the event).
+pub(crate) fn push(
+    shared: &TurnShared,
+    ctx: &RunCtx,
+    conv: &mut Conversation,
+    from: &str,
+    msg: ChatMessage,
+) {
+    shared
+        .bus
+        .publish(Event::message(&ctx.id, &ctx.agent.name, from, &msg));
+    conv.history.push(msg);
+}

@@ -1,0 +1,209 @@
+//! Tools whose work needs the session rather than the filesystem: `Skill` loads a skill's
+//! instructions, `delegate_to_agent` starts a child run, `lock_paths`/`unlock_paths` manage
+//! advisory workspace locks. Their arguments are parsed here like every other tool's; the
+//! session carries them out (see `session::tool_call`).
+
+use serde_json::{Value, json};
+
+use super::{ToolOutput, args};
+use crate::llm::ToolSpec;
+
+/// Default lifetime of a lock when the call gives none: long enough for an edit-and-test
+/// cycle, short enough that a forgotten lock does not block the workspace for long.
+pub const DEFAULT_LOCK_TTL_MS: u64 = 10 * 60 * 1000;
+/// Longest lock a call may ask for.
+pub const MAX_LOCK_TTL_MS: u64 = 60 * 60 * 1000;
+
+/// A parsed call of one of the session's tools.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SessionCall {
+    Skill { name: String, args: String },
+    Delegate { target: String, task: String },
+    Lock { globs: Vec<String>, ttl_ms: u64 },
+    Unlock { tokens: Vec<String> },
+}
+
+impl SessionCall {
+    pub fn parse(tool: &str, a: &Value) -> Result<(SessionCall, String), ToolOutput> {
+        match tool {
+            "Skill" => {
+                let name = args::required_string(
+                    a,
+                    &["skill", "name", "skill_name", "command"],
+                    "Skill",
+                    r#"{"skill": "review", "args": "HEAD~1"}"#,
+                )?;
+                // Models sometimes write the skill as the person would: `/review`.
+                let name = name.trim().trim_start_matches('/').to_string();
+                let args = args::string(a, &["args", "arguments", "input"])?.unwrap_or_default();
+                let summary = if args.is_empty() {
+                    format!("Skill {name}")
+                } else {
+                    format!("Skill {name} {args}")
+                };
+                Ok((SessionCall::Skill { name, args }, summary))
+            }
+            "delegate_to_agent" => {
+                let example =
+                    r#"{"target_agent_id": "coder", "task": "fix the failing test in src/lib.rs"}"#;
+                let target = args::required_string(
+                    a,
+                    &["target_agent_id", "agent", "agent_id", "target"],
+                    "delegate_to_agent",
+                    example,
+                )?;
+                let task = args::required_string(
+                    a,
+                    &["task", "prompt", "message", "instructions"],
+                    "delegate_to_agent",
+                    example,
+                )?;
+                let summary = format!("delegate to {target}: {}", first_line(&task));
+                Ok((SessionCall::Delegate { target, task }, summary))
+            }
+            "lock_paths" => {
+                let globs = args::string_list(a, &["globs", "paths", "patterns", "glob"])?
+                    .filter(|g| !g.is_empty())
+                    .ok_or_else(|| {
+                        args::missing("globs", "lock_paths", r#"{"globs": ["src/lib.rs"]}"#)
+                    })?;
+                let ttl_ms = args::uint(a, &["ttl_ms", "ttl"])?
+                    .unwrap_or(DEFAULT_LOCK_TTL_MS)
+                    .clamp(1, MAX_LOCK_TTL_MS);
+                let summary = format!("lock {}", globs.join(", "));
+                Ok((SessionCall::Lock { globs, ttl_ms }, summary))
+            }
+            _ => {
+                let tokens = args::string_list(a, &["tokens", "token"])?
+                    .filter(|t| !t.is_empty())
+                    .ok_or_else(|| {
+                        args::missing("tokens", "unlock_paths", r#"{"tokens": ["lk-…"]}"#)
+                    })?;
+                let summary = format!("unlock {} lock(s)", tokens.len());
+                Ok((SessionCall::Unlock { tokens }, summary))
+            }
+        }
+    }
+}
+
+fn first_line(s: &str) -> String {
+    let line = s.lines().next().unwrap_or_default();
+    if line.chars().count() > 80 {
+        let cut: String = line.chars().take(79).collect();
+        format!("{cut}…")
+    } else {
+        line.to_string()
+    }
+}
+
+/// The `Skill` tool, its description carrying the catalog of model-visible skills (names
+/// and descriptions only: bodies load when invoked).
+pub fn skill_spec(catalog: &str) -> ToolSpec {
+    ToolSpec {
+        name: "Skill".into(),
+        description: format!(
+            "Load a skill's instructions, then follow them. Use when a task matches one:\n{catalog}"
+        ),
+        parameters: json!({
+            "type": "object",
+            "properties": {
+                "skill": {"type": "string", "description": "Exact skill name."},
+                "args": {"type": "string"}
+            },
+            "required": ["skill"]
+        }),
+    }
+}
+
+/// `delegate_to_agent`, listing the agents this one may hand tasks to.
+pub fn delegate_spec(targets: &[(String, String)]) -> ToolSpec {
+    let list: Vec<String> = targets
+        .iter()
+        .map(|(name, description)| format!("- {name}: {description}"))
+        .collect();
+    ToolSpec {
+        name: "delegate_to_agent".into(),
+        description: format!(
+            "Hand a self-contained task to another agent; it starts fresh (give it every detail) and its final answer comes back. Agents:\n{}",
+            list.join("\n")
+        ),
+        parameters: json!({
+            "type": "object",
+            "properties": {
+                "target_agent_id": {"type": "string"},
+                "task": {"type": "string"}
+            },
+            "required": ["target_agent_id", "task"]
+        }),
+    }
+}
+
+pub fn lock_spec() -> ToolSpec {
+    ToolSpec {
+        name: "lock_paths".into(),
+        description: "Lock files (globs) so other runs cannot write them; returns tokens.".into(),
+        parameters: json!({
+            "type": "object",
+            "properties": {
+                "globs": {"type": "array", "items": {"type": "string"}},
+                "ttl_ms": {"type": "integer"}
+            },
+            "required": ["globs"]
+        }),
+    }
+}
+
+pub fn unlock_spec() -> ToolSpec {
+    ToolSpec {
+        name: "unlock_paths".into(),
+        description: "Release locks taken with lock_paths.".into(),
+        parameters: json!({
+            "type": "object",
+            "properties": {"tokens": {"type": "array", "items": {"type": "string"}}},
+            "required": ["tokens"]
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_with_aliases_and_clear_errors() {
+        let (call, summary) =
+            SessionCall::parse("Skill", &json!({"name": "/review", "args": "HEAD"})).unwrap();
+        assert_eq!(
+            call,
+            SessionCall::Skill {
+                name: "review".into(),
+                args: "HEAD".into()
+            }
+        );
+        assert_eq!(summary, "Skill review HEAD");
+        let (call, _) = SessionCall::parse(
+            "delegate_to_agent",
+            &json!({"agent": "coder", "task": "fix it"}),
+        )
+        .unwrap();
+        assert_eq!(
+            call,
+            SessionCall::Delegate {
+                target: "coder".into(),
+                task: "fix it".into()
+            }
+        );
+        let err = SessionCall::parse("delegate_to_agent", &json!({"task": "x"})).unwrap_err();
+        assert!(err.model.contains("target_agent_id"), "{}", err.model);
+        let (call, _) = SessionCall::parse("lock_paths", &json!({"globs": "src/*.rs"})).unwrap();
+        assert_eq!(
+            call,
+            SessionCall::Lock {
+                globs: vec!["src/*.rs".into()],
+                ttl_ms: DEFAULT_LOCK_TTL_MS
+            }
+        );
+        let err = SessionCall::parse("unlock_paths", &json!({})).unwrap_err();
+        assert!(err.model.contains("tokens"));
+    }
+}
