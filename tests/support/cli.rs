@@ -31,7 +31,9 @@ pub fn linggen_cmd(home: &Path, root: &Path) -> Command {
             cmd.env_remove(&name);
         }
     }
+    // HOME too: skills are also discovered in ~/.claude/skills and ~/.codex/skills.
     cmd.env("LINGGEN_HOME", home)
+        .env("HOME", home)
         .env(TEST_KEY_ENV, TEST_KEY)
         .current_dir(root)
         .stdin(Stdio::null());
