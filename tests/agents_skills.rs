@@ -518,3 +518,102 @@ fn two_runs_contend_for_a_lock() {
     let unlock = texts(&requests[6], "tool").join("\n");
     assert!(unlock.contains("not held by this run"), "{unlock}");
 }
+
+#[test]
+fn a_forked_skill_runs_in_its_own_context_and_its_answer_comes_back() {
+    let (server, ws) = setup(vec![
+        Reply::text("First answer.").into(),
+        // The forked run sees only the skill's instructions.
+        Reply::text("The summary.").into(),
+        // Then the main conversation goes on with the exchange in it.
+        Reply::text("Yes.").into(),
+    ]);
+    write_skill(
+        &ws,
+        "summarize",
+        "description: Summarize the repository\ncontext: fork",
+        "Summarize this repository in one line.",
+    );
+    assert_eq!(run(&ws, &["-p", "hello"]).code, Some(0));
+    let r = run(
+        &ws,
+        &[
+            "-p",
+            "--continue",
+            "/summarize",
+            "--output-format",
+            "stream-json",
+        ],
+    );
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let requests = server.chat_requests();
+    let forked = texts(&requests[1], "user");
+    assert_eq!(forked.len(), 1, "a fresh history: {forked:?}");
+    assert!(forked[0].contains("Summarize this repository in one line."));
+    let events = events(&r.stdout);
+    assert_eq!(of_type(&events, "SubagentSpawned").len(), 1);
+    let result = of_type(&events, "result");
+    assert_eq!(result[0]["result"], "The summary.");
+
+    let r = run(&ws, &["-p", "--continue", "is that right?"]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let history = server.last_chat_request().unwrap();
+    let said: Vec<String> = texts(&history, "assistant");
+    assert_eq!(said, ["First answer.", "The summary."]);
+    assert_eq!(texts(&history, "user")[1], "/summarize");
+}
+
+#[test]
+fn an_agents_model_hint_routes_its_runs_to_that_model() {
+    let main = ScriptedServer::start_background(
+        Protocol::OpenAi,
+        vec![
+            Reply::tool(
+                "delegate_to_agent",
+                json!({"target_agent_id": "reviewer", "task": "review"}),
+            )
+            .into(),
+            Step::from(Reply::text("Reviewed.")),
+        ],
+    );
+    let big = ScriptedServer::start_background(
+        Protocol::OpenAi,
+        vec![Step::from(Reply::text("Looks good."))],
+    );
+    let ws = Workspace::new();
+    support::write_config_with(
+        ws.home(),
+        Protocol::OpenAi,
+        &main.url(),
+        &format!(
+            "\n[[models]]\nid = \"big\"\nprovider = \"openai\"\nmodel = \"big-model\"\nurl = \"{}\"\n",
+            big.url()
+        ),
+    );
+    ws.write(
+        "agents/reviewer.md",
+        "---\nname: reviewer\ndescription: Reviews with the big model\nmodel: big\ntools: [Read, Grep]\n---\nYou review.\n",
+    );
+    ws.write(
+        "agents/boss.md",
+        "---\nname: boss\ndescription: Delegates\npolicy: [Delegate, Finalize]\n---\nYou delegate.\n",
+    );
+    let r = run(&ws, &["-p", "get a review", "--agent", "boss"]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert_eq!(r.stdout.trim(), "Reviewed.");
+    assert_eq!(main.chat_requests().len(), 2);
+    let to_big = big.chat_requests();
+    assert_eq!(to_big.len(), 1);
+    assert_eq!(to_big[0]["model"], "big-model");
+
+    // A hint nothing matches falls back to the session's model, with a warning.
+    let (server, ws) = setup(vec![Reply::text("ok").into()]);
+    ws.write(
+        "agents/far.md",
+        "---\nname: far\ndescription: Wants the cloud\nmodel: cloud\n---\nYou are far.\n",
+    );
+    let r = run(&ws, &["-p", "hi", "--agent", "far"]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert!(r.stderr.contains("model hint `cloud`"), "{}", r.stderr);
+    assert_eq!(server.chat_requests().len(), 1);
+}
