@@ -290,6 +290,7 @@ pub async fn open_session(
     let resolved = router::resolve(&ws.config, std::env::var("OLLAMA_HOST").ok(), http).await?;
     let (session_id, history) = match resumed {
         Some(info) => {
+            store.close_stale_runs(&info.id)?;
             let history = store.load_messages(&info.id)?;
             (info.id, history)
         }

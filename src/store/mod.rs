@@ -334,6 +334,19 @@ impl Store {
         Ok(())
     }
 
+    /// Marks runs of `session_id` still `running` as `failed`: when a session is resumed,
+    /// nothing is running it, so such runs belong to a process that died mid-run. Returns
+    /// how many were closed.
+    pub fn close_stale_runs(&self, session_id: &str) -> Result<usize, StoreError> {
+        self.conn
+            .execute(
+                "UPDATE runs SET status = 'failed', ended_at = ?2
+                 WHERE session_id = ?1 AND status = 'running'",
+                params![session_id, now_ms()],
+            )
+            .map_err(|e| self.err(e))
+    }
+
     /// Runs of a session, oldest first.
     pub fn runs(&self, session_id: &str) -> Result<Vec<RunRecord>, StoreError> {
         let mut stmt = self

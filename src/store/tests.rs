@@ -81,6 +81,15 @@ fn runs_are_recorded() {
     };
     store.start_run("s", &run).unwrap();
     store.finish_run("r1", "completed").unwrap();
+    // A run left `running` by a process that died is closed when its session resumes.
+    let stale = RunRecord {
+        id: "r2".into(),
+        parent_id: Some("r1".into()),
+        ..run.clone()
+    };
+    store.start_run("s", &stale).unwrap();
+    assert_eq!(store.close_stale_runs("s").unwrap(), 1);
+    assert_eq!(store.runs("s").unwrap()[1].status, "failed");
     assert_eq!(store.runs("s").unwrap()[0].status, "completed");
 }
 
