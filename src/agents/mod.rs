@@ -3,9 +3,18 @@
 //! `<root>/agents`, `<root>/.linggen/agents` and `$LINGGEN_HOME/agents` add or override.
 //! The gates here are hard: a tool outside `tools` is never offered and refused if called;
 //! a write outside `work_globs` is refused.
+//! The format, folders and gates are described in `doc/agents.md`.
+
+mod discover;
+mod parse;
+#[cfg(test)]
+mod tests;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+
+pub use discover::builtin_sources;
+pub use parse::{DEFAULT_CAPABILITIES, OTHER_TOOLS, canonical_tool};
 
 /// Where an agent file was found, highest priority first (the earlier wins on a clash).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -18,6 +27,17 @@ pub enum AgentSource {
     Project,
     /// Shipped in the binary.
     Builtin,
+}
+
+impl AgentSource {
+    pub fn label(self) -> &'static str {
+        match self {
+            AgentSource::Personal => "personal",
+            AgentSource::ProjectHidden => "project (.linggen)",
+            AgentSource::Project => "project",
+            AgentSource::Builtin => "built-in",
+        }
+    }
 }
 
 /// A capability an agent's `policy` grants.
@@ -120,8 +140,11 @@ pub struct AgentSet {
 }
 
 impl AgentSet {
-    pub fn discover(_dirs: &AgentDirs) -> AgentSet {
-        AgentSet::default()
+    /// Reads every agent folder (see [`AgentSource`] for the order) plus the built-ins.
+    /// Never fails: a broken file or unreadable folder becomes one line in `warnings`,
+    /// `<path>:<line>: <what is wrong>; <what to do>`, and everything else still loads.
+    pub fn discover(dirs: &AgentDirs) -> AgentSet {
+        discover::discover(dirs)
     }
 
     pub fn get(&self, name: &str) -> Option<&AgentSpec> {
@@ -132,7 +155,27 @@ impl AgentSet {
         self.agents.iter().map(|a| a.name.clone()).collect()
     }
 
-    pub fn watch_dirs(_dirs: &AgentDirs) -> Vec<PathBuf> {
-        Vec::new()
+    /// The three on-disk agent folders (existing or not), for live reload.
+    pub fn watch_dirs(dirs: &AgentDirs) -> Vec<PathBuf> {
+        discover::roots(dirs)
+            .into_iter()
+            .map(|(path, _)| path)
+            .collect()
+    }
+}
+
+impl crate::skills::live::Discover for AgentSet {
+    type Dirs = AgentDirs;
+
+    fn discover(dirs: &AgentDirs) -> AgentSet {
+        AgentSet::discover(dirs)
+    }
+
+    fn watch_dirs(dirs: &AgentDirs) -> Vec<PathBuf> {
+        AgentSet::watch_dirs(dirs)
+    }
+
+    fn warnings(&self) -> &[String] {
+        &self.warnings
     }
 }

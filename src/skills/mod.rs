@@ -2,9 +2,18 @@
 //! person's, the project's and the compat folders plus the built-ins shipped in `skills/`.
 //! Only names and descriptions reach the model up front; a skill's body is loaded when the
 //! person (`/name args`) or the model (`Skill` tool) invokes it.
+//! The format, folders and rules are described in `doc/skills.md`.
 
+pub(crate) mod discover;
 pub mod frontmatter;
 pub mod live;
+mod parse;
+mod render;
+
+pub use discover::builtin_sources;
+pub use frontmatter::validate_name;
+pub use parse::{MAX_DESCRIPTION_CHARS, SkillOrigin, split_rules};
+pub use render::split_words;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -69,16 +78,6 @@ pub struct Skill {
     pub extra: BTreeMap<String, serde_yaml::Value>,
 }
 
-impl Skill {
-    /// The body with the person's or model's arguments substituted: `$ARGUMENTS` is the
-    /// whole string, `$1`, `$2`… the whitespace-separated words (`$ARGUMENTS[0]`… too).
-    /// When the body has no placeholder and `args` is not empty, the arguments are appended
-    /// as a final `ARGUMENTS: …` line so they are never lost.
-    pub fn render(&self, _args: &str) -> String {
-        self.body.clone()
-    }
-}
-
 /// The folders skills are discovered in.
 #[derive(Debug, Clone)]
 pub struct SkillDirs {
@@ -100,8 +99,11 @@ pub struct SkillSet {
 }
 
 impl SkillSet {
-    pub fn discover(_dirs: &SkillDirs) -> SkillSet {
-        SkillSet::default()
+    /// Reads every skill folder (see [`SkillSource`] for the order) plus the built-ins.
+    /// Never fails: a broken file or unreadable folder becomes one line in `warnings`,
+    /// `<path>:<line>: <what is wrong>; <what to do>`, and everything else still loads.
+    pub fn discover(dirs: &SkillDirs) -> SkillSet {
+        discover::discover(dirs)
     }
 
     pub fn get(&self, name: &str) -> Option<&Skill> {
@@ -118,15 +120,27 @@ impl SkillSet {
         self.skills.iter().filter(|s| s.user_invocable)
     }
 
-    /// The catalog for the model: one `- name: description` line per model-visible skill,
-    /// cut (with a final `… and N more`) to stay within `max_chars`. Empty when there are
-    /// no model-visible skills.
-    pub fn catalog(&self, _max_chars: usize) -> String {
-        String::new()
+    /// The folders to watch for live reload (existing or not).
+    pub fn watch_dirs(dirs: &SkillDirs) -> Vec<PathBuf> {
+        discover::roots(dirs)
+            .into_iter()
+            .map(|(path, _)| path)
+            .collect()
+    }
+}
+
+impl live::Discover for SkillSet {
+    type Dirs = SkillDirs;
+
+    fn discover(dirs: &SkillDirs) -> SkillSet {
+        SkillSet::discover(dirs)
     }
 
-    /// The folders to watch for live reload (existing or not).
-    pub fn watch_dirs(_dirs: &SkillDirs) -> Vec<PathBuf> {
-        Vec::new()
+    fn watch_dirs(dirs: &SkillDirs) -> Vec<PathBuf> {
+        SkillSet::watch_dirs(dirs)
+    }
+
+    fn warnings(&self) -> &[String] {
+        &self.warnings
     }
 }

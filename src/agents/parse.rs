@@ -1,0 +1,349 @@
+//! One agent file → one [`AgentSpec`]: name, tools, policy and work globs.
+
+use std::path::Path;
+
+use serde_yaml::Value;
+
+use super::{AgentSource, AgentSpec, Capability, ToolAllow};
+use crate::skills::frontmatter::{self, Document, FrontmatterError, describe};
+
+const KNOWN_KEYS: &[&str] = &[
+    "name",
+    "description",
+    "tools",
+    "model",
+    "work_globs",
+    "policy",
+];
+
+/// Tools that exist outside `crate::tools`' registry (agents, skills, locks, screenshots),
+/// accepted by their exact name (any case).
+pub const OTHER_TOOLS: &[&str] = &[
+    "Skill",
+    "delegate_to_agent",
+    "lock_paths",
+    "unlock_paths",
+    "capture_screenshot",
+];
+
+/// What `policy` grants when it is left out: the agent may edit and finish, not delegate.
+pub const DEFAULT_CAPABILITIES: &[Capability] = &[Capability::Patch, Capability::Finalize];
+
+impl Capability {
+    pub fn name(self) -> &'static str {
+        match self {
+            Capability::Patch => "Patch",
+            Capability::Finalize => "Finalize",
+            Capability::Delegate => "Delegate",
+        }
+    }
+
+    /// Case-insensitive.
+    pub fn from_name(name: &str) -> Option<Capability> {
+        [
+            Capability::Patch,
+            Capability::Finalize,
+            Capability::Delegate,
+        ]
+        .into_iter()
+        .find(|c| c.name().eq_ignore_ascii_case(name.trim()))
+    }
+}
+
+impl AgentSpec {
+    /// Parses one agent file, dropping the warnings about ignored parts (see
+    /// [`AgentSpec::parse_with_warnings`]). `path` is the label used in messages; its file
+    /// stem is the default name.
+    pub fn parse(path: &str, text: &str, source: AgentSource) -> Result<AgentSpec, String> {
+        AgentSpec::parse_with_warnings(path, text, source).map(|(spec, _)| spec)
+    }
+
+    /// Parses one agent file. `Ok` carries the agent and warnings about parts that were
+    /// ignored (an unknown tool name: the agent loads without it); `Err` is the one warning
+    /// line for a skipped file, `<path>:<line>: <what is wrong>; <what to do>`.
+    pub fn parse_with_warnings(
+        path: &str,
+        text: &str,
+        source: AgentSource,
+    ) -> Result<(AgentSpec, Vec<String>), String> {
+        parse_document(path, text, source).map_err(|e| e.warning(path))
+    }
+
+    /// Whether writing `rel` (relative to the root, `/`-separated) is within `work_globs`.
+    pub fn may_write(&self, rel: &str) -> bool {
+        self.check_write(rel).is_ok()
+    }
+}
+
+fn parse_document(
+    path: &str,
+    text: &str,
+    source: AgentSource,
+) -> Result<(AgentSpec, Vec<String>), FrontmatterError> {
+    let doc = frontmatter::parse(text)?;
+    let mut warnings = Vec::new();
+    let name = match doc.string("name")? {
+        Some(name) => {
+            let name = name.trim().to_string();
+            frontmatter::validate_name(&name).map_err(|m| doc.error_at("name", m))?;
+            name
+        }
+        None => {
+            let stem = Path::new(path)
+                .file_stem()
+                .and_then(|s| s.to_str())
+                .unwrap_or_default()
+                .to_string();
+            frontmatter::validate_name(&stem).map_err(|m| {
+                doc.error_at(
+                    "name",
+                    format!(
+                        "the file name gives the agent its {m}; rename the file or add `name:`"
+                    ),
+                )
+            })?;
+            stem
+        }
+    };
+    let tools = tools(&doc, &name, path, &mut warnings)?;
+    let (capabilities, delegate_targets) = policy(&doc, path, &mut warnings)?;
+    let (work_globs, work_matcher) = work_globs(&doc)?;
+    let spec = AgentSpec {
+        name,
+        description: doc
+            .string("description")?
+            .map(|d| d.split_whitespace().collect::<Vec<_>>().join(" "))
+            .unwrap_or_default(),
+        tools,
+        model: doc
+            .string("model")?
+            .map(|m| m.trim().to_string())
+            .filter(|m| !m.is_empty()),
+        work_globs,
+        work_matcher,
+        capabilities,
+        delegate_targets,
+        prompt: doc.body.trim_end().to_string(),
+        path: path.to_string(),
+        source,
+        extra: doc.extra(KNOWN_KEYS),
+    };
+    Ok((spec, warnings))
+}
+
+/// The canonical name of a tool an agent file lists, or `None` when linggen has no such tool.
+pub fn canonical_tool(name: &str) -> Option<&'static str> {
+    crate::tools::canonical_name(name).or_else(|| {
+        OTHER_TOOLS
+            .iter()
+            .copied()
+            .find(|t| t.eq_ignore_ascii_case(name.trim()))
+    })
+}
+
+fn tools(
+    doc: &Document,
+    agent: &str,
+    path: &str,
+    warnings: &mut Vec<String>,
+) -> Result<ToolAllow, FrontmatterError> {
+    let Some(listed) = doc.string_list("tools")? else {
+        return Ok(ToolAllow::All);
+    };
+    if listed.iter().any(|t| t.trim() == "*") {
+        return Ok(ToolAllow::All);
+    }
+    let mut names: Vec<String> = Vec::new();
+    for tool in &listed {
+        match canonical_tool(tool) {
+            Some(canonical) => {
+                if !names.iter().any(|n| n == canonical) {
+                    names.push(canonical.to_string());
+                }
+            }
+            None => warnings.push(
+                doc.error_at(
+                    "tools",
+                    format!(
+                        "unknown tool `{}`, so agent `{agent}` loads without it; use one of {}, \
+                         or `\"*\"` for all",
+                        tool.trim(),
+                        known_tools().join(", ")
+                    ),
+                )
+                .warning(path),
+            ),
+        }
+    }
+    Ok(ToolAllow::Only(names))
+}
+
+fn known_tools() -> Vec<&'static str> {
+    crate::tools::TOOL_NAMES
+        .iter()
+        .chain(OTHER_TOOLS)
+        .copied()
+        .collect()
+}
+
+type Policy = (Vec<Capability>, Option<Vec<String>>);
+
+/// `policy: [Patch, Finalize]` or `policy: {allow: [...], delegate_targets: [...]}`.
+/// Mistakes here are errors, not warnings: a typo must not silently grant or drop rights.
+fn policy(
+    doc: &Document,
+    path: &str,
+    warnings: &mut Vec<String>,
+) -> Result<Policy, FrontmatterError> {
+    let key = "policy";
+    let (allow, targets) = match doc.value(key) {
+        None | Some(Value::Null) => return Ok((DEFAULT_CAPABILITIES.to_vec(), None)),
+        Some(Value::String(_) | Value::Sequence(_)) => (doc.value(key), None),
+        Some(Value::Mapping(map)) => {
+            for k in map.keys() {
+                let known = matches!(k.as_str(), Some("allow" | "delegate_targets"));
+                if !known {
+                    return Err(doc.error_at(
+                        key,
+                        format!(
+                            "`policy` has an unknown field {}; write `policy: {{allow: [Patch, \
+                             Finalize, Delegate], delegate_targets: [coder]}}`",
+                            describe(k)
+                        ),
+                    ));
+                }
+            }
+            (map.get("allow"), map.get("delegate_targets"))
+        }
+        Some(other) => {
+            return Err(doc.type_error(
+                key,
+                other,
+                "a list such as `policy: [Patch, Finalize]` or a mapping such as \
+                 `policy: {allow: [Patch, Finalize, Delegate], delegate_targets: [coder]}`",
+            ));
+        }
+    };
+    let capabilities = match allow {
+        None | Some(Value::Null) => DEFAULT_CAPABILITIES.to_vec(),
+        Some(value) => capabilities(doc, value)?,
+    };
+    let delegate_targets = match targets {
+        None | Some(Value::Null) => None,
+        Some(value) => delegate_targets(doc, value)?,
+    };
+    if delegate_targets.is_some() && !capabilities.contains(&Capability::Delegate) {
+        warnings.push(
+            doc.error_at(
+                key,
+                "`delegate_targets` has no effect without `Delegate` in `allow`; add \
+                 `Delegate` or remove `delegate_targets`",
+            )
+            .warning(path),
+        );
+    }
+    Ok((capabilities, delegate_targets))
+}
+
+fn capabilities(doc: &Document, value: &Value) -> Result<Vec<Capability>, FrontmatterError> {
+    let mut caps = Vec::new();
+    for word in words(doc, value, "policy")? {
+        let cap = Capability::from_name(&word).ok_or_else(|| {
+            doc.error_at(
+                "policy",
+                format!(
+                    "unknown capability `{word}` in `policy`; use Patch (edit files), Finalize \
+                     (finish with an answer) and Delegate (hand tasks to other agents)"
+                ),
+            )
+        })?;
+        caps.push(cap);
+    }
+    caps.sort();
+    caps.dedup();
+    Ok(caps)
+}
+
+/// `None` for `"*"` (any agent).
+fn delegate_targets(
+    doc: &Document,
+    value: &Value,
+) -> Result<Option<Vec<String>>, FrontmatterError> {
+    let targets = words(doc, value, "policy")?;
+    if targets.iter().any(|t| t == "*") {
+        return Ok(None);
+    }
+    for target in &targets {
+        frontmatter::validate_name(target)
+            .map_err(|m| doc.error_at("policy", format!("in `delegate_targets`: {m}")))?;
+    }
+    Ok(Some(targets))
+}
+
+/// A list or a single string of names, split on commas and whitespace.
+fn words(doc: &Document, value: &Value, key: &str) -> Result<Vec<String>, FrontmatterError> {
+    let items: Vec<&Value> = match value {
+        Value::Sequence(items) => items.iter().collect(),
+        other => vec![other],
+    };
+    let mut words = Vec::new();
+    for item in items {
+        let Value::String(s) = item else {
+            return Err(doc.type_error(key, item, "names such as `[Patch, Finalize]`"));
+        };
+        words.extend(
+            s.split(|c: char| c == ',' || c.is_whitespace())
+                .filter(|w| !w.is_empty())
+                .map(str::to_string),
+        );
+    }
+    Ok(words)
+}
+
+/// Compiles `work_globs`. Globs are relative to the workspace root: a leading `./` or `/`
+/// is dropped, a trailing `/` means everything below (`src/` = `src/**`), and `*` does not
+/// cross `/` (only `**` does), as in `.gitignore`.
+fn work_globs(doc: &Document) -> Result<(Vec<String>, Option<globset::GlobSet>), FrontmatterError> {
+    let Some(globs) = doc.string_list("work_globs")? else {
+        return Ok((Vec::new(), None));
+    };
+    let globs: Vec<String> = globs
+        .into_iter()
+        .map(|g| g.trim().to_string())
+        .filter(|g| !g.is_empty())
+        .collect();
+    if globs.is_empty() {
+        return Ok((globs, None));
+    }
+    let mut builder = globset::GlobSetBuilder::new();
+    for glob in &globs {
+        let mut pattern = glob
+            .trim_start_matches("./")
+            .trim_start_matches('/')
+            .to_string();
+        if pattern.ends_with('/') {
+            pattern.push_str("**");
+        }
+        let compiled = globset::GlobBuilder::new(&pattern)
+            .literal_separator(true)
+            .build()
+            .map_err(|e| {
+                doc.error_at(
+                    "work_globs",
+                    format!(
+                        "`work_globs` entry `{glob}` is not a valid glob ({}); write globs \
+                         relative to the workspace root such as `src/**` or `docs/*.md`",
+                        e.kind()
+                    ),
+                )
+            })?;
+        builder.add(compiled);
+    }
+    let set = builder.build().map_err(|e| {
+        doc.error_at(
+            "work_globs",
+            format!("`work_globs` cannot be compiled ({e}); simplify the globs"),
+        )
+    })?;
+    Ok((globs, Some(set)))
+}

@@ -1,0 +1,381 @@
+//! Finding skills: `<skills_root>/<name>/SKILL.md` in each root, highest priority first,
+//! then the built-ins compiled into the binary. Only that one level is read, so a skills
+//! folder next to a huge tree costs one `read_dir`.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use super::parse::SkillOrigin;
+use super::{Skill, SkillDirs, SkillSet, SkillSource};
+
+/// The built-in skills: (folder name, `SKILL.md` text).
+const BUILTIN: &[(&str, &str)] = &[
+    (
+        "commit-message",
+        include_str!("../../skills/commit-message/SKILL.md"),
+    ),
+    ("explain", include_str!("../../skills/explain/SKILL.md")),
+    ("review", include_str!("../../skills/review/SKILL.md")),
+];
+
+/// A `SKILL.md` larger than this is not a prompt anyone meant to send to a model.
+pub(crate) const MAX_FILE_BYTES: u64 = 256 * 1024;
+
+/// The on-disk skill roots with their source, highest priority first, without duplicates
+/// (`$LINGGEN_HOME` can be `<root>/.linggen` when linggen runs in the home folder).
+pub(super) fn roots(dirs: &SkillDirs) -> Vec<(PathBuf, SkillSource)> {
+    let mut roots = vec![
+        (dirs.linggen_home.join("skills"), SkillSource::Personal),
+        (
+            dirs.root.join(".linggen").join("skills"),
+            SkillSource::Project,
+        ),
+        (
+            dirs.root.join(".agents").join("skills"),
+            SkillSource::Project,
+        ),
+    ];
+    if let Some(home) = &dirs.user_home {
+        roots.push((home.join(".claude").join("skills"), SkillSource::Claude));
+        roots.push((home.join(".codex").join("skills"), SkillSource::Codex));
+    }
+    let mut seen = Vec::new();
+    roots.retain(|(path, _)| {
+        let fresh = !seen.contains(path);
+        seen.push(path.clone());
+        fresh
+    });
+    roots
+}
+
+pub(super) fn discover(dirs: &SkillDirs) -> SkillSet {
+    let mut by_name: BTreeMap<String, Skill> = BTreeMap::new();
+    let mut warnings = Vec::new();
+    let mut add = |result: Result<(Skill, Vec<String>), String>, warnings: &mut Vec<String>| {
+        match result {
+            Ok((skill, skill_warnings)) => {
+                warnings.extend(skill_warnings);
+                // Roots are visited in priority order: the first of a name wins.
+                by_name.entry(skill.name.clone()).or_insert(skill);
+            }
+            Err(warning) => warnings.push(warning),
+        }
+    };
+    for (root, source) in roots(dirs) {
+        for (dir_name, dir) in skill_folders(&root, &mut warnings) {
+            let file = dir.join("SKILL.md");
+            let path = file.display().to_string();
+            let text = match read_skill_file(&file) {
+                Ok(Some(text)) => text,
+                // A folder without SKILL.md is not a skill (it may hold shared scripts).
+                Ok(None) => continue,
+                Err(warning) => {
+                    warnings.push(warning);
+                    continue;
+                }
+            };
+            let origin = SkillOrigin {
+                path,
+                dir_name,
+                dir: Some(dir),
+                source,
+            };
+            add(Skill::parse(&text, origin), &mut warnings);
+        }
+    }
+    for (name, text) in BUILTIN {
+        let origin = SkillOrigin {
+            path: format!("built-in skills/{name}/SKILL.md"),
+            dir_name: (*name).to_string(),
+            dir: None,
+            source: SkillSource::Builtin,
+        };
+        add(Skill::parse(text, origin), &mut warnings);
+    }
+    SkillSet {
+        skills: by_name.into_values().collect(),
+        warnings,
+    }
+}
+
+/// The sub-folders of a skills root, sorted by name. A missing root is normal (nothing to
+/// warn about); an unreadable one is a warning.
+fn skill_folders(root: &Path, warnings: &mut Vec<String>) -> Vec<(String, PathBuf)> {
+    let entries = match std::fs::read_dir(root) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Vec::new(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => {
+            warnings.push(format!(
+                "{}: is a file, not a folder, so no skills are read from it; move it away \
+                 and create a folder of `<name>/SKILL.md` there",
+                root.display()
+            ));
+            return Vec::new();
+        }
+        Err(e) => {
+            warnings.push(format!(
+                "{}: cannot read the skills folder ({e}); check its permissions",
+                root.display()
+            ));
+            return Vec::new();
+        }
+    };
+    let mut folders = Vec::new();
+    for entry in entries.flatten() {
+        let path = entry.path();
+        // Follows symlinks on purpose: linking a skill folder in is a common way to share it.
+        if !path.is_dir() {
+            continue;
+        }
+        let Some(name) = entry.file_name().to_str().map(str::to_string) else {
+            warnings.push(format!(
+                "{}: the folder name is not valid UTF-8, so it is skipped; rename it to \
+                 lowercase letters, digits and hyphens",
+                path.display()
+            ));
+            continue;
+        };
+        if name.starts_with('.') {
+            continue;
+        }
+        folders.push((name, path));
+    }
+    folders.sort();
+    folders
+}
+
+/// `Ok(None)` when there is no such file.
+fn read_skill_file(file: &Path) -> Result<Option<String>, String> {
+    read_capped(file, MAX_FILE_BYTES)
+}
+
+/// Reads a text file of at most `max` bytes. `Ok(None)` when it does not exist; `Err` is a
+/// whole warning line naming the file.
+pub(crate) fn read_capped(file: &Path, max: u64) -> Result<Option<String>, String> {
+    let shown = file.display();
+    let f = match std::fs::File::open(file) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => {
+            return Err(format!(
+                "{shown}:1: cannot open the file ({e}); check its permissions"
+            ));
+        }
+    };
+    let mut bytes = Vec::new();
+    if let Err(e) = f.take(max + 1).read_to_end(&mut bytes) {
+        return Err(format!(
+            "{shown}:1: cannot read the file ({e}); check it is a regular file"
+        ));
+    }
+    if bytes.len() as u64 > max {
+        return Err(format!(
+            "{shown}:1: the file is larger than {} KiB; keep it short and move reference \
+             material into separate files next to it",
+            max / 1024
+        ));
+    }
+    String::from_utf8(bytes).map(Some).map_err(|e| {
+        format!(
+            "{shown}:1: the file is not valid UTF-8 (byte {}); save it as UTF-8",
+            e.utf8_error().valid_up_to()
+        )
+    })
+}
+
+/// The built-in `SKILL.md` texts, for tests and docs.
+pub fn builtin_sources() -> &'static [(&'static str, &'static str)] {
+    BUILTIN
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    struct Fixture {
+        _tmp: tempfile::TempDir,
+        dirs: SkillDirs,
+    }
+
+    fn fixture() -> Fixture {
+        let tmp = tempfile::tempdir().unwrap();
+        let dirs = SkillDirs {
+            linggen_home: tmp.path().join("lh"),
+            root: tmp.path().join("repo"),
+            user_home: Some(tmp.path().join("home")),
+        };
+        Fixture { _tmp: tmp, dirs }
+    }
+
+    fn write_skill(root: &Path, name: &str, description: &str) {
+        let dir = root.join(name);
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(
+            dir.join("SKILL.md"),
+            format!("---\nname: {name}\ndescription: {description}\n---\nBody of {name}\n"),
+        )
+        .unwrap();
+    }
+
+    #[test]
+    fn builtins_load_without_warnings() {
+        let f = fixture();
+        let set = discover(&f.dirs);
+        assert!(set.warnings.is_empty(), "{:?}", set.warnings);
+        for name in ["commit-message", "explain", "review"] {
+            let s = set.get(name).unwrap();
+            assert_eq!(s.source, SkillSource::Builtin);
+            assert_eq!(s.path, format!("built-in skills/{name}/SKILL.md"));
+            assert!(s.dir.is_none());
+            assert!(s.description.len() > 20);
+            assert!(!s.body.is_empty());
+        }
+        let commit = set.get("commit-message").unwrap();
+        assert!(
+            commit
+                .allowed_tools
+                .contains(&"Bash(git diff:*)".to_string())
+        );
+        let review = set.get("review").unwrap();
+        assert_eq!(review.argument_hint.as_deref(), Some("[ref]"));
+        assert!(review.render("main").contains("git diff main"));
+        let explain = set.get("explain").unwrap();
+        assert!(explain.render("src/lib.rs").contains("src/lib.rs"));
+    }
+
+    #[test]
+    fn priority_on_name_clash() {
+        let f = fixture();
+        let home = f.dirs.user_home.clone().unwrap();
+        write_skill(&home.join(".codex/skills"), "dup", "codex");
+        write_skill(&home.join(".claude/skills"), "dup", "claude");
+        write_skill(&f.dirs.root.join(".agents/skills"), "dup", "agents");
+        write_skill(&f.dirs.root.join(".linggen/skills"), "dup", "project");
+        write_skill(&f.dirs.linggen_home.join("skills"), "dup", "personal");
+        write_skill(&f.dirs.linggen_home.join("skills"), "review", "my review");
+        write_skill(&home.join(".codex/skills"), "only-codex", "c");
+
+        let set = discover(&f.dirs);
+        assert!(set.warnings.is_empty(), "{:?}", set.warnings);
+        let dup = set.get("dup").unwrap();
+        assert_eq!(dup.description, "personal");
+        assert_eq!(dup.source, SkillSource::Personal);
+        assert_eq!(
+            dup.dir.as_deref(),
+            Some(f.dirs.linggen_home.join("skills/dup").as_path())
+        );
+        assert_eq!(set.get("review").unwrap().description, "my review");
+        assert_eq!(set.get("only-codex").unwrap().source, SkillSource::Codex);
+        assert_eq!(set.skills.iter().filter(|s| s.name == "dup").count(), 1);
+        let names: Vec<&str> = set.skills.iter().map(|s| s.name.as_str()).collect();
+        let mut sorted = names.clone();
+        sorted.sort();
+        assert_eq!(names, sorted);
+
+        fs::remove_dir_all(f.dirs.linggen_home.join("skills/dup")).unwrap();
+        fs::remove_dir_all(f.dirs.root.join(".linggen/skills/dup")).unwrap();
+        assert_eq!(discover(&f.dirs).get("dup").unwrap().description, "agents");
+        fs::remove_dir_all(f.dirs.root.join(".agents/skills/dup")).unwrap();
+        assert_eq!(discover(&f.dirs).get("dup").unwrap().description, "claude");
+    }
+
+    #[test]
+    fn a_broken_file_is_one_warning_and_the_rest_loads() {
+        let f = fixture();
+        let root = f.dirs.root.join(".linggen/skills");
+        write_skill(&root, "good", "fine");
+        fs::create_dir_all(root.join("broken")).unwrap();
+        fs::write(
+            root.join("broken/SKILL.md"),
+            "---\nname: broken\ndescription: x\nuser-invocable: [1\n---\n",
+        )
+        .unwrap();
+        fs::create_dir_all(root.join("no-front")).unwrap();
+        fs::write(root.join("no-front/SKILL.md"), "# hello\n").unwrap();
+        fs::create_dir_all(root.join("not-a-skill")).unwrap();
+        fs::write(root.join("stray.md"), "ignored").unwrap();
+
+        let set = discover(&f.dirs);
+        assert!(set.get("good").is_some());
+        assert!(set.get("broken").is_none());
+        assert!(set.get("no-front").is_none());
+        assert_eq!(set.warnings.len(), 2, "{:?}", set.warnings);
+        let broken = root.join("broken/SKILL.md").display().to_string();
+        assert!(
+            set.warnings[0].starts_with(&format!("{broken}:4: invalid YAML")),
+            "{:?}",
+            set.warnings
+        );
+        let no_front = root.join("no-front/SKILL.md").display().to_string();
+        assert!(set.warnings[1].starts_with(&format!("{no_front}:1: no frontmatter")));
+    }
+
+    #[test]
+    fn a_file_where_a_folder_belongs_is_a_warning() {
+        let f = fixture();
+        fs::create_dir_all(&f.dirs.linggen_home).unwrap();
+        fs::write(f.dirs.linggen_home.join("skills"), "oops").unwrap();
+        let set = discover(&f.dirs);
+        assert_eq!(set.warnings.len(), 1, "{:?}", set.warnings);
+        assert!(set.warnings[0].contains("is a file, not a folder"));
+        assert!(set.get("review").is_some());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn unreadable_folder_is_a_warning() {
+        use std::os::unix::fs::PermissionsExt;
+        let f = fixture();
+        let root = f.dirs.linggen_home.join("skills");
+        write_skill(&root, "a", "b");
+        fs::set_permissions(&root, fs::Permissions::from_mode(0o000)).unwrap();
+        let set = discover(&f.dirs);
+        fs::set_permissions(&root, fs::Permissions::from_mode(0o755)).unwrap();
+        // Root ignores permissions; then the folder simply reads.
+        if set.get("a").is_none() {
+            assert_eq!(set.warnings.len(), 1, "{:?}", set.warnings);
+            assert!(set.warnings[0].contains("check its permissions"));
+        }
+    }
+
+    #[test]
+    fn oversized_file_is_skipped() {
+        let f = fixture();
+        let dir = f.dirs.root.join(".agents/skills/big");
+        fs::create_dir_all(&dir).unwrap();
+        let text = format!("---\ndescription: d\n---\n{}", "x".repeat(300 * 1024));
+        fs::write(dir.join("SKILL.md"), text).unwrap();
+        let set = discover(&f.dirs);
+        assert!(set.get("big").is_none());
+        assert!(
+            set.warnings[0].contains("larger than 256 KiB"),
+            "{:?}",
+            set.warnings
+        );
+    }
+
+    #[test]
+    fn watch_dirs_lists_every_root() {
+        let f = fixture();
+        let dirs = SkillSet::watch_dirs(&f.dirs);
+        let home = f.dirs.user_home.clone().unwrap();
+        assert_eq!(
+            dirs,
+            vec![
+                f.dirs.linggen_home.join("skills"),
+                f.dirs.root.join(".linggen/skills"),
+                f.dirs.root.join(".agents/skills"),
+                home.join(".claude/skills"),
+                home.join(".codex/skills"),
+            ]
+        );
+        let same = SkillDirs {
+            linggen_home: f.dirs.root.join(".linggen"),
+            root: f.dirs.root.clone(),
+            user_home: None,
+        };
+        assert_eq!(SkillSet::watch_dirs(&same).len(), 2);
+    }
+}
