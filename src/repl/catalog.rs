@@ -1,6 +1,6 @@
-//! What the shell can offer in completion and accept as triggers: agents, models, sessions,
-//! themes, files. Built once at start and refreshed when it changes (a new session, say);
-//! a keystroke only reads it.
+//! What the shell can offer in completion and accept as triggers: skills, custom triggers,
+//! agents, models, sessions, themes, files. Built once at start and refreshed when it
+//! changes (a skill file edited on disk, a new session); a keystroke only reads it.
 
 use std::sync::{Arc, RwLock};
 
@@ -8,15 +8,27 @@ use rustyline::completion::Pair;
 
 use super::commands::Command;
 use super::complete::{self, Choice, CompletionContext, FileIndex};
-use super::triggers::TriggerContext;
+use super::triggers::{Parsed, Registry};
+use crate::agents::AgentSet;
+use crate::skills::SkillSet;
 
-/// The shipped agents. Agent files and their discovery arrive with the skills-and-agents
-/// work; until then these are the names `@` and `/agent` know.
-pub const AGENTS: &[&str] = &["ling", "coder"];
+/// The keys `/settings KEY VALUE` accepts, in completion order.
+pub const SETTING_KEYS: &[&str] = &[
+    "model",
+    "max_iters",
+    "permission_mode",
+    "agent",
+    "mode",
+    "theme",
+    "show_thinking",
+];
 
 #[derive(Default)]
 pub struct Lists {
-    pub agents: Vec<String>,
+    /// Skills, their custom triggers and the agent names, as the parser needs them.
+    pub registry: Registry,
+    /// The agents with their descriptions, for `/agent` completion.
+    pub agents: Vec<Choice>,
     pub models: Vec<Choice>,
     pub sessions: Vec<Choice>,
     pub themes: Vec<Choice>,
@@ -34,11 +46,7 @@ pub struct Catalog {
 impl Catalog {
     pub fn new(files: FileIndex, busy: Arc<std::sync::atomic::AtomicBool>) -> Self {
         let lists = Lists {
-            agents: AGENTS.iter().map(|s| s.to_string()).collect(),
-            setting_keys: ["model", "max_iters", "permission_mode"]
-                .iter()
-                .map(|k| Choice::new(*k))
-                .collect(),
+            setting_keys: SETTING_KEYS.iter().map(|k| Choice::new(*k)).collect(),
             ..Lists::default()
         };
         Catalog {
@@ -48,14 +56,31 @@ impl Catalog {
         }
     }
 
+    /// Takes the skills, custom triggers and agents from the current discovered sets.
+    pub fn set_extensions(&self, skills: &SkillSet, agents: &AgentSet) {
+        let registry = Registry::new(skills, agents.names());
+        let choices = registry
+            .agents
+            .iter()
+            .map(|name| match agents.get(name) {
+                Some(spec) if !spec.description.is_empty() => {
+                    Choice::described(name, one_line(&spec.description, 60))
+                }
+                _ => Choice::new(name),
+            })
+            .collect();
+        self.update(|lists| {
+            lists.registry = registry;
+            lists.agents = choices;
+        });
+    }
+
     fn with_context<T>(&self, f: impl FnOnce(&CompletionContext) -> T) -> T {
         let lists = self.lists.read().unwrap_or_else(|p| p.into_inner());
         let ctx = CompletionContext {
-            triggers: TriggerContext {
-                agents: &lists.agents,
-                ..TriggerContext::default()
-            },
+            triggers: lists.registry.context(),
             busy: self.busy.load(std::sync::atomic::Ordering::Relaxed),
+            agents: &lists.agents,
             models: &lists.models,
             sessions: &lists.sessions,
             themes: &lists.themes,
@@ -91,23 +116,24 @@ impl Catalog {
     }
 
     /// Parses a submitted line.
-    pub fn parse(&self, line: &str) -> super::triggers::Parsed {
+    pub fn parse(&self, line: &str) -> Parsed {
         let lists = self.lists.read().unwrap_or_else(|p| p.into_inner());
-        let ctx = TriggerContext {
-            agents: &lists.agents,
-            ..TriggerContext::default()
-        };
-        super::triggers::parse(line, &ctx)
+        super::triggers::parse(line, &lists.registry.context())
     }
 
     pub fn update(&self, f: impl FnOnce(&mut Lists)) {
         let mut lists = self.lists.write().unwrap_or_else(|p| p.into_inner());
         f(&mut lists);
     }
+
+    /// `/help`: the command table, the skills and agents known now, then the triggers.
+    pub fn help_lines(&self) -> Vec<String> {
+        let lists = self.lists.read().unwrap_or_else(|p| p.into_inner());
+        help_lines(&lists.registry)
+    }
 }
 
-/// `/help`: the command table, then the triggers.
-pub fn help_lines() -> Vec<String> {
+fn help_lines(registry: &Registry) -> Vec<String> {
     let mut lines = vec!["Commands:".to_string()];
     for cmd in Command::ALL {
         let name = match cmd.argument_hint() {
@@ -116,9 +142,22 @@ pub fn help_lines() -> Vec<String> {
         };
         lines.push(format!("  {name:<24} {}", cmd.summary()));
     }
+    let skills: Vec<String> = registry
+        .skills
+        .iter()
+        .filter(|s| s.user_invocable && Command::from_name(&s.name).is_none())
+        .map(|s| format!("/{}", s.name))
+        .collect();
     lines.push(String::new());
+    if !skills.is_empty() {
+        lines.push(format!("Skills: {} (/skills describes them)", skills.join(" ")));
+    }
+    if !registry.agents.is_empty() {
+        let agents: Vec<String> = registry.agents.iter().map(|a| format!("@{a}")).collect();
+        lines.push(format!("Agents: {} (/agent describes them)", agents.join(" ")));
+    }
     lines.push(
-        "Triggers: /command · @agent message · @path/to/file attaches it · //text sends /text"
+        "Triggers: /command · /skill args · @agent message · @path/to/file attaches it · //text sends /text"
             .into(),
     );
     lines.push(
@@ -126,4 +165,54 @@ pub fn help_lines() -> Vec<String> {
             .into(),
     );
     lines
+}
+
+/// The first line of `text`, cut to `max` characters; an ellipsis marks anything left out.
+pub fn one_line(text: &str, max: usize) -> String {
+    let text = text.trim();
+    let first = text.lines().next().unwrap_or_default().trim_end();
+    if text.lines().nth(1).is_none() && first.chars().count() <= max {
+        return first.to_string();
+    }
+    let kept: String = first.chars().take(max.saturating_sub(1)).collect();
+    format!("{}…", kept.trim_end())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::repl::triggers::SkillInfo;
+
+    #[test]
+    fn one_line_keeps_short_text_and_marks_what_was_cut() {
+        assert_eq!(one_line("  fix it  ", 20), "fix it");
+        assert_eq!(one_line("fix it\nand more", 20), "fix it…");
+        assert_eq!(one_line("abcdefghij", 5), "abcd…");
+        assert_eq!(one_line("", 5), "");
+    }
+
+    #[test]
+    fn help_names_the_skills_and_agents_known_now() {
+        let registry = Registry {
+            skills: vec![
+                SkillInfo {
+                    name: "review".into(),
+                    user_invocable: true,
+                    ..SkillInfo::default()
+                },
+                SkillInfo {
+                    name: "hidden".into(),
+                    user_invocable: false,
+                    ..SkillInfo::default()
+                },
+            ],
+            custom_triggers: Vec::new(),
+            agents: vec!["ling".into(), "coder".into()],
+        };
+        let text = help_lines(&registry).join("\n");
+        assert!(text.contains("Skills: /review (/skills"), "{text}");
+        assert!(!text.contains("hidden"), "{text}");
+        assert!(text.contains("Agents: @ling @coder"), "{text}");
+        assert!(text.contains("/runs"), "{text}");
+    }
 }

@@ -10,10 +10,12 @@ pub enum Command {
     Clear,
     Settings,
     Agent,
+    Skills,
     Model,
     Mode,
     Permissions,
     Sessions,
+    Runs,
     Resume,
     Context,
     Theme,
@@ -49,10 +51,12 @@ impl Command {
         Command::Clear,
         Command::Settings,
         Command::Agent,
+        Command::Skills,
         Command::Model,
         Command::Mode,
         Command::Permissions,
         Command::Sessions,
+        Command::Runs,
         Command::Resume,
         Command::Context,
         Command::Theme,
@@ -68,10 +72,12 @@ impl Command {
             Command::Clear => "clear",
             Command::Settings => "settings",
             Command::Agent => "agent",
+            Command::Skills => "skills",
             Command::Model => "model",
             Command::Mode => "mode",
             Command::Permissions => "permissions",
             Command::Sessions => "sessions",
+            Command::Runs => "runs",
             Command::Resume => "resume",
             Command::Context => "context",
             Command::Theme => "theme",
@@ -89,11 +95,13 @@ impl Command {
             Command::Settings => {
                 "show effective settings and their source; set one for this session"
             }
-            Command::Agent => "switch the active agent",
+            Command::Agent => "show the agents; switch the active one",
+            Command::Skills => "list skills (with where each comes from) and skipped files",
             Command::Model => "switch the model",
             Command::Mode => "chat (one answer per message) or auto (work until done)",
             Command::Permissions => "show or change the permission mode and saved rules",
             Command::Sessions => "list recent sessions",
+            Command::Runs => "the runs of this session as a tree (delegations nested)",
             Command::Resume => "continue a previous session",
             Command::Context => "token usage of this session",
             Command::Theme => "show or switch the colour theme",
@@ -107,15 +115,17 @@ impl Command {
     pub fn argument_hint(self) -> Option<&'static str> {
         match self {
             Command::Settings => Some("[key value]"),
-            Command::Agent => Some("<name>"),
+            Command::Agent => Some("[name]"),
             Command::Model => Some("<id>"),
-            Command::Mode => Some("chat|auto"),
+            Command::Mode => Some("[chat|auto]"),
             Command::Permissions => Some("[mode]"),
             Command::Resume => Some("[id]"),
             Command::Theme => Some("[name]"),
             Command::Help
             | Command::Clear
+            | Command::Skills
             | Command::Sessions
+            | Command::Runs
             | Command::Context
             | Command::Share
             | Command::Quit
@@ -130,7 +140,9 @@ impl Command {
     pub fn available_while_busy(self) -> bool {
         match self {
             Command::Help
+            | Command::Skills
             | Command::Sessions
+            | Command::Runs
             | Command::Context
             | Command::Theme
             | Command::Share
@@ -158,7 +170,9 @@ impl Command {
             Command::Theme => ArgumentKind::ThemeName,
             Command::Help
             | Command::Clear
+            | Command::Skills
             | Command::Sessions
+            | Command::Runs
             | Command::Context
             | Command::Share
             | Command::Quit
@@ -210,10 +224,12 @@ mod tests {
                 "clear",
                 "settings",
                 "agent",
+                "skills",
                 "model",
                 "mode",
                 "permissions",
                 "sessions",
+                "runs",
                 "resume",
                 "context",
                 "theme",
@@ -235,16 +251,18 @@ mod tests {
             Command::Clear => 1,
             Command::Settings => 2,
             Command::Agent => 3,
-            Command::Model => 4,
-            Command::Mode => 5,
-            Command::Permissions => 6,
-            Command::Sessions => 7,
-            Command::Resume => 8,
-            Command::Context => 9,
-            Command::Theme => 10,
-            Command::Share => 11,
-            Command::Quit => 12,
-            Command::Exit => 13,
+            Command::Skills => 4,
+            Command::Model => 5,
+            Command::Mode => 6,
+            Command::Permissions => 7,
+            Command::Sessions => 8,
+            Command::Runs => 9,
+            Command::Resume => 10,
+            Command::Context => 11,
+            Command::Theme => 12,
+            Command::Share => 13,
+            Command::Quit => 14,
+            Command::Exit => 15,
         }
     }
 
@@ -295,6 +313,8 @@ mod tests {
         assert!(busy.contains(&Command::Help));
         assert!(busy.contains(&Command::Context));
         assert!(busy.contains(&Command::Quit));
+        assert!(busy.contains(&Command::Skills));
+        assert!(busy.contains(&Command::Runs));
         assert!(!busy.contains(&Command::Clear));
         assert!(!busy.contains(&Command::Model));
         assert!(!busy.contains(&Command::Agent));

@@ -12,13 +12,14 @@ use tokio::sync::mpsc;
 use super::catalog::Catalog;
 use super::complete::FileIndex;
 use super::editor::{self, LineHelper};
+use super::extensions::{self, Extensions};
 use super::render::RenderStyle;
 use super::view::{Shared, View};
 use super::{complete, theme};
 use crate::app::{self, Failure, LiveSession, Workspace};
 use crate::cli::Cli;
 use crate::print::exit;
-use crate::session::{self, lock};
+use crate::session::{self, TurnMode, lock};
 
 /// A second Ctrl+C on an empty line within this long exits.
 const DOUBLE_CTRL_C: Duration = Duration::from_secs(2);
@@ -39,6 +40,7 @@ pub(super) struct Shell {
     pub shared: Arc<Shared>,
     pub catalog: Catalog,
     pub prompt: Arc<std::sync::Mutex<String>>,
+    pub extensions: Extensions,
 }
 
 pub async fn run(cli: Cli) -> i32 {
@@ -62,13 +64,20 @@ async fn try_run(cli: Cli) -> Result<i32, Failure> {
     let files = FileIndex::new(&ws.root);
     files.refresh_in_background();
     let catalog = Catalog::new(files, shared.busy.clone());
+    let extensions = Extensions::new(&ws);
+    extensions::fill(&catalog, &ws);
     // Start the session before the editor, so a dead model server is one line and exit.
     let live = LiveSession::start(&cli, &ws, true).await?;
 
     let (typed_tx, mut typed) = mpsc::unbounded_channel();
     let (printer_tx, printer_rx) = std::sync::mpsc::channel();
     let (again_tx, again_rx) = std::sync::mpsc::channel();
-    let prompt = Arc::new(std::sync::Mutex::new(prompt_text(&cli, &ws)));
+    let start_agent = cli.agent.as_deref().unwrap_or(app::DEFAULT_AGENT);
+    let prompt = Arc::new(std::sync::Mutex::new(prompt_text(
+        start_agent,
+        TurnMode::default(),
+        cli.permission_mode.unwrap_or(ws.config.permission_mode),
+    )));
     let io = EditorIo {
         typed: typed_tx,
         printer: printer_tx,
@@ -82,6 +91,7 @@ async fn try_run(cli: Cli) -> Result<i32, Failure> {
     })?;
     let mut view = View::new(printer, style, terminal_width(), shared.clone());
     view.show_thinking = ws.config.show_thinking;
+    view.agent = start_agent.to_string();
     let mut shell = Shell {
         cli,
         ws,
@@ -90,8 +100,10 @@ async fn try_run(cli: Cli) -> Result<i32, Failure> {
         shared,
         catalog,
         prompt,
+        extensions,
     };
     shell.refresh_lists();
+    shell.watch_extensions();
     shell.view.hint(&format!(
         "linggen {} · {} · /help for commands",
         env!("CARGO_PKG_VERSION"),
@@ -106,8 +118,17 @@ async fn try_run(cli: Cli) -> Result<i32, Failure> {
             envelope = shell.live.events.recv() => {
                 if let Some(envelope) = envelope {
                     shell.view.on_event(&envelope.event);
+                    if matches!(
+                        envelope.event,
+                        session::Event::SessionStarted { .. } | session::Event::SettingsChanged { .. }
+                    ) {
+                        shell.update_prompt();
+                    }
                 }
             }
+            // A skill or agent file changed on disk (the sets were re-read).
+            Ok(()) = shell.extensions.skills.changed() => shell.extensions_changed(),
+            Ok(()) = shell.extensions.agents.changed() => shell.extensions_changed(),
             // Ctrl+C while the editor is between lines (the terminal is not in raw mode then)
             // arrives as SIGINT; it must mean the same as Ctrl+C at the prompt, not kill us.
             _ = tokio::signal::ctrl_c() => {
@@ -189,10 +210,27 @@ impl Shell {
     }
 
     /// Replaces the running session (new, resumed, or the same one with other settings).
+    /// The agent and turn mode chosen in this shell carry over (an agent whose file is gone
+    /// falls back to the default).
     pub async fn restart(&mut self, cli: Cli) -> Result<(), Failure> {
-        let live = LiveSession::start(&cli, &self.ws, true).await?;
+        let mut start = cli.clone();
+        let agent = self.view.agent.clone();
+        start.agent = self.ws.agents.get().get(&agent).is_some().then_some(agent);
+        let live = LiveSession::start(&start, &self.ws, true).await?;
         let old = std::mem::replace(&mut self.live, live);
         old.stop().await;
+        if self.view.mode != TurnMode::default() {
+            let mode = self.view.mode;
+            let _ = self
+                .live
+                .handle
+                .inputs
+                .send(session::Input::SetMode { mode })
+                .await;
+        }
+        self.view.agent = start
+            .agent
+            .unwrap_or_else(|| app::DEFAULT_AGENT.to_string());
         self.cli = cli;
         self.refresh_lists();
         self.update_prompt();
@@ -200,16 +238,26 @@ impl Shell {
     }
 
     pub fn update_prompt(&self) {
-        *lock(&self.prompt) = prompt_text(&self.cli, &self.ws);
+        let permission_mode = self
+            .cli
+            .permission_mode
+            .unwrap_or(self.ws.config.permission_mode);
+        *lock(&self.prompt) = prompt_text(&self.view.agent, self.view.mode, permission_mode);
     }
 }
 
-/// `ling ›`, or `ling [accept-edits] ›` when the permission mode is not the default.
-fn prompt_text(cli: &Cli, ws: &Workspace) -> String {
-    match cli.permission_mode.unwrap_or(ws.config.permission_mode) {
-        crate::config::PermissionMode::Default => "ling › ".to_string(),
-        other => format!("ling [{}] › ", other.as_str()),
+/// The current agent, then what differs from the defaults: `ling › `, `coder › `,
+/// `ling [chat] › `, `ling [accept-edits] › `.
+fn prompt_text(agent: &str, mode: TurnMode, permission_mode: crate::config::PermissionMode) -> String {
+    let mut text = agent.to_string();
+    if mode != TurnMode::default() {
+        text.push_str(&format!(" [{}]", mode.as_str()));
     }
+    if permission_mode != crate::config::PermissionMode::Default {
+        text.push_str(&format!(" [{}]", permission_mode.as_str()));
+    }
+    text.push_str(" › ");
+    text
 }
 
 pub(super) fn terminal_width() -> u16 {

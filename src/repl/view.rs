@@ -7,9 +7,11 @@ use std::sync::{Arc, Mutex};
 use rustyline::ExternalPrinter;
 
 use super::approval::CHOICES;
+use super::catalog::one_line;
 use super::render::{self, MarkdownStream, RenderStyle};
+use super::run_tree::{RunDepths, indent};
 use super::theme::Theme;
-use crate::session::{Decision, Event, OutcomeStatus};
+use crate::session::{Decision, Event, OutcomeStatus, TurnMode};
 
 /// Longest diff shown inline; the rest is counted.
 const DIFF_LINES: usize = 40;
@@ -46,7 +48,21 @@ pub struct View {
     thinking: String,
     /// When the model was last asked and has not answered yet (spinner time).
     waiting_since: Option<std::time::Instant>,
+    /// The delegated agent being waited for; `None` for the turn's own agent.
+    waiting_for: Option<String>,
     spinner_shown: bool,
+    /// How deep each run of the turn is: delegated runs are indented and their answers are
+    /// not streamed as the turn's answer.
+    runs: RunDepths,
+    /// A `delegate_to_agent` call per parent run: its summary, and whether the child run
+    /// started. A started child is shown by its own lines; a refused call as a tool line.
+    delegations: std::collections::HashMap<String, (String, bool)>,
+    /// The turn's own agent streamed answer text (else the outcome's result is shown: a
+    /// forked skill answers through its child run).
+    answered: bool,
+    /// The session's agent and turn mode, for the prompt, `/agent`, `/mode`, `/settings`.
+    pub agent: String,
+    pub mode: TurnMode,
     /// The model as the session announced it (`id (model @ url)`).
     pub model: String,
     /// `[ui] show_thinking`: reasoning shown dimmed, or hidden.
@@ -69,7 +85,13 @@ impl View {
             markdown: None,
             model: String::new(),
             waiting_since: None,
+            waiting_for: None,
             spinner_shown: false,
+            runs: RunDepths::default(),
+            delegations: std::collections::HashMap::new(),
+            answered: false,
+            agent: crate::app::DEFAULT_AGENT.to_string(),
+            mode: TurnMode::default(),
             thinking: String::new(),
             show_thinking: true,
             context: None,
@@ -112,9 +134,14 @@ impl View {
         let elapsed = since.elapsed();
         let frame =
             SPINNER[(elapsed.as_millis() / SPINNER_FRAME.as_millis()) as usize % SPINNER.len()];
-        let line = self
-            .style
-            .dim(&format!("{frame} thinking… {:.1}s", elapsed.as_secs_f64()));
+        let who = self
+            .waiting_for
+            .as_deref()
+            .map_or(String::new(), |agent| format!("{agent} "));
+        let line = self.style.dim(&format!(
+            "{frame} {who}thinking… {:.1}s",
+            elapsed.as_secs_f64()
+        ));
         self.print(vec![line]);
         self.spinner_shown = true;
     }
@@ -169,14 +196,25 @@ impl View {
 
     pub fn on_event(&mut self, event: &Event) {
         match event {
-            Event::AgentStatus { status, .. } if status == "thinking" => {
+            Event::AgentStatus {
+                status,
+                run_id,
+                agent_id,
+                ..
+            } if status == "thinking" => {
                 self.waiting_since = Some(std::time::Instant::now());
+                self.waiting_for = (self.runs.depth(run_id) > 0).then(|| agent_id.clone());
             }
+            // A delegated run's tokens are not shown, so they do not end the wait either.
+            Event::Token { run_id, .. } if self.runs.depth(run_id) > 0 => {}
             Event::Token { .. }
             | Event::ToolCallStarted { .. }
             | Event::ApprovalRequested { .. }
+            | Event::SubagentSpawned { .. }
+            | Event::SubagentResult { .. }
             | Event::Outcome { .. }
             | Event::Error { .. }
+            | Event::Warning { .. }
                 if self.waiting_since.is_some() =>
             {
                 self.stop_waiting();
@@ -185,68 +223,174 @@ impl View {
             _ => {}
         }
         match event {
-            Event::SessionStarted { model, .. } => self.model = model.clone(),
-            Event::RunStarted { .. } => {
-                self.shared.busy.store(true, Ordering::Relaxed);
-                // Resizes are picked up per answer: lines already shown stay as they are.
-                self.width = super::shell::terminal_width();
+            Event::SessionStarted {
+                model, agent_id, ..
+            } => {
+                self.model = model.clone();
+                self.agent = agent_id.clone();
+            }
+            Event::SettingsChanged { agent_id, mode } => {
+                self.agent = agent_id.clone();
+                self.mode = *mode;
+                self.hint(&format!("agent {agent_id} · mode {}", mode.as_str()));
+            }
+            Event::RunStarted {
+                run_id, parent_id, ..
+            } => {
+                if self.runs.started(run_id, parent_id.as_deref()) == 0 {
+                    self.shared.busy.store(true, Ordering::Relaxed);
+                    self.answered = false;
+                    // Resizes are picked up per answer: lines already shown stay as they are.
+                    self.width = super::shell::terminal_width();
+                }
             }
             Event::Token {
+                run_id,
                 token,
                 thinking,
                 done,
                 ..
-            } => self.on_token(token, *thinking, *done),
-            Event::ToolCallStarted { summary, .. } => {
-                let line = render::tool_line(summary, &self.style);
+            } if self.runs.depth(run_id) == 0 => {
+                self.answered |= !*thinking && !token.trim().is_empty();
+                self.on_token(token, *thinking, *done);
+            }
+            Event::ToolCallStarted {
+                run_id,
+                tool,
+                summary,
+                ..
+            } => {
+                if tool == DELEGATE_TOOL {
+                    // Shown as the child run's own line once it starts.
+                    self.delegations
+                        .insert(run_id.clone(), (summary.clone(), false));
+                    return;
+                }
+                let line = indent(self.runs.depth(run_id)) + &render::tool_line(summary, &self.style);
                 self.say(line);
             }
             Event::ToolCallFinished {
-                summary, ok, diff, ..
+                run_id,
+                tool,
+                summary,
+                ok,
+                diff,
+                ..
+            } => self.on_tool_finished(run_id, tool, summary, *ok, diff.as_deref()),
+            Event::SubagentSpawned {
+                parent_id,
+                subagent_id,
+                agent_id,
+                task,
             } => {
-                let mut lines = vec![render::tool_result_line(summary, *ok, &self.style)];
-                if let Some(diff) = diff {
-                    lines.extend(render::render_diff(diff, &self.style, DIFF_LINES));
+                let depth = self.runs.spawned(parent_id, subagent_id);
+                if let Some((_, spawned)) = self.delegations.get_mut(parent_id) {
+                    *spawned = true;
                 }
-                self.print(lines);
+                let summary = format!("{agent_id} ← {}", one_line(task, 100));
+                let line = indent(depth) + &render::tool_line(&summary, &self.style);
+                self.say(line);
+            }
+            Event::SubagentResult {
+                parent_id,
+                agent_id,
+                outcome,
+                result,
+                ..
+            } => {
+                let status = outcome.run_status();
+                let summary = match one_line(result, 100) {
+                    first if first.is_empty() => format!("{agent_id} {status}"),
+                    first => format!("{agent_id} {status}: {first}"),
+                };
+                let ok = *outcome == OutcomeStatus::Completed;
+                let line = indent(self.runs.depth(parent_id))
+                    + &render::tool_result_line(&summary, ok, &self.style);
+                self.say(line);
             }
             Event::ApprovalRequested {
                 id,
+                run_id,
                 tool,
                 summary,
                 reason,
                 diff,
-                ..
-            } => self.on_approval(id, tool, summary, reason, diff.as_deref()),
+            } => {
+                let depth = self.runs.depth(run_id);
+                self.on_approval(id, depth, tool, summary, reason, diff.as_deref());
+            }
             Event::ApprovalResolved { id, decision, by } => self.on_resolved(id, decision, by),
             Event::Message {
+                run_id,
                 role: crate::llm::Role::User,
                 from,
                 content,
                 ..
-            } if from != "terminal" => self.say(format!("[{from}] {content}")),
+            } if from != "terminal" && self.runs.depth(run_id) == 0 => {
+                self.say(format!("[{from}] {content}"))
+            }
             Event::QueueUpdated { queued } if !queued.is_empty() => {
                 let line = format!("⏳ queued: {}", queued.join(" · "));
                 self.say(self.style.dim(&line));
             }
+            // A delegated run's context is its own; `/context` reports the session's.
             Event::ContextUsage {
+                run_id,
                 used_tokens,
                 context_window,
                 ..
-            } => self.context = Some((*used_tokens, *context_window)),
+            } if self.runs.depth(run_id) == 0 => {
+                self.context = Some((*used_tokens, *context_window))
+            }
             Event::Error { message } => {
                 let line = self.style.error(&format!("✗ {message}"));
                 self.say(line);
             }
+            Event::Warning { message } => self.warning(message),
             Event::Outcome {
                 status,
                 result,
                 usage,
                 duration_ms,
                 ..
-            } => self.on_outcome(*status, result, usage.output_tokens, *duration_ms),
+            } => {
+                self.on_outcome(*status, result, usage.output_tokens, *duration_ms);
+                self.runs.clear();
+                self.delegations.clear();
+            }
             _ => {}
         }
+    }
+
+    /// A warn-styled line: something worth knowing that did not stop the work.
+    pub fn warning(&mut self, text: &str) {
+        let line = self.style.warn(&format!("⚠ {text}"));
+        self.say(line);
+    }
+
+    fn on_tool_finished(
+        &mut self,
+        run_id: &str,
+        tool: &str,
+        summary: &str,
+        ok: bool,
+        diff: Option<&str>,
+    ) {
+        let pad = indent(self.runs.depth(run_id));
+        let mut lines = Vec::new();
+        if tool == DELEGATE_TOOL {
+            match self.delegations.remove(run_id) {
+                // The child's own lines (spawned, result) already told the story.
+                Some((_, true)) => return,
+                Some((call, false)) => lines.push(render::tool_line(&call, &self.style)),
+                None => {}
+            }
+        }
+        lines.push(render::tool_result_line(summary, ok, &self.style));
+        if let Some(diff) = diff {
+            lines.extend(render::render_diff(diff, &self.style, DIFF_LINES));
+        }
+        self.print(lines.into_iter().map(|l| format!("{pad}{l}")).collect());
     }
 
     fn on_token(&mut self, token: &str, thinking: bool, done: bool) {
@@ -284,6 +428,7 @@ impl View {
     fn on_approval(
         &mut self,
         id: &str,
+        depth: usize,
         tool: &str,
         summary: &str,
         reason: &str,
@@ -302,7 +447,9 @@ impl View {
             lines.push(self.style.dim("  (the line you are typing will be sent as your next message; answer on the line after it)",
             ));
         }
-        self.print(lines);
+        // A delegated run's request stands under that run's lines; it is answered the same way.
+        let pad = indent(depth);
+        self.print(lines.into_iter().map(|l| format!("{pad}{l}")).collect());
         *crate::session::lock(&self.shared.approval) = Some(PendingApproval {
             id: id.to_string(),
             typeahead,
@@ -332,6 +479,13 @@ impl View {
     fn on_outcome(&mut self, status: OutcomeStatus, result: &str, output_tokens: u64, ms: u64) {
         self.shared.busy.store(false, Ordering::Relaxed);
         *crate::session::lock(&self.shared.approval) = None;
+        // A forked skill answers through its child run, whose tokens were not shown.
+        if status == OutcomeStatus::Completed && !self.answered && !result.trim().is_empty() {
+            let mut stream = MarkdownStream::new(self.style.clone(), self.width);
+            let mut lines = stream.push(result);
+            lines.extend(stream.finish());
+            self.print(lines);
+        }
         match status {
             OutcomeStatus::Cancelled => self.hint("  ⎿ cancelled"),
             OutcomeStatus::MaxIters => {
@@ -360,6 +514,9 @@ impl View {
         }
     }
 }
+
+/// The tool whose calls start child runs; shown through the child's own lines.
+const DELEGATE_TOOL: &str = "delegate_to_agent";
 
 /// How often the spinner is redrawn.
 pub const SPINNER_FRAME: std::time::Duration = std::time::Duration::from_millis(100);

@@ -67,6 +67,8 @@ pub struct CompletionContext<'a> {
     pub triggers: TriggerContext<'a>,
     /// A turn is running: only commands available while busy are offered.
     pub busy: bool,
+    /// The agents with descriptions for `/agent`; when empty, the bare names in `triggers`.
+    pub agents: &'a [Choice],
     pub models: &'a [Choice],
     pub sessions: &'a [Choice],
     pub themes: &'a [Choice],
@@ -278,6 +280,7 @@ fn arguments(command: Command, word: &str, ctx: &CompletionContext<'_>) -> Vec<C
         ArgumentKind::ModelId => ctx.models,
         ArgumentKind::SessionId => ctx.sessions,
         ArgumentKind::ThemeName => ctx.themes,
+        ArgumentKind::AgentName if !ctx.agents.is_empty() => ctx.agents,
         ArgumentKind::AgentName => {
             agent_choices = ctx.triggers.agents.iter().map(Choice::new).collect();
             &agent_choices

@@ -117,7 +117,7 @@ fn slash_completes_commands_with_hints() {
     let model = complete("/mod", 4, &f.ctx(false)).1;
     assert_eq!(replacements(model.clone()), ["/model ", "/mode "]);
     assert_eq!(model[0].hint.as_deref(), Some("<id>"));
-    assert_eq!(model[1].hint.as_deref(), Some("chat|auto"));
+    assert_eq!(model[1].hint.as_deref(), Some("[chat|auto]"));
 }
 
 #[test]
