@@ -150,11 +150,17 @@ fn help_lines(registry: &Registry) -> Vec<String> {
         .collect();
     lines.push(String::new());
     if !skills.is_empty() {
-        lines.push(format!("Skills: {} (/skills describes them)", skills.join(" ")));
+        lines.push(format!(
+            "Skills: {} (/skills describes them)",
+            skills.join(" ")
+        ));
     }
     if !registry.agents.is_empty() {
         let agents: Vec<String> = registry.agents.iter().map(|a| format!("@{a}")).collect();
-        lines.push(format!("Agents: {} (/agent describes them)", agents.join(" ")));
+        lines.push(format!(
+            "Agents: {} (/agent describes them)",
+            agents.join(" ")
+        ));
     }
     lines.push(
         "Triggers: /command · /skill args · @agent message · @path/to/file attaches it · //text sends /text"

@@ -1,17 +1,21 @@
-//! What a submitted line does: an approval answer, a built-in command, or a message.
+//! What a submitted line does: an approval answer, a built-in command, a skill, a message
+//! for another agent, or a message for the current one.
 
 use std::path::Path;
 
 use super::approval::{self, Answer};
-use super::commands::Command;
+use super::commands::{Command, TURN_MODES};
 use super::editor;
 use super::shell::Shell;
-use super::triggers::Parsed;
-use crate::config::PermissionMode;
-use crate::session::{Input, lock, permissions::project};
+use super::triggers::{Parsed, attachment_candidates};
+use crate::session::{Input, SkillInvocation, TurnMode, UserMessage, lock};
+use crate::store::Store;
 
 /// Attached files larger than this are cut, so one `@file` cannot fill the context.
 const ATTACHMENT_MAX_BYTES: usize = 100_000;
+
+/// Who the terminal's messages are from.
+const FROM: &str = "terminal";
 
 impl Shell {
     /// Handles one submitted line; `false` means quit.
@@ -21,8 +25,8 @@ impl Shell {
             return true;
         }
         match self.catalog.parse(&line) {
-            Parsed::Empty => true,
-            Parsed::Command { command, .. } if command.quits() => false,
+            Parsed::Empty => {}
+            Parsed::Command { command, .. } if command.quits() => return false,
             Parsed::Command { command, args } => {
                 if self.shared.is_busy() && !command.available_while_busy() {
                     self.view
@@ -30,38 +34,40 @@ impl Shell {
                 } else {
                     self.run_command(command, args.trim()).await;
                 }
-                true
             }
             Parsed::Message { text, attachments } => {
-                self.send(text, &attachments).await;
-                true
+                let mut message = UserMessage::new(text, FROM);
+                message.attached = self.attachments(&attachments);
+                self.send(message).await;
+            }
+            Parsed::Skill { name, args } => self.invoke_skill(&line, name, args).await,
+            Parsed::CustomTrigger { skill, rest, .. } => {
+                self.invoke_skill(&line, skill, rest).await
             }
             Parsed::AgentMessage {
                 agent,
                 message,
                 attachments,
             } => {
-                if agent != "ling" {
-                    self.view.hint(&format!(
-                        "agent `{agent}` is not available yet (agents arrive with skills and agents); sending to ling"
-                    ));
+                if message.trim().is_empty() {
+                    self.agent_command(&agent).await;
+                } else {
+                    let mut msg = UserMessage::new(message, FROM);
+                    msg.agent = Some(agent);
+                    msg.attached = self.attachments(&attachments);
+                    self.send(msg).await;
                 }
-                self.send(message, &attachments).await;
-                true
             }
-            other => {
-                match other.error_message() {
-                    Some(message) => self.view.error(&message),
-                    None => self
-                        .view
-                        .hint("skills and custom triggers arrive with skills and agents"),
-                }
-                true
+            unknown @ Parsed::UnknownCommand { .. } => {
+                let message = unknown.error_message().unwrap_or_default();
+                self.view.error(&message);
             }
         }
+        true
     }
 
-    /// `true` when the line was the answer to a waiting approval.
+    /// `true` when the line was the answer to a waiting approval. The request may come from
+    /// any run of the turn, a delegated one included: the answer goes by the request's id.
     async fn answer_approval(&mut self, line: &str) -> bool {
         let pending = lock(&self.shared.approval).clone();
         let Some(pending) = pending else {
@@ -84,7 +90,7 @@ impl Shell {
                     .send(Input::Approval {
                         id: pending.id,
                         decision,
-                        from: "terminal".into(),
+                        from: FROM.into(),
                     })
                     .await;
             }
@@ -92,48 +98,44 @@ impl Shell {
         true
     }
 
-    async fn send(&mut self, text: String, attachments: &[String]) {
-        let mut content = text;
-        for path in attachments {
-            if let Some(block) = attachment(&self.ws.root, path) {
-                content.push_str(&block);
-            }
-        }
+    /// A skill (`/name args` or a custom trigger): the line as typed is the message, the
+    /// session expands the skill's instructions. `@file` mentions in the arguments attach.
+    async fn invoke_skill(&mut self, line: &str, name: String, args: String) {
+        let mut message = UserMessage::new(line.trim(), FROM);
+        message.attached = self.attachments(&attachment_candidates(&args));
+        message.skill = Some(SkillInvocation { name, args });
+        self.send(message).await;
+    }
+
+    async fn send(&mut self, message: UserMessage) {
         let _ = self
             .live
             .handle
             .inputs
-            .send(Input::message(content, "terminal"))
+            .send(Input::UserMessage(message))
             .await;
+    }
+
+    /// The mentioned files that exist inside the workspace, as fenced blocks.
+    fn attachments(&self, candidates: &[String]) -> String {
+        candidates
+            .iter()
+            .filter_map(|path| attachment(&self.ws.root, path))
+            .collect()
     }
 
     async fn run_command(&mut self, command: Command, args: &str) {
         match command {
-            Command::Help => self.view.lines(super::catalog::help_lines()),
+            Command::Help => {
+                let lines = self.catalog.help_lines();
+                self.view.lines(lines);
+            }
             Command::Clear => {
                 let mut cli = self.cli.clone();
                 (cli.continue_session, cli.resume) = (false, None);
                 self.switch(cli, "new session").await;
             }
-            Command::Model if args.is_empty() => {
-                let ids: Vec<&str> = self
-                    .ws
-                    .config
-                    .models
-                    .iter()
-                    .map(|m| m.id.as_str())
-                    .collect();
-                let configured = if ids.is_empty() {
-                    "none".to_string()
-                } else {
-                    ids.join(", ")
-                };
-                let line = format!(
-                    "model: {} · configured: {configured} · /model <id> switches",
-                    self.view.model
-                );
-                self.view.hint(&line);
-            }
+            Command::Model if args.is_empty() => self.show_model(),
             Command::Model => {
                 let mut cli = self.resume_current();
                 cli.model = Some(args.to_string());
@@ -150,16 +152,22 @@ impl Shell {
                 self.switch(cli, "resumed").await;
             }
             Command::Sessions => self.sessions(),
+            Command::Runs => self.runs(),
+            Command::Skills => self.skills(),
             Command::Context => self.view.context(),
             Command::Theme => self.theme(args),
             Command::Settings if args.is_empty() => self.settings(),
             Command::Settings => self.set(args).await,
-            Command::Agent => self
-                .view
-                .hint("only `ling` is available until agents arrive (skills and agents work)"),
-            Command::Mode => self
-                .view
-                .hint("`/mode auto` arrives with agents; this session runs in chat mode"),
+            Command::Agent => self.agent_command(args).await,
+            Command::Mode if args.is_empty() => {
+                let line = format!(
+                    "mode: {} · /mode {} switches (chat: one answer, no tools · auto: works with tools until done)",
+                    self.view.mode.as_str(),
+                    TURN_MODES.join("|")
+                );
+                self.view.hint(&line);
+            }
+            Command::Mode => self.set_mode(args).await,
             Command::Share => self.view.hint(
                 "/share (the live web mirror) is not built yet; it comes with the web mirror work",
             ),
@@ -167,169 +175,89 @@ impl Shell {
         }
     }
 
-    /// The CLI flags that reopen the current session (for changes that keep the history).
-    fn resume_current(&self) -> crate::cli::Cli {
-        let mut cli = self.cli.clone();
-        (cli.continue_session, cli.resume) = (false, Some(self.live.session_id.clone()));
-        cli
-    }
-
-    async fn switch(&mut self, cli: crate::cli::Cli, what: &str) {
-        match self.restart(cli).await {
-            Ok(()) => {
-                let line = format!("{what} · session {}", self.live.session_id);
-                self.view.hint(&line);
-            }
-            Err(f) => self.view.error(&f.message),
-        }
-    }
-
-    async fn permissions(&mut self, args: &str) {
-        if let Some(mode) = PermissionMode::parse(args) {
-            let mut cli = self.resume_current();
-            cli.permission_mode = Some(mode);
-            self.switch(cli, &format!("permission mode {}", mode.as_str()))
-                .await;
-            return;
-        }
-        if let Some(rule) = args.strip_prefix("remove ") {
-            match project::remove(&self.ws.root, rule.trim()) {
-                Ok(removed) => self.view.hint(&format!("removed project rule {removed}")),
-                Err(e) => self.view.error(&e),
-            }
-            return;
-        }
-        let mode = self
-            .cli
-            .permission_mode
-            .unwrap_or(self.ws.config.permission_mode);
-        let mut lines = vec![format!("permission mode: {}", mode.as_str())];
-        for rule in &self.ws.config.allow {
-            lines.push(format!("  allow {rule}"));
-        }
-        for rule in &self.ws.config.deny {
-            lines.push(format!("  deny  {rule}"));
-        }
-        match project::load(&self.ws.root) {
-            Ok(rules) => {
-                for (i, rule) in rules.iter().enumerate() {
-                    lines.push(format!("  [{}] project allow {rule}", i + 1));
-                }
-            }
-            Err(e) => lines.push(e),
-        }
-        lines.push(format!(
-            "/permissions <{}> switches mode · /permissions remove N|RULE drops a project rule",
-            PermissionMode::NAMES.replace(", ", "|")
-        ));
-        self.view.lines(lines);
-    }
-
-    fn sessions(&mut self) {
-        match crate::app::session_lines(&self.ws) {
-            Ok(lines) => self.view.lines(lines),
-            Err(f) => self.view.error(&f.message),
-        }
-        self.refresh_lists();
-    }
-
-    fn theme(&mut self, args: &str) {
-        if args.is_empty() {
-            let names = super::theme::available(&self.ws.home).join(", ");
-            self.view.hint(&format!("themes: {names}"));
-            return;
-        }
-        match super::theme::load(args, &self.ws.home) {
-            Ok(theme) => {
-                self.view.set_theme(theme);
-                self.view.hint(&format!("theme {args}"));
-            }
-            Err(e) => self.view.error(&e),
-        }
-    }
-
-    /// `/settings key value`: changes one setting for this session.
-    async fn set(&mut self, args: &str) {
-        let (key, value) = args.split_once(char::is_whitespace).unwrap_or((args, ""));
-        let value = value.trim();
-        if value.is_empty() {
-            self.view.error(&format!("/settings {key} needs a value"));
-            return;
-        }
-        let mut cli = self.resume_current();
-        match key {
-            "model" => cli.model = Some(value.to_string()),
-            "max_iters" => match crate::config::parse_max_iters(value) {
-                Ok(n) => cli.max_iters = Some(n),
-                Err(e) => return self.view.error(&format!("max_iters {value}: {e}")),
-            },
-            "permission_mode" => match PermissionMode::parse(value) {
-                Some(mode) => cli.permission_mode = Some(mode),
-                None => {
-                    return self.view.error(&format!(
-                        "permission_mode {value}: expected one of {}",
-                        PermissionMode::NAMES
-                    ));
-                }
-            },
-            "theme" => return self.theme(value),
-            "show_thinking" => {
-                match value {
-                    "true" | "on" | "yes" => self.view.show_thinking = true,
-                    "false" | "off" | "no" => self.view.show_thinking = false,
-                    _ => return self.view.error("show_thinking: expected true or false"),
-                }
-                return self.view.hint(&format!("show_thinking {value}"));
-            }
-            _ => {
-                return self.view.error(&format!(
-                    "unknown setting `{key}`; settable: model, max_iters, permission_mode, theme, show_thinking"
-                ));
-            }
-        }
-        self.switch(cli, &format!("{key} = {value}")).await;
-    }
-
-    fn settings(&mut self) {
-        let c = &self.ws.config;
-        let origin = match (&self.cli.model, &c.model_choice) {
-            (Some(_), _) => "/model or --model".to_string(),
-            (None, Some(_)) => c.model_choice_origin.clone(),
-            (None, None) => "default: the first [[models]] entry, else Ollama's first".into(),
-        };
-        let model = format!("{}  ({origin})", self.view.model);
-        let mode = self.cli.permission_mode.unwrap_or(c.permission_mode);
-        let mode_origin = if self.cli.permission_mode.is_some() {
-            "this session"
+    fn show_model(&mut self) {
+        let ids: Vec<&str> = self
+            .ws
+            .config
+            .models
+            .iter()
+            .map(|m| m.id.as_str())
+            .collect();
+        let configured = if ids.is_empty() {
+            "none".to_string()
         } else {
-            c.origin("permission_mode")
+            ids.join(", ")
         };
-        let mut lines = vec![
-            format!("root             {}", self.ws.root.display()),
-            format!("model            {model}"),
-            format!(
-                "max_iters        {}  ({})",
-                c.max_iters,
-                c.origin("max_iters")
-            ),
-            format!("permission_mode  {}  ({mode_origin})", mode.as_str()),
-            format!(
-                "bash_timeout_ms  {}  ({})",
-                c.bash_timeout_ms,
-                c.origin("bash_timeout_ms")
-            ),
-            format!("theme            {}  ({})", c.theme, c.origin("theme")),
-            format!(
-                "show_thinking    {}  ({})",
-                self.view.show_thinking,
-                c.origin("show_thinking")
-            ),
-        ];
-        for file in &c.files {
-            lines.push(format!("config file      {}", file.display()));
+        let line = format!(
+            "model: {} · configured: {configured} · /model <id> switches",
+            self.view.model
+        );
+        self.view.hint(&line);
+    }
+
+    /// `/agent`: list the agents; `/agent NAME` (and `@NAME` alone): switch to it.
+    async fn agent_command(&mut self, args: &str) {
+        if args.is_empty() {
+            let lines = super::extensions::agent_lines(&self.ws.agents.get(), &self.view.agent);
+            self.view.lines(lines);
+        } else {
+            self.set_agent(args).await;
         }
-        lines.push("/settings KEY VALUE changes one for this session".to_string());
-        self.view.lines(lines);
+    }
+
+    /// Switches the session's agent. The prompt changes at once; the session confirms with
+    /// `SettingsChanged`, which the view shows.
+    pub(super) async fn set_agent(&mut self, name: &str) {
+        let agents = self.ws.agents.get();
+        if agents.get(name).is_none() {
+            self.view.error(&format!(
+                "no agent named `{name}`; agents: {} (add one as agents/{name}.md)",
+                agents.names().join(", ")
+            ));
+            return;
+        }
+        if self.shared.is_busy() {
+            self.view.hint("/agent can run when this turn ends");
+            return;
+        }
+        let agent = name.to_string();
+        let _ = self
+            .live
+            .handle
+            .inputs
+            .send(Input::SetAgent {
+                agent: agent.clone(),
+            })
+            .await;
+        self.view.agent = agent;
+        self.update_prompt();
+    }
+
+    /// `/mode chat|auto`.
+    pub(super) async fn set_mode(&mut self, value: &str) {
+        let Some(mode) = TurnMode::parse(value) else {
+            self.view.error(&format!(
+                "unknown mode `{value}`; expected {}",
+                TURN_MODES.join(" or ")
+            ));
+            return;
+        };
+        let _ = self.live.handle.inputs.send(Input::SetMode { mode }).await;
+        self.view.mode = mode;
+        self.update_prompt();
+    }
+
+    /// `/runs`: this session's runs from the store (a fresh connection, so it works while
+    /// the writer is busy with the running turn).
+    fn runs(&mut self) {
+        let runs = Store::open(&self.ws.home).and_then(|s| s.runs(&self.live.session_id));
+        match runs {
+            Ok(runs) if runs.is_empty() => self
+                .view
+                .hint("no runs in this session yet; send a message to start one"),
+            Ok(runs) => self.view.lines(super::run_tree::tree_lines(&runs)),
+            Err(e) => self.view.error(&format!("cannot read the runs: {e}")),
+        }
     }
 }
 

@@ -10,6 +10,7 @@ pub mod editor;
 mod extensions;
 pub mod render;
 mod run_tree;
+mod settings;
 mod shell;
 pub mod theme;
 pub mod triggers;

@@ -248,7 +248,11 @@ impl Shell {
 
 /// The current agent, then what differs from the defaults: `ling › `, `coder › `,
 /// `ling [chat] › `, `ling [accept-edits] › `.
-fn prompt_text(agent: &str, mode: TurnMode, permission_mode: crate::config::PermissionMode) -> String {
+fn prompt_text(
+    agent: &str,
+    mode: TurnMode,
+    permission_mode: crate::config::PermissionMode,
+) -> String {
     let mut text = agent.to_string();
     if mode != TurnMode::default() {
         text.push_str(&format!(" [{}]", mode.as_str()));

@@ -236,14 +236,7 @@ impl View {
             }
             Event::RunStarted {
                 run_id, parent_id, ..
-            } => {
-                if self.runs.started(run_id, parent_id.as_deref()) == 0 {
-                    self.shared.busy.store(true, Ordering::Relaxed);
-                    self.answered = false;
-                    // Resizes are picked up per answer: lines already shown stay as they are.
-                    self.width = super::shell::terminal_width();
-                }
-            }
+            } => self.on_run_started(run_id, parent_id.as_deref()),
             Event::Token {
                 run_id,
                 token,
@@ -266,7 +259,8 @@ impl View {
                         .insert(run_id.clone(), (summary.clone(), false));
                     return;
                 }
-                let line = indent(self.runs.depth(run_id)) + &render::tool_line(summary, &self.style);
+                let line =
+                    indent(self.runs.depth(run_id)) + &render::tool_line(summary, &self.style);
                 self.say(line);
             }
             Event::ToolCallFinished {
@@ -359,6 +353,15 @@ impl View {
                 self.delegations.clear();
             }
             _ => {}
+        }
+    }
+
+    fn on_run_started(&mut self, run_id: &str, parent_id: Option<&str>) {
+        if self.runs.started(run_id, parent_id) == 0 {
+            self.shared.busy.store(true, Ordering::Relaxed);
+            self.answered = false;
+            // Resizes are picked up per answer: lines already shown stay as they are.
+            self.width = super::shell::terminal_width();
         }
     }
 
