@@ -1,0 +1,144 @@
+//! Runs as a tree: a turn is a top-level run, each delegation (or forked skill) a child run
+//! one level deeper. The view tracks the depth of the runs it sees to indent their output;
+//! `/runs` lays out the session's stored runs the same way.
+
+use std::collections::HashMap;
+
+use super::catalog::one_line;
+use crate::store::RunRecord;
+
+/// Indentation per level of delegation.
+const INDENT: &str = "  ";
+/// `/runs` cuts a task to this many characters.
+const TASK_CHARS: usize = 80;
+
+/// The leading spaces for output of a run at `depth`.
+pub fn indent(depth: usize) -> String {
+    INDENT.repeat(depth)
+}
+
+/// The depth of each run seen in the current turn, from `RunStarted.parent_id` (and
+/// `SubagentSpawned`, which comes first).
+#[derive(Debug, Default)]
+pub struct RunDepths {
+    depth: HashMap<String, usize>,
+}
+
+impl RunDepths {
+    /// A run began; returns its depth.
+    pub fn started(&mut self, run_id: &str, parent_id: Option<&str>) -> usize {
+        let depth = parent_id.map_or(0, |p| self.depth(p) + 1);
+        self.depth.insert(run_id.to_string(), depth);
+        depth
+    }
+
+    /// A run delegated to a child; returns the parent's depth.
+    pub fn spawned(&mut self, parent_id: &str, child_id: &str) -> usize {
+        let parent = self.depth(parent_id);
+        self.depth.insert(child_id.to_string(), parent + 1);
+        parent
+    }
+
+    /// 0 for a top-level run and for runs not seen (a frontend attached mid-turn).
+    pub fn depth(&self, run_id: &str) -> usize {
+        self.depth.get(run_id).copied().unwrap_or(0)
+    }
+
+    /// The turn ended: its run ids are not used again.
+    pub fn clear(&mut self) {
+        self.depth.clear();
+    }
+}
+
+/// `/runs`: one line per run, `status agent task`, children under their parent and
+/// indented, in the order the runs started.
+pub fn tree_lines(runs: &[RunRecord]) -> Vec<String> {
+    let known = |id: &str| runs.iter().any(|r| r.id == id);
+    let mut lines = Vec::new();
+    // A run whose parent is not in the list (never expected) is shown as a root, not lost.
+    for root in runs
+        .iter()
+        .filter(|r| r.parent_id.as_deref().is_none_or(|p| !known(p)))
+    {
+        push_subtree(runs, root, 0, &mut lines);
+    }
+    lines
+}
+
+fn push_subtree(runs: &[RunRecord], run: &RunRecord, depth: usize, lines: &mut Vec<String>) {
+    let task = one_line(&run.task, TASK_CHARS);
+    lines.push(format!(
+        "{}{:<9} {} {task}",
+        indent(depth),
+        run.status,
+        run.agent_id
+    ));
+    // Ids are unique, so a parent cycle cannot occur; the depth cap is a guard anyway.
+    if depth > 64 {
+        return;
+    }
+    for child in runs
+        .iter()
+        .filter(|r| r.parent_id.as_deref() == Some(run.id.as_str()))
+    {
+        push_subtree(runs, child, depth + 1, lines);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(id: &str, parent: Option<&str>, agent: &str, task: &str, status: &str) -> RunRecord {
+        RunRecord {
+            id: id.into(),
+            parent_id: parent.map(str::to_string),
+            agent_id: agent.into(),
+            task: task.into(),
+            status: status.into(),
+        }
+    }
+
+    #[test]
+    fn depths_follow_parents() {
+        let mut d = RunDepths::default();
+        assert_eq!(d.started("a", None), 0);
+        assert_eq!(d.spawned("a", "b"), 0);
+        assert_eq!(d.depth("b"), 1);
+        assert_eq!(d.started("b", Some("a")), 1);
+        assert_eq!(d.started("c", Some("b")), 2);
+        assert_eq!(d.depth("unknown"), 0);
+        d.clear();
+        assert_eq!(d.depth("c"), 0);
+    }
+
+    #[test]
+    fn runs_are_listed_as_a_tree_in_start_order() {
+        let runs = [
+            run("1", None, "ling", "fix the build", "completed"),
+            run(
+                "2",
+                Some("1"),
+                "coder",
+                "patch lib.rs\nwith details",
+                "completed",
+            ),
+            run("3", Some("2"), "coder", "inner", "failed"),
+            run("4", None, "ling", "second turn", "running"),
+            run("5", Some("1"), "coder", "another", "cancelled"),
+            run("6", Some("gone"), "coder", "orphan", "completed"),
+        ];
+        assert_eq!(
+            tree_lines(&runs),
+            [
+                "completed ling fix the build",
+                "  completed coder patch lib.rs…",
+                "    failed    coder inner",
+                "  cancelled coder another",
+                "running   ling second turn",
+                "completed coder orphan",
+            ]
+        );
+        assert!(tree_lines(&[]).is_empty());
+    }
+}
