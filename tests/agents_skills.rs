@@ -617,3 +617,19 @@ fn an_agents_model_hint_routes_its_runs_to_that_model() {
     assert!(r.stderr.contains("model hint `cloud`"), "{}", r.stderr);
     assert_eq!(server.chat_requests().len(), 1);
 }
+
+#[test]
+fn a_skill_runs_with_the_agent_it_names() {
+    let (server, ws) = setup(vec![Reply::text("Fixed.").into()]);
+    write_skill(
+        &ws,
+        "quickfix",
+        "description: Fix a small bug\nagent: coder",
+        "Fix: $ARGUMENTS",
+    );
+    let r = run(&ws, &["-p", "/quickfix the typo"]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let request = server.last_chat_request().unwrap();
+    assert!(texts(&request, "system")[0].starts_with("You are coder"));
+    assert!(!tool_names(&request).contains(&"delegate_to_agent".to_string()));
+}

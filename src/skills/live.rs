@@ -65,6 +65,11 @@ impl<T: Discover> Live<T> {
         })
     }
 
+    /// The folders the set is discovered from.
+    pub fn dirs(&self) -> &T::Dirs {
+        &self.dirs
+    }
+
     /// The current set.
     pub fn get(&self) -> Arc<T> {
         self.current

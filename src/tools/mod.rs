@@ -72,6 +72,10 @@ pub struct ToolContext {
     pub root: PathBuf,
     /// Default `Bash` timeout when the call gives none.
     pub bash_timeout_ms: u64,
+    /// Folders outside the root that `Read` may also read (never write): the skill folders
+    /// (`~/.linggen/skills`, `~/.claude/skills`…), so a skill's supporting files can be
+    /// loaded when its instructions point at them.
+    pub read_only_roots: Vec<PathBuf>,
 }
 
 impl ToolContext {
@@ -79,6 +83,7 @@ impl ToolContext {
         ToolContext {
             root: root.to_path_buf(),
             bash_timeout_ms: bash::DEFAULT_TIMEOUT_MS,
+            read_only_roots: Vec::new(),
         }
     }
 }

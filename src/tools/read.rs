@@ -53,6 +53,27 @@ pub struct ReadArgs {
 
 const EXAMPLE: &str = r#"{"path": "src/main.rs", "line_range": [1, 200]}"#;
 
+/// An absolute path inside one of the read-only roots (a skill's supporting file), with
+/// symlinks resolved and checked like the workspace's.
+fn read_only_root(ctx: &ToolContext, raw: &str) -> Option<paths::ResolvedPath> {
+    if !std::path::Path::new(raw).is_absolute() {
+        return None;
+    }
+    ctx.read_only_roots.iter().find_map(|given| {
+        let dir = given.canonicalize().ok()?;
+        // Spelled through the folder as configured (`~/.linggen` may be a symlink).
+        let anchored = match std::path::Path::new(raw).strip_prefix(given) {
+            Ok(rest) => dir.join(rest),
+            Err(_) => std::path::PathBuf::from(raw),
+        };
+        let abs = paths::locate(&dir, &dir, &anchored.to_string_lossy()).ok()?;
+        Some(paths::ResolvedPath {
+            rel: abs.display().to_string(),
+            abs,
+        })
+    })
+}
+
 impl ReadArgs {
     pub fn parse(ctx: &ToolContext, args: &Value) -> Result<Self, ToolOutput> {
         let raw = args::required_string(
@@ -61,7 +82,9 @@ impl ReadArgs {
             "Read",
             EXAMPLE,
         )?;
-        let resolved = paths::resolve(&ctx.root, &raw, PathUse::Read).map_err(ToolOutput::error)?;
+        let resolved = paths::resolve(&ctx.root, &raw, PathUse::Read)
+            .or_else(|outside| read_only_root(ctx, &raw).ok_or(outside))
+            .map_err(ToolOutput::error)?;
         let (start, end) = line_window(args)?;
         let max_bytes = args::uint(args, &["max_bytes", "maxBytes"])?
             .map_or(DEFAULT_MAX_BYTES, |b| (b as usize).clamp(1, MAX_BYTES_CAP));
@@ -299,6 +322,24 @@ fn line_window(args: &Value) -> Result<(usize, Option<usize>), ToolOutput> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn skill_folders_are_readable_but_nothing_else_outside() {
+        let root = tempfile::tempdir().unwrap();
+        let skills = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(skills.path().join("x/references")).unwrap();
+        let doc = skills.path().join("x/references/guide.md");
+        std::fs::write(&doc, "guide\n").unwrap();
+        let secret = skills.path().join("../secret.txt");
+        let mut ctx = ToolContext::new(&root.path().canonicalize().unwrap());
+        let args = |p: &std::path::Path| serde_json::json!({"path": p.display().to_string()});
+        assert!(ReadArgs::parse(&ctx, &args(&doc)).is_err());
+        ctx.read_only_roots = vec![skills.path().to_path_buf()];
+        let parsed = ReadArgs::parse(&ctx, &args(&doc)).unwrap();
+        assert!(parsed.rel.ends_with("x/references/guide.md"));
+        let err = ReadArgs::parse(&ctx, &args(&secret)).unwrap_err();
+        assert!(err.model.contains("outside"), "{}", err.model);
+    }
+
     use super::*;
     use std::fs;
 
