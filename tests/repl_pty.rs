@@ -1,5 +1,6 @@
 //! The interactive shell through a real pseudo-terminal, against the scripted model server:
-//! completion, rendered streaming, approvals, Ctrl+C and type-ahead.
+//! completion, rendered streaming, approvals, Ctrl+C and type-ahead, skills (also added and
+//! removed while the shell runs), agents and delegated runs.
 
 // Test code may unwrap: a failure is a failed test, reported with its message.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -13,6 +14,8 @@ use serde_json::json;
 use support::{Protocol, Reply, ScriptedServer, Step, Workspace};
 
 const PROMPT: &str = "ling › ";
+/// How long one expected output may take; generous for a loaded 2-core machine.
+const EXPECT_TIMEOUT: Duration = Duration::from_secs(20);
 
 struct Repl {
     session: expectrl::session::OsSession,
@@ -20,6 +23,10 @@ struct Repl {
 
 impl Repl {
     fn start(ws: &Workspace, args: &[&str]) -> Repl {
+        Repl::start_with_env(ws, args, &[])
+    }
+
+    fn start_with_env(ws: &Workspace, args: &[&str], env: &[(&str, &str)]) -> Repl {
         let mut cmd = ws.cmd();
         // The pty becomes the child's stdio only where the command does not say otherwise.
         cmd.args(args)
@@ -27,18 +34,37 @@ impl Repl {
             .stdin(std::process::Stdio::inherit())
             .stdout(std::process::Stdio::inherit())
             .stderr(std::process::Stdio::inherit());
+        for (name, value) in env {
+            cmd.env(name, value);
+        }
         let mut session = Session::spawn(cmd).expect("spawn linggen in a pty");
-        session.set_expect_timeout(Some(Duration::from_secs(20)));
+        session.set_expect_timeout(Some(EXPECT_TIMEOUT));
         let mut repl = Repl { session };
         repl.expect(PROMPT);
         repl
+    }
+
+    /// Whether `needle` shows up within `timeout` (for polling; [`Repl::expect`] fails).
+    fn shows_within(&mut self, needle: &str, timeout: Duration) -> bool {
+        self.session.set_expect_timeout(Some(timeout));
+        let found = self.session.expect(needle).is_ok();
+        self.session.set_expect_timeout(Some(EXPECT_TIMEOUT));
+        found
     }
 
     /// Waits for `needle`; returns everything printed up to and including it.
     fn expect(&mut self, needle: &str) -> String {
         match self.session.expect(needle) {
             Ok(found) => String::from_utf8_lossy(found.before()).into_owned() + needle,
-            Err(e) => panic!("waiting for {needle:?}: {e}"),
+            Err(e) => {
+                // What the terminal showed instead, for the failure message.
+                let shown = self
+                    .session
+                    .check(expectrl::Regex("(?s).+"))
+                    .map(|found| String::from_utf8_lossy(found.as_bytes()).into_owned())
+                    .unwrap_or_default();
+                panic!("waiting for {needle:?}: {e}; the terminal showed {shown:?}")
+            }
         }
     }
 
@@ -57,6 +83,19 @@ fn workspace(script: Vec<Step>) -> (Workspace, ScriptedServer) {
     let ws = Workspace::new();
     ws.configure(Protocol::OpenAi, &server.url());
     (ws, server)
+}
+
+/// The content of the last message with `role` in the last chat request.
+fn last_message(server: &ScriptedServer, role: &str) -> String {
+    let body = server.last_chat_request().unwrap();
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|m| m["role"] == role)
+        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
+        .unwrap_or_default()
 }
 
 fn last_tool_result(server: &ScriptedServer) -> String {
@@ -193,5 +232,145 @@ fn a_spinner_shows_elapsed_time_until_the_first_token() {
     repl.line("take your time");
     let out = repl.expect("late answer");
     assert!(out.contains("thinking… 0."), "no spinner: {out:?}");
+    repl.line("/quit");
+}
+
+const HELLO_SKILL: &str = "---
+name: hello
+description: Greet someone by name.
+argument-hint: <who>
+---
+Say a warm hello to $ARGUMENTS from the hello skill.
+";
+
+#[test]
+fn a_project_skill_completes_and_its_body_is_sent_with_the_arguments() {
+    let (ws, server) = workspace(vec![Step::from(Reply::text("greeted"))]);
+    ws.write(".linggen/skills/hello/SKILL.md", HELLO_SKILL);
+    let mut repl = Repl::start(&ws, &[]);
+    // `/hel` could be /help or /hello: the second Tab lists both, with the skill's line.
+    repl.send("/hel\t\t");
+    repl.expect("Greet someone by name.");
+    repl.send("\x15");
+    repl.send("/hell\t");
+    repl.expect("/hello");
+    repl.line("world");
+    repl.expect("greeted");
+    let user = last_message(&server, "user");
+    assert!(
+        user.contains("Say a warm hello to world from the hello skill."),
+        "{user}"
+    );
+    repl.line("/quit");
+}
+
+#[test]
+fn a_skill_added_while_the_shell_runs_completes_and_a_removed_one_is_gone() {
+    let (ws, _server) = workspace(vec![]);
+    let mut repl = Repl::start(&ws, &[]);
+    // A command's answer means start-up, watching the skill folders included, is over.
+    repl.line("/skills");
+    repl.expect("/NAME ARGS runs a skill");
+    repl.expect(PROMPT);
+    ws.write(
+        ".linggen/skills/late/SKILL.md",
+        "---\nname: late\ndescription: Arrived while the shell ran.\n---\nBe late.\n",
+    );
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        // Until the reload, `/la` completes to something else (or nothing).
+        repl.send("/la\t");
+        if repl.shows_within("/late", Duration::from_millis(500)) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "/late never completed");
+        repl.send("\x15");
+    }
+    repl.send("\x15");
+
+    std::fs::remove_dir_all(ws.root().join(".linggen/skills/late")).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        repl.line("/skills");
+        let listed = repl.expect("/NAME ARGS runs a skill");
+        let listing = listed.rsplit("Skills (").next().unwrap_or_default();
+        assert!(listing.contains("/review"), "{listing}");
+        if !listing.contains("late") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "/late still listed: {listing}");
+        repl.expect(PROMPT);
+    }
+    repl.line("/quit");
+}
+
+#[test]
+fn a_delegated_run_is_shown_indented_under_its_parent() {
+    let (ws, server) = workspace(vec![
+        Step::from(Reply::tool(
+            "delegate_to_agent",
+            json!({"target_agent_id": "coder", "task": "count the lines of notes.txt\nthen report"}),
+        )),
+        Reply::tool("Read", json!({"path": "notes.txt"})).into(),
+        Reply::text("notes.txt has 2 lines\nCHILD DETAIL LINE\n").into(),
+        Reply::text("Coder says notes.txt has 2 lines.\n").into(),
+    ]);
+    ws.write("notes.txt", "a\nb\n");
+    // Plain output, so indentation is not interleaved with colour codes.
+    let mut repl = Repl::start_with_env(&ws, &[], &[("NO_COLOR", "1")]);
+    repl.line("how long is notes.txt?");
+    repl.expect("⏺ coder ← count the lines of notes.txt…");
+    let child = repl.expect("  ⎿ coder completed: notes.txt has 2 lines");
+    assert!(child.contains("  ⏺ Read notes.txt"), "{child:?}");
+    let answer = repl.expect("Coder says notes.txt has 2 lines.");
+    assert!(!child.contains("CHILD DETAIL LINE"), "{child:?}");
+    assert!(!answer.contains("CHILD DETAIL LINE"), "{answer:?}");
+    repl.expect(PROMPT);
+    // The child worked as coder, from its own prompt and the task.
+    let requests = server.chat_requests();
+    assert_eq!(requests.len(), 4);
+    let coder_system = requests[1]["messages"][0]["content"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(coder_system.contains("You are coder"), "{coder_system}");
+    repl.line("/runs");
+    // The store writer may not have recorded the turn's end yet: its status can lag.
+    let runs = repl.expect("  completed coder count the lines of notes.txt…");
+    assert!(runs.contains(" ling how long is notes.txt?"), "{runs}");
+    repl.line("/quit");
+}
+
+#[test]
+fn agent_and_mode_switch_the_prompt_and_the_next_turn() {
+    let (ws, server) = workspace(vec![Step::from(Reply::text("coder here"))]);
+    let mut repl = Repl::start(&ws, &[]);
+    repl.line("/agent");
+    let agents = repl.expect("/agent NAME switches");
+    assert!(agents.contains("* ling"), "{agents}");
+    assert!(agents.contains("  coder"), "{agents}");
+    repl.send("/agent c\t");
+    repl.expect("/agent coder");
+    repl.send("\r");
+    repl.expect("coder › ");
+    repl.line("/mode chat");
+    repl.expect("coder [chat] › ");
+    repl.line("/mode loud");
+    repl.expect("expected chat or auto");
+    // Typed before the editor reads again, Enter would arrive as a newline: wait for it.
+    repl.expect("coder [chat] › ");
+    repl.line("who are you?");
+    repl.expect("coder here");
+    // The turn's closing line: the shell is idle again.
+    repl.expect("context ");
+    let system = last_message(&server, "system");
+    assert!(system.contains("You are coder"), "{system}");
+    let tools = server.last_chat_request().unwrap()["tools"].clone();
+    assert!(
+        tools.as_array().is_none_or(|t| t.is_empty()),
+        "chat mode offers no tools: {tools}"
+    );
+    repl.line("/settings");
+    let settings = repl.expect("max_delegation_depth");
+    assert!(settings.contains("coder"), "{settings}");
     repl.line("/quit");
 }

@@ -24,14 +24,29 @@ pub(super) struct Extensions {
 }
 
 impl Extensions {
-    /// Subscribes before watching starts, so no reload is missed. The warnings present now
-    /// were printed at start-up and count as shown.
-    pub fn new(ws: &Workspace) -> Extensions {
+    /// The warnings present now were printed at start-up and count as shown.
+    fn new(ws: &Workspace) -> Extensions {
         Extensions {
             skills: ws.skills.subscribe(),
             agents: ws.agents.subscribe(),
             shown: ws.extension_warnings().into_iter().collect(),
         }
+    }
+
+    /// Subscribes, then starts following the skill and agent files. Returns the problems
+    /// with watching (shown by the caller; the sets then stay as discovered).
+    pub fn start(ws: &Workspace) -> (Extensions, Vec<String>) {
+        let extensions = Extensions::new(ws);
+        let problems = ws.watch_extensions();
+        // A file written between the discovery at start-up and the watch being in place
+        // raised no event: read the sets once more, off the start-up path. A change it
+        // finds arrives like any other reload.
+        let (skills, agents) = (ws.skills.clone(), ws.agents.clone());
+        tokio::task::spawn_blocking(move || {
+            skills.reload();
+            agents.reload();
+        });
+        (extensions, problems)
     }
 
     /// The warnings not shown before; they are shown from now on.
@@ -49,13 +64,6 @@ pub(super) fn fill(catalog: &Catalog, ws: &Workspace) {
 }
 
 impl Shell {
-    /// Starts following skill and agent files; a failure to watch is shown, not fatal.
-    pub fn watch_extensions(&mut self) {
-        for warning in self.ws.watch_extensions() {
-            self.view.warning(&warning);
-        }
-    }
-
     /// A set was re-read from disk: refresh completion and parsing, show new warnings.
     pub fn extensions_changed(&mut self) {
         fill(&self.catalog, &self.ws);

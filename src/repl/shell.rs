@@ -13,6 +13,7 @@ use super::catalog::Catalog;
 use super::complete::FileIndex;
 use super::editor::{self, LineHelper};
 use super::extensions::{self, Extensions};
+use super::printer::QueuedPrinter;
 use super::render::RenderStyle;
 use super::view::{Shared, View};
 use super::{complete, theme};
@@ -23,6 +24,10 @@ use crate::session::{self, TurnMode, lock};
 
 /// A second Ctrl+C on an empty line within this long exits.
 const DOUBLE_CTRL_C: Duration = Duration::from_secs(2);
+
+/// How long the shell waits for queued output to be written before the editor reads the
+/// next line; normally it takes microseconds (see `printer.rs` for when it cannot).
+const OUTPUT_FLUSH_LIMIT: Duration = Duration::from_millis(250);
 
 /// What the editor thread reports.
 pub(super) enum Typed {
@@ -55,6 +60,8 @@ pub async fn run(cli: Cli) -> i32 {
 
 async fn try_run(cli: Cli) -> Result<i32, Failure> {
     let ws = app::load_workspace(&cli)?;
+    // Watching starts first, so that the window in which a new file goes unnoticed is short.
+    let (extensions, watch_problems) = Extensions::start(&ws);
     let (theme, warning) = theme::load_or_default(&ws.config.theme, &ws.home);
     if let Some(w) = warning {
         eprintln!("linggen: warning: {w}");
@@ -64,11 +71,11 @@ async fn try_run(cli: Cli) -> Result<i32, Failure> {
     let files = FileIndex::new(&ws.root);
     files.refresh_in_background();
     let catalog = Catalog::new(files, shared.busy.clone());
-    let extensions = Extensions::new(&ws);
     extensions::fill(&catalog, &ws);
     // Start the session before the editor, so a dead model server is one line and exit.
     let live = LiveSession::start(&cli, &ws, true).await?;
 
+    let mut sigint = interrupts();
     let (typed_tx, mut typed) = mpsc::unbounded_channel();
     let (printer_tx, printer_rx) = std::sync::mpsc::channel();
     let (again_tx, again_rx) = std::sync::mpsc::channel();
@@ -89,7 +96,11 @@ async fn try_run(cli: Cli) -> Result<i32, Failure> {
         code: exit::FAILURE,
         message: "the line editor could not start (is this a terminal?)".into(),
     })?;
-    let mut view = View::new(printer, style, terminal_width(), shared.clone());
+    let (printer, flush) = QueuedPrinter::spawn(printer).map_err(|e| Failure {
+        code: exit::FAILURE,
+        message: format!("cannot start the output thread: {e}"),
+    })?;
+    let mut view = View::new(Box::new(printer), style, terminal_width(), shared.clone());
     view.show_thinking = ws.config.show_thinking;
     view.agent = start_agent.to_string();
     let mut shell = Shell {
@@ -103,7 +114,9 @@ async fn try_run(cli: Cli) -> Result<i32, Failure> {
         extensions,
     };
     shell.refresh_lists();
-    shell.watch_extensions();
+    for problem in watch_problems {
+        shell.view.warning(&problem);
+    }
     shell.view.hint(&format!(
         "linggen {} · {} · /help for commands",
         env!("CARGO_PKG_VERSION"),
@@ -131,7 +144,7 @@ async fn try_run(cli: Cli) -> Result<i32, Failure> {
             Ok(()) = shell.extensions.agents.changed() => shell.extensions_changed(),
             // Ctrl+C while the editor is between lines (the terminal is not in raw mode then)
             // arrives as SIGINT; it must mean the same as Ctrl+C at the prompt, not kill us.
-            _ = tokio::signal::ctrl_c() => {
+            Some(()) = sigint.recv() => {
                 if shell.interrupt(&mut last_interrupt).await {
                     let _ = again_tx.send(false);
                     break;
@@ -141,6 +154,7 @@ async fn try_run(cli: Cli) -> Result<i32, Failure> {
                 None | Some(Typed::Eof) => break,
                 Some(Typed::Interrupted) => {
                     let quit = shell.interrupt(&mut last_interrupt).await;
+                    flush.wait(OUTPUT_FLUSH_LIMIT);
                     let _ = again_tx.send(!quit);
                     if quit {
                         break;
@@ -149,6 +163,8 @@ async fn try_run(cli: Cli) -> Result<i32, Failure> {
                 Some(Typed::Line(line)) => {
                     last_interrupt = None;
                     let go_on = shell.handle_line(line).await;
+                    // The line's output first, then the next prompt.
+                    flush.wait(OUTPUT_FLUSH_LIMIT);
                     // The editor waits for this before reading again, so it is never left
                     // in raw mode when the shell exits.
                     let _ = again_tx.send(go_on);
@@ -160,6 +176,7 @@ async fn try_run(cli: Cli) -> Result<i32, Failure> {
         }
     }
     shell.live.stop().await;
+    flush.wait(OUTPUT_FLUSH_LIMIT);
     Ok(exit::SUCCESS)
 }
 
@@ -262,6 +279,39 @@ fn prompt_text(
     }
     text.push_str(" › ");
     text
+}
+
+/// SIGINT as a queue, registered at once. It must be in place before the line editor first
+/// reads: rustyline installs its own SIGINT handler for each line and puts back the one it
+/// found, so a handler registered during a line would be replaced by the default one when
+/// the line ends — and the next Ctrl+C between lines would kill the shell. The listener
+/// also stays registered, so a Ctrl+C that arrives while the loop is busy (rendering a burst
+/// of tokens, say) waits for it instead of being lost.
+fn interrupts() -> mpsc::UnboundedReceiver<()> {
+    let (tx, rx) = mpsc::unbounded_channel();
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        // Without a handler Ctrl+C still works at the prompt, through the editor.
+        if let Ok(mut sigint) = signal(SignalKind::interrupt()) {
+            tokio::spawn(async move {
+                while sigint.recv().await.is_some() {
+                    if tx.send(()).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+    }
+    #[cfg(not(unix))]
+    tokio::spawn(async move {
+        while tokio::signal::ctrl_c().await.is_ok() {
+            if tx.send(()).is_err() {
+                break;
+            }
+        }
+    });
+    rx
 }
 
 pub(super) fn terminal_width() -> u16 {

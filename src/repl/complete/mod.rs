@@ -18,7 +18,7 @@ mod tests;
 pub use files::{DEFAULT_MAX_AGE, DEFAULT_MAX_FILES, FileIndex, IndexedFile};
 
 use super::commands::{ArgumentKind, Command, TURN_MODES};
-use super::triggers::TriggerContext;
+use super::triggers::{SkillInfo, TriggerContext};
 use crate::config::PermissionMode;
 
 /// How many files one Tab lists; more scroll past the prompt and nobody reads them.
@@ -169,33 +169,47 @@ fn first_word(word: &str, ctx: &CompletionContext<'_>) -> Vec<Candidate> {
     custom_triggers(word, ctx)
 }
 
-/// Commands valid now, then user-invocable skills a built-in does not shadow.
+/// A name `/` can complete.
+#[derive(Clone, Copy)]
+enum SlashName<'a> {
+    Builtin(Command),
+    Skill(&'a SkillInfo),
+}
+
+impl SlashName<'_> {
+    fn name(&self) -> &str {
+        match self {
+            SlashName::Builtin(command) => command.name(),
+            SlashName::Skill(skill) => &skill.name,
+        }
+    }
+}
+
+/// Commands valid now, then user-invocable skills a built-in does not shadow. Filtered as
+/// one list, so a skill matching by prefix is not drowned by a command matching only as a
+/// subsequence (`/la` is `/late`, not `/late` or `/clear`).
 fn slash(name: &str, ctx: &CompletionContext<'_>) -> Vec<Candidate> {
-    let mut found: Vec<Candidate> =
-        fuzzy::filter_names(name, Command::available(ctx.busy), |c| c.name())
-            .into_iter()
-            .map(|command| {
-                slash_candidate(
-                    command.name(),
-                    command.argument_hint(),
-                    Some(command.summary()),
-                )
-            })
-            .collect();
+    let commands = Command::available(ctx.busy).map(SlashName::Builtin);
     let skills = ctx
         .triggers
         .skills
         .iter()
-        .filter(|s| s.user_invocable && Command::from_name(&s.name).is_none());
-    found.extend(
-        fuzzy::filter_names(name, skills, |s| s.name.as_str())
-            .into_iter()
-            .map(|skill| {
+        .filter(|s| s.user_invocable && Command::from_name(&s.name).is_none())
+        .map(SlashName::Skill);
+    fuzzy::filter_names(name, commands.chain(skills), |n| n.name())
+        .into_iter()
+        .map(|found| match found {
+            SlashName::Builtin(command) => slash_candidate(
+                command.name(),
+                command.argument_hint(),
+                Some(command.summary()),
+            ),
+            SlashName::Skill(skill) => {
                 let description = (!skill.description.is_empty()).then_some(&*skill.description);
                 slash_candidate(&skill.name, skill.argument_hint.as_deref(), description)
-            }),
-    );
-    found
+            }
+        })
+        .collect()
 }
 
 /// A trailing space when an argument follows, so the person can type it straight away.
@@ -209,17 +223,21 @@ fn slash_candidate(name: &str, hint: Option<&str>, description: Option<&str>) ->
     }
 }
 
-/// Agents, then names skills registered as `@` targets.
+/// Agents, then names skills registered as `@` targets, filtered as one list.
 fn mentions(query: &str, ctx: &CompletionContext<'_>) -> Vec<Candidate> {
-    let agents = fuzzy::filter_names(query, ctx.triggers.agents.iter(), |a| a.as_str())
+    let agents = ctx.triggers.agents.iter().map(|a| (a.as_str(), None));
+    let targets = ctx
+        .triggers
+        .skill_targets
+        .iter()
+        .map(|t| (t.target.as_str(), Some(t.skill.as_str())));
+    fuzzy::filter_names(query, agents.chain(targets), |(name, _)| name)
         .into_iter()
-        .map(|agent| mention_candidate(agent, "agent".to_string()));
-    let targets = fuzzy::filter_names(query, ctx.triggers.skill_targets.iter(), |t| {
-        t.target.as_str()
-    })
-    .into_iter()
-    .map(|t| mention_candidate(&t.target, format!("skill {}", t.skill)));
-    agents.chain(targets).collect()
+        .map(|(name, skill)| match skill {
+            None => mention_candidate(name, "agent".to_string()),
+            Some(skill) => mention_candidate(name, format!("skill {skill}")),
+        })
+        .collect()
 }
 
 fn mention_candidate(name: &str, description: String) -> Candidate {

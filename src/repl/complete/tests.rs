@@ -159,6 +159,22 @@ fn no_prefix_match_falls_back_to_a_subsequence() {
 }
 
 #[test]
+fn a_prefix_match_in_one_list_hides_subsequence_matches_in_the_other() {
+    let mut f = Fixture::new();
+    f.skills.push(SkillInfo {
+        name: "late".into(),
+        description: String::new(),
+        argument_hint: None,
+        user_invocable: true,
+    });
+    // `la` is a subsequence of `clear` but a prefix of the skill `late`.
+    assert_eq!(f.at_end("/la"), ["/late"]);
+    // `ji` is a prefix of the target `jira`, a subsequence of no agent; `co` the reverse.
+    assert_eq!(f.at_end("@ji"), ["@jira "]);
+    assert_eq!(f.at_end("@co"), ["@coder "]);
+}
+
+#[test]
 fn escapes_and_paths_offer_nothing() {
     let f = Fixture::new();
     assert!(f.at_end("//he").is_empty());

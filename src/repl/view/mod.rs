@@ -524,3 +524,6 @@ const DELEGATE_TOOL: &str = "delegate_to_agent";
 /// How often the spinner is redrawn.
 pub const SPINNER_FRAME: std::time::Duration = std::time::Duration::from_millis(100);
 const SPINNER: &[char] = &['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,140 @@
+//! Output above the prompt, without ever blocking the shell's loop.
+//!
+//! rustyline's external printer hands text to the editor over a channel of one slot while a
+//! line is being edited, and the editor prefers keystrokes over that channel. When two
+//! prints arrive as the person presses Enter, the second one waits for a slot the editor
+//! will only free at its next line — which the shell, stuck in that print, never lets it
+//! start. So the shell queues text here, and one thread feeds the editor's printer: if it
+//! has to wait, only it waits, and the order of output is kept.
+
+use std::sync::{Arc, Condvar, Mutex, mpsc};
+use std::time::{Duration, Instant};
+
+use rustyline::ExternalPrinter;
+
+/// An [`ExternalPrinter`] whose `print` only queues.
+pub struct QueuedPrinter {
+    queue: mpsc::Sender<String>,
+    progress: Arc<Progress>,
+}
+
+/// How many prints were queued and how many have been written, to wait for the output of a
+/// command before the next prompt is drawn.
+#[derive(Default)]
+struct Progress {
+    counts: Mutex<(u64, u64)>,
+    written: Condvar,
+}
+
+/// Waits for queued output; see [`Flush::wait`].
+#[derive(Clone)]
+pub struct Flush(Arc<Progress>);
+
+impl QueuedPrinter {
+    /// Starts the thread that writes through `inner`. It ends when the printer is dropped.
+    pub fn spawn(
+        mut inner: Box<dyn ExternalPrinter + Send>,
+    ) -> std::io::Result<(QueuedPrinter, Flush)> {
+        let (queue, queued) = mpsc::channel::<String>();
+        let progress = Arc::new(Progress::default());
+        let written = progress.clone();
+        std::thread::Builder::new()
+            .name("linggen-printer".into())
+            .spawn(move || {
+                while let Ok(mut text) = queued.recv() {
+                    let mut count = 1;
+                    // Whatever piled up while the editor was busy goes out as one print: one
+                    // prompt redraw instead of one per line.
+                    while let Ok(more) = queued.try_recv() {
+                        text.push_str(&more);
+                        count += 1;
+                    }
+                    // A failed write loses that text only; later output may still get through.
+                    let _ = inner.print(text);
+                    crate::session::lock(&written.counts).1 += count;
+                    written.written.notify_all();
+                }
+            })?;
+        let flush = Flush(progress.clone());
+        Ok((QueuedPrinter { queue, progress }, flush))
+    }
+}
+
+impl ExternalPrinter for QueuedPrinter {
+    fn print(&mut self, msg: String) -> rustyline::Result<()> {
+        crate::session::lock(&self.progress.counts).0 += 1;
+        self.queue
+            .send(msg)
+            .map_err(|_| std::io::Error::other("the printer thread has stopped").into())
+    }
+}
+
+impl Flush {
+    /// Waits until everything queued so far is written, at most `limit`. Called before the
+    /// editor reads the next line, so a command's output stands above the next prompt
+    /// rather than after it. The limit covers the one case where writing waits for the
+    /// editor itself (the race described above); that output then comes through the editor,
+    /// above the prompt, as soon as it reads again.
+    pub fn wait(&self, limit: Duration) {
+        let deadline = Instant::now() + limit;
+        let mut counts = crate::session::lock(&self.0.counts);
+        let target = counts.0;
+        while counts.1 < target {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return;
+            }
+            counts = match self.0.written.wait_timeout(counts, left) {
+                Ok((guard, _)) => guard,
+                Err(poisoned) => poisoned.into_inner().0,
+            };
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Barrier, Mutex};
+    use std::time::Duration;
+
+    use super::*;
+
+    /// Blocks its first print until released, like rustyline's printer with a full slot.
+    struct Stuck {
+        release: Arc<Barrier>,
+        out: Arc<Mutex<Vec<String>>>,
+        first: bool,
+    }
+
+    impl ExternalPrinter for Stuck {
+        fn print(&mut self, msg: String) -> rustyline::Result<()> {
+            if std::mem::take(&mut self.first) {
+                self.release.wait();
+            }
+            crate::session::lock(&self.out).push(msg);
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn printing_never_waits_for_the_editor_and_keeps_the_order() {
+        let release = Arc::new(Barrier::new(2));
+        let out = Arc::new(Mutex::new(Vec::new()));
+        let inner = Stuck {
+            release: release.clone(),
+            out: out.clone(),
+            first: true,
+        };
+        let (mut printer, flush) = QueuedPrinter::spawn(Box::new(inner)).unwrap();
+        printer.print("a\n".into()).unwrap();
+        // The editor is "stuck" on `a`: these return at once all the same, and a flush gives
+        // up after its limit.
+        printer.print("b\n".into()).unwrap();
+        printer.print("c\n".into()).unwrap();
+        flush.wait(Duration::from_millis(20));
+        assert!(crate::session::lock(&out).is_empty());
+        release.wait();
+        flush.wait(Duration::from_secs(5));
+        assert_eq!(crate::session::lock(&out).concat(), "a\nb\nc\n");
+    }
+}

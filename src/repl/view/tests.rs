@@ -1,0 +1,266 @@
+//! The view fed with events, printing plain text into a buffer.
+
+use std::sync::{Arc, Mutex};
+
+use super::*;
+use crate::llm::Usage;
+
+#[derive(Clone, Default)]
+struct Captured(Arc<Mutex<String>>);
+
+impl ExternalPrinter for Captured {
+    fn print(&mut self, msg: String) -> rustyline::Result<()> {
+        crate::session::lock(&self.0).push_str(&msg);
+        Ok(())
+    }
+}
+
+fn view() -> (View, Captured) {
+    let out = Captured::default();
+    let view = View::new(
+        Box::new(out.clone()),
+        RenderStyle::Plain,
+        80,
+        Arc::new(Shared::default()),
+    );
+    (view, out)
+}
+
+impl Captured {
+    fn take(&self) -> String {
+        std::mem::take(&mut *crate::session::lock(&self.0))
+    }
+}
+
+fn run_started(id: &str, parent: Option<&str>, agent: &str) -> Event {
+    Event::RunStarted {
+        run_id: id.into(),
+        parent_id: parent.map(str::to_string),
+        agent_id: agent.into(),
+        task: "task".into(),
+    }
+}
+
+fn token(run: &str, text: &str, done: bool) -> Event {
+    Event::Token {
+        run_id: run.into(),
+        agent_id: String::new(),
+        token: text.into(),
+        thinking: false,
+        done,
+    }
+}
+
+fn tool(run: &str, name: &str, summary: &str) -> [Event; 2] {
+    [
+        Event::ToolCallStarted {
+            run_id: run.into(),
+            call_id: format!("{run}-{name}"),
+            tool: name.into(),
+            args: serde_json::Value::Null,
+            summary: summary.into(),
+        },
+        Event::ToolCallFinished {
+            run_id: run.into(),
+            call_id: format!("{run}-{name}"),
+            tool: name.into(),
+            ok: true,
+            summary: "3 lines".into(),
+            diff: None,
+        },
+    ]
+}
+
+fn outcome(run: &str, result: &str) -> Event {
+    Event::Outcome {
+        run_id: run.into(),
+        status: OutcomeStatus::Completed,
+        result: result.into(),
+        num_turns: 1,
+        usage: Usage::default(),
+        duration_ms: 0,
+    }
+}
+
+fn delegation(parent: &str, child: &str, task: &str) -> Vec<Event> {
+    vec![
+        Event::ToolCallStarted {
+            run_id: parent.into(),
+            call_id: "d".into(),
+            tool: "delegate_to_agent".into(),
+            args: serde_json::Value::Null,
+            summary: format!("delegate to coder: {task}"),
+        },
+        Event::SubagentSpawned {
+            parent_id: parent.into(),
+            subagent_id: child.into(),
+            agent_id: "coder".into(),
+            task: task.into(),
+        },
+        run_started(child, Some(parent), "coder"),
+    ]
+}
+
+fn child_result(parent: &str, child: &str, result: &str) -> [Event; 2] {
+    [
+        Event::SubagentResult {
+            parent_id: parent.into(),
+            subagent_id: child.into(),
+            agent_id: "coder".into(),
+            outcome: OutcomeStatus::Completed,
+            result: result.into(),
+        },
+        Event::ToolCallFinished {
+            run_id: parent.into(),
+            call_id: "d".into(),
+            tool: "delegate_to_agent".into(),
+            ok: true,
+            summary: "coder finished (2 model calls)".into(),
+            diff: None,
+        },
+    ]
+}
+
+#[test]
+fn a_delegated_run_is_indented_and_its_answer_is_summarised() {
+    let (mut view, out) = view();
+    let mut events = vec![run_started("top", None, "ling")];
+    events.extend(delegation("top", "child", "fix the bug\nin detail"));
+    events.extend(tool("child", "Read", "Read src/lib.rs"));
+    events.push(token("child", "Fixed the bug.\nSECOND LINE\n", true));
+    events.extend(child_result("top", "child", "Fixed the bug.\nSECOND LINE"));
+    events.push(token("top", "All done.\n", true));
+    events.push(outcome("top", "All done."));
+    for event in &events {
+        view.on_event(event);
+    }
+    let text = out.take();
+    assert_eq!(
+        text,
+        "⏺ coder ← fix the bug…\n\
+         \x20 ⏺ Read src/lib.rs\n\
+         \x20   ⎿ 3 lines\n\
+         \x20 ⎿ coder completed: Fixed the bug.…\n\
+         All done.\n"
+    );
+    assert!(!text.contains("SECOND LINE"));
+    assert!(!text.contains("delegate to coder"));
+}
+
+#[test]
+fn nested_delegation_indents_per_level() {
+    let (mut view, out) = view();
+    view.on_event(&run_started("a", None, "ling"));
+    for event in delegation("a", "b", "outer") {
+        view.on_event(&event);
+    }
+    for event in delegation("b", "c", "inner") {
+        view.on_event(&event);
+    }
+    for event in tool("c", "Grep", "Grep x") {
+        view.on_event(&event);
+    }
+    let text = out.take();
+    assert!(text.contains("\n  ⏺ coder ← inner\n"), "{text:?}");
+    assert!(
+        text.contains("\n    ⏺ Grep x\n      ⎿ 3 lines\n"),
+        "{text:?}"
+    );
+}
+
+#[test]
+fn a_refused_delegation_shows_as_a_failed_tool_call() {
+    let (mut view, out) = view();
+    view.on_event(&run_started("top", None, "ling"));
+    view.on_event(&Event::ToolCallStarted {
+        run_id: "top".into(),
+        call_id: "d".into(),
+        tool: "delegate_to_agent".into(),
+        args: serde_json::Value::Null,
+        summary: "delegate to nobody: x".into(),
+    });
+    view.on_event(&Event::ToolCallFinished {
+        run_id: "top".into(),
+        call_id: "d".into(),
+        tool: "delegate_to_agent".into(),
+        ok: false,
+        summary: "no agent named `nobody`".into(),
+        diff: None,
+    });
+    assert_eq!(
+        out.take(),
+        "⏺ delegate to nobody: x\n  ⎿ ✗ no agent named `nobody`\n"
+    );
+}
+
+#[test]
+fn a_childs_approval_is_indented_and_answerable() {
+    let (mut view, out) = view();
+    view.on_event(&run_started("top", None, "ling"));
+    for event in delegation("top", "child", "write it") {
+        view.on_event(&event);
+    }
+    out.take();
+    view.on_event(&Event::ApprovalRequested {
+        id: "ap-1".into(),
+        run_id: "child".into(),
+        tool: "Write".into(),
+        summary: "Write a.txt".into(),
+        reason: "Write changes a.txt".into(),
+        diff: None,
+    });
+    let text = out.take();
+    assert!(
+        text.starts_with("  ⏵ Allow Write: Write a.txt\n"),
+        "{text:?}"
+    );
+    let pending = crate::session::lock(&view.shared.approval).clone();
+    assert_eq!(pending.map(|p| p.id), Some("ap-1".to_string()));
+    // Busy until the turn's outcome, not the child's end.
+    for event in child_result("top", "child", "done") {
+        view.on_event(&event);
+    }
+    assert!(view.shared.is_busy());
+    view.on_event(&outcome("top", ""));
+    assert!(!view.shared.is_busy());
+}
+
+#[test]
+fn a_forked_skill_shows_its_result_as_the_answer() {
+    let (mut view, out) = view();
+    view.on_event(&run_started("top", None, "ling"));
+    view.on_event(&Event::SubagentSpawned {
+        parent_id: "top".into(),
+        subagent_id: "fork".into(),
+        agent_id: "ling".into(),
+        task: "/summarize".into(),
+    });
+    view.on_event(&run_started("fork", Some("top"), "ling"));
+    view.on_event(&token("fork", "The summary.\n", true));
+    view.on_event(&Event::SubagentResult {
+        parent_id: "top".into(),
+        subagent_id: "fork".into(),
+        agent_id: "ling".into(),
+        outcome: OutcomeStatus::Completed,
+        result: "The summary.".into(),
+    });
+    view.on_event(&outcome("top", "The summary."));
+    let text = out.take();
+    assert!(text.ends_with("The summary.\n"), "{text:?}");
+    assert_eq!(text.matches("The summary.").count(), 2, "{text:?}");
+}
+
+#[test]
+fn settings_and_warnings_are_shown() {
+    let (mut view, out) = view();
+    view.on_event(&Event::SettingsChanged {
+        agent_id: "coder".into(),
+        mode: TurnMode::Chat,
+    });
+    assert_eq!(view.agent, "coder");
+    assert_eq!(view.mode, TurnMode::Chat);
+    view.on_event(&Event::Warning {
+        message: "x/SKILL.md:1: bad".into(),
+    });
+    assert_eq!(out.take(), "agent coder · mode chat\n⚠ x/SKILL.md:1: bad\n");
+}
