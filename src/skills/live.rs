@@ -120,6 +120,9 @@ impl<T: Discover> Live<T> {
         };
         let problems = watching.establish(&T::watch_dirs(&self.dirs));
         *self.watcher.lock().unwrap_or_else(|p| p.into_inner()) = Some(watching);
+        // A file written between the first discovery and the watches taking hold raised no
+        // event: read once more now that nothing can slip through.
+        self.reload();
 
         let live = Arc::downgrade(self);
         std::thread::Builder::new()
@@ -173,6 +176,11 @@ impl Watching {
     /// folder that could not be watched.
     fn establish(&mut self, dirs: &[PathBuf]) -> Vec<String> {
         let wanted = wanted_watches(dirs, home().as_deref());
+        // Which events matter is known before the first watch is added, so an event that
+        // arrives while the rest are being added is not dropped as irrelevant.
+        let mut relevant: Vec<PathBuf> = dirs.to_vec();
+        relevant.extend(dirs.iter().filter_map(|d| canonical_form(d)));
+        *self.relevant.write().unwrap_or_else(|p| p.into_inner()) = relevant;
         let mut problems = Vec::new();
         // Everything is re-added, not just the difference: a folder deleted and created
         // again between two reloads keeps its path but lost its kernel watch.
@@ -191,9 +199,6 @@ impl Watching {
                 )),
             }
         }
-        let mut relevant: Vec<PathBuf> = dirs.to_vec();
-        relevant.extend(dirs.iter().filter_map(|d| canonical_form(d)));
-        *self.relevant.write().unwrap_or_else(|p| p.into_inner()) = relevant;
         problems
     }
 }
