@@ -5,16 +5,14 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::{AgentDirs, AgentSet, AgentSource, AgentSpec};
-use crate::skills::discover::read_capped;
+// Agent files are discovered like skills: the same folder handling and file-size cap.
+use crate::skills::discover::{MAX_FILE_BYTES, dedup_roots, read_capped, read_folder};
 
 /// The shipped agents: (file name, text).
 const BUILTIN: &[(&str, &str)] = &[
     ("coder.md", include_str!("../../agents/coder.md")),
     ("ling.md", include_str!("../../agents/ling.md")),
 ];
-
-/// An agent file larger than this is not a system prompt anyone meant to send.
-const MAX_FILE_BYTES: u64 = 256 * 1024;
 
 /// The on-disk agent folders, highest priority first, without duplicates.
 pub(super) fn roots(dirs: &AgentDirs) -> Vec<(PathBuf, AgentSource)> {
@@ -26,12 +24,7 @@ pub(super) fn roots(dirs: &AgentDirs) -> Vec<(PathBuf, AgentSource)> {
         ),
         (dirs.root.join("agents"), AgentSource::Project),
     ];
-    let mut seen = Vec::new();
-    roots.retain(|(path, _)| {
-        let fresh = !seen.contains(path);
-        seen.push(path.clone());
-        fresh
-    });
+    dedup_roots(&mut roots);
     roots
 }
 
@@ -85,24 +78,8 @@ pub(super) fn discover(dirs: &AgentDirs) -> AgentSet {
 /// `*.md` files directly in `root` (not `README.md`), sorted. A missing folder is normal;
 /// an unreadable one is a warning.
 fn agent_files(root: &Path, warnings: &mut Vec<String>) -> Vec<PathBuf> {
-    let entries = match std::fs::read_dir(root) {
-        Ok(entries) => entries,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Vec::new(),
-        Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => {
-            warnings.push(format!(
-                "{}: is a file, not a folder, so no agents are read from it; move it away \
-                 and create a folder of `<name>.md` files there",
-                root.display()
-            ));
-            return Vec::new();
-        }
-        Err(e) => {
-            warnings.push(format!(
-                "{}: cannot read the agents folder ({e}); check its permissions",
-                root.display()
-            ));
-            return Vec::new();
-        }
+    let Some(entries) = read_folder(root, "agents", "`<name>.md` files", warnings) else {
+        return Vec::new();
     };
     let mut files: Vec<PathBuf> = entries
         .flatten()

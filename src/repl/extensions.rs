@@ -37,15 +37,9 @@ impl Extensions {
     /// with watching (shown by the caller; the sets then stay as discovered).
     pub fn start(ws: &Workspace) -> (Extensions, Vec<String>) {
         let extensions = Extensions::new(ws);
+        // Watching re-reads the sets once the watches hold (off this path), so a file
+        // written during start-up arrives like any other reload.
         let problems = ws.watch_extensions();
-        // A file written between the discovery at start-up and the watch being in place
-        // raised no event: read the sets once more, off the start-up path. A change it
-        // finds arrives like any other reload.
-        let (skills, agents) = (ws.skills.clone(), ws.agents.clone());
-        tokio::task::spawn_blocking(move || {
-            skills.reload();
-            agents.reload();
-        });
         (extensions, problems)
     }
 

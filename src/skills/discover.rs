@@ -40,13 +40,47 @@ pub(super) fn roots(dirs: &SkillDirs) -> Vec<(PathBuf, SkillSource)> {
         roots.push((home.join(".claude").join("skills"), SkillSource::Claude));
         roots.push((home.join(".codex").join("skills"), SkillSource::Codex));
     }
+    dedup_roots(&mut roots);
+    roots
+}
+
+/// Drops later duplicates of a folder, keeping the first (highest-priority) source.
+pub(crate) fn dedup_roots<S>(roots: &mut Vec<(PathBuf, S)>) {
     let mut seen = Vec::new();
     roots.retain(|(path, _)| {
         let fresh = !seen.contains(path);
         seen.push(path.clone());
         fresh
     });
-    roots
+}
+
+/// Lists a discovery folder. A missing folder is simply empty; a file in its place or an
+/// unreadable folder is a warning that names `what` it should hold and how (`layout`).
+pub(crate) fn read_folder(
+    root: &Path,
+    what: &str,
+    layout: &str,
+    warnings: &mut Vec<String>,
+) -> Option<std::fs::ReadDir> {
+    match std::fs::read_dir(root) {
+        Ok(entries) => Some(entries),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => {
+            warnings.push(format!(
+                "{}: is a file, not a folder, so no {what} are read from it; move it away \
+                 and create a folder of {layout} there",
+                root.display()
+            ));
+            None
+        }
+        Err(e) => {
+            warnings.push(format!(
+                "{}: cannot read the {what} folder ({e}); check its permissions",
+                root.display()
+            ));
+            None
+        }
+    }
 }
 
 pub(super) fn discover(dirs: &SkillDirs) -> SkillSet {
@@ -102,24 +136,8 @@ pub(super) fn discover(dirs: &SkillDirs) -> SkillSet {
 /// The sub-folders of a skills root, sorted by name. A missing root is normal (nothing to
 /// warn about); an unreadable one is a warning.
 fn skill_folders(root: &Path, warnings: &mut Vec<String>) -> Vec<(String, PathBuf)> {
-    let entries = match std::fs::read_dir(root) {
-        Ok(entries) => entries,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Vec::new(),
-        Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => {
-            warnings.push(format!(
-                "{}: is a file, not a folder, so no skills are read from it; move it away \
-                 and create a folder of `<name>/SKILL.md` there",
-                root.display()
-            ));
-            return Vec::new();
-        }
-        Err(e) => {
-            warnings.push(format!(
-                "{}: cannot read the skills folder ({e}); check its permissions",
-                root.display()
-            ));
-            return Vec::new();
-        }
+    let Some(entries) = read_folder(root, "skills", "`<name>/SKILL.md`", warnings) else {
+        return Vec::new();
     };
     let mut folders = Vec::new();
     for entry in entries.flatten() {

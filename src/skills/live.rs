@@ -94,6 +94,10 @@ impl<T: Discover> Live<T> {
     /// the set simply stays as discovered. Calling it again replaces the earlier watcher.
     pub fn watch(self: &Arc<Self>) -> Result<(), String> {
         let (tx, rx) = mpsc::channel::<()>();
+        // A file written between the first discovery and the watches taking hold raised no
+        // event: one queued tick makes the reload thread read the sets once more, off the
+        // caller's path, once nothing can slip through.
+        let first_read = tx.clone();
         let relevant = Arc::new(RwLock::new(Vec::new()));
         let handler_relevant = Arc::clone(&relevant);
         let handler = move |event: notify::Result<notify::Event>| {
@@ -120,10 +124,8 @@ impl<T: Discover> Live<T> {
         };
         let problems = watching.establish(&T::watch_dirs(&self.dirs));
         *self.watcher.lock().unwrap_or_else(|p| p.into_inner()) = Some(watching);
-        // A file written between the first discovery and the watches taking hold raised no
-        // event: read once more now that nothing can slip through.
-        self.reload();
 
+        let _ = first_read.send(());
         let live = Arc::downgrade(self);
         std::thread::Builder::new()
             .name("linggen-live-reload".into())
