@@ -11,24 +11,7 @@ mod support;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use support::{Fault, Protocol, Reply, ScriptedServer, Step, Workspace, run_with_timeout};
-
-const TIMEOUT: Duration = Duration::from_secs(60);
-
-struct Run {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-}
-
-fn run(ws: &Workspace, args: &[&str]) -> Run {
-    let out = run_with_timeout(ws.cmd().args(args), TIMEOUT);
-    Run {
-        code: out.status.code(),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
-}
+use support::{Fault, Protocol, Reply, ScriptedServer, Step, Workspace, run};
 
 fn setup(steps: Vec<Step>) -> (ScriptedServer, Workspace) {
     let server = ScriptedServer::start_background(Protocol::OpenAi, steps);

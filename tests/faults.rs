@@ -10,24 +10,7 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use support::{Fault, Protocol, Reply, ScriptedServer, Step, Workspace, run_with_timeout};
-
-const TIMEOUT: Duration = Duration::from_secs(60);
-
-struct Run {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-}
-
-fn run(ws: &Workspace, args: &[&str]) -> Run {
-    let out = run_with_timeout(ws.cmd().args(args), TIMEOUT);
-    Run {
-        code: out.status.code(),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
-}
+use support::{Fault, Protocol, Reply, Run, ScriptedServer, Step, Workspace, run};
 
 /// The error is one `linggen: error:` line naming the model and the URL, with no panic.
 fn assert_one_clear_line(r: &Run, url: &str, needle: &str) {

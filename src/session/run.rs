@@ -77,12 +77,7 @@ pub(crate) fn run<'a>(
     changed: &'a mut Vec<String>,
 ) -> BoxFuture<'a, RunEnd> {
     Box::pin(async move {
-        shared.bus.publish(Event::RunStarted {
-            run_id: ctx.id.clone(),
-            parent_id: ctx.parent_id.clone(),
-            agent_id: ctx.agent.name.clone(),
-            task: label,
-        });
+        announce(shared, ctx, label);
         lock(&shared.runs).insert(ctx.id.clone(), ctx.cancel.clone());
         push(shared, ctx, conv, from, task);
         let end = run_loop(shared, ctx, conv, changed).await;
@@ -91,6 +86,16 @@ pub(crate) fn run<'a>(
         status(shared, ctx, "idle", None);
         end
     })
+}
+
+/// Publishes the run's `RunStarted` (the store records the run from it).
+pub(crate) fn announce(shared: &TurnShared, ctx: &RunCtx, label: String) {
+    shared.bus.publish(Event::RunStarted {
+        run_id: ctx.id.clone(),
+        parent_id: ctx.parent_id.clone(),
+        agent_id: ctx.agent.name.clone(),
+        task: label,
+    });
 }
 
 async fn run_loop(

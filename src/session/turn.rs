@@ -155,12 +155,7 @@ async fn forked(
     skill_rules: Vec<super::permissions::Rule>,
     changed: &mut Vec<String>,
 ) -> RunEnd {
-    shared.bus.publish(Event::RunStarted {
-        run_id: ctx.id.clone(),
-        parent_id: None,
-        agent_id: ctx.agent.name.clone(),
-        task: msg.content.clone(),
-    });
+    run::announce(shared, ctx, msg.content.clone());
     run::push(
         shared,
         ctx,

@@ -70,6 +70,24 @@ pub fn write_config_with(dir: &Path, protocol: Protocol, url: &str, extra: &str)
     path
 }
 
+/// How `linggen` ended, its output as text.
+#[derive(Debug)]
+pub struct Run {
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Runs `linggen ARGS` in `ws` (see [`run_with_timeout`]; a minute at most).
+pub fn run(ws: &Workspace, args: &[&str]) -> Run {
+    let out = run_with_timeout(ws.cmd().args(args), Duration::from_secs(60));
+    Run {
+        code: out.status.code(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
 /// Runs `cmd` to completion with captured output. A run longer than `timeout` is killed
 /// and fails the test with whatever it printed, so a hung agent never hangs the suite.
 pub fn run_with_timeout(cmd: &mut Command, timeout: Duration) -> Output {

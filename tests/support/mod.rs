@@ -29,7 +29,7 @@ mod server;
 mod wire;
 
 pub use cli::{
-    TEST_KEY, TEST_KEY_ENV, Workspace, linggen_cmd, run_with_timeout, write_config,
+    Run, TEST_KEY, TEST_KEY_ENV, Workspace, linggen_cmd, run, run_with_timeout, write_config,
     write_config_with,
 };
 pub use corpus::markdown_corpus;
