@@ -43,11 +43,19 @@ Register-ArgumentCompleter -Native -CommandName 'linggen' -ScriptBlock {
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('sessions', 'sessions', [CompletionResultType]::ParameterValue, 'List this workspace''s sessions, newest first')
+            [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Serve the web UI without a terminal: the page lists this workspace''s sessions, opens or starts one, and chats (see doc/web.md)')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script to stdout (see completions/README.md)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
         'linggen;sessions' {
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'linggen;serve' {
+            [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'Port on 127.0.0.1 (default: a random free one)')
+            [CompletionResult]::new('--lan', '--lan', [CompletionResultType]::ParameterName, 'Listen on every interface, so other machines can connect (anyone with the URL can drive the agent)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             break
@@ -59,11 +67,15 @@ Register-ArgumentCompleter -Native -CommandName 'linggen' -ScriptBlock {
         }
         'linggen;help' {
             [CompletionResult]::new('sessions', 'sessions', [CompletionResultType]::ParameterValue, 'List this workspace''s sessions, newest first')
+            [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Serve the web UI without a terminal: the page lists this workspace''s sessions, opens or starts one, and chats (see doc/web.md)')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script to stdout (see completions/README.md)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
         'linggen;help;sessions' {
+            break
+        }
+        'linggen;help;serve' {
             break
         }
         'linggen;help;completions' {

@@ -22,6 +22,9 @@ _linggen() {
             linggen,help)
                 cmd="linggen__subcmd__help"
                 ;;
+            linggen,serve)
+                cmd="linggen__subcmd__serve"
+                ;;
             linggen,sessions)
                 cmd="linggen__subcmd__sessions"
                 ;;
@@ -30,6 +33,9 @@ _linggen() {
                 ;;
             linggen__subcmd__help,help)
                 cmd="linggen__subcmd__help__subcmd__help"
+                ;;
+            linggen__subcmd__help,serve)
+                cmd="linggen__subcmd__help__subcmd__serve"
                 ;;
             linggen__subcmd__help,sessions)
                 cmd="linggen__subcmd__help__subcmd__sessions"
@@ -41,7 +47,7 @@ _linggen() {
 
     case "${cmd}" in
         linggen)
-            opts="-p -c -r -q -h -V --print --model --agent --root --max-iters --permission-mode --allowed-tools --disallowed-tools --continue --resume --output-format --theme --quiet --help --version sessions completions help"
+            opts="-p -c -r -q -h -V --print --model --agent --root --max-iters --permission-mode --allowed-tools --disallowed-tools --continue --resume --output-format --theme --quiet --help --version sessions serve completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -121,7 +127,7 @@ _linggen() {
             return 0
             ;;
         linggen__subcmd__help)
-            opts="sessions completions help"
+            opts="sessions serve completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -162,6 +168,20 @@ _linggen() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        linggen__subcmd__help__subcmd__serve)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         linggen__subcmd__help__subcmd__sessions)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -169,6 +189,24 @@ _linggen() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linggen__subcmd__serve)
+            opts="-h --port --lan --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --port)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;

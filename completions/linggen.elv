@@ -40,10 +40,17 @@ set edit:completion:arg-completer[linggen] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
             cand sessions 'List this workspace''s sessions, newest first'
+            cand serve 'Serve the web UI without a terminal: the page lists this workspace''s sessions, opens or starts one, and chats (see doc/web.md)'
             cand completions 'Print a shell completion script to stdout (see completions/README.md)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'linggen;sessions'= {
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'linggen;serve'= {
+            cand --port 'Port on 127.0.0.1 (default: a random free one)'
+            cand --lan 'Listen on every interface, so other machines can connect (anyone with the URL can drive the agent)'
             cand -h 'Print help'
             cand --help 'Print help'
         }
@@ -53,10 +60,13 @@ set edit:completion:arg-completer[linggen] = {|@words|
         }
         &'linggen;help'= {
             cand sessions 'List this workspace''s sessions, newest first'
+            cand serve 'Serve the web UI without a terminal: the page lists this workspace''s sessions, opens or starts one, and chats (see doc/web.md)'
             cand completions 'Print a shell completion script to stdout (see completions/README.md)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'linggen;help;sessions'= {
+        }
+        &'linggen;help;serve'= {
         }
         &'linggen;help;completions'= {
         }

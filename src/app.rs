@@ -20,6 +20,7 @@ use crate::skills::live::Live;
 use crate::skills::{SkillDirs, SkillSet};
 use crate::store::{SessionInfo, Store, StoreError, persisted, spawn_writer};
 use crate::tools::ToolContext;
+use crate::web::Mirror;
 
 /// A start-up failure with the exit code it maps to.
 pub struct Failure {
@@ -233,6 +234,9 @@ pub struct LiveSession {
     pub session_id: String,
     /// Every event of the session, in order.
     pub events: UnboundedReceiver<Arc<Envelope>>,
+    /// The session as the web mirror sees it; kept for interactive sessions only, so that
+    /// `/share` can start at any time and still show everything from the start.
+    pub mirror: Option<Arc<Mirror>>,
 }
 
 impl LiveSession {
@@ -247,16 +251,39 @@ impl LiveSession {
         let bus = EventBus::new();
         let events = bus.subscribe_lossless();
         let stored = bus.subscribe_lossless_to(persisted);
+        let mirrored = interactive.then(|| {
+            (
+                bus.subscribe_lossless(),
+                setup.history.clone(),
+                setup.agent_id.clone(),
+            )
+        });
         let writer = spawn_writer(store, session_id.clone(), stored, |e| {
             eprintln!("linggen: warning: {e}")
         });
         let handle = session::spawn(setup, bus);
+        let mirror = mirrored.map(|(events, history, agent_id)| {
+            Mirror::follow(
+                session_id.clone(),
+                handle.inputs.clone(),
+                &history,
+                &agent_id,
+                events,
+            )
+        });
         Ok(LiveSession {
             handle,
             writer,
             session_id,
             events,
+            mirror,
         })
+    }
+
+    /// Takes the event stream, for a frontend that follows it elsewhere (`linggen serve`
+    /// logs it); this session's `events` is then empty.
+    pub fn take_events(&mut self) -> UnboundedReceiver<Arc<Envelope>> {
+        std::mem::replace(&mut self.events, tokio::sync::mpsc::unbounded_channel().1)
     }
 
     /// Shuts the session down and waits until everything is stored.
@@ -359,10 +386,13 @@ pub const DEFAULT_AGENT: &str = "ling";
 /// The `-p` task as a message: a skill (`/review`), a skill's custom trigger, a message for
 /// another agent (`@coder …`), or plain text — parsed exactly like a line typed in the shell.
 fn print_message(ws: &Workspace, task: crate::cli::Task) -> Result<UserMessage, Failure> {
-    let registry = crate::repl::triggers::Registry::new(&ws.skills.get(), ws.agents.get().names());
-    let parsed = crate::repl::triggers::parse(&task.prompt, &registry.context());
-    let mut message = crate::repl::triggers::into_message(parsed, &task.prompt, "cli")
-        .map_err(|message| Failure::from(ConfigError::Usage(message)))?;
+    let mut message = crate::repl::triggers::message_from(
+        &task.prompt,
+        "cli",
+        &ws.skills.get(),
+        ws.agents.get().names(),
+    )
+    .map_err(|message| Failure::from(ConfigError::Usage(message)))?;
     message.attached = task.attached;
     Ok(message)
 }

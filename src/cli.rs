@@ -82,6 +82,17 @@ pub struct Cli {
 pub enum Command {
     /// List this workspace's sessions, newest first.
     Sessions,
+    /// Serve the web UI without a terminal: the page lists this workspace's sessions, opens
+    /// or starts one, and chats (see doc/web.md).
+    Serve {
+        /// Port on 127.0.0.1 (default: a random free one).
+        #[arg(long, value_name = "N")]
+        port: Option<u16>,
+        /// Listen on every interface, so other machines can connect (anyone with the URL can
+        /// drive the agent).
+        #[arg(long)]
+        lan: bool,
+    },
     /// Print a shell completion script to stdout (see completions/README.md).
     Completions {
         /// bash | zsh | fish | elvish | powershell.
@@ -249,6 +260,13 @@ async fn dispatch(cli: Cli) -> i32 {
     match (&cli.command, cli.print.is_some()) {
         (Some(Command::Sessions), _) => crate::app::list_sessions(&cli),
         (Some(Command::Completions { shell }), _) => print_completions(*shell),
+        (Some(Command::Serve { port, lan }), _) => {
+            let options = crate::web::ServeOptions {
+                port: port.unwrap_or(0),
+                lan: *lan,
+            };
+            crate::web::serve::run(cli.clone(), options).await
+        }
         (None, true) => crate::app::run_print(cli).await,
         (None, false) if cli.prompt.is_some() || !std::io::stdin().is_terminal() => {
             // `linggen "task"` or `echo task | linggen`: the one-shot path is what a

@@ -13,3 +13,4 @@ pub mod session;
 pub mod skills;
 pub mod store;
 pub mod tools;
+pub mod web;

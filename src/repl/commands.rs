@@ -39,7 +39,12 @@ pub enum ArgumentKind {
     PermissionMode,
     SessionId,
     ThemeName,
+    /// `stop`, `--read-only`, `--open`, `--lan`.
+    ShareOption,
 }
+
+/// What `/share` takes, in completion order.
+pub const SHARE_OPTIONS: &[&str] = &["--read-only", "--open", "--lan", "stop"];
 
 /// The two turn modes `/mode` accepts, in completion order.
 pub const TURN_MODES: &[&str] = &["chat", "auto"];
@@ -105,7 +110,9 @@ impl Command {
             Command::Resume => "continue a previous session",
             Command::Context => "token usage of this session",
             Command::Theme => "show or switch the colour theme",
-            Command::Share => "open a live web mirror of this session",
+            Command::Share => {
+                "let a browser watch and join this session (a local URL with a token)"
+            }
             Command::Quit => "leave linggen",
             Command::Exit => "leave linggen",
         }
@@ -121,13 +128,13 @@ impl Command {
             Command::Permissions => Some("[mode]"),
             Command::Resume => Some("[id]"),
             Command::Theme => Some("[name]"),
+            Command::Share => Some("[--read-only|--open|--lan|stop]"),
             Command::Help
             | Command::Clear
             | Command::Skills
             | Command::Sessions
             | Command::Runs
             | Command::Context
-            | Command::Share
             | Command::Quit
             | Command::Exit => None,
         }
@@ -168,13 +175,13 @@ impl Command {
             Command::Permissions => ArgumentKind::PermissionMode,
             Command::Resume => ArgumentKind::SessionId,
             Command::Theme => ArgumentKind::ThemeName,
+            Command::Share => ArgumentKind::ShareOption,
             Command::Help
             | Command::Clear
             | Command::Skills
             | Command::Sessions
             | Command::Runs
             | Command::Context
-            | Command::Share
             | Command::Quit
             | Command::Exit => ArgumentKind::None,
         }

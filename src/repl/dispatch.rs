@@ -168,9 +168,7 @@ impl Shell {
                 self.view.hint(&line);
             }
             Command::Mode => self.set_mode(args).await,
-            Command::Share => self.view.hint(
-                "/share (the live web mirror) is not built yet; it comes with the web mirror work",
-            ),
+            Command::Share => self.share(args).await,
             Command::Quit | Command::Exit => {}
         }
     }
@@ -206,7 +204,7 @@ impl Shell {
     }
 
     /// Switches the session's agent. The prompt changes at once; the session confirms with
-    /// `SettingsChanged`, which the view shows.
+    /// `SettingsUpdated`, which the view shows.
     pub(super) async fn set_agent(&mut self, name: &str) {
         let agents = self.ws.agents.get();
         if agents.get(name).is_none() {

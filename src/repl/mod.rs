@@ -12,6 +12,7 @@ mod printer;
 pub mod render;
 mod run_tree;
 mod settings;
+mod share;
 mod shell;
 pub mod theme;
 pub mod triggers;

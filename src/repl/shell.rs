@@ -46,6 +46,8 @@ pub(super) struct Shell {
     pub catalog: Catalog,
     pub prompt: Arc<std::sync::Mutex<String>>,
     pub extensions: Extensions,
+    /// The web mirror, once `/share` started it.
+    pub share: Option<crate::web::Server>,
 }
 
 pub async fn run(cli: Cli) -> i32 {
@@ -112,6 +114,7 @@ async fn try_run(cli: Cli) -> Result<i32, Failure> {
         catalog,
         prompt,
         extensions,
+        share: None,
     };
     shell.refresh_lists();
     for problem in watch_problems {
@@ -133,7 +136,7 @@ async fn try_run(cli: Cli) -> Result<i32, Failure> {
                     shell.view.on_event(&envelope.event);
                     if matches!(
                         envelope.event,
-                        session::Event::SessionStarted { .. } | session::Event::SettingsChanged { .. }
+                        session::Event::SessionStarted { .. } | session::Event::SettingsUpdated { .. }
                     ) {
                         shell.update_prompt();
                     }
@@ -174,6 +177,9 @@ async fn try_run(cli: Cli) -> Result<i32, Failure> {
                 }
             }
         }
+    }
+    if let Some(server) = shell.share.take() {
+        server.stop().await;
     }
     shell.live.stop().await;
     flush.wait(OUTPUT_FLUSH_LIMIT);
@@ -235,6 +241,7 @@ impl Shell {
         start.agent = self.ws.agents.get().get(&agent).is_some().then_some(agent);
         let live = LiveSession::start(&start, &self.ws, true).await?;
         let old = std::mem::replace(&mut self.live, live);
+        self.share_follows();
         old.stop().await;
         if self.view.mode != TurnMode::default() {
             let mode = self.view.mode;

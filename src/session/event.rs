@@ -30,6 +30,14 @@ impl OutcomeStatus {
     }
 }
 
+/// Whether the session is working on a turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SessionStatus {
+    Idle,
+    Running,
+}
+
 /// The answer to an approval request.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "decision", rename_all = "snake_case")]
@@ -59,7 +67,13 @@ pub enum Event {
         tools: Vec<String>,
     },
     /// The agent or the turn mode of the session changed (`/agent`, `/mode`).
-    SettingsChanged {
+    SettingsUpdated {
+        agent_id: String,
+        mode: super::input::TurnMode,
+    },
+    /// The session became busy (a turn started) or idle (the last queued turn ended).
+    StateUpdated {
+        status: SessionStatus,
         agent_id: String,
         mode: super::input::TurnMode,
     },

@@ -25,7 +25,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 pub use bus::{Envelope, EventBus};
-pub use event::{Decision, Event, OutcomeStatus};
+pub use event::{Decision, Event, OutcomeStatus, SessionStatus};
 pub use input::{Input, SkillInvocation, TurnMode, UserMessage};
 pub use permissions::Permissions;
 pub use run::Route;
@@ -200,6 +200,8 @@ async fn run(setup: SessionSetup, mut inputs: mpsc::Receiver<Input>, bus: EventB
     // Whether frontends were shown a queue, so they also learn when it shrinks.
     let mut queue_shown = false;
     let mut running: Option<Running> = None;
+    // Whether frontends were told the session is running (queued turns keep it running).
+    let mut busy = false;
 
     loop {
         tokio::select! {
@@ -275,9 +277,19 @@ async fn run(setup: SessionSetup, mut inputs: mpsc::Receiver<Input>, bus: EventB
                         publish_queue(&bus, &queue);
                         queue_shown = !queue.is_empty();
                     }
+                    if !busy {
+                        busy = true;
+                        publish_state(&bus, SessionStatus::Running, &agent_id, mode);
+                    }
                     running = Some(start_turn(&shared, conv, msg, &agent_id, mode));
                 }
-                None => idle = Some(conv),
+                None => {
+                    if busy {
+                        busy = false;
+                        publish_state(&bus, SessionStatus::Idle, &agent_id, mode);
+                    }
+                    idle = Some(conv);
+                }
             }
         }
     }
@@ -322,8 +334,16 @@ fn publish_queue(bus: &EventBus, queue: &VecDeque<UserMessage>) {
     });
 }
 
+fn publish_state(bus: &EventBus, status: SessionStatus, agent_id: &str, mode: TurnMode) {
+    bus.publish(Event::StateUpdated {
+        status,
+        agent_id: agent_id.to_string(),
+        mode,
+    });
+}
+
 fn publish_settings(bus: &EventBus, agent_id: &str, mode: TurnMode) {
-    bus.publish(Event::SettingsChanged {
+    bus.publish(Event::SettingsUpdated {
         agent_id: agent_id.to_string(),
         mode,
     });

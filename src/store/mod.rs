@@ -2,6 +2,7 @@
 //! session's events: [`spawn_writer`] persists each message as soon as it is complete, so a
 //! crash loses at most the reply in flight.
 
+mod inspect;
 mod schema;
 mod writer;
 
@@ -10,6 +11,7 @@ use std::time::Duration;
 
 use rusqlite::{Connection, ErrorCode, OptionalExtension, params};
 
+pub use inspect::RunDetail;
 pub use writer::{persisted, spawn_writer};
 
 use crate::llm::{ChatMessage, Role};
@@ -288,20 +290,7 @@ impl Store {
             )
             .map_err(|e| self.err(e))?;
         let rows = stmt
-            .query_map([session_id], |r| {
-                let role: String = r.get(0)?;
-                let calls: Option<String> = r.get(2)?;
-                Ok(ChatMessage {
-                    role: Role::parse(&role).unwrap_or(Role::User),
-                    content: r.get(1)?,
-                    tool_calls: calls
-                        .and_then(|c| serde_json::from_str(&c).ok())
-                        .unwrap_or_default(),
-                    tool_call_id: r.get(3)?,
-                    tool_name: r.get(4)?,
-                    is_error: r.get(5)?,
-                })
-            })
+            .query_map([session_id], chat_message)
             .map_err(|e| self.err(e))?;
         rows.collect::<Result<_, _>>().map_err(|e| self.err(e))
     }
@@ -378,6 +367,22 @@ impl Store {
             .map(|r| r.is_some())
             .map_err(|e| self.err(e))
     }
+}
+
+/// A message row selected as `role, content, tool_calls, tool_call_id, tool_name, is_error`.
+fn chat_message(r: &rusqlite::Row<'_>) -> rusqlite::Result<ChatMessage> {
+    let role: String = r.get(0)?;
+    let calls: Option<String> = r.get(2)?;
+    Ok(ChatMessage {
+        role: Role::parse(&role).unwrap_or(Role::User),
+        content: r.get(1)?,
+        tool_calls: calls
+            .and_then(|c| serde_json::from_str(&c).ok())
+            .unwrap_or_default(),
+        tool_call_id: r.get(3)?,
+        tool_name: r.get(4)?,
+        is_error: r.get(5)?,
+    })
 }
 
 /// Turns SQLite's codes into the errors a person can act on.

@@ -17,7 +17,7 @@ mod tests;
 
 pub use files::{DEFAULT_MAX_AGE, DEFAULT_MAX_FILES, FileIndex, IndexedFile};
 
-use super::commands::{ArgumentKind, Command, TURN_MODES};
+use super::commands::{ArgumentKind, Command, SHARE_OPTIONS, TURN_MODES};
 use super::triggers::{SkillInfo, TriggerContext};
 use crate::config::PermissionMode;
 
@@ -309,6 +309,10 @@ fn arguments(command: Command, word: &str, ctx: &CompletionContext<'_>) -> Vec<C
         }
         ArgumentKind::PermissionMode => {
             fixed = permission_modes().map(Choice::new).collect();
+            &fixed
+        }
+        ArgumentKind::ShareOption => {
+            fixed = SHARE_OPTIONS.iter().copied().map(Choice::new).collect();
             &fixed
         }
     };

@@ -14,7 +14,7 @@ mod suggest;
 mod tests;
 
 pub use mentions::attachment_candidates;
-pub use registry::{Registry, into_message};
+pub use registry::{Registry, into_message, message_from};
 
 use super::commands::{self, Command};
 

@@ -53,6 +53,18 @@ impl Registry {
     }
 }
 
+/// A line from a frontend without commands of its own (`-p`, the browser) as the message it
+/// means, parsed against the current skills and agents exactly like a line typed in the shell.
+pub fn message_from(
+    line: &str,
+    from: &str,
+    skills: &SkillSet,
+    agents: Vec<String>,
+) -> Result<UserMessage, String> {
+    let registry = Registry::new(skills, agents);
+    into_message(super::parse(line, &registry.context()), line, from)
+}
+
 /// The session message a parsed line becomes, for frontends without commands of their own
 /// (`-p`). Built-in commands and unknown ones are errors that say what to do instead.
 pub fn into_message(parsed: Parsed, raw: &str, from: &str) -> Result<UserMessage, String> {

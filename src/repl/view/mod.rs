@@ -229,7 +229,7 @@ impl View {
                 self.model = model.clone();
                 self.agent = agent_id.clone();
             }
-            Event::SettingsChanged { agent_id, mode } => {
+            Event::SettingsUpdated { agent_id, mode } => {
                 self.agent = agent_id.clone();
                 self.mode = *mode;
                 self.hint(&format!("agent {agent_id} · mode {}", mode.as_str()));

@@ -253,7 +253,7 @@ fn a_forked_skill_shows_its_result_as_the_answer() {
 #[test]
 fn settings_and_warnings_are_shown() {
     let (mut view, out) = view();
-    view.on_event(&Event::SettingsChanged {
+    view.on_event(&Event::SettingsUpdated {
         agent_id: "coder".into(),
         mode: TurnMode::Chat,
     });

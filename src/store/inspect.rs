@@ -1,0 +1,85 @@
+//! Read-only queries for inspecting runs (the web mirror's `/api/agent-*` routes).
+
+use rusqlite::{OptionalExtension, Row, params};
+
+use super::{Store, StoreError};
+use crate::llm::ChatMessage;
+
+/// A run with where and when it happened.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct RunDetail {
+    pub id: String,
+    pub session_id: String,
+    pub parent_id: Option<String>,
+    pub agent_id: String,
+    pub task: String,
+    pub status: String,
+    pub started_at: i64,
+    pub ended_at: Option<i64>,
+}
+
+const RUN_COLUMNS: &str =
+    "id, session_id, parent_id, agent_id, task, status, started_at, ended_at FROM runs";
+
+fn run_detail(r: &Row<'_>) -> rusqlite::Result<RunDetail> {
+    Ok(RunDetail {
+        id: r.get(0)?,
+        session_id: r.get(1)?,
+        parent_id: r.get(2)?,
+        agent_id: r.get(3)?,
+        task: r.get(4)?,
+        status: r.get(5)?,
+        started_at: r.get(6)?,
+        ended_at: r.get(7)?,
+    })
+}
+
+impl Store {
+    /// Every run of a session, oldest first.
+    pub fn run_details(&self, session_id: &str) -> Result<Vec<RunDetail>, StoreError> {
+        self.query_runs(
+            &format!("SELECT {RUN_COLUMNS} WHERE session_id = ?1 ORDER BY started_at, rowid"),
+            session_id,
+        )
+    }
+
+    /// The runs `run_id` delegated to, oldest first.
+    pub fn run_children(&self, run_id: &str) -> Result<Vec<RunDetail>, StoreError> {
+        self.query_runs(
+            &format!("SELECT {RUN_COLUMNS} WHERE parent_id = ?1 ORDER BY started_at, rowid"),
+            run_id,
+        )
+    }
+
+    pub fn run(&self, run_id: &str) -> Result<Option<RunDetail>, StoreError> {
+        self.conn
+            .query_row(
+                &format!("SELECT {RUN_COLUMNS} WHERE id = ?1"),
+                [run_id],
+                run_detail,
+            )
+            .optional()
+            .map_err(|e| self.err(e))
+    }
+
+    /// The messages one run added to its conversation, oldest first.
+    pub fn run_messages(&self, run_id: &str) -> Result<Vec<ChatMessage>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT role, content, tool_calls, tool_call_id, tool_name, is_error
+                 FROM messages WHERE run_id = ?1 ORDER BY id",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map(params![run_id], super::chat_message)
+            .map_err(|e| self.err(e))?;
+        rows.collect::<Result<_, _>>().map_err(|e| self.err(e))
+    }
+
+    fn query_runs(&self, sql: &str, key: &str) -> Result<Vec<RunDetail>, StoreError> {
+        let mut stmt = self.conn.prepare(sql).map_err(|e| self.err(e))?;
+        let rows = stmt.query_map([key], run_detail).map_err(|e| self.err(e))?;
+        rows.collect::<Result<_, _>>().map_err(|e| self.err(e))
+    }
+}

@@ -1,0 +1,546 @@
+//! The routes. Every request passes the same gate first (`Host`, token, and for `POST` the
+//! `Origin` and write access), so no route can forget a check. See `doc/web.md`.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::Incoming;
+use hyper::header::{self, HeaderMap, HeaderValue};
+use hyper::{Method, Request, Response, StatusCode};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::auth::{self, Access};
+use super::server::Ctx;
+use super::{Body, page, sse};
+use crate::llm::ChatMessage;
+use crate::session::{Decision, Input};
+use crate::store::Store;
+
+/// Request bodies are small JSON objects; anything bigger is a mistake or an attack.
+const MAX_BODY: usize = 1 << 20;
+
+/// Characters of each message in `agent-context?view=summary`.
+const SUMMARY_CHARS: usize = 200;
+
+/// A failed request: its status and a sentence saying what to do.
+pub struct ApiError {
+    status: StatusCode,
+    message: String,
+}
+
+impl ApiError {
+    fn new(status: StatusCode, message: impl Into<String>) -> ApiError {
+        ApiError {
+            status,
+            message: message.into(),
+        }
+    }
+
+    fn bad_request(message: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::BAD_REQUEST, message)
+    }
+
+    fn not_found(message: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::NOT_FOUND, message)
+    }
+}
+
+type Reply = Result<Response<Body>, ApiError>;
+
+/// A request that passed the gate.
+struct Authorized {
+    access: Access,
+    /// Set when the token came in the query: the page then stores it in the cookie.
+    token_from_query: Option<String>,
+}
+
+pub async fn handle(ctx: Arc<Ctx>, req: Request<Incoming>) -> Response<Body> {
+    let response = match gate(&ctx, &req) {
+        Ok(authorized) => route(&ctx, req, authorized)
+            .await
+            .unwrap_or_else(error_response),
+        Err(e) => error_response(e),
+    };
+    secure(response)
+}
+
+/// `Host`, then the token, then (for `POST`) the `Origin` and write access.
+fn gate(ctx: &Ctx, req: &Request<Incoming>) -> Result<Authorized, ApiError> {
+    let headers = req.headers();
+    let host = header_str(headers, header::HOST).unwrap_or_default();
+    if !auth::host_allowed(host, ctx.bound, ctx.lan) {
+        return Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            format!(
+                "the Host header `{host}` is not this server's address; open the URL linggen printed"
+            ),
+        ));
+    }
+    let from_query = query(req, "token");
+    let presented = from_query
+        .clone()
+        .or_else(|| {
+            header_str(headers, header::AUTHORIZATION).and_then(auth::token_from_authorization)
+        })
+        .or_else(|| {
+            header_str(headers, header::COOKIE)
+                .and_then(|c| auth::token_from_cookies(c, &auth::cookie_name(ctx.bound.port())))
+        });
+    let access = presented
+        .as_deref()
+        .and_then(|t| ctx.tokens.check(t))
+        .ok_or_else(|| {
+            ApiError::new(
+                StatusCode::UNAUTHORIZED,
+                "missing or wrong token; open the full URL linggen printed (it ends with ?token=…)",
+            )
+        })?;
+    if req.method() == Method::POST {
+        if !auth::origin_allowed(header_str(headers, header::ORIGIN), host) {
+            return Err(ApiError::new(
+                StatusCode::FORBIDDEN,
+                format!("POST needs the header `Origin: http://{host}` (the page sends it itself)"),
+            ));
+        }
+        if access == Access::ReadOnly {
+            return Err(ApiError::new(
+                StatusCode::FORBIDDEN,
+                "this is the read-only viewer link; it can watch but not send, answer or cancel",
+            ));
+        }
+    }
+    Ok(Authorized {
+        access,
+        token_from_query: from_query,
+    })
+}
+
+async fn route(ctx: &Arc<Ctx>, req: Request<Incoming>, who: Authorized) -> Reply {
+    let path = req.uri().path().to_string();
+    match (req.method().clone(), path.as_str()) {
+        (Method::GET, "/") => Ok(page_response(ctx, who)),
+        (Method::GET, "/app.js") => Ok(asset(page::APP_JS, "text/javascript; charset=utf-8")),
+        (Method::GET, "/app.css") => Ok(asset(page::APP_CSS, "text/css; charset=utf-8")),
+        (Method::GET, "/favicon.ico") => Ok(empty(StatusCode::NO_CONTENT)),
+        (Method::GET, "/api/events") => events(ctx, &req),
+        (Method::GET, "/api/session") => {
+            let mirror = ctx
+                .hub
+                .mirror(query(&req, "session_id").as_deref())
+                .map_err(ApiError::not_found)?;
+            Ok(json_response(
+                StatusCode::OK,
+                &mirror.snapshot(who.access.as_str()),
+            ))
+        }
+        (Method::GET, "/api/sessions") => sessions(ctx).await,
+        (Method::POST, "/api/sessions") => open_session(ctx, req).await,
+        (Method::POST, "/api/messages") => message(ctx, req).await,
+        (Method::POST, "/api/cancel") => cancel(ctx, req).await,
+        (Method::POST, p) if p.starts_with("/api/approvals/") => {
+            let id = p.trim_start_matches("/api/approvals/").to_string();
+            approval(ctx, req, id).await
+        }
+        (Method::GET, "/api/agent-runs") => agent_runs(ctx, &req).await,
+        (Method::GET, "/api/agent-children") => agent_children(ctx, &req).await,
+        (Method::GET, "/api/agent-context") => agent_context(ctx, &req).await,
+        (Method::POST, "/api/agent-cancel") => agent_cancel(ctx, req).await,
+        (_, "/" | "/app.js" | "/app.css" | "/favicon.ico" | "/api/events" | "/api/session")
+        | (_, "/api/sessions" | "/api/messages" | "/api/cancel" | "/api/agent-runs")
+        | (_, "/api/agent-children" | "/api/agent-context" | "/api/agent-cancel") => {
+            Err(ApiError::new(
+                StatusCode::METHOD_NOT_ALLOWED,
+                format!("{} is not supported here", req.method()),
+            ))
+        }
+        _ => Err(ApiError::not_found(format!(
+            "no route {path}; see doc/web.md"
+        ))),
+    }
+}
+
+fn page_response(ctx: &Ctx, who: Authorized) -> Response<Body> {
+    let mut response = asset(page::INDEX_HTML, "text/html; charset=utf-8");
+    if let Some(token) = who.token_from_query {
+        // HttpOnly: the page's script never sees it; Strict: no other site's request carries it.
+        let cookie = format!(
+            "{}={token}; HttpOnly; SameSite=Strict; Path=/",
+            auth::cookie_name(ctx.bound.port())
+        );
+        if let Ok(value) = HeaderValue::from_str(&cookie) {
+            response.headers_mut().insert(header::SET_COOKIE, value);
+        }
+    }
+    response
+}
+
+fn events(ctx: &Ctx, req: &Request<Incoming>) -> Reply {
+    let mirror = ctx
+        .hub
+        .mirror(query(req, "session_id").as_deref())
+        .map_err(ApiError::not_found)?;
+    // The header is what a browser sends when it reconnects by itself: it is the newer one.
+    let after = header_str(req.headers(), "last-event-id")
+        .map(str::to_string)
+        .or_else(|| query(req, "last_event_id"))
+        .map(|v| {
+            v.trim()
+                .parse::<u64>()
+                .map_err(|_| ApiError::bad_request(format!("last event id `{v}` is not a number")))
+        })
+        .transpose()?;
+    let body = sse::event_stream(mirror, after, ctx.shutdown.clone());
+    Response::builder()
+        .header(header::CONTENT_TYPE, "text/event-stream")
+        .header("x-accel-buffering", "no")
+        .body(body)
+        .map_err(internal)
+}
+
+async fn sessions(ctx: &Ctx) -> Reply {
+    let (home, root) = (ctx.hub.home.clone(), ctx.hub.root.display().to_string());
+    let list = blocking(move || Store::open(&home)?.list_sessions(&root)).await?;
+    let sessions: Vec<Value> = list
+        .into_iter()
+        .map(|s| {
+            json!({
+                "id": s.id,
+                "title": s.title,
+                "model": s.model,
+                "updated_at": s.updated_at,
+                "message_count": s.message_count,
+                "live": ctx.hub.is_open(&s.id),
+            })
+        })
+        .collect();
+    Ok(json_response(
+        StatusCode::OK,
+        &json!({
+            "sessions": sessions,
+            "current": ctx.hub.current_id(),
+            "can_open": ctx.hub.can_open(),
+        }),
+    ))
+}
+
+#[derive(Deserialize)]
+struct SessionChoice {
+    session_id: Option<String>,
+}
+
+async fn open_session(ctx: &Ctx, req: Request<Incoming>) -> Reply {
+    let choice: SessionChoice = read_json(req).await?;
+    if !ctx.hub.can_open() {
+        return Err(ApiError::new(
+            StatusCode::CONFLICT,
+            "this server shares the terminal's session; use `linggen serve` to open others",
+        ));
+    }
+    let id = ctx
+        .hub
+        .open_session(choice.session_id)
+        .await
+        .map_err(|e| ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, e))?;
+    Ok(json_response(StatusCode::OK, &json!({ "session_id": id })))
+}
+
+#[derive(Deserialize)]
+struct NewMessage {
+    content: String,
+    session_id: Option<String>,
+}
+
+async fn message(ctx: &Ctx, req: Request<Incoming>) -> Reply {
+    let body: NewMessage = read_json(req).await?;
+    let mirror = ctx
+        .hub
+        .mirror(body.session_id.as_deref())
+        .map_err(ApiError::not_found)?;
+    let message = ctx
+        .hub
+        .message(&body.content)
+        .map_err(ApiError::bad_request)?;
+    mirror
+        .send(Input::UserMessage(message))
+        .await
+        .map_err(|e| ApiError::new(StatusCode::GONE, e))?;
+    Ok(json_response(
+        StatusCode::ACCEPTED,
+        &json!({ "queued": true }),
+    ))
+}
+
+#[derive(Deserialize, Default)]
+struct SessionRef {
+    session_id: Option<String>,
+}
+
+async fn cancel(ctx: &Ctx, req: Request<Incoming>) -> Reply {
+    let body: SessionRef = read_json_or_default(req).await?;
+    let mirror = ctx
+        .hub
+        .mirror(body.session_id.as_deref())
+        .map_err(ApiError::not_found)?;
+    mirror
+        .send(Input::Cancel)
+        .await
+        .map_err(|e| ApiError::new(StatusCode::GONE, e))?;
+    Ok(json_response(
+        StatusCode::ACCEPTED,
+        &json!({ "cancelled": true }),
+    ))
+}
+
+#[derive(Deserialize)]
+struct ApprovalAnswer {
+    decision: String,
+    reason: Option<String>,
+    session_id: Option<String>,
+}
+
+async fn approval(ctx: &Ctx, req: Request<Incoming>, id: String) -> Reply {
+    let answer: ApprovalAnswer = read_json(req).await?;
+    let decision = match answer.decision.as_str() {
+        "allow_once" => Decision::AllowOnce,
+        "allow_session" => Decision::AllowSession,
+        "allow_project" => Decision::AllowProject,
+        "deny" => Decision::Deny {
+            reason: answer.reason.filter(|r| !r.trim().is_empty()),
+        },
+        other => {
+            return Err(ApiError::bad_request(format!(
+                "unknown decision `{other}`; use allow_once, allow_session, allow_project or deny"
+            )));
+        }
+    };
+    let mirror = ctx
+        .hub
+        .mirror(answer.session_id.as_deref())
+        .map_err(ApiError::not_found)?;
+    if !mirror.is_pending(&id) {
+        return Err(ApiError::new(
+            StatusCode::CONFLICT,
+            format!("approval {id} is not waiting (already answered, or no such request)"),
+        ));
+    }
+    mirror
+        .send(Input::Approval {
+            id,
+            decision,
+            from: "web".into(),
+        })
+        .await
+        .map_err(|e| ApiError::new(StatusCode::GONE, e))?;
+    Ok(json_response(
+        StatusCode::ACCEPTED,
+        &json!({ "sent": true }),
+    ))
+}
+
+async fn agent_runs(ctx: &Ctx, req: &Request<Incoming>) -> Reply {
+    let session_id = match query(req, "session_id") {
+        Some(id) => id,
+        None => ctx
+            .hub
+            .current_id()
+            .ok_or_else(|| ApiError::bad_request("give ?session_id="))?,
+    };
+    let home = ctx.hub.home.clone();
+    let runs = blocking(move || Store::open(&home)?.run_details(&session_id)).await?;
+    Ok(json_response(StatusCode::OK, &json!({ "runs": runs })))
+}
+
+async fn agent_children(ctx: &Ctx, req: &Request<Incoming>) -> Reply {
+    let run_id = required(req, "run_id")?;
+    let home = ctx.hub.home.clone();
+    let runs = blocking(move || Store::open(&home)?.run_children(&run_id)).await?;
+    Ok(json_response(StatusCode::OK, &json!({ "runs": runs })))
+}
+
+async fn agent_context(ctx: &Ctx, req: &Request<Incoming>) -> Reply {
+    let run_id = required(req, "run_id")?;
+    let view = query(req, "view").unwrap_or_else(|| "summary".into());
+    if view != "summary" && view != "raw" {
+        return Err(ApiError::bad_request(format!(
+            "unknown view `{view}`; use summary or raw"
+        )));
+    }
+    let home = ctx.hub.home.clone();
+    let (run, messages) = blocking(move || {
+        let store = Store::open(&home)?;
+        Ok((store.run(&run_id)?, store.run_messages(&run_id)?))
+    })
+    .await?;
+    let run = run.ok_or_else(|| ApiError::not_found("no such run"))?;
+    let messages: Vec<Value> = if view == "raw" {
+        messages.iter().map(|m| json!(m)).collect()
+    } else {
+        messages.iter().map(summary).collect()
+    };
+    Ok(json_response(
+        StatusCode::OK,
+        &json!({ "run": run, "view": view, "messages": messages }),
+    ))
+}
+
+fn summary(m: &ChatMessage) -> Value {
+    let preview: String = m.content.chars().take(SUMMARY_CHARS).collect();
+    json!({
+        "role": m.role,
+        "tool_name": m.tool_name,
+        "tool_calls": m.tool_calls.iter().map(|c| &c.name).collect::<Vec<_>>(),
+        "chars": m.content.chars().count(),
+        "preview": preview,
+        "is_error": m.is_error,
+    })
+}
+
+#[derive(Deserialize)]
+struct RunRef {
+    run_id: String,
+}
+
+async fn agent_cancel(ctx: &Ctx, req: Request<Incoming>) -> Reply {
+    let body: RunRef = read_json(req).await?;
+    let home = ctx.hub.home.clone();
+    let run_id = body.run_id.clone();
+    let run = blocking(move || Store::open(&home)?.run(&run_id))
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("no run {}", body.run_id)))?;
+    if run.status != "running" {
+        return Err(ApiError::new(
+            StatusCode::CONFLICT,
+            format!("run {} is not running (it is {})", run.id, run.status),
+        ));
+    }
+    let mirror = ctx
+        .hub
+        .mirror(Some(&run.session_id))
+        .map_err(ApiError::not_found)?;
+    mirror
+        .send(Input::CancelRun { run_id: run.id })
+        .await
+        .map_err(|e| ApiError::new(StatusCode::GONE, e))?;
+    Ok(json_response(
+        StatusCode::ACCEPTED,
+        &json!({ "cancelled": true }),
+    ))
+}
+
+/// Runs a store query off the async threads.
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, crate::store::StoreError> + Send + 'static,
+) -> Result<T, ApiError> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(internal)?
+        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))
+}
+
+async fn read_json<T: serde::de::DeserializeOwned>(req: Request<Incoming>) -> Result<T, ApiError> {
+    let bytes = read_body(req).await?;
+    serde_json::from_slice(&bytes).map_err(|e| {
+        ApiError::bad_request(format!("the body is not the JSON this route takes: {e}"))
+    })
+}
+
+/// Like [`read_json`], but an empty body means the defaults.
+async fn read_json_or_default<T: serde::de::DeserializeOwned + Default>(
+    req: Request<Incoming>,
+) -> Result<T, ApiError> {
+    let bytes = read_body(req).await?;
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Ok(T::default());
+    }
+    serde_json::from_slice(&bytes).map_err(|e| {
+        ApiError::bad_request(format!("the body is not the JSON this route takes: {e}"))
+    })
+}
+
+async fn read_body(req: Request<Incoming>) -> Result<Bytes, ApiError> {
+    Limited::new(req.into_body(), MAX_BODY)
+        .collect()
+        .await
+        .map(|c| c.to_bytes())
+        .map_err(|_| {
+            ApiError::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!("the body is unreadable or larger than {MAX_BODY} bytes"),
+            )
+        })
+}
+
+fn required(req: &Request<Incoming>, name: &str) -> Result<String, ApiError> {
+    query(req, name).ok_or_else(|| ApiError::bad_request(format!("give ?{name}=")))
+}
+
+/// A query parameter, percent-decoded.
+fn query(req: &Request<Incoming>, name: &str) -> Option<String> {
+    let q = req.uri().query()?;
+    reqwest::Url::parse(&format!("http://x/?{q}"))
+        .ok()?
+        .query_pairs()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.into_owned())
+}
+
+fn header_str<K: header::AsHeaderName>(headers: &HeaderMap, name: K) -> Option<&str> {
+    headers.get(name).and_then(|v| v.to_str().ok())
+}
+
+fn asset(text: &'static str, content_type: &'static str) -> Response<Body> {
+    let mut response = Response::new(Full::new(Bytes::from_static(text.as_bytes())).boxed());
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    response
+}
+
+fn empty(status: StatusCode) -> Response<Body> {
+    let mut response = Response::new(Full::new(Bytes::new()).boxed());
+    *response.status_mut() = status;
+    response
+}
+
+fn json_response(status: StatusCode, value: &Value) -> Response<Body> {
+    let mut response = Response::new(Full::new(Bytes::from(value.to_string())).boxed());
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+fn error_response(e: ApiError) -> Response<Body> {
+    json_response(e.status, &json!({ "error": e.message }))
+}
+
+fn internal(e: impl std::fmt::Display) -> ApiError {
+    ApiError::new(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        format!("internal error: {e}"),
+    )
+}
+
+/// Headers on every response. There are deliberately no `Access-Control-*` ones: without
+/// CORS no other site's script can read an answer.
+fn secure(mut response: Response<Body>) -> Response<Body> {
+    let headers = response.headers_mut();
+    for (name, value) in [
+        ("cache-control", "no-store"),
+        ("referrer-policy", "no-referrer"),
+        ("x-content-type-options", "nosniff"),
+        ("x-frame-options", "DENY"),
+        (
+            "content-security-policy",
+            "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
+             connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+        ),
+    ] {
+        headers.insert(name, HeaderValue::from_static(value));
+    }
+    response
+}

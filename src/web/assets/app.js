@@ -1,0 +1,1260 @@
+'use strict';
+// linggen's web mirror: renders one session's event stream (doc/events.md) the way the
+// terminal does, and sends messages, approval answers and cancels back (doc/web.md).
+// No framework and no build step: the binary embeds this file as it is. Model text only
+// reaches innerHTML through `esc` (the markdown renderer escapes every piece it emits).
+
+/* ---------- small helpers ---------- */
+
+const $ = (sel, root = document) => root.querySelector(sel);
+
+/** An element whose `text` is set as text, never parsed as HTML. */
+function el(tag, cls, text) {
+  const node = document.createElement(tag);
+  if (cls) node.className = cls;
+  if (text != null) node.textContent = text;
+  return node;
+}
+
+const ESC = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+const esc = (s) => String(s).replace(/[&<>"']/g, (c) => ESC[c]);
+
+/** First line of `text`, cut to `max` characters (as the terminal's one-line summaries). */
+function oneLine(text, max = 100) {
+  const first = String(text || '').trim().split('\n')[0];
+  return first.length > max ? first.slice(0, max) + '…' : first;
+}
+
+/** 12345 -> "12.3k": header-sized token counts. */
+function kilo(n) {
+  return n >= 1000 ? (n / 1000).toFixed(n >= 10000 ? 0 : 1) + 'k' : String(n);
+}
+
+/* ---------- markdown ---------- */
+// A compact CommonMark subset: enough for model answers, and streaming-safe (an unclosed
+// fence renders as code until it closes). It emits HTML strings in which every piece of
+// source text went through `esc`, and links only to http(s).
+
+const FENCE_RE = /^ {0,3}(`{3,}|~{3,})\s*([^\s`]*)/;
+const HEADING_RE = /^ {0,3}(#{1,6})\s+(.*?)\s*#*\s*$/;
+const HR_RE = /^ {0,3}([-*_])(?:\s*\1){2,}\s*$/;
+const QUOTE_RE = /^ {0,3}> ?/;
+const LIST_RE = /^( *)([-*+]|\d{1,9}[.)])( +|$)(.*)$/;
+const TABLE_SEP_RE = /^\s*\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)*\|?\s*$/;
+
+function renderMarkdown(src) {
+  const text = String(src).replace(/\r\n?/g, '\n').replace(/\0/g, '').replace(/\t/g, '    ');
+  return blocks(text.split('\n'));
+}
+
+/** Does this line open a block that ends a running paragraph? */
+function startsBlock(lines, i) {
+  const line = lines[i];
+  return FENCE_RE.test(line) || HEADING_RE.test(line) || HR_RE.test(line) ||
+    QUOTE_RE.test(line) || LIST_RE.test(line) || isTable(lines, i);
+}
+
+function blocks(lines) {
+  let out = '';
+  let i = 0;
+  while (i < lines.length) {
+    const line = lines[i];
+    let m;
+    if (!line.trim()) {
+      i++;
+    } else if ((m = FENCE_RE.exec(line))) {
+      const body = [];
+      const close = new RegExp('^ {0,3}' + m[1][0] + '{' + m[1].length + ',}\\s*$');
+      for (i++; i < lines.length && !close.test(lines[i]); i++) body.push(lines[i]);
+      i++;
+      out += codeBlock(body.join('\n'), m[2]);
+    } else if ((m = HEADING_RE.exec(line))) {
+      const n = m[1].length;
+      out += `<h${n}>${inline(m[2])}</h${n}>`;
+      i++;
+    } else if (HR_RE.test(line)) {
+      out += '<hr>';
+      i++;
+    } else if (QUOTE_RE.test(line)) {
+      const inner = [];
+      for (; i < lines.length && QUOTE_RE.test(lines[i]); i++) inner.push(lines[i].replace(QUOTE_RE, ''));
+      out += `<blockquote>${blocks(inner)}</blockquote>`;
+    } else if (isTable(lines, i)) {
+      i = table(lines, i, (html) => (out += html));
+    } else if (LIST_RE.test(line)) {
+      i = list(lines, i, (html) => (out += html));
+    } else {
+      const para = [line];
+      for (i++; i < lines.length && lines[i].trim() && !startsBlock(lines, i); i++) para.push(lines[i]);
+      out += `<p>${inline(para.map((l) => l.trim()).join('\n'))}</p>`;
+    }
+  }
+  return out;
+}
+
+function isTable(lines, i) {
+  return lines[i].includes('|') && i + 1 < lines.length &&
+    lines[i + 1].includes('-') && TABLE_SEP_RE.test(lines[i + 1]);
+}
+
+/** Cells of a table row; `\|` and a pipe inside a code span are literal. */
+function cells(line) {
+  const row = line.trim().replace(/^\|/, '').replace(/(?<!\\)\|$/, '');
+  const out = [''];
+  let code = false;
+  for (let k = 0; k < row.length; k++) {
+    const c = row[k];
+    if (c === '\\' && row[k + 1] === '|') out[out.length - 1] += row[++k];
+    else if (c === '|' && !code) out.push('');
+    else {
+      if (c === '`') code = !code;
+      out[out.length - 1] += c;
+    }
+  }
+  return out.map((c) => c.trim());
+}
+
+function table(lines, i, emit) {
+  const head = cells(lines[i]);
+  const align = cells(lines[i + 1]).map((c) =>
+    c.endsWith(':') ? (c.startsWith(':') ? 'center' : 'right') : c.startsWith(':') ? 'left' : '');
+  const row = (cs, tag) => '<tr>' + head.map((_, k) =>
+    `<${tag}${align[k] ? ` class="al-${align[k]}"` : ''}>${inline(cs[k] || '')}</${tag}>`).join('') + '</tr>';
+  let html = `<div class="table"><table><thead>${row(head, 'th')}</thead><tbody>`;
+  for (i += 2; i < lines.length && lines[i].includes('|') && lines[i].trim(); i++) html += row(cells(lines[i]), 'td');
+  emit(html + '</tbody></table></div>');
+  return i;
+}
+
+const indentOf = (line) => line.length - line.trimStart().length;
+
+/** A list starting at `lines[i]`; items keep their nested blocks (lists, code, quotes). */
+function list(lines, i, emit) {
+  const first = LIST_RE.exec(lines[i]);
+  const base = first[1].length;
+  const ordered = /\d/.test(first[2]);
+  const items = [];
+  while (i < lines.length) {
+    const line = lines[i];
+    const m = LIST_RE.exec(line);
+    if (m && m[1].length <= base + 1 && /\d/.test(m[2]) === ordered) {
+      items.push({ lines: [m[4]], pad: m[1].length + m[2].length + Math.max(1, m[3].length) });
+      i++;
+      continue;
+    }
+    const item = items[items.length - 1];
+    if (!line.trim()) {
+      // A blank line continues the item only when indented content follows it.
+      let j = i + 1;
+      while (j < lines.length && !lines[j].trim()) j++;
+      if (j >= lines.length) break;
+      const next = LIST_RE.exec(lines[j]);
+      if (next && next[1].length <= base + 1 && /\d/.test(next[2]) === ordered) {
+        i = j; // a loose list: the next item follows after blank lines
+        continue;
+      }
+      if (indentOf(lines[j]) <= base) break;
+      item.lines.push('');
+    } else if (indentOf(line) > base) {
+      item.lines.push(line.replace(new RegExp(`^ {0,${item.pad}}`), ''));
+    } else if (!startsBlock(lines, i) && item.lines[item.lines.length - 1] !== '') {
+      item.lines.push(line); // a lazy continuation of the item's paragraph
+    } else {
+      break;
+    }
+    i++;
+  }
+  const tag = ordered ? 'ol' : 'ul';
+  const start = ordered && parseInt(first[2], 10) !== 1 ? ` start="${parseInt(first[2], 10)}"` : '';
+  let html = `<${tag}${start}>`;
+  for (const item of items) {
+    const task = /^\[([ xX])\]\s+/.exec(item.lines[0]);
+    if (task) item.lines[0] = item.lines[0].slice(task[0].length);
+    const box = task ? `<span class="task">${task[1] === ' ' ? '☐' : '☑'}</span> ` : '';
+    // A tight item (no blank line) shows its text without paragraph spacing.
+    const body = blocks(item.lines);
+    html += `<li>${box}${item.lines.includes('') ? body : body.replace(/^<p>([\s\S]*?)<\/p>/, '$1')}</li>`;
+  }
+  emit(html + `</${tag}>`);
+  return i;
+}
+
+/**
+ * Inline markdown. Code spans and links are cut out first into numbered slots (so their
+ * text is not read as emphasis), the rest is escaped, then emphasis is applied to the
+ * escaped text, and the slots are put back.
+ */
+function inline(src) {
+  const slots = [];
+  const keep = (html) => `\0${slots.push(html) - 1}\0`;
+  let s = String(src).replace(/\0/g, '');
+  s = s.replace(/(`+)([^`]|[^`][\s\S]*?[^`])\1(?!`)/g, (_, _ticks, code) =>
+    keep(`<code>${esc(code.replace(/^ (.*) $/s, '$1'))}</code>`));
+  s = esc(s);
+  s = s.replace(/\[([^\]]+)\]\(\s*((?:[^\s()]|\([^\s()]*\))+)(?:\s+&quot;[^)]*&quot;)?\s*\)/g, (_, label, url) =>
+    /^https?:\/\//i.test(url) ? keep(link(url, emphasis(label))) : emphasis(label));
+  s = s.replace(/&lt;(https?:\/\/[^\s&]+)&gt;/gi, (_, url) => keep(link(url, url)));
+  s = s.replace(/(^|[\s(])(https?:\/\/(?:(?!&quot;|&#39;|&lt;|&gt;)[^\s\0])*[^\s\0.,;:!?)])/gi, (_, pre, url) =>
+    pre + keep(link(url, url)));
+  s = emphasis(s).replace(/\n/g, '<br>');
+  const restore = (t) => t.replace(/\0(\d+)\0/g, (_, k) => restore(slots[k]));
+  return restore(s);
+}
+
+/** `url` is already escaped (so it cannot leave the attribute) and checked to be http(s). */
+function link(url, labelHtml) {
+  return `<a href="${url}" target="_blank" rel="noopener noreferrer">${labelHtml}</a>`;
+}
+
+function emphasis(s) {
+  return s
+    .replace(/\*\*(?=\S)([\s\S]*?\S)\*\*/g, '<strong>$1</strong>')
+    .replace(/(^|[^\w])__(?=\S)([\s\S]*?\S)__(?!\w)/g, '$1<strong>$2</strong>')
+    .replace(/(^|[^\w*])\*(?=[^\s*])([^*\n]*?[^\s*])\*(?![\w*])/g, '$1<em>$2</em>')
+    .replace(/(^|[^\w])_(?=[^\s_])([^_\n]*?[^\s_])_(?!\w)/g, '$1<em>$2</em>')
+    .replace(/~~(?=\S)([\s\S]*?\S)~~/g, '<del>$1</del>');
+}
+
+/* ---------- syntax highlighting ---------- */
+// One regex per language with alternatives for comments, strings, special tokens, numbers
+// and words; words are then told apart (keyword, literal, type, call). Small on purpose:
+// it colours what a reader scans for, not a full grammar.
+
+const C_COMMENT = String.raw`\/\/[^\n]*|\/\*[\s\S]*?(?:\*\/|$)`;
+const HASH_COMMENT = String.raw`(?:^|(?<=\s))#[^\n]*`;
+const DQ = String.raw`"(?:\\[\s\S]|[^"\\\n])*"`;
+const SQ = String.raw`'(?:\\[\s\S]|[^'\\\n])*'`;
+const NUMBER = String.raw`\b(?:0[xXoObB][\da-fA-F_]+|\d[\d_]*(?:\.\d[\d_]*)?(?:[eE][+-]?\d+)?)[a-zA-Z\d]*\b`;
+
+const LANGS = {
+  rust: {
+    kw: 'as async await break const continue crate dyn else enum extern fn for if impl in let loop match mod move mut pub ref return self Self static struct super trait type unsafe use where while',
+    lit: 'true false None Some Ok Err',
+    comment: C_COMMENT,
+    string: String.raw`r#*"[\s\S]*?"#*|b?"(?:\\[\s\S]|[^"\\])*"|b?'(?:\\.|[^'\\])'`,
+    extra: [[String.raw`#!?\[[^\]\n]*\]`, 'm'], [String.raw`'[a-z_]\w*\b`, 'm'], [String.raw`\b[a-z_]\w*!(?=[(\[{])`, 'f']],
+  },
+  js: {
+    kw: 'async await break case catch class const continue debugger default delete do else export extends finally for from function if import in instanceof let new of return static super switch this throw try typeof var void while with yield interface type enum implements private protected public readonly as declare namespace abstract keyof',
+    lit: 'true false null undefined NaN Infinity',
+    comment: C_COMMENT,
+    string: `${DQ}|${SQ}|` + '`(?:\\\\[\\s\\S]|[^`\\\\])*`',
+  },
+  python: {
+    kw: 'and as assert async await break class continue def del elif else except finally for from global if import in is lambda nonlocal not or pass raise return try while with yield match case self',
+    lit: 'True False None',
+    comment: HASH_COMMENT,
+    string: String.raw`[rbfuRBFU]{0,2}(?:"""[\s\S]*?(?:"""|$)|'''[\s\S]*?(?:'''|$)|` + `${DQ}|${SQ})`,
+    extra: [[String.raw`@[\w.]+`, 'm']],
+  },
+  sh: {
+    kw: 'if then else elif fi for while until do done case esac in function return local export readonly unset shift exit break continue source alias',
+    lit: 'true false',
+    comment: HASH_COMMENT,
+    string: String.raw`"(?:\\[\s\S]|[^"\\])*"|'[^']*'`,
+    extra: [[String.raw`\$\{[^}\n]*\}|\$[\w@#?$!*-]`, 'v'], [String.raw`(?:^|(?<=\s))--?[\w-]+`, 'm']],
+    noCalls: true,
+  },
+  json: { kw: '', lit: 'true false null', comment: C_COMMENT, string: DQ, keys: true },
+  toml: {
+    kw: '', lit: 'true false inf nan', comment: HASH_COMMENT,
+    string: String.raw`"""[\s\S]*?(?:"""|$)|'''[\s\S]*?(?:'''|$)|` + `${DQ}|${SQ}`,
+    extra: [[String.raw`^[ \t]*\[\[?[^\]\n]*\]\]?`, 'm'], [String.raw`^[ \t]*[\w.-]+(?=[ \t]*=)`, 'kk']],
+  },
+  yaml: {
+    kw: '', lit: 'true false null yes no', comment: HASH_COMMENT, string: `${DQ}|${SQ}`,
+    extra: [[String.raw`^[ \t]*(?:- )?[\w.-]+(?=:(?:\s|$))`, 'kk']], noCalls: true,
+  },
+  go: {
+    kw: 'break case chan const continue default defer else fallthrough for func go goto if import interface map package range return select struct switch type var',
+    lit: 'true false nil iota', comment: C_COMMENT, string: `${DQ}|${SQ}|` + '`[^`]*`',
+  },
+  c: {
+    kw: 'auto break case catch char class const constexpr continue default delete do double else enum extern final float for friend goto if inline int long namespace new operator private protected public return short signed sizeof static struct switch template this throw try typedef typename union unsigned using virtual void volatile while boolean extends implements import package super',
+    lit: 'true false NULL nullptr null', comment: C_COMMENT, string: `${DQ}|${SQ}`,
+    extra: [[String.raw`^[ \t]*#[a-z]+`, 'm']],
+  },
+};
+const LANG_ALIASES = {
+  rs: 'rust', javascript: 'js', jsx: 'js', ts: 'js', typescript: 'js', tsx: 'js', mjs: 'js',
+  py: 'python', bash: 'sh', shell: 'sh', zsh: 'sh', console: 'sh', shellsession: 'sh',
+  jsonc: 'json', json5: 'json', yml: 'yaml', golang: 'go', cpp: 'c', 'c++': 'c', h: 'c',
+  hpp: 'c', java: 'c', cs: 'c', csharp: 'c', patch: 'diff',
+};
+const compiled = new Map();
+
+function grammar(name) {
+  if (!compiled.has(name)) {
+    const spec = LANGS[name];
+    const parts = [[spec.comment, 'c'], [spec.string, 's'], ...(spec.extra || []), [NUMBER, 'n'], [String.raw`[A-Za-z_$][\w$]*`, 'w']];
+    compiled.set(name, {
+      re: new RegExp(parts.map(([src]) => `(${src})`).join('|'), 'gm'),
+      classes: parts.map(([, cls]) => cls),
+      kw: new Set(spec.kw.split(' ')),
+      lit: new Set(spec.lit.split(' ')),
+      keys: spec.keys,
+      calls: !spec.noCalls,
+    });
+  }
+  return compiled.get(name);
+}
+
+/** Highlighted HTML for `code` in `lang`; unknown languages come back escaped only. */
+function highlight(code, lang) {
+  const name = LANG_ALIASES[lang] || lang;
+  if (name === 'diff') return diffHtml(code);
+  if (!LANGS[name]) return esc(code);
+  const g = grammar(name);
+  let out = '';
+  let last = 0;
+  for (const m of code.matchAll(g.re)) {
+    const k = m.findIndex((part, idx) => idx > 0 && part !== undefined);
+    const tok = m[0];
+    let cls = g.classes[k - 1];
+    const end = m.index + tok.length;
+    if (cls === 'w') {
+      cls = g.kw.has(tok) ? 'k' : g.lit.has(tok) ? 'l' : /^[A-Z][a-z]/.test(tok) ? 't'
+        : g.calls && code[end] === '(' ? 'f' : '';
+    } else if (cls === 's' && g.keys && /^\s*:/.test(code.slice(end, end + 20))) {
+      cls = 'kk';
+    }
+    out += esc(code.slice(last, m.index)) + (cls ? `<span class="tk-${cls}">${esc(tok)}</span>` : esc(tok));
+    last = end;
+  }
+  return out + esc(code.slice(last));
+}
+
+/** A unified diff as coloured lines (`+` added, `-` removed, `@@` hunk headers). */
+function diffHtml(diff, maxLines = Infinity) {
+  const lines = String(diff).replace(/\n$/, '').split('\n');
+  const shown = lines.slice(0, maxLines).map((line) => {
+    const cls = /^(\+\+\+|---|diff |index )/.test(line) ? 'meta'
+      : line[0] === '+' ? 'add' : line[0] === '-' ? 'del' : line.startsWith('@@') ? 'hunk' : 'ctx';
+    return `<span class="dl-${cls}">${esc(line)}\n</span>`;
+  });
+  if (lines.length > maxLines) shown.push(`<span class="dl-meta">… ${lines.length - maxLines} more lines\n</span>`);
+  return shown.join('');
+}
+
+function codeBlock(code, lang) {
+  const label = lang ? `<span>${esc(lang)}</span>` : '<span></span>';
+  return `<div class="code"><div class="code-head">${label}<button type="button" class="copy">copy</button></div>` +
+    `<pre><code>${highlight(code, lang.toLowerCase().split(/[,{]/)[0])}</code></pre></div>`;
+}
+
+/* ---------- state ---------- */
+
+const S = {
+  seq: 0, // id of the last event rendered
+  gen: 0, // bumped by every (re)load so answers of an older one are dropped
+  es: null,
+  retry: 0, // timer of a pending reload after the stream was lost
+  backoff: 1000,
+  selected: null, // session picked in the sidebar (`linggen serve`); null = the shared one
+  sessionId: null,
+  readOnly: false,
+  canOpen: false,
+  stick: true, // keep the transcript scrolled to the bottom
+  runs: new Map(), // run_id -> {parent, agent}
+  streams: new Map(), // run_id -> {answer, think}: responses being streamed
+  finished: new Map(), // run_id -> answer bubble ended by `done`, waiting for its Message
+  tools: new Map(), // run_id + call_id -> tool block
+  approvals: new Map(), // approval id -> card
+  delegations: new Map(), // run_id -> {summary, spawned}: delegate calls shown via the child
+  answered: new Set(), // top-level runs whose answer text was shown
+  activity: new Map(), // run_id -> what that run is doing (last updated shown)
+  busy: false,
+};
+
+const DELEGATE_TOOL = 'delegate_to_agent';
+
+function resetView() {
+  for (const key of ['runs', 'streams', 'finished', 'tools', 'approvals', 'delegations', 'answered', 'activity']) S[key].clear();
+  dirtyParts.clear();
+  $('#transcript').replaceChildren();
+}
+
+/** How deep a run is nested under delegations (0 = the turn's own agent). */
+function depth(runId) {
+  let d = 0;
+  for (let r = S.runs.get(runId); r && r.parent && d < 16; r = S.runs.get(r.parent)) d++;
+  return d;
+}
+
+function rootOf(runId) {
+  let id = runId;
+  for (let n = 0; S.runs.get(id)?.parent && n < 16; n++) id = S.runs.get(id).parent;
+  return id;
+}
+
+/** Appends a transcript node, indented as deep as its run. */
+function add(node, runId) {
+  const d = runId ? depth(runId) : 0;
+  if (d) node.dataset.depth = String(Math.min(d, 4));
+  $('#transcript').append(node);
+  grew();
+  return node;
+}
+
+/* ---------- event handlers ---------- */
+
+const HANDLERS = {
+  SessionStarted(ev) {
+    S.sessionId = ev.session_id;
+    setHeader({ model: ev.model, agent_id: ev.agent_id, root: ev.root });
+    sessionsChanged();
+  },
+  SettingsUpdated(ev) {
+    setHeader({ agent_id: ev.agent_id, mode: ev.mode });
+    add(el('div', 'line hint', `agent ${ev.agent_id} · mode ${ev.mode}`));
+  },
+  StateUpdated(ev) {
+    setHeader({ agent_id: ev.agent_id, mode: ev.mode });
+    setBusy(ev.status === 'running');
+  },
+  RunStarted(ev) {
+    S.runs.set(ev.run_id, { parent: ev.parent_id || null, agent: ev.agent_id });
+    if (!ev.parent_id) S.answered.delete(ev.run_id);
+  },
+  Message: onMessage,
+  Token: onToken,
+  ToolCallStarted(ev) {
+    if (ev.tool === DELEGATE_TOOL) {
+      // Shown as the child run's own line once it starts (as the terminal does).
+      S.delegations.set(ev.run_id, { summary: ev.summary, spawned: false });
+      return;
+    }
+    toolBlock(ev.call_id, ev.run_id, ev.summary, ev.tool);
+  },
+  ToolCallFinished: onToolFinished,
+  SubagentSpawned(ev) {
+    S.runs.set(ev.subagent_id, { parent: ev.parent_id, agent: ev.agent_id });
+    const delegation = S.delegations.get(ev.parent_id);
+    if (delegation) delegation.spawned = true;
+    const block = add(el('div', 'tool subagent'), ev.parent_id);
+    block.append(toolLine(`${ev.agent_id} ← ${oneLine(ev.task)}`));
+    block.title = ev.task;
+  },
+  SubagentResult(ev) {
+    const status = { completed: 'completed', cancelled: 'cancelled' }[ev.outcome] || 'failed';
+    const first = oneLine(ev.result);
+    const block = add(el('div', 'tool subagent-result'), ev.parent_id);
+    block.append(resultLine(first ? `${ev.agent_id} ${status}: ${first}` : `${ev.agent_id} ${status}`, ev.outcome === 'completed'));
+    if (ev.result && ev.result.trim() !== first) block.append(collapsible('full result', ev.result, true));
+  },
+  ApprovalRequested: onApprovalRequested,
+  ApprovalResolved: onApprovalResolved,
+  ContextUsage(ev) {
+    if (depth(ev.run_id) === 0) setContext(ev.used_tokens, ev.context_window);
+  },
+  AgentStatus(ev) {
+    S.activity.delete(ev.run_id);
+    if (ev.status !== 'idle') S.activity.set(ev.run_id, activityText(ev));
+    showActivity();
+  },
+  ChangeReport(ev) {
+    if (!ev.files || !ev.files.length) return;
+    const line = add(el('div', 'line changes', '✎ changed: '), ev.run_id);
+    ev.files.forEach((f, k) => line.append(k ? ', ' : '', el('code', null, f)));
+    if (ev.truncated_count) line.append(` and ${ev.truncated_count} more`);
+  },
+  QueueUpdated(ev) {
+    setQueue(ev.queued || []);
+  },
+  Outcome: onOutcome,
+  Error(ev) {
+    add(el('div', 'line error', `✗ ${ev.message}`));
+  },
+  Warning(ev) {
+    add(el('div', 'line warn', `⚠ ${ev.message}`));
+  },
+};
+
+function apply(ev) {
+  const handler = ev && HANDLERS[ev.type];
+  if (handler) handler(ev);
+}
+
+function activityText(ev) {
+  const who = ev.agent_id || 'agent';
+  switch (ev.status) {
+    case 'thinking': return `${who} thinking…`;
+    case 'running_tool': return `${who}: ${ev.detail || 'running a tool'}`;
+    case 'waiting_approval': return `${who} is waiting for your approval`;
+    default: return `${who}: ${ev.status}${ev.detail ? ' · ' + ev.detail : ''}`;
+  }
+}
+
+/* ----- messages and streaming ----- */
+
+function bubble(role, from, runId, streaming) {
+  const node = el('div', `msg ${role}${streaming ? ' streaming' : ''}`);
+  if (from) node.append(el('div', 'from', from));
+  node.append(el('div', 'md'));
+  return add(node, runId);
+}
+
+function onMessage(ev) {
+  const d = depth(ev.run_id);
+  if (ev.role === 'user') {
+    // A delegated run's task was already shown as `agent ← task`.
+    if (d === 0) $('.md', bubble('user', ev.from, ev.run_id)).textContent = ev.content;
+  } else if (ev.role === 'assistant') {
+    onAssistantMessage(ev, d);
+  } else if (ev.role === 'tool') {
+    onToolMessage(ev);
+  }
+}
+
+/** The final text replaces the streamed one; a tool-calls-only answer leaves no bubble. */
+function onAssistantMessage(ev, d) {
+  const live = S.streams.get(ev.run_id);
+  if (live) endStream(ev.run_id);
+  const target = S.finished.get(ev.run_id);
+  S.finished.delete(ev.run_id);
+  const text = ev.content || '';
+  if (!text.trim()) {
+    target?.remove();
+    return;
+  }
+  const node = target || bubble('assistant', ev.from, ev.run_id);
+  node.classList.remove('streaming');
+  $('.md', node).innerHTML = renderMarkdown(text);
+  if (d === 0) S.answered.add(ev.run_id);
+  grew();
+}
+
+function onToken(ev) {
+  let stream = S.streams.get(ev.run_id);
+  if (ev.token) {
+    if (!stream) S.streams.set(ev.run_id, (stream = { answer: null, think: null }));
+    const key = ev.thinking ? 'think' : 'answer';
+    // No bubble for leading whitespace (a response that turns out to be tool calls only).
+    if (!stream[key] && (ev.thinking || ev.token.trim())) {
+      stream[key] = ev.thinking ? thinkingPart(ev.run_id) : answerPart(ev);
+    }
+    if (stream[key]) {
+      stream[key].text += ev.token;
+      markDirty(stream[key]);
+      if (!ev.thinking && depth(ev.run_id) === 0) S.answered.add(ev.run_id);
+    }
+  }
+  if (ev.done) endStream(ev.run_id);
+}
+
+function answerPart(ev) {
+  const node = bubble('assistant', S.runs.get(ev.run_id)?.agent || ev.agent_id, ev.run_id, true);
+  return { kind: 'answer', node, body: $('.md', node), text: '' };
+}
+
+function thinkingPart(runId) {
+  const node = add(el('details', 'thinking'), runId);
+  node.open = true;
+  node.append(el('summary', null, 'thinking…'));
+  const body = node.appendChild(el('div', 'think-text'));
+  return { kind: 'think', node, body, text: '' };
+}
+
+/** A response ended (`done`): render it in full; its Message may still replace the text. */
+function endStream(runId) {
+  const stream = S.streams.get(runId);
+  if (!stream) return;
+  S.streams.delete(runId);
+  for (const part of [stream.think, stream.answer]) if (part) renderPart(part);
+  if (stream.think) {
+    stream.think.node.open = false;
+    stream.think.node.firstChild.textContent = 'thought';
+  }
+  if (stream.answer) {
+    stream.answer.node.classList.remove('streaming');
+    S.finished.set(runId, stream.answer.node);
+  }
+  grew();
+}
+
+// Streaming text is re-rendered at most every 50 ms, not per token.
+const dirtyParts = new Set();
+let flushTimer = 0;
+
+function markDirty(part) {
+  dirtyParts.add(part);
+  if (!flushTimer) flushTimer = setTimeout(flushStreams, 50);
+}
+
+function flushStreams() {
+  clearTimeout(flushTimer);
+  flushTimer = 0;
+  for (const part of dirtyParts) renderPart(part);
+  dirtyParts.clear();
+  grew();
+}
+
+function renderPart(part) {
+  dirtyParts.delete(part);
+  if (part.kind === 'think') part.body.textContent = part.text;
+  else part.body.innerHTML = renderMarkdown(part.text);
+}
+
+/* ----- tool calls ----- */
+
+// The terminal's markers stay in the text (copying gives the same lines), but CSS draws
+// them: few fonts have ⏺ and ⎿, and a missing glyph would show as a box.
+const MARKERS = { call: '⏺ ', result: '⎿ ', ask: '⏵ ' };
+const marker = (kind) => el('span', `marker m-${kind}`, MARKERS[kind]);
+
+/** `⏺ Read src/main.rs`: the first word (the tool or agent) in bold, as in the terminal. */
+function toolLine(summary) {
+  const line = el('div', 'tool-line');
+  const cut = summary.indexOf(' ');
+  line.append(marker('call'), el('b', null, cut < 0 ? summary : summary.slice(0, cut)));
+  if (cut >= 0) line.append(summary.slice(cut));
+  return line;
+}
+
+function resultLine(summary, ok) {
+  const line = el('div', ok ? 'result-line' : 'result-line err');
+  line.append(marker('result'), `${ok ? '' : '✗ '}${summary}`);
+  return line;
+}
+
+function diffBlock(diff) {
+  const pre = el('pre', 'diff');
+  pre.innerHTML = diffHtml(diff, 400);
+  return pre;
+}
+
+/** A `<details>` holding plain text (tool output, a delegated run's full result). */
+function collapsible(label, text, plain) {
+  const details = el('details', 'collapsible');
+  const lines = text.split('\n').length;
+  details.append(el('summary', null, `${label} (${lines} line${lines === 1 ? '' : 's'})`));
+  const body = plain ? el('pre', 'output', text.length > 50000 ? text.slice(0, 50000) + '\n… (cut)' : text) : el('div', 'md');
+  details.append(body);
+  return details;
+}
+
+/** Providers may reuse call ids across turns and runs, so blocks are keyed by both. */
+const toolKey = (runId, callId) => `${runId}\n${callId}`;
+
+function toolBlock(callId, runId, summary, tool) {
+  const block = add(el('div', 'tool open'), runId);
+  block.dataset.call = callId;
+  block.dataset.run = runId;
+  block.dataset.tool = tool || '';
+  block.dataset.summary = summary;
+  block.append(toolLine(summary));
+  S.tools.set(toolKey(runId, callId), block);
+  return block;
+}
+
+function onToolFinished(ev) {
+  let block = S.tools.get(toolKey(ev.run_id, ev.call_id));
+  if (ev.tool === DELEGATE_TOOL) {
+    const delegation = S.delegations.get(ev.run_id);
+    S.delegations.delete(ev.run_id);
+    if (delegation?.spawned) return; // the child's own lines told the story
+    if (!block) block = toolBlock(ev.call_id, ev.run_id, delegation?.summary || ev.tool);
+  }
+  if (!block) block = toolBlock(ev.call_id, ev.run_id, ev.tool);
+  block.classList.remove('open');
+  block.classList.add(ev.ok ? 'ok' : 'failed');
+  block.append(resultLine(ev.summary, ev.ok));
+  if (ev.diff) block.append(diffBlock(ev.diff));
+  grew();
+}
+
+/** A tool's output duplicates its summary line, so it is folded away under the call. */
+function onToolMessage(ev) {
+  if (!ev.content) return;
+  const block = S.tools.get(toolKey(ev.run_id, ev.tool_call_id));
+  if (!block && ev.tool_name === DELEGATE_TOOL) return; // shown as the SubagentResult
+  const details = collapsible('output', ev.content, true);
+  if (ev.is_error) details.classList.add('err');
+  if (block) block.append(details);
+  else add(details, ev.run_id);
+  grew();
+}
+
+/* ----- approvals ----- */
+
+const DECISIONS = [
+  ['allow_once', 'Allow once'],
+  ['allow_session', 'Allow this session'],
+  ['allow_project', 'Allow for project'],
+  ['deny', 'Deny'],
+];
+const VERDICTS = {
+  allow_once: 'allowed once',
+  allow_session: 'allowed for this session',
+  allow_project: 'allowed for this project',
+  deny: 'denied',
+};
+
+function onApprovalRequested(ev) {
+  const existing = S.approvals.get(ev.id);
+  if (existing) {
+    // Listed again as pending (snapshot): whatever we guessed, it is still open.
+    if (!existing.classList.contains('resolved')) setCardOpen(existing, true);
+    return;
+  }
+  const card = el('div', 'approval');
+  card.dataset.id = ev.id;
+  card.dataset.run = ev.run_id;
+  const head = el('div', 'approval-head');
+  head.append(marker('ask'), 'Allow ', el('b', null, ev.tool), ': ', el('code', null, ev.summary));
+  card.append(head);
+  if (ev.reason) card.append(el('div', 'approval-reason', ev.reason));
+  if (ev.diff) card.append(diffBlock(ev.diff));
+  const actions = el('div', 'approval-actions');
+  for (const [decision, label] of DECISIONS) {
+    const button = el('button', `decide ${decision}`, label);
+    button.type = 'button';
+    button.dataset.decision = decision;
+    actions.append(button);
+  }
+  const reason = el('input', 'deny-reason');
+  reason.type = 'text';
+  reason.placeholder = 'reason for Deny (optional)';
+  reason.setAttribute('aria-label', 'Reason for denying');
+  actions.append(reason);
+  card.append(actions, el('div', 'approval-note'));
+  S.approvals.set(ev.id, card);
+  // Inside its call's block, the card stands between the call and its result, as in the
+  // terminal; a request whose call is not on screen goes at the end.
+  const call = callAwaiting(ev);
+  if (call) {
+    call.append(card);
+    grew();
+  } else {
+    add(card, ev.run_id);
+  }
+  setCardOpen(card, true);
+}
+
+/** The unfinished call of this run and tool that the request is about (by its summary). */
+function callAwaiting(ev) {
+  const open = [...$('#transcript').querySelectorAll('.tool.open')]
+    .filter((b) => b.dataset.run === ev.run_id && b.dataset.tool === ev.tool);
+  return open.find((b) => b.dataset.summary.includes(ev.summary)) || open[open.length - 1];
+}
+
+/** Enables or disables a card's controls (never enabled for a read-only viewer). */
+function setCardOpen(card, open) {
+  card.classList.toggle('expired', false);
+  for (const control of card.querySelectorAll('button, input')) control.disabled = !open || S.readOnly;
+}
+
+function noteOn(card, text, error, verdict) {
+  const note = $('.approval-note', card);
+  note.replaceChildren(...(verdict ? [marker('result')] : []), text);
+  note.classList.toggle('err', !!error);
+}
+
+async function answerApproval(card, decision) {
+  const body = { decision };
+  const reason = $('.deny-reason', card).value.trim();
+  if (decision === 'deny' && reason) body.reason = reason;
+  setCardOpen(card, false);
+  noteOn(card, 'sending…');
+  try {
+    await post(`/api/approvals/${encodeURIComponent(card.dataset.id)}`, body);
+    if (!card.classList.contains('resolved')) noteOn(card, 'sent, waiting for the agent…');
+  } catch (err) {
+    if (err.status === 409) {
+      noteOn(card, 'Already answered elsewhere: the first answer wins.', true);
+    } else {
+      noteOn(card, err.message, true);
+      setCardOpen(card, true);
+    }
+  }
+}
+
+function onApprovalResolved(ev) {
+  const card = S.approvals.get(ev.id);
+  if (!card) return;
+  setCardOpen(card, false);
+  card.classList.add('resolved', ev.decision === 'deny' ? 'denied' : 'allowed');
+  card.dataset.decision = ev.decision;
+  const by = ev.by === 'policy' ? ' by policy' : ev.by ? ` in ${ev.by}` : '';
+  const reason = ev.reason ? `: ${ev.reason}` : '';
+  noteOn(card, `${VERDICTS[ev.decision] || ev.decision}${by}${reason}`, false, true);
+}
+
+/* ----- end of a turn ----- */
+
+function onOutcome(ev) {
+  // A forked skill answers through its child run, whose text is not the turn's answer.
+  if (ev.status === 'completed' && !S.answered.has(ev.run_id) && ev.result && ev.result.trim()) {
+    $('.md', bubble('assistant', S.runs.get(ev.run_id)?.agent, ev.run_id)).innerHTML = renderMarkdown(ev.result);
+  }
+  if (ev.status === 'max_iters' || (ev.status === 'error' && ev.result)) {
+    add(el('div', 'line warn', oneLine(ev.result, 300)));
+  }
+  // Approvals of this turn that nobody answered can no longer be answered.
+  for (const card of S.approvals.values()) {
+    if (!card.classList.contains('resolved') && rootOf(card.dataset.run) === ev.run_id) {
+      setCardOpen(card, false);
+      card.classList.add('expired');
+      noteOn(card, 'no longer pending: the turn ended');
+    }
+  }
+  for (const runId of [...S.streams.keys()]) if (rootOf(runId) === ev.run_id) endStream(runId);
+  add(el('div', `outcome ${ev.status}`, outcomeText(ev)));
+  for (const runId of [...S.activity.keys()]) if (rootOf(runId) === ev.run_id) S.activity.delete(runId);
+  showActivity();
+  sessionsChanged();
+}
+
+function outcomeText(ev) {
+  const mark = { completed: '✓', cancelled: '⊘', error: '✗', max_iters: '⚠' }[ev.status] || '·';
+  const parts = [`${mark} ${ev.status.replace('_', ' ')}`];
+  if (ev.num_turns) parts.push(`${ev.num_turns} step${ev.num_turns === 1 ? '' : 's'}`);
+  const ms = ev.duration_ms || 0;
+  parts.push(ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(1)} s`);
+  const usage = ev.usage || {};
+  if (usage.input_tokens || usage.output_tokens) {
+    parts.push(`${kilo(usage.input_tokens || 0)} in · ${kilo(usage.output_tokens || 0)} out`);
+    if (ms > 0 && usage.output_tokens) parts.push(`${(usage.output_tokens * 1000 / ms).toFixed(1)} tok/s`);
+  }
+  return parts.join(' · ');
+}
+
+/* ---------- header, activity, queue ---------- */
+
+function setHeader(state) {
+  if (state.agent_id) $('#agent').textContent = state.agent_id;
+  if (state.mode) $('#mode').textContent = state.mode;
+  if (state.model) {
+    $('#model').textContent = state.model;
+    $('#model').title = state.root ? `${state.model}\n${state.root}` : state.model;
+  }
+  if (state.root) document.title = `linggen · ${state.root.split('/').filter(Boolean).pop() || state.root}`;
+}
+
+function setContext(used, windowSize) {
+  const box = $('#context');
+  box.hidden = false;
+  const pct = windowSize ? Math.min(100, Math.round((used * 100) / windowSize)) : 0;
+  $('#context-fill').style.width = `${pct}%`;
+  box.classList.toggle('high', pct >= 80);
+  $('#context-text').textContent = windowSize ? `${kilo(used)} / ${kilo(windowSize)} (${pct}%)` : `${kilo(used)} tokens`;
+  box.title = windowSize ? `context: ${used} of ${windowSize} tokens` : `context: ${used} tokens (window unknown)`;
+}
+
+function setBusy(busy) {
+  S.busy = busy;
+  document.body.classList.toggle('busy', busy);
+  if (!busy) S.activity.clear();
+  showActivity();
+}
+
+function showActivity() {
+  const texts = [...S.activity.values()];
+  $('#activity').hidden = !S.busy && !texts.length;
+  $('#activity-text').textContent = texts.length ? texts[texts.length - 1] : 'working…';
+  $('#cancel').hidden = S.readOnly || !S.busy;
+}
+
+function setQueue(queued) {
+  const box = $('#queue');
+  box.replaceChildren(...queued.map((text) => el('li', null, `queued: ${oneLine(text, 200)}`)));
+  box.hidden = !queued.length;
+}
+
+/* ---------- scrolling ---------- */
+
+let scrollFrame = 0;
+
+/** Content was added: follow it if the reader is at the bottom, else offer a jump. */
+function grew() {
+  if (!S.stick) {
+    $('#jump').hidden = false;
+    return;
+  }
+  if (!scrollFrame) {
+    scrollFrame = requestAnimationFrame(() => {
+      scrollFrame = 0;
+      const t = $('#transcript');
+      t.scrollTop = t.scrollHeight;
+    });
+  }
+}
+
+function bindScroll() {
+  const t = $('#transcript');
+  t.addEventListener('scroll', () => {
+    S.stick = t.scrollHeight - t.scrollTop - t.clientHeight < 48;
+    if (S.stick) $('#jump').hidden = true;
+  });
+  $('#jump').addEventListener('click', () => {
+    S.stick = true;
+    $('#jump').hidden = true;
+    grew();
+  });
+}
+
+/* ---------- HTTP ---------- */
+
+async function request(path, options) {
+  let res;
+  try {
+    res = await fetch(path, { credentials: 'same-origin', cache: 'no-store', ...options });
+  } catch (err) {
+    throw Object.assign(new Error('The linggen server cannot be reached. Is it still running?'), { status: 0 });
+  }
+  let data = null;
+  try {
+    data = await res.json();
+  } catch { /* an empty or non-JSON body */ }
+  if (!res.ok) {
+    const message = (data && data.error) || authHint(res.status) || `${res.status} ${res.statusText}`;
+    throw Object.assign(new Error(message), { status: res.status });
+  }
+  return data;
+}
+
+function authHint(status) {
+  if (status === 401) return 'Not signed in: open the link with ?token= that linggen printed.';
+  if (status === 403) return 'Not allowed (a read-only link cannot send, answer or cancel).';
+  return '';
+}
+
+const getJSON = (path) => request(path);
+const post = (path, body) => request(path, {
+  method: 'POST',
+  headers: { 'Content-Type': 'application/json' },
+  body: JSON.stringify(body),
+});
+
+/** Adds the selected session to a body or query (the server's default is the shared one). */
+const withSession = (body) => (S.selected ? { ...body, session_id: S.selected } : body);
+const sessionQuery = (sep) => (S.selected ? `${sep}session_id=${encodeURIComponent(S.selected)}` : '');
+
+/* ---------- connection ---------- */
+
+function setStatus(state, text) {
+  const status = $('#status');
+  status.dataset.state = state;
+  status.textContent = text || { connecting: 'connecting…', connected: 'live', reconnecting: 'reconnecting…', offline: 'offline' }[state];
+}
+
+function showBanner(text) {
+  const banner = $('#banner');
+  banner.textContent = text || '';
+  banner.hidden = !text;
+}
+
+function closeEvents() {
+  if (S.es) S.es.close();
+  S.es = null;
+  clearTimeout(S.retry);
+}
+
+/** Fetches the snapshot, renders it from scratch and streams on from its `seq`. */
+async function reload() {
+  const gen = ++S.gen;
+  closeEvents();
+  setStatus('connecting');
+  let snap;
+  try {
+    snap = await getJSON('/api/session' + sessionQuery('?'));
+  } catch (err) {
+    if (gen !== S.gen) return;
+    setStatus('offline');
+    showBanner(err.message);
+    // Nothing will come back after an auth failure; anything else may be a restart.
+    if (err.status !== 401 && err.status !== 403) scheduleReload();
+    return;
+  }
+  if (gen !== S.gen) return;
+  showBanner(snap.access === 'read_only' ? 'Read-only view: you can watch this session, not send or answer.' : '');
+  renderSnapshot(snap);
+  connect(gen);
+  loadSessions();
+}
+
+function scheduleReload() {
+  clearTimeout(S.retry);
+  S.retry = setTimeout(reload, S.backoff);
+  S.backoff = Math.min(S.backoff * 2, 15000);
+}
+
+function renderSnapshot(snap) {
+  resetView();
+  S.sessionId = snap.session_id || null;
+  S.readOnly = snap.access === 'read_only';
+  document.body.classList.toggle('readonly', S.readOnly);
+  $('#input').disabled = S.readOnly;
+  $('#send').disabled = S.readOnly;
+  const state = snap.state || {};
+  setHeader(state);
+  setQueue(state.queue || []);
+  if (state.context) setContext(state.context.used_tokens || 0, state.context.context_window);
+  for (const run of snap.runs || []) S.runs.set(run.run_id, { parent: run.parent_id || null, agent: run.agent_id });
+  for (const ev of snap.transcript || []) apply(ev);
+  for (const part of snap.streaming || []) {
+    apply({ type: 'Token', run_id: part.run_id, agent_id: part.agent_id, token: part.text || '', thinking: !!part.thinking, done: false });
+  }
+  for (const ev of snap.pending_approvals || []) apply({ type: 'ApprovalRequested', ...ev });
+  setBusy(state.status === 'running');
+  S.seq = Number(snap.seq) || 0;
+  flushStreams();
+  S.stick = true;
+  grew();
+}
+
+function connect(gen) {
+  const es = new EventSource(`/api/events?last_event_id=${S.seq}${sessionQuery('&')}`);
+  S.es = es;
+  es.onopen = () => {
+    if (gen !== S.gen) return;
+    S.backoff = 1000;
+    setStatus('connected');
+  };
+  es.onerror = () => {
+    if (gen !== S.gen) return;
+    if (es.readyState === EventSource.CLOSED) {
+      // The browser gave up (e.g. the server answered with an error): start over.
+      setStatus('offline');
+      scheduleReload();
+    } else {
+      setStatus('reconnecting');
+    }
+  };
+  es.onmessage = (msg) => {
+    if (gen !== S.gen) return;
+    let ev;
+    try {
+      ev = JSON.parse(msg.data);
+    } catch {
+      return;
+    }
+    // Resync carries no id (its lastEventId is the previous frame's), so it is checked first.
+    if (ev.type === 'Resync') {
+      reload();
+      return;
+    }
+    // A reconnect may replay what was already rendered.
+    const id = msg.lastEventId === '' ? NaN : Number(msg.lastEventId);
+    if (id <= S.seq) return;
+    apply(ev);
+    if (id > S.seq) S.seq = id;
+  };
+}
+
+/* ---------- sessions (linggen serve) ---------- */
+
+let sessionsTimer = 0;
+
+/** Message counts and titles change at the end of turns; refresh the list then. */
+function sessionsChanged() {
+  if (!S.canOpen) return;
+  clearTimeout(sessionsTimer);
+  sessionsTimer = setTimeout(loadSessions, 600);
+}
+
+async function loadSessions() {
+  let data;
+  try {
+    data = await getJSON('/api/sessions');
+  } catch {
+    document.body.classList.add('no-sessions');
+    return;
+  }
+  document.body.classList.remove('no-sessions');
+  S.canOpen = !!data.can_open && !S.readOnly;
+  renderSessions(data.sessions || [], S.sessionId || data.current);
+}
+
+function renderSessions(sessions, current) {
+  const list = $('#sessions');
+  $('#new-session').hidden = !S.canOpen;
+  if (!S.canOpen) {
+    const item = el('li', 'session current');
+    item.append(el('div', 'title', 'this session'), el('code', 'id', current || '–'));
+    list.replaceChildren(item);
+    return;
+  }
+  list.replaceChildren(...sessions.map((s) => sessionItem(s, s.id === current)));
+}
+
+function sessionItem(s, isCurrent) {
+  const item = el('li', isCurrent ? 'session current' : 'session');
+  item.dataset.id = s.id;
+  const button = el('button');
+  button.type = 'button';
+  if (isCurrent) button.setAttribute('aria-current', 'true');
+  const title = el('div', 'title', s.title || 'untitled');
+  if (s.live) title.prepend(el('span', 'live', '● '));
+  const meta = [`${s.message_count ?? 0} msgs`, ago(s.updated_at), s.model].filter(Boolean).join(' · ');
+  button.append(title, el('div', 'meta', meta));
+  button.title = `${s.title || 'untitled'}\n${s.id}`;
+  button.addEventListener('click', () => openSession(s.id));
+  item.append(button);
+  return item;
+}
+
+/** "5 min ago" from unix seconds, milliseconds or an ISO date. */
+function ago(value) {
+  if (value == null || value === '') return '';
+  const ms = typeof value === 'number' ? (value < 1e12 ? value * 1000 : value) : Date.parse(value);
+  if (Number.isNaN(ms)) return String(value);
+  const s = Math.max(0, (Date.now() - ms) / 1000);
+  if (s < 60) return 'just now';
+  if (s < 3600) return `${Math.floor(s / 60)} min ago`;
+  if (s < 86400) return `${Math.floor(s / 3600)} h ago`;
+  return new Date(ms).toLocaleDateString();
+}
+
+async function openSession(id) {
+  await switchSession({ session_id: id });
+}
+
+async function switchSession(body) {
+  if (!S.canOpen) return;
+  try {
+    const data = await post('/api/sessions', body);
+    S.selected = (data && data.session_id) || body.session_id || null;
+  } catch (err) {
+    showBanner(err.message);
+    return;
+  }
+  // The choice lives in the address bar, so a reload shows the same session.
+  const url = new URL(location.href);
+  if (S.selected) url.searchParams.set('session_id', S.selected);
+  history.replaceState(null, '', url);
+  document.body.classList.remove('sidebar-open');
+  await reload();
+}
+
+/* ---------- composer and buttons ---------- */
+
+function bindComposer() {
+  const input = $('#input');
+  $('#composer').addEventListener('submit', (e) => {
+    e.preventDefault();
+    sendMessage();
+  });
+  input.addEventListener('keydown', (e) => {
+    if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
+      e.preventDefault();
+      sendMessage();
+    }
+  });
+  input.addEventListener('input', autoGrow);
+}
+
+function autoGrow() {
+  const input = $('#input');
+  input.style.height = 'auto';
+  input.style.height = `${Math.min(input.scrollHeight, 240)}px`;
+}
+
+function composerError(text) {
+  const box = $('#composer-error');
+  box.textContent = text || '';
+  box.hidden = !text;
+}
+
+let sending = false;
+
+async function sendMessage() {
+  const input = $('#input');
+  const content = input.value;
+  if (!content.trim() || sending || S.readOnly) return;
+  sending = true;
+  $('#send').disabled = true;
+  composerError('');
+  try {
+    await post('/api/messages', withSession({ content }));
+    input.value = '';
+    autoGrow();
+    S.stick = true;
+    grew();
+  } catch (err) {
+    composerError(err.message);
+  } finally {
+    sending = false;
+    $('#send').disabled = S.readOnly;
+    input.focus();
+  }
+}
+
+async function cancelTurn() {
+  const button = $('#cancel');
+  button.disabled = true;
+  try {
+    await post('/api/cancel', withSession({}));
+  } catch (err) {
+    composerError(err.message);
+  } finally {
+    button.disabled = false;
+  }
+}
+
+/** Clicks inside the transcript: approval buttons and code copy buttons. */
+function bindTranscript() {
+  $('#transcript').addEventListener('click', (e) => {
+    const decide = e.target.closest('button[data-decision]');
+    if (decide && !decide.disabled) {
+      answerApproval(decide.closest('.approval'), decide.dataset.decision);
+      return;
+    }
+    const copy = e.target.closest('button.copy');
+    if (copy) copyCode(copy);
+  });
+}
+
+async function copyCode(button) {
+  const code = button.closest('.code').querySelector('code').textContent;
+  try {
+    await navigator.clipboard.writeText(code);
+    button.textContent = 'copied';
+  } catch {
+    button.textContent = 'copy failed';
+  }
+  setTimeout(() => (button.textContent = 'copy'), 1500);
+}
+
+/* ---------- theme ---------- */
+
+const THEME_KEY = 'linggen-theme';
+
+function initTheme() {
+  let saved = null;
+  try {
+    saved = localStorage.getItem(THEME_KEY);
+  } catch { /* storage disabled: follow the system */ }
+  if (saved === 'light' || saved === 'dark') document.documentElement.dataset.theme = saved;
+  $('#theme-toggle').addEventListener('click', () => {
+    const dark = (document.documentElement.dataset.theme ||
+      (matchMedia('(prefers-color-scheme: dark)').matches ? 'dark' : 'light')) === 'dark';
+    const next = dark ? 'light' : 'dark';
+    document.documentElement.dataset.theme = next;
+    try {
+      localStorage.setItem(THEME_KEY, next);
+    } catch { /* not remembered, still applied */ }
+  });
+}
+
+/* ---------- start ---------- */
+
+function start() {
+  const url = new URL(location.href);
+  // The first load set the cookie; the token must not linger in history or screenshots.
+  if (url.searchParams.has('token')) {
+    url.searchParams.delete('token');
+    history.replaceState(null, '', url);
+  }
+  S.selected = url.searchParams.get('session_id');
+  initTheme();
+  bindScroll();
+  bindComposer();
+  bindTranscript();
+  $('#cancel').addEventListener('click', cancelTurn);
+  $('#new-session').addEventListener('click', () => switchSession({}));
+  $('#sidebar-toggle').addEventListener('click', () => document.body.classList.toggle('sidebar-open'));
+  reload();
+}
+
+if (typeof window !== 'undefined' && typeof document !== 'undefined') start();

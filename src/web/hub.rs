@@ -1,0 +1,123 @@
+//! The sessions a server serves. Under `/share` that is the shell's session (replaced when
+//! the shell switches sessions); under `linggen serve` the browser opens and starts them.
+
+use std::future::Future;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+
+use super::mirror::Mirror;
+use crate::agents::AgentSet;
+use crate::session::{UserMessage, lock};
+use crate::skills::SkillSet;
+use crate::skills::live::Live;
+
+/// Opens sessions for the browser (`linggen serve`).
+pub trait SessionOpener: Send + Sync {
+    /// Resumes `session_id`, or starts a new session when it is `None`.
+    fn open(
+        &self,
+        session_id: Option<String>,
+    ) -> Pin<Box<dyn Future<Output = Result<Arc<Mirror>, String>> + Send + '_>>;
+}
+
+/// What the routes work with.
+pub struct Hub {
+    pub home: PathBuf,
+    pub root: PathBuf,
+    skills: Arc<Live<SkillSet>>,
+    agents: Arc<Live<AgentSet>>,
+    /// Open sessions, the current one last.
+    open: Mutex<Vec<Arc<Mirror>>>,
+    opener: Option<Box<dyn SessionOpener>>,
+}
+
+impl Hub {
+    pub fn new(ws: &crate::app::Workspace) -> Hub {
+        Hub {
+            home: ws.home.clone(),
+            root: ws.root.clone(),
+            skills: Arc::clone(&ws.skills),
+            agents: Arc::clone(&ws.agents),
+            open: Mutex::new(Vec::new()),
+            opener: None,
+        }
+    }
+
+    /// Lets the browser open and start sessions.
+    pub fn with_opener(mut self, opener: Box<dyn SessionOpener>) -> Hub {
+        self.opener = Some(opener);
+        self
+    }
+
+    pub fn can_open(&self) -> bool {
+        self.opener.is_some()
+    }
+
+    /// Makes `mirror` the shared session. Under `/share` it replaces the previous one (the
+    /// shell moved to another session); under `serve` the others stay open.
+    pub fn share(&self, mirror: Arc<Mirror>) {
+        let mut open = lock(&self.open);
+        if self.opener.is_none() {
+            open.clear();
+        }
+        open.retain(|m| m.session_id != mirror.session_id);
+        open.push(mirror);
+    }
+
+    /// The session `id`, or the current one.
+    pub fn mirror(&self, id: Option<&str>) -> Result<Arc<Mirror>, String> {
+        let open = lock(&self.open);
+        match id {
+            None => open
+                .last()
+                .cloned()
+                .ok_or_else(|| "no session is open yet; open or start one first".to_string()),
+            Some(id) => open
+                .iter()
+                .find(|m| m.session_id == id)
+                .cloned()
+                .ok_or_else(|| {
+                    format!("session {id} is not open here; open it first (POST /api/sessions)")
+                }),
+        }
+    }
+
+    /// Whether `id` is open (live) in this process.
+    pub fn is_open(&self, id: &str) -> bool {
+        lock(&self.open).iter().any(|m| m.session_id == id)
+    }
+
+    pub fn current_id(&self) -> Option<String> {
+        lock(&self.open).last().map(|m| m.session_id.clone())
+    }
+
+    /// Opens (or starts) a session and makes it current (`linggen serve` only).
+    pub async fn open_session(&self, id: Option<String>) -> Result<String, String> {
+        let Some(opener) = &self.opener else {
+            return Err(
+                "this server shares the terminal's session; use `linggen serve` to open others"
+                    .into(),
+            );
+        };
+        if let Some(open) = id.as_deref().and_then(|id| self.mirror(Some(id)).ok()) {
+            self.share(open.clone());
+            return Ok(open.session_id.clone());
+        }
+        let mirror = opener.open(id).await?;
+        let id = mirror.session_id.clone();
+        self.share(mirror);
+        Ok(id)
+    }
+
+    /// A line from the browser as the message it means: `/skill args`, `@agent …` and
+    /// custom triggers work as in the terminal; the shell's own commands do not.
+    pub fn message(&self, line: &str) -> Result<UserMessage, String> {
+        crate::repl::triggers::message_from(
+            line,
+            "web",
+            &self.skills.get(),
+            self.agents.get().names(),
+        )
+    }
+}

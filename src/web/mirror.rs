@@ -1,0 +1,353 @@
+//! A session as the web sees it. A mirror follows one session's events from its start (a
+//! lossless subscriber, so it misses nothing), folds them into the state a late joiner needs
+//! (`GET /api/session`), keeps the recent events for `Last-Event-ID` replay, and fans them
+//! out to the browsers. Folding, the replay ring and the fan-out happen under one lock, so a
+//! snapshot's `seq` and a stream's first event always line up: nothing lost, nothing twice.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+
+use serde::Serialize;
+use serde_json::{Value, json};
+use tokio::sync::{broadcast, mpsc};
+use tokio_util::sync::CancellationToken;
+
+use crate::llm::{ChatMessage, Role};
+use crate::session::{Envelope, Event, Input, SessionStatus, TurnMode, lock};
+
+/// Events kept for replay after a reconnect. A client that was away longer resynchronises.
+const REPLAY_EVENTS: usize = 4096;
+
+/// Events a browser may fall behind the live stream before it must resynchronise. Per
+/// client, a lagging receiver costs nothing: the channel overwrites the oldest events and
+/// tells the receiver it lagged.
+const FANOUT_CAPACITY: usize = 1024;
+
+/// One session, mirrored.
+pub struct Mirror {
+    pub session_id: String,
+    inputs: mpsc::Sender<Input>,
+    state: Mutex<State>,
+    fanout: broadcast::Sender<Arc<Envelope>>,
+    /// Cancelled when the mirror stops following its session (the session ended, or the
+    /// shell replaced it); open streams then tell their clients to resynchronise.
+    pub closed: CancellationToken,
+}
+
+/// What a new event stream starts from.
+pub struct Attached {
+    /// The events after the client's last one, in order.
+    pub replay: Vec<Arc<Envelope>>,
+    /// The client asked for events the mirror no longer has (or never had).
+    pub resync: bool,
+    pub live: broadcast::Receiver<Arc<Envelope>>,
+}
+
+#[derive(Default)]
+struct State {
+    seq: u64,
+    model: String,
+    root: String,
+    agent_id: String,
+    mode: TurnMode,
+    permission_mode: String,
+    status: Option<SessionStatus>,
+    queue: Vec<String>,
+    context: Option<Value>,
+    /// Every display event of the session so far except tokens (they are folded into
+    /// `streaming` and then superseded by the finished `Message`).
+    transcript: Vec<Arc<Envelope>>,
+    streaming: Vec<Streaming>,
+    pending: Vec<Arc<Envelope>>,
+    runs: Vec<RunView>,
+    recent: VecDeque<Arc<Envelope>>,
+}
+
+/// A response still being streamed.
+#[derive(Serialize)]
+struct Streaming {
+    run_id: String,
+    agent_id: String,
+    text: String,
+    thinking: bool,
+}
+
+#[derive(Serialize)]
+struct RunView {
+    run_id: String,
+    parent_id: Option<String>,
+    agent_id: String,
+    task: String,
+    status: &'static str,
+}
+
+impl Mirror {
+    /// Follows a session's events. `history` is what the session resumed with (shown to
+    /// late joiners before the events of this process).
+    pub fn follow(
+        session_id: String,
+        inputs: mpsc::Sender<Input>,
+        history: &[ChatMessage],
+        agent_id: &str,
+        mut events: mpsc::UnboundedReceiver<Arc<Envelope>>,
+    ) -> Arc<Mirror> {
+        let (fanout, _) = broadcast::channel(FANOUT_CAPACITY);
+        let mut state = State {
+            agent_id: agent_id.to_string(),
+            ..State::default()
+        };
+        // Resumed messages have no event of their own; they come first, with seq 0.
+        state.transcript = history
+            .iter()
+            .filter(|m| m.role != Role::System)
+            .map(|m| {
+                Arc::new(Envelope {
+                    seq: 0,
+                    event: Event::message("", agent_id, "user", m),
+                })
+            })
+            .collect();
+        let mirror = Arc::new(Mirror {
+            session_id,
+            inputs,
+            state: Mutex::new(state),
+            fanout,
+            closed: CancellationToken::new(),
+        });
+        let follower = mirror.clone();
+        tokio::spawn(async move {
+            while let Some(envelope) = events.recv().await {
+                follower.apply(envelope);
+            }
+            follower.closed.cancel();
+        });
+        mirror
+    }
+
+    /// Sends an input into the session's queue (the same one the terminal uses).
+    pub async fn send(&self, input: Input) -> Result<(), String> {
+        self.inputs
+            .send(input)
+            .await
+            .map_err(|_| "this session has ended; reload the page".to_string())
+    }
+
+    /// Whether an approval request is still waiting for an answer.
+    pub fn is_pending(&self, approval_id: &str) -> bool {
+        lock(&self.state)
+            .pending
+            .iter()
+            .any(|e| matches!(&e.event, Event::ApprovalRequested { id, .. } if id == approval_id))
+    }
+
+    /// Starts an event stream after event `after` (`None`: from now).
+    pub fn attach(&self, after: Option<u64>) -> Attached {
+        let state = lock(&self.state);
+        let live = self.fanout.subscribe();
+        let Some(after) = after.filter(|&a| a < state.seq) else {
+            // A client ahead of the mirror was following another session (its numbers).
+            let resync = after.is_some_and(|a| a > state.seq);
+            return Attached {
+                replay: Vec::new(),
+                resync,
+                live,
+            };
+        };
+        let oldest = state.recent.front().map_or(u64::MAX, |e| e.seq);
+        if after + 1 < oldest {
+            return Attached {
+                replay: Vec::new(),
+                resync: true,
+                live,
+            };
+        }
+        let replay = state
+            .recent
+            .iter()
+            .filter(|e| e.seq > after)
+            .cloned()
+            .collect();
+        Attached {
+            replay,
+            resync: false,
+            live,
+        }
+    }
+
+    /// The late joiner's view: state, transcript, partial answers, open approvals, runs.
+    pub fn snapshot(&self, access: &str) -> Value {
+        let state = lock(&self.state);
+        json!({
+            "session_id": self.session_id,
+            "seq": state.seq,
+            "access": access,
+            "state": {
+                "model": state.model,
+                "root": state.root,
+                "agent_id": state.agent_id,
+                "mode": state.mode,
+                "permission_mode": state.permission_mode,
+                "status": state.status.unwrap_or(SessionStatus::Idle),
+                "queue": state.queue,
+                "context": state.context,
+            },
+            "transcript": state.transcript.iter().map(|e| &e.event).collect::<Vec<_>>(),
+            "streaming": state.streaming,
+            "pending_approvals": state.pending.iter().map(|e| &e.event).collect::<Vec<_>>(),
+            "runs": state.runs,
+        })
+    }
+
+    fn apply(&self, envelope: Arc<Envelope>) {
+        let mut state = lock(&self.state);
+        state.seq = envelope.seq;
+        state.fold(&envelope);
+        if state.recent.len() == REPLAY_EVENTS {
+            state.recent.pop_front();
+        }
+        state.recent.push_back(envelope.clone());
+        // Sent under the lock: `attach` subscribes under it too, so a stream sees every
+        // event after its replay exactly once. No viewers is fine.
+        let _ = self.fanout.send(envelope);
+    }
+}
+
+impl State {
+    fn fold(&mut self, envelope: &Arc<Envelope>) {
+        let keep = match &envelope.event {
+            Event::SessionStarted {
+                model,
+                root,
+                agent_id,
+                permission_mode,
+                ..
+            } => {
+                self.model = model.clone();
+                self.root = root.clone();
+                self.agent_id = agent_id.clone();
+                self.permission_mode = permission_mode.clone();
+                false
+            }
+            Event::SettingsUpdated { agent_id, mode } => {
+                self.agent_id = agent_id.clone();
+                self.mode = *mode;
+                false
+            }
+            Event::StateUpdated {
+                status,
+                agent_id,
+                mode,
+            } => {
+                self.status = Some(*status);
+                self.agent_id = agent_id.clone();
+                self.mode = *mode;
+                false
+            }
+            Event::QueueUpdated { queued } => {
+                self.queue = queued.clone();
+                false
+            }
+            Event::ContextUsage {
+                used_tokens,
+                context_window,
+                ..
+            } => {
+                self.context = Some(json!({
+                    "used_tokens": used_tokens,
+                    "context_window": context_window,
+                }));
+                false
+            }
+            Event::Token {
+                run_id,
+                agent_id,
+                token,
+                thinking,
+                done,
+            } => {
+                self.on_token(run_id, agent_id, token, *thinking, *done);
+                false
+            }
+            Event::Message { run_id, role, .. } => {
+                if *role == Role::Assistant {
+                    self.streaming.retain(|s| &s.run_id != run_id);
+                }
+                true
+            }
+            Event::RunStarted {
+                run_id,
+                parent_id,
+                agent_id,
+                task,
+            } => {
+                self.runs.push(RunView {
+                    run_id: run_id.clone(),
+                    parent_id: parent_id.clone(),
+                    agent_id: agent_id.clone(),
+                    task: task.clone(),
+                    status: "running",
+                });
+                true
+            }
+            Event::SubagentResult {
+                subagent_id,
+                outcome,
+                ..
+            } => {
+                self.finish_run(subagent_id, outcome.run_status());
+                true
+            }
+            Event::Outcome { run_id, status, .. } => {
+                self.finish_run(run_id, status.run_status());
+                self.streaming.retain(|s| &s.run_id != run_id);
+                true
+            }
+            Event::ApprovalRequested { .. } => {
+                self.pending.push(envelope.clone());
+                true
+            }
+            Event::ApprovalResolved { id, .. } => {
+                self.pending.retain(|e| {
+                    !matches!(&e.event, Event::ApprovalRequested { id: open, .. } if open == id)
+                });
+                true
+            }
+            Event::AgentStatus { .. } => false,
+            Event::ToolCallStarted { .. }
+            | Event::ToolCallFinished { .. }
+            | Event::ChangeReport { .. }
+            | Event::SubagentSpawned { .. }
+            | Event::Error { .. }
+            | Event::Warning { .. } => true,
+        };
+        if keep {
+            self.transcript.push(envelope.clone());
+        }
+    }
+
+    fn on_token(&mut self, run_id: &str, agent_id: &str, token: &str, thinking: bool, done: bool) {
+        if done {
+            self.streaming.retain(|s| s.run_id != run_id);
+            return;
+        }
+        match self
+            .streaming
+            .iter_mut()
+            .find(|s| s.run_id == run_id && s.thinking == thinking)
+        {
+            Some(s) => s.text.push_str(token),
+            None => self.streaming.push(Streaming {
+                run_id: run_id.to_string(),
+                agent_id: agent_id.to_string(),
+                text: token.to_string(),
+                thinking,
+            }),
+        }
+    }
+
+    fn finish_run(&mut self, run_id: &str, status: &'static str) {
+        if let Some(run) = self.runs.iter_mut().find(|r| r.run_id == run_id) {
+            run.status = status;
+        }
+    }
+}

@@ -1,0 +1,112 @@
+//! `linggen serve`: the web UI without a terminal. It starts a session the way the shell
+//! does (new, or `--continue` / `--resume`), so a dead model server is one line and exit;
+//! then the page can open the workspace's other sessions or start new ones.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+
+use super::hub::{Hub, SessionOpener};
+use super::mirror::Mirror;
+use super::server::{ServeOptions, Server};
+use crate::app::{self, Failure, LiveSession, Workspace};
+use crate::cli::Cli;
+use crate::print::exit;
+use crate::session::{Event, lock};
+
+pub async fn run(cli: Cli, options: ServeOptions) -> i32 {
+    match try_run(cli, options).await {
+        Ok(code) => code,
+        Err(f) => {
+            eprintln!("linggen: error: {}", f.message);
+            f.code
+        }
+    }
+}
+
+async fn try_run(cli: Cli, options: ServeOptions) -> Result<i32, Failure> {
+    let ws = Arc::new(app::load_workspace(&cli)?);
+    for problem in ws.watch_extensions() {
+        eprintln!("linggen: warning: {problem}");
+    }
+    let opener = Opener {
+        cli: cli.clone(),
+        ws: ws.clone(),
+        sessions: Arc::new(Mutex::new(Vec::new())),
+    };
+    let sessions = opener.sessions.clone();
+    let first = opener.start(&cli).await?;
+    let hub = Hub::new(&ws).with_opener(Box::new(opener));
+    hub.share(first);
+    let server = Server::start(Arc::new(hub), options)
+        .await
+        .map_err(|message| Failure {
+            code: exit::FAILURE,
+            message,
+        })?;
+    if server.is_lan() {
+        eprintln!(
+            "linggen: warning: listening on every interface: anyone on your network with the URL can drive the agent"
+        );
+    }
+    println!("linggen serve: {}", server.url());
+    println!("read-only viewer: {}", server.viewer_url());
+    eprintln!("serving {} · Ctrl+C stops", ws.root.display());
+    let _ = tokio::signal::ctrl_c().await;
+    server.stop().await;
+    let open: Vec<LiveSession> = std::mem::take(&mut *lock(&sessions));
+    for live in open {
+        live.stop().await;
+    }
+    Ok(exit::SUCCESS)
+}
+
+/// Starts sessions for the browser and keeps them running until the server stops.
+struct Opener {
+    cli: Cli,
+    ws: Arc<Workspace>,
+    sessions: Arc<Mutex<Vec<LiveSession>>>,
+}
+
+impl Opener {
+    async fn start(&self, cli: &Cli) -> Result<Arc<Mirror>, Failure> {
+        let mut live = LiveSession::start(cli, &self.ws, true).await?;
+        let Some(mirror) = live.mirror.clone() else {
+            return Err(Failure {
+                code: exit::FAILURE,
+                message: "internal error: an interactive session without a mirror".into(),
+            });
+        };
+        // Nobody reads the terminal's copy of the events here; the server log shows the
+        // problems a person running it should see.
+        let mut events = live.take_events();
+        let id = live.session_id.clone();
+        tokio::spawn(async move {
+            while let Some(envelope) = events.recv().await {
+                match &envelope.event {
+                    Event::Error { message } => eprintln!("linggen: session {id}: {message}"),
+                    Event::Warning { message } => {
+                        eprintln!("linggen: session {id}: warning: {message}")
+                    }
+                    _ => {}
+                }
+            }
+        });
+        lock(&self.sessions).push(live);
+        Ok(mirror)
+    }
+}
+
+impl SessionOpener for Opener {
+    fn open(
+        &self,
+        session_id: Option<String>,
+    ) -> Pin<Box<dyn Future<Output = Result<Arc<Mirror>, String>> + Send + '_>> {
+        Box::pin(async move {
+            let mut cli = self.cli.clone();
+            cli.continue_session = false;
+            cli.resume = session_id;
+            self.start(&cli).await.map_err(|f| f.message)
+        })
+    }
+}
