@@ -21,7 +21,7 @@ const REPLAY_EVENTS: usize = 4096;
 /// Events a browser may fall behind the live stream before it must resynchronise. Per
 /// client, a lagging receiver costs nothing: the channel overwrites the oldest events and
 /// tells the receiver it lagged.
-const FANOUT_CAPACITY: usize = 1024;
+pub(super) const FANOUT_CAPACITY: usize = 1024;
 
 /// One session, mirrored.
 pub struct Mirror {
@@ -130,6 +130,16 @@ impl Mirror {
             .send(input)
             .await
             .map_err(|_| "this session has ended; reload the page".to_string())
+    }
+
+    /// Event streams open on this session right now.
+    pub fn viewers(&self) -> usize {
+        self.fanout.receiver_count()
+    }
+
+    /// The sequence number of the last event folded in.
+    pub fn seq(&self) -> u64 {
+        lock(&self.state).seq
     }
 
     /// Whether an approval request is still waiting for an answer.

@@ -10,6 +10,8 @@ mod page;
 pub mod serve;
 mod server;
 mod sse;
+#[cfg(test)]
+mod tests;
 
 use std::convert::Infallible;
 

@@ -17,7 +17,7 @@ use crate::session::{Envelope, Event};
 
 /// Frames written but not yet taken by the connection. Small on purpose: the mirror's
 /// fan-out channel is the real buffer, and lagging behind it triggers a resync.
-const CLIENT_BUFFER: usize = 16;
+pub(super) const CLIENT_BUFFER: usize = 16;
 
 /// Proxies and browsers drop a silent connection; a comment line keeps it open.
 pub const KEEP_ALIVE: Duration = Duration::from_secs(15);
@@ -59,7 +59,7 @@ impl Resync {
 }
 
 /// Writes the stream until the client goes away or must resynchronise.
-async fn pump(mirror: &Mirror, after: Option<u64>, tx: &mpsc::Sender<Bytes>) {
+pub(super) async fn pump(mirror: &Mirror, after: Option<u64>, tx: &mpsc::Sender<Bytes>) {
     let attached = mirror.attach(after);
     if attached.resync {
         let _ = tx.send(resync_frame(Resync::Unavailable)).await;
