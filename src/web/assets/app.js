@@ -419,18 +419,31 @@ const HANDLERS = {
   Message: onMessage,
   Token: onToken,
   ToolCallStarted(ev) {
+    const planned = S.tools.get(toolKey(ev.run_id, ev.call_id));
     if (ev.tool === DELEGATE_TOOL) {
       // Shown as the child run's own line once it starts (as the terminal does).
       S.delegations.set(ev.run_id, { summary: ev.summary, spawned: false });
-      return;
     }
-    toolBlock(ev.call_id, ev.run_id, ev.summary, ev.tool);
+    if (planned?.classList.contains('planned')) {
+      planned.classList.remove('planned');
+      planned.dataset.summary = ev.summary;
+      planned.firstChild.replaceWith(toolLine(ev.summary));
+    } else if (ev.tool !== DELEGATE_TOOL) {
+      toolBlock(ev.call_id, ev.run_id, ev.summary, ev.tool);
+    }
   },
   ToolCallFinished: onToolFinished,
   SubagentSpawned(ev) {
     S.runs.set(ev.subagent_id, { parent: ev.parent_id, agent: ev.agent_id });
     const delegation = S.delegations.get(ev.parent_id);
     if (delegation) delegation.spawned = true;
+    // The child's own lines tell the story; the planned `delegate_to_agent` line goes.
+    for (const [key, block] of S.tools) {
+      if (block.dataset.run === ev.parent_id && block.dataset.tool === DELEGATE_TOOL && block.classList.contains('open')) {
+        block.remove();
+        S.tools.delete(key);
+      }
+    }
     const block = add(el('div', 'tool subagent'), ev.parent_id);
     block.append(toolLine(`${ev.agent_id} ← ${oneLine(ev.task)}`));
     block.title = ev.task;
@@ -513,14 +526,15 @@ function onAssistantMessage(ev, d) {
   const target = S.finished.get(ev.run_id);
   S.finished.delete(ev.run_id);
   const text = ev.content || '';
-  if (!text.trim()) {
+  if (text.trim()) {
+    const node = target || bubble('assistant', ev.from, ev.run_id);
+    node.classList.remove('streaming');
+    $('.md', node).innerHTML = renderMarkdown(text);
+    if (d === 0) S.answered.add(ev.run_id);
+  } else {
     target?.remove();
-    return;
   }
-  const node = target || bubble('assistant', ev.from, ev.run_id);
-  node.classList.remove('streaming');
-  $('.md', node).innerHTML = renderMarkdown(text);
-  if (d === 0) S.answered.add(ev.run_id);
+  for (const call of ev.tool_calls || []) plannedCall(ev.run_id, call);
   grew();
 }
 
@@ -572,13 +586,14 @@ function endStream(runId) {
   grew();
 }
 
-// Streaming text is re-rendered at most every 50 ms, not per token.
+// Streaming text is re-rendered at most every 50 ms, not per token; a very long answer
+// (whose every render re-parses all of it) less often.
 const dirtyParts = new Set();
 let flushTimer = 0;
 
 function markDirty(part) {
   dirtyParts.add(part);
-  if (!flushTimer) flushTimer = setTimeout(flushStreams, 50);
+  if (!flushTimer) flushTimer = setTimeout(flushStreams, part.text.length > 40000 ? 250 : 50);
 }
 
 function flushStreams() {
@@ -626,7 +641,7 @@ function diffBlock(diff) {
 /** A `<details>` holding plain text (tool output, a delegated run's full result). */
 function collapsible(label, text, plain) {
   const details = el('details', 'collapsible');
-  const lines = text.split('\n').length;
+  const lines = text.replace(/\n$/, '').split('\n').length;
   details.append(el('summary', null, `${label} (${lines} line${lines === 1 ? '' : 's'})`));
   const body = plain ? el('pre', 'output', text.length > 50000 ? text.slice(0, 50000) + '\n… (cut)' : text) : el('div', 'md');
   details.append(body);
@@ -645,6 +660,34 @@ function toolBlock(callId, runId, summary, tool) {
   block.append(toolLine(summary));
   S.tools.set(toolKey(runId, callId), block);
   return block;
+}
+
+/**
+ * A call the assistant message announced. Live, its `ToolCallStarted` follows at once and
+ * puts the server's summary in; a resumed history has only messages, so the line stays.
+ */
+function plannedCall(runId, call) {
+  if (!call || !call.id || S.tools.has(toolKey(runId, call.id))) return;
+  toolBlock(call.id, runId, callSummary(call), call.name).classList.add('planned');
+}
+
+/** A one-line summary from a call's arguments: the tool and its main argument. */
+function callSummary(call) {
+  let args = call.arguments;
+  if (typeof args === 'string') {
+    try {
+      args = JSON.parse(args);
+    } catch { /* shown as it is */ }
+  }
+  if (!args || typeof args !== 'object') return `${call.name} ${oneLine(args ?? '', 100)}`.trim();
+  if (call.name === DELEGATE_TOOL) {
+    return `delegate to ${args.agent || args.target_agent_id || '?'}: ${oneLine(args.task || args.prompt || '', 100)}`;
+  }
+  const main = ['file_path', 'path', 'command', 'pattern', 'query', 'url', 'skill', 'name']
+    .map((k) => args[k]).find((v) => typeof v === 'string') ??
+    (Array.isArray(args.globs) ? args.globs.join(' ') : null);
+  const json = JSON.stringify(args);
+  return main != null ? `${call.name} ${oneLine(main, 100)}` : json === '{}' ? call.name : `${call.name} ${oneLine(json, 100)}`;
 }
 
 function onToolFinished(ev) {
@@ -899,7 +942,7 @@ async function request(path, options) {
   let res;
   try {
     res = await fetch(path, { credentials: 'same-origin', cache: 'no-store', ...options });
-  } catch (err) {
+  } catch {
     throw Object.assign(new Error('The linggen server cannot be reached. Is it still running?'), { status: 0 });
   }
   let data = null;
@@ -1075,7 +1118,11 @@ function renderSessions(sessions, current) {
     list.replaceChildren(item);
     return;
   }
-  list.replaceChildren(...sessions.map((s) => sessionItem(s, s.id === current)));
+  // A session that has not stored anything yet is not listed, but it is the one shown.
+  const all = current && !sessions.some((s) => s.id === current)
+    ? [{ id: current, title: 'new session', message_count: 0, live: true }, ...sessions]
+    : sessions;
+  list.replaceChildren(...all.map((s) => sessionItem(s, s.id === current)));
 }
 
 function sessionItem(s, isCurrent) {
