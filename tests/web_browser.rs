@@ -1,0 +1,592 @@
+//! The web mirror in a real browser: the shell runs in a pty against the scripted model
+//! server, `/share` prints the link, and headless Chromium (driven through ChromeDriver's
+//! W3C WebDriver HTTP API) opens it, shows the answer the terminal already got, sends a
+//! message that reaches the model, and answers an approval the terminal sees resolved.
+//! The final page is saved as `target/web-screenshots/share.png` for a person to look at.
+//!
+//! Needs Debian's `chromium` and `chromium-driver` (`.ci/run` installs them). Without them
+//! the test says so and passes, except under `CI`, where their absence is a failure.
+
+// Test code may unwrap: a failure is a failed test, reported with its message.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use expectrl::{Expect, Session};
+use serde_json::{Value, json};
+use support::{Protocol, Reply, ScriptedServer, Step, Workspace};
+use tempfile::TempDir;
+
+const PROMPT: &str = "ling › ";
+/// How long one expected terminal output or page state may take; generous for a loaded
+/// 2-core machine, and the bound that keeps a broken page from hanging the test.
+const TIMEOUT: Duration = Duration::from_secs(20);
+/// Between two looks at the page.
+const POLL: Duration = Duration::from_millis(50);
+
+const FIRST_QUESTION: &str = "explain the entry point";
+const FIRST_ANSWER: &str = "The entry point is **main**:\n\n```rust\nfn main() {\n    println!(\"hello from main\");\n}\n```\n\nIt prints one line.\n";
+const WEB_QUESTION: &str = "hello from the browser";
+/// Streamed slowly enough that the page is seen mid-answer.
+const WEB_ANSWER: &str = "Hello, browser! This answer arrives a few bytes at a time, so the page shows it while it streams, and then it is complete.";
+const WRITE_REQUEST: &str = "write the notes file";
+const WRITTEN_FILE: &str = "notes-from-web.txt";
+const WRITTEN_TEXT: &str = "approved in the browser\n";
+const FINAL_ANSWER: &str = "The notes file is written.";
+
+#[test]
+fn a_shared_session_is_watched_and_driven_from_chromium() {
+    let Some(tools) = BrowserTools::find() else {
+        return;
+    };
+    let (ws, server) = workspace(vec![
+        Step::from(Reply::text(FIRST_ANSWER)),
+        Reply::text(WEB_ANSWER)
+            .delta_bytes(4)
+            .chunk_delay(Duration::from_millis(40))
+            .into(),
+        Reply::tool(
+            "Write",
+            json!({"path": WRITTEN_FILE, "content": WRITTEN_TEXT}),
+        )
+        .into(),
+        Reply::text(FINAL_ANSWER).into(),
+    ]);
+    let mut repl = Repl::start(&ws);
+
+    // 1. The terminal asks first; the browser joins later.
+    repl.line(FIRST_QUESTION);
+    repl.expect("It prints one line.");
+    repl.line("/share");
+    let printed = repl.expect("/share stop ends it");
+    let url = share_url(&printed);
+
+    let driver = ChromeDriver::start(&tools);
+    let browser = Browser::open(&driver, &tools);
+    browser.goto(&url);
+
+    // 2. The late joiner sees the answer, rendered, from the session snapshot.
+    browser.wait_for("#status[data-state=\"connected\"]");
+    let answer = browser.wait_for_text(".msg.assistant", "It prints one line.");
+    assert!(
+        !answer.contains("**") && !answer.contains("```"),
+        "raw markdown on the page: {answer:?}"
+    );
+    let code = browser.wait_for_text(".msg.assistant pre", "println!(\"hello from main\");");
+    assert!(code.contains("fn main()"), "code block: {code:?}");
+    browser.wait_for_text(".msg.user", FIRST_QUESTION);
+    let address = browser.current_url();
+    assert!(
+        !address.contains("token="),
+        "the token stays in the address bar: {address}"
+    );
+
+    // 3. A message typed on the page reaches the model and the terminal, and the answer
+    //    streams into the page.
+    let input = browser.wait_for("#input");
+    browser.send_keys(&input, WEB_QUESTION);
+    browser.click(&browser.wait_for("#send"));
+    wait_until("the web message reaches the model", || {
+        (server.chat_requests().len() >= 2).then_some(())
+    });
+    assert!(
+        last_message(&server, "user").contains(WEB_QUESTION),
+        "the model got {:?}",
+        server.last_chat_request()
+    );
+    repl.expect(&format!("[web] {WEB_QUESTION}"));
+    let partial = wait_until("a streaming answer on the page", || {
+        browser
+            .texts(".msg.assistant.streaming")
+            .into_iter()
+            .find(|text| text.contains("Hello"))
+    });
+    assert!(
+        !partial.contains("then it is complete."),
+        "the answer was complete before it was seen streaming: {partial:?}"
+    );
+    browser.wait_for_text(".msg.assistant", "then it is complete.");
+    // One word: the terminal wraps the answer at its width.
+    repl.expect("complete.");
+    wait_until("the answer stops streaming", || {
+        browser
+            .texts(".msg.assistant.streaming")
+            .is_empty()
+            .then_some(())
+    });
+
+    // 4. The terminal asks for a write; the page answers the approval, and the terminal
+    //    sees who did.
+    repl.line(WRITE_REQUEST);
+    repl.expect("Allow Write");
+    let allow = browser.wait_for(".approval[data-id] button[data-decision=\"allow_once\"]");
+    browser.click(&allow);
+    repl.expect("allowed once in web");
+    browser.wait_for_text(".approval.resolved", "allowed once in web");
+    repl.expect(FINAL_ANSWER);
+    assert_eq!(ws.read(WRITTEN_FILE), WRITTEN_TEXT);
+    let tool_result = last_message(&server, "tool");
+    assert!(
+        tool_result.contains(&format!("created {WRITTEN_FILE}")),
+        "the model got {tool_result:?} for the write"
+    );
+    browser.wait_for_text(".msg.assistant", FINAL_ANSWER);
+    browser.wait_for_text(".msg.user", WRITE_REQUEST);
+
+    // 5. What the page looks like now, for a person to check.
+    let png = browser.screenshot();
+    assert!(
+        png.starts_with(b"\x89PNG\r\n\x1a\n"),
+        "the screenshot is not a PNG"
+    );
+    let path = screenshot_path();
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, &png).unwrap();
+    eprintln!("screenshot: {}", path.display());
+
+    drop(browser);
+    repl.line("/quit");
+    server.assert_script_consumed();
+}
+
+/* ---------- the terminal side ---------- */
+
+struct Repl {
+    session: expectrl::session::OsSession,
+}
+
+impl Repl {
+    fn start(ws: &Workspace) -> Repl {
+        let mut cmd = ws.cmd();
+        // The pty becomes the child's stdio only where the command does not say otherwise.
+        cmd.env("TERM", "xterm-256color")
+            .stdin(Stdio::inherit())
+            .stdout(Stdio::inherit())
+            .stderr(Stdio::inherit());
+        let mut session = Session::spawn(cmd).expect("spawn linggen in a pty");
+        session.set_expect_timeout(Some(TIMEOUT));
+        let mut repl = Repl { session };
+        repl.expect(PROMPT);
+        repl
+    }
+
+    /// Waits for `needle`; returns everything printed up to and including it.
+    fn expect(&mut self, needle: &str) -> String {
+        match self.session.expect(needle) {
+            Ok(found) => String::from_utf8_lossy(found.before()).into_owned() + needle,
+            Err(e) => {
+                let shown = self
+                    .session
+                    .check(expectrl::Regex("(?s).+"))
+                    .map(|found| String::from_utf8_lossy(found.as_bytes()).into_owned())
+                    .unwrap_or_default();
+                panic!("waiting for {needle:?}: {e}; the terminal showed {shown:?}")
+            }
+        }
+    }
+
+    fn line(&mut self, text: &str) {
+        self.session.send(text).unwrap();
+        self.session.send("\r").unwrap();
+    }
+}
+
+fn workspace(script: Vec<Step>) -> (Workspace, ScriptedServer) {
+    let server = ScriptedServer::start_background(Protocol::OpenAi, script);
+    let ws = Workspace::new();
+    ws.configure(Protocol::OpenAi, &server.url());
+    (ws, server)
+}
+
+/// The content of the last message with `role` in the last chat request.
+fn last_message(server: &ScriptedServer, role: &str) -> String {
+    let body = server.last_chat_request().unwrap();
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|m| m["role"] == role)
+        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
+        .unwrap_or_default()
+}
+
+/// The full-access link `/share` printed.
+fn share_url(printed: &str) -> String {
+    let plain = strip_ansi(printed);
+    let start = plain
+        .find("http://127.0.0.1:")
+        .unwrap_or_else(|| panic!("no share link in {plain:?}"));
+    let url: String = plain[start..]
+        .chars()
+        .take_while(|c| !c.is_whitespace())
+        .collect();
+    assert!(
+        url.contains("/?token="),
+        "share link without a token: {url}"
+    );
+    url
+}
+
+/// `text` without terminal escape sequences (CSI and OSC).
+fn strip_ansi(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\x1b' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('[') => {
+                for c in chars.by_ref() {
+                    if ('\x40'..='\x7e').contains(&c) {
+                        break;
+                    }
+                }
+            }
+            Some(']') => {
+                while let Some(c) = chars.next() {
+                    if c == '\x07' || (c == '\x1b' && chars.next_if_eq(&'\\').is_some()) {
+                        break;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Polls `probe` until it yields a value; fails after [`TIMEOUT`] saying what was awaited.
+fn wait_until<T>(what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + TIMEOUT;
+    loop {
+        if let Some(value) = probe() {
+            return value;
+        }
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(POLL);
+    }
+}
+
+fn screenshot_path() -> PathBuf {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target"));
+    target.join("web-screenshots").join("share.png")
+}
+
+/* ---------- the browser side ---------- */
+
+/// Where Chromium and ChromeDriver are installed.
+struct BrowserTools {
+    chromium: PathBuf,
+    chromedriver: PathBuf,
+}
+
+impl BrowserTools {
+    /// Both programs, or `None` after saying why the test skips (outside CI only).
+    fn find() -> Option<BrowserTools> {
+        let chromium = installed("/usr/bin/chromium", "chromium");
+        let chromedriver = installed("/usr/bin/chromedriver", "chromedriver");
+        match (chromium, chromedriver) {
+            (Some(chromium), Some(chromedriver)) => Some(BrowserTools {
+                chromium,
+                chromedriver,
+            }),
+            (chromium, chromedriver) => {
+                let missing: Vec<&str> = [
+                    chromium.is_none().then_some("chromium"),
+                    chromedriver.is_none().then_some("chromedriver"),
+                ]
+                .into_iter()
+                .flatten()
+                .collect();
+                let missing = missing.join(" and ");
+                assert!(
+                    std::env::var_os("CI").is_none(),
+                    "{missing} not found; CI must install Debian's chromium and chromium-driver"
+                );
+                eprintln!(
+                    "skipping the browser test: {missing} not found \
+                     (install Debian's chromium and chromium-driver to run it)"
+                );
+                None
+            }
+        }
+    }
+}
+
+/// `usual` if it exists, else `name` found on `PATH`.
+fn installed(usual: &str, name: &str) -> Option<PathBuf> {
+    let usual = PathBuf::from(usual);
+    if usual.is_file() {
+        return Some(usual);
+    }
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|dir| dir.join(name))
+        .find(|path| path.is_file())
+}
+
+/// A `chromedriver` child on a free loopback port, killed when dropped.
+struct ChromeDriver {
+    child: Child,
+    url: String,
+    /// The browser profile, fresh for every run.
+    profile: TempDir,
+}
+
+impl ChromeDriver {
+    fn start(tools: &BrowserTools) -> ChromeDriver {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let child = Command::new(&tools.chromedriver)
+            .arg(format!("--port={port}"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("start {}: {e}", tools.chromedriver.display()));
+        let driver = ChromeDriver {
+            child,
+            url: format!("http://127.0.0.1:{port}"),
+            profile: TempDir::new().unwrap(),
+        };
+        let client = WebDriverClient::new();
+        wait_until("chromedriver to be ready", || {
+            let status = client
+                .request("GET", &format!("{}/status", driver.url), None)
+                .ok()?;
+            (status["value"]["ready"] == true).then_some(())
+        });
+        driver
+    }
+}
+
+impl Drop for ChromeDriver {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Plain HTTP+JSON to ChromeDriver, on a small runtime of its own (the test is synchronous).
+struct WebDriverClient {
+    runtime: tokio::runtime::Runtime,
+    http: reqwest::Client,
+}
+
+impl WebDriverClient {
+    fn new() -> WebDriverClient {
+        WebDriverClient {
+            runtime: tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap(),
+            http: reqwest::Client::builder()
+                .timeout(TIMEOUT)
+                .no_proxy()
+                .build()
+                .unwrap(),
+        }
+    }
+
+    /// The JSON answer, whatever its status (WebDriver errors are JSON too).
+    fn request(&self, method: &str, url: &str, body: Option<Value>) -> Result<Value, String> {
+        self.runtime.block_on(async {
+            let method = reqwest::Method::from_bytes(method.as_bytes()).unwrap();
+            let mut request = self.http.request(method, url);
+            if let Some(body) = body {
+                request = request.json(&body);
+            }
+            let response = request.send().await.map_err(|e| e.to_string())?;
+            response.json::<Value>().await.map_err(|e| e.to_string())
+        })
+    }
+}
+
+/// One WebDriver session in headless Chromium, deleted (the browser closed) when dropped.
+struct Browser {
+    client: WebDriverClient,
+    session: String,
+}
+
+/// The key under which WebDriver names an element.
+const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
+
+impl Browser {
+    fn open(driver: &ChromeDriver, tools: &BrowserTools) -> Browser {
+        let profile = format!("--user-data-dir={}", driver.profile.path().display());
+        // Root, no network: without these Chromium stalls or refuses to start here.
+        let args = [
+            "--headless=new",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--window-size=1280,900",
+            profile.as_str(),
+        ];
+        let capabilities = json!({"capabilities": {"alwaysMatch": {
+            "browserName": "chrome",
+            "goog:chromeOptions": {"binary": tools.chromium, "args": args},
+        }}});
+        let client = WebDriverClient::new();
+        let answer = client
+            .request(
+                "POST",
+                &format!("{}/session", driver.url),
+                Some(capabilities),
+            )
+            .unwrap_or_else(|e| panic!("create a WebDriver session: {e}"));
+        let session = answer["value"]["sessionId"]
+            .as_str()
+            .unwrap_or_else(|| panic!("chromium did not start: {answer}"))
+            .to_string();
+        Browser {
+            client,
+            session: format!("{}/session/{session}", driver.url),
+        }
+    }
+
+    /// The command's `value`; fails on a WebDriver error.
+    fn call(&self, method: &str, path: &str, body: Option<Value>) -> Value {
+        let url = format!("{}{path}", self.session);
+        let answer = self
+            .client
+            .request(method, &url, body)
+            .unwrap_or_else(|e| panic!("{method} {path}: {e}"));
+        let value = answer["value"].clone();
+        if let Some(error) = value["error"].as_str() {
+            panic!("{method} {path}: {error}: {}", value["message"]);
+        }
+        value
+    }
+
+    fn goto(&self, url: &str) {
+        self.call("POST", "/url", Some(json!({"url": url})));
+    }
+
+    fn current_url(&self) -> String {
+        self.call("GET", "/url", None)
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    }
+
+    /// The first element matching `css`, waiting for it to appear.
+    fn wait_for(&self, css: &str) -> String {
+        wait_until(&format!("{css} on the page"), || {
+            let found = self.call(
+                "POST",
+                "/elements",
+                Some(json!({"using": "css selector", "value": css})),
+            );
+            found.as_array()?.first()?[ELEMENT]
+                .as_str()
+                .map(str::to_string)
+        })
+    }
+
+    /// The visible text of every element matching `css`.
+    fn texts(&self, css: &str) -> Vec<String> {
+        let script = "return [...document.querySelectorAll(arguments[0])].map((e) => e.innerText);";
+        let value = self.call(
+            "POST",
+            "/execute/sync",
+            Some(json!({"script": script, "args": [css]})),
+        );
+        value
+            .as_array()
+            .map(|all| {
+                all.iter()
+                    .map(|text| text.as_str().unwrap_or_default().to_string())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// The text of the first element matching `css` that contains `needle`, waiting for it.
+    fn wait_for_text(&self, css: &str, needle: &str) -> String {
+        let deadline = Instant::now() + TIMEOUT;
+        loop {
+            let texts = self.texts(css);
+            if let Some(text) = texts.iter().find(|text| text.contains(needle)) {
+                return text.clone();
+            }
+            assert!(
+                Instant::now() < deadline,
+                "timed out waiting for {css} containing {needle:?}; the page has {texts:?}"
+            );
+            std::thread::sleep(POLL);
+        }
+    }
+
+    fn click(&self, element: &str) {
+        self.call(
+            "POST",
+            &format!("/element/{element}/click"),
+            Some(json!({})),
+        );
+    }
+
+    fn send_keys(&self, element: &str, text: &str) {
+        self.call(
+            "POST",
+            &format!("/element/{element}/value"),
+            Some(json!({"text": text})),
+        );
+    }
+
+    /// The viewport as PNG bytes.
+    fn screenshot(&self) -> Vec<u8> {
+        let encoded = self.call("GET", "/screenshot", None);
+        base64_decode(encoded.as_str().expect("a base64 screenshot"))
+    }
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        // Closes Chromium; the driver's own drop kills whatever is left.
+        let _ = self.client.request("DELETE", &self.session, None);
+    }
+}
+
+/// Standard base64 (WebDriver screenshots); no crate for one test.
+fn base64_decode(text: &str) -> Vec<u8> {
+    fn sextet(c: u8) -> u32 {
+        match c {
+            b'A'..=b'Z' => u32::from(c - b'A'),
+            b'a'..=b'z' => u32::from(c - b'a') + 26,
+            b'0'..=b'9' => u32::from(c - b'0') + 52,
+            b'+' => 62,
+            b'/' => 63,
+            other => panic!("not base64: {:?}", char::from(other)),
+        }
+    }
+    let digits: Vec<u8> = text
+        .bytes()
+        .filter(|c| !c.is_ascii_whitespace() && *c != b'=')
+        .collect();
+    let mut out = Vec::with_capacity(digits.len() * 3 / 4);
+    for group in digits.chunks(4) {
+        let bits = group
+            .iter()
+            .enumerate()
+            .fold(0u32, |acc, (i, &c)| acc | sextet(c) << (18 - 6 * i));
+        let bytes = bits.to_be_bytes();
+        out.extend_from_slice(&bytes[1..group.len()]);
+    }
+    out
+}
