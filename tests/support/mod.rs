@@ -26,6 +26,7 @@ mod corpus;
 mod http;
 mod script;
 mod server;
+pub mod web_client;
 mod wire;
 
 pub use cli::{
