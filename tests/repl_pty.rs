@@ -374,3 +374,104 @@ fn agent_and_mode_switch_the_prompt_and_the_next_turn() {
     assert!(settings.contains("coder"), "{settings}");
     repl.line("/quit");
 }
+
+/// The `http://127.0.0.1:PORT/?token=…` link printed after `label`.
+fn share_link(printed: &str, label: &str) -> (std::net::SocketAddr, String) {
+    let start = printed.rfind(label).unwrap() + label.len();
+    let link: String = printed[start..]
+        .chars()
+        .take_while(|c| !c.is_whitespace() && *c != '\x1b')
+        .collect();
+    let rest = link.strip_prefix("http://").unwrap();
+    let (addr, token) = rest.split_once("/?token=").unwrap();
+    (addr.parse().unwrap(), token.to_string())
+}
+
+#[test]
+fn share_lets_the_web_send_messages_and_answer_approvals_until_stopped() {
+    use support::web_client::request;
+    let (ws, server) = workspace(vec![
+        Step::from(Reply::text("Hello, browser.")),
+        write("web.txt", "from the web").into(),
+        Reply::text("wrote web.txt").into(),
+    ]);
+    let mut repl = Repl::start(&ws, &[]);
+    repl.line("/share --read-only");
+    let mut printed = repl.expect("sharing this session: ");
+    printed += &repl.expect("read-only viewer: ");
+    let viewer_link = repl
+        .session
+        .expect(expectrl::Regex(r"http://[0-9.:]+/\?token=[0-9a-f]{48}"))
+        .unwrap();
+    printed += &String::from_utf8_lossy(viewer_link.as_bytes());
+    let (addr, token) = share_link(&printed, "sharing this session: ");
+    let (viewer_addr, viewer) = share_link(&printed, "read-only viewer: ");
+    assert_eq!(addr, viewer_addr);
+    assert!(addr.ip().is_loopback(), "{addr}");
+    assert_ne!(token, viewer);
+
+    let origin = format!("http://{addr}");
+    let bearer = format!("Bearer {token}");
+    let post = |path: &str, auth: &str, body: serde_json::Value| {
+        request(
+            addr,
+            "POST",
+            path,
+            &[("Authorization", auth), ("Origin", &origin)],
+            body.to_string().as_bytes(),
+        )
+    };
+    // The viewer link can watch but not talk.
+    let refused = post(
+        "/api/messages",
+        &format!("Bearer {viewer}"),
+        json!({"content": "hi"}),
+    );
+    assert_eq!(refused.status, 403, "{}", refused.text());
+
+    // A message from the browser runs in the terminal like a typed one.
+    let sent = post(
+        "/api/messages",
+        &bearer,
+        json!({"content": "hello from the browser"}),
+    );
+    assert_eq!(sent.status, 202, "{}", sent.text());
+    repl.expect("[web] hello from the browser");
+    repl.expect("Hello, browser.");
+    assert_eq!(last_message(&server, "user"), "hello from the browser");
+    repl.expect("context ");
+
+    // An approval the terminal is asking for, answered in the browser.
+    repl.line("write web.txt");
+    repl.expect("Allow Write");
+    let session = request(
+        addr,
+        "GET",
+        "/api/session",
+        &[("Authorization", &bearer)],
+        b"",
+    )
+    .json();
+    let id = session["pending_approvals"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let answered = post(
+        &format!("/api/approvals/{id}"),
+        &bearer,
+        json!({"decision": "allow_once"}),
+    );
+    assert_eq!(answered.status, 202, "{}", answered.text());
+    repl.expect("allowed once in web");
+    repl.expect("wrote web.txt");
+    assert_eq!(ws.read("web.txt"), "from the web");
+
+    // Stopped: the link is dead.
+    repl.line("/share stop");
+    repl.expect("stopped sharing");
+    assert!(
+        std::net::TcpStream::connect(addr).is_err(),
+        "still listening"
+    );
+    repl.line("/quit");
+}

@@ -15,11 +15,14 @@ use super::auth::{self, Access};
 use super::server::Ctx;
 use super::{Body, page, sse};
 use crate::llm::ChatMessage;
-use crate::session::{Decision, Input};
-use crate::store::Store;
+use crate::session::{Decision, Event, Input};
+use crate::store::{RunDetail, Store};
 
 /// Request bodies are small JSON objects; anything bigger is a mistake or an attack.
 const MAX_BODY: usize = 1 << 20;
+
+/// How long an approval answer waits for the session to confirm it won.
+const APPROVAL_VERDICT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Characters of each message in `agent-context?view=summary`.
 const SUMMARY_CHARS: usize = 200;
@@ -147,6 +150,10 @@ async fn route(ctx: &Arc<Ctx>, req: Request<Incoming>, who: Authorized) -> Reply
         (Method::GET, "/api/agent-children") => agent_children(ctx, &req).await,
         (Method::GET, "/api/agent-context") => agent_context(ctx, &req).await,
         (Method::POST, "/api/agent-cancel") => agent_cancel(ctx, req).await,
+        (_, p) if p.starts_with("/api/approvals/") => Err(ApiError::new(
+            StatusCode::METHOD_NOT_ALLOWED,
+            format!("{} is not supported here", req.method()),
+        )),
         (_, "/" | "/app.js" | "/app.css" | "/favicon.ico" | "/api/events" | "/api/session")
         | (_, "/api/sessions" | "/api/messages" | "/api/cancel" | "/api/agent-runs")
         | (_, "/api/agent-children" | "/api/agent-context" | "/api/agent-cancel") => {
@@ -202,8 +209,10 @@ fn events(ctx: &Ctx, req: &Request<Incoming>) -> Reply {
 async fn sessions(ctx: &Ctx) -> Reply {
     let (home, root) = (ctx.hub.home.clone(), ctx.hub.root.display().to_string());
     let list = blocking(move || Store::open(&home)?.list_sessions(&root)).await?;
+    // Under `/share` a viewer was invited to one session, not to the workspace's history.
     let sessions: Vec<Value> = list
         .into_iter()
+        .filter(|s| ctx.hub.can_open() || ctx.hub.is_open(&s.id))
         .map(|s| {
             json!({
                 "id": s.id,
@@ -319,7 +328,9 @@ async fn approval(ctx: &Ctx, req: Request<Incoming>, id: String) -> Reply {
         .hub
         .mirror(answer.session_id.as_deref())
         .map_err(ApiError::not_found)?;
-    if !mirror.is_pending(&id) {
+    // Subscribed before claiming: a resolution folded after the claim is seen here.
+    let mut resolutions = mirror.subscribe();
+    if !mirror.claim_approval(&id) {
         return Err(ApiError::new(
             StatusCode::CONFLICT,
             format!("approval {id} is not waiting (already answered, or no such request)"),
@@ -327,16 +338,41 @@ async fn approval(ctx: &Ctx, req: Request<Incoming>, id: String) -> Reply {
     }
     mirror
         .send(Input::Approval {
-            id,
+            id: id.clone(),
             decision,
             from: "web".into(),
         })
         .await
         .map_err(|e| ApiError::new(StatusCode::GONE, e))?;
-    Ok(json_response(
-        StatusCode::ACCEPTED,
-        &json!({ "sent": true }),
-    ))
+    // The terminal may have answered in the same instant; the session's verdict says who won.
+    let verdict = tokio::time::timeout(APPROVAL_VERDICT, async {
+        loop {
+            match resolutions.recv().await {
+                Ok(e) => {
+                    if let Event::ApprovalResolved {
+                        id: resolved, by, ..
+                    } = &e.event
+                        && *resolved == id
+                    {
+                        return Some(by.clone());
+                    }
+                }
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => return None,
+            }
+        }
+    })
+    .await;
+    match verdict {
+        Ok(Some(by)) if by != "web" => Err(ApiError::new(
+            StatusCode::CONFLICT,
+            format!("approval {id} was answered first in the {by}"),
+        )),
+        _ => Ok(json_response(
+            StatusCode::ACCEPTED,
+            &json!({ "sent": true }),
+        )),
+    }
 }
 
 async fn agent_runs(ctx: &Ctx, req: &Request<Incoming>) -> Reply {
@@ -347,33 +383,30 @@ async fn agent_runs(ctx: &Ctx, req: &Request<Incoming>) -> Reply {
             .current_id()
             .ok_or_else(|| ApiError::bad_request("give ?session_id="))?,
     };
+    may_inspect(ctx, &session_id).await?;
     let home = ctx.hub.home.clone();
     let runs = blocking(move || Store::open(&home)?.run_details(&session_id)).await?;
     Ok(json_response(StatusCode::OK, &json!({ "runs": runs })))
 }
 
 async fn agent_children(ctx: &Ctx, req: &Request<Incoming>) -> Reply {
-    let run_id = required(req, "run_id")?;
+    let run = inspectable_run(ctx, required(req, "run_id")?).await?;
     let home = ctx.hub.home.clone();
-    let runs = blocking(move || Store::open(&home)?.run_children(&run_id)).await?;
+    let runs = blocking(move || Store::open(&home)?.run_children(&run.id)).await?;
     Ok(json_response(StatusCode::OK, &json!({ "runs": runs })))
 }
 
 async fn agent_context(ctx: &Ctx, req: &Request<Incoming>) -> Reply {
-    let run_id = required(req, "run_id")?;
     let view = query(req, "view").unwrap_or_else(|| "summary".into());
     if view != "summary" && view != "raw" {
         return Err(ApiError::bad_request(format!(
             "unknown view `{view}`; use summary or raw"
         )));
     }
+    let run = inspectable_run(ctx, required(req, "run_id")?).await?;
     let home = ctx.hub.home.clone();
-    let (run, messages) = blocking(move || {
-        let store = Store::open(&home)?;
-        Ok((store.run(&run_id)?, store.run_messages(&run_id)?))
-    })
-    .await?;
-    let run = run.ok_or_else(|| ApiError::not_found("no such run"))?;
+    let run_id = run.id.clone();
+    let messages = blocking(move || Store::open(&home)?.run_messages(&run_id)).await?;
     let messages: Vec<Value> = if view == "raw" {
         messages.iter().map(|m| json!(m)).collect()
     } else {
@@ -383,6 +416,44 @@ async fn agent_context(ctx: &Ctx, req: &Request<Incoming>) -> Reply {
         StatusCode::OK,
         &json!({ "run": run, "view": view, "messages": messages }),
     ))
+}
+
+/// A stored run this server may show (see [`may_inspect`]); 404 otherwise.
+async fn inspectable_run(ctx: &Ctx, run_id: String) -> Result<RunDetail, ApiError> {
+    let home = ctx.hub.home.clone();
+    let id = run_id.clone();
+    let run = blocking(move || Store::open(&home)?.run(&id))
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("no such run {run_id}")))?;
+    may_inspect(ctx, &run.session_id).await?;
+    Ok(run)
+}
+
+/// What a server may show of the shared store: under `/share` only the shared session (a
+/// viewer was invited to that one), under `serve` the sessions of its workspace (the page can
+/// open any of them). Everything else answers 404, as if it did not exist.
+async fn may_inspect(ctx: &Ctx, session_id: &str) -> Result<(), ApiError> {
+    let hidden = || ApiError::not_found(format!("no session {session_id} here"));
+    if ctx.hub.is_open(session_id) {
+        return Ok(());
+    }
+    if !ctx.hub.can_open() {
+        return Err(hidden());
+    }
+    let (home, id) = (ctx.hub.home.clone(), session_id.to_string());
+    let root = ctx.hub.root.display().to_string();
+    let info = blocking(move || match Store::open(&home)?.find_session(&id) {
+        Ok(info) => Ok(Some(info)),
+        Err(
+            crate::store::StoreError::NoSuchSession(_) | crate::store::StoreError::Ambiguous(_),
+        ) => Ok(None),
+        Err(e) => Err(e),
+    })
+    .await?;
+    match info {
+        Some(info) if info.id == session_id && info.root == root => Ok(()),
+        _ => Err(hidden()),
+    }
 }
 
 fn summary(m: &ChatMessage) -> Value {
@@ -404,11 +475,7 @@ struct RunRef {
 
 async fn agent_cancel(ctx: &Ctx, req: Request<Incoming>) -> Reply {
     let body: RunRef = read_json(req).await?;
-    let home = ctx.hub.home.clone();
-    let run_id = body.run_id.clone();
-    let run = blocking(move || Store::open(&home)?.run(&run_id))
-        .await?
-        .ok_or_else(|| ApiError::not_found(format!("no run {}", body.run_id)))?;
+    let run = inspectable_run(ctx, body.run_id).await?;
     if run.status != "running" {
         return Err(ApiError::new(
             StatusCode::CONFLICT,

@@ -59,6 +59,9 @@ struct State {
     transcript: Vec<Arc<Envelope>>,
     streaming: Vec<Streaming>,
     pending: Vec<Arc<Envelope>>,
+    /// Approvals a browser has already answered and whose resolution has not come back
+    /// yet: a second answer in that window is refused instead of being told it counted.
+    claimed: Vec<String>,
     runs: Vec<RunView>,
     recent: VecDeque<Arc<Envelope>>,
 }
@@ -144,10 +147,23 @@ impl Mirror {
 
     /// Whether an approval request is still waiting for an answer.
     pub fn is_pending(&self, approval_id: &str) -> bool {
-        lock(&self.state)
-            .pending
-            .iter()
-            .any(|e| matches!(&e.event, Event::ApprovalRequested { id, .. } if id == approval_id))
+        lock(&self.state).is_pending(approval_id)
+    }
+
+    /// Takes the right to answer an approval from the web: `false` when it is not waiting
+    /// or another browser request answered it a moment ago.
+    pub fn claim_approval(&self, approval_id: &str) -> bool {
+        let mut state = lock(&self.state);
+        if !state.is_pending(approval_id) || state.claimed.iter().any(|c| c == approval_id) {
+            return false;
+        }
+        state.claimed.push(approval_id.to_string());
+        true
+    }
+
+    /// The live events from now on (for a route that waits for the session's answer).
+    pub fn subscribe(&self) -> broadcast::Receiver<Arc<Envelope>> {
+        self.fanout.subscribe()
     }
 
     /// Starts an event stream after event `after` (`None`: from now).
@@ -223,6 +239,12 @@ impl Mirror {
 }
 
 impl State {
+    fn is_pending(&self, approval_id: &str) -> bool {
+        self.pending
+            .iter()
+            .any(|e| matches!(&e.event, Event::ApprovalRequested { id, .. } if id == approval_id))
+    }
+
     fn fold(&mut self, envelope: &Arc<Envelope>) {
         let keep = match &envelope.event {
             Event::SessionStarted {
@@ -310,6 +332,10 @@ impl State {
             Event::Outcome { run_id, status, .. } => {
                 self.finish_run(run_id, status.run_status());
                 self.streaming.retain(|s| &s.run_id != run_id);
+                // A turn that ended (cancelled, say) leaves no request waiting; those that
+                // were open get no `ApprovalResolved`.
+                self.pending.clear();
+                self.claimed.clear();
                 true
             }
             Event::ApprovalRequested { .. } => {
@@ -317,6 +343,7 @@ impl State {
                 true
             }
             Event::ApprovalResolved { id, .. } => {
+                self.claimed.retain(|c| c != id);
                 self.pending.retain(|e| {
                     !matches!(&e.event, Event::ApprovalRequested { id: open, .. } if open == id)
                 });

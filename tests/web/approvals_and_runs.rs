@@ -95,7 +95,7 @@ fn a_denial_with_a_reason_reaches_the_model() {
 }
 
 #[test]
-#[ignore = "bug: src/web/api.rs approval() checks is_pending() before the session has folded the first answer, so a second answer right after the first gets 202"]
+
 fn a_second_answer_right_after_the_first_gets_409() {
     const APPROVALS: usize = 8;
     let mut script: Vec<Step> = (0..APPROVALS)
@@ -238,7 +238,7 @@ fn runs_and_their_context_can_be_inspected() {
 }
 
 #[test]
-#[ignore = "bug: src/web/api.rs agent_runs/agent_children/agent_context read any run in $LINGGEN_HOME's store, not only this workspace's"]
+
 fn run_inspection_is_confined_to_the_served_workspace() {
     let server = ScriptedServer::start_background(
         Protocol::OpenAi,

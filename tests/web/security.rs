@@ -427,7 +427,7 @@ fn it_listens_on_loopback_unless_told_lan() {
 }
 
 #[test]
-#[ignore = "bug: src/web/api.rs route() answers 404, not 405, for other methods on /api/approvals/{id}"]
+
 fn options_gets_405_on_every_route() {
     let (_server, _ws, serve) = setup(vec![]);
     let token = bearer(&serve.token);
