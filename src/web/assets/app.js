@@ -744,7 +744,8 @@ function onApprovalRequested(ev) {
   card.dataset.id = ev.id;
   card.dataset.run = ev.run_id;
   const head = el('div', 'approval-head');
-  head.append(marker('ask'), 'Allow ', el('b', null, ev.tool), ': ', el('code', null, ev.summary));
+  // The summary already starts with the tool's name (`Write notes.txt`), as in the terminal.
+  head.append(marker('ask'), 'Allow ', el('code', null, ev.summary), '?');
   card.append(head);
   if (ev.reason) card.append(el('div', 'approval-reason', ev.reason));
   if (ev.diff) card.append(diffBlock(ev.diff));
