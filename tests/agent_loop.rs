@@ -147,8 +147,8 @@ fn multi_step_task(protocol: Protocol) {
     let fourth = tool_results(protocol, &requests[3]);
     assert!(fourth[3].contains('3'), "wc -l output: {}", fourth[3]);
     assert!(fourth[2].to_lowercase().contains("edit"), "{}", fourth[2]);
-    // The model was offered ling's tools, natively: the file tools, the built-in skills'
-    // catalog, delegation to coder, and the lock tools.
+    // The model was offered ling's tools, natively: the file tools, capture_screenshot, the
+    // built-in skills' catalog, delegation to coder, and the lock tools.
     let offered: Vec<String> = requests[0]["tools"]
         .as_array()
         .map(|tools| tools.iter().map(|t| tool_name(protocol, t)).collect())
@@ -163,6 +163,7 @@ fn multi_step_task(protocol: Protocol) {
             "Write",
             "Edit",
             "Bash",
+            "capture_screenshot",
             "Skill",
             "delegate_to_agent",
             "lock_paths",

@@ -16,15 +16,9 @@ const KNOWN_KEYS: &[&str] = &[
     "policy",
 ];
 
-/// Tools that exist outside `crate::tools`' registry (agents, skills, locks, screenshots),
-/// accepted by their exact name (any case).
-pub const OTHER_TOOLS: &[&str] = &[
-    "Skill",
-    "delegate_to_agent",
-    "lock_paths",
-    "unlock_paths",
-    "capture_screenshot",
-];
+/// Tools that exist outside `crate::tools`' registry (agents, skills, locks), accepted by
+/// their exact name (any case).
+pub const OTHER_TOOLS: &[&str] = &["Skill", "delegate_to_agent", "lock_paths", "unlock_paths"];
 
 /// What `policy` grants when it is left out: the agent may edit and finish, not delegate.
 pub const DEFAULT_CAPABILITIES: &[Capability] = &[Capability::Patch, Capability::Finalize];

@@ -23,6 +23,14 @@ struct FileConfig {
     permissions: PermissionsSection,
     #[serde(default)]
     ui: UiSection,
+    #[serde(default)]
+    tools: ToolsSection,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct ToolsSection {
+    chromium: Option<String>,
+    screenshot_hosts: Option<Vec<Spanned<String>>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -63,7 +71,8 @@ struct ModelEntry {
 
 /// The keys each table knows; anything else is reported as a warning.
 const KNOWN: &[(&str, &[&str])] = &[
-    ("", &["agent", "models", "permissions", "ui"]),
+    ("", &["agent", "models", "permissions", "ui", "tools"]),
+    ("tools", &["chromium", "screenshot_hosts"]),
     ("ui", &["theme", "show_thinking"]),
     (
         "agent",
@@ -120,7 +129,9 @@ impl Layer<'_> {
             models,
             permissions,
             ui,
+            tools,
         } = std::mem::take(&mut self.parsed);
+        self.apply_tools(tools, config)?;
         if let Some(theme) = ui.theme {
             config.theme = theme;
             config.set_origin("theme", self.path.display());
@@ -164,6 +175,24 @@ impl Layer<'_> {
             let origin = format!("{}:{line}: [agent] default_model", self.path.display());
             (m.into_inner(), origin)
         }))
+    }
+
+    /// `chromium` replaces what an earlier layer set; `screenshot_hosts` adds to it, like
+    /// permission rules do.
+    fn apply_tools(&self, tools: ToolsSection, config: &mut Config) -> Result<(), ConfigError> {
+        if let Some(chromium) = tools.chromium.filter(|c| !c.trim().is_empty()) {
+            config.screenshot.chromium = Some(chromium.trim().to_string());
+            config.set_origin("chromium", self.path.display());
+        }
+        for entry in tools.screenshot_hosts.unwrap_or_default() {
+            let host = crate::tools::screenshot::normalize_host(entry.get_ref())
+                .map_err(|why| self.error_at(entry.span(), &why))?;
+            if !config.screenshot.hosts.contains(&host) {
+                config.screenshot.hosts.push(host);
+            }
+            config.set_origin("screenshot_hosts", self.path.display());
+        }
+        Ok(())
     }
 
     fn error_at(&self, span: std::ops::Range<usize>, message: &str) -> ConfigError {

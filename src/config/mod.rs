@@ -102,6 +102,9 @@ pub struct Config {
     pub theme: String,
     /// `[ui] show_thinking`: show reasoning tokens (dimmed) or hide them.
     pub show_thinking: bool,
+    /// `[tools] chromium` and `[tools] screenshot_hosts`, for `capture_screenshot`.
+    /// (`LINGGEN_CHROMIUM` is read when the tool looks for the browser.)
+    pub screenshot: crate::tools::screenshot::ScreenshotSettings,
     /// Where each non-default setting came from (a file, an environment variable, a flag),
     /// by key, for `/settings`.
     pub origins: std::collections::BTreeMap<&'static str, String>,
@@ -125,6 +128,7 @@ impl Default for Config {
             max_delegation_depth: DEFAULT_MAX_DELEGATION_DEPTH,
             theme: "dark".to_string(),
             show_thinking: true,
+            screenshot: Default::default(),
             origins: std::collections::BTreeMap::new(),
             files: Vec::new(),
             warnings: Vec::new(),

@@ -214,3 +214,47 @@ fn ui_settings_and_their_origins() {
     assert_eq!(c.origin("theme"), "--theme");
     assert_eq!(c.origin("max_iters"), "--max-iters");
 }
+
+#[test]
+fn tools_section_layers_chromium_and_adds_hosts() {
+    let home = tempfile::tempdir().unwrap();
+    let root = tempfile::tempdir().unwrap();
+    write(
+        home.path(),
+        "[tools]\nchromium = \"/opt/chrome/chrome\"\nscreenshot_hosts = [\"MyApp.test\"]\n",
+    );
+    write(
+        root.path(),
+        "[tools]\nchromium = \"chromium-browser\"\nscreenshot_hosts = [\"myapp.test\", \"fd00::1\"]\nfrobnicate = 1\n",
+    );
+    let c = Config::load(home.path(), root.path(), &no_env, &FlagOverrides::default()).unwrap();
+    assert_eq!(c.screenshot.chromium.as_deref(), Some("chromium-browser"));
+    assert_eq!(c.screenshot.hosts, ["myapp.test", "[fd00::1]"]);
+    assert_eq!(
+        c.origin("chromium"),
+        root.path().join(CONFIG_FILE).display().to_string()
+    );
+    assert_eq!(c.warnings.len(), 1);
+    assert!(
+        c.warnings[0].ends_with(":4: unknown key `tools.frobnicate` ignored"),
+        "{:?}",
+        c.warnings
+    );
+}
+
+#[test]
+fn a_bad_screenshot_host_names_the_line() {
+    let home = tempfile::tempdir().unwrap();
+    let root = tempfile::tempdir().unwrap();
+    write(
+        root.path(),
+        "[tools]\nscreenshot_hosts = [\n  \"ok.test\",\n  \"http://evil.example/\",\n]\n",
+    );
+    let err = Config::load(home.path(), root.path(), &no_env, &FlagOverrides::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("line 4: screenshot_hosts entry \"http://evil.example/\""),
+        "{err}"
+    );
+}

@@ -88,7 +88,9 @@ fn gate(shared: &TurnShared, ctx: &RunCtx, prepared: &Prepared) -> Result<(), To
             .iter()
             .map(|t| relative_to_root(&shared.tools.root, t))
             .collect(),
-        Access::Read => Vec::new(),
+        // A screenshot is a new file in linggen's own `.linggen/screenshots/`, never a
+        // project file, so work globs and locks (which guard project files) do not apply.
+        Access::Read | Access::Screenshot { .. } => Vec::new(),
     };
     for rel in targets {
         agent

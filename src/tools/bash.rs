@@ -151,8 +151,8 @@ impl Finished {
 
 /// Kills the command's whole process group when dropped: on timeout, on cancellation, and
 /// after a normal exit (to reap anything it left running in the background).
-struct ProcessGroup {
-    pgid: libc::pid_t,
+pub(super) struct ProcessGroup {
+    pub(super) pgid: libc::pid_t,
 }
 
 impl Drop for ProcessGroup {

@@ -13,6 +13,7 @@ pub mod grep;
 pub mod guard;
 pub mod read;
 pub mod repo_info;
+pub mod screenshot;
 pub mod session_tools;
 pub mod write;
 
@@ -76,6 +77,8 @@ pub struct ToolContext {
     /// (`~/.linggen/skills`, `~/.claude/skills`…), so a skill's supporting files can be
     /// loaded when its instructions point at them.
     pub read_only_roots: Vec<PathBuf>,
+    /// `[tools] chromium` and `screenshot_hosts`, for `capture_screenshot`.
+    pub screenshot: screenshot::ScreenshotSettings,
 }
 
 impl ToolContext {
@@ -84,6 +87,7 @@ impl ToolContext {
             root: root.to_path_buf(),
             bash_timeout_ms: bash::DEFAULT_TIMEOUT_MS,
             read_only_roots: Vec::new(),
+            screenshot: screenshot::ScreenshotSettings::default(),
         }
     }
 }
@@ -104,6 +108,11 @@ pub enum Access {
         command: String,
         analysis: CommandAnalysis,
     },
+    /// Opens `url` (already checked: http(s) on loopback or an allowed host) in a headless
+    /// browser, which runs the page's scripts, and saves a new PNG under
+    /// `.linggen/screenshots/`. Neither a read nor an edit of the project: see
+    /// `Permissions::check` for how it is decided.
+    Screenshot { url: String },
 }
 
 /// A validated call, ready to run.
@@ -127,6 +136,7 @@ enum Call {
     Write(write::WriteArgs),
     Edit(edit::EditArgs),
     Bash(bash::BashArgs),
+    Screenshot(screenshot::ScreenshotArgs),
     Session(SessionCall),
 }
 
@@ -139,6 +149,7 @@ pub const TOOL_NAMES: &[&str] = &[
     "Write",
     "Edit",
     "Bash",
+    "capture_screenshot",
 ];
 
 /// Tools the session itself carries out (see [`session_tools`]); which of them an agent is
@@ -166,6 +177,7 @@ pub fn specs() -> Vec<ToolSpec> {
         write::spec(),
         edit::spec(),
         bash::spec(),
+        screenshot::spec(),
     ]
 }
 
@@ -180,6 +192,9 @@ pub fn canonical_name(name: &str) -> Option<&'static str> {
         "write" | "write_file" | "writefile" | "create_file" => "Write",
         "edit" | "edit_file" | "editfile" | "str_replace" => "Edit",
         "bash" | "shell" | "run" | "run_command" | "exec" => "Bash",
+        "capture_screenshot" | "screenshot" | "take_screenshot" | "capturescreenshot" => {
+            "capture_screenshot"
+        }
         "skill" | "use_skill" | "invoke_skill" => "Skill",
         "delegate_to_agent" | "delegate" | "delegate_task" => "delegate_to_agent",
         "lock_paths" | "lock" => "lock_paths",
@@ -225,6 +240,11 @@ pub fn prepare(ctx: &ToolContext, name: &str, args: &Value) -> Result<Prepared, 
             let (s, access) = (a.summary(), a.access(ctx)?);
             (Call::Edit(a), s, access)
         }
+        "capture_screenshot" => {
+            let a = screenshot::ScreenshotArgs::parse(ctx, &args)?;
+            let (s, access) = (a.summary(), a.access());
+            (Call::Screenshot(a), s, access)
+        }
         "Skill" | "delegate_to_agent" | "lock_paths" | "unlock_paths" => {
             let (call, summary) = SessionCall::parse(tool, &args)?;
             (Call::Session(call), summary, Access::Read)
@@ -254,6 +274,7 @@ pub async fn run(ctx: &ToolContext, prepared: &Prepared) -> ToolOutput {
         Call::Write(a) => a.run(ctx).await,
         Call::Edit(a) => a.run(ctx).await,
         Call::Bash(a) => a.run(ctx).await,
+        Call::Screenshot(a) => a.run(ctx).await,
         // The session intercepts these before they get here (it owns the state they need).
         Call::Session(_) => {
             ToolOutput::error(format!("`{}` can only run inside a session", prepared.tool))

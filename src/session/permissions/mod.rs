@@ -130,7 +130,7 @@ fn wildcard_match(pattern: &str, text: &str) -> bool {
 /// (`Bash(cargo*)`), the file (`Write(src/main.rs)`, which covers Edit too), or the tool.
 pub fn scope_rules(prepared: &Prepared) -> Vec<String> {
     match &prepared.access {
-        Access::Read => vec![prepared.tool.to_string()],
+        Access::Read | Access::Screenshot { .. } => vec![prepared.tool.to_string()],
         Access::Write { rel, .. } => vec![format!("Write({})", escape_glob(rel))],
         Access::Command { analysis, .. } => {
             let mut rules: Vec<String> = Vec::new();
@@ -238,6 +238,7 @@ impl Permissions {
                 None => Verdict::Allow,
             },
             Access::Write { rel, .. } => self.check_write(tool, rel),
+            Access::Screenshot { url } => self.check_screenshot(tool, url),
             Access::Command { command, analysis } => {
                 if let Some(rule) = self.denied_by(tool, command) {
                     return Verdict::Deny {
@@ -277,6 +278,31 @@ impl Permissions {
             PermissionMode::Default if self.allowed_by(tool, rel) => Verdict::Allow,
             PermissionMode::Default => Verdict::Ask {
                 reason: format!("{tool} changes {rel}"),
+            },
+        }
+    }
+
+    /// A screenshot makes a browser fetch a URL and run the page's scripts, then writes a
+    /// PNG. That is what an unlisted command such as `curl -o shot localhost:3000` does, so
+    /// it is decided the same way: it asks in `default` and in `accept-edits` (which
+    /// accepts edits of files, not fetches), plan mode refuses it even with an allow rule
+    /// (it writes), bypass runs it, and an allow rule (`capture_screenshot`, no pattern)
+    /// lets it run in the other modes.
+    fn check_screenshot(&self, tool: &str, url: &str) -> Verdict {
+        if let Some(rule) = self.denied_by(tool, url) {
+            return Verdict::Deny {
+                reason: format!("denied by rule `{rule}`"),
+            };
+        }
+        match self.mode {
+            // Before the allow rules, as for Write: no rule makes plan mode write.
+            PermissionMode::Plan => Verdict::Deny {
+                reason: "plan mode is read-only; capture_screenshot writes a PNG file".into(),
+            },
+            PermissionMode::Bypass => Verdict::Allow,
+            _ if self.allowed_by(tool, url) => Verdict::Allow,
+            PermissionMode::Default | PermissionMode::AcceptEdits => Verdict::Ask {
+                reason: format!("capture_screenshot opens {url} in a browser and saves a PNG"),
             },
         }
     }

@@ -171,3 +171,41 @@ fn wildcard() {
     assert!(wildcard_match("git*log", "git --no-pager log"));
     assert!(!wildcard_match("ls", "ls -la"));
 }
+
+#[test]
+fn screenshots_ask_like_unlisted_commands_and_plan_refuses_them() {
+    let mut f = fixture();
+    // A browser that exists, so preparing does not depend on this machine.
+    f.ctx.screenshot.chromium = Some("/bin/sh".into());
+    let shot = || json!({"url": "http://localhost:3000/"});
+    let ask = |mode| verdict(&perms(mode, &[], &[]), &f, "capture_screenshot", shot());
+    let reason = "capture_screenshot opens http://localhost:3000/ in a browser and saves a PNG";
+    assert_eq!(
+        ask(PermissionMode::Default),
+        Verdict::Ask {
+            reason: reason.into()
+        }
+    );
+    // accept-edits accepts edits, not a browser fetching pages.
+    assert!(is_ask(&ask(PermissionMode::AcceptEdits)));
+    assert_eq!(ask(PermissionMode::Bypass), Verdict::Allow);
+    assert!(is_deny(&ask(PermissionMode::Plan)));
+    // A rule allows it, except in plan mode, where it still writes a file; deny beats it.
+    let rule = ["capture_screenshot"];
+    let p = perms(PermissionMode::Default, &rule, &[]);
+    assert_eq!(
+        verdict(&p, &f, "capture_screenshot", shot()),
+        Verdict::Allow
+    );
+    let p = perms(PermissionMode::Plan, &rule, &[]);
+    assert!(is_deny(&verdict(&p, &f, "capture_screenshot", shot())));
+    let p = perms(PermissionMode::Bypass, &rule, &rule);
+    assert!(is_deny(&verdict(&p, &f, "capture_screenshot", shot())));
+    // "Always (this session)" covers the tool.
+    let mut p = perms(PermissionMode::Default, &[], &[]);
+    let prepared = prepare(&f.ctx, "capture_screenshot", &shot()).unwrap();
+    assert_eq!(scope_rules(&prepared), ["capture_screenshot"]);
+    p.allow_for_session(&prepared);
+    let other = json!({"url": "http://127.0.0.1:8080/x"});
+    assert_eq!(verdict(&p, &f, "capture_screenshot", other), Verdict::Allow);
+}

@@ -1,0 +1,311 @@
+//! `capture_screenshot`: a PNG of a web page, taken with headless Chromium and saved under
+//! `<root>/.linggen/screenshots/`, so an agent building a web UI can show (or, with a
+//! vision model, look at) what it made.
+//!
+//! Only `http`/`https` pages on this machine or on hosts the person allowed in `[tools]
+//! screenshot_hosts` are opened ([`target`]); the browser is found and run by [`chromium`].
+//! The call fetches a URL and writes a file, so the permission check treats it as neither
+//! a read nor a plain edit (see `Access::Screenshot`).
+
+mod chromium;
+mod target;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use reqwest::Url;
+use serde_json::{Value, json};
+use tokio::io::AsyncWriteExt as _;
+
+use super::guard::paths::{self, PathUse};
+use super::{Access, ToolContext, ToolOutput, args};
+use crate::llm::ToolSpec;
+
+pub use chromium::{CANDIDATES as CHROMIUM_NAMES, ENV_VAR as CHROMIUM_ENV};
+pub use target::{is_loopback, normalize_host};
+
+/// Where screenshots are saved, relative to the root.
+pub const DIR: &str = ".linggen/screenshots";
+pub const DEFAULT_DELAY_MS: u64 = 500;
+pub const MAX_DELAY_MS: u64 = 10_000;
+pub const DEFAULT_WIDTH: u32 = 1280;
+pub const DEFAULT_HEIGHT: u32 = 800;
+const MIN_SIDE: u32 = 100;
+const MAX_SIDE: u32 = 4096;
+/// Checking that something listens before starting a browser turns "start your server
+/// first" into a clear error instead of a screenshot of Chromium's error page.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// `[tools]` settings the tool reads (see `doc/config.md`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ScreenshotSettings {
+    /// `[tools] chromium`: an absolute path or a program name on `PATH`.
+    /// `LINGGEN_CHROMIUM` beats it.
+    pub chromium: Option<String>,
+    /// `[tools] screenshot_hosts`, normalized with [`normalize_host`]: hosts besides
+    /// loopback whose pages may be captured.
+    pub hosts: Vec<String>,
+}
+
+pub fn spec() -> ToolSpec {
+    ToolSpec {
+        name: "capture_screenshot".into(),
+        description: "Save a PNG screenshot of a web page served on this machine (e.g. http://localhost:3000/) with headless Chromium; returns the file's path."
+            .into(),
+        parameters: json!({
+            "type": "object",
+            "properties": {
+                "url": {"type": "string"},
+                "delay_ms": {"type": "integer", "description": "Wait after load; default 500."},
+                "width": {"type": "integer"},
+                "height": {"type": "integer"}
+            },
+            "required": ["url"]
+        }),
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScreenshotArgs {
+    /// Checked against the host policy and normalized; this is what the browser opens.
+    pub url: Url,
+    pub delay_ms: u64,
+    pub width: u32,
+    pub height: u32,
+    /// The browser found when the call was prepared.
+    pub chromium: PathBuf,
+}
+
+impl ScreenshotArgs {
+    /// Validates the URL and finds the browser, so a call that cannot work is refused
+    /// before anyone is asked to approve it.
+    pub fn parse(ctx: &ToolContext, args: &Value) -> Result<Self, ToolOutput> {
+        let raw = args::required_string(
+            args,
+            &["url", "uri", "link", "href", "address", "page"],
+            "capture_screenshot",
+            r#"{"url": "http://localhost:3000/"}"#,
+        )?;
+        let url = target::check(&raw, &ctx.screenshot.hosts).map_err(ToolOutput::error)?;
+        let delay_ms = args::uint(args, &["delay_ms", "delay", "delayMs", "wait_ms", "wait"])?
+            .unwrap_or(DEFAULT_DELAY_MS)
+            .min(MAX_DELAY_MS);
+        let side = |names: &[&'static str], default: u32| -> Result<u32, ToolOutput> {
+            Ok(match args::uint(args, names)? {
+                None | Some(0) => default,
+                Some(n) => n.clamp(u64::from(MIN_SIDE), u64::from(MAX_SIDE)) as u32,
+            })
+        };
+        let width = side(&["width", "viewport_width", "w"], DEFAULT_WIDTH)?;
+        let height = side(&["height", "viewport_height", "h"], DEFAULT_HEIGHT)?;
+        let chromium = locate_chromium(&ctx.screenshot, &ctx.root).map_err(ToolOutput::error)?;
+        Ok(ScreenshotArgs {
+            url,
+            delay_ms,
+            width,
+            height,
+            chromium,
+        })
+    }
+
+    pub fn summary(&self) -> String {
+        format!("Screenshot {} ({}x{})", self.url, self.width, self.height)
+    }
+
+    pub fn access(&self) -> Access {
+        Access::Screenshot {
+            url: self.url.to_string(),
+        }
+    }
+
+    pub async fn run(&self, ctx: &ToolContext) -> ToolOutput {
+        if let Err(why) = reachable(&self.url).await {
+            return ToolOutput::error(why);
+        }
+        let shot = chromium::Shot {
+            program: &self.chromium,
+            url: self.url.as_str(),
+            width: self.width,
+            height: self.height,
+            delay_ms: self.delay_ms,
+            kill_after: chromium::kill_after(self.delay_ms),
+        };
+        let bytes = match chromium::capture(&shot).await {
+            Ok(bytes) => bytes,
+            Err(why) => return ToolOutput::error(why),
+        };
+        let Some((width, height)) = png_dimensions(&bytes) else {
+            return ToolOutput::error(
+                "Chromium wrote a file that is not a PNG image, so nothing was saved; tell the \
+                 user, the browser may be broken",
+            );
+        };
+        let rel = match save(&ctx.root, &timestamp(SystemTime::now()), &bytes).await {
+            Ok(rel) => rel,
+            Err(why) => return ToolOutput::error(why),
+        };
+        let size = bytes.len();
+        ToolOutput::ok(
+            format!(
+                "saved a screenshot of {} to {rel} (PNG, {width}x{height}, {size} bytes)",
+                self.url
+            ),
+            format!("{rel} ({width}x{height}, {})", kilobytes(size)),
+        )
+    }
+}
+
+/// The browser `capture_screenshot` would run for the workspace at `root`:
+/// `LINGGEN_CHROMIUM`, else `[tools] chromium`, else the first of [`CHROMIUM_NAMES`] on
+/// `PATH` (outside `root`). The error says how to install one.
+pub fn locate_chromium(settings: &ScreenshotSettings, root: &Path) -> Result<PathBuf, String> {
+    chromium::find(
+        std::env::var_os(chromium::ENV_VAR).as_deref(),
+        settings.chromium.as_deref(),
+        std::env::var_os("PATH").as_deref(),
+        root,
+    )
+}
+
+/// `Ok` when something accepts a TCP connection at the URL's host and port.
+async fn reachable(url: &Url) -> Result<(), String> {
+    let shown = url.host_str().unwrap_or_default();
+    let host = shown.trim_start_matches('[').trim_end_matches(']');
+    let port = url.port_or_known_default().unwrap_or(80);
+    let connect = tokio::net::TcpStream::connect((host, port));
+    match tokio::time::timeout(CONNECT_TIMEOUT, connect).await {
+        Ok(Ok(_)) => Ok(()),
+        Ok(Err(e)) => Err(format!(
+            "nothing answers at {shown}:{port} ({e}); start the web server first (or check the \
+             port), then call capture_screenshot again"
+        )),
+        Err(_) => Err(format!(
+            "{shown}:{port} did not accept a connection within {} s; check that the server is \
+             running, then call capture_screenshot again",
+            CONNECT_TIMEOUT.as_secs()
+        )),
+    }
+}
+
+/// Width and height from a PNG's header (signature, then the IHDR chunk), or `None` when
+/// `bytes` is not a PNG.
+pub fn png_dimensions(bytes: &[u8]) -> Option<(u32, u32)> {
+    const SIGNATURE: &[u8] = b"\x89PNG\r\n\x1a\n";
+    if bytes.len() < 24 || !bytes.starts_with(SIGNATURE) || &bytes[12..16] != b"IHDR" {
+        return None;
+    }
+    let be = |at: usize| -> Option<u32> {
+        Some(u32::from_be_bytes(bytes.get(at..at + 4)?.try_into().ok()?))
+    };
+    let (width, height) = (be(16)?, be(20)?);
+    (width > 0 && height > 0).then_some((width, height))
+}
+
+/// Writes `bytes` to a new file under [`DIR`] named `<stamp>.png` (or `<stamp>-N.png` when
+/// that exists); returns its path relative to the root.
+async fn save(root: &Path, stamp: &str, bytes: &[u8]) -> Result<String, String> {
+    for n in 0..100u32 {
+        let name = match n {
+            0 => format!("{stamp}.png"),
+            n => format!("{stamp}-{n}.png"),
+        };
+        let resolved = paths::resolve(root, &format!("{DIR}/{name}"), PathUse::Write)
+            .map_err(|why| format!("cannot save the screenshot: {why}"))?;
+        if let Some(parent) = resolved.abs.parent() {
+            tokio::fs::create_dir_all(parent)
+                .await
+                .map_err(|e| format!("cannot create {DIR}: {e}"))?;
+            ignore_in_git(parent).await;
+        }
+        // `create_new` never replaces or follows what is already there (a symlink someone
+        // planted under this name included); the next name is tried instead.
+        let file = tokio::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&resolved.abs)
+            .await;
+        let mut file = match file {
+            Ok(file) => file,
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => {
+                return Err(format!(
+                    "cannot save the screenshot to {}: {e}",
+                    resolved.rel
+                ));
+            }
+        };
+        let written = async {
+            file.write_all(bytes).await?;
+            file.flush().await
+        };
+        return match written.await {
+            Ok(()) => Ok(resolved.rel),
+            Err(e) => Err(format!(
+                "cannot save the screenshot to {}: {e}",
+                resolved.rel
+            )),
+        };
+    }
+    Err(format!(
+        "cannot save the screenshot: too many files named {stamp}*.png in {DIR}"
+    ))
+}
+
+/// Screenshots are output, not project files: a `.gitignore` of `*` in their folder keeps
+/// them out of `git status` (and out of Glob and Grep) without touching the project's own
+/// `.gitignore`. Best effort: a screenshot is still saved when this fails.
+async fn ignore_in_git(dir: &Path) {
+    let file = tokio::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(dir.join(".gitignore"))
+        .await;
+    if let Ok(mut file) = file {
+        let _ = file
+            .write_all(b"# Written by linggen: screenshots are not project files.\n*\n")
+            .await;
+    }
+}
+
+/// `20251121-145804-123` (UTC, milliseconds): sorts by time and needs no quoting anywhere.
+fn timestamp(now: SystemTime) -> String {
+    let ms = now.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis());
+    let secs = (ms / 1000) as i64;
+    let (days, day_secs) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    let (year, month, day) = civil_from_days(days);
+    format!(
+        "{year:04}{month:02}{day:02}-{:02}{:02}{:02}-{:03}",
+        day_secs / 3600,
+        day_secs / 60 % 60,
+        day_secs % 60,
+        ms % 1000
+    )
+}
+
+/// Days since 1970-01-01 to (year, month, day) in the proleptic Gregorian calendar
+/// (Howard Hinnant's `civil_from_days`).
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
+fn kilobytes(bytes: usize) -> String {
+    if bytes < 1024 {
+        format!("{bytes} B")
+    } else if bytes < 1024 * 1024 {
+        format!("{:.1} KB", bytes as f64 / 1024.0)
+    } else {
+        format!("{:.1} MB", bytes as f64 / (1024.0 * 1024.0))
+    }
+}
+
+#[cfg(test)]
+mod tests;
