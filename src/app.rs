@@ -334,6 +334,7 @@ pub async fn open_session(
     let workspace = prompt::Workspace::detect(&ws.root);
     let mut tools = ToolContext::new(&ws.root);
     tools.bash_timeout_ms = ws.config.bash_timeout_ms;
+    tools.screenshot = ws.config.screenshot.clone();
     tools.read_only_roots = SkillSet::watch_dirs(ws.skills.dirs())
         .into_iter()
         .filter(|dir| !dir.starts_with(&ws.root))
