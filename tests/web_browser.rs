@@ -16,12 +16,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use expectrl::{Expect, Session};
 use serde_json::{Value, json};
-use support::{Protocol, Reply, ScriptedServer, Step, Workspace};
+use support::pty::{Repl, last_message, workspace};
+use support::{Reply, Step};
 use tempfile::TempDir;
 
-const PROMPT: &str = "ling › ";
 /// How long one expected terminal output or page state may take; generous for a loaded
 /// 2-core machine, and the bound that keeps a broken page from hanging the test.
 const TIMEOUT: Duration = Duration::from_secs(20);
@@ -56,7 +55,7 @@ fn a_shared_session_is_watched_and_driven_from_chromium() {
         .into(),
         Reply::text(FINAL_ANSWER).into(),
     ]);
-    let mut repl = Repl::start(&ws);
+    let mut repl = Repl::start(&ws, &[]);
 
     // 1. The terminal asks first; the browser joins later.
     repl.line(FIRST_QUESTION);
@@ -154,66 +153,6 @@ fn a_shared_session_is_watched_and_driven_from_chromium() {
 }
 
 /* ---------- the terminal side ---------- */
-
-struct Repl {
-    session: expectrl::session::OsSession,
-}
-
-impl Repl {
-    fn start(ws: &Workspace) -> Repl {
-        let mut cmd = ws.cmd();
-        // The pty becomes the child's stdio only where the command does not say otherwise.
-        cmd.env("TERM", "xterm-256color")
-            .stdin(Stdio::inherit())
-            .stdout(Stdio::inherit())
-            .stderr(Stdio::inherit());
-        let mut session = Session::spawn(cmd).expect("spawn linggen in a pty");
-        session.set_expect_timeout(Some(TIMEOUT));
-        let mut repl = Repl { session };
-        repl.expect(PROMPT);
-        repl
-    }
-
-    /// Waits for `needle`; returns everything printed up to and including it.
-    fn expect(&mut self, needle: &str) -> String {
-        match self.session.expect(needle) {
-            Ok(found) => String::from_utf8_lossy(found.before()).into_owned() + needle,
-            Err(e) => {
-                let shown = self
-                    .session
-                    .check(expectrl::Regex("(?s).+"))
-                    .map(|found| String::from_utf8_lossy(found.as_bytes()).into_owned())
-                    .unwrap_or_default();
-                panic!("waiting for {needle:?}: {e}; the terminal showed {shown:?}")
-            }
-        }
-    }
-
-    fn line(&mut self, text: &str) {
-        self.session.send(text).unwrap();
-        self.session.send("\r").unwrap();
-    }
-}
-
-fn workspace(script: Vec<Step>) -> (Workspace, ScriptedServer) {
-    let server = ScriptedServer::start_background(Protocol::OpenAi, script);
-    let ws = Workspace::new();
-    ws.configure(Protocol::OpenAi, &server.url());
-    (ws, server)
-}
-
-/// The content of the last message with `role` in the last chat request.
-fn last_message(server: &ScriptedServer, role: &str) -> String {
-    let body = server.last_chat_request().unwrap();
-    body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .rev()
-        .find(|m| m["role"] == role)
-        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
-        .unwrap_or_default()
-}
 
 /// The full-access link `/share` printed.
 fn share_url(printed: &str) -> String {

@@ -12,20 +12,17 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::auth::{self, Access};
+use super::mirror::Mirror;
 use super::server::Ctx;
-use super::{Body, page, sse};
-use crate::llm::ChatMessage;
+use super::{Body, page, runs, sse};
 use crate::session::{Decision, Event, Input};
-use crate::store::{RunDetail, Store};
+use crate::store::Store;
 
 /// Request bodies are small JSON objects; anything bigger is a mistake or an attack.
 const MAX_BODY: usize = 1 << 20;
 
 /// How long an approval answer waits for the session to confirm it won.
 const APPROVAL_VERDICT: std::time::Duration = std::time::Duration::from_secs(5);
-
-/// Characters of each message in `agent-context?view=summary`.
-const SUMMARY_CHARS: usize = 200;
 
 /// A failed request: its status and a sentence saying what to do.
 pub struct ApiError {
@@ -34,23 +31,23 @@ pub struct ApiError {
 }
 
 impl ApiError {
-    fn new(status: StatusCode, message: impl Into<String>) -> ApiError {
+    pub(super) fn new(status: StatusCode, message: impl Into<String>) -> ApiError {
         ApiError {
             status,
             message: message.into(),
         }
     }
 
-    fn bad_request(message: impl Into<String>) -> ApiError {
+    pub(super) fn bad_request(message: impl Into<String>) -> ApiError {
         ApiError::new(StatusCode::BAD_REQUEST, message)
     }
 
-    fn not_found(message: impl Into<String>) -> ApiError {
+    pub(super) fn not_found(message: impl Into<String>) -> ApiError {
         ApiError::new(StatusCode::NOT_FOUND, message)
     }
 }
 
-type Reply = Result<Response<Body>, ApiError>;
+pub(super) type Reply = Result<Response<Body>, ApiError>;
 
 /// A request that passed the gate.
 struct Authorized {
@@ -129,10 +126,7 @@ async fn route(ctx: &Arc<Ctx>, req: Request<Incoming>, who: Authorized) -> Reply
         (Method::GET, "/favicon.ico") => Ok(empty(StatusCode::NO_CONTENT)),
         (Method::GET, "/api/events") => events(ctx, &req),
         (Method::GET, "/api/session") => {
-            let mirror = ctx
-                .hub
-                .mirror(query(&req, "session_id").as_deref())
-                .map_err(ApiError::not_found)?;
+            let mirror = open_mirror(ctx, query(&req, "session_id").as_deref())?;
             Ok(json_response(
                 StatusCode::OK,
                 &mirror.snapshot(who.access.as_str()),
@@ -146,10 +140,10 @@ async fn route(ctx: &Arc<Ctx>, req: Request<Incoming>, who: Authorized) -> Reply
             let id = p.trim_start_matches("/api/approvals/").to_string();
             approval(ctx, req, id).await
         }
-        (Method::GET, "/api/agent-runs") => agent_runs(ctx, &req).await,
-        (Method::GET, "/api/agent-children") => agent_children(ctx, &req).await,
-        (Method::GET, "/api/agent-context") => agent_context(ctx, &req).await,
-        (Method::POST, "/api/agent-cancel") => agent_cancel(ctx, req).await,
+        (Method::GET, "/api/agent-runs") => runs::agent_runs(ctx, &req).await,
+        (Method::GET, "/api/agent-children") => runs::agent_children(ctx, &req).await,
+        (Method::GET, "/api/agent-context") => runs::agent_context(ctx, &req).await,
+        (Method::POST, "/api/agent-cancel") => runs::agent_cancel(ctx, req).await,
         (_, p) if p.starts_with("/api/approvals/") => Err(ApiError::new(
             StatusCode::METHOD_NOT_ALLOWED,
             format!("{} is not supported here", req.method()),
@@ -184,10 +178,7 @@ fn page_response(ctx: &Ctx, who: Authorized) -> Response<Body> {
 }
 
 fn events(ctx: &Ctx, req: &Request<Incoming>) -> Reply {
-    let mirror = ctx
-        .hub
-        .mirror(query(req, "session_id").as_deref())
-        .map_err(ApiError::not_found)?;
+    let mirror = open_mirror(ctx, query(req, "session_id").as_deref())?;
     // The header is what a browser sends when it reconnects by itself: it is the newer one.
     let after = header_str(req.headers(), "last-event-id")
         .map(str::to_string)
@@ -263,18 +254,12 @@ struct NewMessage {
 
 async fn message(ctx: &Ctx, req: Request<Incoming>) -> Reply {
     let body: NewMessage = read_json(req).await?;
-    let mirror = ctx
-        .hub
-        .mirror(body.session_id.as_deref())
-        .map_err(ApiError::not_found)?;
+    let mirror = open_mirror(ctx, body.session_id.as_deref())?;
     let message = ctx
         .hub
         .message(&body.content)
         .map_err(ApiError::bad_request)?;
-    mirror
-        .send(Input::UserMessage(message))
-        .await
-        .map_err(|e| ApiError::new(StatusCode::GONE, e))?;
+    send(&mirror, Input::UserMessage(message)).await?;
     Ok(json_response(
         StatusCode::ACCEPTED,
         &json!({ "queued": true }),
@@ -288,14 +273,8 @@ struct SessionRef {
 
 async fn cancel(ctx: &Ctx, req: Request<Incoming>) -> Reply {
     let body: SessionRef = read_json_or_default(req).await?;
-    let mirror = ctx
-        .hub
-        .mirror(body.session_id.as_deref())
-        .map_err(ApiError::not_found)?;
-    mirror
-        .send(Input::Cancel)
-        .await
-        .map_err(|e| ApiError::new(StatusCode::GONE, e))?;
+    let mirror = open_mirror(ctx, body.session_id.as_deref())?;
+    send(&mirror, Input::Cancel).await?;
     Ok(json_response(
         StatusCode::ACCEPTED,
         &json!({ "cancelled": true }),
@@ -324,10 +303,7 @@ async fn approval(ctx: &Ctx, req: Request<Incoming>, id: String) -> Reply {
             )));
         }
     };
-    let mirror = ctx
-        .hub
-        .mirror(answer.session_id.as_deref())
-        .map_err(ApiError::not_found)?;
+    let mirror = open_mirror(ctx, answer.session_id.as_deref())?;
     // Subscribed before claiming: a resolution folded after the claim is seen here.
     let mut resolutions = mirror.subscribe();
     if !mirror.claim_approval(&id) {
@@ -336,14 +312,15 @@ async fn approval(ctx: &Ctx, req: Request<Incoming>, id: String) -> Reply {
             format!("approval {id} is not waiting (already answered, or no such request)"),
         ));
     }
-    mirror
-        .send(Input::Approval {
+    send(
+        &mirror,
+        Input::Approval {
             id: id.clone(),
             decision,
             from: "web".into(),
-        })
-        .await
-        .map_err(|e| ApiError::new(StatusCode::GONE, e))?;
+        },
+    )
+    .await?;
     // The terminal may have answered in the same instant; the session's verdict says who won.
     let verdict = tokio::time::timeout(APPROVAL_VERDICT, async {
         loop {
@@ -375,129 +352,21 @@ async fn approval(ctx: &Ctx, req: Request<Incoming>, id: String) -> Reply {
     }
 }
 
-async fn agent_runs(ctx: &Ctx, req: &Request<Incoming>) -> Reply {
-    let session_id = match query(req, "session_id") {
-        Some(id) => id,
-        None => ctx
-            .hub
-            .current_id()
-            .ok_or_else(|| ApiError::bad_request("give ?session_id="))?,
-    };
-    may_inspect(ctx, &session_id).await?;
-    let home = ctx.hub.home.clone();
-    let runs = blocking(move || Store::open(&home)?.run_details(&session_id)).await?;
-    Ok(json_response(StatusCode::OK, &json!({ "runs": runs })))
+/// The session a route works on: `id`, or the shared one.
+pub(super) fn open_mirror(ctx: &Ctx, id: Option<&str>) -> Result<Arc<Mirror>, ApiError> {
+    ctx.hub.mirror(id).map_err(ApiError::not_found)
 }
 
-async fn agent_children(ctx: &Ctx, req: &Request<Incoming>) -> Reply {
-    let run = inspectable_run(ctx, required(req, "run_id")?).await?;
-    let home = ctx.hub.home.clone();
-    let runs = blocking(move || Store::open(&home)?.run_children(&run.id)).await?;
-    Ok(json_response(StatusCode::OK, &json!({ "runs": runs })))
-}
-
-async fn agent_context(ctx: &Ctx, req: &Request<Incoming>) -> Reply {
-    let view = query(req, "view").unwrap_or_else(|| "summary".into());
-    if view != "summary" && view != "raw" {
-        return Err(ApiError::bad_request(format!(
-            "unknown view `{view}`; use summary or raw"
-        )));
-    }
-    let run = inspectable_run(ctx, required(req, "run_id")?).await?;
-    let home = ctx.hub.home.clone();
-    let run_id = run.id.clone();
-    let messages = blocking(move || Store::open(&home)?.run_messages(&run_id)).await?;
-    let messages: Vec<Value> = if view == "raw" {
-        messages.iter().map(|m| json!(m)).collect()
-    } else {
-        messages.iter().map(summary).collect()
-    };
-    Ok(json_response(
-        StatusCode::OK,
-        &json!({ "run": run, "view": view, "messages": messages }),
-    ))
-}
-
-/// A stored run this server may show (see [`may_inspect`]); 404 otherwise.
-async fn inspectable_run(ctx: &Ctx, run_id: String) -> Result<RunDetail, ApiError> {
-    let home = ctx.hub.home.clone();
-    let id = run_id.clone();
-    let run = blocking(move || Store::open(&home)?.run(&id))
-        .await?
-        .ok_or_else(|| ApiError::not_found(format!("no such run {run_id}")))?;
-    may_inspect(ctx, &run.session_id).await?;
-    Ok(run)
-}
-
-/// What a server may show of the shared store: under `/share` only the shared session (a
-/// viewer was invited to that one), under `serve` the sessions of its workspace (the page can
-/// open any of them). Everything else answers 404, as if it did not exist.
-async fn may_inspect(ctx: &Ctx, session_id: &str) -> Result<(), ApiError> {
-    let hidden = || ApiError::not_found(format!("no session {session_id} here"));
-    if ctx.hub.is_open(session_id) {
-        return Ok(());
-    }
-    if !ctx.hub.can_open() {
-        return Err(hidden());
-    }
-    let (home, id) = (ctx.hub.home.clone(), session_id.to_string());
-    let root = ctx.hub.root.display().to_string();
-    let info = blocking(move || match Store::open(&home)?.find_session(&id) {
-        Ok(info) => Ok(Some(info)),
-        Err(
-            crate::store::StoreError::NoSuchSession(_) | crate::store::StoreError::Ambiguous(_),
-        ) => Ok(None),
-        Err(e) => Err(e),
-    })
-    .await?;
-    match info {
-        Some(info) if info.id == session_id && info.root == root => Ok(()),
-        _ => Err(hidden()),
-    }
-}
-
-fn summary(m: &ChatMessage) -> Value {
-    let preview: String = m.content.chars().take(SUMMARY_CHARS).collect();
-    json!({
-        "role": m.role,
-        "tool_name": m.tool_name,
-        "tool_calls": m.tool_calls.iter().map(|c| &c.name).collect::<Vec<_>>(),
-        "chars": m.content.chars().count(),
-        "preview": preview,
-        "is_error": m.is_error,
-    })
-}
-
-#[derive(Deserialize)]
-struct RunRef {
-    run_id: String,
-}
-
-async fn agent_cancel(ctx: &Ctx, req: Request<Incoming>) -> Reply {
-    let body: RunRef = read_json(req).await?;
-    let run = inspectable_run(ctx, body.run_id).await?;
-    if run.status != "running" {
-        return Err(ApiError::new(
-            StatusCode::CONFLICT,
-            format!("run {} is not running (it is {})", run.id, run.status),
-        ));
-    }
-    let mirror = ctx
-        .hub
-        .mirror(Some(&run.session_id))
-        .map_err(ApiError::not_found)?;
+/// Puts an input into the session's queue, the one the terminal uses.
+pub(super) async fn send(mirror: &Mirror, input: Input) -> Result<(), ApiError> {
     mirror
-        .send(Input::CancelRun { run_id: run.id })
+        .send(input)
         .await
-        .map_err(|e| ApiError::new(StatusCode::GONE, e))?;
-    Ok(json_response(
-        StatusCode::ACCEPTED,
-        &json!({ "cancelled": true }),
-    ))
+        .map_err(|e| ApiError::new(StatusCode::GONE, e))
 }
 
 /// Runs a store query off the async threads.
-async fn blocking<T: Send + 'static>(
+pub(super) async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> Result<T, crate::store::StoreError> + Send + 'static,
 ) -> Result<T, ApiError> {
     tokio::task::spawn_blocking(f)
@@ -506,7 +375,9 @@ async fn blocking<T: Send + 'static>(
         .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))
 }
 
-async fn read_json<T: serde::de::DeserializeOwned>(req: Request<Incoming>) -> Result<T, ApiError> {
+pub(super) async fn read_json<T: serde::de::DeserializeOwned>(
+    req: Request<Incoming>,
+) -> Result<T, ApiError> {
     let bytes = read_body(req).await?;
     serde_json::from_slice(&bytes).map_err(|e| {
         ApiError::bad_request(format!("the body is not the JSON this route takes: {e}"))
@@ -539,12 +410,12 @@ async fn read_body(req: Request<Incoming>) -> Result<Bytes, ApiError> {
         })
 }
 
-fn required(req: &Request<Incoming>, name: &str) -> Result<String, ApiError> {
+pub(super) fn required(req: &Request<Incoming>, name: &str) -> Result<String, ApiError> {
     query(req, name).ok_or_else(|| ApiError::bad_request(format!("give ?{name}=")))
 }
 
 /// A query parameter, percent-decoded.
-fn query(req: &Request<Incoming>, name: &str) -> Option<String> {
+pub(super) fn query(req: &Request<Incoming>, name: &str) -> Option<String> {
     let q = req.uri().query()?;
     reqwest::Url::parse(&format!("http://x/?{q}"))
         .ok()?
@@ -571,7 +442,7 @@ fn empty(status: StatusCode) -> Response<Body> {
     response
 }
 
-fn json_response(status: StatusCode, value: &Value) -> Response<Body> {
+pub(super) fn json_response(status: StatusCode, value: &Value) -> Response<Body> {
     let mut response = Response::new(Full::new(Bytes::from(value.to_string())).boxed());
     *response.status_mut() = status;
     response.headers_mut().insert(

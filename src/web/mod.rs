@@ -7,6 +7,7 @@ pub mod auth;
 pub mod hub;
 pub mod mirror;
 mod page;
+mod runs;
 pub mod serve;
 mod server;
 mod sse;

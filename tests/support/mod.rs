@@ -24,6 +24,7 @@ mod cli;
 mod connection;
 mod corpus;
 mod http;
+pub mod pty;
 mod script;
 mod server;
 pub mod web_client;
