@@ -1,8 +1,6 @@
 //! What a submitted line does: an approval answer, a built-in command, a skill, a message
 //! for another agent, or a message for the current one.
 
-use std::path::Path;
-
 use super::approval::{self, Answer};
 use super::commands::{Command, TURN_MODES};
 use super::editor;
@@ -10,9 +8,6 @@ use super::shell::Shell;
 use super::triggers::{Parsed, attachment_candidates};
 use crate::session::{Input, SkillInvocation, TurnMode, UserMessage, lock};
 use crate::store::Store;
-
-/// Attached files larger than this are cut, so one `@file` cannot fill the context.
-const ATTACHMENT_MAX_BYTES: usize = 100_000;
 
 /// Who the terminal's messages are from.
 const FROM: &str = "terminal";
@@ -118,10 +113,7 @@ impl Shell {
 
     /// The mentioned files that exist inside the workspace, as fenced blocks.
     fn attachments(&self, candidates: &[String]) -> String {
-        candidates
-            .iter()
-            .filter_map(|path| attachment(&self.ws.root, path))
-            .collect()
+        super::triggers::attached_files(&self.ws.root, candidates)
     }
 
     async fn run_command(&mut self, command: Command, args: &str) {
@@ -257,15 +249,4 @@ impl Shell {
             Err(e) => self.view.error(&format!("cannot read the runs: {e}")),
         }
     }
-}
-
-/// `@path` → the file's text as a fenced block, when it is a file inside the root.
-fn attachment(root: &Path, raw: &str) -> Option<String> {
-    let path =
-        crate::tools::guard::paths::resolve(root, raw, crate::tools::guard::paths::PathUse::Read)
-            .ok()?;
-    let bytes = std::fs::read(&path.abs).ok()?;
-    let text = String::from_utf8(bytes).ok()?;
-    let cut: String = text.chars().take(ATTACHMENT_MAX_BYTES).collect();
-    Some(format!("\n\n{}:\n```\n{}\n```", path.rel, cut.trim_end()))
 }

@@ -111,13 +111,17 @@ impl Hub {
     }
 
     /// A line from the browser as the message it means: `/skill args`, `@agent …` and
-    /// custom triggers work as in the terminal; the shell's own commands do not.
+    /// custom triggers and `@file` mentions work as in the terminal; the shell's own commands
+    /// do not.
     pub fn message(&self, line: &str) -> Result<UserMessage, String> {
-        crate::repl::triggers::message_from(
-            line,
-            "web",
-            &self.skills.get(),
-            self.agents.get().names(),
-        )
+        use crate::repl::triggers::{attached_files, attachment_candidates, message_from};
+        let mut message = message_from(line, "web", &self.skills.get(), self.agents.get().names())?;
+        // `@path` mentions attach the file, as in the terminal (a skill's in its arguments).
+        let mentions = match &message.skill {
+            Some(skill) => attachment_candidates(&skill.args),
+            None => attachment_candidates(&message.content),
+        };
+        message.attached = attached_files(&self.root, &mentions);
+        Ok(message)
     }
 }

@@ -13,6 +13,7 @@ fn a_message_from_the_browser_runs_like_a_typed_line() {
     let (server, ws, serve) = setup(vec![
         Reply::text(answer).into(),
         Reply::text("No changes to review.").into(),
+        Reply::text("It says hello.").into(),
     ]);
     let after = seq(&serve);
     let response = serve.post("/api/messages", &json!({"content": "say hello"}));
@@ -49,6 +50,12 @@ fn a_message_from_the_browser_runs_like_a_typed_line() {
     assert!(user.contains("invoked the skill `review`"), "{user}");
     assert!(user.contains("git diff --stat main"), "{user}");
 
+    // `@path` attaches the file, as in the terminal.
+    let events = turn(&serve, "what does @README.md say?");
+    assert_eq!(of_kind(&events, "Outcome")[0]["status"], "completed");
+    let user = texts(&server.last_chat_request().unwrap(), "user").join("\n");
+    assert!(user.contains("README.md:\n```\nhello\n```"), "{user}");
+
     // The shell's own commands, unknown ones and empty lines are refused with a reason.
     for (line, mentions) in [
         ("/help", "command of the interactive shell"),
@@ -59,7 +66,7 @@ fn a_message_from_the_browser_runs_like_a_typed_line() {
         let response = serve.post("/api/messages", &json!({ "content": line }));
         assert_error(&response, 400, mentions);
     }
-    assert_eq!(server.chat_requests().len(), 2);
+    assert_eq!(server.chat_requests().len(), 3);
 }
 
 #[test]

@@ -1,6 +1,8 @@
 //! `@` mentions: `@agent message` at the start routes the message; `@path` anywhere names a
 //! file to attach.
 
+use std::path::Path;
+
 use super::{Parsed, TriggerContext};
 
 /// Characters that may open a mention besides whitespace: `(see @src/x.rs)`, `"@a.md"`.
@@ -88,4 +90,27 @@ fn clean_path_token(token: &str) -> Option<&str> {
         return None;
     }
     Some(path)
+}
+
+/// Attached files larger than this are cut, so one `@file` cannot fill the context.
+const ATTACHMENT_MAX_BYTES: usize = 100_000;
+
+/// The mentioned files that exist inside the workspace, as fenced blocks (the same for the
+/// terminal and the browser).
+pub fn attached_files(root: &Path, candidates: &[String]) -> String {
+    candidates
+        .iter()
+        .filter_map(|path| attachment(root, path))
+        .collect()
+}
+
+/// `@path` → the file's text as a fenced block, when it is a file inside the root.
+fn attachment(root: &Path, raw: &str) -> Option<String> {
+    let path =
+        crate::tools::guard::paths::resolve(root, raw, crate::tools::guard::paths::PathUse::Read)
+            .ok()?;
+    let bytes = std::fs::read(&path.abs).ok()?;
+    let text = String::from_utf8(bytes).ok()?;
+    let cut: String = text.chars().take(ATTACHMENT_MAX_BYTES).collect();
+    Some(format!("\n\n{}:\n```\n{}\n```", path.rel, cut.trim_end()))
 }

@@ -13,7 +13,7 @@ mod suggest;
 #[cfg(test)]
 mod tests;
 
-pub use mentions::attachment_candidates;
+pub use mentions::{attached_files, attachment_candidates};
 pub use registry::{Registry, into_message, message_from};
 
 use super::commands::{self, Command};
