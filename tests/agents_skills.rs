@@ -11,24 +11,13 @@ mod support;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use support::{Fault, Protocol, Reply, ScriptedServer, Step, Workspace, run};
+use support::{Fault, Protocol, Reply, ScriptedServer, Step, Workspace, run, texts};
 
 fn setup(steps: Vec<Step>) -> (ScriptedServer, Workspace) {
     let server = ScriptedServer::start_background(Protocol::OpenAi, steps);
     let ws = Workspace::new();
     ws.configure(Protocol::OpenAi, &server.url());
     (server, ws)
-}
-
-/// The `role` messages' texts in one OpenAI request body.
-fn texts(body: &Value, role: &str) -> Vec<String> {
-    body["messages"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|m| m["role"] == role)
-        .filter_map(|m| m["content"].as_str().map(str::to_string))
-        .collect()
 }
 
 fn tool_names(body: &Value) -> Vec<String> {

@@ -9,9 +9,8 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use expectrl::Expect;
 use serde_json::json;
-use support::pty::{PROMPT, Repl, last_message, last_tool_result, workspace};
+use support::pty::{PROMPT, Repl, ShareLink, last_message, last_tool_result, workspace};
 use support::{Reply, Step};
 
 #[test]
@@ -279,18 +278,6 @@ fn agent_and_mode_switch_the_prompt_and_the_next_turn() {
     repl.line("/quit");
 }
 
-/// The `http://127.0.0.1:PORT/?token=…` link printed after `label`.
-fn share_link(printed: &str, label: &str) -> (std::net::SocketAddr, String) {
-    let start = printed.rfind(label).unwrap() + label.len();
-    let link: String = printed[start..]
-        .chars()
-        .take_while(|c| !c.is_whitespace() && *c != '\x1b')
-        .collect();
-    let rest = link.strip_prefix("http://").unwrap();
-    let (addr, token) = rest.split_once("/?token=").unwrap();
-    (addr.parse().unwrap(), token.to_string())
-}
-
 #[test]
 fn share_lets_the_web_send_messages_and_answer_approvals_until_stopped() {
     use support::web_client::request;
@@ -301,15 +288,11 @@ fn share_lets_the_web_send_messages_and_answer_approvals_until_stopped() {
     ]);
     let mut repl = Repl::start(&ws, &[]);
     repl.line("/share --read-only");
-    let mut printed = repl.expect("sharing this session: ");
-    printed += &repl.expect("read-only viewer: ");
-    let viewer_link = repl
-        .session
-        .expect(expectrl::Regex(r"http://[0-9.:]+/\?token=[0-9a-f]{48}"))
-        .unwrap();
-    printed += &String::from_utf8_lossy(viewer_link.as_bytes());
-    let (addr, token) = share_link(&printed, "sharing this session: ");
-    let (viewer_addr, viewer) = share_link(&printed, "read-only viewer: ");
+    repl.expect("sharing this session: ");
+    let full = ShareLink::find(&repl.expect("read-only viewer: "));
+    let viewer_link = repl.expect_share_link();
+    let (addr, token) = (full.addr, full.token);
+    let (viewer_addr, viewer) = (viewer_link.addr, viewer_link.token);
     assert_eq!(addr, viewer_addr);
     assert!(addr.ip().is_loopback(), "{addr}");
     assert_ne!(token, viewer);

@@ -11,7 +11,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use support::{Protocol, Reply, ScriptedServer, Step, Workspace, run_with_timeout};
+use support::{Protocol, Reply, ScriptedServer, Step, Workspace, run_with_timeout, texts};
 
 const TIMEOUT: Duration = Duration::from_secs(90);
 
@@ -82,16 +82,6 @@ const HOSTILE: &[&str] = &[
     "chmod +x evil.sh",
     "rm a.txt",
 ];
-
-fn tool_results(body: &Value) -> Vec<String> {
-    body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
-        .collect()
-}
 
 fn assert_nothing_ran(ws: &Workspace, outside: &Path) {
     assert!(
@@ -270,7 +260,7 @@ fn run_calls(
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    (out, tool_results(&server.last_chat_request().unwrap()))
+    (out, texts(&server.last_chat_request().unwrap(), "tool"))
 }
 
 #[test]

@@ -19,7 +19,7 @@ use std::time::Duration;
 use linggen::tools::screenshot::{self, ScreenshotSettings};
 use linggen::tools::{self, ToolContext};
 use serde_json::{Value, json};
-use support::{Protocol, Reply, ScriptedServer, Step, Workspace, run_with_timeout};
+use support::{Protocol, Reply, ScriptedServer, Step, Workspace, run_with_timeout, texts};
 
 const TIMEOUT: Duration = Duration::from_secs(120);
 const PAGE: &str = "<!doctype html><title>shot</title>\
@@ -163,17 +163,6 @@ async fn captures_a_local_page_into_the_workspace() {
     }
 }
 
-/// The tool results the model got back, from the scripted server's last request.
-fn tool_results(body: &Value) -> Vec<String> {
-    body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
-        .collect()
-}
-
 /// Runs `linggen ARGS` once with a model that calls `capture_screenshot(args)`, with
 /// `TMPDIR` pointing at `tmp`; returns the tool's result.
 fn screenshot_call(
@@ -204,7 +193,7 @@ fn screenshot_call(
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let results = tool_results(&server.last_chat_request().unwrap());
+    let results = texts(&server.last_chat_request().unwrap(), "tool");
     assert_eq!(results.len(), 1, "{results:?}");
     results[0].clone()
 }

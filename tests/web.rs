@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use support::web_client::{EventStream, Response, Serve, SseEvent};
-use support::{Protocol, ScriptedServer, Step, Workspace};
+use support::{Protocol, ScriptedServer, Step, Workspace, texts};
 
 /// The longest a scripted turn may take to show up on the stream.
 const WAIT: Duration = Duration::from_secs(20);
@@ -94,17 +94,6 @@ fn streamed_text(events: &[SseEvent]) -> String {
         .iter()
         .filter(|t| t["thinking"] == false)
         .map(|t| t["token"].as_str().unwrap())
-        .collect()
-}
-
-/// The `role` messages' texts in one OpenAI request body.
-fn texts(body: &Value, role: &str) -> Vec<String> {
-    body["messages"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|m| m["role"] == role)
-        .filter_map(|m| m["content"].as_str().map(str::to_string))
         .collect()
 }
 

@@ -61,8 +61,11 @@ fn a_shared_session_is_watched_and_driven_from_chromium() {
     repl.line(FIRST_QUESTION);
     repl.expect("It prints one line.");
     repl.line("/share");
-    let printed = repl.expect("/share stop ends it");
-    let url = share_url(&printed);
+    repl.expect("sharing this session: ");
+    let link = repl.expect_share_link();
+    assert!(link.addr.ip().is_loopback(), "{}", link.url);
+    repl.expect("/share stop ends it");
+    let url = link.url;
 
     let driver = ChromeDriver::start(&tools);
     let browser = Browser::open(&driver, &tools);
@@ -150,55 +153,6 @@ fn a_shared_session_is_watched_and_driven_from_chromium() {
     drop(browser);
     repl.line("/quit");
     server.assert_script_consumed();
-}
-
-/* ---------- the terminal side ---------- */
-
-/// The full-access link `/share` printed.
-fn share_url(printed: &str) -> String {
-    let plain = strip_ansi(printed);
-    let start = plain
-        .find("http://127.0.0.1:")
-        .unwrap_or_else(|| panic!("no share link in {plain:?}"));
-    let url: String = plain[start..]
-        .chars()
-        .take_while(|c| !c.is_whitespace())
-        .collect();
-    assert!(
-        url.contains("/?token="),
-        "share link without a token: {url}"
-    );
-    url
-}
-
-/// `text` without terminal escape sequences (CSI and OSC).
-fn strip_ansi(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c != '\x1b' {
-            out.push(c);
-            continue;
-        }
-        match chars.next() {
-            Some('[') => {
-                for c in chars.by_ref() {
-                    if ('\x40'..='\x7e').contains(&c) {
-                        break;
-                    }
-                }
-            }
-            Some(']') => {
-                while let Some(c) = chars.next() {
-                    if c == '\x07' || (c == '\x1b' && chars.next_if_eq(&'\\').is_some()) {
-                        break;
-                    }
-                }
-            }
-            _ => {}
-        }
-    }
-    out
 }
 
 /// Polls `probe` until it yields a value; fails after [`TIMEOUT`] saying what was awaited.

@@ -37,3 +37,14 @@ pub use cli::{
 pub use corpus::markdown_corpus;
 pub use script::{Fault, Protocol, Reply, Step, ToolCall, Usage};
 pub use server::{RecordedRequest, ScriptedServer, ServerOptions};
+
+/// The text of every `role` message in one OpenAI-style request body, in order.
+pub fn texts(body: &serde_json::Value, role: &str) -> Vec<String> {
+    body["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|m| m["role"] == role)
+        .filter_map(|m| m["content"].as_str().map(str::to_string))
+        .collect()
+}

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use expectrl::{Expect, Session};
 
-use super::{Protocol, ScriptedServer, Step, Workspace};
+use super::{Protocol, ScriptedServer, Step, Workspace, texts};
 
 pub const PROMPT: &str = "ling › ";
 /// How long one expected output may take; generous for a loaded 2-core machine.
@@ -81,25 +81,52 @@ pub fn workspace(script: Vec<Step>) -> (Workspace, ScriptedServer) {
 
 /// The content of the last message with `role` in the last chat request.
 pub fn last_message(server: &ScriptedServer, role: &str) -> String {
-    let body = server.last_chat_request().unwrap();
-    body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .rev()
-        .find(|m| m["role"] == role)
-        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
+    texts(&server.last_chat_request().unwrap(), role)
+        .pop()
         .unwrap_or_default()
 }
 
 pub fn last_tool_result(server: &ScriptedServer) -> String {
-    let body = server.last_chat_request().unwrap();
-    body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .rev()
-        .find(|m| m["role"] == "tool")
-        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
-        .unwrap_or_default()
+    last_message(server, "tool")
+}
+
+/// A link `/share` printed: `http://ADDR/?token=TOKEN`.
+pub struct ShareLink {
+    pub url: String,
+    pub addr: std::net::SocketAddr,
+    pub token: String,
+}
+
+impl ShareLink {
+    /// The first share link in `printed` (terminal output, colours included).
+    pub fn find(printed: &str) -> ShareLink {
+        let start = printed
+            .find("http://")
+            .unwrap_or_else(|| panic!("no share link in {printed:?}"));
+        let url: String = printed[start..]
+            .chars()
+            .take_while(|c| !c.is_whitespace() && *c != '\x1b')
+            .collect();
+        let rest = url.strip_prefix("http://").unwrap();
+        let (addr, token) = rest
+            .split_once("/?token=")
+            .unwrap_or_else(|| panic!("share link without a token: {url}"));
+        ShareLink {
+            addr: addr.parse().unwrap(),
+            token: token.to_string(),
+            url,
+        }
+    }
+}
+
+impl Repl {
+    /// Waits for the next link `/share` prints (matched whole, so colours around it and
+    /// the text before it do not matter).
+    pub fn expect_share_link(&mut self) -> ShareLink {
+        let found = self
+            .session
+            .expect(expectrl::Regex(r"http://[0-9.:]+/\?token=[0-9a-f]{48}"))
+            .unwrap_or_else(|e| panic!("waiting for a share link: {e}"));
+        ShareLink::find(&String::from_utf8_lossy(found.as_bytes()))
+    }
 }
