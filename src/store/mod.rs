@@ -338,25 +338,17 @@ impl Store {
 
     /// Runs of a session, oldest first.
     pub fn runs(&self, session_id: &str) -> Result<Vec<RunRecord>, StoreError> {
-        let mut stmt = self
-            .conn
-            .prepare(
-                "SELECT id, parent_id, agent_id, task, status FROM runs
-                 WHERE session_id = ?1 ORDER BY started_at, rowid",
-            )
-            .map_err(|e| self.err(e))?;
-        let rows = stmt
-            .query_map([session_id], |r| {
-                Ok(RunRecord {
-                    id: r.get(0)?,
-                    parent_id: r.get(1)?,
-                    agent_id: r.get(2)?,
-                    task: r.get(3)?,
-                    status: r.get(4)?,
-                })
+        Ok(self
+            .run_details(session_id)?
+            .into_iter()
+            .map(|run| RunRecord {
+                id: run.id,
+                parent_id: run.parent_id,
+                agent_id: run.agent_id,
+                task: run.task,
+                status: run.status,
             })
-            .map_err(|e| self.err(e))?;
-        rows.collect::<Result<_, _>>().map_err(|e| self.err(e))
+            .collect())
     }
 
     /// Whether a session exists (used by tests and `--resume`).
