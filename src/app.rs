@@ -305,16 +305,16 @@ pub async fn open_session(
     // A broken project rules file stops start-up: silently dropping rules the person
     // approved would bring back prompts they said they never want again.
     let project_rules = project::load(&ws.root).map_err(ConfigError::Usage)?;
-    let permissions =
-        Permissions::new(ws.config.permission_mode, &ws.config.allow, &ws.config.deny)
-            .and_then(|p| p.with_project_rules(&project_rules))
-            .map_err(ConfigError::Usage)?;
+    let config = ws.config.for_session(&cli.flag_overrides());
+    let permissions = Permissions::new(config.permission_mode, &config.allow, &config.deny)
+        .and_then(|p| p.with_project_rules(&project_rules))
+        .map_err(ConfigError::Usage)?;
     let store = Store::open(&ws.home)?;
     let root_text = ws.root.display().to_string();
     let resumed = resume_target(cli, &store, &root_text)?;
 
     let http = router::http_client().map_err(ResolveError::from)?;
-    let resolved = router::resolve(&ws.config, std::env::var("OLLAMA_HOST").ok(), http).await?;
+    let resolved = router::resolve(&config, std::env::var("OLLAMA_HOST").ok(), http).await?;
     let (session_id, history) = match resumed {
         Some(info) => {
             store.close_stale_runs(&info.id)?;
@@ -333,14 +333,14 @@ pub async fn open_session(
     };
     let workspace = prompt::Workspace::detect(&ws.root);
     let mut tools = ToolContext::new(&ws.root);
-    tools.bash_timeout_ms = ws.config.bash_timeout_ms;
-    tools.screenshot = ws.config.screenshot.clone();
+    tools.bash_timeout_ms = config.bash_timeout_ms;
+    tools.screenshot = config.screenshot.clone();
     tools.read_only_roots = SkillSet::watch_dirs(ws.skills.dirs())
         .into_iter()
         .filter(|dir| !dir.starts_with(&ws.root))
         .collect();
     let routing = ConfiguredRouting {
-        models: ws.config.models.clone(),
+        models: config.models.clone(),
         http: router::http_client().map_err(ResolveError::from)?,
     };
     let setup = SessionSetup {
@@ -353,12 +353,12 @@ pub async fn open_session(
         history,
         tools,
         permissions,
-        max_iters: ws.config.max_iters,
+        max_iters: config.max_iters,
         interactive,
         agents: Arc::clone(&ws.agents),
         skills: Arc::clone(&ws.skills),
         routing: Some(Arc::new(routing)),
-        max_delegation_depth: ws.config.max_delegation_depth,
+        max_delegation_depth: config.max_delegation_depth,
         mode: TurnMode::Auto,
     };
     Ok((setup, store))

@@ -362,3 +362,42 @@ fn share_lets_the_web_send_messages_and_answer_approvals_until_stopped() {
     );
     repl.line("/quit");
 }
+
+/// Started in `bypass`, `/permissions default` must bring the questions back (not only the
+/// prompt's label), and `/permissions plan` must then refuse writes.
+#[test]
+fn a_permission_mode_chosen_in_the_shell_takes_effect() {
+    let (ws, _server) = workspace(vec![
+        Step::from(write("a.txt", "A")),
+        Reply::text("wrote a").into(),
+        write("b.txt", "B").into(),
+        Reply::text("not b").into(),
+        write("c.txt", "C").into(),
+        Reply::text("not c").into(),
+    ]);
+    let mut repl = Repl::start_with_prompt(
+        &ws,
+        &["--permission-mode", "bypass"],
+        &[],
+        "ling [bypass] › ",
+    );
+    repl.line("write a");
+    repl.expect("wrote a");
+    assert_eq!(ws.read("a.txt"), "A", "bypass writes without asking");
+
+    repl.line("/permissions default");
+    repl.expect("permission mode default");
+    repl.line("write b");
+    repl.expect("Allow Write");
+    repl.expect("type a reason");
+    repl.line("n");
+    repl.expect("not b");
+    assert!(!ws.root().join("b.txt").exists());
+
+    repl.line("/permissions plan");
+    repl.expect("permission mode plan");
+    repl.line("write c");
+    repl.expect("not c");
+    assert!(!ws.root().join("c.txt").exists(), "plan mode wrote a file");
+    repl.line("/quit");
+}

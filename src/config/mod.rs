@@ -214,6 +214,28 @@ impl Config {
     }
 
     fn apply_flags(&mut self, flags: &FlagOverrides) {
+        self.apply_session_choices(flags);
+        if let Some(theme) = &flags.theme {
+            self.theme = theme.clone();
+            self.set_origin("theme", "--theme");
+        }
+        self.allow.extend(flags.allowed_tools.iter().cloned());
+        self.deny.extend(flags.disallowed_tools.iter().cloned());
+    }
+
+    /// This configuration with one session's choices on top: the model, `max_iters` and the
+    /// permission mode. The shell changes these between sessions (`/model`, `/permissions`,
+    /// `/settings`) by restarting with other flags, so a session must take them from its own
+    /// flags, never from the configuration loaded when the process started (which still
+    /// holds the start-up flags: `--permission-mode bypass` would outlive `/permissions
+    /// default`).
+    pub fn for_session(&self, flags: &FlagOverrides) -> Config {
+        let mut config = self.clone();
+        config.apply_session_choices(flags);
+        config
+    }
+
+    fn apply_session_choices(&mut self, flags: &FlagOverrides) {
         if let Some(model) = &flags.model {
             self.model_choice = Some(model.clone());
             self.model_choice_origin = "--model".into();
@@ -226,12 +248,6 @@ impl Config {
             self.permission_mode = mode;
             self.set_origin("permission_mode", "--permission-mode");
         }
-        if let Some(theme) = &flags.theme {
-            self.theme = theme.clone();
-            self.set_origin("theme", "--theme");
-        }
-        self.allow.extend(flags.allowed_tools.iter().cloned());
-        self.deny.extend(flags.disallowed_tools.iter().cloned());
     }
 
     /// The model entry asked for, or the first one. `Ok(None)` means nothing is configured

@@ -258,3 +258,31 @@ fn a_bad_screenshot_host_names_the_line() {
         "{err}"
     );
 }
+
+#[test]
+fn a_session_takes_its_own_choices_over_the_start_up_flags() {
+    let home = tempfile::tempdir().unwrap();
+    let root = tempfile::tempdir().unwrap();
+    let start = FlagOverrides {
+        permission_mode: Some(PermissionMode::Bypass),
+        max_iters: Some(9),
+        allowed_tools: vec!["Read".into()],
+        ..Default::default()
+    };
+    let loaded = Config::load(home.path(), root.path(), &no_env, &start).unwrap();
+    let later = FlagOverrides {
+        permission_mode: Some(PermissionMode::Default),
+        max_iters: Some(1),
+        model: Some("b".into()),
+        ..start.clone()
+    };
+    let session = loaded.for_session(&later);
+    assert_eq!(session.permission_mode, PermissionMode::Default);
+    assert_eq!(session.max_iters, 1);
+    assert_eq!(session.model_choice.as_deref(), Some("b"));
+    // Rules from the command line were applied once, at load.
+    assert_eq!(session.allow, vec!["Read".to_string()]);
+    // Without a choice the loaded value stands.
+    let same = loaded.for_session(&FlagOverrides::default());
+    assert_eq!(same.permission_mode, PermissionMode::Bypass);
+}

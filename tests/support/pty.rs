@@ -21,6 +21,16 @@ impl Repl {
     }
 
     pub fn start_with_env(ws: &Workspace, args: &[&str], env: &[(&str, &str)]) -> Repl {
+        Repl::start_with_prompt(ws, args, env, PROMPT)
+    }
+
+    /// Starts the shell and waits for `prompt` (flags such as `--permission-mode` show in it).
+    pub fn start_with_prompt(
+        ws: &Workspace,
+        args: &[&str],
+        env: &[(&str, &str)],
+        prompt: &str,
+    ) -> Repl {
         let mut cmd = ws.cmd();
         // The pty becomes the child's stdio only where the command does not say otherwise.
         cmd.args(args)
@@ -34,7 +44,7 @@ impl Repl {
         let mut session = Session::spawn(cmd).expect("spawn linggen in a pty");
         session.set_expect_timeout(Some(EXPECT_TIMEOUT));
         let mut repl = Repl { session };
-        repl.expect(PROMPT);
+        repl.expect(prompt);
         repl
     }
 
