@@ -20,6 +20,7 @@ use crate::skills::live::Live;
 use crate::skills::{SkillDirs, SkillSet};
 use crate::store::{SessionInfo, Store, StoreError, persisted, spawn_writer};
 use crate::tools::ToolContext;
+use crate::tools::sandbox::Sandbox;
 use crate::web::Mirror;
 
 /// A start-up failure with the exit code it maps to.
@@ -335,6 +336,7 @@ pub async fn open_session(
     let mut tools = ToolContext::new(&ws.root);
     tools.bash_timeout_ms = config.bash_timeout_ms;
     tools.screenshot = config.screenshot.clone();
+    tools.sandbox = Arc::new(session_sandbox(&config, ws));
     tools.read_only_roots = SkillSet::watch_dirs(ws.skills.dirs())
         .into_iter()
         .filter(|dir| !dir.starts_with(&ws.root))
@@ -362,6 +364,34 @@ pub async fn open_session(
         mode: TurnMode::Auto,
     };
     Ok((setup, store))
+}
+
+/// The sandbox for a session's commands. Where the kernel cannot confine them, says so
+/// once per process, with what that means and how to opt out knowingly.
+fn session_sandbox(config: &Config, ws: &Workspace) -> Sandbox {
+    let secret_env = config
+        .models
+        .iter()
+        .filter_map(|m| m.api_key_env.clone())
+        .collect();
+    let sandbox = Sandbox::new(&ws.root, config.sandbox.clone())
+        .with_linggen_home(&ws.home)
+        .with_secret_env(secret_env);
+    static WARNED: std::sync::Once = std::sync::Once::new();
+    if let Some(why) = sandbox.unconfined_reason() {
+        WARNED.call_once(|| {
+            let consequence = if sandbox.unconfined_asks() {
+                "every command will ask first (and -p denies them); to let the command \
+                 analysis alone decide, knowingly set [sandbox] unconfined = \"allow\" in \
+                 $LINGGEN_HOME/linggen-agent.toml"
+            } else {
+                "commands run unconfined, decided by the command analysis alone \
+                 ([sandbox] unconfined = \"allow\")"
+            };
+            eprintln!("linggen: warning: commands cannot be sandboxed: {why}; {consequence}");
+        });
+    }
+    sandbox
 }
 
 /// The agent a session starts with: `--agent`, else `ling`.

@@ -25,6 +25,19 @@ struct FileConfig {
     ui: UiSection,
     #[serde(default)]
     tools: ToolsSection,
+    #[serde(default)]
+    sandbox: SandboxSection,
+}
+
+/// `[sandbox]`: how far commands are confined (see `tools::sandbox`).
+#[derive(Debug, Default, Deserialize)]
+struct SandboxSection {
+    enabled: Option<bool>,
+    network: Option<bool>,
+    write_paths: Option<Vec<Spanned<String>>>,
+    deny_read: Option<Vec<Spanned<String>>>,
+    env_allow: Option<Vec<String>>,
+    unconfined: Option<crate::tools::sandbox::Unconfined>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -71,8 +84,22 @@ struct ModelEntry {
 
 /// The keys each table knows; anything else is reported as a warning.
 const KNOWN: &[(&str, &[&str])] = &[
-    ("", &["agent", "models", "permissions", "ui", "tools"]),
+    (
+        "",
+        &["agent", "models", "permissions", "ui", "tools", "sandbox"],
+    ),
     ("tools", &["chromium", "screenshot_hosts"]),
+    (
+        "sandbox",
+        &[
+            "enabled",
+            "network",
+            "write_paths",
+            "deny_read",
+            "env_allow",
+            "unconfined",
+        ],
+    ),
     ("ui", &["theme", "show_thinking"]),
     (
         "agent",
@@ -102,6 +129,9 @@ const KNOWN: &[(&str, &[&str])] = &[
 
 pub(super) struct Layer<'a> {
     path: &'a Path,
+    /// The workspace's own file (not `$LINGGEN_HOME`'s): it may tighten the sandbox, never
+    /// loosen it, since whoever wrote the repository wrote it.
+    pub project: bool,
     text: &'a str,
     parsed: FileConfig,
     pub warnings: Vec<String>,
@@ -115,6 +145,7 @@ pub(super) fn parse<'a>(path: &'a Path, text: &'a str) -> Result<Layer<'a>, Conf
     let warnings = unknown_keys(path, text);
     Ok(Layer {
         path,
+        project: false,
         text,
         parsed,
         warnings,
@@ -130,8 +161,10 @@ impl Layer<'_> {
             permissions,
             ui,
             tools,
+            sandbox,
         } = std::mem::take(&mut self.parsed);
         self.apply_tools(tools, config)?;
+        self.apply_sandbox(sandbox, config)?;
         if let Some(theme) = ui.theme {
             config.theme = theme;
             config.set_origin("theme", self.path.display());
@@ -193,6 +226,90 @@ impl Layer<'_> {
             config.set_origin("screenshot_hosts", self.path.display());
         }
         Ok(())
+    }
+
+    /// Settings that tighten the sandbox apply from any file; those that loosen it only
+    /// from `$LINGGEN_HOME`'s, with a warning for a project file that tries.
+    fn apply_sandbox(
+        &mut self,
+        section: SandboxSection,
+        config: &mut Config,
+    ) -> Result<(), ConfigError> {
+        use crate::tools::sandbox::Unconfined;
+        let sandbox = &mut config.sandbox;
+        for entry in section.deny_read.unwrap_or_default() {
+            let path = self.absolute_path(&entry)?;
+            if !sandbox.deny_read.contains(&path) {
+                sandbox.deny_read.push(path);
+            }
+        }
+        let mut loosens = Vec::new();
+        match section.enabled {
+            Some(false) if self.project => loosens.push("enabled = false"),
+            Some(enabled) => sandbox.enabled = enabled,
+            None => {}
+        }
+        match section.network {
+            Some(true) if self.project => loosens.push("network = true"),
+            Some(network) => sandbox.network = network,
+            None => {}
+        }
+        match section.unconfined {
+            Some(Unconfined::Allow) if self.project => loosens.push("unconfined = \"allow\""),
+            Some(unconfined) => sandbox.unconfined = unconfined,
+            None => {}
+        }
+        if let Some(paths) = section.write_paths.filter(|p| !p.is_empty()) {
+            if self.project {
+                loosens.push("write_paths");
+            } else {
+                for entry in paths {
+                    let path = self.absolute_path(&entry)?;
+                    if !sandbox.write_paths.contains(&path) {
+                        sandbox.write_paths.push(path);
+                    }
+                }
+            }
+        }
+        if let Some(names) = section.env_allow.filter(|n| !n.is_empty()) {
+            if self.project {
+                loosens.push("env_allow");
+            } else {
+                sandbox.env_allow.extend(names);
+            }
+        }
+        if !loosens.is_empty() {
+            config.warnings.push(format!(
+                "{}: [sandbox] {} ignored: a workspace's own file cannot loosen the sandbox; \
+                 set it in $LINGGEN_HOME/linggen-agent.toml if you want it",
+                self.path.display(),
+                loosens.join(", ")
+            ));
+        }
+        Ok(())
+    }
+
+    /// A path setting: absolute, or `~/…` under the home directory.
+    fn absolute_path(&self, entry: &Spanned<String>) -> Result<std::path::PathBuf, ConfigError> {
+        let text = entry.get_ref().trim();
+        let home = std::env::var_os("HOME").filter(|h| !h.is_empty());
+        let path = match (text.strip_prefix("~/"), home) {
+            (Some(rest), Some(home)) => Path::new(&home).join(rest),
+            (None, _) if text == "~" => {
+                return Err(self.error_at(
+                    entry.span(),
+                    "`~` alone is the whole home directory; name a folder inside it",
+                ));
+            }
+            _ => Path::new(text).to_path_buf(),
+        };
+        if !path.is_absolute() {
+            return Err(self.error_at(
+                entry.span(),
+                &format!("`{text}`: expected an absolute path or one starting with ~/"),
+            ));
+        }
+        Ok(path)
     }
 
     fn error_at(&self, span: std::ops::Range<usize>, message: &str) -> ConfigError {

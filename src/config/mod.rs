@@ -105,6 +105,8 @@ pub struct Config {
     /// `[tools] chromium` and `[tools] screenshot_hosts`, for `capture_screenshot`.
     /// (`LINGGEN_CHROMIUM` is read when the tool looks for the browser.)
     pub screenshot: crate::tools::screenshot::ScreenshotSettings,
+    /// `[sandbox]`: how commands are confined.
+    pub sandbox: crate::tools::sandbox::SandboxSettings,
     /// Where each non-default setting came from (a file, an environment variable, a flag),
     /// by key, for `/settings`.
     pub origins: std::collections::BTreeMap<&'static str, String>,
@@ -129,6 +131,7 @@ impl Default for Config {
             theme: "dark".to_string(),
             show_thinking: true,
             screenshot: Default::default(),
+            sandbox: Default::default(),
             origins: std::collections::BTreeMap::new(),
             files: Vec::new(),
             warnings: Vec::new(),
@@ -162,7 +165,8 @@ impl Config {
                     });
                 }
             };
-            let layer = file::parse(&path, &text)?;
+            let mut layer = file::parse(&path, &text)?;
+            layer.project = path != home.join(CONFIG_FILE);
             config.warnings.extend(layer.warnings.iter().cloned());
             if let Some(choice) = layer.apply(&mut config)? {
                 default_model = Some(choice);

@@ -16,7 +16,7 @@ use tokio::sync::oneshot;
 
 use super::glob::plural;
 use super::guard::{paths, shell};
-use super::{Access, ToolContext, ToolOutput, args};
+use super::{Access, ToolContext, ToolOutput, args, sandbox};
 use crate::llm::ToolSpec;
 
 pub const DEFAULT_TIMEOUT_MS: u64 = 30_000;
@@ -31,13 +31,15 @@ pub fn spec() -> ToolSpec {
     ToolSpec {
         name: "Bash".into(),
         description:
-            "Run a shell command in the workspace root. Output is capped; default timeout 30 s."
+            "Run a shell command in the workspace root, sandboxed (writes only there and in \
+             $TMPDIR; no network). Output capped; timeout 30 s."
                 .into(),
         parameters: json!({
             "type": "object",
             "properties": {
                 "cmd": {"type": "string"},
-                "timeout_ms": {"type": "integer"}
+                "timeout_ms": {"type": "integer"},
+                "dangerouslyDisableSandbox": {"type": "boolean"}
             },
             "required": ["cmd"]
         }),
@@ -48,6 +50,8 @@ pub fn spec() -> ToolSpec {
 pub struct BashArgs {
     pub command: String,
     pub timeout_ms: u64,
+    /// `dangerouslyDisableSandbox`: run unconfined (always asks a person).
+    pub unsandboxed: bool,
 }
 
 impl BashArgs {
@@ -62,9 +66,15 @@ impl BashArgs {
             .filter(|t| *t > 0)
             .unwrap_or(ctx.bash_timeout_ms)
             .min(MAX_TIMEOUT_MS);
+        let unsandboxed = args::boolean(
+            args,
+            &["dangerouslyDisableSandbox", "dangerously_disable_sandbox"],
+        )?
+        .unwrap_or(false);
         Ok(BashArgs {
             command,
             timeout_ms,
+            unsandboxed,
         })
     }
 
@@ -82,6 +92,7 @@ impl BashArgs {
             Ok(analysis) => Ok(Access::Command {
                 command: self.command.clone(),
                 analysis,
+                unconfined: self.unconfined(ctx),
             }),
             Err(reason) => Err(ToolOutput::error(format!(
                 "command refused (never runs): {reason}"
@@ -89,11 +100,60 @@ impl BashArgs {
         }
     }
 
-    pub async fn run(&self, ctx: &ToolContext) -> ToolOutput {
-        match execute(ctx, &self.command, Duration::from_millis(self.timeout_ms)).await {
-            Ok(result) => result.into_output(self.timeout_ms),
-            Err(e) => ToolOutput::error(format!("could not start /bin/sh: {e}")),
+    /// Why this command would run outside the sandbox in a way that needs a person, if it
+    /// would: asked for by the model, or no sandbox here while `[sandbox] unconfined` is
+    /// `ask` (fail closed).
+    fn unconfined(&self, ctx: &ToolContext) -> Option<String> {
+        if self.unsandboxed {
+            return Some("runs outside the sandbox (dangerouslyDisableSandbox)".into());
         }
+        let why = ctx.sandbox.unconfined_reason()?;
+        ctx.sandbox
+            .unconfined_asks()
+            .then(|| format!("commands run unconfined here: {why}"))
+    }
+
+    pub async fn run(&self, ctx: &ToolContext) -> ToolOutput {
+        let confine = !self.unsandboxed && ctx.sandbox.unconfined_reason().is_none();
+        let timeout = Duration::from_millis(self.timeout_ms);
+        match execute(ctx, &self.command, timeout, confine).await {
+            Ok(result) => {
+                let wall = match &result.status {
+                    Some(status) if confine && !status.success() => {
+                        sandbox::walls::explain(&ctx.sandbox, &result.output)
+                    }
+                    _ => None,
+                };
+                let mut output = result.into_output(self.timeout_ms);
+                if let Some(wall) = wall {
+                    output.model.push_str(&format!("\n{wall}"));
+                    output.summary.push_str(" · blocked by the sandbox");
+                }
+                output
+            }
+            Err(Start::Sandbox(why)) => ToolOutput::error(format!(
+                "the sandbox could not be set up, so the command did not run: {why}. Where \
+                 the kernel cannot confine commands, a person can set [sandbox] unconfined = \
+                 \"allow\" in ~/.linggen/linggen-agent.toml (see doc/security.md)"
+            )),
+            Err(Start::Io(e)) if confine => ToolOutput::error(format!(
+                "could not start /bin/sh in the sandbox: {e}; the command did not run (see \
+                 doc/security.md for what the sandbox needs: Landlock and user namespaces)"
+            )),
+            Err(Start::Io(e)) => ToolOutput::error(format!("could not start /bin/sh: {e}")),
+        }
+    }
+}
+
+/// Why a command did not start.
+enum Start {
+    Sandbox(String),
+    Io(std::io::Error),
+}
+
+impl From<std::io::Error> for Start {
+    fn from(e: std::io::Error) -> Self {
+        Start::Io(e)
     }
 }
 
@@ -166,7 +226,12 @@ impl Drop for ProcessGroup {
     }
 }
 
-async fn execute(ctx: &ToolContext, command: &str, timeout: Duration) -> std::io::Result<Finished> {
+async fn execute(
+    ctx: &ToolContext,
+    command: &str,
+    timeout: Duration,
+    confine: bool,
+) -> Result<Finished, Start> {
     let (reader, writer) = std::io::pipe()?;
     let root = paths::canonical_root(&ctx.root);
     let mut child = {
@@ -192,6 +257,10 @@ async fn execute(ctx: &ToolContext, command: &str, timeout: Duration) -> std::io
             .process_group(0)
             .kill_on_drop(true);
         refuse_embedded_bare_repositories(&mut cmd);
+        ctx.sandbox.scrub_env(&mut cmd);
+        if confine {
+            ctx.sandbox.confine(&mut cmd).map_err(Start::Sandbox)?;
+        }
         // The command (and with it our copies of the pipe's write end) is dropped at the end
         // of this block, so the reader sees end-of-file once the children are gone.
         cmd.spawn()?
@@ -203,7 +272,7 @@ async fn execute(ctx: &ToolContext, command: &str, timeout: Duration) -> std::io
     let drained = spawn_reader(reader, Arc::clone(&capture));
 
     let status = match tokio::time::timeout(timeout, child.wait()).await {
-        Ok(status) => Some(status?),
+        Ok(status) => Some(status.map_err(Start::Io)?),
         Err(_) => None,
     };
     drop(group);
@@ -412,6 +481,7 @@ mod tests {
         let args = BashArgs {
             command: format!("sleep 1; touch {}", marker.display()),
             timeout_ms: 10_000,
+            unsandboxed: false,
         };
         let run = args.run(&ctx);
         assert!(

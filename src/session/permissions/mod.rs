@@ -239,13 +239,22 @@ impl Permissions {
             },
             Access::Write { rel, .. } => self.check_write(tool, rel),
             Access::Screenshot { url } => self.check_screenshot(tool, url),
-            Access::Command { command, analysis } => {
+            Access::Command {
+                command,
+                analysis,
+                unconfined,
+            } => {
                 if let Some(rule) = self.denied_by(tool, command) {
                     return Verdict::Deny {
                         reason: format!("denied by rule `{rule}`"),
                     };
                 }
                 let mut asks = Vec::new();
+                // Outside the sandbox the analysis is the only check left, and it can be
+                // wrong: a person decides every time (no mode or allow rule does).
+                if let Some(why) = unconfined {
+                    asks.push(why.clone());
+                }
                 for segment in &analysis.segments {
                     match self.check_segment(&segment.text, &segment.class) {
                         Verdict::Allow => {}

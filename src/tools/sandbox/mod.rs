@@ -1,0 +1,344 @@
+//! Kernel confinement of the commands the agent runs: the floor that holds when the shell
+//! analysis (`guard::shell`) is wrong. The analysis decides whether a command may run
+//! without asking; this decides what any command can do once it runs:
+//!
+//! - writes only inside the workspace root, a private temporary directory and the folders
+//!   the person lists in `[sandbox] write_paths` (Landlock);
+//! - the protected paths inside the root (`.git`, `.linggen`, `linggen-agent.toml`,
+//!   `agents`, `.agents`) read-only (bind mounts in a private mount namespace);
+//! - the usual secret stores and `$LINGGEN_HOME` hidden behind empty mounts;
+//! - no network unless `[sandbox] network = true` (a new network namespace with only
+//!   loopback);
+//! - no signals to, or abstract sockets of, processes outside the sandbox (Landlock ABI 6);
+//! - secrets scrubbed from the environment ([`env`]).
+//!
+//! Why these mechanisms, and the platforms where the floor is weaker: doc/security.md.
+
+mod child;
+pub mod env;
+mod landlock;
+pub mod walls;
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+/// `[sandbox]` in `linggen-agent.toml`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SandboxSettings {
+    /// `enabled = false` runs commands unconfined (then `unconfined` decides whether each asks).
+    pub enabled: bool,
+    /// `network = true`: commands share the machine's network.
+    pub network: bool,
+    /// Folders outside the root that commands may write (toolchain caches: `~/.cargo`…).
+    pub write_paths: Vec<PathBuf>,
+    /// Paths hidden from commands besides the built-in secret stores.
+    pub deny_read: Vec<PathBuf>,
+    /// Environment variables passed to commands although they look like secrets.
+    pub env_allow: Vec<String>,
+    pub unconfined: Unconfined,
+}
+
+impl Default for SandboxSettings {
+    fn default() -> Self {
+        SandboxSettings {
+            enabled: true,
+            network: false,
+            write_paths: Vec::new(),
+            deny_read: Vec::new(),
+            env_allow: Vec::new(),
+            unconfined: Unconfined::Ask,
+        }
+    }
+}
+
+/// What happens to commands that cannot be confined (no kernel support, or `enabled = false`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Unconfined {
+    /// Every command needs a person; `-p` denies them. The default: fail closed.
+    #[default]
+    Ask,
+    /// The analysis alone decides, as without a sandbox. Chosen knowingly.
+    Allow,
+}
+
+/// The paths inside the root that commands may read but never write: git executes what
+/// `.git` says (hooks, `core.fsmonitor`), and the others grant the agent powers.
+pub const PROTECTED: &[&str] = &[
+    ".git",
+    ".linggen",
+    "linggen-agent.toml",
+    "agents",
+    ".agents",
+];
+
+/// Secret stores under the home directory, hidden from every command.
+const SECRET_STORES: &[&str] = &[
+    ".ssh",
+    ".aws",
+    ".azure",
+    ".config/gcloud",
+    ".config/gh",
+    ".kube",
+    ".docker",
+    ".gnupg",
+    ".password-store",
+    ".netrc",
+    ".git-credentials",
+    ".pypirc",
+    ".npmrc",
+    ".vault-token",
+    ".cargo/credentials",
+    ".cargo/credentials.toml",
+    ".local/share/keyrings",
+    ".mozilla",
+    ".config/google-chrome",
+    ".config/chromium",
+    ".config/BraveSoftware",
+    ".config/microsoft-edge",
+];
+
+/// Whether commands can be confined on this machine; probed once per process.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Support {
+    Available { landlock_abi: u32 },
+    Unavailable(String),
+}
+
+pub fn support() -> &'static Support {
+    static SUPPORT: OnceLock<Support> = OnceLock::new();
+    SUPPORT.get_or_init(probe)
+}
+
+fn probe() -> Support {
+    if !cfg!(target_os = "linux") {
+        return Support::Unavailable("commands can only be confined on Linux so far".into());
+    }
+    let abi = match landlock::abi() {
+        Ok(abi) => abi,
+        Err(why) => return Support::Unavailable(why),
+    };
+    if let Some(why) = user_namespaces_unavailable() {
+        return Support::Unavailable(why);
+    }
+    Support::Available { landlock_abi: abi }
+}
+
+/// The read-only spots inside the root need a private mount namespace, which an ordinary
+/// user gets through a user namespace. These switches turn that off; a real failure is
+/// still caught when the first command starts.
+fn user_namespaces_unavailable() -> Option<String> {
+    // SAFETY: geteuid cannot fail.
+    if unsafe { libc::geteuid() } == 0 {
+        return None;
+    }
+    let read = |p: &str| {
+        std::fs::read_to_string(p)
+            .ok()
+            .map(|s| s.trim().to_string())
+    };
+    if read("/proc/sys/kernel/unprivileged_userns_clone").as_deref() == Some("0") {
+        return Some(
+            "user namespaces are turned off (kernel.unprivileged_userns_clone = 0)".into(),
+        );
+    }
+    if read("/proc/sys/user/max_user_namespaces").as_deref() == Some("0") {
+        return Some("user namespaces are turned off (user.max_user_namespaces = 0)".into());
+    }
+    if read("/proc/sys/kernel/apparmor_restrict_unprivileged_userns").as_deref() == Some("1") {
+        return Some(
+            "AppArmor restricts user namespaces (kernel.apparmor_restrict_unprivileged_userns = 1)"
+                .into(),
+        );
+    }
+    None
+}
+
+/// One session's sandbox: the settings, the paths they name, and the private temporary
+/// directory (created on first use, removed with the sandbox).
+#[derive(Debug)]
+pub struct Sandbox {
+    settings: SandboxSettings,
+    root: PathBuf,
+    /// The person's home, where the secret stores are.
+    home: Option<PathBuf>,
+    /// `$LINGGEN_HOME`: sessions, trust, settings. Hidden too.
+    linggen_home: Option<PathBuf>,
+    /// The models' `api_key_env` names: scrubbed whatever they are called.
+    secret_env: Vec<String>,
+    temp: OnceLock<Result<PathBuf, String>>,
+}
+
+impl Sandbox {
+    pub fn new(root: &Path, settings: SandboxSettings) -> Sandbox {
+        Sandbox {
+            settings,
+            root: root.to_path_buf(),
+            home: std::env::var_os("HOME")
+                .filter(|h| !h.is_empty())
+                .map(PathBuf::from),
+            linggen_home: None,
+            secret_env: Vec::new(),
+            temp: OnceLock::new(),
+        }
+    }
+
+    pub fn with_linggen_home(mut self, home: &Path) -> Sandbox {
+        self.linggen_home = Some(home.to_path_buf());
+        self
+    }
+
+    pub fn with_secret_env(mut self, names: Vec<String>) -> Sandbox {
+        self.secret_env = names;
+        self
+    }
+
+    pub fn settings(&self) -> &SandboxSettings {
+        &self.settings
+    }
+
+    /// Why commands run unconfined, or `None` when they are confined.
+    pub fn unconfined_reason(&self) -> Option<String> {
+        if !self.settings.enabled {
+            return Some("the sandbox is turned off ([sandbox] enabled = false)".into());
+        }
+        match support() {
+            Support::Available { .. } => None,
+            Support::Unavailable(why) => Some(why.clone()),
+        }
+    }
+
+    /// Whether an unconfined command needs a person (`[sandbox] unconfined`).
+    pub fn unconfined_asks(&self) -> bool {
+        self.settings.unconfined == Unconfined::Ask
+    }
+
+    /// The protected paths of this root (existing or not).
+    pub fn protected_paths(&self) -> Vec<PathBuf> {
+        PROTECTED.iter().map(|p| self.root.join(p)).collect()
+    }
+
+    /// Paths hidden from commands. One that contains the root is left visible: hiding it
+    /// would hide the workspace itself.
+    pub fn hidden_paths(&self) -> Vec<PathBuf> {
+        let mut hidden: Vec<PathBuf> = Vec::new();
+        if let Some(home) = &self.home {
+            hidden.extend(SECRET_STORES.iter().map(|s| home.join(s)));
+        }
+        hidden.extend(self.linggen_home.iter().cloned());
+        hidden.extend(self.settings.deny_read.iter().cloned());
+        hidden.retain(|p| !self.root.starts_with(p));
+        hidden
+    }
+
+    /// Paths commands may write: the root, the private temporary directory, `write_paths`.
+    pub fn writable_paths(&self) -> Vec<PathBuf> {
+        let mut paths = vec![self.root.clone()];
+        if let Some(Ok(temp)) = self.temp.get() {
+            paths.push(temp.clone());
+        }
+        paths.extend(self.settings.write_paths.iter().cloned());
+        paths
+    }
+
+    /// The private temporary directory (mode 0700), made on first use.
+    pub fn temp_dir(&self) -> Result<&Path, String> {
+        match self.temp.get_or_init(make_temp_dir) {
+            Ok(path) => Ok(path),
+            Err(e) => Err(e.clone()),
+        }
+    }
+
+    /// Removes secrets from the command's environment (always, confined or not).
+    pub fn scrub_env(&self, cmd: &mut tokio::process::Command) {
+        for (name, _) in std::env::vars_os() {
+            let Some(name) = name.to_str() else { continue };
+            if env::is_secret(name, &self.secret_env)
+                && !self.settings.env_allow.iter().any(|a| a == name)
+            {
+                cmd.env_remove(name);
+            }
+        }
+    }
+
+    /// Makes `cmd` start inside the sandbox. An `Err` says why it could not be set up; the
+    /// command must then not run.
+    pub fn confine(&self, cmd: &mut tokio::process::Command) -> Result<(), String> {
+        let Support::Available { landlock_abi } = support() else {
+            return Err(self.unconfined_reason().unwrap_or_default());
+        };
+        let temp = self.temp_dir()?.to_path_buf();
+        let mut ruleset = landlock::Ruleset::new(*landlock_abi)
+            .map_err(|e| format!("cannot create a Landlock ruleset: {e}"))?;
+        grant_reads(&mut ruleset).map_err(|e| format!("Landlock rule: {e}"))?;
+        for path in self.writable_paths() {
+            ruleset
+                .allow(&path, landlock::READ_WRITE)
+                .map_err(|e| format!("Landlock rule for {}: {e}", path.display()))?;
+        }
+        let setup = child::ChildSetup::new(
+            self.settings.network,
+            &self.protected_paths(),
+            &self.hidden_paths(),
+            ruleset,
+        );
+        cmd.env("TMPDIR", &temp);
+        // SAFETY: `enter` only makes system calls on data prepared above (no allocation,
+        // no locks), which is what is allowed between fork and exec.
+        unsafe {
+            cmd.pre_exec(move || setup.enter());
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Sandbox {
+    fn drop(&mut self) {
+        if let Some(Ok(temp)) = self.temp.get() {
+            let _ = std::fs::remove_dir_all(temp);
+        }
+    }
+}
+
+/// Reading is allowed everywhere except `/dev`, where only the harmless devices are
+/// readable (for root, `/dev/sda` would otherwise be a way around the hidden files).
+fn grant_reads(ruleset: &mut landlock::Ruleset) -> std::io::Result<()> {
+    // Listing directories (not reading files) everywhere, `/` included.
+    ruleset.allow(Path::new("/"), landlock::READ_DIR)?;
+    for entry in std::fs::read_dir("/")?.flatten() {
+        if entry.file_name() != "dev" {
+            ruleset.allow(&entry.path(), landlock::READ)?;
+        }
+    }
+    for dev in [
+        "null", "zero", "full", "random", "urandom", "tty", "ptmx", "pts",
+    ] {
+        let access =
+            landlock::READ | landlock::WRITE_FILE | landlock::TRUNCATE | landlock::IOCTL_DEV;
+        let access = if matches!(dev, "random" | "urandom") {
+            landlock::READ
+        } else {
+            access
+        };
+        ruleset.allow(&Path::new("/dev").join(dev), access)?;
+    }
+    Ok(())
+}
+
+fn make_temp_dir() -> Result<PathBuf, String> {
+    use std::os::unix::fs::DirBuilderExt as _;
+    let mut bytes = [0u8; 8];
+    getrandom::getrandom(&mut bytes).map_err(|e| format!("no randomness for a temp dir: {e}"))?;
+    let name: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    let dir = std::env::temp_dir().join(format!("linggen-{name}"));
+    std::fs::DirBuilder::new()
+        .mode(0o700)
+        .create(&dir)
+        .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    // Landlock rules and the command's TMPDIR must name the real directory.
+    dir.canonicalize()
+        .map_err(|e| format!("cannot resolve {}: {e}", dir.display()))
+}
+
+#[cfg(test)]
+mod tests;
