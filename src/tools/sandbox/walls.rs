@@ -21,11 +21,12 @@ const NO_NETWORK: &[&str] = &[
     "dns error",
 ];
 
-/// Phrases of a refused file access.
+/// Phrases of a refused file access (a mount point cannot be moved: `EBUSY`).
 const REFUSED: &[&str] = &[
     "Permission denied",
     "Read-only file system",
     "Operation not permitted",
+    "Device or resource busy",
     "EACCES",
     "EROFS",
     "EPERM",
