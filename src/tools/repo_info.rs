@@ -98,6 +98,22 @@ async fn git(ctx: &ToolContext, args: &[&str]) -> GitRun {
         .env("GIT_TERMINAL_PROMPT", "0")
         .kill_on_drop(true);
     super::bash::refuse_embedded_bare_repositories(&mut cmd);
+    // A repository that arrived as an archive brings its own `.git/config`, whose
+    // `core.fsmonitor` or clean filters `git status` would run: confine git like any
+    // command, and never hand it the API keys.
+    ctx.sandbox.scrub_env(&mut cmd);
+    match ctx.sandbox.unconfined_reason() {
+        None => {
+            if let Err(why) = ctx.sandbox.confine(&mut cmd) {
+                return GitRun::Failed(format!("the sandbox could not be set up for git: {why}"));
+            }
+        }
+        // Fail closed, as for Bash: nothing runs unconfined without a person.
+        Some(why) if ctx.sandbox.unconfined_asks() => {
+            return GitRun::Failed(format!("git was not run unconfined: {why}"));
+        }
+        Some(_) => {}
+    }
     match tokio::time::timeout(GIT_TIMEOUT, cmd.output()).await {
         Err(_) => GitRun::Failed(format!("git {} timed out", args.join(" "))),
         Ok(Err(e)) if e.kind() == std::io::ErrorKind::NotFound => GitRun::NotInstalled,
