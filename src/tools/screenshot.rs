@@ -129,6 +129,7 @@ impl ScreenshotArgs {
             height: self.height,
             delay_ms: self.delay_ms,
             kill_after: chromium::kill_after(self.delay_ms),
+            sandbox: Some(&ctx.sandbox),
         };
         let bytes = match chromium::capture(&shot).await {
             Ok(bytes) => bytes,

@@ -133,6 +133,9 @@ pub struct Shot<'a> {
     pub delay_ms: u64,
     /// When the whole process group is killed; [`kill_after`] for real use.
     pub kill_after: Duration,
+    /// Whose environment rules apply: the browser runs page scripts, so it gets no API
+    /// keys either. (It is not confined: it must reach the person's loopback servers.)
+    pub sandbox: Option<&'a crate::tools::sandbox::Sandbox>,
 }
 
 /// The hard limit for a capture with `delay_ms`: Chromium's own load timeout, the delay,
@@ -171,6 +174,9 @@ pub async fn capture(shot: &Shot<'_>) -> Result<Vec<u8>, String> {
         .stderr(stderr)
         .process_group(0)
         .kill_on_drop(true);
+    if let Some(sandbox) = shot.sandbox {
+        sandbox.scrub_env(&mut cmd);
+    }
     let mut child = cmd.spawn().map_err(|e| {
         format!(
             "cannot start Chromium ({}): {e}. Tell the user to check the installation or \

@@ -219,6 +219,7 @@ fn shot<'a>(program: &'a Path, kill_after: Duration) -> chromium::Shot<'a> {
         height: 400,
         delay_ms: 250,
         kill_after,
+        sandbox: None,
     }
 }
 
