@@ -16,7 +16,7 @@ use tokio::sync::oneshot;
 
 use super::glob::plural;
 use super::guard::{paths, shell};
-use super::{Access, ToolContext, ToolOutput, args, sandbox};
+use super::{Access, ToolContext, ToolOutput, Unconfined, args, sandbox};
 use crate::llm::ToolSpec;
 
 pub const DEFAULT_TIMEOUT_MS: u64 = 30_000;
@@ -103,14 +103,18 @@ impl BashArgs {
     /// Why this command would run outside the sandbox in a way that needs a person, if it
     /// would: asked for by the model, or no sandbox here while `[sandbox] unconfined` is
     /// `ask` (fail closed).
-    fn unconfined(&self, ctx: &ToolContext) -> Option<String> {
+    fn unconfined(&self, ctx: &ToolContext) -> Option<Unconfined> {
         if self.unsandboxed {
-            return Some("runs outside the sandbox (dangerouslyDisableSandbox)".into());
+            return Some(Unconfined {
+                reason: "runs outside the sandbox (dangerouslyDisableSandbox)".into(),
+                each_time: true,
+            });
         }
         let why = ctx.sandbox.unconfined_reason()?;
-        ctx.sandbox
-            .unconfined_asks()
-            .then(|| format!("commands run unconfined here: {why}"))
+        ctx.sandbox.unconfined_asks().then(|| Unconfined {
+            reason: format!("commands run unconfined here: {why}"),
+            each_time: false,
+        })
     }
 
     pub async fn run(&self, ctx: &ToolContext) -> ToolOutput {

@@ -111,16 +111,24 @@ pub enum Access {
     Command {
         command: String,
         analysis: CommandAnalysis,
-        /// Why it would run outside the kernel sandbox, when it would and that needs a
-        /// person (asked for with `dangerouslyDisableSandbox`, or no sandbox here): then no
-        /// mode or rule runs it without asking.
-        unconfined: Option<String>,
+        /// Set when it would run outside the kernel sandbox in a way that needs a person:
+        /// then no mode or rule runs it without asking.
+        unconfined: Option<Unconfined>,
     },
     /// Opens `url` (already checked: http(s) on loopback or an allowed host) in a headless
     /// browser, which runs the page's scripts, and saves a new PNG under
     /// `.linggen/screenshots/`. Neither a read nor an edit of the project: see
     /// `Permissions::check` for how it is decided.
     Screenshot { url: String },
+}
+
+/// Why a command would run outside the sandbox, and how often a person must say yes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Unconfined {
+    pub reason: String,
+    /// Asked for by the model (`dangerouslyDisableSandbox`): every call asks. Otherwise
+    /// (no sandbox on this machine) the person's "always, this session" answer holds.
+    pub each_time: bool,
 }
 
 /// A validated call, ready to run.

@@ -251,9 +251,18 @@ impl Permissions {
                 }
                 let mut asks = Vec::new();
                 // Outside the sandbox the analysis is the only check left, and it can be
-                // wrong: a person decides every time (no mode or allow rule does).
-                if let Some(why) = unconfined {
-                    asks.push(why.clone());
+                // wrong: a person decides (no mode or configured rule does), every time
+                // when the model asked to leave the sandbox.
+                if let Some(unconfined) = unconfined {
+                    let approved = !unconfined.each_time
+                        && analysis.segments.iter().all(|s| {
+                            self.session_allow
+                                .iter()
+                                .any(|r| r.matches("Bash", &s.text))
+                        });
+                    if !approved {
+                        asks.push(unconfined.reason.clone());
+                    }
                 }
                 for segment in &analysis.segments {
                     match self.check_segment(&segment.text, &segment.class) {

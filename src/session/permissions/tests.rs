@@ -209,3 +209,35 @@ fn screenshots_ask_like_unlisted_commands_and_plan_refuses_them() {
     let other = json!({"url": "http://127.0.0.1:8080/x"});
     assert_eq!(verdict(&p, &f, "capture_screenshot", other), Verdict::Allow);
 }
+
+#[test]
+fn commands_outside_the_sandbox_always_go_to_a_person() {
+    let f = fixture();
+    let mut p = perms(PermissionMode::Bypass, &["Bash(ls*)"], &[]);
+    let args = json!({"cmd": "ls", "dangerouslyDisableSandbox": true});
+    let prepared = prepare(&f.ctx, "Bash", &args).unwrap();
+    let v = p.check(&prepared);
+    assert!(is_ask(&v), "{v:?}");
+    assert!(format!("{v:?}").contains("outside the sandbox"), "{v:?}");
+    // Not even "always, this session" lets the model leave the sandbox silently.
+    p.allow_for_session(&prepared);
+    assert!(is_ask(&p.check(&prepared)));
+    // Confined, the same command runs in bypass.
+    assert_eq!(
+        verdict(&p, &f, "Bash", json!({"cmd": "ls"})),
+        Verdict::Allow
+    );
+
+    // Where no sandbox can be had, everything asks until the person says "always".
+    let mut ctx = f.ctx.clone();
+    let settings = crate::tools::sandbox::SandboxSettings {
+        enabled: false,
+        ..Default::default()
+    };
+    ctx.sandbox = std::sync::Arc::new(crate::tools::sandbox::Sandbox::new(&ctx.root, settings));
+    let prepared = prepare(&ctx, "Bash", &json!({"cmd": "ls"})).unwrap();
+    let mut p = perms(PermissionMode::Bypass, &["Bash(ls*)"], &[]);
+    assert!(is_ask(&p.check(&prepared)));
+    p.allow_for_session(&prepared);
+    assert_eq!(p.check(&prepared), Verdict::Allow);
+}
