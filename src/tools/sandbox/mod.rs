@@ -225,7 +225,9 @@ impl Sandbox {
         if let Some(home) = &self.home {
             hidden.extend(SECRET_STORES.iter().map(|s| home.join(s)));
         }
-        hidden.extend(self.linggen_home.iter().cloned());
+        if let Some(linggen_home) = &self.linggen_home {
+            hidden.extend(linggen_home_private(linggen_home));
+        }
         hidden.extend(self.settings.deny_read.iter().cloned());
         hidden.retain(|p| !self.root.starts_with(p));
         hidden
@@ -298,6 +300,25 @@ impl Drop for Sandbox {
             let _ = std::fs::remove_dir_all(temp);
         }
     }
+}
+
+/// What to hide of `$LINGGEN_HOME`: everything (the session database, trust, settings)
+/// except the skills, agents and themes the person installed there, which a skill's own
+/// scripts may need to run. When the folder cannot be listed, all of it.
+fn linggen_home_private(home: &Path) -> Vec<PathBuf> {
+    const SHARED: &[&str] = &["skills", "agents", "themes"];
+    let Ok(entries) = std::fs::read_dir(home) else {
+        return vec![home.to_path_buf()];
+    };
+    let names: Vec<_> = entries.flatten().map(|e| e.file_name()).collect();
+    if !names.iter().any(|n| SHARED.iter().any(|s| n == *s)) {
+        return vec![home.to_path_buf()];
+    }
+    names
+        .into_iter()
+        .filter(|n| !SHARED.iter().any(|s| n == *s))
+        .map(|n| home.join(n))
+        .collect()
 }
 
 /// Reading is allowed everywhere except `/dev`, where only the harmless devices are

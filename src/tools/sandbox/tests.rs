@@ -247,3 +247,20 @@ fn hidden_paths_never_hide_the_workspace() {
     assert!(!hidden.contains(&PathBuf::from("/work")));
     assert!(hidden.contains(&PathBuf::from("/work/ws/secret")));
 }
+
+#[test]
+fn linggen_home_is_hidden_except_what_skills_need() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path();
+    std::fs::write(home.join("linggen.db"), "").unwrap();
+    let sandbox =
+        Sandbox::new(Path::new("/work/ws"), SandboxSettings::default()).with_linggen_home(home);
+    assert!(sandbox.hidden_paths().contains(&home.to_path_buf()));
+    std::fs::create_dir_all(home.join("skills/x")).unwrap();
+    std::fs::write(home.join("trusted.toml"), "").unwrap();
+    let hidden = sandbox.hidden_paths();
+    assert!(!hidden.contains(&home.to_path_buf()));
+    assert!(hidden.contains(&home.join("linggen.db")));
+    assert!(hidden.contains(&home.join("trusted.toml")));
+    assert!(!hidden.contains(&home.join("skills")));
+}
