@@ -123,7 +123,15 @@ pub(super) fn parse<'a>(path: &'a Path, text: &'a str) -> Result<Layer<'a>, Conf
 
 impl Layer<'_> {
     /// Applies this layer; returns its `default_model` (with `file:line`) if it sets one.
-    pub fn apply(mut self, config: &mut Config) -> Result<Option<(String, String)>, ConfigError> {
+    /// `project` names the file (relative to the root) when it came with the workspace:
+    /// then what it grants (a looser mode, allow rules, a browser to run, more screenshot
+    /// hosts) goes to `config.withheld` until the person trusts it, while its restrictions
+    /// apply at once.
+    pub fn apply(
+        mut self,
+        config: &mut Config,
+        project: Option<String>,
+    ) -> Result<Option<(String, String)>, ConfigError> {
         let FileConfig {
             agent,
             models,
@@ -131,6 +139,14 @@ impl Layer<'_> {
             ui,
             tools,
         } = std::mem::take(&mut self.parsed);
+        let permissions = match &project {
+            Some(file) => withhold_permissions(permissions, config, file),
+            None => permissions,
+        };
+        let tools = match &project {
+            Some(file) => self.withhold_tools(tools, config, file)?,
+            None => tools,
+        };
         self.apply_tools(tools, config)?;
         if let Some(theme) = ui.theme {
             config.theme = theme;
@@ -195,6 +211,29 @@ impl Layer<'_> {
         Ok(())
     }
 
+    /// Moves the project's `[tools]` grants to `config.withheld`: `chromium` names a program
+    /// linggen runs, and `screenshot_hosts` widens where a screenshot may send a URL.
+    fn withhold_tools(
+        &self,
+        tools: ToolsSection,
+        config: &mut Config,
+        file: &str,
+    ) -> Result<ToolsSection, ConfigError> {
+        if let Some(chromium) = tools.chromium.filter(|c| !c.trim().is_empty()) {
+            config.withheld.chromium = Some(chromium.trim().to_string());
+            config.withheld.file = file.to_string();
+        }
+        for entry in tools.screenshot_hosts.unwrap_or_default() {
+            let host = crate::tools::screenshot::normalize_host(entry.get_ref())
+                .map_err(|why| self.error_at(entry.span(), &why))?;
+            if !config.withheld.screenshot_hosts.contains(&host) {
+                config.withheld.screenshot_hosts.push(host);
+            }
+            config.withheld.file = file.to_string();
+        }
+        Ok(ToolsSection::default())
+    }
+
     fn error_at(&self, span: std::ops::Range<usize>, message: &str) -> ConfigError {
         let line = line_of(self.text, span.start);
         ConfigError::File {
@@ -202,6 +241,32 @@ impl Layer<'_> {
             message: format!("line {line}: {message}"),
         }
     }
+}
+
+/// Keeps the project's restrictions (deny rules, a mode no looser than the one so far) and
+/// moves its grants (allow rules, a looser mode) to `config.withheld`.
+fn withhold_permissions(
+    mut permissions: PermissionsSection,
+    config: &mut Config,
+    file: &str,
+) -> PermissionsSection {
+    if let Some(mode) = permissions.mode
+        && mode.latitude() > config.permission_mode.latitude()
+    {
+        config.withheld.mode = Some(mode);
+        config.withheld.file = file.to_string();
+        permissions.mode = None;
+    }
+    if !permissions.allow.is_empty() {
+        for rule in std::mem::take(&mut permissions.allow) {
+            let rule = rule.trim().to_string();
+            if !config.withheld.allow.contains(&rule) {
+                config.withheld.allow.push(rule);
+            }
+        }
+        config.withheld.file = file.to_string();
+    }
+    permissions
 }
 
 type SpanError = (Option<std::ops::Range<usize>>, String);
