@@ -192,3 +192,24 @@ fn always_in_this_project_trusts_the_rule_it_saves() {
         "{accepted:?}"
     );
 }
+
+#[test]
+fn a_symlink_into_a_skill_folder_is_still_a_grant_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::create_dir_all(root.join(".linggen/skills/x")).unwrap();
+    std::os::unix::fs::symlink(root.join(".linggen/skills"), root.join("docs")).unwrap();
+    let ctx = ToolContext::new(&root);
+    let write = prepare(
+        &ctx,
+        "Write",
+        &json!({"path": "docs/x/SKILL.md", "content": "x"}),
+    )
+    .unwrap();
+    let p = Permissions::new(PermissionMode::Bypass, &[], &[]).unwrap();
+    assert!(
+        matches!(p.check(&write), Verdict::Ask { .. }),
+        "{:?}",
+        p.check(&write)
+    );
+}
