@@ -179,8 +179,18 @@ impl Layer<'_> {
         config.deny.extend(permissions.deny);
         for entry in models {
             let span = entry.span();
-            let model = model_config(entry.into_inner())
+            let mut model = model_config(entry.into_inner())
                 .map_err(|(s, m)| self.error_at(s.unwrap_or(span), &m))?;
+            // A project model that names a key variable would send that secret to a server
+            // the project chose: the key is a grant.
+            if let (Some(file), Some(env)) = (&project, model.api_key_env.take()) {
+                config.withheld.model_keys.push(super::trust::ModelKey {
+                    id: model.id.clone(),
+                    env,
+                    url: model.url.clone(),
+                });
+                config.withheld.file = file.clone();
+            }
             match config.models.iter_mut().find(|m| m.id == model.id) {
                 Some(existing) => *existing = model,
                 None => config.models.push(model),

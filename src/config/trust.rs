@@ -72,6 +72,25 @@ pub struct Withheld {
     pub chromium: Option<String>,
     /// `[tools] screenshot_hosts`: more hosts a screenshot may open.
     pub screenshot_hosts: Vec<String>,
+    /// `[[models]]` entries' `api_key_env`: which secret goes to which server.
+    pub model_keys: Vec<ModelKey>,
+}
+
+/// A project model entry's key variable, withheld from the entry until trusted.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelKey {
+    pub id: String,
+    pub env: String,
+    pub url: String,
+}
+
+impl ModelKey {
+    fn grant(&self, file: &str) -> String {
+        format!(
+            "model {}: sends ${} to {} ({file})",
+            self.id, self.env, self.url
+        )
+    }
 }
 
 impl Withheld {
@@ -90,6 +109,7 @@ impl Withheld {
                 .iter()
                 .map(|h| tools_grant("screenshot_hosts", h, file)),
         );
+        grants.extend(self.model_keys.iter().map(|k| k.grant(file)));
         grants
     }
 }
@@ -117,6 +137,17 @@ impl super::Config {
         {
             self.screenshot.chromium = Some(chromium.clone());
             self.origins.insert("chromium", format!("{file} (trusted)"));
+        }
+        for key in &withheld.model_keys {
+            let entry = self
+                .models
+                .iter_mut()
+                .find(|m| m.id == key.id && m.url == key.url);
+            if let Some(model) = entry
+                && accepted.contains(&key.grant(&file))
+            {
+                model.api_key_env = Some(key.env.clone());
+            }
         }
         for host in &withheld.screenshot_hosts {
             if accepted.contains(&tools_grant("screenshot_hosts", host, &file))
