@@ -157,7 +157,7 @@ fn writes_grant_path(prepared: &Prepared) -> bool {
         Access::Command { analysis, .. } => analysis
             .write_targets()
             .iter()
-            .any(|t| trust::is_grant_path(t)),
+            .any(|t| trust::is_grant_target(t)),
         Access::Read | Access::Screenshot { .. } => false,
     }
 }
@@ -377,10 +377,10 @@ impl Permissions {
                 PermissionMode::Plan => Verdict::Deny {
                     reason: "plan mode is read-only; this command writes files".into(),
                 },
-                _ if targets.iter().any(|t| trust::is_grant_path(t)) => Verdict::Ask {
+                _ if targets.iter().any(|t| trust::is_grant_target(t)) => Verdict::Ask {
                     reason: targets
                         .iter()
-                        .find(|t| trust::is_grant_path(t))
+                        .find(|t| trust::is_grant_target(t))
                         .map_or_else(String::new, |t| trust::grant_path_reason(t)),
                 },
                 PermissionMode::AcceptEdits | PermissionMode::Bypass => Verdict::Allow,

@@ -187,12 +187,36 @@ pub fn is_grant_path(rel: &str) -> bool {
             .any(|dir| rel.starts_with(dir) || format!("{rel}/") == *dir)
 }
 
-/// `./a//b/` → `a/b`: the spelling a command may use for a root-relative path.
+/// `./a//b/../c` → `a/c`: the spelling a command may use for a root-relative path.
 fn normalize(rel: &str) -> String {
-    rel.split('/')
-        .filter(|part| !part.is_empty() && *part != ".")
-        .collect::<Vec<_>>()
-        .join("/")
+    let mut parts: Vec<&str> = Vec::new();
+    for part in rel.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            part => parts.push(part),
+        }
+    }
+    parts.join("/")
+}
+
+/// Whether a file a shell command writes (as written in the command, relative to a working
+/// directory an earlier `cd` may have changed) could be a grant path. Without the working
+/// directory the spelling alone decides, so any `skills` or `agents` folder on the way, or
+/// a file named like a permissions file, counts: a needless question at worst.
+pub fn is_grant_target(target: &str) -> bool {
+    let target = normalize(target).to_ascii_lowercase();
+    let mut parts: Vec<&str> = target.split('/').collect();
+    let name = parts.pop().unwrap_or_default();
+    is_grant_path(&target)
+        || parts
+            .iter()
+            .any(|p| matches!(*p, "skills" | "agents" | ".linggen" | ".agents"))
+        || name == crate::config::CONFIG_FILE
+        || name == "permissions.toml"
+        || name == "skill.md"
 }
 
 /// Why a write to a grant path asks each time, for the approval and for `-p`'s denial.
