@@ -331,7 +331,7 @@ pub async fn open_session(
     let project_rules = project::load(&ws.root).map_err(ConfigError::Usage)?;
     let permissions =
         Permissions::new(ws.config.permission_mode, &ws.config.allow, &ws.config.deny)
-            .map(|p| p.with_trust(ws.trust.trust.clone()))
+            .map(|p| p.with_trust(ws.trust.trust.reloaded()))
             .and_then(|p| p.with_project_rules(&project_rules))
             .map_err(ConfigError::Usage)?;
     let store = Store::open(&ws.home)?;

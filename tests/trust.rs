@@ -271,6 +271,7 @@ fn the_agent_cannot_write_skill_or_agent_files_without_a_person_even_in_bypass()
         "{results}"
     );
     assert!(results.contains("in every mode"), "{results}");
+    assert!(results.contains("make this change themselves"), "{results}");
 }
 
 #[test]

@@ -150,8 +150,9 @@ pub fn scope_rules(prepared: &Prepared) -> Vec<String> {
 }
 
 /// Whether the call writes where the workspace's grants live (as far as the analysis knows;
-/// the sandbox keeps those folders read-only for commands regardless).
-fn writes_grant_path(prepared: &Prepared) -> bool {
+/// the sandbox keeps those folders read-only for commands regardless). No mode or rule
+/// allows such a call: only a person can.
+pub fn writes_grant_path(prepared: &Prepared) -> bool {
     match &prepared.access {
         Access::Write { rel, .. } => trust::is_grant_path(rel),
         Access::Command { analysis, .. } => analysis

@@ -65,6 +65,21 @@ impl Trust {
         (held, ignored)
     }
 
+    /// The same trust with the accepted grants read again from the store: a `p` answer in
+    /// an earlier session of this process, or `linggen trust` elsewhere, has added to it.
+    /// A store that no longer reads keeps what was accepted before.
+    pub fn reloaded(&self) -> Trust {
+        let mut trust = self.clone();
+        if let Some(accepted) = self
+            .store
+            .as_ref()
+            .and_then(|s| s.accepted(&self.root).ok())
+        {
+            trust.accepted = accepted;
+        }
+        trust
+    }
+
     /// A rule the person just approved with "always in this project" is theirs: it is
     /// accepted at once and saved as accepted, so the next start does not ask about it.
     pub fn accept_project_rule(&mut self, rule: &str) -> Result<(), String> {

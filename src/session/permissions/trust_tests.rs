@@ -213,3 +213,20 @@ fn a_symlink_into_a_skill_folder_is_still_a_grant_path() {
         p.check(&write)
     );
 }
+
+#[test]
+fn a_new_session_sees_grants_accepted_since_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let store = TrustStore::new(&root.join("home"));
+    let at_start = Trust::new(&root, Some(store.clone()), BTreeSet::new());
+    store
+        .add(&root, "allow Read (.linggen/permissions.toml)")
+        .unwrap();
+    assert!(!at_start.is_accepted("allow Read (.linggen/permissions.toml)"));
+    assert!(
+        at_start
+            .reloaded()
+            .is_accepted("allow Read (.linggen/permissions.toml)")
+    );
+}
