@@ -177,30 +177,42 @@ impl Layer<'_> {
         }
         config.allow.extend(permissions.allow);
         config.deny.extend(permissions.deny);
+        self.apply_models(models, config, project.as_deref())?;
+        Ok(agent.default_model.map(|m| {
+            let line = line_of(self.text, m.span().start);
+            let origin = format!("{}:{line}: [agent] default_model", self.path.display());
+            (m.into_inner(), origin)
+        }))
+    }
+
+    /// Merges `[[models]]` by id. A project model that names a key variable would send that
+    /// secret to a server the project chose, so its `api_key_env` is withheld as a grant.
+    fn apply_models(
+        &self,
+        models: Vec<Spanned<ModelEntry>>,
+        config: &mut Config,
+        project: Option<&str>,
+    ) -> Result<(), ConfigError> {
         for entry in models {
             let span = entry.span();
             let mut model = model_config(entry.into_inner())
                 .map_err(|(s, m)| self.error_at(s.unwrap_or(span), &m))?;
-            // A project model that names a key variable would send that secret to a server
-            // the project chose: the key is a grant.
-            if let (Some(file), Some(env)) = (&project, model.api_key_env.take()) {
+            if let Some(file) = project
+                && let Some(env) = model.api_key_env.take()
+            {
                 config.withheld.model_keys.push(super::trust::ModelKey {
                     id: model.id.clone(),
                     env,
                     url: model.url.clone(),
                 });
-                config.withheld.file = file.clone();
+                config.withheld.file = file.to_string();
             }
             match config.models.iter_mut().find(|m| m.id == model.id) {
                 Some(existing) => *existing = model,
                 None => config.models.push(model),
             }
         }
-        Ok(agent.default_model.map(|m| {
-            let line = line_of(self.text, m.span().start);
-            let origin = format!("{}:{line}: [agent] default_model", self.path.display());
-            (m.into_inner(), origin)
-        }))
+        Ok(())
     }
 
     /// `chromium` replaces what an earlier layer set; `screenshot_hosts` adds to it, like

@@ -124,9 +124,19 @@ fn the_persons_own_files_grant_without_trust() {
         "[permissions]\nmode = \"bypass\"\nallow = [\"Bash(make*)\"]\n",
     )
     .unwrap();
+    std::fs::write(
+        home.join(CONFIG_FILE),
+        "[permissions]\nmode = \"bypass\"\nallow = [\"Bash(make*)\"]\n[[models]]\nid = \"c\"\n\
+         provider = \"anthropic\"\nmodel = \"m\"\napi_key_env = \"ANTHROPIC_API_KEY\"\n",
+    )
+    .unwrap();
     let config = load(&home, &root);
     assert_eq!(config.permission_mode, PermissionMode::Bypass);
     assert_eq!(config.allow, vec!["Bash(make*)".to_string()]);
+    assert_eq!(
+        config.models[0].api_key_env.as_deref(),
+        Some("ANTHROPIC_API_KEY")
+    );
     // The root is $LINGGEN_HOME itself: its file is the person's, read once.
     let config = load(&home, &home);
     assert_eq!(config.permission_mode, PermissionMode::Bypass);
