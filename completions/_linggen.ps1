@@ -44,6 +44,7 @@ Register-ArgumentCompleter -Native -CommandName 'linggen' -ScriptBlock {
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('sessions', 'sessions', [CompletionResultType]::ParameterValue, 'List this workspace''s sessions, newest first')
             [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Serve the web UI without a terminal: the page lists this workspace''s sessions, opens or starts one, and chats (see doc/web.md)')
+            [CompletionResult]::new('trust', 'trust', [CompletionResultType]::ParameterValue, 'Show what this folder''s own files grant (permission rules, a looser mode, skills'' allowed-tools) and trust them; nothing they grant holds until then (see doc/trust.md)')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script to stdout (see completions/README.md)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
@@ -60,6 +61,14 @@ Register-ArgumentCompleter -Native -CommandName 'linggen' -ScriptBlock {
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             break
         }
+        'linggen;trust' {
+            [CompletionResult]::new('--yes', '--yes', [CompletionResultType]::ParameterName, 'Trust every grant without asking (for scripts)')
+            [CompletionResult]::new('--revoke', '--revoke', [CompletionResultType]::ParameterName, 'Forget this folder: none of its grants hold any more')
+            [CompletionResult]::new('--list', '--list', [CompletionResultType]::ParameterName, 'Only print the grants and which are trusted')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
         'linggen;completions' {
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
@@ -68,6 +77,7 @@ Register-ArgumentCompleter -Native -CommandName 'linggen' -ScriptBlock {
         'linggen;help' {
             [CompletionResult]::new('sessions', 'sessions', [CompletionResultType]::ParameterValue, 'List this workspace''s sessions, newest first')
             [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Serve the web UI without a terminal: the page lists this workspace''s sessions, opens or starts one, and chats (see doc/web.md)')
+            [CompletionResult]::new('trust', 'trust', [CompletionResultType]::ParameterValue, 'Show what this folder''s own files grant (permission rules, a looser mode, skills'' allowed-tools) and trust them; nothing they grant holds until then (see doc/trust.md)')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script to stdout (see completions/README.md)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
@@ -76,6 +86,9 @@ Register-ArgumentCompleter -Native -CommandName 'linggen' -ScriptBlock {
             break
         }
         'linggen;help;serve' {
+            break
+        }
+        'linggen;help;trust' {
             break
         }
         'linggen;help;completions' {

@@ -28,6 +28,9 @@ _linggen() {
             linggen,sessions)
                 cmd="linggen__subcmd__sessions"
                 ;;
+            linggen,trust)
+                cmd="linggen__subcmd__trust"
+                ;;
             linggen__subcmd__help,completions)
                 cmd="linggen__subcmd__help__subcmd__completions"
                 ;;
@@ -40,6 +43,9 @@ _linggen() {
             linggen__subcmd__help,sessions)
                 cmd="linggen__subcmd__help__subcmd__sessions"
                 ;;
+            linggen__subcmd__help,trust)
+                cmd="linggen__subcmd__help__subcmd__trust"
+                ;;
             *)
                 ;;
         esac
@@ -47,7 +53,7 @@ _linggen() {
 
     case "${cmd}" in
         linggen)
-            opts="-p -c -r -q -h -V --print --model --agent --root --max-iters --permission-mode --allowed-tools --disallowed-tools --continue --resume --output-format --theme --quiet --help --version sessions serve completions help"
+            opts="-p -c -r -q -h -V --print --model --agent --root --max-iters --permission-mode --allowed-tools --disallowed-tools --continue --resume --output-format --theme --quiet --help --version sessions serve trust completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -127,7 +133,7 @@ _linggen() {
             return 0
             ;;
         linggen__subcmd__help)
-            opts="sessions serve completions help"
+            opts="sessions serve trust completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -196,6 +202,20 @@ _linggen() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        linggen__subcmd__help__subcmd__trust)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         linggen__subcmd__serve)
             opts="-h --port --lan --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -216,6 +236,20 @@ _linggen() {
             ;;
         linggen__subcmd__sessions)
             opts="-h --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linggen__subcmd__trust)
+            opts="-h --yes --revoke --list --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -41,6 +41,7 @@ set edit:completion:arg-completer[linggen] = {|@words|
             cand --version 'Print version'
             cand sessions 'List this workspace''s sessions, newest first'
             cand serve 'Serve the web UI without a terminal: the page lists this workspace''s sessions, opens or starts one, and chats (see doc/web.md)'
+            cand trust 'Show what this folder''s own files grant (permission rules, a looser mode, skills'' allowed-tools) and trust them; nothing they grant holds until then (see doc/trust.md)'
             cand completions 'Print a shell completion script to stdout (see completions/README.md)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
@@ -54,6 +55,13 @@ set edit:completion:arg-completer[linggen] = {|@words|
             cand -h 'Print help'
             cand --help 'Print help'
         }
+        &'linggen;trust'= {
+            cand --yes 'Trust every grant without asking (for scripts)'
+            cand --revoke 'Forget this folder: none of its grants hold any more'
+            cand --list 'Only print the grants and which are trusted'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
         &'linggen;completions'= {
             cand -h 'Print help'
             cand --help 'Print help'
@@ -61,12 +69,15 @@ set edit:completion:arg-completer[linggen] = {|@words|
         &'linggen;help'= {
             cand sessions 'List this workspace''s sessions, newest first'
             cand serve 'Serve the web UI without a terminal: the page lists this workspace''s sessions, opens or starts one, and chats (see doc/web.md)'
+            cand trust 'Show what this folder''s own files grant (permission rules, a looser mode, skills'' allowed-tools) and trust them; nothing they grant holds until then (see doc/trust.md)'
             cand completions 'Print a shell completion script to stdout (see completions/README.md)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'linggen;help;sessions'= {
         }
         &'linggen;help;serve'= {
+        }
+        &'linggen;help;trust'= {
         }
         &'linggen;help;completions'= {
         }

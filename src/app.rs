@@ -12,6 +12,7 @@ use crate::config::{self, Config, ConfigError, ModelConfig};
 use crate::llm::router::{self, ResolveError};
 use crate::print::{Finished, OutputFormat, Printer, error_json, exit};
 use crate::session::permissions::project;
+use crate::session::permissions::trust::FolderTrust;
 use crate::session::{
     self, Envelope, EventBus, Input, ModelRouting, Permissions, Route, SessionHandle, SessionSetup,
     TurnMode, UserMessage, ids, prompt,
@@ -71,6 +72,9 @@ pub struct Workspace {
     pub config: Config,
     pub agents: Arc<Live<AgentSet>>,
     pub skills: Arc<Live<SkillSet>>,
+    /// What the workspace's own files grant and what of it the person trusted; `config`
+    /// holds only the trusted part.
+    pub trust: FolderTrust,
 }
 
 impl Workspace {
@@ -81,6 +85,14 @@ impl Workspace {
             .into_iter()
             .filter_map(Result::err)
             .collect()
+    }
+
+    /// Trusts every grant the folder makes now (`linggen trust`, the shell's question) and
+    /// applies them to this process's configuration.
+    pub fn trust_folder(&mut self) -> Result<(), String> {
+        self.trust.trust_all()?;
+        self.config.apply_trusted(self.trust.trust.accepted());
+        Ok(())
     }
 
     /// Warnings about agent and skill files that were skipped.
@@ -97,7 +109,7 @@ pub fn load_workspace(cli: &Cli) -> Result<Workspace, Failure> {
         .map_err(|e| ConfigError::Usage(format!("cannot read the current directory: {e}")))?;
     let root = config::paths::workspace_root(cli.root.as_deref(), &cwd)?;
     let env = |name: &str| std::env::var(name).ok();
-    let config = Config::load(&home, &root, &env, &cli.flag_overrides())?;
+    let mut config = Config::load(&home, &root, &env, &cli.flag_overrides())?;
     for warning in &config.warnings {
         eprintln!("linggen: warning: {warning}");
     }
@@ -112,12 +124,20 @@ pub fn load_workspace(cli: &Cli) -> Result<Workspace, Failure> {
             .filter(|h| !h.is_empty())
             .map(PathBuf::from),
     });
+    // Rules that do not parse are reported when the session starts.
+    let project_rules = project::load(&root).unwrap_or_default();
+    let trust = FolderTrust::load(&home, &root, &config, &project_rules, &skills.get());
+    if let Some(warning) = &trust.warning {
+        eprintln!("linggen: warning: {warning}");
+    }
+    config.apply_trusted(trust.trust.accepted());
     let ws = Workspace {
         home,
         root,
         config,
         agents,
         skills,
+        trust,
     };
     // A broken agent or skill file is skipped; the person hears which and why.
     for warning in ws.extension_warnings() {
@@ -210,6 +230,10 @@ pub async fn run_print(cli: Cli) -> i32 {
 async fn try_run_print(cli: &Cli) -> Result<i32, Failure> {
     let task = cli.task()?;
     let ws = load_workspace(cli)?;
+    // Nobody can be asked here, so nothing is trusted implicitly.
+    if let Some(note) = ws.trust.note() {
+        eprintln!("linggen: note: {note}");
+    }
     let message = print_message(&ws, task)?;
     // `-p` never waits for a person: calls that need approval are denied.
     let mut live = LiveSession::start(cli, &ws, false).await?;
@@ -308,6 +332,7 @@ pub async fn open_session(
     let project_rules = project::load(&ws.root).map_err(ConfigError::Usage)?;
     let config = ws.config.for_session(&cli.flag_overrides());
     let permissions = Permissions::new(config.permission_mode, &config.allow, &config.deny)
+        .map(|p| p.with_trust(ws.trust.trust.reloaded()))
         .and_then(|p| p.with_project_rules(&project_rules))
         .map_err(ConfigError::Usage)?;
     let store = Store::open(&ws.home)?;

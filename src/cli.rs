@@ -93,6 +93,19 @@ pub enum Command {
         #[arg(long)]
         lan: bool,
     },
+    /// Show what this folder's own files grant (permission rules, a looser mode, skills'
+    /// allowed-tools) and trust them; nothing they grant holds until then (see doc/trust.md).
+    Trust {
+        /// Trust every grant without asking (for scripts).
+        #[arg(long, conflicts_with_all = ["revoke", "list"])]
+        yes: bool,
+        /// Forget this folder: none of its grants hold any more.
+        #[arg(long, conflicts_with = "list")]
+        revoke: bool,
+        /// Only print the grants and which are trusted.
+        #[arg(long)]
+        list: bool,
+    },
     /// Print a shell completion script to stdout (see completions/README.md).
     Completions {
         /// bash | zsh | fish | elvish | powershell.
@@ -260,6 +273,16 @@ async fn dispatch(cli: Cli) -> i32 {
     match (&cli.command, cli.print.is_some()) {
         (Some(Command::Sessions), _) => crate::app::list_sessions(&cli),
         (Some(Command::Completions { shell }), _) => print_completions(*shell),
+        (Some(Command::Trust { yes, revoke, list }), _) => {
+            use crate::repl::trust::{self, TrustAction};
+            let action = match (yes, revoke, list) {
+                (true, _, _) => TrustAction::Yes,
+                (_, true, _) => TrustAction::Revoke,
+                (_, _, true) => TrustAction::List,
+                _ => TrustAction::Ask,
+            };
+            trust::command(&cli, action)
+        }
         (Some(Command::Serve { port, lan }), _) => {
             let options = crate::web::ServeOptions {
                 port: port.unwrap_or(0),

@@ -123,6 +123,9 @@ fn model_invokes_a_skill_whose_allowed_tools_hold_for_that_turn_only() {
         "description: Create an empty file named after the argument\nallowed-tools: Bash(touch:*)",
         "Create the file $1.txt with touch.",
     );
+    // A project skill's allowed-tools hold only once the person trusts the folder.
+    let trusted = run(&ws, &["trust", "--yes"]);
+    assert_eq!(trusted.code, Some(0), "{}", trusted.stderr);
     let r = run(&ws, &["-p", "make the notes file"]);
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     assert!(ws.root().join("notes.txt").exists(), "{}", r.stderr);

@@ -129,9 +129,6 @@ const KNOWN: &[(&str, &[&str])] = &[
 
 pub(super) struct Layer<'a> {
     path: &'a Path,
-    /// The workspace's own file (not `$LINGGEN_HOME`'s): it may tighten the sandbox, never
-    /// loosen it, since whoever wrote the repository wrote it.
-    pub project: bool,
     text: &'a str,
     parsed: FileConfig,
     pub warnings: Vec<String>,
@@ -145,7 +142,6 @@ pub(super) fn parse<'a>(path: &'a Path, text: &'a str) -> Result<Layer<'a>, Conf
     let warnings = unknown_keys(path, text);
     Ok(Layer {
         path,
-        project: false,
         text,
         parsed,
         warnings,
@@ -154,7 +150,15 @@ pub(super) fn parse<'a>(path: &'a Path, text: &'a str) -> Result<Layer<'a>, Conf
 
 impl Layer<'_> {
     /// Applies this layer; returns its `default_model` (with `file:line`) if it sets one.
-    pub fn apply(mut self, config: &mut Config) -> Result<Option<(String, String)>, ConfigError> {
+    /// `project` names the file (relative to the root) when it came with the workspace:
+    /// then what it grants (a looser mode, allow rules, a browser to run, more screenshot
+    /// hosts) goes to `config.withheld` until the person trusts it, while its restrictions
+    /// apply at once.
+    pub fn apply(
+        mut self,
+        config: &mut Config,
+        project: Option<String>,
+    ) -> Result<Option<(String, String)>, ConfigError> {
         let FileConfig {
             agent,
             models,
@@ -163,8 +167,16 @@ impl Layer<'_> {
             tools,
             sandbox,
         } = std::mem::take(&mut self.parsed);
+        let permissions = match &project {
+            Some(file) => withhold_permissions(permissions, config, file),
+            None => permissions,
+        };
+        let tools = match &project {
+            Some(file) => self.withhold_tools(tools, config, file)?,
+            None => tools,
+        };
         self.apply_tools(tools, config)?;
-        self.apply_sandbox(sandbox, config)?;
+        self.apply_sandbox(sandbox, config, project.is_some())?;
         if let Some(theme) = ui.theme {
             config.theme = theme;
             config.set_origin("theme", self.path.display());
@@ -194,20 +206,42 @@ impl Layer<'_> {
         }
         config.allow.extend(permissions.allow);
         config.deny.extend(permissions.deny);
-        for entry in models {
-            let span = entry.span();
-            let model = model_config(entry.into_inner())
-                .map_err(|(s, m)| self.error_at(s.unwrap_or(span), &m))?;
-            match config.models.iter_mut().find(|m| m.id == model.id) {
-                Some(existing) => *existing = model,
-                None => config.models.push(model),
-            }
-        }
+        self.apply_models(models, config, project.as_deref())?;
         Ok(agent.default_model.map(|m| {
             let line = line_of(self.text, m.span().start);
             let origin = format!("{}:{line}: [agent] default_model", self.path.display());
             (m.into_inner(), origin)
         }))
+    }
+
+    /// Merges `[[models]]` by id. A project model that names a key variable would send that
+    /// secret to a server the project chose, so its `api_key_env` is withheld as a grant.
+    fn apply_models(
+        &self,
+        models: Vec<Spanned<ModelEntry>>,
+        config: &mut Config,
+        project: Option<&str>,
+    ) -> Result<(), ConfigError> {
+        for entry in models {
+            let span = entry.span();
+            let mut model = model_config(entry.into_inner())
+                .map_err(|(s, m)| self.error_at(s.unwrap_or(span), &m))?;
+            if let Some(file) = project
+                && let Some(env) = model.api_key_env.take()
+            {
+                config.withheld.model_keys.push(super::trust::ModelKey {
+                    id: model.id.clone(),
+                    env,
+                    url: model.url.clone(),
+                });
+                config.withheld.file = file.to_string();
+            }
+            match config.models.iter_mut().find(|m| m.id == model.id) {
+                Some(existing) => *existing = model,
+                None => config.models.push(model),
+            }
+        }
+        Ok(())
     }
 
     /// `chromium` replaces what an earlier layer set; `screenshot_hosts` adds to it, like
@@ -229,11 +263,13 @@ impl Layer<'_> {
     }
 
     /// Settings that tighten the sandbox apply from any file; those that loosen it only
-    /// from `$LINGGEN_HOME`'s, with a warning for a project file that tries.
+    /// from `$LINGGEN_HOME`'s, with a warning for a `project` file that tries (trusted or
+    /// not: the sandbox is the floor under trust).
     fn apply_sandbox(
         &mut self,
         section: SandboxSection,
         config: &mut Config,
+        project: bool,
     ) -> Result<(), ConfigError> {
         use crate::tools::sandbox::Unconfined;
         let sandbox = &mut config.sandbox;
@@ -245,22 +281,22 @@ impl Layer<'_> {
         }
         let mut loosens = Vec::new();
         match section.enabled {
-            Some(false) if self.project => loosens.push("enabled = false"),
+            Some(false) if project => loosens.push("enabled = false"),
             Some(enabled) => sandbox.enabled = enabled,
             None => {}
         }
         match section.network {
-            Some(true) if self.project => loosens.push("network = true"),
+            Some(true) if project => loosens.push("network = true"),
             Some(network) => sandbox.network = network,
             None => {}
         }
         match section.unconfined {
-            Some(Unconfined::Allow) if self.project => loosens.push("unconfined = \"allow\""),
+            Some(Unconfined::Allow) if project => loosens.push("unconfined = \"allow\""),
             Some(unconfined) => sandbox.unconfined = unconfined,
             None => {}
         }
         if let Some(paths) = section.write_paths.filter(|p| !p.is_empty()) {
-            if self.project {
+            if project {
                 loosens.push("write_paths");
             } else {
                 for entry in paths {
@@ -272,7 +308,7 @@ impl Layer<'_> {
             }
         }
         if let Some(names) = section.env_allow.filter(|n| !n.is_empty()) {
-            if self.project {
+            if project {
                 loosens.push("env_allow");
             } else {
                 sandbox.env_allow.extend(names);
@@ -312,6 +348,29 @@ impl Layer<'_> {
         Ok(path)
     }
 
+    /// Moves the project's `[tools]` grants to `config.withheld`: `chromium` names a program
+    /// linggen runs, and `screenshot_hosts` widens where a screenshot may send a URL.
+    fn withhold_tools(
+        &self,
+        tools: ToolsSection,
+        config: &mut Config,
+        file: &str,
+    ) -> Result<ToolsSection, ConfigError> {
+        if let Some(chromium) = tools.chromium.filter(|c| !c.trim().is_empty()) {
+            config.withheld.chromium = Some(chromium.trim().to_string());
+            config.withheld.file = file.to_string();
+        }
+        for entry in tools.screenshot_hosts.unwrap_or_default() {
+            let host = crate::tools::screenshot::normalize_host(entry.get_ref())
+                .map_err(|why| self.error_at(entry.span(), &why))?;
+            if !config.withheld.screenshot_hosts.contains(&host) {
+                config.withheld.screenshot_hosts.push(host);
+            }
+            config.withheld.file = file.to_string();
+        }
+        Ok(ToolsSection::default())
+    }
+
     fn error_at(&self, span: std::ops::Range<usize>, message: &str) -> ConfigError {
         let line = line_of(self.text, span.start);
         ConfigError::File {
@@ -319,6 +378,32 @@ impl Layer<'_> {
             message: format!("line {line}: {message}"),
         }
     }
+}
+
+/// Keeps the project's restrictions (deny rules, a mode no looser than the one so far) and
+/// moves its grants (allow rules, a looser mode) to `config.withheld`.
+fn withhold_permissions(
+    mut permissions: PermissionsSection,
+    config: &mut Config,
+    file: &str,
+) -> PermissionsSection {
+    if let Some(mode) = permissions.mode
+        && mode.latitude() > config.permission_mode.latitude()
+    {
+        config.withheld.mode = Some(mode);
+        config.withheld.file = file.to_string();
+        permissions.mode = None;
+    }
+    if !permissions.allow.is_empty() {
+        for rule in std::mem::take(&mut permissions.allow) {
+            let rule = rule.trim().to_string();
+            if !config.withheld.allow.contains(&rule) {
+                config.withheld.allow.push(rule);
+            }
+        }
+        config.withheld.file = file.to_string();
+    }
+    permissions
 }
 
 type SpanError = (Option<std::ops::Range<usize>>, String);

@@ -5,6 +5,7 @@
 mod file;
 pub mod model;
 pub mod paths;
+pub mod trust;
 
 use std::path::{Path, PathBuf};
 
@@ -42,6 +43,17 @@ impl PermissionMode {
             "plan" => Some(Self::Plan),
             "bypass" | "bypassPermissions" => Some(Self::Bypass),
             _ => None,
+        }
+    }
+
+    /// How much runs without asking, for telling a loosening from a restriction: a project
+    /// file may tighten the mode freely, but loosening it is a grant that needs trust.
+    pub fn latitude(self) -> u8 {
+        match self {
+            Self::Plan => 0,
+            Self::Default => 1,
+            Self::AcceptEdits => 2,
+            Self::Bypass => 3,
         }
     }
 
@@ -114,6 +126,9 @@ pub struct Config {
     pub files: Vec<PathBuf>,
     /// Non-fatal findings (unknown keys) to show the person.
     pub warnings: Vec<String>,
+    /// What `<root>/linggen-agent.toml` would grant, held back until the person trusts it
+    /// (see [`trust`]); restrictions from that file are applied above as usual.
+    pub withheld: trust::Withheld,
 }
 
 impl Default for Config {
@@ -135,6 +150,7 @@ impl Default for Config {
             origins: std::collections::BTreeMap::new(),
             files: Vec::new(),
             warnings: Vec::new(),
+            withheld: trust::Withheld::default(),
         }
     }
 }
@@ -150,11 +166,17 @@ impl Config {
     ) -> Result<Config, ConfigError> {
         let mut config = Config::default();
         let mut default_model = None;
-        for path in [home.join(CONFIG_FILE), root.join(CONFIG_FILE)] {
+        let home_file = home.join(CONFIG_FILE);
+        let same_file = |a: &Path, b: &Path| {
+            a == b || matches!((a.canonicalize(), b.canonicalize()), (Ok(a), Ok(b)) if a == b)
+        };
+        for path in [home_file.clone(), root.join(CONFIG_FILE)] {
             // The same file twice (root == home) must not be applied twice.
-            if config.files.contains(&path) {
+            if config.files.iter().any(|seen| same_file(seen, &path)) {
                 continue;
             }
+            // The root's file came with the workspace, unless it is the person's own.
+            let project = !same_file(&path, &home_file);
             let text = match std::fs::read_to_string(&path) {
                 Ok(text) => text,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
@@ -165,10 +187,10 @@ impl Config {
                     });
                 }
             };
-            let mut layer = file::parse(&path, &text)?;
-            layer.project = path != home.join(CONFIG_FILE);
+            let layer = file::parse(&path, &text)?;
             config.warnings.extend(layer.warnings.iter().cloned());
-            if let Some(choice) = layer.apply(&mut config)? {
+            let withheld = project.then(|| trust::relative(root, &path));
+            if let Some(choice) = layer.apply(&mut config, withheld)? {
                 default_model = Some(choice);
             }
             config.files.push(path);
@@ -213,6 +235,8 @@ impl Config {
                 ))
             })?;
             self.set_origin("permission_mode", "LINGGEN_PERMISSION_MODE");
+            // The person chose the mode; the project's can no longer matter.
+            self.withheld.mode = None;
         }
         Ok(())
     }
@@ -251,6 +275,7 @@ impl Config {
         if let Some(mode) = flags.permission_mode {
             self.permission_mode = mode;
             self.set_origin("permission_mode", "--permission-mode");
+            self.withheld.mode = None;
         }
     }
 

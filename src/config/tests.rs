@@ -227,13 +227,14 @@ fn tools_section_layers_chromium_and_adds_hosts() {
         root.path(),
         "[tools]\nchromium = \"chromium-browser\"\nscreenshot_hosts = [\"myapp.test\", \"fd00::1\"]\nfrobnicate = 1\n",
     );
-    let c = Config::load(home.path(), root.path(), &no_env, &FlagOverrides::default()).unwrap();
+    let mut c = Config::load(home.path(), root.path(), &no_env, &FlagOverrides::default()).unwrap();
+    // The project's browser and hosts are grants: withheld until the folder is trusted.
+    assert_eq!(c.screenshot.chromium.as_deref(), Some("/opt/chrome/chrome"));
+    assert_eq!(c.screenshot.hosts, ["myapp.test"]);
+    c.apply_trusted(&c.withheld.grants().into_iter().collect());
     assert_eq!(c.screenshot.chromium.as_deref(), Some("chromium-browser"));
     assert_eq!(c.screenshot.hosts, ["myapp.test", "[fd00::1]"]);
-    assert_eq!(
-        c.origin("chromium"),
-        root.path().join(CONFIG_FILE).display().to_string()
-    );
+    assert_eq!(c.origin("chromium"), format!("{CONFIG_FILE} (trusted)"));
     assert_eq!(c.warnings.len(), 1);
     assert!(
         c.warnings[0].ends_with(":4: unknown key `tools.frobnicate` ignored"),

@@ -16,6 +16,7 @@ mod share;
 mod shell;
 pub mod theme;
 pub mod triggers;
+pub mod trust;
 mod view;
 
 pub use shell::run;

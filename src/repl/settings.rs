@@ -3,7 +3,8 @@
 
 use super::shell::Shell;
 use crate::config::PermissionMode;
-use crate::session::{TurnMode, permissions::project};
+use crate::session::TurnMode;
+use crate::session::permissions::{project, trust};
 
 impl Shell {
     /// The CLI flags that reopen the current session (for changes that keep the history).
@@ -49,13 +50,27 @@ impl Shell {
         for rule in &self.ws.config.deny {
             lines.push(format!("  deny  {rule}"));
         }
+        // Read afresh: a `p` answer in this session has added to both files since start.
+        let accepted = crate::config::trust::TrustStore::new(&self.ws.home)
+            .accepted(&self.ws.root)
+            .unwrap_or_default();
         match project::load(&self.ws.root) {
             Ok(rules) => {
                 for (i, rule) in rules.iter().enumerate() {
-                    lines.push(format!("  [{}] project allow {rule}", i + 1));
+                    let ignored = if accepted.contains(&trust::project_rule_grant(rule)) {
+                        ""
+                    } else {
+                        " (not trusted, ignored; see `linggen trust`)"
+                    };
+                    lines.push(format!("  [{}] project allow {rule}{ignored}", i + 1));
                 }
             }
             Err(e) => lines.push(e),
+        }
+        for grant in self.ws.config.withheld.grants() {
+            if !accepted.contains(&grant) {
+                lines.push(format!("  not trusted, ignored: {grant}"));
+            }
         }
         lines.push(format!(
             "/permissions <{}> switches mode · /permissions remove N|RULE drops a project rule",

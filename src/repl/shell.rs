@@ -61,7 +61,9 @@ pub async fn run(cli: Cli) -> i32 {
 }
 
 async fn try_run(cli: Cli) -> Result<i32, Failure> {
-    let ws = app::load_workspace(&cli)?;
+    let mut ws = app::load_workspace(&cli)?;
+    // Before anything uses the configuration: a yes here applies to this session.
+    let trust_hint = super::trust::ask_at_start(&mut ws).await;
     // Watching starts first, so that the window in which a new file goes unnoticed is short.
     let (extensions, watch_problems) = Extensions::start(&ws);
     let (theme, warning) = theme::load_or_default(&ws.config.theme, &ws.home);
@@ -125,6 +127,9 @@ async fn try_run(cli: Cli) -> Result<i32, Failure> {
         env!("CARGO_PKG_VERSION"),
         shell.ws.root.display()
     ));
+    if let Some(hint) = trust_hint {
+        shell.view.hint(&hint);
+    }
     let mut last_interrupt: Option<Instant> = None;
     let mut spinner = tokio::time::interval(super::view::SPINNER_FRAME);
     spinner.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);

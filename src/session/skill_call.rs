@@ -4,7 +4,7 @@
 
 use super::delegate::{self, ChildTask};
 use super::event::Event;
-use super::permissions::Rule;
+use super::permissions::{Permissions, Rule};
 use super::run::RunCtx;
 use super::{Conversation, TurnShared};
 use crate::skills::Skill;
@@ -27,11 +27,20 @@ pub(crate) fn instructions(skill: &Skill, args: &str, by: &str) -> String {
 }
 
 /// The skill's `allowed-tools` as rules. A rule that does not parse is skipped with a
-/// warning naming the skill's file, so one typo does not disable the whole skill.
-pub(crate) fn rules(shared: &TurnShared, skill: &Skill) -> Vec<Rule> {
-    skill
-        .allowed_tools
-        .iter()
+/// warning naming the skill's file, so one typo does not disable the whole skill. A project
+/// skill's entries the person has not trusted are ignored with one note naming them.
+pub(crate) fn rules(shared: &TurnShared, permissions: &Permissions, skill: &Skill) -> Vec<Rule> {
+    let (held, ignored) = permissions.skill_rules(skill);
+    if !ignored.is_empty() {
+        shared.bus.publish(Event::Warning {
+            message: format!(
+                "not trusted, so ignored: {}; accept with `linggen trust` (the shell asks at \
+                 its next start)",
+                ignored.join("; ")
+            ),
+        });
+    }
+    held.into_iter()
         .filter_map(|text| match Rule::parse(text) {
             Ok(rule) => Some(rule),
             Err(e) => {
@@ -65,7 +74,7 @@ pub(crate) async fn invoke(
             }
         ));
     };
-    let rules = rules(shared, skill);
+    let rules = rules(shared, &conv.permissions, skill);
     if !skill.fork {
         // The body joins this run; its allowed tools hold until the run ends.
         ctx.skill_rules.extend(rules);

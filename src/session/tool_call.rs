@@ -238,10 +238,15 @@ async fn authorize(
         Verdict::Ask { reason } => reason,
     };
     if !shared.interactive {
+        // No flag lifts a write to a skill or agent folder, so do not suggest one.
+        let advice = if super::permissions::writes_grant_path(prepared) {
+            "tell the user to make this change themselves"
+        } else {
+            "tell the user they can rerun with --permission-mode or --allowed-tools"
+        };
         return Err(ToolOutput::error(format!(
             "not run: `{}` needs the user's approval ({reason}), and nobody can approve in this \
-             non-interactive run. Do not retry; tell the user they can rerun with \
-             --permission-mode or --allowed-tools.",
+             non-interactive run. Do not retry; {advice}.",
             prepared.summary
         )));
     }

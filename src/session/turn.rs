@@ -40,7 +40,7 @@ pub(super) async fn run_turn(
     let started = Instant::now();
     let mut changed = Vec::new();
     let label = msg.content.clone();
-    let end = match plan(shared, &msg, agent_name) {
+    let end = match plan(shared, &conv.permissions, &msg, agent_name) {
         Err(message) => fail(shared, agent_name, &label, message),
         Ok(plan) => {
             let route = super::route_for(shared, plan.model.as_deref(), &shared.default_route);
@@ -102,7 +102,12 @@ pub(super) async fn run_turn(
 }
 
 /// Works out the agent and the message; `Err` is what to tell the person.
-fn plan(shared: &TurnShared, msg: &UserMessage, current: &str) -> Result<Plan, String> {
+fn plan(
+    shared: &TurnShared,
+    permissions: &super::permissions::Permissions,
+    msg: &UserMessage,
+    current: &str,
+) -> Result<Plan, String> {
     let agents = shared.agents.get();
     let find = |name: &str| {
         agents.get(name).cloned().ok_or_else(|| {
@@ -138,7 +143,7 @@ fn plan(shared: &TurnShared, msg: &UserMessage, current: &str) -> Result<Plan, S
             skill_call::instructions(skill, &invocation.args, "The user"),
             msg.attached
         ),
-        skill_rules: skill_call::rules(shared, skill),
+        skill_rules: skill_call::rules(shared, permissions, skill),
         fork: skill.fork,
         agent,
     })

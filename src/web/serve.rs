@@ -26,6 +26,10 @@ pub async fn run(cli: Cli, options: ServeOptions) -> i32 {
 
 async fn try_run(cli: Cli, options: ServeOptions) -> Result<i32, Failure> {
     let ws = Arc::new(app::load_workspace(&cli)?);
+    // The browser is not asked about folder trust; `linggen trust` is the way.
+    if let Some(note) = ws.trust.note() {
+        eprintln!("linggen: note: {note}");
+    }
     for problem in ws.watch_extensions() {
         eprintln!("linggen: warning: {problem}");
     }

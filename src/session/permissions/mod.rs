@@ -4,13 +4,17 @@
 //! a `Never` command segment always goes to a person.
 
 pub mod project;
+pub mod trust;
 
 use std::path::Path;
 
 use globset::{Glob, GlobMatcher};
 
 use crate::config::PermissionMode;
+use crate::skills::Skill;
 use crate::tools::{Access, Prepared, SegmentClass};
+
+pub use trust::Trust;
 
 /// The outcome of a permission check.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -145,6 +149,20 @@ pub fn scope_rules(prepared: &Prepared) -> Vec<String> {
     }
 }
 
+/// Whether the call writes where the workspace's grants live (as far as the analysis knows;
+/// the sandbox keeps those folders read-only for commands regardless). No mode or rule
+/// allows such a call: only a person can.
+pub fn writes_grant_path(prepared: &Prepared) -> bool {
+    match &prepared.access {
+        Access::Write { rel, .. } => trust::is_grant_path(rel),
+        Access::Command { analysis, .. } => analysis
+            .write_targets()
+            .iter()
+            .any(|t| trust::is_grant_target(t)),
+        Access::Read | Access::Screenshot { .. } => false,
+    }
+}
+
 /// A path as a glob that matches only itself: `src/[id].rs` must not become a character
 /// class that also matches `src/i.rs`.
 fn escape_glob(path: &str) -> String {
@@ -170,6 +188,9 @@ pub struct Permissions {
     deny: Vec<Rule>,
     /// Approved by the person with "always (this session)".
     session_allow: Vec<Rule>,
+    /// Which of the workspace's own grants hold; with none accepted, project rules and
+    /// project skills' `allowed-tools` have no effect.
+    trust: Trust,
 }
 
 impl Permissions {
@@ -182,22 +203,42 @@ impl Permissions {
             allow: parse(allow)?,
             deny: parse(deny)?,
             session_allow: Vec::new(),
+            trust: Trust::default(),
         })
     }
 
-    /// Adds the project's rules (from [`project::load`]) as allow rules. Like every allow
-    /// rule they cannot make a `Never` segment run without a person.
+    /// Sets which of the workspace's grants hold. Call before [`Self::with_project_rules`].
+    pub fn with_trust(mut self, trust: Trust) -> Self {
+        self.trust = trust;
+        self
+    }
+
+    /// Adds the project's rules (from [`project::load`]) as allow rules, those the person
+    /// trusted: the file comes with the workspace. Like every allow rule they cannot make a
+    /// `Never` segment run without a person.
     pub fn with_project_rules(mut self, rules: &[String]) -> Result<Self, String> {
-        for rule in rules {
-            let rule = Rule::parse(rule).map_err(|e| format!("{e} (in {})", project::FILE))?;
-            self.allow.push(rule);
+        for text in rules {
+            let rule = Rule::parse(text).map_err(|e| format!("{e} (in {})", project::FILE))?;
+            if self.trust.is_accepted(&trust::project_rule_grant(text)) {
+                self.allow.push(rule);
+            }
         }
         Ok(self)
     }
 
+    /// A skill's `allowed-tools` that hold (a project skill's only as far as trusted), and
+    /// the grant lines of the entries ignored.
+    pub fn skill_rules<'a>(&self, skill: &'a Skill) -> (Vec<&'a str>, Vec<String>) {
+        self.trust.skill_rules(skill)
+    }
+
     /// Remembers "always allow this, for this session": the command's program prefix or the
     /// file path.
+    /// A write to a grant path is never remembered: each one asks.
     pub fn allow_for_session(&mut self, prepared: &Prepared) {
+        if writes_grant_path(prepared) {
+            return;
+        }
         self.session_allow.extend(
             scope_rules(prepared)
                 .iter()
@@ -209,9 +250,13 @@ impl Permissions {
     /// [`project::FILE`] under `root` for later sessions. The session part holds even when
     /// saving fails, which is what the `Err` reports.
     pub fn allow_for_project(&mut self, root: &Path, prepared: &Prepared) -> Result<(), String> {
+        if writes_grant_path(prepared) {
+            return Ok(());
+        }
         self.allow_for_session(prepared);
         for rule in scope_rules(prepared) {
             project::add(root, &rule)?;
+            self.trust.accept_project_rule(&rule)?;
         }
         Ok(())
     }
@@ -292,6 +337,10 @@ impl Permissions {
             PermissionMode::Plan => Verdict::Deny {
                 reason: "plan mode is read-only".into(),
             },
+            // Before every mode and rule: the agent must not widen its own powers unseen.
+            _ if trust::is_grant_path(rel) => Verdict::Ask {
+                reason: trust::grant_path_reason(rel),
+            },
             PermissionMode::AcceptEdits | PermissionMode::Bypass => Verdict::Allow,
             PermissionMode::Default if self.allowed_by(tool, rel) => Verdict::Allow,
             PermissionMode::Default => Verdict::Ask {
@@ -346,6 +395,12 @@ impl Permissions {
             SegmentClass::Writes { targets } => match self.mode {
                 PermissionMode::Plan => Verdict::Deny {
                     reason: "plan mode is read-only; this command writes files".into(),
+                },
+                _ if targets.iter().any(|t| trust::is_grant_target(t)) => Verdict::Ask {
+                    reason: targets
+                        .iter()
+                        .find(|t| trust::is_grant_target(t))
+                        .map_or_else(String::new, |t| trust::grant_path_reason(t)),
                 },
                 PermissionMode::AcceptEdits | PermissionMode::Bypass => Verdict::Allow,
                 PermissionMode::Default if self.allowed_by("Bash", text) => Verdict::Allow,

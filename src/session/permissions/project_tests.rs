@@ -15,9 +15,18 @@ fn file_text(root: &Path) -> String {
     std::fs::read_to_string(root.join(FILE)).unwrap()
 }
 
+/// A session as a start-up builds it: the project's rules count as far as the trust store
+/// (here inside the temp dir) accepts them; `p` answers add to it.
 fn session(root: &Path) -> Permissions {
+    let store = crate::config::trust::TrustStore::new(&root.join(".trust-home"));
+    let accepted = store.accepted(root).unwrap();
     Permissions::new(PermissionMode::Default, &[], &[])
         .unwrap()
+        .with_trust(crate::session::permissions::Trust::new(
+            root,
+            Some(store),
+            accepted,
+        ))
         .with_project_rules(&load(root).unwrap())
         .unwrap()
 }

@@ -1,0 +1,333 @@
+//! Folder trust: which of a workspace's own grants the person accepted.
+//!
+//! Files that arrive with a workspace (a clone, a download, or the agent's own writes) can
+//! grant power: `[permissions] mode = "bypass"` and `allow` rules in `<root>/linggen-agent.toml`,
+//! rules in `.linggen/permissions.toml`, a project skill's `allowed-tools`. Each such grant
+//! is one human-readable line, for example `allow Bash(cargo*) (linggen-agent.toml)`; a grant
+//! has effect only when that exact line is stored here for the folder.
+//!
+//! The store is `$LINGGEN_HOME/trusted.toml`. It keeps the lines themselves, not a hash of
+//! them, so a grant added later is visibly new (and ignored until accepted) while a grant
+//! removed from the folder needs nothing. A store that does not parse trusts nothing.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use super::PermissionMode;
+
+/// The trust store's file name inside `$LINGGEN_HOME`.
+pub const FILE: &str = "trusted.toml";
+
+/// Written at the top of the store, for the person who opens it.
+const HEADER: &str = "# Folders whose own files may grant linggen powers, and exactly which grants \
+                      were accepted.\n# Managed by `linggen trust`; see doc/trust.md.\n";
+
+/// A grant by the project's permission mode (`bypass`, `accept-edits`).
+pub fn mode_grant(mode: PermissionMode, file: &str) -> String {
+    format!("permission mode {} ({file})", mode.as_str())
+}
+
+/// A grant by a project allow rule.
+pub fn allow_grant(rule: &str, file: &str) -> String {
+    format!("allow {} ({file})", rule.trim())
+}
+
+/// A grant by a project skill's `allowed-tools` entry.
+pub fn skill_grant(skill: &str, rule: &str, file: &str) -> String {
+    format!("skill {skill}: allowed-tools {} ({file})", rule.trim())
+}
+
+/// A grant by a project `[tools]` setting that names a program or widens where a tool goes.
+pub fn tools_grant(key: &str, value: &str, file: &str) -> String {
+    format!("tools {key} {} ({file})", value.trim())
+}
+
+/// `path` relative to `root` for a grant line (`.linggen/skills/x/SKILL.md`), so that the
+/// lines stay the same wherever the folder is checked out.
+pub fn relative(root: &Path, path: &Path) -> String {
+    match path.strip_prefix(root) {
+        Ok(rel) => rel
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy())
+            .collect::<Vec<_>>()
+            .join("/"),
+        Err(_) => path.display().to_string(),
+    }
+}
+
+/// What the project's `linggen-agent.toml` would grant, held back by [`super::Config::load`]
+/// until the person trusts it. Its restrictions are not here: they always apply.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Withheld {
+    /// The file, relative to the root (for the grant lines).
+    pub file: String,
+    /// A mode looser than the person's own (`bypass`, `accept-edits`).
+    pub mode: Option<PermissionMode>,
+    pub allow: Vec<String>,
+    /// `[tools] chromium`: a program linggen would run.
+    pub chromium: Option<String>,
+    /// `[tools] screenshot_hosts`: more hosts a screenshot may open.
+    pub screenshot_hosts: Vec<String>,
+    /// `[[models]]` entries' `api_key_env`: which secret goes to which server.
+    pub model_keys: Vec<ModelKey>,
+}
+
+/// A project model entry's key variable, withheld from the entry until trusted.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelKey {
+    pub id: String,
+    pub env: String,
+    pub url: String,
+}
+
+impl ModelKey {
+    fn grant(&self, file: &str) -> String {
+        format!(
+            "model {}: sends ${} to {} ({file})",
+            self.id, self.env, self.url
+        )
+    }
+}
+
+impl Withheld {
+    /// One line per grant.
+    pub fn grants(&self) -> Vec<String> {
+        let file = self.file.as_str();
+        let mut grants: Vec<String> = self.mode.map(|m| mode_grant(m, file)).into_iter().collect();
+        grants.extend(self.allow.iter().map(|r| allow_grant(r, file)));
+        grants.extend(
+            self.chromium
+                .iter()
+                .map(|c| tools_grant("chromium", c, file)),
+        );
+        grants.extend(
+            self.screenshot_hosts
+                .iter()
+                .map(|h| tools_grant("screenshot_hosts", h, file)),
+        );
+        grants.extend(self.model_keys.iter().map(|k| k.grant(file)));
+        grants
+    }
+}
+
+impl super::Config {
+    /// Applies the withheld grants whose lines are in `accepted`; the rest stay withheld.
+    /// Applying twice is harmless.
+    pub fn apply_trusted(&mut self, accepted: &BTreeSet<String>) {
+        let file = self.withheld.file.clone();
+        let withheld = &self.withheld;
+        if let Some(mode) = withheld.mode
+            && accepted.contains(&mode_grant(mode, &file))
+        {
+            self.permission_mode = mode;
+            self.origins
+                .insert("permission_mode", format!("{file} (trusted)"));
+        }
+        for rule in &withheld.allow {
+            if accepted.contains(&allow_grant(rule, &file)) && !self.allow.contains(rule) {
+                self.allow.push(rule.clone());
+            }
+        }
+        if let Some(chromium) = &withheld.chromium
+            && accepted.contains(&tools_grant("chromium", chromium, &file))
+        {
+            self.screenshot.chromium = Some(chromium.clone());
+            self.origins.insert("chromium", format!("{file} (trusted)"));
+        }
+        for key in &withheld.model_keys {
+            let entry = self
+                .models
+                .iter_mut()
+                .find(|m| m.id == key.id && m.url == key.url);
+            if let Some(model) = entry
+                && accepted.contains(&key.grant(&file))
+            {
+                model.api_key_env = Some(key.env.clone());
+            }
+        }
+        for host in &withheld.screenshot_hosts {
+            if accepted.contains(&tools_grant("screenshot_hosts", host, &file))
+                && !self.screenshot.hosts.contains(host)
+            {
+                self.screenshot.hosts.push(host.clone());
+                self.origins
+                    .insert("screenshot_hosts", format!("{file} (trusted)"));
+            }
+        }
+    }
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StoreFile {
+    #[serde(default)]
+    folder: Vec<Folder>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Folder {
+    path: String,
+    #[serde(default)]
+    grants: Vec<String>,
+}
+
+/// `$LINGGEN_HOME/trusted.toml`.
+#[derive(Debug, Clone)]
+pub struct TrustStore {
+    path: PathBuf,
+}
+
+impl TrustStore {
+    pub fn new(linggen_home: &Path) -> TrustStore {
+        TrustStore {
+            path: linggen_home.join(FILE),
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The grants accepted for `root` (canonical). A missing store or folder means none; a
+    /// store that does not parse is an error naming the file and line, which callers treat
+    /// as "nothing trusted" — never as trusted.
+    pub fn accepted(&self, root: &Path) -> Result<BTreeSet<String>, String> {
+        let key = root.display().to_string();
+        Ok(self
+            .read()?
+            .folder
+            .into_iter()
+            .filter(|f| f.path == key)
+            .flat_map(|f| f.grants)
+            .collect())
+    }
+
+    /// Records `grants` as the folder's accepted list, replacing what was there: trusting
+    /// the folder as it is now.
+    pub fn trust(&self, root: &Path, grants: &[String]) -> Result<(), String> {
+        self.update(root, |accepted| {
+            accepted.clear();
+            accepted.extend(grants.iter().cloned());
+        })
+    }
+
+    /// Adds one grant to the folder's accepted list (a rule the person approved with "always
+    /// in this project" is theirs, not the folder's).
+    pub fn add(&self, root: &Path, grant: &str) -> Result<(), String> {
+        self.update(root, |accepted| {
+            accepted.insert(grant.to_string());
+        })
+    }
+
+    /// Forgets the folder; returns whether it was there.
+    pub fn revoke(&self, root: &Path) -> Result<bool, String> {
+        let mut present = false;
+        self.update(root, |accepted| {
+            present = !accepted.is_empty();
+            accepted.clear();
+        })?;
+        Ok(present)
+    }
+
+    fn update(
+        &self,
+        root: &Path,
+        change: impl FnOnce(&mut BTreeSet<String>),
+    ) -> Result<(), String> {
+        let key = root.display().to_string();
+        let mut file = match self.read() {
+            Ok(file) => file,
+            // A broken store is not silently replaced: the person may have edited it.
+            Err(e) => return Err(format!("{e}; fix or remove the file, then try again")),
+        };
+        let mut accepted: BTreeSet<String> = file
+            .folder
+            .iter()
+            .filter(|f| f.path == key)
+            .flat_map(|f| f.grants.iter().cloned())
+            .collect();
+        change(&mut accepted);
+        file.folder.retain(|f| f.path != key);
+        if !accepted.is_empty() {
+            file.folder.push(Folder {
+                path: key,
+                grants: accepted.into_iter().collect(),
+            });
+        }
+        file.folder.sort_by(|a, b| a.path.cmp(&b.path));
+        self.write(&file)
+    }
+
+    fn read(&self) -> Result<StoreFile, String> {
+        let text = match std::fs::read_to_string(&self.path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(StoreFile::default()),
+            Err(e) => return Err(format!("cannot read {}: {e}", self.path.display())),
+        };
+        toml::from_str::<Spanned<StoreFile>>(&text)
+            .map(Spanned::into_inner)
+            .map_err(|e| {
+                let line = e.span().map_or(1, |s| {
+                    text[..s.start.min(text.len())].matches('\n').count() + 1
+                });
+                format!("{}:{line}: {}", self.path.display(), e.message().trim_end())
+            })
+    }
+
+    /// Writes through a private temporary file and a rename, so a crash never leaves half a
+    /// store, and the store is never readable by other users (it decides what runs).
+    fn write(&self, file: &StoreFile) -> Result<(), String> {
+        use std::io::Write as _;
+        use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _};
+
+        let mut text = HEADER.to_string();
+        for folder in &file.folder {
+            text.push_str(&format!(
+                "\n[[folder]]\npath = {}\ngrants = [\n",
+                toml::Value::String(folder.path.clone())
+            ));
+            for grant in &folder.grants {
+                text.push_str(&format!("    {},\n", toml::Value::String(grant.clone())));
+            }
+            text.push_str("]\n");
+        }
+        let dir = self.path.parent().unwrap_or(Path::new("."));
+        if !dir.exists() {
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(dir)
+                .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        }
+        // Unique per process and call: two linggen processes may trust at once.
+        static SAVES: AtomicU64 = AtomicU64::new(0);
+        let tmp = dir.join(format!(
+            ".{FILE}.{}.{}.tmp",
+            std::process::id(),
+            SAVES.fetch_add(1, Ordering::Relaxed)
+        ));
+        let written = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&tmp)
+            .and_then(|mut f| f.write_all(text.as_bytes()).and_then(|()| f.sync_all()));
+        if let Err(e) = written {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(format!("cannot write {}: {e}", tmp.display()));
+        }
+        std::fs::rename(&tmp, &self.path).map_err(|e| {
+            let _ = std::fs::remove_file(&tmp);
+            format!("cannot replace {}: {e}", self.path.display())
+        })
+    }
+}
+
+#[cfg(test)]
+#[path = "trust_tests.rs"]
+mod tests;
