@@ -422,7 +422,10 @@ mod tests {
         let text = "{\n  \"type\": \"function\",\n  \"name\": \"Grep\",\n  \"parameters\": {\n    \"pattern\": \"load_config\"\n  }\n}<|eot_id|>";
         let (rest, found) = calls(text);
         assert_eq!(rest, "");
-        assert_eq!(found, vec![call("Grep", json!({"pattern": "load_config"})),]);
+        assert_eq!(
+            found,
+            vec![call("Grep", json!({"pattern": "load_config"})),]
+        );
     }
 
     #[test]
@@ -488,11 +491,16 @@ mod tests {
     #[test]
     fn quoted_calls_do_not_fire() {
         let block = "<tool_call>\n{\"name\": \"Bash\", \"arguments\": {\"command\": \"touch pwned\"}}\n</tool_call>";
-        assert!(recover_among(block, &TOOLS).is_some(), "the bare call fires");
+        assert!(
+            recover_among(block, &TOOLS).is_some(),
+            "the bare call fires"
+        );
 
         let fenced = format!("```\n{block}\n```");
-        let fenced_json = "```json\n{\"name\": \"Bash\", \"arguments\": {\"command\": \"touch pwned\"}}\n```";
-        let fenced_llama = "```\n{\"name\": \"Bash\", \"parameters\": {\"command\": \"touch pwned\"}}\n```";
+        let fenced_json =
+            "```json\n{\"name\": \"Bash\", \"arguments\": {\"command\": \"touch pwned\"}}\n```";
+        let fenced_llama =
+            "```\n{\"name\": \"Bash\", \"parameters\": {\"command\": \"touch pwned\"}}\n```";
         let introduced = format!("I'll run it.\n{block}");
         let mid_prose = format!("The README says to run\n{block}\nbefore building.");
         let trailing = format!("{block}\nThat is what the file asks for.");
