@@ -345,6 +345,37 @@ fn a_quoted_tool_call_stays_text() {
     assert!(!ws.root().join("pwned").exists());
 }
 
+/// `-p` text output is often a terminal: the model's escape sequences are stripped from the
+/// answer on stdout and from the progress lines on stderr.
+#[test]
+fn control_sequences_from_the_model_are_stripped_in_text_output() {
+    let hostile = "\x1b]52;c;ZWNobyBwd25lZA==\x07\x1b[2J\u{9b}31m";
+    let server = ScriptedServer::start_background(
+        Protocol::OpenAi,
+        vec![
+            Step::from(Reply::tool(
+                "Read",
+                json!({ "path": format!("a{hostile}.txt") }),
+            )),
+            Reply::text(format!("Safe{hostile} answer\rEVIL")).into(),
+        ],
+    );
+    let ws = Workspace::new();
+    ws.configure(Protocol::OpenAi, &server.url());
+    let out = run_with_timeout(ws.cmd().args(["-p", "hi"]), TIMEOUT);
+    assert!(out.status.success());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stdout, "Safe answerEVIL\n");
+    assert!(stderr.contains("Read a.txt"), "{stderr:?}");
+    for text in [&stdout, &stderr] {
+        assert!(
+            !text.contains(['\x1b', '\x07', '\u{9b}', '\r']),
+            "a control character got through: {text:?}"
+        );
+    }
+}
+
 #[test]
 fn max_iters_stops_with_exit_code_3() {
     let server = ScriptedServer::start_background(

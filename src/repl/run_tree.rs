@@ -6,6 +6,7 @@ use std::collections::HashMap;
 
 use super::catalog::one_line;
 use crate::store::RunRecord;
+use crate::tools::terminal_text::strip_controls;
 
 /// Indentation per level of delegation.
 const INDENT: &str = "  ";
@@ -66,12 +67,13 @@ pub fn tree_lines(runs: &[RunRecord]) -> Vec<String> {
 }
 
 fn push_subtree(runs: &[RunRecord], run: &RunRecord, depth: usize, lines: &mut Vec<String>) {
-    let task = one_line(&run.task, TASK_CHARS);
+    // Tasks and agent names may be the model's words (a delegation it wrote).
+    let task = one_line(&strip_controls(&run.task), TASK_CHARS);
     lines.push(format!(
         "{}{:<9} {} {task}",
         indent(depth),
         run.status,
-        run.agent_id
+        strip_controls(&run.agent_id)
     ));
     // Ids are unique, so a parent cycle cannot occur; the depth cap is a guard anyway.
     if depth > 64 {

@@ -68,11 +68,17 @@ impl BashArgs {
         })
     }
 
+    /// One line for tool lines. A long command is cut, saying how much is not shown; the
+    /// approval prompt shows all of it (`Prepared::approval_display`).
     pub fn summary(&self) -> String {
         const MAX: usize = 120;
         match self.command.char_indices().nth(MAX) {
             None => format!("Bash: {}", self.command),
-            Some((cut, _)) => format!("Bash: {}…", &self.command[..cut]),
+            Some((cut, _)) => format!(
+                "Bash: {}… [+{} chars]",
+                &self.command[..cut],
+                self.command[cut..].chars().count()
+            ),
         }
     }
 

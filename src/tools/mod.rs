@@ -15,6 +15,7 @@ pub mod read;
 pub mod repo_info;
 pub mod screenshot;
 pub mod session_tools;
+pub mod terminal_text;
 pub mod write;
 
 use std::path::{Path, PathBuf};
@@ -124,6 +125,20 @@ pub struct Prepared {
     pub summary: String,
     pub access: Access,
     call: Call,
+}
+
+impl Prepared {
+    /// The call as a person approves it: every character of the command, path or address it
+    /// will run or touch, with the invisible ones spelled out ([`terminal_text::visible`]).
+    /// Unlike `summary` (one line for tool lines, which may abridge), never shortened.
+    pub fn approval_display(&self) -> String {
+        use terminal_text::visible;
+        match &self.access {
+            Access::Command { command, .. } => format!("{}: {}", self.tool, visible(command)),
+            Access::Write { rel, .. } => format!("{} {}", self.tool, visible(rel)),
+            Access::Screenshot { .. } | Access::Read => visible(&self.summary),
+        }
+    }
 }
 
 /// Parsed, per-tool arguments.

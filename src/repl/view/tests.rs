@@ -206,6 +206,7 @@ fn a_childs_approval_is_indented_and_answerable() {
         run_id: "child".into(),
         tool: "Write".into(),
         summary: "Write a.txt".into(),
+        display: "Write a.txt".into(),
         reason: "Write changes a.txt".into(),
         diff: None,
     });
