@@ -516,4 +516,16 @@ mod tests {
             30_000
         );
     }
+
+    #[test]
+    fn a_long_command_summary_says_how_much_is_cut() {
+        let (_d, ctx) = ctx();
+        let command = format!("echo safe{}&& touch x", " ".repeat(300));
+        let args = BashArgs::parse(&ctx, &json!({ "command": command })).unwrap();
+        let summary = args.summary();
+        assert!(summary.ends_with("… [+199 chars]"), "{summary:?}");
+        assert!(!summary.contains("touch"));
+        let short = BashArgs::parse(&ctx, &json!({"command": "ls -la"})).unwrap();
+        assert_eq!(short.summary(), "Bash: ls -la");
+    }
 }
