@@ -312,6 +312,22 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// What a person approves is the whole call, with what a screen hides spelled out.
+    #[test]
+    fn approval_display_is_the_whole_call_escaped() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = ToolContext::new(&dir.path().canonicalize().unwrap());
+        let command = format!("echo safe{}&& touch x\u{a0}y", " ".repeat(300));
+        let bash = prepare(&ctx, "Bash", &json!({ "command": command })).unwrap();
+        assert_eq!(
+            bash.approval_display(),
+            "Bash: echo safe␠×300&& touch x\\u{a0}y"
+        );
+        let path = "notes\u{202e}txt.sh";
+        let write = prepare(&ctx, "Write", &json!({"path": path, "content": "x"})).unwrap();
+        assert_eq!(write.approval_display(), "Write notes\\u{202e}txt.sh");
+    }
+
     #[test]
     fn names_and_aliases_resolve() {
         assert_eq!(canonical_name("read_file"), Some("Read"));
