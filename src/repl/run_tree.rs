@@ -6,7 +6,6 @@ use std::collections::HashMap;
 
 use super::catalog::one_line;
 use crate::store::RunRecord;
-use crate::tools::terminal_text::strip_controls;
 
 /// Indentation per level of delegation.
 const INDENT: &str = "  ";
@@ -67,13 +66,12 @@ pub fn tree_lines(runs: &[RunRecord]) -> Vec<String> {
 }
 
 fn push_subtree(runs: &[RunRecord], run: &RunRecord, depth: usize, lines: &mut Vec<String>) {
-    // Tasks and agent names may be the model's words (a delegation it wrote).
-    let task = one_line(&strip_controls(&run.task), TASK_CHARS);
+    let task = one_line(&run.task, TASK_CHARS);
     lines.push(format!(
         "{}{:<9} {} {task}",
         indent(depth),
         run.status,
-        strip_controls(&run.agent_id)
+        run.agent_id
     ));
     // Ids are unique, so a parent cycle cannot occur; the depth cap is a guard anyway.
     if depth > 64 {

@@ -172,7 +172,17 @@ impl View {
         self.say(line);
     }
 
+    /// Plain lines from the shell's commands (`/runs`, `/sessions`, `/permissions`, …). They
+    /// quote what the model or workspace files wrote (tasks, agent names, saved commands),
+    /// and carry no styling of ours, so control sequences are stripped here, for all of them.
     pub fn lines(&mut self, lines: Vec<String>) {
+        let lines = lines
+            .into_iter()
+            .map(|line| match strip_controls(&line) {
+                std::borrow::Cow::Borrowed(_) => line,
+                std::borrow::Cow::Owned(clean) => clean,
+            })
+            .collect();
         self.print(lines);
     }
 
