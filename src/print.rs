@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use crate::llm::Usage;
 use crate::session::{Event, OutcomeStatus};
+use crate::tools::terminal_text::strip_controls;
 
 /// Exit codes of `linggen -p`, documented in `doc/cli.md`.
 pub mod exit {
@@ -160,8 +161,7 @@ impl Printer {
             _ => None,
         };
         if let Some(line) = line {
-            // stderr gone too: nothing left to tell anyone.
-            let _ = writeln!(std::io::stderr().lock(), "{line}");
+            stderr_line(&line);
         }
     }
 
@@ -170,11 +170,12 @@ impl Printer {
         match self.format {
             OutputFormat::Text => {
                 if done.status == OutcomeStatus::Completed {
-                    let text = done.result.trim_end();
-                    self.stdout_line(text);
+                    // The answer is the model's text, and stdout is often a terminal.
+                    let text = strip_controls(done.result.trim_end());
+                    self.stdout_line(&text);
                 } else if done.status != OutcomeStatus::Error {
                     // Errors were already printed from their `Error` event.
-                    let _ = writeln!(std::io::stderr().lock(), "linggen: {}", self.ending(done));
+                    stderr_line(&format!("linggen: {}", self.ending(done)));
                 }
             }
             OutputFormat::Json | OutputFormat::StreamJson => {
@@ -200,6 +201,13 @@ impl Printer {
             self.stdout_closed = true;
         }
     }
+}
+
+/// One progress line on stderr. Lines quote the model (tool summaries, errors, agent names),
+/// so control sequences are stripped: only JSON output, which escapes them, keeps them.
+fn stderr_line(line: &str) {
+    // stderr gone too: nothing left to tell anyone.
+    let _ = writeln!(std::io::stderr().lock(), "{}", strip_controls(line));
 }
 
 /// The last line of `json` / `stream-json` output. A struct, not a JSON map, so the fields

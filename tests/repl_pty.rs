@@ -101,6 +101,48 @@ fn approvals_yes_always_no_and_reason() {
     repl.line("/quit");
 }
 
+/// A command whose tail is pushed out of sight by blanks: the approval shows all of it, the
+/// blanks counted, and wraps a long call instead of cutting it.
+#[test]
+fn an_approval_shows_the_hidden_tail_of_a_long_command() {
+    let long_word = "x".repeat(150);
+    let command = format!("echo safe{}&& touch {long_word}-tail", " ".repeat(300));
+    let (ws, _server) = workspace(vec![
+        Step::from(Reply::tool("Bash", json!({ "command": command }))),
+        Reply::text("not run").into(),
+    ]);
+    let mut repl = Repl::start(&ws, &[]);
+    repl.line("run it");
+    repl.expect("Allow Bash");
+    repl.expect("echo safe␠×300&& touch xxx");
+    repl.expect("-tail");
+    repl.expect("type a reason");
+    repl.line("n");
+    repl.expect("not run");
+    repl.line("/quit");
+}
+
+/// Escape sequences in the model's answer (clipboard write, screen clear, an 8-bit CSI, a
+/// carriage return that would overwrite the line) never reach the terminal.
+#[test]
+fn control_sequences_in_an_answer_do_not_reach_the_terminal() {
+    let answer =
+        "Start \x1b]52;c;ZWNobyBwd25lZA==\x07clip \x1b[2Jclear \u{9b}31mred safe\rEVIL end.\n";
+    let (ws, _server) = workspace(vec![Step::from(Reply::text(answer).delta_bytes(4))]);
+    let mut repl = Repl::start(&ws, &[]);
+    repl.line("hello");
+    let out = repl.expect("end.");
+    let tail = out.rsplit("hello").next().unwrap_or_default();
+    assert!(tail.contains("safeEVIL"), "{tail:?}");
+    for bad in ["\x1b]", "\x1b[2J", "\u{9b}", "\x07", "safe\r"] {
+        assert!(
+            !tail.contains(bad),
+            "{bad:?} reached the terminal: {tail:?}"
+        );
+    }
+    repl.line("/quit");
+}
+
 #[test]
 fn ctrl_c_cancels_a_slow_stream_and_type_ahead_is_sent_next() {
     let slow = Reply::text("tick tick\n\n".repeat(400))

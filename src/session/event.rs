@@ -131,8 +131,11 @@ pub enum Event {
         id: String,
         run_id: String,
         tool: String,
-        /// The exact command or path.
+        /// One line naming the call, as on its tool line (a long command may be cut).
         summary: String,
+        /// Everything the call will run or touch, unabridged, with invisible characters
+        /// spelled out (`tools::terminal_text::visible`): what a person approves.
+        display: String,
         /// Why it needs a person.
         reason: String,
         #[serde(skip_serializing_if = "Option::is_none")]

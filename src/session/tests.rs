@@ -186,6 +186,38 @@ fn write_call() -> Scripted {
     )])
 }
 
+/// A command padded with blanks so that its tail falls past a cut-off one-line summary: the
+/// approval still carries all of it, the blanks counted.
+#[tokio::test]
+async fn an_approval_shows_the_whole_command() {
+    let command = format!("echo safe{}&& touch x", " ".repeat(300));
+    let bash = reply(vec![call("c1", "Bash", json!({ "command": command }))]);
+    let mut h = start(vec![bash, reply(vec![text("ok")])], true);
+    h.say("run it", "terminal").await;
+    let (request, _) = h
+        .until(|e| matches!(e, Event::ApprovalRequested { .. }))
+        .await;
+    let Event::ApprovalRequested {
+        id,
+        display,
+        summary,
+        ..
+    } = request
+    else {
+        unreachable!()
+    };
+    assert_eq!(display, "Bash: echo safe␠×300&& touch x");
+    assert!(!summary.contains("touch"), "{summary}");
+    h.send(Input::Approval {
+        id,
+        decision: Decision::Deny { reason: None },
+        from: "terminal".into(),
+    })
+    .await;
+    assert_eq!(h.outcome().await.0, OutcomeStatus::Completed);
+    assert!(!h.root.join("x").exists());
+}
+
 #[tokio::test]
 async fn approval_from_another_frontend_runs_the_call() {
     let mut h = start(vec![write_call(), reply(vec![text("done")])], true);

@@ -296,6 +296,7 @@ async fn ask_person(
         run_id: ctx.id.clone(),
         tool: prepared.tool.to_string(),
         summary: prepared.summary.clone(),
+        display: prepared.approval_display(),
         reason: reason.to_string(),
         diff,
     });

@@ -78,11 +78,17 @@ impl BashArgs {
         })
     }
 
+    /// One line for tool lines. A long command is cut, saying how much is not shown; the
+    /// approval prompt shows all of it (`Prepared::approval_display`).
     pub fn summary(&self) -> String {
         const MAX: usize = 120;
         match self.command.char_indices().nth(MAX) {
             None => format!("Bash: {}", self.command),
-            Some((cut, _)) => format!("Bash: {}…", &self.command[..cut]),
+            Some((cut, _)) => format!(
+                "Bash: {}… [+{} chars]",
+                &self.command[..cut],
+                self.command[cut..].chars().count()
+            ),
         }
     }
 
@@ -583,5 +589,17 @@ mod tests {
                 .timeout_ms,
             30_000
         );
+    }
+
+    #[test]
+    fn a_long_command_summary_says_how_much_is_cut() {
+        let (_d, ctx) = ctx();
+        let command = format!("echo safe{}&& touch x", " ".repeat(300));
+        let args = BashArgs::parse(&ctx, &json!({ "command": command })).unwrap();
+        let summary = args.summary();
+        assert!(summary.ends_with("… [+199 chars]"), "{summary:?}");
+        assert!(!summary.contains("touch"));
+        let short = BashArgs::parse(&ctx, &json!({"command": "ls -la"})).unwrap();
+        assert_eq!(short.summary(), "Bash: ls -la");
     }
 }

@@ -16,6 +16,7 @@ pub mod repo_info;
 pub mod sandbox;
 pub mod screenshot;
 pub mod session_tools;
+pub mod terminal_text;
 pub mod write;
 
 use std::path::{Path, PathBuf};
@@ -140,6 +141,20 @@ pub struct Prepared {
     pub summary: String,
     pub access: Access,
     call: Call,
+}
+
+impl Prepared {
+    /// The call as a person approves it: every character of the command, path or address it
+    /// will run or touch, with the invisible ones spelled out ([`terminal_text::visible`]).
+    /// Unlike `summary` (one line for tool lines, which may abridge), never shortened.
+    pub fn approval_display(&self) -> String {
+        use terminal_text::visible;
+        match &self.access {
+            Access::Command { command, .. } => format!("{}: {}", self.tool, visible(command)),
+            Access::Write { rel, .. } => format!("{} {}", self.tool, visible(rel)),
+            Access::Screenshot { .. } | Access::Read => visible(&self.summary),
+        }
+    }
 }
 
 /// Parsed, per-tool arguments.
@@ -312,6 +327,22 @@ impl Prepared {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// What a person approves is the whole call, with what a screen hides spelled out.
+    #[test]
+    fn approval_display_is_the_whole_call_escaped() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = ToolContext::new(&dir.path().canonicalize().unwrap());
+        let command = format!("echo safe{}&& touch x\u{a0}y", " ".repeat(300));
+        let bash = prepare(&ctx, "Bash", &json!({ "command": command })).unwrap();
+        assert_eq!(
+            bash.approval_display(),
+            "Bash: echo safe␠×300&& touch x\\u{a0}y"
+        );
+        let path = "notes\u{202e}txt.sh";
+        let write = prepare(&ctx, "Write", &json!({"path": path, "content": "x"})).unwrap();
+        assert_eq!(write.approval_display(), "Write notes\\u{202e}txt.sh");
+    }
 
     #[test]
     fn names_and_aliases_resolve() {

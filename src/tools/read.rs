@@ -16,6 +16,8 @@ const DEFAULT_MAX_BYTES: usize = 100_000;
 const MAX_BYTES_CAP: usize = 1_000_000;
 /// Longer lines (minified code, data) are cut; the model rarely needs all of one.
 const MAX_LINE_CHARS: usize = 2000;
+/// The most of one line held in memory: [`MAX_LINE_CHARS`] characters of up to 4 bytes.
+const MAX_LINE_BYTES: usize = MAX_LINE_CHARS * 4;
 /// Binary detection looks at this much of the file, like git and ripgrep do.
 const SNIFF_BYTES: u64 = 8192;
 /// Past this size the lines after the window are not counted, to keep a read cheap.
@@ -147,24 +149,31 @@ impl ReadArgs {
         let max_lines = self
             .end
             .map_or(DEFAULT_MAX_LINES, |end| end + 1 - self.start);
+        let io_error = |e: std::io::Error| format!("cannot read `{}`: {e}", self.rel);
         let mut window = Window::default();
         let mut buf = Vec::new();
         let mut line_no = 0;
         loop {
-            buf.clear();
-            let n = reader
-                .read_until(b'\n', &mut buf)
-                .map_err(|e| format!("cannot read `{}`: {e}", self.rel))?;
-            if n == 0 {
+            let full = window.lines.len() >= max_lines;
+            let showing = line_no + 1 >= self.start && !full && window.bytes < self.max_bytes;
+            // Lines that are not shown are only counted, so nothing of them is kept. A shown
+            // line keeps at most the cap, however long it is: whole lines are shown until the
+            // cap is passed (so the window may end up to one line over it), and a line longer
+            // than the cap on its own is cut there.
+            let keep = if showing {
+                self.max_bytes.min(MAX_LINE_BYTES)
+            } else {
+                0
+            };
+            let Some(line) = next_line(&mut reader, &mut buf, keep).map_err(io_error)? else {
                 window.total = Some(line_no);
                 return Ok(window);
-            }
+            };
             line_no += 1;
             if line_no < self.start {
                 continue;
             }
-            let full = window.lines.len() >= max_lines;
-            if full || window.bytes >= self.max_bytes {
+            if !showing {
                 // Reaching the end the caller asked for is not a truncation.
                 if !(full && self.end.is_some()) {
                     window.more = true;
@@ -175,16 +184,16 @@ impl ReadArgs {
                 }
                 continue;
             }
-            let text = std::str::from_utf8(&buf).map_err(|_| {
+            let text = line.text(&buf).ok_or_else(|| {
                 format!(
                     "`{}` is not UTF-8 text (line {line_no}); Read shows text files only. \
                      Inspect it with Bash, e.g. `file {}`",
                     self.rel, self.rel
                 )
             })?;
-            let text = text.trim_end_matches(['\n', '\r']);
-            window.bytes += text.len() + 1;
-            window.lines.push((line_no, clip(text)));
+            let shown = clip(text, keep, line.dropped_chars);
+            window.bytes += shown.len() + 1;
+            window.lines.push((line_no, shown.into_owned()));
         }
     }
 
@@ -241,14 +250,108 @@ struct Window {
     total: Option<usize>,
 }
 
-fn clip(text: &str) -> String {
-    match text.char_indices().nth(MAX_LINE_CHARS) {
-        None => text.to_string(),
-        Some((cut, _)) => format!(
-            "{}… [{} more chars]",
-            &text[..cut],
-            text[cut..].chars().count()
-        ),
+/// One line as [`next_line`] read it: its kept head is in the caller's buffer.
+#[derive(Debug, PartialEq)]
+struct Line {
+    /// Characters of the line past what was kept (UTF-8 lead bytes, not validated: they
+    /// are never shown).
+    dropped_chars: usize,
+    /// The kept head ends inside a character that the cut split.
+    split_char: bool,
+}
+
+impl Line {
+    /// The kept head as text without its line ending; `None` when it is not UTF-8. A
+    /// character split by the cut is left out rather than reported as bad text.
+    fn text<'b>(&self, buf: &'b [u8]) -> Option<&'b str> {
+        let text = match std::str::from_utf8(buf) {
+            Ok(text) => text,
+            Err(e) if e.error_len().is_none() && self.split_char => {
+                std::str::from_utf8(&buf[..e.valid_up_to()]).ok()?
+            }
+            Err(_) => return None,
+        };
+        Some(if self.dropped_chars == 0 {
+            text.trim_end_matches('\r')
+        } else {
+            text
+        })
+    }
+}
+
+/// Reads one line (up to and without its `\n`), keeping at most `keep` bytes of it in
+/// `buf` and only counting the rest, so a multi-megabyte line costs no more memory than the
+/// window it is shown in. `None` at the end of the input.
+fn next_line(
+    reader: &mut impl BufRead,
+    buf: &mut Vec<u8>,
+    keep: usize,
+) -> std::io::Result<Option<Line>> {
+    buf.clear();
+    let mut line = Line {
+        dropped_chars: 0,
+        split_char: false,
+    };
+    let mut seen_any = false;
+    let mut last_dropped = None;
+    loop {
+        let available = match reader.fill_buf() {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if available.is_empty() {
+            break;
+        }
+        seen_any = true;
+        let newline = available.iter().position(|&b| b == b'\n');
+        let body = &available[..newline.unwrap_or(available.len())];
+        let room = keep - buf.len();
+        let (kept, dropped) = body.split_at(body.len().min(room));
+        buf.extend_from_slice(kept);
+        if !dropped.is_empty() {
+            // A continuation byte first means the cut fell inside a character, which is then
+            // not shown and counts as dropped.
+            if last_dropped.is_none() && is_continuation(dropped[0]) {
+                line.split_char = true;
+                line.dropped_chars += 1;
+            }
+            line.dropped_chars += dropped.iter().filter(|&&b| !is_continuation(b)).count();
+            last_dropped = dropped.last().copied();
+        }
+        let used = body.len() + usize::from(newline.is_some());
+        reader.consume(used);
+        if newline.is_some() {
+            break;
+        }
+    }
+    if !seen_any {
+        return Ok(None);
+    }
+    // A `\r\n` ending is not part of the line, even when the cut dropped it.
+    if last_dropped == Some(b'\r') {
+        line.dropped_chars -= 1;
+    }
+    Ok(Some(line))
+}
+
+fn is_continuation(byte: u8) -> bool {
+    byte & 0xC0 == 0x80
+}
+
+/// The line as shown: at most [`MAX_LINE_CHARS`] characters and `budget` bytes, with a
+/// marker counting what was cut (including the `dropped` characters never read into memory).
+fn clip(text: &str, budget: usize, dropped: usize) -> std::borrow::Cow<'_, str> {
+    let by_chars = text
+        .char_indices()
+        .nth(MAX_LINE_CHARS)
+        .map_or(text.len(), |(i, _)| i);
+    let cut = by_chars.min(text.floor_char_boundary(budget));
+    let more = text[cut..].chars().count() + dropped;
+    if more == 0 {
+        std::borrow::Cow::Borrowed(text)
+    } else {
+        std::borrow::Cow::Owned(format!("{}… [{more} more chars]", &text[..cut]))
     }
 }
 
@@ -467,5 +570,43 @@ mod tests {
             "{}",
             &out.model[..50]
         );
+    }
+
+    #[tokio::test]
+    async fn a_huge_single_line_is_cut_at_the_byte_cap() {
+        let mut content = "y".repeat(5 * 1024 * 1024);
+        content.push_str("\nsecond\n");
+        let (_d, ctx) = setup(content.as_bytes());
+        let out = read(&ctx, json!({"path": "f.txt", "max_bytes": 64})).await;
+        assert!(!out.is_error, "{}", out.model);
+        let first = out.model.lines().next().unwrap();
+        assert_eq!(
+            first,
+            format!(
+                "1\t{}… [{} more chars]",
+                "y".repeat(64),
+                5 * 1024 * 1024 - 64
+            )
+        );
+        assert!(out.model.contains("capped at 64 bytes"), "{}", out.model);
+        assert!(!out.model.contains("second"));
+        assert!(out.model.len() < 400, "{} bytes", out.model.len());
+        assert_eq!(out.summary, "lines 1-1 of 2");
+    }
+
+    #[test]
+    fn reading_a_line_keeps_only_what_it_may_show() {
+        let line = "é".repeat(3 * 1024 * 1024);
+        let text = format!("{line}\r\nnext\n");
+        let mut reader = BufReader::with_capacity(64 * 1024, text.as_bytes());
+        let mut buf = Vec::new();
+        let first = next_line(&mut reader, &mut buf, 101).unwrap().unwrap();
+        // The whole line went through a bounded buffer: nothing near its size was held.
+        assert!(buf.capacity() < 4096, "{}", buf.capacity());
+        assert_eq!(first.text(&buf), Some("é".repeat(50).as_str()));
+        assert_eq!(first.dropped_chars, 3 * 1024 * 1024 - 50);
+        let second = next_line(&mut reader, &mut buf, 101).unwrap().unwrap();
+        assert_eq!((second.text(&buf), second.dropped_chars), (Some("next"), 0));
+        assert_eq!(next_line(&mut reader, &mut buf, 101).unwrap(), None);
     }
 }

@@ -121,6 +121,7 @@ async fn the_snapshot_holds_what_a_late_joiner_needs() {
         run_id: "r1".into(),
         tool: "Bash".into(),
         summary: "rm -rf x".into(),
+        display: "rm -rf x".into(),
         reason: "not allowlisted".into(),
         diff: None,
     });

@@ -60,6 +60,33 @@ fn an_approval_answered_in_the_browser_lets_the_tool_run() {
     server.assert_script_consumed();
 }
 
+/// The page gets the whole call to show, with the blanks that would hide its tail counted,
+/// in the live event and in the snapshot a reloaded page reads.
+#[test]
+fn the_page_is_sent_the_whole_command_to_approve() {
+    let command = format!("echo safe{}&& touch x", " ".repeat(300));
+    let (server, ws, serve) = setup(vec![
+        Reply::tool("Bash", json!({ "command": command })).into(),
+        Reply::text("Not run.").into(),
+    ]);
+    let after = seq(&serve);
+    serve.send("run it");
+    let mut stream = serve.events(Some(after));
+    let asked = approval_request(&mut stream);
+    let expected = json!("Bash: echo safe␠×300&& touch x");
+    assert_eq!(asked["display"], expected, "{asked:#}");
+    assert_eq!(serve.session()["pending_approvals"][0]["display"], expected);
+    let id = asked["id"].as_str().unwrap().to_string();
+    let denied = serve.post(
+        &format!("/api/approvals/{id}"),
+        &json!({"decision": "deny"}),
+    );
+    assert_eq!(denied.status, 202, "{}", denied.text());
+    stream.until(WAIT, is_idle);
+    assert!(!ws.root().join("x").exists());
+    server.assert_script_consumed();
+}
+
 #[test]
 fn a_denial_with_a_reason_reaches_the_model() {
     let (server, ws, serve) = setup(vec![

@@ -14,6 +14,7 @@ use super::paint::{Ink, Span, hard_wrap, paint, str_width, wrap};
 use super::table::{Table, delimiter_row, is_row, split_row};
 use super::{RenderStyle, blocks};
 use crate::repl::theme::Theme;
+use crate::tools::terminal_text::strip_controls;
 
 /// Narrower than this, wrapping produces more noise than text; we let the terminal wrap.
 const MIN_WIDTH: usize = 20;
@@ -105,6 +106,11 @@ impl MarkdownStream {
     }
 
     fn line(&mut self, line: &str, out: &mut Vec<String>) {
+        // Every source line comes through here, whole (an escape sequence split across
+        // tokens is whole again): the model's text loses its control sequences before it is
+        // laid out, so the renderer's own styling is the only escape output.
+        let line = strip_controls(line);
+        let line = line.as_ref();
         if self.theme.is_none() {
             out.push(line.to_string());
             return;

@@ -19,9 +19,10 @@ use std::io::IsTerminal;
 use std::sync::Arc;
 
 pub use markdown::MarkdownStream;
-pub use tool::{render_diff, tool_line, tool_result_line};
+pub use tool::{approval_head, render_diff, tool_line, tool_result_line};
 
 use crate::repl::theme::Theme;
+use crate::tools::terminal_text::strip_controls;
 use paint::{Ink, Span, paint};
 
 /// Whether output gets colours and markdown rendering, and in which theme.
@@ -83,7 +84,11 @@ impl RenderStyle {
         self.role(text, |t| Ink::fg(t.colors.prompt).bold())
     }
 
+    /// Every styled one-liner (errors, warnings, hints, approval cards) passes here, and
+    /// many quote the model: control sequences are stripped so only ours reach the screen.
     fn role(&self, text: &str, ink: impl Fn(&Theme) -> Ink) -> String {
+        let text = strip_controls(text);
+        let text = text.as_ref();
         match self.theme() {
             None => text.to_string(),
             Some(theme) => paint(&[Span::new(text, ink(theme))]),
@@ -102,6 +107,8 @@ impl RenderStyle {
 /// One line of reasoning ("thinking") text, dimmed and in italics so it reads as an aside.
 /// Callers that hide reasoning simply don't call this.
 pub fn render_thinking(line: &str, style: &RenderStyle) -> String {
+    let line = strip_controls(line);
+    let line = line.as_ref();
     match style.theme() {
         None => line.to_string(),
         Some(theme) => paint(&[Span::new(

@@ -228,3 +228,50 @@ fn role_helpers_colour_only_when_styled() {
         assert_eq!(RenderStyle::Plain.warn(text), text);
     }
 }
+
+/// The model's escape sequences never reach the screen, however the stream is cut; the
+/// renderer's own styling is the only escape output.
+#[test]
+fn control_sequences_in_the_model_text_are_stripped() {
+    let hostile = "Hi \x1b]52;c;ZWNobyBwd25lZA==\x07there \x1b[2J**bold** \u{9b}31mred safe\rEVIL\n\
+                   `code\x1b[1A` and \x1bP+q\x1b\\done\n";
+    for size in [1, 3, 7, 1000] {
+        for style in [RenderStyle::Plain, dark()] {
+            let lines = render_chunked(hostile, &style, size);
+            let text = lines.join("\n");
+            for bad in [
+                "\x1b]", "\x1b[2J", "\x1b[1A", "\x1bP", "\u{9b}", "\x07", "\r",
+            ] {
+                assert!(
+                    !text.contains(bad),
+                    "{bad:?} in {text:?} (chunks of {size})"
+                );
+            }
+            assert!(text.contains("safeEVIL"), "{text:?}");
+            if style.is_plain() {
+                assert!(!text.contains('\x1b'), "{text:?}");
+            }
+        }
+    }
+    let plain = RenderStyle::Plain;
+    for line in [
+        render_thinking("think\x1b]0;title\x07ing", &plain),
+        tool_line("Bash: ls\x1b[2J", &plain),
+        tool_result_line("\u{9b}2Jexit 0", true, &plain),
+        plain.error("model said \x1b]52;c;AA==\x07"),
+    ] {
+        assert!(!line.contains(['\x1b', '\x07', '\u{9b}']), "{line:?}");
+    }
+}
+
+/// An approval is wrapped to the width, never cut: all of a long call is on screen.
+#[test]
+fn an_approval_head_wraps_the_whole_call() {
+    let display = format!("Bash: echo {}&& touch tail-end", "y".repeat(90));
+    let lines = approval_head("Bash", &display, 40, &RenderStyle::Plain);
+    assert!(lines.len() >= 3, "{lines:?}");
+    assert!(lines.iter().all(|l| l.chars().count() <= 40), "{lines:?}");
+    assert_eq!(lines.concat(), format!("⏵ Allow Bash: {display}"));
+    let styled = approval_head("Bash", &display, 40, &dark());
+    assert!(visible(&styled).contains("tail-end"));
+}

@@ -1,10 +1,17 @@
 //! One-line tool calls and results, and coloured unified diffs for `Edit`/`Write`.
 
 use super::RenderStyle;
-use super::paint::{Ink, Span, paint};
+use super::paint::{Ink, Span, hard_wrap, paint};
+use crate::tools::terminal_text::strip_controls;
+
+/// Narrower than this, an approval is broken at this width and the terminal wraps the rest.
+const MIN_WIDTH: usize = 20;
 
 /// `⏺ Read src/main.rs (1-120)`: the tool name in bold, the marker in the tool colour.
+/// Summaries quote the model's arguments, so control sequences are stripped first.
 pub fn tool_line(summary: &str, style: &RenderStyle) -> String {
+    let summary = strip_controls(summary);
+    let summary = summary.as_ref();
     let Some(theme) = style.theme() else {
         return format!("⏺ {summary}");
     };
@@ -21,6 +28,7 @@ pub fn tool_line(summary: &str, style: &RenderStyle) -> String {
 
 /// `  ⎿ 120 lines` dimmed, or `  ⎿ ✗ no such file` in the error colour.
 pub fn tool_result_line(summary: &str, ok: bool, style: &RenderStyle) -> String {
+    let summary = strip_controls(summary);
     let text = if ok {
         format!("  ⎿ {summary}")
     } else {
@@ -33,10 +41,27 @@ pub fn tool_result_line(summary: &str, ok: bool, style: &RenderStyle) -> String 
     }
 }
 
+/// `⏵ Allow Bash: <display>` in the warning style, broken into lines of at most `width`
+/// columns between any two characters: every character of `display` (an approval's full,
+/// escaped call) is on screen and every space kept, however long it is.
+pub fn approval_head(tool: &str, display: &str, width: usize, style: &RenderStyle) -> Vec<String> {
+    let text = format!("⏵ Allow {tool}: {display}");
+    let text = strip_controls(&text);
+    let ink = style
+        .theme()
+        .map_or_else(Ink::default, |t| Ink::fg(t.colors.warning).bold());
+    hard_wrap(&[Span::new(text.as_ref(), ink)], width.max(MIN_WIDTH))
+        .iter()
+        .map(|line| paint(line))
+        .collect()
+}
+
 /// A unified diff with added lines green, removed red, hunk headers cyan and file headers
 /// bold (colours from the theme). More than `max_lines` lines are cut, ending with
 /// `… N more lines`.
 pub fn render_diff(diff: &str, style: &RenderStyle, max_lines: usize) -> Vec<String> {
+    // The diff shows content the model wrote.
+    let diff = strip_controls(diff);
     let lines: Vec<&str> = diff.lines().collect();
     let shown = lines.len().min(max_lines);
     let theme = style.theme();

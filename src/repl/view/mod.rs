@@ -12,6 +12,7 @@ use super::render::{self, MarkdownStream, RenderStyle};
 use super::run_tree::{RunDepths, indent};
 use super::theme::Theme;
 use crate::session::{Decision, Event, OutcomeStatus, TurnMode};
+use crate::tools::terminal_text::strip_controls;
 
 /// Longest diff shown inline; the rest is counted.
 const DIFF_LINES: usize = 40;
@@ -171,7 +172,17 @@ impl View {
         self.say(line);
     }
 
+    /// Plain lines from the shell's commands (`/runs`, `/sessions`, `/permissions`, …). They
+    /// quote what the model or workspace files wrote (tasks, agent names, saved commands),
+    /// and carry no styling of ours, so control sequences are stripped here, for all of them.
     pub fn lines(&mut self, lines: Vec<String>) {
+        let lines = lines
+            .into_iter()
+            .map(|line| match strip_controls(&line) {
+                std::borrow::Cow::Borrowed(_) => line,
+                std::borrow::Cow::Owned(clean) => clean,
+            })
+            .collect();
         self.print(lines);
     }
 
@@ -306,12 +317,13 @@ impl View {
                 id,
                 run_id,
                 tool,
-                summary,
+                display,
                 reason,
                 diff,
+                ..
             } => {
                 let depth = self.runs.depth(run_id);
-                self.on_approval(id, depth, tool, summary, reason, diff.as_deref());
+                self.on_approval(id, depth, tool, display, reason, diff.as_deref());
             }
             Event::ApprovalResolved { id, decision, by } => self.on_resolved(id, decision, by),
             Event::Message {
@@ -321,7 +333,8 @@ impl View {
                 content,
                 ..
             } if from != "terminal" && self.runs.depth(run_id) == 0 => {
-                self.say(format!("[{from}] {content}"))
+                let line = strip_controls(&format!("[{from}] {content}")).into_owned();
+                self.say(line)
             }
             Event::QueueUpdated { queued } if !queued.is_empty() => {
                 let line = format!("⏳ queued: {}", queued.join(" · "));
@@ -428,20 +441,22 @@ impl View {
         self.print(lines);
     }
 
+    /// `display` is the whole call, escaped: it is wrapped, never cut, so everything that
+    /// will run is on screen when the person answers.
     fn on_approval(
         &mut self,
         id: &str,
         depth: usize,
         tool: &str,
-        summary: &str,
+        display: &str,
         reason: &str,
         diff: Option<&str>,
     ) {
         let typeahead = !self.shared.line_empty.load(Ordering::Relaxed);
-        let mut lines = vec![
-            self.style.warn(&format!("⏵ Allow {tool}: {summary}")),
-            self.style.dim(&format!("  ({reason})")),
-        ];
+        let pad = indent(depth);
+        let width = usize::from(self.width).saturating_sub(pad.chars().count());
+        let mut lines = render::approval_head(tool, display, width, &self.style);
+        lines.push(self.style.dim(&format!("  ({reason})")));
         if let Some(diff) = diff {
             lines.extend(render::render_diff(diff, &self.style, DIFF_LINES));
         }
@@ -451,7 +466,6 @@ impl View {
             ));
         }
         // A delegated run's request stands under that run's lines; it is answered the same way.
-        let pad = indent(depth);
         self.print(lines.into_iter().map(|l| format!("{pad}{l}")).collect());
         *crate::session::lock(&self.shared.approval) = Some(PendingApproval {
             id: id.to_string(),

@@ -206,6 +206,7 @@ fn a_childs_approval_is_indented_and_answerable() {
         run_id: "child".into(),
         tool: "Write".into(),
         summary: "Write a.txt".into(),
+        display: "Write a.txt".into(),
         reason: "Write changes a.txt".into(),
         diff: None,
     });
@@ -263,4 +264,47 @@ fn settings_and_warnings_are_shown() {
         message: "x/SKILL.md:1: bad".into(),
     });
     assert_eq!(out.take(), "agent coder · mode chat\n⚠ x/SKILL.md:1: bad\n");
+}
+
+/// Command output (`/runs` quoting a task the model wrote) and a message from the browser
+/// are stripped of control sequences like everything else the view prints.
+#[test]
+fn command_lines_and_web_messages_lose_control_sequences() {
+    let (mut view, out) = view();
+    view.lines(vec![
+        "completed ling \x1b]52;c;AA==\x07fix\x1b[2J it".into(),
+    ]);
+    view.on_event(&Event::Message {
+        run_id: "r".into(),
+        from: "web".into(),
+        to: "ling".into(),
+        role: crate::llm::Role::User,
+        content: "hi\u{9b}2J\rthere".into(),
+        tool_calls: vec![],
+        tool_call_id: None,
+        tool_name: None,
+        is_error: false,
+    });
+    let text = out.take();
+    assert_eq!(text, "completed ling fix it\n[web] hithere\n");
+}
+
+/// An approval longer than the terminal is wrapped, with all of it on screen.
+#[test]
+fn a_long_approval_is_wrapped_not_cut() {
+    let (mut view, out) = view();
+    let display = format!("Bash: echo {}␠×300&& touch tail-end", "y".repeat(120));
+    view.on_event(&Event::ApprovalRequested {
+        id: "ap".into(),
+        run_id: "r".into(),
+        tool: "Bash".into(),
+        summary: "Bash: echo yyy…".into(),
+        display: display.clone(),
+        reason: "not read-only".into(),
+        diff: None,
+    });
+    let text = out.take();
+    let head: Vec<&str> = text.lines().take_while(|l| !l.contains("(not")).collect();
+    assert!(head.len() >= 2, "{text}");
+    assert_eq!(head.concat(), format!("⏵ Allow Bash: {display}"));
 }

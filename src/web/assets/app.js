@@ -744,8 +744,11 @@ function onApprovalRequested(ev) {
   card.dataset.id = ev.id;
   card.dataset.run = ev.run_id;
   const head = el('div', 'approval-head');
-  // The summary already starts with the tool's name (`Write notes.txt`), as in the terminal.
-  head.append(marker('ask'), 'Allow ', el('code', null, ev.summary), '?');
+  // `display` is the whole call with invisible characters spelled out (escaped once, in
+  // Rust, by the rules the terminal uses); it starts with the tool's name (`Write notes.txt`)
+  // and is wrapped, never cut. `summary` may be abridged, so it only matches the call block.
+  const command = el('code', 'approval-command', ev.display ?? ev.summary);
+  head.append(marker('ask'), 'Allow ', command, '?');
   card.append(head);
   if (ev.reason) card.append(el('div', 'approval-reason', ev.reason));
   if (ev.diff) card.append(diffBlock(ev.diff));
