@@ -16,6 +16,7 @@ use tokio::sync::oneshot;
 
 use super::glob::plural;
 use super::guard::{paths, shell};
+use super::terminal_text::strip_controls;
 use super::{Access, ToolContext, ToolOutput, Unconfined, args, sandbox};
 use crate::llm::ToolSpec;
 
@@ -384,39 +385,10 @@ impl Capture {
 
 /// Strips terminal escape sequences and control characters: colours waste the model's
 /// tokens, and escapes could rewrite the screen of whoever displays the output. A lone
-/// `\r` (progress bars) becomes a line break.
+/// `\r` (progress bars) becomes a line break first, since the shared sanitizer drops it.
 fn plain_text(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\x1b' => match chars.next() {
-                // CSI: parameters, then one final byte in @..~.
-                Some('[') => {
-                    for c in chars.by_ref() {
-                        if ('@'..='~').contains(&c) {
-                            break;
-                        }
-                    }
-                }
-                // OSC: up to BEL or ESC \.
-                Some(']') => {
-                    while let Some(c) = chars.next() {
-                        if c == '\x07' || (c == '\x1b' && chars.next_if_eq(&'\\').is_some()) {
-                            break;
-                        }
-                    }
-                }
-                _ => {}
-            },
-            '\r' if chars.peek() == Some(&'\n') => {}
-            '\r' => out.push('\n'),
-            '\n' | '\t' => out.push(c),
-            c if c.is_control() => {}
-            c => out.push(c),
-        }
-    }
-    out
+    let lines = text.replace("\r\n", "\n").replace('\r', "\n");
+    strip_controls(&lines).into_owned()
 }
 
 #[cfg(test)]
