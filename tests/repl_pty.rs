@@ -425,21 +425,65 @@ fn a_permission_mode_chosen_in_the_shell_takes_effect() {
     );
     repl.line("write a");
     repl.expect("wrote a");
+    // The turn's closing line: settings change between turns.
+    repl.expect("context ");
     assert_eq!(ws.read("a.txt"), "A", "bypass writes without asking");
 
     repl.line("/permissions default");
     repl.expect("permission mode default");
+    // Typed before the editor reads again, Enter would arrive as a newline: wait for it.
+    repl.expect("ling › ");
     repl.line("write b");
     repl.expect("Allow Write");
     repl.expect("type a reason");
     repl.line("n");
     repl.expect("not b");
+    repl.expect("context ");
     assert!(!ws.root().join("b.txt").exists());
 
     repl.line("/permissions plan");
     repl.expect("permission mode plan");
+    repl.expect("ling [plan] › ");
     repl.line("write c");
     repl.expect("not c");
     assert!(!ws.root().join("c.txt").exists(), "plan mode wrote a file");
+    repl.line("/quit");
+}
+
+/// A command the model wants to run outside the sandbox asks every time, offers only
+/// "once", and an "always" answer does not stick.
+#[test]
+fn leaving_the_sandbox_asks_every_time() {
+    let unsandboxed = || {
+        Reply::tool(
+            "Bash",
+            json!({"cmd": "touch out.txt", "dangerouslyDisableSandbox": true}),
+        )
+    };
+    let (ws, _server) = workspace(vec![
+        Step::from(unsandboxed()),
+        Reply::text("first done").into(),
+        unsandboxed().into(),
+        Reply::text("second done").into(),
+    ]);
+    let mut repl = Repl::start_with_prompt(
+        &ws,
+        &["--permission-mode", "bypass"],
+        &[],
+        "ling [bypass] › ",
+    );
+    repl.line("touch it");
+    let card = repl.expect("n deny");
+    assert!(card.contains("outside the sandbox"), "{card}");
+    assert!(card.contains("y once (asked again next time)"), "{card}");
+    repl.line("a");
+    repl.expect("first done");
+    repl.expect("context ");
+    assert!(ws.root().join("out.txt").exists());
+    repl.line("again");
+    repl.expect("outside the sandbox");
+    repl.expect("n deny");
+    repl.line("n");
+    repl.expect("second done");
     repl.line("/quit");
 }

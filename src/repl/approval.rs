@@ -30,6 +30,15 @@ pub fn parse(line: &str) -> Answer {
 pub const CHOICES: &str =
     "  y once · a always (session) · p always (project) · n deny · or type a reason, then Enter";
 
+/// The line under a card that only "once" can answer (see `permissions::once_only`).
+pub const CHOICES_ONCE: &str =
+    "  y once (asked again next time) · n deny · or type a reason, then Enter";
+
+/// The choices line for a request.
+pub fn choices(once_only: bool) -> &'static str {
+    if once_only { CHOICES_ONCE } else { CHOICES }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -76,7 +76,7 @@ impl Shell {
             return false;
         }
         match approval::parse(line) {
-            Answer::Repeat => self.view.hint(approval::CHOICES),
+            Answer::Repeat => self.view.hint(approval::choices(pending.once_only)),
             Answer::Decide(decision) => {
                 let _ = self
                     .live

@@ -140,6 +140,9 @@ pub enum Event {
         reason: String,
         #[serde(skip_serializing_if = "Option::is_none")]
         diff: Option<String>,
+        /// Only "allow once" or "deny" can answer it: a write where the workspace's grants
+        /// live, or a command outside the sandbox. "Always" answers count as once.
+        once_only: bool,
     },
     ApprovalResolved {
         id: String,

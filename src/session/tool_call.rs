@@ -251,6 +251,14 @@ async fn authorize(
         )));
     }
     let (decision, by) = ask_person(shared, ctx, prepared, &reason).await?;
+    let decision = match decision {
+        Decision::AllowSession | Decision::AllowProject
+            if super::permissions::once_only(prepared) =>
+        {
+            Decision::AllowOnce
+        }
+        decision => decision,
+    };
     match decision {
         Decision::AllowOnce => Ok(()),
         Decision::AllowSession => {
@@ -299,6 +307,7 @@ async fn ask_person(
         display: prepared.approval_display(),
         reason: reason.to_string(),
         diff,
+        once_only: super::permissions::once_only(prepared),
     });
     run::status(
         shared,

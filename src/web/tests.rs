@@ -124,6 +124,7 @@ async fn the_snapshot_holds_what_a_late_joiner_needs() {
         display: "rm -rf x".into(),
         reason: "not allowlisted".into(),
         diff: None,
+        once_only: false,
     });
     f.settled().await;
     let snap = f.mirror.snapshot("full");

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use rustyline::ExternalPrinter;
 
-use super::approval::CHOICES;
+use super::approval::choices;
 use super::catalog::one_line;
 use super::render::{self, MarkdownStream, RenderStyle};
 use super::run_tree::{RunDepths, indent};
@@ -24,6 +24,17 @@ pub struct PendingApproval {
     /// The person was mid-typing when it arrived: their next submitted line is that text,
     /// sent as a message, not the answer.
     pub typeahead: bool,
+    /// Only "once" can answer it; the choices repeated on Enter say so.
+    pub once_only: bool,
+}
+
+/// What an approval card shows (from `Event::ApprovalRequested`).
+struct ApprovalCard<'a> {
+    tool: &'a str,
+    display: &'a str,
+    reason: &'a str,
+    diff: Option<&'a str>,
+    once_only: bool,
 }
 
 /// State shared by the view (which writes it) and the input loop (which reads it).
@@ -320,10 +331,18 @@ impl View {
                 display,
                 reason,
                 diff,
+                once_only,
                 ..
             } => {
                 let depth = self.runs.depth(run_id);
-                self.on_approval(id, depth, tool, display, reason, diff.as_deref());
+                let request = ApprovalCard {
+                    tool,
+                    display,
+                    reason,
+                    diff: diff.as_deref(),
+                    once_only: *once_only,
+                };
+                self.on_approval(id, depth, &request);
             }
             Event::ApprovalResolved { id, decision, by } => self.on_resolved(id, decision, by),
             Event::Message {
@@ -443,24 +462,16 @@ impl View {
 
     /// `display` is the whole call, escaped: it is wrapped, never cut, so everything that
     /// will run is on screen when the person answers.
-    fn on_approval(
-        &mut self,
-        id: &str,
-        depth: usize,
-        tool: &str,
-        display: &str,
-        reason: &str,
-        diff: Option<&str>,
-    ) {
+    fn on_approval(&mut self, id: &str, depth: usize, card: &ApprovalCard<'_>) {
         let typeahead = !self.shared.line_empty.load(Ordering::Relaxed);
         let pad = indent(depth);
         let width = usize::from(self.width).saturating_sub(pad.chars().count());
-        let mut lines = render::approval_head(tool, display, width, &self.style);
-        lines.push(self.style.dim(&format!("  ({reason})")));
-        if let Some(diff) = diff {
+        let mut lines = render::approval_head(card.tool, card.display, width, &self.style);
+        lines.push(self.style.dim(&format!("  ({})", card.reason)));
+        if let Some(diff) = card.diff {
             lines.extend(render::render_diff(diff, &self.style, DIFF_LINES));
         }
-        lines.push(CHOICES.to_string());
+        lines.push(choices(card.once_only).to_string());
         if typeahead {
             lines.push(self.style.dim("  (the line you are typing will be sent as your next message; answer on the line after it)",
             ));
@@ -470,6 +481,7 @@ impl View {
         *crate::session::lock(&self.shared.approval) = Some(PendingApproval {
             id: id.to_string(),
             typeahead,
+            once_only: card.once_only,
         });
     }
 

@@ -209,6 +209,7 @@ fn a_childs_approval_is_indented_and_answerable() {
         display: "Write a.txt".into(),
         reason: "Write changes a.txt".into(),
         diff: None,
+        once_only: false,
     });
     let text = out.take();
     assert!(
@@ -302,9 +303,32 @@ fn a_long_approval_is_wrapped_not_cut() {
         display: display.clone(),
         reason: "not read-only".into(),
         diff: None,
+        once_only: false,
     });
     let text = out.take();
     let head: Vec<&str> = text.lines().take_while(|l| !l.contains("(not")).collect();
     assert!(head.len() >= 2, "{text}");
     assert_eq!(head.concat(), format!("⏵ Allow Bash: {display}"));
+}
+
+/// A request only "once" can answer offers no "always" choices.
+#[test]
+fn a_once_only_approval_offers_only_once_and_deny() {
+    let (mut view, out) = view();
+    view.on_event(&Event::ApprovalRequested {
+        id: "ap".into(),
+        run_id: "r".into(),
+        tool: "Bash".into(),
+        summary: "Bash: git commit".into(),
+        display: "Bash: git commit".into(),
+        reason: "runs outside the sandbox (dangerouslyDisableSandbox)".into(),
+        diff: None,
+        once_only: true,
+    });
+    let text = out.take();
+    assert!(
+        text.contains("y once (asked again next time) · n deny"),
+        "{text}"
+    );
+    assert!(!text.contains("always"), "{text}");
 }

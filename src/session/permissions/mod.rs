@@ -163,6 +163,16 @@ pub fn writes_grant_path(prepared: &Prepared) -> bool {
     }
 }
 
+/// Whether a person must approve this call each time it comes: it writes where grants
+/// live, or the model asked to run it outside the sandbox. "Always" answers do not stick.
+pub fn once_only(prepared: &Prepared) -> bool {
+    writes_grant_path(prepared)
+        || matches!(
+            &prepared.access,
+            Access::Command { unconfined: Some(u), .. } if u.each_time
+        )
+}
+
 /// A path as a glob that matches only itself: `src/[id].rs` must not become a character
 /// class that also matches `src/i.rs`.
 fn escape_glob(path: &str) -> String {

@@ -753,7 +753,11 @@ function onApprovalRequested(ev) {
   if (ev.reason) card.append(el('div', 'approval-reason', ev.reason));
   if (ev.diff) card.append(diffBlock(ev.diff));
   const actions = el('div', 'approval-actions');
-  for (const [decision, label] of DECISIONS) {
+  // A write where grants live, or a command outside the sandbox: only "once" can answer.
+  const decisions = ev.once_only
+    ? DECISIONS.filter(([d]) => d === 'allow_once' || d === 'deny')
+    : DECISIONS;
+  for (const [decision, label] of decisions) {
     const button = el('button', `decide ${decision}`, label);
     button.type = 'button';
     button.dataset.decision = decision;
