@@ -268,10 +268,14 @@ fn control_sequences_in_the_model_text_are_stripped() {
 #[test]
 fn an_approval_head_wraps_the_whole_call() {
     let display = format!("Bash: echo {}&& touch tail-end", "y".repeat(90));
-    let lines = approval_head("Bash", &display, 40, &RenderStyle::Plain);
+    let lines = approval_head(&display, 40, &RenderStyle::Plain);
     assert!(lines.len() >= 3, "{lines:?}");
     assert!(lines.iter().all(|l| l.chars().count() <= 40), "{lines:?}");
-    assert_eq!(lines.concat(), format!("⏵ Allow Bash: {display}"));
-    let styled = approval_head("Bash", &display, 40, &dark());
-    assert!(visible(&styled).contains("tail-end"));
+    assert_eq!(lines.concat(), format!("⏵ Allow {display}"));
+    let styled = approval_head(&display, 40, &dark());
+    // Styled, the same characters are on screen, only broken into lines.
+    assert_eq!(
+        visible(&styled).replace('\n', ""),
+        format!("⏵ Allow {display}")
+    );
 }

@@ -41,11 +41,12 @@ pub fn tool_result_line(summary: &str, ok: bool, style: &RenderStyle) -> String 
     }
 }
 
-/// `⏵ Allow Bash: <display>` in the warning style, broken into lines of at most `width`
-/// columns between any two characters: every character of `display` (an approval's full,
-/// escaped call) is on screen and every space kept, however long it is.
-pub fn approval_head(tool: &str, display: &str, width: usize, style: &RenderStyle) -> Vec<String> {
-    let text = format!("⏵ Allow {tool}: {display}");
+/// `⏵ Allow <display>` in the warning style, broken into lines of at most `width` columns
+/// between any two characters: every character of `display` (an approval's full, escaped
+/// call, which starts with the tool's name) is on screen and every space kept, however
+/// long it is.
+pub fn approval_head(display: &str, width: usize, style: &RenderStyle) -> Vec<String> {
+    let text = format!("⏵ Allow {display}");
     let text = strip_controls(&text);
     let ink = style
         .theme()

@@ -30,7 +30,6 @@ pub struct PendingApproval {
 
 /// What an approval card shows (from `Event::ApprovalRequested`).
 struct ApprovalCard<'a> {
-    tool: &'a str,
     display: &'a str,
     reason: &'a str,
     diff: Option<&'a str>,
@@ -327,7 +326,6 @@ impl View {
             Event::ApprovalRequested {
                 id,
                 run_id,
-                tool,
                 display,
                 reason,
                 diff,
@@ -336,7 +334,6 @@ impl View {
             } => {
                 let depth = self.runs.depth(run_id);
                 let request = ApprovalCard {
-                    tool,
                     display,
                     reason,
                     diff: diff.as_deref(),
@@ -466,7 +463,7 @@ impl View {
         let typeahead = !self.shared.line_empty.load(Ordering::Relaxed);
         let pad = indent(depth);
         let width = usize::from(self.width).saturating_sub(pad.chars().count());
-        let mut lines = render::approval_head(card.tool, card.display, width, &self.style);
+        let mut lines = render::approval_head(card.display, width, &self.style);
         lines.push(self.style.dim(&format!("  ({})", card.reason)));
         if let Some(diff) = card.diff {
             lines.extend(render::render_diff(diff, &self.style, DIFF_LINES));

@@ -212,10 +212,7 @@ fn a_childs_approval_is_indented_and_answerable() {
         once_only: false,
     });
     let text = out.take();
-    assert!(
-        text.starts_with("  ⏵ Allow Write: Write a.txt\n"),
-        "{text:?}"
-    );
+    assert!(text.starts_with("  ⏵ Allow Write a.txt\n"), "{text:?}");
     let pending = crate::session::lock(&view.shared.approval).clone();
     assert_eq!(pending.map(|p| p.id), Some("ap-1".to_string()));
     // Busy until the turn's outcome, not the child's end.
@@ -308,7 +305,7 @@ fn a_long_approval_is_wrapped_not_cut() {
     let text = out.take();
     let head: Vec<&str> = text.lines().take_while(|l| !l.contains("(not")).collect();
     assert!(head.len() >= 2, "{text}");
-    assert_eq!(head.concat(), format!("⏵ Allow Bash: {display}"));
+    assert_eq!(head.concat(), format!("⏵ Allow {display}"));
 }
 
 /// A request only "once" can answer offers no "always" choices.
