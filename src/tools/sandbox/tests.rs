@@ -264,3 +264,39 @@ fn linggen_home_is_hidden_except_what_skills_need() {
     assert!(hidden.contains(&home.join("trusted.toml")));
     assert!(!hidden.contains(&home.join("skills")));
 }
+
+#[test]
+fn every_wall_a_command_hit_is_named_once() {
+    let settings = SandboxSettings {
+        deny_read: vec![PathBuf::from("/home/me/.ssh")],
+        ..Default::default()
+    };
+    let sandbox = Sandbox::new(Path::new("/work/ws"), settings);
+    let output = "cat: /home/me/.ssh/id_rsa: No such file or directory\n\
+                  touch: cannot touch '/work/outside/pwned': Permission denied\n\
+                  ./build.sh: 5: cannot create .git/config: Read-only file system\n\
+                  ./build.sh: 6: cannot create .git/HEAD: Read-only file system\n\
+                  curl: (6) Could not resolve host: example.com\n\
+                  ls: cannot open directory 'src': Permission denied\n";
+    let walls = walls::explain(&sandbox, output).unwrap();
+    let lines: Vec<&str> = walls.lines().collect();
+    assert_eq!(lines.len(), 4, "{walls}");
+    assert!(
+        lines[0].starts_with("sandbox: .git is read-only"),
+        "{walls}"
+    );
+    assert!(
+        lines[1].starts_with("sandbox: /home/me/.ssh is hidden"),
+        "{walls}"
+    );
+    assert!(lines[2].contains("not /work/outside/pwned;"), "{walls}");
+    assert!(lines[3].contains("[sandbox] network = true"), "{walls}");
+    // An ordinary failure inside the workspace is not blamed on the sandbox.
+    assert_eq!(
+        walls::explain(
+            &sandbox,
+            "ls: cannot open directory 'src': Permission denied"
+        ),
+        None
+    );
+}

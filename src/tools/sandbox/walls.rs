@@ -32,7 +32,7 @@ const REFUSED: &[&str] = &[
     "EPERM",
 ];
 
-/// One line explaining which wall a failed command hit, if its output shows one.
+/// One line for each wall a failed command hit, as far as its output shows.
 pub fn explain(sandbox: &Sandbox, output: &str) -> Option<String> {
     let mut protected = None;
     let mut outside = None;
@@ -63,8 +63,9 @@ pub fn explain(sandbox: &Sandbox, output: &str) -> Option<String> {
         }
     }
     let root = &sandbox.root;
+    let mut walls = Vec::new();
     if let Some(p) = protected {
-        return Some(format!(
+        walls.push(format!(
             "sandbox: {} is read-only to commands (it is protected: git runs what .git says, \
              and linggen's own files grant powers); no setting opens it — if the change is \
              needed, run the command with `dangerouslyDisableSandbox: true`, which a person \
@@ -73,25 +74,28 @@ pub fn explain(sandbox: &Sandbox, output: &str) -> Option<String> {
         ));
     }
     if let Some(h) = hidden {
-        return Some(format!(
+        walls.push(format!(
             "sandbox: {} is hidden from commands (a secret store, or [sandbox] deny_read); \
              it cannot be read from here",
             h.display()
         ));
     }
     if let Some(o) = outside {
-        return Some(format!(
+        walls.push(format!(
             "sandbox: commands may write only inside the workspace and $TMPDIR, not {}; a \
              person can open a folder with [sandbox] write_paths in \
              ~/.linggen/linggen-agent.toml",
             o.display()
         ));
     }
-    network.then(|| {
-        "sandbox: commands have no network (only loopback inside the sandbox); a person can \
-         allow it with [sandbox] network = true in ~/.linggen/linggen-agent.toml"
-            .to_string()
-    })
+    if network {
+        walls.push(
+            "sandbox: commands have no network (only loopback inside the sandbox); a person \
+             can allow it with [sandbox] network = true in ~/.linggen/linggen-agent.toml"
+                .to_string(),
+        );
+    }
+    (!walls.is_empty()).then(|| walls.join("\n"))
 }
 
 fn shown(path: &Path, root: &Path) -> String {
