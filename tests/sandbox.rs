@@ -171,9 +171,9 @@ fn outside_the_sandbox_only_with_a_person() {
     assert!(results[0].contains("outside the sandbox"), "{}", results[0]);
 }
 
-#[test]
-fn without_a_sandbox_nothing_runs_without_asking() {
-    let ws = Workspace::new();
+/// Runs `linggen -p` with `extra` appended to the person's config, against a model that
+/// calls `ls` once; returns stderr and the tool results.
+fn run_ls(ws: &Workspace, extra: &str) -> (String, Vec<String>) {
     let server = ScriptedServer::start_background(
         Protocol::Ollama,
         vec![
@@ -181,60 +181,38 @@ fn without_a_sandbox_nothing_runs_without_asking() {
             Reply::text("done").into(),
         ],
     );
-    support::write_config_with(
-        ws.home(),
-        Protocol::Ollama,
-        &server.url(),
-        "[sandbox]\nenabled = false\n",
-    );
+    support::write_config_with(ws.home(), Protocol::Ollama, &server.url(), extra);
     let output = run_with_timeout(ws.cmd().args(["-p", "list"]), Duration::from_secs(60));
-    let stderr = String::from_utf8_lossy(&output.stderr);
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(output.status.success(), "{stderr}");
+    (stderr, texts(&server.last_chat_request().unwrap(), "tool"))
+}
+
+#[test]
+fn without_a_sandbox_nothing_runs_without_asking() {
+    let ws = Workspace::new();
+    let (stderr, results) = run_ls(&ws, "[sandbox]\nenabled = false\n");
     assert!(
         stderr.contains("commands cannot be sandboxed: the sandbox is turned off"),
         "{stderr}"
     );
     assert!(stderr.contains("unconfined = \"allow\""), "{stderr}");
-    let results = texts(&server.last_chat_request().unwrap(), "tool");
     // `ls` is read-only, and still not run without a person.
     assert!(results[0].contains("not run"), "{}", results[0]);
 
     // Opting out knowingly: the analysis alone decides again.
-    let server = ScriptedServer::start_background(
-        Protocol::Ollama,
-        vec![
-            Step::from(Reply::tools(vec![("Bash", json!({"command": "ls"}))])),
-            Reply::text("done").into(),
-        ],
-    );
-    support::write_config_with(
-        ws.home(),
-        Protocol::Ollama,
-        &server.url(),
-        "[sandbox]\nenabled = false\nunconfined = \"allow\"\n",
-    );
-    let output = run_with_timeout(ws.cmd().args(["-p", "list"]), Duration::from_secs(60));
-    assert!(output.status.success());
-    let results = texts(&server.last_chat_request().unwrap(), "tool");
+    let (_, results) = run_ls(&ws, "[sandbox]\nenabled = false\nunconfined = \"allow\"\n");
     assert!(results[0].starts_with("exit 0"), "{}", results[0]);
 }
 
 #[test]
 fn a_project_file_cannot_loosen_the_sandbox() {
     let ws = Workspace::new();
-    let server = ScriptedServer::start_background(
-        Protocol::Ollama,
-        vec![
-            Step::from(Reply::tools(vec![("Bash", json!({"command": "ls"}))])),
-            Reply::text("done").into(),
-        ],
-    );
-    ws.configure(Protocol::Ollama, &server.url());
     ws.write(
         "linggen-agent.toml",
         "[sandbox]\nnetwork = true\nwrite_paths = [\"/\"]\nenabled = false\nunconfined = \"allow\"\n",
     );
-    let output = run_with_timeout(ws.cmd().args(["-p", "list"]), Duration::from_secs(60));
-    let stderr = String::from_utf8_lossy(&output.stderr);
+    let (stderr, _) = run_ls(&ws, "");
     assert!(
         stderr.contains(
             "[sandbox] enabled = false, network = true, unconfined = \"allow\", write_paths ignored"
