@@ -17,6 +17,21 @@ pub struct SedCall {
     pub files: Vec<usize>,
     /// `-i`/`--in-place`: the files are rewritten.
     pub in_place: bool,
+    /// `-iSUFFIX`/`--in-place=SUFFIX`: each file is first renamed to its name plus the
+    /// suffix, so those names are written too.
+    pub backup_suffix: Option<String>,
+}
+
+impl SedCall {
+    /// The backup each file is renamed to, as GNU sed names it when the suffix holds no `*`
+    /// or `/` (those are refused before this): the file's own path plus the suffix.
+    pub fn backups<'a>(&'a self, args: &'a [Word]) -> impl Iterator<Item = String> + 'a {
+        self.backup_suffix.iter().flat_map(move |suffix| {
+            self.files
+                .iter()
+                .map(move |&i| format!("{}{suffix}", args[i].text))
+        })
+    }
 }
 
 /// Parses `sed` arguments. `Err` is the reason the call is not read-only-provable.
@@ -33,6 +48,19 @@ pub fn analyze(args: &[Word]) -> Result<SedCall, (Risk, String)> {
                 if script.contains('[') {
                     check_script(script, true).map_err(|e| (Risk::Never, e))?;
                 }
+            }
+            if let Some(suffix) = &call.backup_suffix
+                && suffix.contains(['*', '/'])
+            {
+                // `*` becomes the file's name and a `/` makes the backup a path: the
+                // original can be renamed anywhere, `.git/` included.
+                return Err((
+                    Risk::Never,
+                    format!(
+                        "`sed -i{suffix}` renames each file to a name built from the suffix \
+                         `{suffix}`, which could be anywhere; use a plain suffix such as `.bak`"
+                    ),
+                ));
             }
             Ok(call)
         })
@@ -54,9 +82,11 @@ fn analyze_options(args: &[Word]) -> Result<(SedCall, Vec<String>), String> {
         } else if text == "--" {
             options_done = true;
         } else if let Some(long) = text.strip_prefix("--") {
-            let (name, value) = long
+            let (given, value) = long
                 .split_once('=')
                 .map_or((long, None), |(n, v)| (n, Some(v)));
+            // GNU getopt takes any unambiguous prefix: `--in=.x` is `--in-place=.x`.
+            let name = long_option(given)?;
             match name {
                 "expression" => {
                     explicit_script = true;
@@ -72,9 +102,17 @@ fn analyze_options(args: &[Word]) -> Result<(SedCall, Vec<String>), String> {
                     }
                     call.script_args.push(i);
                 }
-                "in-place" => call.in_place = true,
+                "in-place" => {
+                    call.in_place = true;
+                    call.backup_suffix = value.filter(|v| !v.is_empty()).map(str::to_string);
+                }
                 "quiet" | "silent" | "regexp-extended" | "separate" | "null-data"
-                | "unbuffered" | "posix" | "debug" | "sandbox" | "line-length" => {}
+                | "zero-terminated" | "unbuffered" | "posix" | "debug" | "sandbox" => {}
+                "line-length" => {
+                    if value.is_none() {
+                        i += 1;
+                    }
+                }
                 "file" => {
                     explicit_script = true;
                     script_file = true;
@@ -91,6 +129,8 @@ fn analyze_options(args: &[Word]) -> Result<(SedCall, Vec<String>), String> {
                     'i' => {
                         // `-i[SUFFIX]`: everything after it is the backup suffix.
                         call.in_place = true;
+                        let suffix: String = flags[j + 1..].iter().collect();
+                        call.backup_suffix = (!suffix.is_empty()).then_some(suffix);
                         break;
                     }
                     'e' | 'l' | 'f' => {
@@ -135,6 +175,40 @@ fn analyze_options(args: &[Word]) -> Result<(SedCall, Vec<String>), String> {
         scripts.push(SCRIPT_FILE.into());
     }
     Ok((call, scripts))
+}
+
+/// GNU sed's long options, for resolving abbreviations.
+const LONG_OPTIONS: &[&str] = &[
+    "expression",
+    "file",
+    "in-place",
+    "line-length",
+    "null-data",
+    "zero-terminated",
+    "quiet",
+    "silent",
+    "regexp-extended",
+    "separate",
+    "unbuffered",
+    "posix",
+    "debug",
+    "sandbox",
+    "follow-symlinks",
+    "help",
+    "version",
+    "binary",
+];
+
+/// The long option `given` stands for: itself, or the one option it is a prefix of.
+fn long_option(given: &str) -> Result<&'static str, String> {
+    if let Some(exact) = LONG_OPTIONS.iter().find(|o| **o == given) {
+        return Ok(exact);
+    }
+    let mut matching = LONG_OPTIONS.iter().filter(|o| o.starts_with(given));
+    match (matching.next(), matching.next()) {
+        (Some(only), None) if !given.is_empty() => Ok(only),
+        _ => Err(format!("`sed --{given}` is not on the allowlist")),
+    }
 }
 
 /// Stands for a `-f` script; a NUL never appears in a real argument (the floor refuses it).
