@@ -9,6 +9,7 @@
 //! harmless string as a path, costs a question; the reverse would cost a compromise.
 
 mod git;
+mod glob;
 mod lexer;
 mod programs;
 mod scope;
@@ -173,6 +174,11 @@ fn classify_command(raw: &RawSegment, scope: &mut Scope) -> SegmentClass {
         None => Verdict::ReadOnly,
         Some(program) => program_verdict(program, &name, args, scope),
     };
+    if !matches!(verdict, Verdict::ReadOnly | Verdict::Never(_))
+        && let Some(reason) = protected_arguments(&name, args, scope)
+    {
+        return never(reason);
+    }
     let mut targets = match verdict {
         Verdict::Never(reason) => return never(reason),
         Verdict::Unlisted(reason) => return unlisted(reason),
@@ -323,6 +329,15 @@ fn arguments_never(name: &str, args: &[Word], scope: &mut Scope) -> Option<Strin
         .zip(not_paths)
         .filter(|(_, not_path)| !not_path)
         .find_map(|(word, _)| scope.argument_escapes(word))
+}
+
+/// For a segment that may change files: an argument naming a path commands may not change.
+fn protected_arguments(name: &str, args: &[Word], scope: &mut Scope) -> Option<String> {
+    let not_paths = programs::non_path_args(name, args);
+    args.iter()
+        .zip(not_paths)
+        .filter(|(_, not_path)| !not_path)
+        .find_map(|(word, _)| scope.names_protected(word))
 }
 
 fn redirects_never(raw: &RawSegment, scope: &Scope) -> Option<String> {

@@ -162,7 +162,8 @@ fn deny_list(name: &str) -> &'static [Deny] {
         // bash's builtin `printf -v PATH ...` would redirect every later program lookup.
         "printf" => &[("v", &[], "assigns a shell variable", Never)],
         "date" => &[("s", &["set"], "sets the system clock", Ask)],
-        "grep" | "egrep" | "fgrep" => &[("R", &["dereference-recursive"], FOLLOWS, Never)],
+        // BSD grep's `-S` follows every symlink while recursing.
+        "grep" | "egrep" | "fgrep" => &[("RS", &["dereference-recursive"], FOLLOWS, Never)],
         // `ls -LR` walks into directories that symlinks lead to, wherever they are.
         "ls" => &[("L", &["dereference"], FOLLOWS, Never)],
         "du" => &[

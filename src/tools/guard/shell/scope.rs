@@ -7,6 +7,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use super::glob;
 use super::lexer::Word;
 use super::programs::{self, Verdict};
 use super::work;
@@ -81,39 +82,95 @@ impl Scope {
     /// after any `=` (`--opt=value`, `if=value`), a value glued to a short option anywhere
     /// in a cluster (`-kf/etc/x`: `f` may take `/etc/x`), and what a glob may expand to.
     pub fn argument_escapes(&mut self, word: &Word) -> Option<String> {
-        let text = word.text.as_str();
-        if let Some(reason) = self.path_escapes(text) {
+        let values = match value_candidates(&word.text) {
+            Ok(values) => values,
+            Err(reason) => return Some(reason),
+        };
+        if let Some(reason) = values.iter().find_map(|value| self.path_escapes(value)) {
             return Some(reason);
-        }
-        let mut starts: Vec<usize> = text.match_indices('=').map(|(i, _)| i + 1).collect();
-        if text.starts_with('-') && !text.starts_with("--") {
-            // The option letters; the value of any of them may be the rest of the word.
-            let letters = text[1..]
-                .find(|c: char| !c.is_ascii_alphanumeric())
-                .unwrap_or(text.len() - 1);
-            starts.extend(2..=1 + letters);
-        }
-        if starts.len() > MAX_VALUE_STARTS {
-            return Some(format!(
-                "`{}` has too many places where a file name could start to check them all; \
-                 split it into separate options",
-                abbreviate(text)
-            ));
-        }
-        for start in starts {
-            let value = &text[start..];
-            // `cut -d/`, `sort -t/`: a lone slash is a delimiter, not a file.
-            if value.chars().all(|c| c == '/') {
-                continue;
-            }
-            if let Some(reason) = self.path_escapes(value) {
-                return Some(reason);
-            }
         }
         if word.has_glob() {
             return self.glob_escapes(word);
         }
         None
+    }
+
+    /// For a segment that may write: why `word` names a protected path (`rm -rf .git`,
+    /// `sort -o.git/config`, `cp x agents/`), or a glob could (`.gi?`, `.*`, `*.toml`).
+    /// Read-only segments may name them; everything else may change what it names.
+    pub fn names_protected(&mut self, word: &Word) -> Option<String> {
+        if word.has_glob() {
+            return self.glob_names_protected(word);
+        }
+        let values = value_candidates(&word.text).ok()?;
+        values.iter().find_map(|value| {
+            self.cwds.iter().find_map(|cwd| {
+                let abs = paths::locate(&self.root, &cwd.physical, value).ok()?;
+                paths::protected_for_commands(&abs, &paths::relative(&self.root, &abs))
+                    .map(|why| format!("`{value}` {why}"))
+            })
+        })
+    }
+
+    /// The first pattern component can only match entries of a directory we know, so
+    /// those are listed; below it, the directory is unknown and a pattern that could match
+    /// `.git` or `linggen-agent.toml` is enough.
+    fn glob_names_protected(&mut self, word: &Word) -> Option<String> {
+        let mut components = glob::components(word);
+        let mut literal = Vec::new();
+        let first = loop {
+            let component = components.next()?;
+            if glob::is_pattern(component) {
+                break component;
+            }
+            literal.push(component.iter().map(|q| q.c).collect::<String>());
+        };
+        let dir = if literal.is_empty() {
+            ".".to_string()
+        } else {
+            literal.join("/")
+        };
+        let bases: Vec<PathBuf> = self
+            .cwds
+            .iter()
+            .filter_map(|cwd| paths::locate(&self.root, &cwd.physical, &dir).ok())
+            .collect();
+        for base in bases {
+            let Ok(entries) = fs::read_dir(&base) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                work::tick(1);
+                if self.scan_budget == 0 {
+                    return Some("more files than can be checked; name them".into());
+                }
+                self.scan_budget -= 1;
+                let name = entry.file_name().to_string_lossy().into_owned();
+                let path = base.join(&name);
+                let rel = paths::relative(&self.root, &path);
+                if glob::matches(first, &name)
+                    && paths::protected_for_commands(&path, &rel).is_some()
+                {
+                    return Some(format!(
+                        "`{}` could match `{rel}`, which commands may not change",
+                        abbreviate(&word.text)
+                    ));
+                }
+            }
+        }
+        components
+            .filter(|component| glob::is_pattern(component))
+            .find_map(|component| {
+                PROTECTED_ANYWHERE
+                    .iter()
+                    .find(|name| glob::matches(component, name))
+            })
+            .map(|name| {
+                format!(
+                    "`{}` could match `{name}`, which commands may not change",
+                    abbreviate(&word.text)
+                )
+            })
     }
 
     /// A glob expands to names the analysis never sees; if one of them is a symlink that
@@ -132,6 +189,22 @@ impl Scope {
         if depth > MAX_SCAN_DEPTH {
             return Some(format!(
                 "`{}` reaches more directory levels than can be checked; name the files",
+                abbreviate(&word.text)
+            ));
+        }
+        // `.*` matches `..` in dash (and bash before 5.2): `ls .*` lists the parent.
+        let as_parent: Vec<String> = glob::components(word)
+            .map(|component| {
+                if glob::is_pattern(component) && glob::matches(component, "..") {
+                    "..".to_string()
+                } else {
+                    component.iter().map(|q| q.c).collect()
+                }
+            })
+            .collect();
+        if let Some(reason) = self.path_escapes(&as_parent.join("/")) {
+            return Some(format!(
+                "`{}` may match `..`: {reason}",
                 abbreviate(&word.text)
             ));
         }
@@ -408,6 +481,36 @@ struct Scan {
     /// An entry starting with `-` is refused (a glob at the start of a word would pass it as
     /// an option).
     options_matter: bool,
+}
+
+/// Names a command may not change wherever they are below the root.
+const PROTECTED_ANYWHERE: [&str; 2] = [".git", "linggen-agent.toml"];
+
+/// The parts of an argument that could name a file: the word itself, the value after any
+/// `=` (`--opt=value`, `if=value`), and, in a short-option cluster, the rest of the word
+/// after any option letter (`-kf/etc/x`: `f` may take `/etc/x`). `Err` when there are too
+/// many to check.
+fn value_candidates(text: &str) -> Result<Vec<&str>, String> {
+    let mut starts: Vec<usize> = text.match_indices('=').map(|(i, _)| i + 1).collect();
+    if text.starts_with('-') && !text.starts_with("--") {
+        let letters = text[1..]
+            .find(|c: char| !c.is_ascii_alphanumeric())
+            .unwrap_or(text.len() - 1);
+        starts.extend(2..=1 + letters);
+    }
+    if starts.len() > MAX_VALUE_STARTS {
+        return Err(format!(
+            "`{}` has too many places where a file name could start to check them all; split \
+             it into separate options",
+            abbreviate(text)
+        ));
+    }
+    let values = starts
+        .into_iter()
+        .map(|start| &text[start..])
+        // `cut -d/`, `sort -t/`: a lone slash is a delimiter, not a file.
+        .filter(|value| !value.chars().all(|c| c == '/'));
+    Ok(std::iter::once(text).chain(values).collect())
 }
 
 /// A long word shown in a reason, cut so the reason stays readable.

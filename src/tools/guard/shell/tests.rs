@@ -573,3 +573,48 @@ fn many_cds_are_bounded() {
     let (level, reason) = worst(&format!("{chain}{chain}ls"), &root);
     assert_eq!(level, "never", "{reason}");
 }
+
+#[test]
+fn changing_commands_may_not_name_protected_paths() {
+    let (_d, root) = workspace();
+    fs::create_dir_all(root.join("agents")).unwrap();
+    fs::create_dir_all(root.join("src/.git")).unwrap();
+    fs::write(root.join("linggen-agent.toml"), "").unwrap();
+    assert_never(
+        &root,
+        &[
+            "sort -o .git/config README.md",
+            "sort -o.git/config README.md",
+            "uniq README.md .git/config",
+            "git diff --output=.git/config",
+            "find . -fprint .git/hooks/pre-commit",
+            "tree -o agents/x.md",
+            "rm -rf .git",
+            "rm -rf .*",
+            "rm -rf .gi?",
+            "cp x agents/",
+            "mv x linggen-agent.toml",
+            "rm *.toml",
+            "cp x src/.gi[t]/config",
+            "cd src && cp x ../.git/config",
+        ],
+    );
+    for command in ["rm -rf target", "cp README.md x", "rm *.o", "git add src"] {
+        assert_eq!(worst(command, &root).0, "unlisted", "{command}");
+    }
+}
+
+#[test]
+fn globs_that_can_match_the_parent_are_never() {
+    let (_d, root) = workspace();
+    assert_never(
+        &root,
+        &[
+            "ls .*",
+            "grep -r x .?",
+            "cat ..*/etc/passwd",
+            "ls src/../.*",
+        ],
+    );
+    assert!(analyze("ls src/.*", &root).unwrap().is_read_only());
+}
