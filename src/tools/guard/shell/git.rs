@@ -118,8 +118,11 @@ fn runs_programs(sub: &str, rest: &[Word]) -> Option<String> {
         "hook" => "runs a hook program",
         "p4" | "svn" | "cvsimport" | "cvsexportcommit" | "cvsserver" | "archimport"
         | "quiltimport" => "runs other version-control programs",
-        "bisect" if rest.iter().any(|w| w.text == "run") => "runs a command on each step",
-        "submodule" if rest.iter().any(|w| w.text == "foreach") => {
+        // `bisect--helper` and `submodule--helper` are the same commands in older gits.
+        _ if sub.starts_with("bisect") && rest.iter().any(|w| w.text == "run") => {
+            "runs a command on each step"
+        }
+        _ if sub.starts_with("submodule") && rest.iter().any(|w| w.text == "foreach") => {
             "runs a command in each submodule"
         }
         "rebase" if option("x", &["exec"]).is_some() => "runs a command after each commit",

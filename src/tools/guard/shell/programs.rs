@@ -207,6 +207,9 @@ fn deny_list(name: &str) -> &'static [Deny] {
             ),
         ],
         // `zip -@` reads the names to archive from its input.
+        // `sha256sum -c LIST` opens every file LIST names.
+        "md5sum" | "sha1sum" | "sha224sum" | "sha256sum" | "sha384sum" | "sha512sum" | "b2sum"
+        | "shasum" | "cksum" => &[("c", &["check"], NAMES_FROM_FILE, Never)],
         "zip" => &[
             ("T", &["unzip-command"], RUNS, Never),
             ("@", &["names-stdin"], NAMES_FROM_FILE, Never),

@@ -618,3 +618,23 @@ fn globs_that_can_match_the_parent_are_never() {
     );
     assert!(analyze("ls src/.*", &root).unwrap().is_read_only());
 }
+
+#[test]
+fn never_verdicts_hold_for_programs_by_path_and_old_spellings() {
+    let (_d, root) = workspace();
+    assert_never(
+        &root,
+        &[
+            "/usr/bin/find . -exec sh \\;",
+            "/usr/bin/git config core.pager sh",
+            "/bin/tar --to-command=sh -xf a.tar",
+            "tar chf x.tar src",
+            "tar cTf list x.tar",
+            "git submodule--helper foreach sh",
+            "sha256sum -c sums",
+            "grep -rS x src",
+            "git fetch 'ext::sh -c id' main",
+        ],
+    );
+    assert_eq!(worst("/usr/bin/ls src", &root).0, "unlisted");
+}
