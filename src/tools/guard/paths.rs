@@ -375,6 +375,27 @@ mod tests {
     }
 
     #[test]
+    fn dot_dot_applies_after_the_symlink_before_it() {
+        let (_d, root) = root();
+        let outside = tempfile::tempdir().unwrap();
+        let deep = outside.path().join("a/b/c");
+        fs::create_dir_all(&deep).unwrap();
+        fs::write(outside.path().join("a/b/secret"), "s").unwrap();
+        symlink(&deep, root.join("link")).unwrap();
+        // The kernel reads `link/../secret` as `/…/a/b/secret`, not `secret` in the root.
+        assert!(refused(&root, "link/../secret", PathUse::Read).contains("symlink"));
+        refused(&root, "link/../new", PathUse::Write);
+        // A link inside the root with `..` after it resolves where the kernel goes.
+        fs::create_dir_all(root.join("x/y")).unwrap();
+        symlink(root.join("x/y"), root.join("in")).unwrap();
+        let p = resolve(&root, "in/../z", PathUse::Read).unwrap();
+        assert_eq!(p.rel, "x/z");
+        // A loop is an error, not a hang.
+        symlink("loop", root.join("loop")).unwrap();
+        refused(&root, "loop/x", PathUse::Read);
+    }
+
+    #[test]
     fn dangling_symlink_is_refused() {
         let (_d, root) = root();
         symlink("/nonexistent-linggen-target", root.join("dangling")).unwrap();

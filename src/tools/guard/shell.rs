@@ -170,6 +170,17 @@ fn classify_command(raw: &RawSegment, scope: &mut Scope) -> SegmentClass {
     if let Some(reason) = redirects_never(raw, scope) {
         return never(reason);
     }
+    // Checked whatever the program: `cargo build > .git/config` writes there in any mode.
+    let redirect_targets: Vec<String> = raw
+        .redirects
+        .iter()
+        .filter(|r| matches!(r.kind, RedirectKind::Output | RedirectKind::ReadWrite))
+        .map(|r| r.target.text.clone())
+        .filter(|text| !programs::is_harmless_device(text))
+        .collect();
+    if let Some(reason) = redirect_targets.iter().find_map(|t| scope.write_refused(t)) {
+        return never(reason);
+    }
     let verdict = match raw.words.first() {
         None => Verdict::ReadOnly,
         Some(program) => program_verdict(program, &name, args, scope),
@@ -198,18 +209,10 @@ fn classify_command(raw: &RawSegment, scope: &mut Scope) -> SegmentClass {
                 .collect()
         }
     };
-    for redirect in &raw.redirects {
-        let writes = matches!(
-            redirect.kind,
-            RedirectKind::Output | RedirectKind::ReadWrite
-        );
-        if writes && !programs::is_harmless_device(&redirect.target.text) {
-            targets.push(redirect.target.text.clone());
-        }
-    }
     if let Some(reason) = targets.iter().find_map(|t| scope.write_refused(t)) {
         return never(reason);
     }
+    targets.extend(redirect_targets);
     if targets.is_empty() {
         SegmentClass::ReadOnly
     } else {

@@ -597,6 +597,9 @@ fn changing_commands_may_not_name_protected_paths() {
             "rm *.toml",
             "cp x src/.gi[t]/config",
             "cd src && cp x ../.git/config",
+            "cargo build > .git/config",
+            "rm x 2> agents/log.md",
+            "./build.sh >> linggen-agent.toml",
         ],
     );
     for command in ["rm -rf target", "cp README.md x", "rm *.o", "git add src"] {
