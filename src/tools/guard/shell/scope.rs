@@ -8,7 +8,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use super::glob;
-use super::lexer::Word;
+use super::lexer::{QChar, Word};
 use super::programs::{self, Verdict};
 use super::work;
 use crate::tools::guard::paths;
@@ -23,6 +23,9 @@ const SCAN_BUDGET: usize = 20_000;
 
 /// How many directory levels a scan descends (each holds a directory open).
 const MAX_SCAN_DEPTH: usize = 64;
+
+/// The longest pattern component matched against directory entries while scanning.
+const MAX_FILTER_LEN: usize = 64;
 
 /// How many places in one word are tried as the start of a glued option value
 /// (`-kf/etc/passwd`) or of a `NAME=value` value.
@@ -209,6 +212,14 @@ impl Scope {
             ));
         }
         let options_matter = first_meta == 0;
+        // The components from the one holding the first pattern character on, one per
+        // level the scan descends; entries that cannot match their level are skipped.
+        let all: Vec<&[QChar]> = glob::components(word).collect();
+        let skip = word.chars[..first_meta]
+            .iter()
+            .filter(|q| q.c == '/')
+            .count();
+        let levels = all.get(skip..).unwrap_or_default();
         let bases: Result<Vec<PathBuf>, String> = self
             .cwds
             .iter()
@@ -225,7 +236,7 @@ impl Scope {
                 into_linked_dirs: true,
                 options_matter,
             };
-            if let Some(reason) = self.scan(&base, scan) {
+            if let Some(reason) = self.scan(&base, scan, levels) {
                 return Some(format!(
                     "`{}` may expand to {reason}",
                     abbreviate(&word.text)
@@ -237,7 +248,10 @@ impl Scope {
 
     /// Scans `dir` for entries that make reading it unsafe; see [`Scan`]. A directory we
     /// cannot list is one the program cannot list either.
-    fn scan(&mut self, dir: &Path, scan: Scan) -> Option<String> {
+    /// `levels` holds the pattern component for each level, if known: an entry that cannot
+    /// match it is skipped (long components match everything, to keep matching cheap).
+    fn scan(&mut self, dir: &Path, scan: Scan, levels: &[&[QChar]]) -> Option<String> {
+        let filter = levels.first().filter(|c| c.len() <= MAX_FILTER_LEN);
         if scan.level > MAX_SCAN_DEPTH {
             return Some(format!(
                 "`{}` has more directory levels than can be checked",
@@ -256,6 +270,11 @@ impl Scope {
             let Ok(file_type) = entry.file_type() else {
                 continue;
             };
+            if let Some(component) = filter
+                && !glob::matches(component, &entry.file_name().to_string_lossy())
+            {
+                continue;
+            }
             let path = entry.path();
             if scan.options_matter && entry.file_name().to_string_lossy().starts_with('-') {
                 return Some(format!(
@@ -295,6 +314,7 @@ impl Scope {
                         options_matter: false,
                         ..scan
                     },
+                    levels.get(1..).unwrap_or_default(),
                 )
             {
                 return Some(reason);
@@ -338,7 +358,7 @@ impl Scope {
             options_matter: false,
         };
         dirs.iter().find_map(|dir| {
-            self.scan(dir, scan)
+            self.scan(dir, scan, &[])
                 .map(|reason| format!("`diff` would read through {reason}"))
         })
     }
@@ -491,20 +511,29 @@ const PROTECTED_ANYWHERE: [&str; 2] = [".git", "linggen-agent.toml"];
 /// after any option letter (`-kf/etc/x`: `f` may take `/etc/x`). `Err` when there are too
 /// many to check.
 fn value_candidates(text: &str) -> Result<Vec<&str>, String> {
-    let mut starts: Vec<usize> = text.match_indices('=').map(|(i, _)| i + 1).collect();
+    let after_equals = text.match_indices('=').map(|(i, _)| i + 1);
+    let mut starts: Vec<usize> = after_equals.collect();
+    let mut cluster_starts = Vec::new();
     if text.starts_with('-') && !text.starts_with("--") {
         let letters = text[1..]
             .find(|c: char| !c.is_ascii_alphanumeric())
             .unwrap_or(text.len() - 1);
-        starts.extend(2..=1 + letters);
+        cluster_starts.extend(2..=1 + letters);
     }
-    if starts.len() > MAX_VALUE_STARTS {
+    if starts.len() + cluster_starts.len() > MAX_VALUE_STARTS {
         return Err(format!(
             "`{}` has too many places where a file name could start to check them all; split \
              it into separate options",
             abbreviate(text)
         ));
     }
+    // The shell expands `~` at the start of a word and after `=` (`if=~/x`), not inside a
+    // cluster: `sed -i~` names no home directory.
+    starts.extend(
+        cluster_starts
+            .into_iter()
+            .filter(|&start| !text[start..].starts_with('~')),
+    );
     let values = starts
         .into_iter()
         .map(|start| &text[start..])

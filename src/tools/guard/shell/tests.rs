@@ -356,6 +356,11 @@ fn sed_backup_suffixes_are_write_targets() {
             "sed --expr='1e id' README.md",
         ],
     );
+    assert_eq!(worst("sed -i~ s/a/b/ README.md", &root).0, "writes");
+    assert_never(
+        &root,
+        &["dd if=~/.ssh/id_rsa of=x", "sed -i~/x s/a/b/ README.md"],
+    );
     match analyze("sed -ni.bak p README.md", &root).unwrap().segments[0]
         .class
         .clone()
@@ -522,6 +527,12 @@ fn globs_through_symlinked_directories_are_never() {
     symlink("/etc/passwd", root.join("deep/deeper/d/x")).unwrap();
     symlink(root.join("deep/deeper/d"), root.join("a")).unwrap();
     assert_never(&root, &["cat */*"]);
+    // Patterns that cannot match the link stay read-only.
+    let (_d3, root) = workspace();
+    symlink("/etc", root.join("lnk")).unwrap();
+    for command in ["cat *.md", "ls src/*", "wc -l src/*.rs", "ls .[a-z]*"] {
+        assert!(analyze(command, &root).unwrap().is_read_only(), "{command}");
+    }
 }
 
 #[test]
