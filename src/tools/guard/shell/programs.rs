@@ -314,7 +314,7 @@ pub fn classify(name: &str, args: &[Word]) -> Verdict {
         },
         "sed" => match sed::analyze(args) {
             Ok(call) if call.in_place => Verdict::Writes {
-                derived: call.backups(args).collect(),
+                derived: call.backups,
                 files: call.files,
             },
             Ok(_) => Verdict::ReadOnly,
