@@ -19,6 +19,8 @@ pub(super) mod work;
 #[cfg(test)]
 mod fuzz_tests;
 #[cfg(test)]
+mod red_team_tests;
+#[cfg(test)]
 mod tests;
 
 use std::path::Path;
