@@ -250,6 +250,21 @@ fn program_verdict(program: &Word, name: &str, args: &[Word], scope: &mut Scope)
 }
 
 fn allowlisted_verdict(name: &str, args: &[Word], scope: &mut Scope) -> Verdict {
+    // Never verdicts first: a glob among the arguments must not soften `git config *`.
+    let verdict = programs::classify(name, args);
+    if matches!(verdict, Verdict::Never(_)) {
+        return verdict;
+    }
+    let found = match name {
+        "git" => scope
+            .foreign_repository()
+            .or_else(|| scope.git_hooks_redirected()),
+        "diff" => scope.diff_escapes(args),
+        _ => None,
+    };
+    if let Some(reason) = found {
+        return Verdict::Never(reason);
+    }
     if programs::has_risky_options(name)
         && let Some(word) = args.iter().find(|w| w.starts_with_glob())
     {
@@ -259,19 +274,7 @@ fn allowlisted_verdict(name: &str, args: &[Word], scope: &mut Scope) -> Verdict 
             word.text, word.text
         ));
     }
-    let verdict = programs::classify(name, args);
-    if matches!(verdict, Verdict::Never(_)) {
-        return verdict;
-    }
-    let found = match name {
-        "git" => scope.foreign_repository(),
-        "diff" => scope.diff_escapes(args),
-        _ => None,
-    };
-    match found {
-        Some(reason) => Verdict::Never(reason),
-        None => verdict,
-    }
+    verdict
 }
 
 /// `then rm x`, `{ cd`, `do cat f`: the command after the keywords is classified as usual,

@@ -343,3 +343,24 @@ fn never_verdicts_hold_for_programs_by_path_and_old_spellings() {
     );
     assert_eq!(worst("/usr/bin/ls src", &root).0, "unlisted");
 }
+
+#[test]
+fn git_is_never_when_hooks_live_in_the_working_tree() {
+    let (_d, root) = workspace();
+    assert!(analyze("git status", &root).unwrap().is_read_only());
+    fs::write(root.join(".git/config"), "[core]\n\thooksPath = .husky\n").unwrap();
+    assert_never(&root, &["git status", "git log", "git commit -m x"]);
+}
+
+#[test]
+fn a_glob_does_not_soften_never_options() {
+    let (_d, root) = workspace();
+    assert_never(
+        &root,
+        &[
+            "git config *",
+            "git rebase -x sh *",
+            "sort --compress-program=sh *",
+        ],
+    );
+}

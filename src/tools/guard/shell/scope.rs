@@ -41,6 +41,8 @@ struct Cwd {
 
 pub struct Scope {
     root: PathBuf,
+    /// Whether git's configuration moves hooks (`core.hooksPath`), looked up once.
+    hooks_redirected: Option<bool>,
     cwds: Vec<Cwd>,
     scan_budget: usize,
     /// Set once the `cd`s went past [`MAX_CWDS`]: where later segments run is unknown.
@@ -56,6 +58,7 @@ impl Scope {
                 physical: root.clone(),
             }],
             root,
+            hooks_redirected: None,
             scan_budget: SCAN_BUDGET,
             lost: false,
         }
@@ -402,6 +405,21 @@ impl Scope {
         })
     }
 
+    /// Git runs hooks on many commands, `git status` included (`post-index-change`). Hooks
+    /// in `.git/hooks` are protected, but `core.hooksPath` can point them at files in the
+    /// working tree (husky's `.husky/`, a global `.githooks`), which any command may have
+    /// written. Then no git command is read-only.
+    pub fn git_hooks_redirected(&mut self) -> Option<String> {
+        let redirected = *self
+            .hooks_redirected
+            .get_or_insert_with(|| git_configs(&self.root).iter().any(|c| sets_hooks_path(c)));
+        redirected.then(|| {
+            "git's configuration sets `core.hooksPath`, so git may run hooks from files in \
+             the working tree; run git yourself or ask the person"
+                .to_string()
+        })
+    }
+
     /// `cd DIR` inside the workspace is read-only; later segments may run in DIR, or where
     /// they were (the analysis does not know whether `cd` succeeded).
     pub fn cd(&mut self, args: &[Word]) -> Verdict {
@@ -484,6 +502,47 @@ impl Scope {
                 physical: logical_physical,
             },
         ])
+    }
+}
+
+/// The configuration files git reads for the workspace's repository: its own (through a
+/// `.git` file for worktrees), and the person's global ones.
+fn git_configs(root: &Path) -> Vec<PathBuf> {
+    let dot_git = root.join(".git");
+    let mut configs = Vec::new();
+    match fs::read_to_string(&dot_git) {
+        // A worktree or submodule: `gitdir: PATH`, whose `commondir` holds the config.
+        Ok(text) => {
+            if let Some(dir) = text.trim().strip_prefix("gitdir:") {
+                let gitdir = root.join(dir.trim());
+                configs.push(gitdir.join("config"));
+                if let Ok(common) = fs::read_to_string(gitdir.join("commondir")) {
+                    configs.push(gitdir.join(common.trim()).join("config"));
+                }
+            }
+        }
+        Err(_) => configs.push(dot_git.join("config")),
+    }
+    if let Some(home) = std::env::var_os("HOME") {
+        configs.push(Path::new(&home).join(".gitconfig"));
+        configs.push(Path::new(&home).join(".config/git/config"));
+    }
+    if let Some(xdg) = std::env::var_os("XDG_CONFIG_HOME") {
+        configs.push(Path::new(&xdg).join("git/config"));
+    }
+    configs
+}
+
+/// Whether a git config file mentions `hooksPath` (any section: erring towards yes only
+/// costs a question). Oversized files count as yes, so the read stays bounded; it happens
+/// once per command, whatever its length.
+fn sets_hooks_path(path: &Path) -> bool {
+    const MAX_CONFIG: u64 = 1 << 20;
+    match fs::metadata(path) {
+        Ok(meta) if meta.len() > MAX_CONFIG => true,
+        Ok(_) => fs::read_to_string(path)
+            .is_ok_and(|text| text.to_ascii_lowercase().contains("hookspath")),
+        Err(_) => false,
     }
 }
 
