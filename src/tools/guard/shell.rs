@@ -324,8 +324,12 @@ fn arguments_never(name: &str, args: &[Word], scope: &mut Scope) -> Option<Strin
     if let Some(word) = args.iter().find(|w| w.expands) {
         return Some(format!("{EXPANSION} (in `{}`)", word.text));
     }
-    // `{.,.}./x` is `../x`: the alternatives are not analysed, so none may reach anywhere.
-    if let Some(word) = args.iter().find(|w| w.has_brace_expansion()) {
+    // `{.,.}./x` is `../x`, and `grep {x,/etc/passwd} f` shifts a path into a file
+    // operand: the alternatives are not analysed, so only text-printing programs may
+    // have them.
+    if !programs::takes_no_paths(name)
+        && let Some(word) = args.iter().find(|w| w.has_brace_expansion())
+    {
         return Some(format!(
             "brace expansion `{}` is not analysed (its words could name paths outside the \
              workspace); list the arguments explicitly",

@@ -379,13 +379,21 @@ pub fn find_option<'a>(args: &'a [Word], shorts: &str, longs: &[&str]) -> Option
     })
 }
 
+/// Programs none of whose arguments names a file (they print or transform text).
+pub fn takes_no_paths(name: &str) -> bool {
+    matches!(
+        name,
+        "echo" | "printf" | "tr" | "basename" | "dirname" | "seq" | "true" | "false"
+    )
+}
+
 /// Marks arguments that are not file names (patterns, scripts, text to print), so the
 /// path checks skip them: `grep /api/v1 src` searches for a string, it does not open
 /// `/api/v1`. Only words we can place with certainty are marked.
 pub fn non_path_args(name: &str, args: &[Word]) -> Vec<bool> {
     let mut marks = vec![false; args.len()];
     match name {
-        "echo" | "printf" | "tr" | "basename" | "dirname" | "seq" | "true" | "false" => {
+        _ if takes_no_paths(name) => {
             marks.iter_mut().for_each(|m| *m = true);
         }
         "grep" | "egrep" | "fgrep" => mark_pattern(args, "ABmdD", &mut marks),

@@ -364,3 +364,13 @@ fn a_glob_does_not_soften_never_options() {
         ],
     );
 }
+
+#[test]
+fn brace_expansion_is_never_where_it_could_make_a_path() {
+    let (_d, root) = workspace();
+    assert_never(
+        &root,
+        &["cat {.,.}./x", "grep {x,/etc/passwd} README.md", "ls {a,b}"],
+    );
+    assert!(analyze("echo {1..3}", &root).unwrap().is_read_only());
+}
