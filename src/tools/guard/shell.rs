@@ -339,8 +339,13 @@ fn arguments_never(name: &str, args: &[Word], scope: &mut Scope) -> Option<Strin
     let not_paths = programs::non_path_args(name, args);
     args.iter()
         .zip(not_paths)
-        .filter(|(_, not_path)| !not_path)
-        .find_map(|(word, _)| scope.argument_escapes(word))
+        .find_map(|(word, not_path)| match not_path {
+            false => scope.argument_escapes(word),
+            // An unquoted glob in a pattern (`grep l* f`) expands to file names, and every
+            // name after the first becomes a file operand.
+            true if word.has_glob() && !programs::takes_no_paths(name) => scope.glob_escapes(word),
+            true => None,
+        })
 }
 
 /// For a segment that may change files: an argument naming a path commands may not change.

@@ -374,3 +374,13 @@ fn brace_expansion_is_never_where_it_could_make_a_path() {
     );
     assert!(analyze("echo {1..3}", &root).unwrap().is_read_only());
 }
+
+#[test]
+fn globs_in_patterns_are_scanned_too() {
+    let (_d, root) = workspace();
+    symlink("/etc/passwd", root.join("lnk1")).unwrap();
+    fs::write(root.join("lnk0"), "x").unwrap();
+    // `grep l* README.md` is `grep lnk0 lnk1 README.md`: lnk1 is read as a file.
+    assert_never(&root, &["grep l* README.md", "rg -e x l*"]);
+    assert!(analyze("echo l*", &root).unwrap().is_read_only());
+}

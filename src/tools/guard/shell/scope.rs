@@ -183,7 +183,7 @@ impl Scope {
     /// leads outside the workspace, `cat *` reads through it, and if one starts with `-`,
     /// `cat *` reads it as an option. The directories the pattern can reach are scanned (a
     /// superset of what it matches), following symlinks that stay inside.
-    fn glob_escapes(&mut self, word: &Word) -> Option<String> {
+    pub fn glob_escapes(&mut self, word: &Word) -> Option<String> {
         let first_meta = word.first_glob().unwrap_or(0);
         let literal: String = word.chars[..first_meta].iter().map(|q| q.c).collect();
         let dir = match literal.rfind('/') {
