@@ -202,19 +202,19 @@ fn floor_holds_even_in_bypass_mode() {
             )
         })
         .collect();
-    let (ws, outside) = setup();
-    let calls = hostile_calls(outside.path(), &floor);
-    let (_, results) = run_calls(
-        &ws,
-        calls,
-        &["-p", "be evil", "--permission-mode", "bypass"],
-    );
-    assert_nothing_ran(&ws, outside.path());
-    for (cmd, result) in floor.iter().zip(&results) {
-        assert!(
-            result.contains("not run") || result.contains("refused"),
-            "bypass: `{cmd}` → {result}"
-        );
+    // accept-edits lets writes inside the root run; the floor must hold there too.
+    for mode in ["bypass", "accept-edits"] {
+        let (ws, outside) = setup();
+        let calls = hostile_calls(outside.path(), &floor);
+        let (_, results) = run_calls(&ws, calls, &["-p", "be evil", "--permission-mode", mode]);
+        assert_nothing_ran(&ws, outside.path());
+        assert_eq!(results.len(), floor.len());
+        for (cmd, result) in floor.iter().zip(&results) {
+            assert!(
+                result.contains("not run") || result.contains("refused"),
+                "{mode}: `{cmd}` → {result}"
+            );
+        }
     }
 }
 
