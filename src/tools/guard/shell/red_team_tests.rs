@@ -245,6 +245,7 @@ fn git_in_a_nested_repository_is_never() {
             "cd wt && git status",
             "cd bare && git log",
             "cd src; cd ../sub; git status",
+            "tar -xf r.tar && cd r && git status",
         ],
     );
     assert!(

@@ -383,8 +383,17 @@ impl Scope {
     /// and that configuration can run programs (`core.fsmonitor` on `git status`). Only the
     /// workspace's own repository is trusted; a directory below the root that holds another
     /// `.git` (or is a bare repository) brings a configuration anyone could have written.
+    /// A directory that does not exist yet may be one an earlier segment unpacks a
+    /// repository into (`tar -xf r.tar && cd r && git status`), so it counts as foreign.
     pub fn foreign_repository(&self) -> Option<String> {
         self.cwds.iter().find_map(|cwd| {
+            if !cwd.physical.is_dir() {
+                return Some(format!(
+                    "`git` may run in `{}`, which does not exist yet: an earlier command could \
+                     create a repository there whose configuration runs programs",
+                    paths::relative(&self.root, &cwd.physical)
+                ));
+            }
             let mut dir = cwd.physical.as_path();
             while dir != self.root && dir.starts_with(&self.root) {
                 work::tick(1);
