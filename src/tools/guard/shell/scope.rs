@@ -575,12 +575,16 @@ struct Scan {
 const PROTECTED_ANYWHERE: [&str; 2] = [".git", "linggen-agent.toml"];
 
 /// The parts of an argument that could name a file: the word itself, the value after any
-/// `=` (`--opt=value`, `if=value`), and, in a short-option cluster, the rest of the word
+/// `=`, `@` or `<` (`--opt=value`, `if=value`, `@file`), and, in a short-option cluster, the rest of the word
 /// after any option letter (`-kf/etc/x`: `f` may take `/etc/x`). `Err` when there are too
 /// many to check.
 fn value_candidates(text: &str) -> Result<Vec<&str>, String> {
-    let after_equals = text.match_indices('=').map(|(i, _)| i + 1);
-    let mut starts: Vec<usize> = after_equals.collect();
+    // After `=` (`if=/x`), `@` (`curl -d @/etc/passwd`, `-F f=@/x`, compilers' `@file`)
+    // and a quoted `<` (`curl -F 'f=</x'`) a program may read the rest as a file name.
+    let mut starts: Vec<usize> = text
+        .match_indices(['=', '@', '<'])
+        .map(|(i, _)| i + 1)
+        .collect();
     let mut cluster_starts = Vec::new();
     if text.starts_with('-') && !text.starts_with("--") {
         let letters = text[1..]
