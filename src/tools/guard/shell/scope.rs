@@ -27,8 +27,8 @@ const MAX_SCAN_DEPTH: usize = 64;
 /// The longest pattern component matched against directory entries while scanning.
 const MAX_FILTER_LEN: usize = 64;
 
-/// How many places in one word are tried as the start of a glued option value
-/// (`-kf/etc/passwd`) or of a `NAME=value` value.
+/// How many places in one word are tried as the start of a file name: a value glued to an
+/// option (`-kf/etc/passwd`) or following `=`, `@` or `<`.
 const MAX_VALUE_STARTS: usize = 32;
 
 /// A directory a segment may run in: the shell's idea of it (`$PWD`, where `cd` folds `..`
@@ -39,6 +39,9 @@ struct Cwd {
     physical: PathBuf,
 }
 
+/// What the analysis knows while it walks a command's segments in order: where each may
+/// run (`cd` adds directories rather than replacing them: after `cd a || cat ../x` the
+/// `cat` may run in either place) and how much scanning is left.
 pub struct Scope {
     root: PathBuf,
     /// Whether git's configuration moves hooks (`core.hooksPath`), looked up once.
@@ -84,9 +87,8 @@ impl Scope {
             .find_map(|cwd| paths::locate(&self.root, &cwd.physical, text).err())
     }
 
-    /// Checks every part of an argument that could name a file: the word itself, the value
-    /// after any `=` (`--opt=value`, `if=value`), a value glued to a short option anywhere
-    /// in a cluster (`-kf/etc/x`: `f` may take `/etc/x`), and what a glob may expand to.
+    /// Checks every part of an argument that could name a file (see [`value_candidates`])
+    /// and what a glob may expand to.
     pub fn argument_escapes(&mut self, word: &Word) -> Option<String> {
         let values = match value_candidates(&word.text) {
             Ok(values) => values,
