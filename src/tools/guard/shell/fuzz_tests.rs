@@ -185,6 +185,16 @@ fn adversarial() -> Vec<String> {
         format!("{}", "{a,".repeat(3_000)),
         format!("tee {}", "f ".repeat(3_000)),
         "\\".repeat(10_001),
+        format!("ls {}", "*a".repeat(30)),
+        format!("ls {}", "*".repeat(10_000)),
+        format!("ls {}", ".*/".repeat(60)),
+        format!("rm {}", "[!a-z]*".repeat(9)),
+        format!("rm {}", ".gi? ".repeat(2_000)),
+        format!("cat {}", "-a@=<".repeat(1_000)),
+        format!("sed -i.b{} s/a/b/ f", "x".repeat(5_000)),
+        format!("git config {}", "x ".repeat(3_000)),
+        format!("cd sub && {}", "git status; ".repeat(500)),
+        format!("diff {}", "d ".repeat(2_000)),
         format!("ls {}", "\\ ".repeat(5_000)),
     ];
     let chain: String = (0..40).map(|i| format!("cd d{i} && ")).collect();
