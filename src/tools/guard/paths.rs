@@ -10,8 +10,12 @@
 //! (but cannot close) the window in which another process could swap a directory for a
 //! symlink; the workspace is assumed not to be under attack by a concurrent local process.
 
+use std::ffi::OsString;
+use std::fs;
 use std::io;
 use std::path::{Component, Path, PathBuf};
+
+use super::shell::work;
 
 /// What the resolved path will be used for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,6 +67,7 @@ pub fn resolve(root: &Path, raw: &str, usage: PathUse) -> Result<ResolvedPath, S
 /// and checks that the result, symlinks followed, stays inside `root`. Shared with the shell
 /// analysis, which checks every argument that could name a file.
 pub fn locate(root: &Path, base: &Path, raw: &str) -> Result<PathBuf, String> {
+    work::tick(raw.len() + 1);
     if raw.contains('\0') {
         return Err("the path contains a NUL byte".into());
     }
@@ -73,11 +78,19 @@ pub fn locate(root: &Path, base: &Path, raw: &str) -> Result<PathBuf, String> {
             root.display()
         ));
     }
+    // The kernel refuses longer paths, and the cost of resolving one stays bounded.
+    if raw.len() > PATH_MAX {
+        return Err(format!(
+            "a path of {} bytes is longer than the system allows",
+            raw.len()
+        ));
+    }
     let lexical = normalize(&base.join(raw));
     if !lexical.starts_with(root) {
         return Err(outside(raw, root));
     }
-    let physical = follow_existing(&lexical).map_err(|e| format!("cannot resolve `{raw}`: {e}"))?;
+    let physical =
+        follow(base, Path::new(raw)).map_err(|e| format!("cannot resolve `{raw}`: {e}"))?;
     if !physical.starts_with(root) {
         return Err(format!(
             "`{raw}` leads outside the workspace root through a symlink (to {}); only files \
@@ -88,6 +101,12 @@ pub fn locate(root: &Path, base: &Path, raw: &str) -> Result<PathBuf, String> {
     }
     Ok(physical)
 }
+
+/// Linux's `PATH_MAX`.
+const PATH_MAX: usize = 4096;
+
+/// How many symlinks one resolution may follow before it counts as a loop (Linux: 40).
+const MAX_LINKS: usize = 40;
 
 /// The root as the checks compare against it. `ToolContext::root` is documented as
 /// canonical, but a test or a caller may pass `/tmp/x` where `/tmp` is a symlink.
@@ -137,6 +156,35 @@ pub fn protected(abs: &Path, rel: &str) -> Option<&'static str> {
     None
 }
 
+/// Why a shell command may not write `abs` (`rel` to the root): what [`protected`] refuses,
+/// and also the folders linggen loads agents, skills and project permissions from
+/// (`.linggen/`, `agents/`, `.agents/`) and a `linggen-agent.toml` at any depth. A command
+/// that planted an agent or a skill there would grant itself tools the next time linggen
+/// starts; the kernel confinement keeps the same paths read-only for commands.
+pub fn protected_for_commands(abs: &Path, rel: &str) -> Option<&'static str> {
+    if let Some(why) = protected(abs, rel) {
+        return Some(why);
+    }
+    let first = rel.split('/').next().unwrap_or_default();
+    if [".linggen", "agents", ".agents"]
+        .iter()
+        .any(|dir| first.eq_ignore_ascii_case(dir))
+    {
+        return Some(
+            "is in a folder linggen loads agents, skills or permissions from; a command may \
+             not change it. Ask the person, or use the Write tool where it is allowed",
+        );
+    }
+    let name = rel.rsplit('/').next().unwrap_or_default();
+    if name.eq_ignore_ascii_case(crate::config::CONFIG_FILE) {
+        return Some(
+            "is a linggen configuration file, which holds permission rules; a command may \
+             not change it. Ask the person to edit it",
+        );
+    }
+    None
+}
+
 /// True when any component of a root-relative path is a `.git` directory. Compared without
 /// case because macOS and Windows file systems treat `.GIT` as `.git`.
 pub fn touches_git_dir(rel: &str) -> bool {
@@ -169,43 +217,81 @@ pub fn normalize(path: &Path) -> PathBuf {
     out
 }
 
-/// Canonicalizes the longest existing prefix of an absolute, normalized path and appends
-/// the rest. A dangling symlink is refused: writing through it would create its target,
-/// wherever that is.
-fn follow_existing(path: &Path) -> io::Result<PathBuf> {
-    let mut missing: Vec<&std::ffi::OsStr> = Vec::new();
-    let mut current = path;
-    loop {
+/// Resolves `path` from `base` the way the kernel does: component by component, a symlink
+/// replaced by its target before any later `..` applies (`link/../x`, where `link -> /a/b`,
+/// is `/a/x`, not `x`). Below a missing component nothing can be a symlink, so the rest is
+/// folded lexically, which is what `mkdir -p` would create. A dangling symlink is refused:
+/// writing through it would create its target, wherever that is.
+fn follow(base: &Path, path: &Path) -> io::Result<PathBuf> {
+    let mut current = if path.is_absolute() {
+        PathBuf::from("/")
+    } else {
+        base.to_path_buf()
+    };
+    // Components still to walk, the next one last.
+    let mut pending: Vec<OsString> = Vec::new();
+    push_components(&mut pending, path);
+    // How many components of `current` are below the first missing one.
+    let mut missing_depth = 0usize;
+    let mut links = 0usize;
+    while let Some(part) = pending.pop() {
+        work::tick(1);
+        if part == "." {
+            continue;
+        }
+        if part == ".." {
+            current.pop();
+            missing_depth = missing_depth.saturating_sub(1);
+            continue;
+        }
+        current.push(&part);
+        if missing_depth > 0 {
+            missing_depth += 1;
+            continue;
+        }
+        work::tick(1);
         match current.symlink_metadata() {
-            Ok(meta) => {
-                let canonical = current.canonicalize().map_err(|e| {
-                    if meta.file_type().is_symlink() {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                links += 1;
+                if links > MAX_LINKS {
+                    return Err(io::Error::other("too many levels of symlinks"));
+                }
+                if let Err(e) = current.metadata() {
+                    return Err(if e.kind() == io::ErrorKind::NotFound {
                         io::Error::new(
                             io::ErrorKind::NotFound,
                             "it is a symlink to a missing target; use the target path directly",
                         )
                     } else {
                         e
-                    }
-                })?;
-                let mut out = canonical;
-                for name in missing.iter().rev() {
-                    out.push(name);
+                    });
                 }
-                return Ok(out);
+                let target = fs::read_link(&current)?;
+                current.pop();
+                if target.is_absolute() {
+                    current = PathBuf::from("/");
+                }
+                push_components(&mut pending, &target);
             }
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Ok(_) => {}
+            Err(e) if e.kind() == io::ErrorKind::NotFound => missing_depth = 1,
             Err(e) => return Err(e),
         }
-        match (current.file_name(), current.parent()) {
-            (Some(name), Some(parent)) => {
-                missing.push(name);
-                current = parent;
-            }
-            // Only `/` has no parent, and it always exists.
-            _ => return Ok(path.to_path_buf()),
+    }
+    Ok(current)
+}
+
+/// Pushes the components of `path` (without its root) so that the first is popped first.
+fn push_components(pending: &mut Vec<OsString>, path: &Path) {
+    let start = pending.len();
+    for component in path.components() {
+        match component {
+            Component::Normal(name) => pending.push(name.to_os_string()),
+            Component::ParentDir => pending.push("..".into()),
+            Component::CurDir | Component::RootDir | Component::Prefix(_) => {}
         }
     }
+    pending[start..].reverse();
 }
 
 #[cfg(test)]
@@ -286,6 +372,27 @@ mod tests {
         symlink(root.join("src"), root.join("code")).unwrap();
         let p = resolve(&root, "code/main.rs", PathUse::Read).unwrap();
         assert_eq!(p.rel, "src/main.rs");
+    }
+
+    #[test]
+    fn dot_dot_applies_after_the_symlink_before_it() {
+        let (_d, root) = root();
+        let outside = tempfile::tempdir().unwrap();
+        let deep = outside.path().join("a/b/c");
+        fs::create_dir_all(&deep).unwrap();
+        fs::write(outside.path().join("a/b/secret"), "s").unwrap();
+        symlink(&deep, root.join("link")).unwrap();
+        // The kernel reads `link/../secret` as `/…/a/b/secret`, not `secret` in the root.
+        assert!(refused(&root, "link/../secret", PathUse::Read).contains("symlink"));
+        refused(&root, "link/../new", PathUse::Write);
+        // A link inside the root with `..` after it resolves where the kernel goes.
+        fs::create_dir_all(root.join("x/y")).unwrap();
+        symlink(root.join("x/y"), root.join("in")).unwrap();
+        let p = resolve(&root, "in/../z", PathUse::Read).unwrap();
+        assert_eq!(p.rel, "x/z");
+        // A loop is an error, not a hang.
+        symlink("loop", root.join("loop")).unwrap();
+        refused(&root, "loop/x", PathUse::Read);
     }
 
     #[test]

@@ -9,17 +9,25 @@
 //! harmless string as a path, costs a question; the reverse would cost a compromise.
 
 mod git;
+mod glob;
 mod lexer;
 mod programs;
+mod scope;
 mod sed;
+pub(super) mod work;
+
+#[cfg(test)]
+mod fuzz_tests;
+#[cfg(test)]
+mod red_team_tests;
 #[cfg(test)]
 mod tests;
 
-use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use lexer::{RawSegment, RedirectKind, Word};
 use programs::Verdict;
+use scope::Scope;
 
 use super::paths;
 
@@ -86,23 +94,12 @@ pub enum SegmentClass {
 /// never runs, whatever the mode; the message says what to do instead.
 pub fn analyze(command: &str, root: &Path) -> Result<CommandAnalysis, String> {
     let raw_segments = lexer::split(command)?;
-    let root = paths::canonical_root(root);
-    let mut scope = Scope {
-        cwds: vec![root.clone()],
-        root,
-    };
+    let mut scope = Scope::new(paths::canonical_root(root));
     let segments = raw_segments
         .iter()
         .map(|raw| classify_segment(raw, &mut scope))
         .collect();
     Ok(CommandAnalysis { segments })
-}
-
-/// Where relative paths may be resolved from. `cd` adds directories rather than replacing
-/// the start: after `cd a || cat ../x` the `cat` may run in either place.
-struct Scope {
-    root: PathBuf,
-    cwds: Vec<PathBuf>,
 }
 
 fn classify_segment(raw: &RawSegment, scope: &mut Scope) -> Segment {
@@ -113,7 +110,9 @@ fn classify_segment(raw: &RawSegment, scope: &mut Scope) -> Segment {
         .or(raw.words.first())
         .map(|w| w.text.clone())
         .unwrap_or_default();
-    let class = if assignments > 0 {
+    let class = if let Some(reason) = scope.lost() {
+        never(reason)
+    } else if assignments > 0 {
         SegmentClass::Never {
             reason: "`NAME=value` before a command changes its environment (LD_PRELOAD, PATH, \
                      ...); run the command without it"
@@ -173,35 +172,49 @@ fn classify_command(raw: &RawSegment, scope: &mut Scope) -> SegmentClass {
     if let Some(reason) = redirects_never(raw, scope) {
         return never(reason);
     }
+    // Checked whatever the program: `cargo build > .git/config` writes there in any mode.
+    let redirect_targets: Vec<String> = raw
+        .redirects
+        .iter()
+        .filter(|r| matches!(r.kind, RedirectKind::Output | RedirectKind::ReadWrite))
+        .map(|r| r.target.text.clone())
+        .filter(|text| !programs::is_harmless_device(text))
+        .collect();
+    if let Some(reason) = redirect_targets.iter().find_map(|t| scope.write_refused(t)) {
+        return never(reason);
+    }
     let verdict = match raw.words.first() {
         None => Verdict::ReadOnly,
         Some(program) => program_verdict(program, &name, args, scope),
     };
+    if !matches!(verdict, Verdict::ReadOnly | Verdict::Never(_))
+        && let Some(reason) = protected_arguments(&name, args, scope)
+    {
+        return never(reason);
+    }
     let mut targets = match verdict {
         Verdict::Never(reason) => return never(reason),
         Verdict::Unlisted(reason) => return unlisted(reason),
         Verdict::ReadOnly => Vec::new(),
-        Verdict::Writes(indices) => indices.iter().map(|&i| args[i].text.clone()).collect(),
+        Verdict::Writes { files, derived } => {
+            if let Some(word) = files.iter().map(|&i| &args[i]).find(|w| w.has_glob()) {
+                return never(format!(
+                    "the write target `{}` is a pattern, which could match a protected file; \
+                     name the file",
+                    word.text
+                ));
+            }
+            files
+                .iter()
+                .map(|&i| args[i].text.clone())
+                .chain(derived)
+                .collect()
+        }
     };
-    for redirect in &raw.redirects {
-        let text = &redirect.target.text;
-        if redirect.target.has_glob() || redirect.target.has_brace_expansion() {
-            return unlisted(format!("the redirection target `{text}` is a pattern"));
-        }
-        let writes = matches!(
-            redirect.kind,
-            RedirectKind::Output | RedirectKind::ReadWrite
-        );
-        if writes && !programs::is_harmless_device(text) {
-            targets.push(text.clone());
-        }
+    if let Some(reason) = targets.iter().find_map(|t| scope.write_refused(t)) {
+        return never(reason);
     }
-    if let Some((target, why)) = targets
-        .iter()
-        .find_map(|t| scope.protected(t).map(|why| (t, why)))
-    {
-        return never(format!("`{target}` {why}"));
-    }
+    targets.extend(redirect_targets);
     if targets.is_empty() {
         SegmentClass::ReadOnly
     } else {
@@ -210,26 +223,47 @@ fn classify_command(raw: &RawSegment, scope: &mut Scope) -> SegmentClass {
 }
 
 fn program_verdict(program: &Word, name: &str, args: &[Word], scope: &mut Scope) -> Verdict {
-    if program.text.contains('/') {
-        return Verdict::Unlisted(format!(
-            "`{}` runs a program by path; only allowlisted programs run without asking",
-            program.text
-        ));
+    if let Some(reason) = programs::reads_names_from_file(name, args) {
+        return Verdict::Never(reason);
     }
-    if name == "cd" {
+    let by_path = program.text.contains('/');
+    if name == "cd" && !by_path {
         return scope.cd(args);
     }
-    if !programs::is_allowlisted(name) {
-        if let Some(reason) = programs::never_by_options(name, args) {
-            return Verdict::Never(reason);
+    let verdict = if programs::is_allowlisted(name) {
+        allowlisted_verdict(name, args, scope)
+    } else {
+        match programs::never_by_options(name, args) {
+            Some(reason) => Verdict::Never(reason),
+            None => Verdict::Unlisted(format!("`{name}` is not on the read-only allowlist")),
         }
-        return Verdict::Unlisted(format!("`{name}` is not on the read-only allowlist"));
+    };
+    match verdict {
+        // `/usr/bin/find -exec` runs programs as surely as `find -exec`.
+        Verdict::Never(_) => verdict,
+        _ if by_path => Verdict::Unlisted(format!(
+            "`{}` runs a program by path; only allowlisted programs run without asking",
+            program.text
+        )),
+        _ => verdict,
     }
-    if let Some(word) = args.iter().find(|w| w.has_brace_expansion()) {
-        return Verdict::Unlisted(format!(
-            "brace expansion `{}` is not analysed; list the arguments explicitly",
-            word.text
-        ));
+}
+
+fn allowlisted_verdict(name: &str, args: &[Word], scope: &mut Scope) -> Verdict {
+    // Never verdicts first: a glob among the arguments must not soften `git config *`.
+    let verdict = programs::classify(name, args);
+    if matches!(verdict, Verdict::Never(_)) {
+        return verdict;
+    }
+    let found = match name {
+        "git" => scope
+            .foreign_repository()
+            .or_else(|| scope.git_hooks_redirected()),
+        "diff" => scope.diff_escapes(args),
+        _ => None,
+    };
+    if let Some(reason) = found {
+        return Verdict::Never(reason);
     }
     if programs::has_risky_options(name)
         && let Some(word) = args.iter().find(|w| w.starts_with_glob())
@@ -240,7 +274,7 @@ fn program_verdict(program: &Word, name: &str, args: &[Word], scope: &mut Scope)
             word.text, word.text
         ));
     }
-    programs::classify(name, args)
+    verdict
 }
 
 /// `then rm x`, `{ cd`, `do cat f`: the command after the keywords is classified as usual,
@@ -286,15 +320,41 @@ fn program_never(program: &Word) -> Option<String> {
 const EXPANSION: &str = "`$` expansion is never run automatically: it could reveal secrets such \
                          as API keys; write the value literally";
 
-fn arguments_never(name: &str, args: &[Word], scope: &Scope) -> Option<String> {
+fn arguments_never(name: &str, args: &[Word], scope: &mut Scope) -> Option<String> {
     if let Some(word) = args.iter().find(|w| w.expands) {
         return Some(format!("{EXPANSION} (in `{}`)", word.text));
+    }
+    // `{.,.}./x` is `../x`, and `grep {x,/etc/passwd} f` shifts a path into a file
+    // operand: the alternatives are not analysed, so only text-printing programs may
+    // have them.
+    if !programs::takes_no_paths(name)
+        && let Some(word) = args.iter().find(|w| w.has_brace_expansion())
+    {
+        return Some(format!(
+            "brace expansion `{}` is not analysed (its words could name paths outside the \
+             workspace); list the arguments explicitly",
+            word.text
+        ));
     }
     let not_paths = programs::non_path_args(name, args);
     args.iter()
         .zip(not_paths)
+        .find_map(|(word, not_path)| match not_path {
+            false => scope.argument_escapes(word),
+            // An unquoted glob in a pattern (`grep l* f`) expands to file names, and every
+            // name after the first becomes a file operand.
+            true if word.has_glob() && !programs::takes_no_paths(name) => scope.glob_escapes(word),
+            true => None,
+        })
+}
+
+/// For a segment that may change files: an argument naming a path commands may not change.
+fn protected_arguments(name: &str, args: &[Word], scope: &mut Scope) -> Option<String> {
+    let not_paths = programs::non_path_args(name, args);
+    args.iter()
+        .zip(not_paths)
         .filter(|(_, not_path)| !not_path)
-        .find_map(|(word, _)| scope.argument_escapes(word))
+        .find_map(|(word, _)| scope.names_protected(word))
 }
 
 fn redirects_never(raw: &RawSegment, scope: &Scope) -> Option<String> {
@@ -306,155 +366,13 @@ fn redirects_never(raw: &RawSegment, scope: &Scope) -> Option<String> {
         if redirect.kind == RedirectKind::Duplicate || programs::is_harmless_device(&target.text) {
             return None;
         }
+        if target.has_glob() || target.has_brace_expansion() {
+            return Some(format!(
+                "the redirection target `{}` is a pattern, which could pick any file \
+                 (`.gi?/config`); name the file",
+                target.text
+            ));
+        }
         scope.path_escapes(&target.text)
     })
 }
-
-impl Scope {
-    /// Why `text`, resolved from any possible working directory, would leave the root.
-    fn path_escapes(&self, text: &str) -> Option<String> {
-        if text.is_empty() || text == "-" || programs::is_harmless_device(text) {
-            return None;
-        }
-        self.cwds
-            .iter()
-            .find_map(|cwd| paths::locate(&self.root, cwd, text).err())
-    }
-
-    /// Checks every part of an argument that could name a file: the word itself, the value
-    /// of `--opt=value` or `if=value`, and a value glued to a short option (`-f/etc/x`).
-    fn argument_escapes(&self, word: &Word) -> Option<String> {
-        let text = word.text.as_str();
-        if let Some(reason) = self.path_escapes(text) {
-            return Some(reason);
-        }
-        if let Some((_, value)) = text.split_once('=')
-            && let Some(reason) = self.path_escapes(value)
-        {
-            return Some(reason);
-        }
-        if text.starts_with('-') && !text.starts_with("--") && text.len() > 2 {
-            let tail = &text[2..];
-            let path_like = (tail.starts_with('/') && tail.len() > 1)
-                || tail.starts_with('~')
-                || tail.split('/').any(|part| part == "..");
-            if path_like && let Some(reason) = self.path_escapes(tail) {
-                return Some(reason);
-            }
-        }
-        if word.has_glob() {
-            return self.glob_escapes(word);
-        }
-        None
-    }
-
-    /// A glob expands to names the analysis never sees; if one of them is a symlink that
-    /// leads outside the workspace, `cat *` would read through it. The directories the
-    /// pattern can reach are scanned for such symlinks (a superset of what it matches).
-    fn glob_escapes(&self, word: &Word) -> Option<String> {
-        let first_meta = word.first_glob().unwrap_or(0);
-        let literal: String = word.chars[..first_meta].iter().map(|q| q.c).collect();
-        let dir = match literal.rfind('/') {
-            Some(slash) => &literal[..=slash],
-            None => ".",
-        };
-        let pattern_rest: String = word.chars[first_meta..].iter().map(|q| q.c).collect();
-        let depth = pattern_rest.matches('/').count() + 1;
-        let mut budget = GLOB_SCAN_BUDGET;
-        for cwd in &self.cwds {
-            let base = match paths::locate(&self.root, cwd, dir) {
-                Ok(base) => base,
-                Err(reason) => return Some(reason),
-            };
-            if let Some(reason) = self.scan_for_escaping_links(&base, depth, &mut budget) {
-                return Some(format!("`{}` may expand to {reason}", word.text));
-            }
-        }
-        None
-    }
-
-    fn scan_for_escaping_links(
-        &self,
-        dir: &Path,
-        depth: usize,
-        budget: &mut usize,
-    ) -> Option<String> {
-        let Ok(entries) = fs::read_dir(dir) else {
-            return None;
-        };
-        for entry in entries.flatten() {
-            if *budget == 0 {
-                return Some("more files than can be checked for symlinks; name them".into());
-            }
-            *budget -= 1;
-            let Ok(file_type) = entry.file_type() else {
-                continue;
-            };
-            let path = entry.path();
-            if file_type.is_symlink() {
-                if let Ok(target) = path.canonicalize()
-                    && !target.starts_with(&self.root)
-                {
-                    return Some(format!(
-                        "`{}`, a symlink that leads outside the workspace",
-                        paths::relative(&self.root, &path)
-                    ));
-                }
-            } else if file_type.is_dir()
-                && depth > 1
-                && let Some(reason) = self.scan_for_escaping_links(&path, depth - 1, budget)
-            {
-                return Some(reason);
-            }
-        }
-        None
-    }
-
-    /// Why writing `target` is refused although it is inside the root (`.git/`, linggen's
-    /// own configuration).
-    fn protected(&self, target: &str) -> Option<&'static str> {
-        self.cwds.iter().find_map(|cwd| {
-            let abs = paths::locate(&self.root, cwd, target).ok()?;
-            paths::protected(&abs, &paths::relative(&self.root, &abs))
-        })
-    }
-
-    /// `cd DIR` inside the workspace is read-only; later segments may run in DIR.
-    fn cd(&mut self, args: &[Word]) -> Verdict {
-        let mut operands = Vec::new();
-        for word in args {
-            match word.text.as_str() {
-                "-P" | "-L" | "-e" | "--" => {}
-                // Later segments would run somewhere the analysis cannot follow.
-                "-" => {
-                    return Verdict::Never(
-                        "`cd -` goes back to a directory the analysis cannot know".into(),
-                    );
-                }
-                text if text.starts_with('-') => {
-                    return Verdict::Never(format!("`cd {text}` is not analysed"));
-                }
-                text => operands.push(text),
-            }
-        }
-        match operands.as_slice() {
-            // Every operand already passed the path checks, so it is inside the root.
-            [dir] => {
-                let next: Vec<PathBuf> = self
-                    .cwds
-                    .iter()
-                    .filter_map(|cwd| paths::locate(&self.root, cwd, dir).ok())
-                    .collect();
-                self.cwds.extend(next);
-                Verdict::ReadOnly
-            }
-            [] => Verdict::Never(
-                "`cd` without a directory goes to the home directory, outside the workspace".into(),
-            ),
-            _ => Verdict::Never("`cd` with several operands is not analysed".into()),
-        }
-    }
-}
-
-/// How many directory entries one glob may make us look at.
-const GLOB_SCAN_BUDGET: usize = 20_000;

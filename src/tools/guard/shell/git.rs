@@ -27,6 +27,19 @@ pub fn check(args: &[Word]) -> Result<(), (Risk, String)> {
     };
     let sub = sub.text.as_str();
     let rest = &args[i + 1..];
+    // `ext::sh -c ...` is a remote URL that runs a command.
+    if let Some(word) = args.iter().find(|w| w.text.contains("ext::")) {
+        return Err((
+            Risk::Never,
+            format!(
+                "`git ... {}` names a transport that runs a command",
+                word.text
+            ),
+        ));
+    }
+    if let Some(why) = runs_programs(sub, rest) {
+        return Err((Risk::Never, why));
+    }
     let ask = |why: String| Err((Risk::Ask, why));
     for (long, why, risk) in [
         ("help", "opens a manual viewer", Risk::Ask),
@@ -82,6 +95,84 @@ pub fn check(args: &[Word]) -> Result<(), (Risk, String)> {
 }
 
 const MODIFYING_REFLOG: &[&str] = &["expire", "delete", "drop", "write"];
+
+/// Why `git SUB REST` runs, schedules or plants a command of the caller's choosing, if it
+/// does. These are `Never` rather than merely off the allowlist: an ordinary write by git
+/// is confined like any program's, but a command planted in the configuration, or a
+/// program named on the command line, runs whatever the model chose.
+fn runs_programs(sub: &str, rest: &[Word]) -> Option<String> {
+    let option = |shorts: &str, longs: &[&str]| find_option(rest, shorts, longs);
+    let why = match sub {
+        // Any setting can name a program (core.pager, core.fsmonitor, alias.x = !sh ...).
+        "config" if !config_only_reads(rest) => {
+            "sets configuration, which can name programs to run"
+        }
+        "difftool" | "mergetool" => "runs a diff or merge tool program",
+        "filter-branch" | "filter-repo" => "runs filter commands",
+        "send-email" => "runs mail programs named in its options",
+        "instaweb" | "daemon" | "web--browse" => "starts a server or a browser",
+        "credential" | "credential-store" | "credential-cache" => {
+            "runs credential helpers and prints secrets"
+        }
+        "maintenance" => "schedules git commands to run later",
+        "hook" => "runs a hook program",
+        "p4" | "svn" | "cvsimport" | "cvsexportcommit" | "cvsserver" | "archimport"
+        | "quiltimport" => "runs other version-control programs",
+        // `bisect--helper` and `submodule--helper` are the same commands in older gits.
+        _ if sub.starts_with("bisect") && rest.iter().any(|w| w.text == "run") => {
+            "runs a command on each step"
+        }
+        _ if sub.starts_with("submodule") && rest.iter().any(|w| w.text == "foreach") => {
+            "runs a command in each submodule"
+        }
+        "rebase" if option("x", &["exec"]).is_some() => "runs a command after each commit",
+        "clone" if option("uc", &["upload-pack", "config", "template"]).is_some() => {
+            "sets configuration, hooks or an upload program for the new repository"
+        }
+        "init" if option("", &["template"]).is_some() => "copies hooks from a template",
+        "ls-remote" if option("u", &[]).is_some() => "runs another program as upload-pack",
+        "help" if option("wi", &["web", "info"]).is_some() => "starts a browser or viewer",
+        _ => return None,
+    };
+    let shown: Vec<&str> = std::iter::once(sub)
+        .chain(rest.iter().map(|w| w.text.as_str()))
+        .collect();
+    Some(format!("`git {}` {why}", shown.join(" ")))
+}
+
+/// `git config --get x`, `git config -l`, `git config get x`: only reading, and no
+/// option that writes or opens an editor.
+fn config_only_reads(rest: &[Word]) -> bool {
+    const READS: &[&str] = &[
+        "--get",
+        "--get-all",
+        "--get-regexp",
+        "--get-urlmatch",
+        "--get-color",
+        "--get-colorbool",
+        "-l",
+        "--list",
+        "get",
+        "list",
+    ];
+    const WRITES: &[&str] = &[
+        "--add",
+        "--replace-all",
+        "--unset",
+        "--unset-all",
+        "--rename-section",
+        "--remove-section",
+        "-e",
+        "--edit",
+        "set",
+        "unset",
+        "rename-section",
+        "remove-section",
+        "edit",
+    ];
+    let words = || rest.iter().map(|w| w.text.as_str());
+    words().any(|w| READS.contains(&w)) && !words().any(|w| WRITES.contains(&w))
+}
 
 /// Global options before the subcommand. Those that make git run a program of the
 /// caller's choosing, or load another repository's config (which can name programs, e.g.

@@ -3,6 +3,8 @@
 //! depends on evaluation (command substitution, heredocs, unbalanced quotes) is refused here,
 //! before classification; that refusal is the hard floor.
 
+use super::work;
+
 /// One character of a word and whether quoting made it literal.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct QChar {
@@ -33,11 +35,15 @@ impl Word {
 
     /// Index (into `chars`) of the first character that makes this word a glob.
     pub fn first_glob(&self) -> Option<usize> {
+        work::tick(self.chars.len());
+        // A `[` opens a pattern only if an unquoted `]` follows somewhere; knowing where the
+        // last one is keeps this one pass over `[[[[…`.
+        let last_close = self.chars.iter().rposition(|q| !q.quoted && q.c == ']');
         self.chars.iter().enumerate().find_map(|(i, q)| {
             let is_meta = !q.quoted
                 && match q.c {
                     '*' | '?' => true,
-                    '[' => self.chars[i + 1..].iter().any(|r| !r.quoted && r.c == ']'),
+                    '[' => last_close.is_some_and(|close| close > i),
                     _ => false,
                 };
             is_meta.then_some(i)
@@ -225,6 +231,7 @@ impl Lexer<'_> {
 
     fn run(&mut self) -> Result<(), String> {
         while let Some(c) = self.peek(0) {
+            work::tick(1);
             match c {
                 ' ' | '\t' => {
                     self.finish_word()?;

@@ -13,8 +13,12 @@ use super::{git, sed};
 #[derive(Debug, Clone, PartialEq)]
 pub enum Verdict {
     ReadOnly,
-    /// Writes the files at these argument indices.
-    Writes(Vec<usize>),
+    /// Writes the files at the argument indices `files`, and the files named `derived`
+    /// (computed from those arguments, such as `sed -i.bak`'s backups).
+    Writes {
+        files: Vec<usize>,
+        derived: Vec<String>,
+    },
     Unlisted(String),
     Never(String),
 }
@@ -158,7 +162,15 @@ fn deny_list(name: &str) -> &'static [Deny] {
         // bash's builtin `printf -v PATH ...` would redirect every later program lookup.
         "printf" => &[("v", &[], "assigns a shell variable", Never)],
         "date" => &[("s", &["set"], "sets the system clock", Ask)],
-        "grep" | "egrep" | "fgrep" => &[("R", &["dereference-recursive"], FOLLOWS, Never)],
+        // BSD grep's `-S` follows every symlink while recursing.
+        "grep" | "egrep" | "fgrep" => &[("RS", &["dereference-recursive"], FOLLOWS, Never)],
+        // `ls -LR` walks into directories that symlinks lead to, wherever they are.
+        "ls" => &[("L", &["dereference"], FOLLOWS, Never)],
+        "du" => &[
+            ("L", &["dereference"], FOLLOWS, Never),
+            ("", &["files0-from"], NAMES_FROM_FILE, Never),
+        ],
+        "cp" | "gcp" => &[("L", &["dereference"], FOLLOWS, Never)],
         "rg" => &[
             ("", &["pre", "pre-glob", "hostname-bin"], RUNS, Never),
             ("z", &["search-zip"], "runs decompression programs", Ask),
@@ -166,23 +178,42 @@ fn deny_list(name: &str) -> &'static [Deny] {
         ],
         // Off the allowlist, but able to run an arbitrary program named in an argument:
         // they must not become auto-runnable in bypass mode.
-        "tar" | "gtar" | "bsdtar" => &[(
-            "IF",
-            &[
-                "to-command",
-                "use-compress-program",
-                "checkpoint-action",
-                "info-script",
-                "new-volume-script",
-                "rsh-command",
-                "rmt-command",
-            ],
-            RUNS,
-            Never,
-        )],
+        "tar" | "gtar" | "bsdtar" => &[
+            (
+                "IF",
+                &[
+                    "to-command",
+                    "use-compress-program",
+                    "checkpoint-action",
+                    "info-script",
+                    "new-volume-script",
+                    "rsh-command",
+                    "rmt-command",
+                ],
+                RUNS,
+                Never,
+            ),
+            ("h", &["dereference"], FOLLOWS, Never),
+            ("T", &["files-from"], NAMES_FROM_FILE, Never),
+        ],
         "split" | "gsplit" => &[("", &["filter"], RUNS, Never)],
-        "zip" => &[("T", &["unzip-command"], RUNS, Never)],
-        "rsync" => &[("e", &["rsh", "rsync-path"], RUNS, Never)],
+        "rsync" => &[
+            ("e", &["rsh", "rsync-path"], RUNS, Never),
+            (
+                "Lk",
+                &["copy-links", "copy-dirlinks", "copy-unsafe-links"],
+                FOLLOWS,
+                Never,
+            ),
+        ],
+        // `zip -@` reads the names to archive from its input.
+        // `sha256sum -c LIST` opens every file LIST names.
+        "md5sum" | "sha1sum" | "sha224sum" | "sha256sum" | "sha384sum" | "sha512sum" | "b2sum"
+        | "shasum" | "cksum" => &[("c", &["check"], NAMES_FROM_FILE, Never)],
+        "zip" => &[
+            ("T", &["unzip-command"], RUNS, Never),
+            ("@", &["names-stdin"], NAMES_FROM_FILE, Never),
+        ],
         "scp" | "sftp" => &[("SoF", &[], RUNS, Never)],
         "fd" | "fdfind" => &[("xX", &["exec", "exec-batch"], RUNS, Never)],
         "sdiff" | "diff3" => &[("", &["diff-program"], RUNS, Never)],
@@ -195,12 +226,40 @@ fn deny_list(name: &str) -> &'static [Deny] {
 /// For a program off the allowlist: the reason it is `Never` rather than merely
 /// `Unlisted`, if one of its arguments makes it run another program or read secrets.
 pub fn never_by_options(name: &str, args: &[Word]) -> Option<String> {
+    // Traditional `tar cvhf x.tar dir`: the first word is a cluster without its dash.
+    let dashed;
+    let args = match args.split_first() {
+        Some((first, rest))
+            if matches!(name, "tar" | "gtar" | "bsdtar") && !first.text.starts_with('-') =>
+        {
+            dashed = std::iter::once(Word {
+                text: format!("-{}", first.text),
+                ..first.clone()
+            })
+            .chain(rest.iter().cloned())
+            .collect::<Vec<_>>();
+            &dashed[..]
+        }
+        _ => args,
+    };
     for &(short, long, why, risk) in deny_list(name) {
         if risk == Risk::Never
             && let Some(word) = find_option(args, short, long)
         {
             return Some(format!("`{name} {word}` {why}"));
         }
+    }
+    match name {
+        // cpio archives or copies the files named on its input, wherever they are.
+        "cpio" => return Some(format!("`cpio` {NAMES_FROM_FILE}")),
+        // zip stores what symlinks point to unless told `-y`.
+        "zip"
+            if find_option(args, "rR", &["recurse-paths"]).is_some()
+                && find_option(args, "y", &["symlinks"]).is_none() =>
+        {
+            return Some(format!("`zip -r` without `-y` {FOLLOWS}"));
+        }
+        _ => {}
     }
     // `jq -n env` and `$ENV` print every environment variable, API keys included.
     if name == "jq"
@@ -215,6 +274,23 @@ pub fn never_by_options(name: &str, args: &[Word]) -> Option<String> {
         );
     }
     None
+}
+
+/// For any program: an option that reads the names of files to open from another file
+/// (`--files0-from`, `--files-from`, find's `-files0-from`). The names can lie anywhere.
+pub fn reads_names_from_file(name: &str, args: &[Word]) -> Option<String> {
+    args.iter()
+        .map(|w| w.text.as_str())
+        .find(|text| {
+            let Some(option) = text.strip_prefix("--").or_else(|| text.strip_prefix('-')) else {
+                return false;
+            };
+            let option = option.split('=').next().unwrap_or_default();
+            // At least this much of the name, so `rg --files` and
+            // `grep --files-with-matches` stay what they are.
+            option.starts_with("files0") || option.starts_with("files-f")
+        })
+        .map(|word| format!("`{name} {word}` {NAMES_FROM_FILE}"))
 }
 
 /// Classifies an allowlisted program by its arguments.
@@ -237,15 +313,19 @@ pub fn classify(name: &str, args: &[Word]) -> Verdict {
             Err((risk, why)) => risk.verdict(why),
         },
         "sed" => match sed::analyze(args) {
-            Ok(call) if call.in_place => Verdict::Writes(call.files),
+            Ok(call) if call.in_place => Verdict::Writes {
+                derived: call.backups,
+                files: call.files,
+            },
             Ok(_) => Verdict::ReadOnly,
             Err((risk, why)) => risk.verdict(why),
         },
-        "tee" => Verdict::Writes(
-            positionals(args)
+        "tee" => Verdict::Writes {
+            files: positionals(args)
                 .filter(|&i| !is_harmless_device(&args[i].text))
                 .collect(),
-        ),
+            derived: Vec::new(),
+        },
         _ => Verdict::ReadOnly,
     }
 }
@@ -299,13 +379,21 @@ pub fn find_option<'a>(args: &'a [Word], shorts: &str, longs: &[&str]) -> Option
     })
 }
 
+/// Programs none of whose arguments names a file (they print or transform text).
+pub fn takes_no_paths(name: &str) -> bool {
+    matches!(
+        name,
+        "echo" | "printf" | "tr" | "basename" | "dirname" | "seq" | "true" | "false"
+    )
+}
+
 /// Marks arguments that are not file names (patterns, scripts, text to print), so the
 /// path checks skip them: `grep /api/v1 src` searches for a string, it does not open
 /// `/api/v1`. Only words we can place with certainty are marked.
 pub fn non_path_args(name: &str, args: &[Word]) -> Vec<bool> {
     let mut marks = vec![false; args.len()];
     match name {
-        "echo" | "printf" | "tr" | "basename" | "dirname" | "seq" | "true" | "false" => {
+        _ if takes_no_paths(name) => {
             marks.iter_mut().for_each(|m| *m = true);
         }
         "grep" | "egrep" | "fgrep" => mark_pattern(args, "ABmdD", &mut marks),

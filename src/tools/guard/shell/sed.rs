@@ -3,7 +3,8 @@
 //! `s///w`), and those can hide anywhere in a script, so the script is parsed command by
 //! command and anything not understood is refused. GNU 4.x and BSD sed skip delimiters
 //! inside `[...]`, older and smaller seds do not, so a script with brackets must be safe
-//! under both readings.
+//! under both readings. Likewise, where `sed` may be BSD's (macOS), whose `-i` takes the
+//! next word as the backup suffix, an invocation must be safe read either way.
 
 use super::lexer::Word;
 use super::programs::Risk;
@@ -17,13 +18,56 @@ pub struct SedCall {
     pub files: Vec<usize>,
     /// `-i`/`--in-place`: the files are rewritten.
     pub in_place: bool,
+    /// `-iSUFFIX`/`--in-place=SUFFIX`: each file is first renamed to its own path plus the
+    /// suffix (a suffix with `*` or `/` is refused before this), so those are written too.
+    pub backups: Vec<String>,
+}
+
+/// How the arguments are read: GNU's `-i` takes only a glued suffix, BSD's takes the next
+/// word when nothing is glued (`sed -i '' s/a/b/ f`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Dialect {
+    Gnu,
+    Bsd,
 }
 
 /// Parses `sed` arguments. `Err` is the reason the call is not read-only-provable.
 pub fn analyze(args: &[Word]) -> Result<SedCall, (Risk, String)> {
-    analyze_options(args)
+    analyze_dialects(args, cfg!(not(target_os = "linux")))
+}
+
+/// With `bsd_too`, the call must pass under both readings; what either reading writes is
+/// written, and only words both read as scripts are exempt from the path checks.
+fn analyze_dialects(args: &[Word], bsd_too: bool) -> Result<SedCall, (Risk, String)> {
+    let gnu = analyze_as(args, Dialect::Gnu)?;
+    if !bsd_too {
+        return Ok(gnu);
+    }
+    let bsd = analyze_as(args, Dialect::Bsd)?;
+    let mut files = gnu.files;
+    files.extend(bsd.files);
+    files.sort_unstable();
+    files.dedup();
+    let mut backups = gnu.backups;
+    backups.extend(bsd.backups);
+    let mut bsd_scripts = bsd.script_args;
+    bsd_scripts.sort_unstable();
+    Ok(SedCall {
+        script_args: gnu
+            .script_args
+            .into_iter()
+            .filter(|i| bsd_scripts.binary_search(i).is_ok())
+            .collect(),
+        files,
+        in_place: gnu.in_place || bsd.in_place,
+        backups,
+    })
+}
+
+fn analyze_as(args: &[Word], dialect: Dialect) -> Result<SedCall, (Risk, String)> {
+    analyze_options(args, dialect)
         .map_err(|e| (Risk::Ask, e))
-        .and_then(|(call, scripts)| {
+        .and_then(|(mut call, scripts, suffix)| {
             if scripts.iter().any(|s| s == SCRIPT_FILE) {
                 let why = "`sed -f` runs a script file we cannot check (it may use `e` or `w`)";
                 return Err((Risk::Never, why.into()));
@@ -34,13 +78,37 @@ pub fn analyze(args: &[Word]) -> Result<SedCall, (Risk, String)> {
                     check_script(script, true).map_err(|e| (Risk::Never, e))?;
                 }
             }
+            if let Some(suffix) = &suffix
+                && suffix.contains(['*', '/'])
+            {
+                // `*` becomes the file's name and a `/` makes the backup a path: the
+                // original can be renamed anywhere, `.git/` included.
+                return Err((
+                    Risk::Never,
+                    format!(
+                        "`sed -i{suffix}` renames each file to a name built from the suffix \
+                         `{suffix}`, which could be anywhere; use a plain suffix such as `.bak`"
+                    ),
+                ));
+            }
+            if let Some(suffix) = suffix.filter(|s| !s.is_empty()) {
+                call.backups = call
+                    .files
+                    .iter()
+                    .map(|&i| format!("{}{suffix}", args[i].text))
+                    .collect();
+            }
             Ok(call)
         })
 }
 
-/// Parses the options; returns the call and its scripts, still unchecked.
-fn analyze_options(args: &[Word]) -> Result<(SedCall, Vec<String>), String> {
+/// Parses the options; returns the call, its scripts (still unchecked) and the backup
+/// suffix, if any.
+type Options = (SedCall, Vec<String>, Option<String>);
+
+fn analyze_options(args: &[Word], dialect: Dialect) -> Result<Options, String> {
     let mut call = SedCall::default();
+    let mut suffix: Option<String> = None;
     let mut scripts: Vec<String> = Vec::new();
     let mut explicit_script = false;
     let mut positional: Vec<usize> = Vec::new();
@@ -54,9 +122,11 @@ fn analyze_options(args: &[Word]) -> Result<(SedCall, Vec<String>), String> {
         } else if text == "--" {
             options_done = true;
         } else if let Some(long) = text.strip_prefix("--") {
-            let (name, value) = long
+            let (given, value) = long
                 .split_once('=')
                 .map_or((long, None), |(n, v)| (n, Some(v)));
+            // GNU getopt takes any unambiguous prefix: `--in=.x` is `--in-place=.x`.
+            let name = long_option(given)?;
             match name {
                 "expression" => {
                     explicit_script = true;
@@ -72,9 +142,17 @@ fn analyze_options(args: &[Word]) -> Result<(SedCall, Vec<String>), String> {
                     }
                     call.script_args.push(i);
                 }
-                "in-place" => call.in_place = true,
+                "in-place" => {
+                    call.in_place = true;
+                    suffix = value.map(str::to_string);
+                }
                 "quiet" | "silent" | "regexp-extended" | "separate" | "null-data"
-                | "unbuffered" | "posix" | "debug" | "sandbox" | "line-length" => {}
+                | "zero-terminated" | "unbuffered" | "posix" | "debug" | "sandbox" => {}
+                "line-length" => {
+                    if value.is_none() {
+                        i += 1;
+                    }
+                }
                 "file" => {
                     explicit_script = true;
                     script_file = true;
@@ -91,6 +169,12 @@ fn analyze_options(args: &[Word]) -> Result<(SedCall, Vec<String>), String> {
                     'i' => {
                         // `-i[SUFFIX]`: everything after it is the backup suffix.
                         call.in_place = true;
+                        let glued: String = flags[j + 1..].iter().collect();
+                        suffix = Some(glued);
+                        if dialect == Dialect::Bsd && flags.len() == j + 1 {
+                            i += 1;
+                            suffix = args.get(i).map(|w| w.text.clone());
+                        }
                         break;
                     }
                     'e' | 'l' | 'f' => {
@@ -134,7 +218,41 @@ fn analyze_options(args: &[Word]) -> Result<(SedCall, Vec<String>), String> {
         // Returned as a script that fails the check, so it is refused as firmly as `e`.
         scripts.push(SCRIPT_FILE.into());
     }
-    Ok((call, scripts))
+    Ok((call, scripts, suffix))
+}
+
+/// GNU sed's long options, for resolving abbreviations.
+const LONG_OPTIONS: &[&str] = &[
+    "expression",
+    "file",
+    "in-place",
+    "line-length",
+    "null-data",
+    "zero-terminated",
+    "quiet",
+    "silent",
+    "regexp-extended",
+    "separate",
+    "unbuffered",
+    "posix",
+    "debug",
+    "sandbox",
+    "follow-symlinks",
+    "help",
+    "version",
+    "binary",
+];
+
+/// The long option `given` stands for: itself, or the one option it is a prefix of.
+fn long_option(given: &str) -> Result<&'static str, String> {
+    if let Some(exact) = LONG_OPTIONS.iter().find(|o| **o == given) {
+        return Ok(exact);
+    }
+    let mut matching = LONG_OPTIONS.iter().filter(|o| o.starts_with(given));
+    match (matching.next(), matching.next()) {
+        (Some(only), None) if !given.is_empty() => Ok(only),
+        _ => Err(format!("`sed --{given}` is not on the allowlist")),
+    }
 }
 
 /// Stands for a `-f` script; a NUL never appears in a real argument (the floor refuses it).
@@ -398,11 +516,26 @@ mod tests {
     }
 
     #[test]
+    fn bsd_reading_of_bare_i_must_be_safe_too() {
+        // BSD: suffix `p`, script `w /x`, which writes outside.
+        let args = words(&["-i", "p", "w /x", "f"]);
+        assert!(analyze_dialects(&args, false).is_ok());
+        assert!(analyze_dialects(&args, true).is_err());
+        let call = analyze_dialects(&words(&["-i", "", "s/a/b/", "f"]), true).unwrap();
+        assert_eq!(call.files, [2, 3]);
+        assert!(call.script_args.is_empty());
+        let call = analyze_dialects(&words(&["-i", ".bak", "s/a/b/", "f"]), true);
+        assert!(call.is_err(), "GNU reads `.bak` as a script: {call:?}");
+        assert!(analyze_dialects(&words(&["-i", "x/*", "p", "f"]), true).is_err());
+    }
+
+    #[test]
     fn in_place_lists_files() {
         let call = analyze(&words(&["-i.bak", "s/a/b/", "x.txt", "y.txt"])).unwrap();
         assert!(call.in_place);
         assert_eq!(call.files, [2, 3]);
         assert_eq!(call.script_args, [1]);
+        assert_eq!(call.backups, ["x.txt.bak", "y.txt.bak"]);
         assert!(analyze(&words(&["-i", "s/a/b/"])).is_err());
     }
 }

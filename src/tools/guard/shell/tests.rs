@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use super::*;
 
-fn workspace() -> (tempfile::TempDir, PathBuf) {
+pub(super) fn workspace() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap();
     fs::create_dir_all(root.join("src")).unwrap();
@@ -17,7 +17,7 @@ fn workspace() -> (tempfile::TempDir, PathBuf) {
 }
 
 /// The first segment that is not read-only, with its reason; panics if all are.
-fn worst(command: &str, root: &Path) -> (String, String) {
+pub(super) fn worst(command: &str, root: &Path) -> (String, String) {
     let analysis = match analyze(command, root) {
         Err(reason) => return ("floor".into(), reason),
         Ok(a) => a,
@@ -182,7 +182,7 @@ fn hostile_commands_are_never_read_only() {
         ("if true; then rm -rf /; fi", "never", "outside"),
         ("if true; then rm -rf x; fi", "unlisted", "keyword"),
         ("for f in a; do cat $f; done", "never", "secrets"),
-        ("cat {a,/etc/passwd}", "unlisted", "brace"),
+        ("cat {a,/etc/passwd}", "never", "brace"),
         ("rg foo *", "unlisted", "option"),
         ("* foo", "never", "pattern"),
         ("vim -c '!id' x", "never", "interpreter"),
