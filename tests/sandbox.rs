@@ -70,11 +70,13 @@ fn a_command_wrongly_allowed_still_cannot_escape_in_bypass_mode() {
     // A script whose failure the model sees: it must be told why.
     let path = ws.write("copy.sh", &format!("#!/bin/sh\ncp a.txt {out}/copied\n"));
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = ws.write("move.sh", "#!/bin/sh\nmv .git moved-git\n");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
 
     let calls = vec![
         ("Bash", json!({"command": "./build.sh"})),
         ("Bash", json!({"command": "./copy.sh"})),
-        ("Bash", json!({"command": "mv .git moved-git"})),
+        ("Bash", json!({"command": "./move.sh"})),
         ("Bash", json!({"command": "printenv"})),
     ];
     let server = ScriptedServer::start_background(

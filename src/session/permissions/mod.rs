@@ -155,12 +155,25 @@ pub fn scope_rules(prepared: &Prepared) -> Vec<String> {
 pub fn writes_grant_path(prepared: &Prepared) -> bool {
     match &prepared.access {
         Access::Write { rel, .. } => trust::is_grant_path(rel),
-        Access::Command { analysis, .. } => analysis
-            .write_targets()
-            .iter()
-            .any(|t| trust::is_grant_target(t)),
+        Access::Command { analysis, .. } => {
+            analysis
+                .write_targets()
+                .iter()
+                .any(|t| trust::is_grant_target(t))
+                || analysis.segments.iter().any(|s| {
+                    matches!(s.class, SegmentClass::Never { .. }) && names_grant_path(&s.text)
+                })
+        }
         Access::Read | Access::Screenshot { .. } => false,
     }
+}
+
+/// A `Never` segment carries no write targets (the analysis stopped at the first reason),
+/// so one whose text so much as names a grant path is taken as writing it: `tee agents/x.md`
+/// is `Never` because `agents/` is protected, and must still ask every time.
+fn names_grant_path(text: &str) -> bool {
+    text.split(|c: char| c.is_whitespace() || "<>|&;=\"'`()".contains(c))
+        .any(|word| !word.is_empty() && trust::is_grant_target(word))
 }
 
 /// Whether a person must approve this call each time it comes: it writes where grants
@@ -394,7 +407,9 @@ impl Permissions {
             SegmentClass::ReadOnly => Verdict::Allow,
             // The floor: no mode and no rule auto-runs these; only a person can.
             SegmentClass::Never { reason } => {
-                if self.session_allow.iter().any(|r| r.matches("Bash", text)) {
+                if !names_grant_path(text)
+                    && self.session_allow.iter().any(|r| r.matches("Bash", text))
+                {
                     Verdict::Allow
                 } else {
                     Verdict::Ask {
