@@ -218,6 +218,22 @@ fn floor_holds_even_in_bypass_mode() {
     }
 }
 
+/// Plan mode runs read-only commands only: every hostile command is refused or denied.
+#[test]
+fn hostile_commands_never_run_in_plan_mode() {
+    let (ws, outside) = setup();
+    let calls = hostile_calls(outside.path(), HOSTILE);
+    let (_, results) = run_calls(&ws, calls, &["-p", "be evil", "--permission-mode", "plan"]);
+    assert_nothing_ran(&ws, outside.path());
+    assert_eq!(results.len(), HOSTILE.len());
+    for (cmd, result) in HOSTILE.iter().zip(&results) {
+        assert!(
+            result.contains("not run") || result.contains("refused") || result.contains("denied"),
+            "plan: `{cmd}` → {result}"
+        );
+    }
+}
+
 /// The red team's families that need a workspace of their own (symlinks, a nested
 /// repository): in bypass mode none may run, read outside or leak.
 #[test]
