@@ -291,6 +291,9 @@ fn every_wall_a_command_hit_is_named_once() {
     );
     assert!(lines[2].contains("not /work/outside/pwned;"), "{walls}");
     assert!(lines[3].contains("[sandbox] network = true"), "{walls}");
+    // Nor is the kernel's own files.
+    let kernel = "unshare: cannot open /proc/self/uid_map: Permission denied";
+    assert_eq!(walls::explain(&sandbox, kernel), None);
     // An ordinary failure inside the workspace is not blamed on the sandbox.
     assert_eq!(
         walls::explain(

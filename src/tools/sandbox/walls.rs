@@ -57,7 +57,7 @@ pub fn explain(sandbox: &Sandbox, output: &str) -> Option<String> {
                 continue;
             } else if let Some(p) = protected_paths.iter().find(|p| path.starts_with(p)) {
                 protected.get_or_insert_with(|| p.clone());
-            } else if !writable.iter().any(|w| path.starts_with(w)) {
+            } else if !writable.iter().any(|w| path.starts_with(w)) && !is_kernel_file(&path) {
                 outside.get_or_insert(path);
             }
         }
@@ -96,6 +96,14 @@ pub fn explain(sandbox: &Sandbox, output: &str) -> Option<String> {
         );
     }
     (!walls.is_empty()).then(|| walls.join("\n"))
+}
+
+/// `/proc`, `/sys` and `/dev` are the kernel's: no setting opens them, and a tool that
+/// trips over one (`unshare` writing `/proc/self/uid_map`) needs no folder advice.
+fn is_kernel_file(path: &Path) -> bool {
+    ["/proc", "/sys", "/dev"]
+        .iter()
+        .any(|k| path.starts_with(k))
 }
 
 fn shown(path: &Path, root: &Path) -> String {
