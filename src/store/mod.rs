@@ -89,12 +89,29 @@ pub struct Store {
 
 impl Store {
     /// Opens (creating if needed) the database in `home` and brings its schema up to date.
+    /// Opens (creating) the database in `home`. Transcripts are private: the folder is
+    /// created 0700, and the database files are made 0600 even when an older linggen or the
+    /// umask left them readable to other users.
     pub fn open(home: &Path) -> Result<Store, StoreError> {
-        std::fs::create_dir_all(home).map_err(|source| StoreError::Io {
+        let io = |source| StoreError::Io {
             path: home.to_path_buf(),
             source,
-        })?;
-        Self::open_path(&home.join(DB_FILE))
+        };
+        private_dir(home).map_err(io)?;
+        let store = Self::open_path(&home.join(DB_FILE))?;
+        for suffix in ["", "-wal", "-shm"] {
+            let file = home.join(format!("{DB_FILE}{suffix}"));
+            match make_private(&file, 0o600) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(StoreError::Io {
+                        path: file,
+                        source: e,
+                    });
+                }
+                _ => {}
+            }
+        }
+        Ok(store)
     }
 
     pub fn open_path(path: &Path) -> Result<Store, StoreError> {
@@ -388,6 +405,35 @@ fn classify(path: &Path, e: rusqlite::Error) -> StoreError {
         }
         _ => StoreError::Sqlite { path, source: e },
     }
+}
+
+/// Creates `dir` (and its parents) with mode 0700. An existing `.linggen` folder that
+/// others can read is tightened; a folder the person chose by `LINGGEN_HOME` (their home,
+/// `/tmp`…) is left as it is — the files in it are private either way.
+fn private_dir(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt as _;
+    if !dir.exists() {
+        return std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir);
+    }
+    if dir.file_name().is_some_and(|n| n == ".linggen") {
+        make_private(dir, 0o700)?;
+    }
+    Ok(())
+}
+
+/// Sets `mode` on `path` if it is ours and grants more than `mode`.
+fn make_private(path: &Path, mode: u32) -> std::io::Result<()> {
+    use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
+    let meta = std::fs::metadata(path)?;
+    // SAFETY: geteuid has no preconditions.
+    let ours = meta.uid() == unsafe { libc::geteuid() };
+    if ours && meta.mode() & 0o777 & !mode != 0 {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -123,3 +123,28 @@ fn newer_schema_is_refused() {
     let err = Store::open(dir.path()).err().unwrap();
     assert!(matches!(err, StoreError::TooNew { .. }), "{err}");
 }
+
+#[test]
+fn the_database_and_its_folder_are_private() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    // A new home is made 0700.
+    let home = dir.path().join("fresh/.linggen");
+    drop(Store::open(&home).unwrap());
+    assert_eq!(mode(&home), 0o700);
+    assert_eq!(mode(&home.join(DB_FILE)), 0o600);
+    // One an older linggen left readable is fixed on start.
+    std::fs::set_permissions(&home, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(home.join(DB_FILE), std::fs::Permissions::from_mode(0o644)).unwrap();
+    drop(Store::open(&home).unwrap());
+    assert_eq!(mode(&home), 0o700);
+    assert_eq!(mode(&home.join(DB_FILE)), 0o600);
+    // A folder chosen by LINGGEN_HOME keeps its mode; the database is private anyway.
+    let chosen = dir.path().join("shared");
+    std::fs::create_dir(&chosen).unwrap();
+    std::fs::set_permissions(&chosen, std::fs::Permissions::from_mode(0o755)).unwrap();
+    drop(Store::open(&chosen).unwrap());
+    assert_eq!(mode(&chosen), 0o755);
+    assert_eq!(mode(&chosen.join(DB_FILE)), 0o600);
+}
