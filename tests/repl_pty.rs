@@ -487,3 +487,40 @@ fn leaving_the_sandbox_asks_every_time() {
     repl.expect("second done");
     repl.line("/quit");
 }
+
+/// A project rule removed with `/permissions remove` stops applying at once, also when it
+/// was approved with `p` in this very session.
+#[test]
+fn a_removed_project_rule_stops_applying_at_once() {
+    let touch = |f: &str| Reply::tool("Bash", json!({ "cmd": format!("touch {f}") }));
+    let (ws, _server) = workspace(vec![
+        Step::from(touch("x")),
+        Reply::text("made x").into(),
+        touch("y").into(),
+        Reply::text("made y").into(),
+        touch("z").into(),
+        Reply::text("not z").into(),
+    ]);
+    let mut repl = Repl::start(&ws, &[]);
+    repl.line("make x");
+    repl.expect("type a reason");
+    repl.line("p");
+    repl.expect("made x");
+    repl.expect("context ");
+    repl.line("make y");
+    repl.expect("made y");
+    repl.expect("context ");
+    assert!(
+        ws.root().join("y").exists(),
+        "the project rule did not apply"
+    );
+    repl.line("/permissions remove 1");
+    repl.expect("removed project rule Bash(touch*)");
+    repl.expect(PROMPT);
+    repl.line("make z");
+    repl.expect("type a reason");
+    repl.line("n");
+    repl.expect("not z");
+    assert!(!ws.root().join("z").exists());
+    repl.line("/quit");
+}

@@ -34,7 +34,14 @@ impl Shell {
         }
         if let Some(rule) = args.strip_prefix("remove ") {
             match project::remove(&self.ws.root, rule.trim()) {
-                Ok(removed) => self.view.hint(&format!("removed project rule {removed}")),
+                Ok(removed) => {
+                    // The running session must stop allowing it now, not at the next start.
+                    let revoke = crate::session::Input::RevokeRule {
+                        rule: removed.clone(),
+                    };
+                    let _ = self.live.handle.inputs.send(revoke).await;
+                    self.view.hint(&format!("removed project rule {removed}"));
+                }
                 Err(e) => self.view.error(&e),
             }
             return;

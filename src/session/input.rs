@@ -80,6 +80,9 @@ pub enum Input {
     SetAgent { agent: String },
     /// Switch between the tool loop and plain chat (`/mode chat|auto`).
     SetMode { mode: TurnMode },
+    /// Stop allowing `rule` (a project rule the person removed with `/permissions
+    /// remove`): from the configured rules and this session's "always" answers alike.
+    RevokeRule { rule: String },
     /// Cancel the running turn (tools are killed, the partial answer is kept), with every
     /// run it delegated to.
     Cancel,

@@ -259,6 +259,13 @@ async fn run(setup: SessionSetup, mut inputs: mpsc::Receiver<Input>, bus: EventB
                     mode = new_mode;
                     publish_settings(&bus, &agent_id, mode);
                 }
+                Some(Input::RevokeRule { rule }) => match idle.as_mut() {
+                    Some(conv) => conv.permissions.revoke(&rule),
+                    // The shell changes permissions between turns only.
+                    None => bus.publish(Event::Error {
+                        message: format!("`{rule}` is still allowed: permissions change between turns; try again when this one ends"),
+                    }),
+                },
             },
             finished = turn_finished(&mut running), if running.is_some() => {
                 if let Some(r) = running.take() {

@@ -255,6 +255,14 @@ impl Permissions {
         self.trust.skill_rules(skill)
     }
 
+    /// Stops allowing `rule`: a configured or project allow rule with that text, and the same
+    /// rule approved "always" in this session.
+    pub fn revoke(&mut self, rule: &str) {
+        let rule = rule.trim();
+        self.allow.retain(|r| r.text != rule);
+        self.session_allow.retain(|r| r.text != rule);
+    }
+
     /// Remembers "always allow this, for this session": the command's program prefix or the
     /// file path.
     /// A write to a grant path is never remembered: each one asks.
