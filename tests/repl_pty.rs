@@ -524,3 +524,56 @@ fn a_removed_project_rule_stops_applying_at_once() {
     assert!(!ws.root().join("z").exists());
     repl.line("/quit");
 }
+
+/// `/model` sends the next request to the other model, and `/settings max_iters` limits
+/// the next turn; the conversation carries over.
+#[test]
+fn model_and_max_iters_chosen_in_the_shell_take_effect() {
+    use support::{Protocol, ScriptedServer};
+    let second = ScriptedServer::start_background(
+        Protocol::OpenAi,
+        vec![
+            Step::from(Reply::text("second model here")),
+            Step::repeat(Reply::tool("get_repo_info", json!({}))),
+        ],
+    );
+    let (ws, first) = workspace(vec![Step::from(Reply::text("first model here"))]);
+    support::write_config_with(
+        ws.home(),
+        Protocol::OpenAi,
+        &first.url(),
+        &format!(
+            "[[models]]\nid = \"second\"\nprovider = \"openai\"\nmodel = \"other\"\nurl = \"{}\"\n",
+            second.url()
+        ),
+    );
+    let mut repl = Repl::start(&ws, &[]);
+    repl.line("who are you?");
+    repl.expect("first model here");
+    repl.expect("context ");
+    repl.line("/model second");
+    repl.expect("model second");
+    repl.expect(PROMPT);
+    repl.line("and now?");
+    repl.expect("second model here");
+    repl.expect("context ");
+    let asked = second.last_chat_request().unwrap().to_string();
+    assert!(asked.contains("who are you?"), "history lost: {asked}");
+    assert_eq!(first.chat_requests().len(), 1);
+
+    repl.line("/settings max_iters 2");
+    repl.expect("max_iters = 2");
+    repl.expect(PROMPT);
+    repl.line("loop");
+    repl.expect("max_iters");
+    repl.expect(PROMPT);
+    // One request answered "second model here", then exactly two for the limited turn.
+    assert_eq!(second.chat_requests().len(), 3);
+    repl.line("/settings");
+    let settings = repl.expect("show_thinking");
+    assert!(
+        settings.contains("max_iters             2  (this session)"),
+        "{settings}"
+    );
+    repl.line("/quit");
+}

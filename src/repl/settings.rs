@@ -187,7 +187,15 @@ impl Shell {
             row("model", &self.view.model, &origin),
             row("agent", agent, agent_origin),
             row("mode", &turn_mode.as_str(), turn_mode_origin),
-            row("max_iters", &c.max_iters, c.origin("max_iters")),
+            row(
+                "max_iters",
+                &self.cli.max_iters.unwrap_or(c.max_iters),
+                if self.cli.max_iters.is_some() {
+                    "this session"
+                } else {
+                    c.origin("max_iters")
+                },
+            ),
             row(
                 "max_delegation_depth",
                 &c.max_delegation_depth,
