@@ -344,7 +344,8 @@ pub async fn open_session(
     let (session_id, history) = match resumed {
         Some(info) => {
             store.close_stale_runs(&info.id)?;
-            let history = store.load_messages(&info.id)?;
+            let mut history = store.load_messages(&info.id)?;
+            session::call_ids::make_unique(&mut history);
             (info.id, history)
         }
         None => {

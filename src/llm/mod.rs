@@ -76,6 +76,11 @@ pub struct ChatMessage {
     /// For `Role::Tool`: whether the tool failed (Anthropic's `is_error`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub is_error: bool,
+    /// The run that recorded the message, for messages loaded from the store (`--continue`):
+    /// frontends attribute resumed tool results by it. `None` while a run holds the message
+    /// (the run publishes its own id); never sent to a provider.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
 }
 
 impl ChatMessage {
@@ -111,6 +116,7 @@ impl ChatMessage {
             tool_call_id: None,
             tool_name: None,
             is_error: false,
+            run_id: None,
         }
     }
 }

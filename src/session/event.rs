@@ -215,8 +215,11 @@ pub enum Event {
 }
 
 impl Event {
-    /// The `Message` event for one history entry.
+    /// The `Message` event for one history entry. A message loaded from the store keeps the
+    /// run that recorded it, whatever `run_id` says, so a replayed transcript attributes
+    /// each tool result to its own run.
     pub fn message(run_id: &str, agent_id: &str, from_user: &str, msg: &ChatMessage) -> Event {
+        let run_id = msg.run_id.as_deref().unwrap_or(run_id);
         let (from, to) = match msg.role {
             Role::User | Role::System => (from_user.to_string(), agent_id.to_string()),
             Role::Assistant => (agent_id.to_string(), "user".to_string()),
@@ -256,6 +259,7 @@ impl Event {
                 tool_call_id: tool_call_id.clone(),
                 tool_name: tool_name.clone(),
                 is_error: *is_error,
+                run_id: None,
             }),
             _ => None,
         }

@@ -4,6 +4,7 @@
 //! and queued messages are handled without waiting for the model.
 
 pub mod bus;
+pub mod call_ids;
 mod delegate;
 pub mod event;
 pub mod ids;

@@ -12,7 +12,7 @@ use super::event::{Event, OutcomeStatus};
 use super::input::TurnMode;
 use super::permissions::Rule;
 use super::tokens::{self, TokenBatcher};
-use super::{Conversation, TurnShared, lock, tool_call};
+use super::{Conversation, TurnShared, call_ids, lock, tool_call};
 use crate::agents::AgentSpec;
 use crate::llm::{
     ChatMessage, ChatRequest, LlmError, Provider, StreamEvent, ToolCall, ToolSpec, Usage,
@@ -149,8 +149,13 @@ async fn run_loop(
                 usage.add(response.usage);
                 report_context(shared, ctx, conv, &response);
                 let Response {
-                    text, tool_calls, ..
+                    text,
+                    mut tool_calls,
+                    ..
                 } = response;
+                // Named before anyone sees them: the history, the store and the frontends
+                // pair results with calls by these ids (see `call_ids`).
+                call_ids::assign(&mut tool_calls);
                 let calls = tool_calls.clone();
                 push(
                     shared,

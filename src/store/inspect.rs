@@ -67,7 +67,7 @@ impl Store {
         let mut stmt = self
             .conn
             .prepare(
-                "SELECT role, content, tool_calls, tool_call_id, tool_name, is_error
+                "SELECT role, content, tool_calls, tool_call_id, tool_name, is_error, run_id
                  FROM messages WHERE run_id = ?1 ORDER BY id",
             )
             .map_err(|e| self.err(e))?;

@@ -299,7 +299,7 @@ impl Store {
         let mut stmt = self
             .conn
             .prepare(
-                "SELECT role, content, tool_calls, tool_call_id, tool_name, is_error
+                "SELECT role, content, tool_calls, tool_call_id, tool_name, is_error, run_id
                  FROM messages WHERE session_id = ?1 AND role != 'system'
                    AND (run_id IS NULL OR run_id NOT IN
                         (SELECT id FROM runs WHERE parent_id IS NOT NULL))
@@ -378,7 +378,8 @@ impl Store {
     }
 }
 
-/// A message row selected as `role, content, tool_calls, tool_call_id, tool_name, is_error`.
+/// A message row selected as `role, content, tool_calls, tool_call_id, tool_name, is_error,
+/// run_id`.
 fn chat_message(r: &rusqlite::Row<'_>) -> rusqlite::Result<ChatMessage> {
     let role: String = r.get(0)?;
     let calls: Option<String> = r.get(2)?;
@@ -391,6 +392,7 @@ fn chat_message(r: &rusqlite::Row<'_>) -> rusqlite::Result<ChatMessage> {
         tool_call_id: r.get(3)?,
         tool_name: r.get(4)?,
         is_error: r.get(5)?,
+        run_id: r.get(6)?,
     })
 }
 

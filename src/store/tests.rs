@@ -25,7 +25,21 @@ fn messages_round_trip_with_tool_calls() {
     for m in &msgs {
         store.append_message("abc123", Some("r1"), m).unwrap();
     }
-    assert_eq!(store.load_messages("abc123").unwrap(), msgs);
+    let loaded = store.load_messages("abc123").unwrap();
+    // A resumed message carries the run that recorded it, so a frontend can attribute it.
+    assert!(loaded.iter().all(|m| m.run_id.as_deref() == Some("r1")));
+    let without_runs: Vec<ChatMessage> = loaded
+        .into_iter()
+        .map(|m| ChatMessage { run_id: None, ..m })
+        .collect();
+    assert_eq!(without_runs, msgs);
+    let event = crate::session::Event::message(
+        "",
+        "coder",
+        "user",
+        &store.load_messages("abc123").unwrap()[2],
+    );
+    assert!(matches!(event, crate::session::Event::Message { ref run_id, .. } if run_id == "r1"));
     let info = store.find_session("abc").unwrap();
     assert_eq!(info.title, "hello");
     assert_eq!(info.message_count, 4);

@@ -42,6 +42,9 @@ impl Protocol {
 pub struct ToolCall {
     pub name: String,
     pub arguments: String,
+    /// The id the server sends for this call; `None`: a fresh vendor-shaped one. Ignored
+    /// for Ollama, whose wire has no ids.
+    pub id: Option<String>,
 }
 
 /// Token counts reported for a reply.
@@ -139,6 +142,7 @@ impl Reply {
         reply.tool_calls.push(ToolCall {
             name: name.into(),
             arguments: raw_arguments.into(),
+            id: None,
         });
         reply
     }
@@ -154,7 +158,18 @@ impl Reply {
         self.tool_calls.push(ToolCall {
             name: name.into(),
             arguments: arguments.to_string(),
+            id: None,
         });
+        self
+    }
+
+    /// Sends `id` for every tool call of this reply, as a provider that restarts its
+    /// numbering per response would (the session must still keep calls apart).
+    pub fn call_id(mut self, id: impl Into<String>) -> Reply {
+        let id = id.into();
+        for call in &mut self.tool_calls {
+            call.id = Some(id.clone());
+        }
         self
     }
 

@@ -294,7 +294,10 @@ impl State {
         let tool_ids: Vec<String> = reply
             .tool_calls
             .iter()
-            .filter_map(|_| wire::tool_call_id(protocol, self.seed()))
+            .filter_map(|call| {
+                let fresh = wire::tool_call_id(protocol, self.seed())?;
+                Some(call.id.clone().unwrap_or(fresh))
+            })
             .collect();
         lock(&self.tool_call_ids).extend(tool_ids.iter().cloned());
         let usage = reply.usage.unwrap_or(Usage {
