@@ -234,7 +234,7 @@ async fn try_run_print(cli: &Cli) -> Result<i32, Failure> {
     if let Some(note) = ws.trust.note() {
         eprintln!("linggen: note: {note}");
     }
-    let message = print_message(&ws, task)?;
+    let message = print_message(&ws, task).await?;
     // `-p` never waits for a person: calls that need approval are denied.
     let mut live = LiveSession::start(cli, &ws, false).await?;
     let _ = live.handle.inputs.send(Input::UserMessage(message)).await;
@@ -441,17 +441,23 @@ fn start_agent(cli: &Cli, ws: &Workspace) -> Result<String, Failure> {
 pub const DEFAULT_AGENT: &str = "ling";
 
 /// The `-p` task as a message: a skill (`/review`), a skill's custom trigger, a message for
-/// another agent (`@coder …`), or plain text — parsed exactly like a line typed in the shell.
-fn print_message(ws: &Workspace, task: crate::cli::Task) -> Result<UserMessage, Failure> {
-    let mut message = crate::repl::triggers::message_from(
+/// another agent (`@coder …`), or plain text, with its `@file` mentions attached — the
+/// core's line grammar, exactly as a line typed in the shell. Piped stdin comes first.
+async fn print_message(ws: &Workspace, task: crate::cli::Task) -> Result<UserMessage, Failure> {
+    let mut message = crate::session::line::into_message(
+        crate::repl::triggers::parse(&task.prompt, &registry_of(ws).context()),
         &task.prompt,
         "cli",
-        &ws.skills.get(),
-        ws.agents.get().names(),
     )
     .map_err(|message| Failure::from(ConfigError::Usage(message)))?;
     message.attached = task.attached;
+    crate::session::line::attach(ws.root.clone(), &mut message).await;
     Ok(message)
+}
+
+/// The skills and agents a line is parsed against, as they are now.
+fn registry_of(ws: &Workspace) -> crate::session::line::Registry {
+    crate::session::line::Registry::new(&ws.skills.get(), ws.agents.get().names())
 }
 
 /// Model routing hints resolved against the configured `[[models]]`.

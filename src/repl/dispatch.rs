@@ -5,8 +5,8 @@ use super::approval::{self, Answer};
 use super::commands::{Command, TURN_MODES};
 use super::editor;
 use super::shell::Shell;
-use super::triggers::{Parsed, attachment_candidates};
-use crate::session::{Input, SkillInvocation, TurnMode, UserMessage, lock};
+use super::triggers::Parsed;
+use crate::session::{Input, TurnMode, UserMessage, line, lock};
 use crate::store::Store;
 
 /// Who the terminal's messages are from.
@@ -30,29 +30,13 @@ impl Shell {
                     self.run_command(command, args.trim()).await;
                 }
             }
-            Parsed::Message { text, attachments } => {
-                let mut message = UserMessage::new(text, FROM);
-                message.attached = self.attachments(&attachments);
-                self.send(message).await;
+            Parsed::AgentMessage { agent, message, .. } if message.trim().is_empty() => {
+                self.agent_command(&agent).await;
             }
-            Parsed::Skill { name, args } => self.invoke_skill(&line, name, args).await,
-            Parsed::CustomTrigger { skill, rest, .. } => {
-                self.invoke_skill(&line, skill, rest).await
-            }
-            Parsed::AgentMessage {
-                agent,
-                message,
-                attachments,
-            } => {
-                if message.trim().is_empty() {
-                    self.agent_command(&agent).await;
-                } else {
-                    let mut msg = UserMessage::new(message, FROM);
-                    msg.agent = Some(agent);
-                    msg.attached = self.attachments(&attachments);
-                    self.send(msg).await;
-                }
-            }
+            parsed @ (Parsed::Message { .. }
+            | Parsed::Skill { .. }
+            | Parsed::CustomTrigger { .. }
+            | Parsed::AgentMessage { .. }) => self.send_line(parsed, &line).await,
             unknown @ Parsed::UnknownCommand { .. } => {
                 let message = unknown.error_message().unwrap_or_default();
                 self.view.error(&message);
@@ -93,13 +77,16 @@ impl Shell {
         true
     }
 
-    /// A skill (`/name args` or a custom trigger): the line as typed is the message, the
-    /// session expands the skill's instructions. `@file` mentions in the arguments attach.
-    async fn invoke_skill(&mut self, line: &str, name: String, args: String) {
-        let mut message = UserMessage::new(line.trim(), FROM);
-        message.attached = self.attachments(&attachment_candidates(&args));
-        message.skill = Some(SkillInvocation { name, args });
-        self.send(message).await;
+    /// A message, a skill or a message for another agent: the core's one step from a parsed
+    /// line to a message, `@file` attachments included, exactly as `-p` and the browser.
+    async fn send_line(&mut self, parsed: Parsed, line: &str) {
+        match line::into_message(parsed, line, FROM) {
+            Ok(mut message) => {
+                line::attach(self.ws.root.clone(), &mut message).await;
+                self.send(message).await;
+            }
+            Err(error) => self.view.error(&error),
+        }
     }
 
     async fn send(&mut self, message: UserMessage) {
@@ -109,11 +96,6 @@ impl Shell {
             .inputs
             .send(Input::UserMessage(message))
             .await;
-    }
-
-    /// The mentioned files that exist inside the workspace, as fenced blocks.
-    fn attachments(&self, candidates: &[String]) -> String {
-        super::triggers::attached_files(&self.ws.root, candidates)
     }
 
     async fn run_command(&mut self, command: Command, args: &str) {

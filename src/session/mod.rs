@@ -9,6 +9,7 @@ mod delegate;
 pub mod event;
 pub mod ids;
 pub mod input;
+pub mod line;
 mod locks;
 pub mod permissions;
 pub mod prompt;

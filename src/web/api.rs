@@ -255,9 +255,11 @@ struct NewMessage {
 async fn message(ctx: &Ctx, req: Request<Incoming>) -> Reply {
     let body: NewMessage = read_json(req).await?;
     let mirror = open_mirror(ctx, body.session_id.as_deref())?;
-    let message = ctx
-        .hub
-        .message(&body.content)
+    // Attaching `@file` mentions reads files: on the blocking pool, not the runtime.
+    let hub = Arc::clone(&ctx.hub);
+    let message = tokio::task::spawn_blocking(move || hub.message(&body.content))
+        .await
+        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
         .map_err(ApiError::bad_request)?;
     send(&mirror, Input::UserMessage(message)).await?;
     Ok(json_response(

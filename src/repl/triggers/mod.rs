@@ -1,196 +1,44 @@
-//! What a line the person typed means: a built-in command, a skill, a message for another
-//! agent, a custom trigger, or plain text for the model. Only the person's raw input is
-//! parsed here, never the model's output, so a model cannot trigger anything by echoing
-//! `/clear`. The grammar, order and escapes are documented in `doc/triggers.md`.
-//!
-//! The parser is pure: the registries (skills, agents, triggers) come in as a snapshot
-//! ([`TriggerContext`]) and file existence is the caller's to check, which keeps every rule
-//! testable without a filesystem.
+//! The shell's side of the line grammar, which lives in the core
+//! ([`crate::session::line`]): the shell's built-in commands as the grammar's [`Builtin`],
+//! and the shorthand the shell, completion and the browser's hub use.
 
-mod mentions;
-mod registry;
-mod suggest;
 #[cfg(test)]
 mod tests;
 
-pub use mentions::{attached_files, attachment_candidates};
-pub use registry::{Registry, into_message, message_from};
+use crate::session::UserMessage;
+use crate::session::line::{self, Builtin};
+pub use crate::session::line::{
+    CustomTrigger, Registry, SkillInfo, SkillTarget, TriggerContext, attached_files,
+    attachment_candidates, into_message,
+};
+use crate::skills::SkillSet;
 
-use super::commands::{self, Command};
+use super::commands::Command;
 
-/// A skill as the trigger parser and completion need to know it.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct SkillInfo {
-    pub name: String,
-    /// One line for completion and `/help`.
-    pub description: String,
-    /// Shape of the arguments, shown as a dim hint (`<environment>`).
-    pub argument_hint: Option<String>,
-    /// Whether the person may call it as `/name`; model-only skills are not.
-    pub user_invocable: bool,
-}
+impl Builtin for Command {
+    const ALL: &'static [Command] = Command::ALL;
 
-/// A prefix a skill declared (`trigger: "!!"`): input starting with it goes to the skill.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CustomTrigger {
-    pub prefix: String,
-    pub skill: String,
-}
-
-/// A name a skill registered for `@name` mentions, as if it were an agent.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SkillTarget {
-    pub target: String,
-    pub skill: String,
-}
-
-/// A snapshot of the registries the parser consults. Borrowed so that parsing a line
-/// allocates nothing up front; the registry fills it.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct TriggerContext<'a> {
-    pub skills: &'a [SkillInfo],
-    pub agents: &'a [String],
-    pub custom_triggers: &'a [CustomTrigger],
-    pub skill_targets: &'a [SkillTarget],
-}
-
-/// The meaning of one input line (which may span several lines; the first decides).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Parsed {
-    /// Nothing but whitespace: do nothing.
-    Empty,
-    /// A built-in command; `args` is the trimmed rest of the input.
-    Command { command: Command, args: String },
-    /// `/name args`, or `@target args` for a skill registered for that target.
-    Skill { name: String, args: String },
-    /// `/name` that is neither a command nor a user-invocable skill. Never sent to the
-    /// model; `suggestions` holds the closest names, slash included, best first.
-    UnknownCommand {
-        name: String,
-        suggestions: Vec<String>,
-    },
-    /// `@agent message`: the message goes to that agent. An empty message is allowed (the
-    /// caller may treat it as switching to the agent).
-    AgentMessage {
-        agent: String,
-        message: String,
-        attachments: Vec<String>,
-    },
-    /// Input starting with a skill's custom trigger; `rest` is what follows the prefix.
-    CustomTrigger {
-        skill: String,
-        trigger: String,
-        rest: String,
-    },
-    /// Plain text for the model. `attachments` are the `@path` candidates, in order of
-    /// appearance; the caller keeps those naming an existing file in the workspace.
-    Message {
-        text: String,
-        attachments: Vec<String>,
-    },
-}
-
-impl Parsed {
-    /// The line to show the person when the input cannot be carried out, with what to do.
-    pub fn error_message(&self) -> Option<String> {
-        let Parsed::UnknownCommand { name, suggestions } = self else {
-            return None;
-        };
-        let hint = match suggestions.as_slice() {
-            [] => String::new(),
-            [one] => format!(" Did you mean {one}?"),
-            many => format!(" Did you mean one of {}?", many.join(", ")),
-        };
-        Some(format!(
-            "Unknown command /{name}.{hint} Type /help for the list, or start with // to send a message that begins with /."
-        ))
+    fn name(self) -> &'static str {
+        Command::name(self)
     }
 }
 
-/// Decide what the input means. Order: slash (built-ins, then skills), `@agent` and skill
-/// targets, custom triggers (longest prefix wins), then plain text. Leading whitespace and
-/// blank lines are ignored for the decision.
+/// A line parsed against the shell's commands.
+pub type Parsed = line::Parsed<Command>;
+
+/// What a line typed in the shell means (see [`line::parse`]).
 pub fn parse(input: &str, ctx: &TriggerContext<'_>) -> Parsed {
-    let text = input.trim();
-    if text.is_empty() {
-        return Parsed::Empty;
-    }
-    if let Some(after_slash) = text.strip_prefix('/') {
-        return parse_slash(text, after_slash, ctx);
-    }
-    if let Some(parsed) = mentions::parse_agent_mention(text, ctx) {
-        return parsed;
-    }
-    if let Some(parsed) = parse_custom_trigger(text, ctx) {
-        return parsed;
-    }
-    message(text)
+    line::parse(input, ctx)
 }
 
-/// `/…`: a built-in, a skill, an escape, a path, or an unknown command.
-fn parse_slash(text: &str, after_slash: &str, ctx: &TriggerContext<'_>) -> Parsed {
-    // `//x` is the escape for a message that must start with a slash.
-    if after_slash.starts_with('/') {
-        return message(after_slash);
-    }
-    let name_end = after_slash
-        .find(char::is_whitespace)
-        .unwrap_or(after_slash.len());
-    let (name, rest) = after_slash.split_at(name_end);
-    let args = rest.trim().to_string();
-    // `/` alone asks what is available.
-    if name.is_empty() {
-        return Parsed::Command {
-            command: Command::Help,
-            args,
-        };
-    }
-    // A first word with a second slash is a path (`/usr/bin/ls is broken`), not a command.
-    if name.contains('/') {
-        return message(text);
-    }
-    if let Some((command, args)) = commands::parse(text) {
-        return Parsed::Command {
-            command,
-            args: args.to_string(),
-        };
-    }
-    if ctx
-        .skills
-        .iter()
-        .any(|skill| skill.user_invocable && skill.name == name)
-    {
-        return Parsed::Skill {
-            name: name.to_string(),
-            args,
-        };
-    }
-    Parsed::UnknownCommand {
-        name: name.to_string(),
-        suggestions: suggest::closest_names(name, ctx),
-    }
-}
-
-/// The custom trigger with the longest prefix that starts the input, if any. Longest wins so
-/// that `!!` still works when another skill claims `!`; between equal prefixes the one
-/// registered first wins (reversed because `max_by_key` keeps the last maximum).
-fn parse_custom_trigger(text: &str, ctx: &TriggerContext<'_>) -> Option<Parsed> {
-    let trigger = ctx
-        .custom_triggers
-        .iter()
-        .rev()
-        .filter(|t| !t.prefix.is_empty() && text.starts_with(&t.prefix))
-        .max_by_key(|t| t.prefix.len())?;
-    Some(Parsed::CustomTrigger {
-        skill: trigger.skill.clone(),
-        trigger: trigger.prefix.clone(),
-        rest: text[trigger.prefix.len()..].trim().to_string(),
-    })
-}
-
-fn message(text: &str) -> Parsed {
-    Parsed::Message {
-        text: text.to_string(),
-        attachments: attachment_candidates(text),
-    }
+/// A line from a frontend without commands of its own as the message it means, without its
+/// attachments; [`line::message`] is the whole step, attachments included.
+pub fn message_from(
+    line: &str,
+    from: &str,
+    skills: &SkillSet,
+    agents: Vec<String>,
+) -> Result<UserMessage, String> {
+    let registry = Registry::new(skills, agents);
+    into_message(parse(line, &registry.context()), line, from)
 }

@@ -1,5 +1,5 @@
-use super::suggest::edit_distance;
 use super::*;
+use crate::session::line::suggest::edit_distance;
 
 struct Registry {
     skills: Vec<SkillInfo>,

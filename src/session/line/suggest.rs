@@ -1,14 +1,13 @@
 //! "Did you mean" for unknown `/names`: prefix relations first (`/he`, `/helpme`), then
 //! small edit distances counting a swap of neighbours as one edit (`/hlep`).
 
-use super::TriggerContext;
-use crate::repl::commands::Command;
+use super::{Builtin, TriggerContext};
 
 /// How many suggestions an error shows; more reads as noise.
 const MAX_SUGGESTIONS: usize = 3;
 
 /// The closest built-in and user-invocable skill names to `typed`, slash included, best first.
-pub(super) fn closest_names(typed: &str, ctx: &TriggerContext<'_>) -> Vec<String> {
+pub(super) fn closest_names<C: Builtin>(typed: &str, ctx: &TriggerContext<'_>) -> Vec<String> {
     let typed = typed.to_lowercase();
     let typed_len = typed.chars().count();
     // Short names tolerate fewer edits, or `/x` would suggest half the table.
@@ -17,7 +16,7 @@ pub(super) fn closest_names(typed: &str, ctx: &TriggerContext<'_>) -> Vec<String
         3..=5 => 2,
         _ => 3,
     };
-    let names = Command::ALL.iter().map(|c| c.name()).chain(
+    let names = C::ALL.iter().map(|c| c.name()).chain(
         ctx.skills
             .iter()
             .filter(|s| s.user_invocable)
@@ -51,7 +50,7 @@ pub(super) fn closest_names(typed: &str, ctx: &TriggerContext<'_>) -> Vec<String
 
 /// Optimal-string-alignment distance over characters (not bytes, so `/模形` is one edit
 /// from `/模型`).
-pub(super) fn edit_distance(a: &str, b: &str) -> usize {
+pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
     let a: Vec<char> = a.chars().collect();
     let b: Vec<char> = b.chars().collect();
     // Three rolling rows: the transposition rule looks two rows back.

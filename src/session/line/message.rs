@@ -1,8 +1,10 @@
 //! The parser's view of what exists: skills (with their custom triggers) and agents, built
-//! from the discovered sets, and the step from a parsed line to a session message that the
-//! shell and `-p` share.
+//! from the discovered sets, and the one step from a parsed line to a session message with
+//! its attachments, shared by the shell, `-p` and the browser.
 
-use super::{CustomTrigger, Parsed, SkillInfo, TriggerContext};
+use std::path::{Path, PathBuf};
+
+use super::{Builtin, CustomTrigger, Parsed, SkillInfo, TriggerContext};
 use crate::session::{SkillInvocation, UserMessage};
 use crate::skills::SkillSet;
 
@@ -54,20 +56,59 @@ impl Registry {
 }
 
 /// A line from a frontend without commands of its own (`-p`, the browser) as the message it
-/// means, parsed against the current skills and agents exactly like a line typed in the shell.
-pub fn message_from(
+/// means, parsed against the current skills and agents exactly like a line typed in the
+/// shell (`C`: the shell's commands, which are refused here), with its `@file` mentions
+/// attached from `root`. Reads files: run it off the async runtime (`spawn_blocking`).
+pub fn message<C: Builtin>(
     line: &str,
     from: &str,
     skills: &SkillSet,
     agents: Vec<String>,
+    root: &Path,
 ) -> Result<UserMessage, String> {
     let registry = Registry::new(skills, agents);
-    into_message(super::parse(line, &registry.context()), line, from)
+    let mut msg = into_message(super::parse::<C>(line, &registry.context()), line, from)?;
+    attach_blocking(root, &mut msg);
+    Ok(msg)
 }
 
-/// The session message a parsed line becomes, for frontends without commands of their own
-/// (`-p`). Built-in commands and unknown ones are errors that say what to do instead.
-pub fn into_message(parsed: Parsed, raw: &str, from: &str) -> Result<UserMessage, String> {
+/// The `@path` mentions of a message: in a skill's arguments for a skill (its instructions
+/// are not the person's words), otherwise in the text for the model.
+pub fn mentions_of(msg: &UserMessage) -> Vec<String> {
+    match &msg.skill {
+        Some(skill) => super::attachment_candidates(&skill.args),
+        None => super::attachment_candidates(&msg.content),
+    }
+}
+
+/// Appends the files the message mentions to what it already carries (piped stdin, say).
+pub fn attach_blocking(root: &Path, msg: &mut UserMessage) {
+    let files = super::attached_files(root, &mentions_of(msg));
+    msg.attached.push_str(&files);
+}
+
+/// [`attach_blocking`] with the files read on the blocking pool, so a large or slow file
+/// never stalls the runtime.
+pub async fn attach(root: PathBuf, msg: &mut UserMessage) {
+    let mentions = mentions_of(msg);
+    if mentions.is_empty() {
+        return;
+    }
+    let files = tokio::task::spawn_blocking(move || super::attached_files(&root, &mentions))
+        .await
+        // Only a panic while reading fails the task; the message then goes without files.
+        .unwrap_or_default();
+    msg.attached.push_str(&files);
+}
+
+/// The session message a parsed line becomes, without attachments (see [`attach`]). A
+/// built-in command is the frontend's to run: here it is an error that says where it runs;
+/// an unknown command is an error with suggestions.
+pub fn into_message<C: Builtin>(
+    parsed: Parsed<C>,
+    raw: &str,
+    from: &str,
+) -> Result<UserMessage, String> {
     let mut msg = UserMessage::new(raw.trim(), from);
     match parsed {
         Parsed::Empty => return Err("the task is empty".into()),

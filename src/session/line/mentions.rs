@@ -17,7 +17,7 @@ const CLOSERS: &[char] = &[
 
 /// `@name rest` at the start of the input, when `name` is an agent (first) or a skill's
 /// target. Anything else starting with `@` is left to the later rules (usually a file).
-pub(super) fn parse_agent_mention(text: &str, ctx: &TriggerContext<'_>) -> Option<Parsed> {
+pub(super) fn parse_agent_mention<C>(text: &str, ctx: &TriggerContext<'_>) -> Option<Parsed<C>> {
     let after_at = text.strip_prefix('@')?;
     let name_end = after_at.find(char::is_whitespace).unwrap_or(after_at.len());
     // `@coder: fix this` and `@coder, fix this` address the agent just like `@coder fix`.
@@ -93,10 +93,12 @@ fn clean_path_token(token: &str) -> Option<&str> {
 }
 
 /// Attached files larger than this are cut, so one `@file` cannot fill the context.
-const ATTACHMENT_MAX_BYTES: usize = 100_000;
+pub const ATTACHMENT_MAX_BYTES: usize = 100_000;
 
-/// The mentioned files that exist inside the workspace, as fenced blocks (the same for the
-/// terminal and the browser).
+/// The mentioned files that exist inside the workspace, as fenced blocks. A mention that
+/// names no readable text file inside the root (missing, outside, a folder, binary) stays
+/// plain text: `ask @ling` is not an error. Reads files: call it off the async runtime
+/// (see [`super::attach`]).
 pub fn attached_files(root: &Path, candidates: &[String]) -> String {
     candidates
         .iter()
