@@ -14,6 +14,8 @@
 mod mentions;
 mod message;
 pub(crate) mod suggest;
+#[cfg(test)]
+mod tests;
 
 pub use mentions::{ATTACHMENT_MAX_BYTES, attached_files, attachment_candidates};
 pub use message::{Registry, attach, attach_blocking, into_message, mentions_of, message};
