@@ -1,5 +1,9 @@
 //! `/share`: the web mirror of this shell's session. The server starts on first use and
 //! follows the shell when it switches sessions (`/clear`, `/resume`, `/model`).
+//!
+//! Every printed link carries a one-time ticket: the first page that opens it trades it for
+//! its own credential, and the ticket is dead. `/share` prints a fresh link each time;
+//! `/share token` shows the long-lived token for scripts.
 
 use std::sync::Arc;
 
@@ -14,6 +18,7 @@ struct ShareRequest {
     open: bool,
     lan: bool,
     stop: bool,
+    token: bool,
 }
 
 fn parse(args: &str) -> Result<ShareRequest, String> {
@@ -24,6 +29,7 @@ fn parse(args: &str) -> Result<ShareRequest, String> {
             "--open" => request.open = true,
             "--lan" => request.lan = true,
             "stop" => request.stop = true,
+            "token" => request.token = true,
             other => {
                 return Err(format!(
                     "unknown /share option `{other}`; use {}",
@@ -70,12 +76,27 @@ impl Shell {
         let Some(server) = &self.share else {
             return;
         };
-        let (url, viewer) = (server.url(), server.viewer_url());
+        if request.token {
+            return self.view.lines(vec![
+                format!("token for scripts (Authorization: Bearer …): {}", server.token()),
+                format!("read-only token: {}", server.viewer_token()),
+                "they work until /share stop; keep them secret".into(),
+            ]);
+        }
+        let links = server.link().and_then(|full| {
+            let viewer = request.read_only.then(|| server.viewer_link()).transpose()?;
+            Ok((full, viewer))
+        });
+        let (link, viewer) = match links {
+            Ok(links) => links,
+            Err(e) => return self.view.error(&e),
+        };
         let mut lines = vec![
-            format!("sharing this session: {url}"),
+            format!("sharing this session: {link}"),
+            "the link works once, for one browser tab; /share prints a new one".into(),
             "anyone with this link can read and drive this session · /share stop ends it".into(),
         ];
-        if request.read_only {
+        if let Some(viewer) = viewer {
             lines.push(format!("read-only viewer: {viewer}"));
         }
         self.view.lines(lines);
@@ -84,8 +105,10 @@ impl Shell {
                 "listening on every interface: anyone on your network with the link can drive the agent",
             );
         }
+        // The browser gets a link of its own: the printed one stays usable, and the opener's
+        // command line (which every user can see) holds only a ticket that dies on first use.
         if request.open
-            && let Err(e) = open_browser(&url)
+            && let Err(e) = server.link().and_then(|link| open_browser(&link).map_err(|e| e.to_string()))
         {
             self.view.warning(&format!(
                 "cannot open a browser ({e}); open the link yourself"
@@ -124,13 +147,17 @@ fn open_browser(url: &str) -> std::io::Result<()> {
                 "xdg-open".into()
             }
         });
-    std::process::Command::new(program)
+    let mut child = std::process::Command::new(program)
         .arg(url)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
-        .spawn()
-        .map(|_| ())
+        .spawn()?;
+    // Reaped when it exits, so no zombie stays behind; openers usually exit at once.
+    std::thread::spawn(move || {
+        let _ = child.wait();
+    });
+    Ok(())
 }
 
 #[cfg(test)]
@@ -142,6 +169,7 @@ mod tests {
         let r = parse("--read-only --open").unwrap();
         assert!(r.read_only && r.open && !r.lan && !r.stop);
         assert!(parse("stop").unwrap().stop);
+        assert!(parse("token").unwrap().token);
         let e = parse("--public").err().unwrap();
         assert!(e.contains("--public") && e.contains("--read-only"), "{e}");
     }

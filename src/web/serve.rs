@@ -53,8 +53,17 @@ async fn try_run(cli: Cli, options: ServeOptions) -> Result<i32, Failure> {
             "linggen: warning: listening on every interface: anyone on your network with the URL can drive the agent"
         );
     }
-    println!("linggen serve: {}", server.url());
-    println!("read-only viewer: {}", server.viewer_url());
+    let links = server.link().and_then(|full| Ok((full, server.viewer_link()?)));
+    let (link, viewer) = links.map_err(|message| Failure {
+        code: exit::FAILURE,
+        message,
+    })?;
+    // Each link works once (its ticket buys one browser tab its own credential); the tokens
+    // are for scripts and stay valid until the server stops.
+    println!("linggen serve: {link}");
+    println!("read-only viewer: {viewer}");
+    println!("token for scripts: {}", server.token());
+    println!("read-only token: {}", server.viewer_token());
     eprintln!("serving {} · Ctrl+C stops", ws.root.display());
     let _ = tokio::signal::ctrl_c().await;
     server.stop().await;
