@@ -78,13 +78,19 @@ impl Shell {
         };
         if request.token {
             return self.view.lines(vec![
-                format!("token for scripts (Authorization: Bearer …): {}", server.token()),
+                format!(
+                    "token for scripts (Authorization: Bearer …): {}",
+                    server.token()
+                ),
                 format!("read-only token: {}", server.viewer_token()),
                 "they work until /share stop; keep them secret".into(),
             ]);
         }
         let links = server.link().and_then(|full| {
-            let viewer = request.read_only.then(|| server.viewer_link()).transpose()?;
+            let viewer = request
+                .read_only
+                .then(|| server.viewer_link())
+                .transpose()?;
             Ok((full, viewer))
         });
         let (link, viewer) = match links {
@@ -108,7 +114,9 @@ impl Shell {
         // The browser gets a link of its own: the printed one stays usable, and the opener's
         // command line (which every user can see) holds only a ticket that dies on first use.
         if request.open
-            && let Err(e) = server.link().and_then(|link| open_browser(&link).map_err(|e| e.to_string()))
+            && let Err(e) = server
+                .link()
+                .and_then(|link| open_browser(&link).map_err(|e| e.to_string()))
         {
             self.view.warning(&format!(
                 "cannot open a browser ({e}); open the link yourself"

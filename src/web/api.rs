@@ -120,8 +120,7 @@ fn gate(ctx: &Ctx, req: &Request<Incoming>) -> Result<Admission, ApiError> {
         )
     })?;
     // A viewer may ask for a stream ticket: watching is what it is for.
-    if req.method() == Method::POST && access == Access::ReadOnly && path != "/api/stream-ticket"
-    {
+    if req.method() == Method::POST && access == Access::ReadOnly && path != "/api/stream-ticket" {
         return Err(ApiError::new(
             StatusCode::FORBIDDEN,
             "this is the read-only viewer link; it can watch but not send, answer or cancel",
@@ -201,12 +200,10 @@ async fn route(ctx: &Arc<Ctx>, req: Request<Incoming>, access: Access) -> Reply 
         (_, "/" | "/app.js" | "/app.css" | "/favicon.ico" | "/api/events" | "/api/session")
         | (_, "/api/sessions" | "/api/messages" | "/api/cancel" | "/api/agent-runs")
         | (_, "/api/agent-children" | "/api/agent-context" | "/api/agent-cancel")
-        | (_, "/api/ticket" | "/api/stream-ticket") => {
-            Err(ApiError::new(
-                StatusCode::METHOD_NOT_ALLOWED,
-                format!("{} is not supported here", req.method()),
-            ))
-        }
+        | (_, "/api/ticket" | "/api/stream-ticket") => Err(ApiError::new(
+            StatusCode::METHOD_NOT_ALLOWED,
+            format!("{} is not supported here", req.method()),
+        )),
         _ => Err(ApiError::not_found(format!(
             "no route {path}; see doc/web.md"
         ))),
@@ -283,12 +280,38 @@ async fn open_session(ctx: &Ctx, req: Request<Incoming>) -> Reply {
             "this server shares the terminal's session; use `linggen serve` to open others",
         ));
     }
+    // Only this workspace's sessions: another project's conversation is not this server's
+    // to resume (nor its runs to show), whatever prefix of its id is asked for.
+    let wanted = match choice.session_id {
+        Some(id) => Some(workspace_session(ctx, &id).await?),
+        None => None,
+    };
     let id = ctx
         .hub
-        .open_session(choice.session_id)
+        .open_session(wanted)
         .await
         .map_err(|e| ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, e))?;
     Ok(json_response(StatusCode::OK, &json!({ "session_id": id })))
+}
+
+/// The full id of this workspace's session `id` (or a prefix of it); 404 for any other.
+async fn workspace_session(ctx: &Ctx, id: &str) -> Result<String, ApiError> {
+    let (home, wanted) = (ctx.hub.home.clone(), id.to_string());
+    let root = ctx.hub.root.display().to_string();
+    let found = blocking(move || match Store::open(&home)?.find_session(&wanted) {
+        Ok(info) => Ok(Some(info)),
+        Err(
+            crate::store::StoreError::NoSuchSession(_) | crate::store::StoreError::Ambiguous(_),
+        ) => Ok(None),
+        Err(e) => Err(e),
+    })
+    .await?;
+    match found {
+        Some(info) if info.root == root => Ok(info.id),
+        _ => Err(ApiError::not_found(format!(
+            "no session {id} in this workspace"
+        ))),
+    }
 }
 
 #[derive(Deserialize)]

@@ -292,9 +292,15 @@ mod tests {
         let (page, access) = c.redeem_link(&full).unwrap().unwrap();
         assert_eq!(access, Access::Full);
         assert_eq!(c.check_bearer(&page), Some(Access::Full));
-        assert!(c.redeem_link(&full).unwrap().is_none(), "a used ticket is dead");
+        assert!(
+            c.redeem_link(&full).unwrap().is_none(),
+            "a used ticket is dead"
+        );
         let (page, access) = c.redeem_link(&viewer).unwrap().unwrap();
-        assert_eq!((access, c.check_bearer(&page)), (Access::ReadOnly, Some(Access::ReadOnly)));
+        assert_eq!(
+            (access, c.check_bearer(&page)),
+            (Access::ReadOnly, Some(Access::ReadOnly))
+        );
         assert!(c.redeem_link("").unwrap().is_none());
         assert_eq!(c.check_bearer(c.tokens.full()), Some(Access::Full));
     }

@@ -86,7 +86,7 @@ impl Server {
         } else {
             IpAddr::V4(Ipv4Addr::LOCALHOST)
         };
-        let listener = TcpListener::bind((ip, options.port)).await.map_err(|e| {
+        let listener = listen(SocketAddr::new(ip, options.port)).map_err(|e| {
             format!(
                 "cannot listen on {ip}:{}: {e}; pick another port (--port) or leave it out for a random one",
                 options.port
@@ -316,13 +316,9 @@ async fn accept(listener: TcpListener, ctx: Arc<Ctx>) {
                 let busy = Busy::new(busy_on.clone());
                 async move {
                     let response = super::api::handle(ctx, req).await;
-                    Ok::<_, Infallible>(response.map(|inner| {
-                        BusyBody {
-                            inner,
-                            _busy: busy,
-                        }
-                        .boxed()
-                    }))
+                    Ok::<_, Infallible>(
+                        response.map(|inner| BusyBody { inner, _busy: busy }.boxed()),
+                    )
                 }
             });
             let serving = http1::Builder::new()
@@ -337,6 +333,17 @@ async fn accept(listener: TcpListener, ctx: Arc<Ctx>) {
             ctx.connections.remove(connection.id);
         });
     }
+}
+
+/// Connections the kernel queues before the server accepts them. A burst of connections
+/// (a flood, or a page reloading many times) then waits instead of having its SYNs dropped.
+const BACKLOG: u32 = 1024;
+
+fn listen(addr: SocketAddr) -> std::io::Result<TcpListener> {
+    let socket = tokio::net::TcpSocket::new_v4()?;
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    socket.listen(BACKLOG)
 }
 
 /// Raises this process's open-file limit to its hard limit, so the server's connections and
