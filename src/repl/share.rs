@@ -145,7 +145,11 @@ impl Shell {
 
 /// Opens `url` with `$BROWSER`, else the desktop's opener.
 fn open_browser(url: &str) -> std::io::Result<()> {
-    let program = std::env::var("BROWSER")
+    open_with(&browser_program(), url)
+}
+
+fn browser_program() -> String {
+    std::env::var("BROWSER")
         .ok()
         .filter(|b| !b.trim().is_empty())
         .unwrap_or_else(|| {
@@ -154,7 +158,12 @@ fn open_browser(url: &str) -> std::io::Result<()> {
             } else {
                 "xdg-open".into()
             }
-        });
+        })
+}
+
+/// Runs `program url` in the background. Its command line is visible to every user of the
+/// machine (`ps`): `url` must hold nothing that outlives its first use.
+fn open_with(program: &str, url: &str) -> std::io::Result<()> {
     let mut child = std::process::Command::new(program)
         .arg(url)
         .stdin(std::process::Stdio::null())
@@ -170,7 +179,46 @@ fn open_browser(url: &str) -> std::io::Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::parse;
+    use super::{open_with, parse};
+
+    /// This process's zombie children named `comm`.
+    fn zombies(comm: &str) -> usize {
+        let me = std::process::id().to_string();
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .filter_map(|e| std::fs::read_to_string(e.ok()?.path().join("status")).ok())
+            .filter(|status| {
+                let field = |name: &str| {
+                    status
+                        .lines()
+                        .find_map(|l| l.strip_prefix(name))
+                        .map(|v| v.trim().to_string())
+                        .unwrap_or_default()
+                };
+                field("PPid:") == me && field("Name:") == comm && field("State:").starts_with('Z')
+            })
+            .count()
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_browser_opener_is_reaped() {
+        let dir = tempfile::TempDir::new().unwrap();
+        // A name of its own, so no other test's child is counted.
+        let opener = dir.path().join("lg-test-opener");
+        std::fs::copy("/bin/true", &opener).unwrap();
+        open_with(opener.to_str().unwrap(), "http://127.0.0.1:1/?ticket=x").unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        // It exits at once; then it must not stay behind as a zombie.
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        while zombies("lg-test-opener") > 0 {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the opener stays a zombie"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
 
     #[test]
     fn options_parse_and_unknown_ones_are_refused() {
