@@ -144,7 +144,7 @@ impl Server {
     }
 
     /// The server's base address as a person's browser reaches it.
-    pub fn base_url(&self) -> String {
+    fn base_url(&self) -> String {
         let host = if self.ctx.lan {
             lan_address().map_or_else(|| "THIS-MACHINE".to_string(), |ip| ip.to_string())
         } else {
@@ -377,4 +377,60 @@ fn lan_address() -> Option<IpAddr> {
     socket.connect((Ipv4Addr::new(192, 0, 2, 1), 9)).ok()?;
     let ip = socket.local_addr().ok()?.ip();
     (!ip.is_unspecified() && !ip.is_loopback()).then_some(ip)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn at_the_cap_the_oldest_idle_connection_makes_room_and_busy_ones_never_do() {
+        let connections = Connections::default();
+        let all: Vec<_> = (0..MAX_CONNECTIONS)
+            .map(|_| connections.admit().unwrap())
+            .collect();
+        // The oldest has served a request and is busy; the second served one and is idle
+        // (keep-alive); the third never sent a request.
+        let busy = Busy::new(all[0].clone());
+        drop(Busy::new(all[1].clone()));
+        let newcomer = connections.admit().unwrap();
+        assert!(!all[0].close.is_cancelled() && !all[1].close.is_cancelled());
+        assert!(all[2].close.is_cancelled(), "the silent one goes first");
+        assert_eq!(lock(&connections.open).len(), MAX_CONNECTIONS);
+
+        // Every one busy: a new connection is refused instead.
+        let _busy: Vec<_> = lock(&connections.open)
+            .iter()
+            .filter(|c| c.id != all[0].id)
+            .map(|c| Busy::new(c.clone()))
+            .collect();
+        assert!(connections.admit().is_none());
+        drop(busy);
+        assert!(
+            connections.admit().is_some(),
+            "an idle one makes room again"
+        );
+        assert!(all[0].close.is_cancelled());
+        assert!(!newcomer.close.is_cancelled());
+    }
+
+    #[test]
+    fn silent_and_long_idle_connections_are_closed() {
+        let connections = Connections::default();
+        let silent = connections.admit().unwrap();
+        let kept_alive = connections.admit().unwrap();
+        drop(Busy::new(kept_alive.clone()));
+        let streaming = connections.admit().unwrap();
+        let _stream = Busy::new(streaming.clone());
+        connections.close_idle(Instant::now() + HEADER_TIMEOUT);
+        assert!(silent.close.is_cancelled());
+        assert!(!kept_alive.close.is_cancelled());
+        connections.close_idle(Instant::now() + KEEP_ALIVE_IDLE);
+        assert!(kept_alive.close.is_cancelled());
+        assert!(
+            !streaming.close.is_cancelled(),
+            "an open stream is not idle"
+        );
+        assert_eq!(lock(&connections.open).len(), 1);
+    }
 }
