@@ -100,7 +100,7 @@ pub fn last_tool_result(server: &ScriptedServer) -> String {
     last_message(server, "tool")
 }
 
-/// A link `/share` printed: `http://ADDR/?token=TOKEN`.
+/// A link `/share` printed: `http://ADDR/?ticket=TICKET` (the ticket works once).
 pub struct ShareLink {
     pub url: String,
     pub addr: std::net::SocketAddr,
