@@ -75,8 +75,20 @@ async fn try_run(cli: Cli, options: ServeOptions) -> Result<i32, Failure> {
     println!("read-only viewer: {viewer}");
     println!("token for scripts: {}", server.token());
     println!("read-only token: {}", server.viewer_token());
-    eprintln!("serving {} · Ctrl+C stops", ws.root.display());
-    let _ = tokio::signal::ctrl_c().await;
+    eprintln!(
+        "serving {} · Enter prints a new link · Ctrl+C stops",
+        ws.root.display()
+    );
+    let mut asked = link_requests();
+    loop {
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => break,
+            Some(()) = asked.recv() => match server.link() {
+                Ok(link) => println!("new link: {link}"),
+                Err(e) => eprintln!("linggen: error: {e}"),
+            },
+        }
+    }
     closer.abort();
     server.stop().await;
     let open: Vec<LiveSession> = std::mem::take(&mut *lock(&sessions));
@@ -134,6 +146,21 @@ impl SessionOpener for Opener {
             self.start(&cli).await.map_err(|f| f.message)
         })
     }
+}
+
+/// One message per line typed on stdin: the person wants a fresh one-time link (for another
+/// tab, or after closing the last one). Ends at end of input (no terminal: nothing to ask).
+fn link_requests() -> tokio::sync::mpsc::UnboundedReceiver<()> {
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    // A dedicated thread: reading stdin blocks.
+    std::thread::spawn(move || {
+        for line in std::io::stdin().lines() {
+            if line.is_err() || tx.send(()).is_err() {
+                return;
+            }
+        }
+    });
+    rx
 }
 
 /// How long a session stays open with no page watching it and nothing running or waiting.

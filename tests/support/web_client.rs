@@ -405,6 +405,8 @@ pub struct Serve {
     pub token: String,
     pub viewer_token: String,
     stderr: Arc<Mutex<String>>,
+    /// What it printed on stdout after the start-up lines.
+    printed: mpsc::Receiver<String>,
 }
 
 impl Serve {
@@ -442,20 +444,21 @@ impl Serve {
                 )
             })
         };
-        let mut printed = |prefix: &str| {
+        let mut expect_line = |prefix: &str| {
             let line = next_line();
             line.strip_prefix(prefix)
                 .unwrap_or_else(|| panic!("expected a line starting {prefix:?}, got {line:?}"))
                 .to_string()
         };
-        let url = printed("linggen serve: ");
-        let viewer_url = printed("read-only viewer: ");
-        let token = printed("token for scripts: ");
-        let viewer_token = printed("read-only token: ");
+        let url = expect_line("linggen serve: ");
+        let viewer_url = expect_line("read-only viewer: ");
+        let token = expect_line("token for scripts: ");
+        let viewer_token = expect_line("read-only token: ");
         let (addr, ticket) = split_url(&url);
         let (viewer_addr, viewer_ticket) = split_url(&viewer_url);
         assert_eq!(addr, viewer_addr, "both URLs name the same server");
         Serve {
+            printed,
             child,
             addr,
             url,
@@ -508,6 +511,21 @@ impl Serve {
             &headers,
             body.to_string().as_bytes(),
         )
+    }
+
+    /// Types a line on its stdin (spawn it with `Stdio::piped()` stdin) and returns the next
+    /// line it prints.
+    pub fn type_line(&mut self, line: &str) -> String {
+        let stdin = self
+            .child
+            .stdin
+            .as_mut()
+            .expect("serve was started with piped stdin");
+        writeln!(stdin, "{line}").unwrap();
+        stdin.flush().unwrap();
+        self.printed
+            .recv_timeout(START_TIMEOUT)
+            .unwrap_or_else(|e| panic!("serve printed nothing ({e}); stderr:\n{}", self.stderr()))
     }
 
     /// `POST /api/ticket`: what the page does with its link's ticket.

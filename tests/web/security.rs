@@ -265,6 +265,40 @@ fn a_link_works_once_and_buys_the_page_a_credential_no_other_port_can_read() {
 }
 
 #[test]
+fn serve_prints_a_fresh_one_time_link_when_asked() {
+    let (_server, ws, _) = setup(vec![]);
+    let mut serve = Serve::start(ws.cmd().arg("serve").stdin(std::process::Stdio::piped()));
+    let mut tickets = vec![serve.ticket.clone()];
+    for _ in 0..2 {
+        let line = serve.type_line("");
+        let link = line
+            .strip_prefix("new link: ")
+            .unwrap_or_else(|| panic!("{line:?}"));
+        let ticket = link
+            .strip_prefix(&format!("http://{}/?ticket=", serve.addr))
+            .unwrap_or_else(|| panic!("{link}"));
+        assert!(
+            !tickets.iter().any(|t| t == ticket),
+            "a ticket was printed twice"
+        );
+        tickets.push(ticket.to_string());
+    }
+    for ticket in &tickets {
+        assert_eq!(serve.redeem(ticket).json()["access"], "full");
+        assert_eq!(serve.redeem(ticket).status, 401, "a used ticket is dead");
+    }
+    let token = bearer(&serve.token);
+    let session = request(
+        serve.addr,
+        "GET",
+        "/api/session",
+        &[("Authorization", &token)],
+        b"",
+    );
+    assert_eq!(session.status, 200);
+}
+
+#[test]
 fn the_read_only_token_watches_but_cannot_post() {
     let (server, _ws, serve) = setup(vec![]);
     let viewer = bearer(&serve.viewer_token);
