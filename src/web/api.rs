@@ -115,8 +115,9 @@ fn gate(ctx: &Ctx, req: &Request<Incoming>) -> Result<Admission, ApiError> {
     .ok_or_else(|| {
         ApiError::new(
             StatusCode::UNAUTHORIZED,
-            "missing or wrong token; open a fresh link (`/share` prints one; each works once), \
-             or send `Authorization: Bearer TOKEN` (`/share token` shows it)",
+            "missing or wrong token; open a fresh link (each works once: `/share` in the shell \
+             prints one, so does Enter where `linggen serve` runs), or send \
+             `Authorization: Bearer TOKEN` (`/share token` shows it)",
         )
     })?;
     // A viewer may ask for a stream ticket: watching is what it is for.
@@ -153,8 +154,8 @@ async fn exchange(ctx: &Ctx, req: Request<Incoming>) -> Reply {
         .ok_or_else(|| {
             ApiError::new(
                 StatusCode::UNAUTHORIZED,
-                "this link was already used or is wrong (each link works once); \
-                 run /share in linggen for a fresh one",
+                "this link was already used or is wrong (each link works once); for a fresh \
+                 one run /share in the shell, or press Enter where `linggen serve` runs",
             )
         })?;
     Ok(json_response(

@@ -997,7 +997,7 @@ async function request(path, options) {
 }
 
 function authHint(status) {
-  if (status === 401) return 'Not signed in: each link works once. Run /share in linggen for a fresh link.';
+  if (status === 401) return 'Not signed in: each link works once. For a fresh one run /share in the shell, or press Enter where linggen serve runs.';
   if (status === 403) return 'Not allowed (a read-only link cannot send, answer or cancel).';
   return '';
 }
