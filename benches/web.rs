@@ -114,8 +114,7 @@ impl Bench {
         let server = Server::start(Arc::new(hub), ServeOptions::default())
             .await
             .unwrap();
-        let url = server.url();
-        let token = url.split("token=").nth(1).unwrap().to_string();
+        let token = server.token().to_string();
         Bench {
             server,
             events,

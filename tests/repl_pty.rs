@@ -333,11 +333,16 @@ fn share_lets_the_web_send_messages_and_answer_approvals_until_stopped() {
     repl.expect("sharing this session: ");
     let full = ShareLink::find(&repl.expect("read-only viewer: "));
     let viewer_link = repl.expect_share_link();
-    let (addr, token) = (full.addr, full.token);
-    let (viewer_addr, viewer) = (viewer_link.addr, viewer_link.token);
-    assert_eq!(addr, viewer_addr);
+    let addr = full.addr;
+    assert_eq!(addr, viewer_link.addr);
     assert!(addr.ip().is_loopback(), "{addr}");
+    assert_ne!(full.ticket, viewer_link.ticket);
+    // The links hold one-time tickets; scripts use the tokens, shown on request.
+    repl.line("/share token");
+    let token = last_hex(&repl.expect("read-only token: "));
+    let viewer = last_hex(&repl.expect("keep them secret"));
     assert_ne!(token, viewer);
+    assert_ne!(token, full.ticket);
 
     let origin = format!("http://{addr}");
     let bearer = format!("Bearer {token}");
@@ -403,6 +408,15 @@ fn share_lets_the_web_send_messages_and_answer_approvals_until_stopped() {
         "still listening"
     );
     repl.line("/quit");
+}
+
+/// The last 48-hex-digit word in `printed` (a share token).
+fn last_hex(printed: &str) -> String {
+    printed
+        .split(|c: char| !c.is_ascii_hexdigit())
+        .rfind(|w| w.len() == 48)
+        .unwrap_or_else(|| panic!("no token in {printed:?}"))
+        .to_string()
 }
 
 /// Started in `bypass`, `/permissions default` must bring the questions back (not only the

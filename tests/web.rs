@@ -1,9 +1,10 @@
 //! The web mirror over real HTTP: `linggen serve` as a child process against the scripted
 //! model server, driven by a raw HTTP client that can forge what browsers and attackers
-//! send. Every route and every security rule of `doc/web.md`: the token (query, cookie,
-//! bearer), the read-only token, `Host`, `Origin`, no CORS, loopback-only binding; then
-//! messages, the event stream and its replay, the late joiner's snapshot, approvals,
-//! cancellation, run inspection and the serve-only session routes.
+//! send. Every route and every security rule of `doc/web.md`: one-time link tickets, page
+//! credentials and stream tickets, bearer tokens, never a cookie, read-only access, `Host`,
+//! `Origin`, no CORS, loopback-only binding; then messages, the event stream and its replay,
+//! the late joiner's snapshot, approvals, cancellation, run inspection, the serve-only
+//! session routes and the connection limits.
 
 // Test code may unwrap: a failure is a failed test, reported with its message.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -16,6 +17,8 @@ mod support;
 mod approvals_and_runs;
 #[path = "web/conversation.rs"]
 mod conversation;
+#[path = "web/limits.rs"]
+mod limits;
 #[path = "web/security.rs"]
 mod security;
 
@@ -28,12 +31,11 @@ use support::{Protocol, ScriptedServer, Step, Workspace, texts};
 /// The longest a scripted turn may take to show up on the stream.
 const WAIT: Duration = Duration::from_secs(20);
 
-/// Every `GET` route, with the query its handler needs.
+/// The page's own files: served without a credential (the same bytes in every linggen).
+const ASSET_ROUTES: &[&str] = &["/", "/app.js", "/app.css", "/favicon.ico"];
+
+/// Every `GET` route that needs a credential, with the query its handler needs.
 const GET_ROUTES: &[&str] = &[
-    "/",
-    "/app.js",
-    "/app.css",
-    "/favicon.ico",
     "/api/events",
     "/api/session",
     "/api/sessions",
@@ -42,8 +44,9 @@ const GET_ROUTES: &[&str] = &[
     "/api/agent-context?run_id=x",
 ];
 
-/// Every `POST` route.
+/// Every `POST` route that needs a credential.
 const POST_ROUTES: &[&str] = &[
+    "/api/stream-ticket",
     "/api/sessions",
     "/api/messages",
     "/api/approvals/x",

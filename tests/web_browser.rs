@@ -83,8 +83,8 @@ fn a_shared_session_is_watched_and_driven_from_chromium() {
     browser.wait_for_text(".msg.user", FIRST_QUESTION);
     let address = browser.current_url();
     assert!(
-        !address.contains("token="),
-        "the token stays in the address bar: {address}"
+        !address.contains("token=") && !address.contains("ticket="),
+        "the ticket stays in the address bar: {address}"
     );
 
     // 3. A message typed on the page reaches the model and the terminal, and the answer

@@ -1,5 +1,9 @@
 //! `/share`: the web mirror of this shell's session. The server starts on first use and
 //! follows the shell when it switches sessions (`/clear`, `/resume`, `/model`).
+//!
+//! Every printed link carries a one-time ticket: the first page that opens it trades it for
+//! its own credential, and the ticket is dead. `/share` prints a fresh link each time;
+//! `/share token` shows the long-lived token for scripts.
 
 use std::sync::Arc;
 
@@ -14,6 +18,7 @@ struct ShareRequest {
     open: bool,
     lan: bool,
     stop: bool,
+    token: bool,
 }
 
 fn parse(args: &str) -> Result<ShareRequest, String> {
@@ -24,6 +29,7 @@ fn parse(args: &str) -> Result<ShareRequest, String> {
             "--open" => request.open = true,
             "--lan" => request.lan = true,
             "stop" => request.stop = true,
+            "token" => request.token = true,
             other => {
                 return Err(format!(
                     "unknown /share option `{other}`; use {}",
@@ -70,12 +76,33 @@ impl Shell {
         let Some(server) = &self.share else {
             return;
         };
-        let (url, viewer) = (server.url(), server.viewer_url());
+        if request.token {
+            return self.view.lines(vec![
+                format!(
+                    "token for scripts (Authorization: Bearer …): {}",
+                    server.token()
+                ),
+                format!("read-only token: {}", server.viewer_token()),
+                "they work until /share stop; keep them secret".into(),
+            ]);
+        }
+        let links = server.link().and_then(|full| {
+            let viewer = request
+                .read_only
+                .then(|| server.viewer_link())
+                .transpose()?;
+            Ok((full, viewer))
+        });
+        let (link, viewer) = match links {
+            Ok(links) => links,
+            Err(e) => return self.view.error(&e),
+        };
         let mut lines = vec![
-            format!("sharing this session: {url}"),
+            format!("sharing this session: {link}"),
+            "the link works once, for one browser tab; /share prints a new one".into(),
             "anyone with this link can read and drive this session · /share stop ends it".into(),
         ];
-        if request.read_only {
+        if let Some(viewer) = viewer {
             lines.push(format!("read-only viewer: {viewer}"));
         }
         self.view.lines(lines);
@@ -84,8 +111,12 @@ impl Shell {
                 "listening on every interface: anyone on your network with the link can drive the agent",
             );
         }
+        // The browser gets a link of its own: the printed one stays usable, and the opener's
+        // command line (which every user can see) holds only a ticket that dies on first use.
         if request.open
-            && let Err(e) = open_browser(&url)
+            && let Err(e) = server
+                .link()
+                .and_then(|link| open_browser(&link).map_err(|e| e.to_string()))
         {
             self.view.warning(&format!(
                 "cannot open a browser ({e}); open the link yourself"
@@ -114,7 +145,11 @@ impl Shell {
 
 /// Opens `url` with `$BROWSER`, else the desktop's opener.
 fn open_browser(url: &str) -> std::io::Result<()> {
-    let program = std::env::var("BROWSER")
+    open_with(&browser_program(), url)
+}
+
+fn browser_program() -> String {
+    std::env::var("BROWSER")
         .ok()
         .filter(|b| !b.trim().is_empty())
         .unwrap_or_else(|| {
@@ -123,25 +158,74 @@ fn open_browser(url: &str) -> std::io::Result<()> {
             } else {
                 "xdg-open".into()
             }
-        });
-    std::process::Command::new(program)
+        })
+}
+
+/// Runs `program url` in the background. Its command line is visible to every user of the
+/// machine (`ps`): `url` must hold nothing that outlives its first use.
+fn open_with(program: &str, url: &str) -> std::io::Result<()> {
+    let mut child = std::process::Command::new(program)
         .arg(url)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
-        .spawn()
-        .map(|_| ())
+        .spawn()?;
+    // Reaped when it exits, so no zombie stays behind; openers usually exit at once.
+    std::thread::spawn(move || {
+        let _ = child.wait();
+    });
+    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
-    use super::parse;
+    use super::{open_with, parse};
+
+    /// This process's zombie children named `comm`.
+    fn zombies(comm: &str) -> usize {
+        let me = std::process::id().to_string();
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .filter_map(|e| std::fs::read_to_string(e.ok()?.path().join("status")).ok())
+            .filter(|status| {
+                let field = |name: &str| {
+                    status
+                        .lines()
+                        .find_map(|l| l.strip_prefix(name))
+                        .map(|v| v.trim().to_string())
+                        .unwrap_or_default()
+                };
+                field("PPid:") == me && field("Name:") == comm && field("State:").starts_with('Z')
+            })
+            .count()
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_browser_opener_is_reaped() {
+        let dir = tempfile::TempDir::new().unwrap();
+        // A name of its own, so no other test's child is counted.
+        let opener = dir.path().join("lg-test-opener");
+        std::fs::copy("/bin/true", &opener).unwrap();
+        open_with(opener.to_str().unwrap(), "http://127.0.0.1:1/?ticket=x").unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        // It exits at once; then it must not stay behind as a zombie.
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        while zombies("lg-test-opener") > 0 {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the opener stays a zombie"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
 
     #[test]
     fn options_parse_and_unknown_ones_are_refused() {
         let r = parse("--read-only --open").unwrap();
         assert!(r.read_only && r.open && !r.lan && !r.stop);
         assert!(parse("stop").unwrap().stop);
+        assert!(parse("token").unwrap().token);
         let e = parse("--public").err().unwrap();
         assert!(e.contains("--public") && e.contains("--read-only"), "{e}");
     }

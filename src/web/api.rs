@@ -49,16 +49,25 @@ impl ApiError {
 
 pub(super) type Reply = Result<Response<Body>, ApiError>;
 
-/// A request that passed the gate.
-struct Authorized {
-    access: Access,
-    /// Set when the token came in the query: the page then stores it in the cookie.
-    token_from_query: Option<String>,
+/// How a request passed the gate.
+enum Admission {
+    /// The page's own files: the same bytes in every copy of linggen, no session data.
+    Asset,
+    /// `POST /api/ticket`: the ticket in the body is the credential.
+    Exchange,
+    /// An API request with a valid credential.
+    Api(Access),
 }
+
+/// The page's files, served without a credential: a page reload cannot send a header, and a
+/// cookie would leak to every other port of this address (see `auth`).
+const ASSETS: &[&str] = &["/", "/app.js", "/app.css", "/favicon.ico"];
 
 pub async fn handle(ctx: Arc<Ctx>, req: Request<Incoming>) -> Response<Body> {
     let response = match gate(&ctx, &req) {
-        Ok(authorized) => route(&ctx, req, authorized)
+        Ok(Admission::Asset) => asset_route(&req),
+        Ok(Admission::Exchange) => exchange(&ctx, req).await.unwrap_or_else(error_response),
+        Ok(Admission::Api(access)) => route(&ctx, req, access)
             .await
             .unwrap_or_else(error_response),
         Err(e) => error_response(e),
@@ -66,70 +75,111 @@ pub async fn handle(ctx: Arc<Ctx>, req: Request<Incoming>) -> Response<Body> {
     secure(response)
 }
 
-/// `Host`, then the token, then (for `POST`) the `Origin` and write access.
-fn gate(ctx: &Ctx, req: &Request<Incoming>) -> Result<Authorized, ApiError> {
+/// `Host`, then the credential, then (for `POST`) the `Origin` and write access.
+fn gate(ctx: &Ctx, req: &Request<Incoming>) -> Result<Admission, ApiError> {
     let headers = req.headers();
     let host = header_str(headers, header::HOST).unwrap_or_default();
     if !auth::host_allowed(host, ctx.bound, ctx.lan) {
         return Err(ApiError::new(
             StatusCode::FORBIDDEN,
             format!(
-                "the Host header `{host}` is not this server's address; open the URL linggen printed"
+                "the Host header `{host}` is not this server's address; open the link linggen printed"
             ),
         ));
     }
-    let from_query = query(req, "token");
-    let presented = from_query
-        .clone()
-        .or_else(|| {
-            header_str(headers, header::AUTHORIZATION).and_then(auth::token_from_authorization)
-        })
-        .or_else(|| {
-            header_str(headers, header::COOKIE)
-                .and_then(|c| auth::token_from_cookies(c, &auth::cookie_name(ctx.bound.port())))
-        });
-    let access = presented
-        .as_deref()
-        .and_then(|t| ctx.tokens.check(t))
+    let path = req.uri().path();
+    if req.method() == Method::GET && ASSETS.contains(&path) {
+        return Ok(Admission::Asset);
+    }
+    if req.method() == Method::POST
+        && !auth::origin_allowed(header_str(headers, header::ORIGIN), host)
+    {
+        return Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            format!("POST needs the header `Origin: http://{host}` (the page sends it itself)"),
+        ));
+    }
+    if req.method() == Method::POST && path == "/api/ticket" {
+        return Ok(Admission::Exchange);
+    }
+    let bearer =
+        header_str(headers, header::AUTHORIZATION).and_then(auth::token_from_authorization);
+    let access = match bearer {
+        Some(presented) => ctx.credentials.check_bearer(&presented),
+        // An event stream cannot send a header: it spends a one-time stream ticket.
+        None if req.method() == Method::GET && path == "/api/events" => {
+            query(req, "ticket").and_then(|t| ctx.credentials.redeem_stream(&t))
+        }
+        None => None,
+    }
+    .ok_or_else(|| {
+        ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            "missing or wrong token; open a fresh link (each works once: `/share` in the shell \
+             prints one, so does Enter where `linggen serve` runs), or send \
+             `Authorization: Bearer TOKEN` (`/share token` shows it)",
+        )
+    })?;
+    // A viewer may ask for a stream ticket: watching is what it is for.
+    if req.method() == Method::POST && access == Access::ReadOnly && path != "/api/stream-ticket" {
+        return Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "this is the read-only viewer link; it can watch but not send, answer or cancel",
+        ));
+    }
+    Ok(Admission::Api(access))
+}
+
+fn asset_route(req: &Request<Incoming>) -> Response<Body> {
+    match req.uri().path() {
+        "/app.js" => asset(page::APP_JS, "text/javascript; charset=utf-8"),
+        "/app.css" => asset(page::APP_CSS, "text/css; charset=utf-8"),
+        "/favicon.ico" => empty(StatusCode::NO_CONTENT),
+        _ => asset(page::INDEX_HTML, "text/html; charset=utf-8"),
+    }
+}
+
+#[derive(Deserialize)]
+struct TicketExchange {
+    ticket: String,
+}
+
+/// `POST /api/ticket`: a printed link's one-time ticket for this page's own credential.
+async fn exchange(ctx: &Ctx, req: Request<Incoming>) -> Reply {
+    let body: TicketExchange = read_json(req).await?;
+    let (credential, access) = ctx
+        .credentials
+        .redeem_link(&body.ticket)
+        .map_err(internal)?
         .ok_or_else(|| {
             ApiError::new(
                 StatusCode::UNAUTHORIZED,
-                "missing or wrong token; open the full URL linggen printed (it ends with ?token=…)",
+                "this link was already used or is wrong (each link works once); for a fresh \
+                 one run /share in the shell, or press Enter where `linggen serve` runs",
             )
         })?;
-    if req.method() == Method::POST {
-        if !auth::origin_allowed(header_str(headers, header::ORIGIN), host) {
-            return Err(ApiError::new(
-                StatusCode::FORBIDDEN,
-                format!("POST needs the header `Origin: http://{host}` (the page sends it itself)"),
-            ));
-        }
-        if access == Access::ReadOnly {
-            return Err(ApiError::new(
-                StatusCode::FORBIDDEN,
-                "this is the read-only viewer link; it can watch but not send, answer or cancel",
-            ));
-        }
-    }
-    Ok(Authorized {
-        access,
-        token_from_query: from_query,
-    })
+    Ok(json_response(
+        StatusCode::OK,
+        &json!({ "credential": credential, "access": access.as_str() }),
+    ))
 }
 
-async fn route(ctx: &Arc<Ctx>, req: Request<Incoming>, who: Authorized) -> Reply {
+/// `POST /api/stream-ticket`: a one-time credential for one `GET /api/events`.
+fn stream_ticket(ctx: &Ctx, access: Access) -> Reply {
+    let ticket = ctx.credentials.issue_stream(access).map_err(internal)?;
+    Ok(json_response(StatusCode::OK, &json!({ "ticket": ticket })))
+}
+
+async fn route(ctx: &Arc<Ctx>, req: Request<Incoming>, access: Access) -> Reply {
     let path = req.uri().path().to_string();
     match (req.method().clone(), path.as_str()) {
-        (Method::GET, "/") => Ok(page_response(ctx, who)),
-        (Method::GET, "/app.js") => Ok(asset(page::APP_JS, "text/javascript; charset=utf-8")),
-        (Method::GET, "/app.css") => Ok(asset(page::APP_CSS, "text/css; charset=utf-8")),
-        (Method::GET, "/favicon.ico") => Ok(empty(StatusCode::NO_CONTENT)),
         (Method::GET, "/api/events") => events(ctx, &req),
+        (Method::POST, "/api/stream-ticket") => stream_ticket(ctx, access),
         (Method::GET, "/api/session") => {
             let mirror = open_mirror(ctx, query(&req, "session_id").as_deref())?;
             Ok(json_response(
                 StatusCode::OK,
-                &mirror.snapshot(who.access.as_str()),
+                &mirror.snapshot(access.as_str()),
             ))
         }
         (Method::GET, "/api/sessions") => sessions(ctx).await,
@@ -150,31 +200,15 @@ async fn route(ctx: &Arc<Ctx>, req: Request<Incoming>, who: Authorized) -> Reply
         )),
         (_, "/" | "/app.js" | "/app.css" | "/favicon.ico" | "/api/events" | "/api/session")
         | (_, "/api/sessions" | "/api/messages" | "/api/cancel" | "/api/agent-runs")
-        | (_, "/api/agent-children" | "/api/agent-context" | "/api/agent-cancel") => {
-            Err(ApiError::new(
-                StatusCode::METHOD_NOT_ALLOWED,
-                format!("{} is not supported here", req.method()),
-            ))
-        }
+        | (_, "/api/agent-children" | "/api/agent-context" | "/api/agent-cancel")
+        | (_, "/api/ticket" | "/api/stream-ticket") => Err(ApiError::new(
+            StatusCode::METHOD_NOT_ALLOWED,
+            format!("{} is not supported here", req.method()),
+        )),
         _ => Err(ApiError::not_found(format!(
             "no route {path}; see doc/web.md"
         ))),
     }
-}
-
-fn page_response(ctx: &Ctx, who: Authorized) -> Response<Body> {
-    let mut response = asset(page::INDEX_HTML, "text/html; charset=utf-8");
-    if let Some(token) = who.token_from_query {
-        // HttpOnly: the page's script never sees it; Strict: no other site's request carries it.
-        let cookie = format!(
-            "{}={token}; HttpOnly; SameSite=Strict; Path=/",
-            auth::cookie_name(ctx.bound.port())
-        );
-        if let Ok(value) = HeaderValue::from_str(&cookie) {
-            response.headers_mut().insert(header::SET_COOKIE, value);
-        }
-    }
-    response
 }
 
 fn events(ctx: &Ctx, req: &Request<Incoming>) -> Reply {
@@ -189,7 +223,16 @@ fn events(ctx: &Ctx, req: &Request<Incoming>) -> Reply {
                 .map_err(|_| ApiError::bad_request(format!("last event id `{v}` is not a number")))
         })
         .transpose()?;
-    let body = sse::event_stream(mirror, after, ctx.shutdown.clone());
+    let permit = ctx.streams.clone().try_acquire_owned().map_err(|_| {
+        ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!(
+                "{} event streams are open already; close some pages and reload",
+                super::server::MAX_EVENT_STREAMS
+            ),
+        )
+    })?;
+    let body = sse::event_stream(mirror, after, ctx.shutdown.clone(), permit);
     Response::builder()
         .header(header::CONTENT_TYPE, "text/event-stream")
         .header("x-accel-buffering", "no")
@@ -238,12 +281,38 @@ async fn open_session(ctx: &Ctx, req: Request<Incoming>) -> Reply {
             "this server shares the terminal's session; use `linggen serve` to open others",
         ));
     }
+    // Only this workspace's sessions: another project's conversation is not this server's
+    // to resume (nor its runs to show), whatever prefix of its id is asked for.
+    let wanted = match choice.session_id {
+        Some(id) => Some(workspace_session(ctx, &id).await?),
+        None => None,
+    };
     let id = ctx
         .hub
-        .open_session(choice.session_id)
+        .open_session(wanted)
         .await
         .map_err(|e| ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, e))?;
     Ok(json_response(StatusCode::OK, &json!({ "session_id": id })))
+}
+
+/// The full id of this workspace's session `id` (or a prefix of it); 404 for any other.
+async fn workspace_session(ctx: &Ctx, id: &str) -> Result<String, ApiError> {
+    let (home, wanted) = (ctx.hub.home.clone(), id.to_string());
+    let root = ctx.hub.root.display().to_string();
+    let found = blocking(move || match Store::open(&home)?.find_session(&wanted) {
+        Ok(info) => Ok(Some(info)),
+        Err(
+            crate::store::StoreError::NoSuchSession(_) | crate::store::StoreError::Ambiguous(_),
+        ) => Ok(None),
+        Err(e) => Err(e),
+    })
+    .await?;
+    match found {
+        Some(info) if info.root == root => Ok(info.id),
+        _ => Err(ApiError::not_found(format!(
+            "no session {id} in this workspace"
+        ))),
+    }
 }
 
 #[derive(Deserialize)]

@@ -1,7 +1,19 @@
-//! Who may talk to the mirror: the secret tokens, and the `Host` and `Origin` checks that
-//! keep other web sites out (DNS rebinding, cross-site requests). See `doc/web.md`.
+//! Who may talk to the mirror: the secret tokens, the one-time tickets a printed link carries,
+//! the credentials a page holds, and the `Host` and `Origin` checks that keep other web sites
+//! out (DNS rebinding, cross-site requests). See `doc/web.md`.
+//!
+//! No credential ever travels in a cookie: a browser sends a `127.0.0.1` cookie to every port
+//! of that address, so any other local listener would receive it. The page keeps its
+//! credential in `sessionStorage` (scoped to the origin, port included) and sends it as
+//! `Authorization: Bearer`; the event stream, which cannot carry a header, gets a one-time
+//! stream ticket in its query.
 
+use std::collections::VecDeque;
 use std::net::{IpAddr, SocketAddr};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use crate::session::lock;
 
 /// What a request's token allows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,6 +39,17 @@ pub struct Tokens {
 
 /// Random bytes per token: 192 bits, well past guessing.
 const TOKEN_BYTES: usize = 24;
+
+/// Link tickets not yet used; past this many the oldest stops working (each `/share` prints
+/// one, so only a script printing links in a loop gets here).
+const MAX_LINK_TICKETS: usize = 64;
+
+/// Page credentials kept; past this many the oldest page must open a fresh link.
+const MAX_PAGES: usize = 256;
+
+/// Stream tickets not yet used, and how long one stays valid: the page uses it at once.
+const MAX_STREAM_TICKETS: usize = 256;
+const STREAM_TICKET_LIFETIME: Duration = Duration::from_secs(60);
 
 impl Tokens {
     /// Fresh tokens from the operating system's CSPRNG.
@@ -60,6 +83,104 @@ impl Tokens {
     }
 }
 
+/// A secret that works once.
+struct Ticket {
+    value: String,
+    access: Access,
+    expires: Option<Instant>,
+}
+
+/// Everything that admits a request: the long-lived tokens (for scripts, `Authorization:
+/// Bearer`), the one-time link tickets, the pages' credentials and the stream tickets.
+pub struct Credentials {
+    pub tokens: Tokens,
+    links: Mutex<VecDeque<Ticket>>,
+    pages: Mutex<VecDeque<Ticket>>,
+    streams: Mutex<VecDeque<Ticket>>,
+}
+
+impl Credentials {
+    pub fn generate() -> Result<Credentials, String> {
+        Ok(Credentials {
+            tokens: Tokens::generate()?,
+            links: Mutex::new(VecDeque::new()),
+            pages: Mutex::new(VecDeque::new()),
+            streams: Mutex::new(VecDeque::new()),
+        })
+    }
+
+    /// The access an `Authorization: Bearer` value grants: a token or a page's credential.
+    pub fn check_bearer(&self, presented: &str) -> Option<Access> {
+        let page = find(&lock(&self.pages), presented);
+        self.tokens.check(presented).or(page)
+    }
+
+    /// A fresh one-time ticket for a printed link.
+    pub fn issue_link(&self, access: Access) -> Result<String, String> {
+        issue(&self.links, access, None, MAX_LINK_TICKETS)
+    }
+
+    /// Spends a link ticket: the page's own credential and its access, or `None` when the
+    /// ticket is wrong or was used already.
+    pub fn redeem_link(&self, ticket: &str) -> Result<Option<(String, Access)>, String> {
+        let Some(access) = take(&self.links, ticket) else {
+            return Ok(None);
+        };
+        let credential = issue(&self.pages, access, None, MAX_PAGES)?;
+        Ok(Some((credential, access)))
+    }
+
+    /// A one-time ticket for one event stream (`GET /api/events?ticket=`).
+    pub fn issue_stream(&self, access: Access) -> Result<String, String> {
+        let expires = Instant::now() + STREAM_TICKET_LIFETIME;
+        issue(&self.streams, access, Some(expires), MAX_STREAM_TICKETS)
+    }
+
+    /// Spends a stream ticket.
+    pub fn redeem_stream(&self, ticket: &str) -> Option<Access> {
+        take(&self.streams, ticket)
+    }
+}
+
+fn issue(
+    store: &Mutex<VecDeque<Ticket>>,
+    access: Access,
+    expires: Option<Instant>,
+    max: usize,
+) -> Result<String, String> {
+    let value = random_hex()?;
+    let mut store = lock(store);
+    let now = Instant::now();
+    store.retain(|t| t.expires.is_none_or(|e| e > now));
+    while store.len() >= max {
+        store.pop_front();
+    }
+    store.push_back(Ticket {
+        value: value.clone(),
+        access,
+        expires,
+    });
+    Ok(value)
+}
+
+/// The access of `presented` in `store`, comparing every entry in constant time.
+fn find(store: &VecDeque<Ticket>, presented: &str) -> Option<Access> {
+    let now = Instant::now();
+    store
+        .iter()
+        .filter(|t| constant_time_eq(presented.as_bytes(), t.value.as_bytes()))
+        .filter(|t| t.expires.is_none_or(|e| e > now))
+        .map(|t| t.access)
+        .next_back()
+}
+
+fn take(store: &Mutex<VecDeque<Ticket>>, presented: &str) -> Option<Access> {
+    let mut store = lock(store);
+    let access = find(&store, presented)?;
+    store.retain(|t| !constant_time_eq(presented.as_bytes(), t.value.as_bytes()));
+    Some(access)
+}
+
 fn random_hex() -> Result<String, String> {
     let mut bytes = [0u8; TOKEN_BYTES];
     getrandom::getrandom(&mut bytes)
@@ -74,20 +195,6 @@ pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
         return false;
     }
     a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
-
-/// The cookie that carries the token after the first load. Cookies are shared by every port
-/// of a host, so the name carries the port: two shares never overwrite each other's.
-pub fn cookie_name(port: u16) -> String {
-    format!("linggen_{port}")
-}
-
-/// The token in a `Cookie` header, if any.
-pub fn token_from_cookies(header: &str, name: &str) -> Option<String> {
-    header.split(';').find_map(|pair| {
-        let (key, value) = pair.trim().split_once('=')?;
-        (key == name).then(|| value.to_string())
-    })
 }
 
 /// The token in an `Authorization: Bearer …` header, if any.
@@ -166,18 +273,46 @@ mod tests {
     }
 
     #[test]
-    fn cookies_and_bearer_headers_are_read() {
-        let name = cookie_name(4242);
-        assert_eq!(
-            token_from_cookies("a=1; linggen_4242=tok; b=2", &name).as_deref(),
-            Some("tok")
-        );
-        assert_eq!(token_from_cookies("linggen_4243=tok", &name), None);
+    fn bearer_headers_are_read() {
         assert_eq!(
             token_from_authorization("Bearer abc").as_deref(),
             Some("abc")
         );
         assert_eq!(token_from_authorization("Basic abc"), None);
+    }
+
+    #[test]
+    fn a_link_ticket_works_once_and_yields_a_page_credential_of_its_access() {
+        let c = Credentials::generate().unwrap();
+        let full = c.issue_link(Access::Full).unwrap();
+        let viewer = c.issue_link(Access::ReadOnly).unwrap();
+        assert_ne!(full, viewer);
+        // A ticket is not a bearer credential.
+        assert_eq!(c.check_bearer(&full), None);
+        let (page, access) = c.redeem_link(&full).unwrap().unwrap();
+        assert_eq!(access, Access::Full);
+        assert_eq!(c.check_bearer(&page), Some(Access::Full));
+        assert!(
+            c.redeem_link(&full).unwrap().is_none(),
+            "a used ticket is dead"
+        );
+        let (page, access) = c.redeem_link(&viewer).unwrap().unwrap();
+        assert_eq!(
+            (access, c.check_bearer(&page)),
+            (Access::ReadOnly, Some(Access::ReadOnly))
+        );
+        assert!(c.redeem_link("").unwrap().is_none());
+        assert_eq!(c.check_bearer(c.tokens.full()), Some(Access::Full));
+    }
+
+    #[test]
+    fn a_stream_ticket_works_once_and_only_for_streams() {
+        let c = Credentials::generate().unwrap();
+        let ticket = c.issue_stream(Access::ReadOnly).unwrap();
+        assert_eq!(c.check_bearer(&ticket), None);
+        assert!(c.redeem_link(&ticket).unwrap().is_none());
+        assert_eq!(c.redeem_stream(&ticket), Some(Access::ReadOnly));
+        assert_eq!(c.redeem_stream(&ticket), None);
     }
 
     #[test]

@@ -83,6 +83,16 @@ impl Hub {
         }
     }
 
+    /// Every open session, the current one last.
+    pub fn open_mirrors(&self) -> Vec<Arc<Mirror>> {
+        lock(&self.open).clone()
+    }
+
+    /// Stops serving session `id` (`linggen serve` closes idle ones); whoever runs it stops it.
+    pub fn close(&self, id: &str) {
+        lock(&self.open).retain(|m| m.session_id != id);
+    }
+
     /// Whether `id` is open (live) in this process.
     pub fn is_open(&self, id: &str) -> bool {
         lock(&self.open).iter().any(|m| m.session_id == id)

@@ -140,6 +140,12 @@ impl Mirror {
         self.fanout.receiver_count()
     }
 
+    /// Whether the session waits for nothing: no turn running, no approval open.
+    pub fn is_idle(&self) -> bool {
+        let state = lock(&self.state);
+        state.status != Some(SessionStatus::Running) && state.pending.is_empty()
+    }
+
     /// The sequence number of the last event folded in.
     pub fn seq(&self) -> u64 {
         lock(&self.state).seq

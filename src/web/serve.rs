@@ -1,10 +1,14 @@
 //! `linggen serve`: the web UI without a terminal. It starts a session the way the shell
 //! does (new, or `--continue` / `--resume`), so a dead model server is one line and exit;
-//! then the page can open the workspace's other sessions or start new ones.
+//! then the page can open the workspace's other sessions or start new ones. A session no
+//! page watches and that has nothing to do is closed after a while ([`IDLE_CLOSE`]); the
+//! page can open it again.
 
+use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use super::hub::{Hub, SessionOpener};
 use super::mirror::Mirror;
@@ -40,9 +44,14 @@ async fn try_run(cli: Cli, options: ServeOptions) -> Result<i32, Failure> {
     };
     let sessions = opener.sessions.clone();
     let first = opener.start(&cli).await?;
-    let hub = Hub::new(&ws).with_opener(Box::new(opener));
+    let hub = Arc::new(Hub::new(&ws).with_opener(Box::new(opener)));
     hub.share(first);
-    let server = Server::start(Arc::new(hub), options)
+    let closer = tokio::spawn(close_idle_sessions(
+        hub.clone(),
+        sessions.clone(),
+        idle_close(),
+    ));
+    let server = Server::start(hub, options)
         .await
         .map_err(|message| Failure {
             code: exit::FAILURE,
@@ -53,10 +62,34 @@ async fn try_run(cli: Cli, options: ServeOptions) -> Result<i32, Failure> {
             "linggen: warning: listening on every interface: anyone on your network with the URL can drive the agent"
         );
     }
-    println!("linggen serve: {}", server.url());
-    println!("read-only viewer: {}", server.viewer_url());
-    eprintln!("serving {} · Ctrl+C stops", ws.root.display());
-    let _ = tokio::signal::ctrl_c().await;
+    let links = server
+        .link()
+        .and_then(|full| Ok((full, server.viewer_link()?)));
+    let (link, viewer) = links.map_err(|message| Failure {
+        code: exit::FAILURE,
+        message,
+    })?;
+    // Each link works once (its ticket buys one browser tab its own credential); the tokens
+    // are for scripts and stay valid until the server stops.
+    println!("linggen serve: {link}");
+    println!("read-only viewer: {viewer}");
+    println!("token for scripts: {}", server.token());
+    println!("read-only token: {}", server.viewer_token());
+    eprintln!(
+        "serving {} · Enter prints a new link · Ctrl+C stops",
+        ws.root.display()
+    );
+    let mut asked = link_requests();
+    loop {
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => break,
+            Some(()) = asked.recv() => match server.link() {
+                Ok(link) => println!("new link: {link}"),
+                Err(e) => eprintln!("linggen: error: {e}"),
+            },
+        }
+    }
+    closer.abort();
     server.stop().await;
     let open: Vec<LiveSession> = std::mem::take(&mut *lock(&sessions));
     for live in open {
@@ -112,5 +145,74 @@ impl SessionOpener for Opener {
             cli.resume = session_id;
             self.start(&cli).await.map_err(|f| f.message)
         })
+    }
+}
+
+/// One message per line typed on stdin: the person wants a fresh one-time link (for another
+/// tab, or after closing the last one). Ends at end of input (no terminal: nothing to ask).
+fn link_requests() -> tokio::sync::mpsc::UnboundedReceiver<()> {
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    // A dedicated thread: reading stdin blocks.
+    std::thread::spawn(move || {
+        for line in std::io::stdin().lines() {
+            if line.is_err() || tx.send(()).is_err() {
+                return;
+            }
+        }
+    });
+    rx
+}
+
+/// How long a session stays open with no page watching it and nothing running or waiting.
+const IDLE_CLOSE: Duration = Duration::from_secs(600);
+
+/// [`IDLE_CLOSE`], or `$LINGGEN_SERVE_IDLE_SECS` (seconds, fractions allowed).
+fn idle_close() -> Duration {
+    std::env::var("LINGGEN_SERVE_IDLE_SECS")
+        .ok()
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|secs| secs.is_finite() && *secs > 0.0)
+        .map_or(IDLE_CLOSE, Duration::from_secs_f64)
+}
+
+/// Closes, with their mirrors, the sessions that stayed idle and unwatched for `after`, so a
+/// long-running server does not keep every session it ever opened.
+async fn close_idle_sessions(
+    hub: Arc<Hub>,
+    sessions: Arc<Mutex<Vec<LiveSession>>>,
+    after: Duration,
+) {
+    let every = (after / 4).clamp(Duration::from_millis(100), Duration::from_secs(30));
+    let mut tick = tokio::time::interval(every);
+    // Per session: the last event seen and when it last was busy, watched or changed.
+    let mut active: HashMap<String, (u64, Instant)> = HashMap::new();
+    loop {
+        tick.tick().await;
+        let now = Instant::now();
+        let open = hub.open_mirrors();
+        active.retain(|id, _| open.iter().any(|m| &m.session_id == id));
+        for mirror in open {
+            let seq = mirror.seq();
+            let id = mirror.session_id.clone();
+            let last = active.entry(id.clone()).or_insert((seq, now));
+            if mirror.viewers() > 0 || !mirror.is_idle() || last.0 != seq {
+                *last = (seq, now);
+                continue;
+            }
+            if now.duration_since(last.1) < after {
+                continue;
+            }
+            active.remove(&id);
+            hub.close(&id);
+            let live = {
+                let mut running = lock(&sessions);
+                let found = running.iter().position(|l| l.session_id == id);
+                found.map(|i| running.remove(i))
+            };
+            if let Some(live) = live {
+                live.stop().await;
+            }
+            eprintln!("linggen: closed session {id}: idle, and no page watched it");
+        }
     }
 }

@@ -1,21 +1,54 @@
 //! Listening, connections and shutdown. The server binds loopback unless `--lan` was given,
 //! and stopping it ends every open connection at once (event streams included), so the old
 //! tokens stop working the moment `/share stop` returns.
+//!
+//! Connections are bounded, so idle sockets opened by another local process cannot use up
+//! linggen's file descriptors (which its own tools need): the descriptor limit is raised to
+//! the hard limit, at most [`MAX_CONNECTIONS`] are open at once (a new one evicts the oldest
+//! idle one, or is closed at once when all are busy), a connection that sends no complete
+//! request within [`HEADER_TIMEOUT`] is closed, and so is a keep-alive one idle for
+//! [`KEEP_ALIVE_IDLE`]. Event streams count as busy and have their own cap
+//! ([`MAX_EVENT_STREAMS`]).
 
 use std::convert::Infallible;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
-use std::sync::Arc;
-use std::time::Duration;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
 
+use bytes::Bytes;
+use http_body_util::BodyExt;
+use hyper::body::{Frame, SizeHint};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use super::auth::Tokens;
+use super::Body;
+use super::auth::{Access, Credentials};
 use super::hub::Hub;
+use crate::session::lock;
+
+/// Open connections at most; well under the usual descriptor limit even where it cannot be
+/// raised past 1,024, so linggen's own files and commands always have descriptors left.
+pub(super) const MAX_CONNECTIONS: usize = 512;
+
+/// Event streams open at once; each holds a connection, so they can never take them all.
+pub(super) const MAX_EVENT_STREAMS: usize = 128;
+
+/// A connection must send a whole request head this soon after it opened.
+const HEADER_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// A keep-alive connection with no request for this long is closed.
+const KEEP_ALIVE_IDLE: Duration = Duration::from_secs(60);
+
+/// How often idle connections are looked for.
+const SWEEP: Duration = Duration::from_secs(1);
 
 /// Where to listen.
 #[derive(Debug, Clone, Copy, Default)]
@@ -29,10 +62,13 @@ pub struct ServeOptions {
 /// What every request handler sees.
 pub(super) struct Ctx {
     pub hub: Arc<Hub>,
-    pub tokens: Tokens,
+    pub credentials: Credentials,
     pub bound: SocketAddr,
     pub lan: bool,
     pub shutdown: CancellationToken,
+    /// Permits for event streams ([`MAX_EVENT_STREAMS`]).
+    pub streams: Arc<Semaphore>,
+    connections: Connections,
 }
 
 /// A running server.
@@ -44,12 +80,13 @@ pub struct Server {
 impl Server {
     /// Binds and starts serving `hub` with fresh tokens.
     pub async fn start(hub: Arc<Hub>, options: ServeOptions) -> Result<Server, String> {
+        raise_descriptor_limit();
         let ip = if options.lan {
             IpAddr::V4(Ipv4Addr::UNSPECIFIED)
         } else {
             IpAddr::V4(Ipv4Addr::LOCALHOST)
         };
-        let listener = TcpListener::bind((ip, options.port)).await.map_err(|e| {
+        let listener = listen(SocketAddr::new(ip, options.port)).map_err(|e| {
             format!(
                 "cannot listen on {ip}:{}: {e}; pick another port (--port) or leave it out for a random one",
                 options.port
@@ -60,11 +97,14 @@ impl Server {
             .map_err(|e| format!("cannot read the server's address: {e}"))?;
         let ctx = Arc::new(Ctx {
             hub,
-            tokens: Tokens::generate()?,
+            credentials: Credentials::generate()?,
             bound,
             lan: options.lan,
             shutdown: CancellationToken::new(),
+            streams: Arc::new(Semaphore::new(MAX_EVENT_STREAMS)),
+            connections: Connections::default(),
         });
+        tokio::spawn(sweep(ctx.clone()));
         let task = tokio::spawn(accept(listener, ctx.clone()));
         Ok(Server { ctx, task })
     }
@@ -77,33 +117,175 @@ impl Server {
         self.ctx.lan
     }
 
-    /// The full-access URL, token included.
-    pub fn url(&self) -> String {
-        self.url_with(self.ctx.tokens.full())
+    /// A fresh full-access link: its ticket works once.
+    pub fn link(&self) -> Result<String, String> {
+        let ticket = self.ctx.credentials.issue_link(Access::Full)?;
+        Ok(self.url_with(&ticket))
     }
 
-    /// The watch-only URL.
-    pub fn viewer_url(&self) -> String {
-        self.url_with(self.ctx.tokens.read_only())
+    /// A fresh watch-only link: its ticket works once.
+    pub fn viewer_link(&self) -> Result<String, String> {
+        let ticket = self.ctx.credentials.issue_link(Access::ReadOnly)?;
+        Ok(self.url_with(&ticket))
+    }
+
+    /// The long-lived full-access token, for scripts (`Authorization: Bearer`).
+    pub fn token(&self) -> &str {
+        self.ctx.credentials.tokens.full()
+    }
+
+    /// The long-lived read-only token.
+    pub fn viewer_token(&self) -> &str {
+        self.ctx.credentials.tokens.read_only()
     }
 
     pub fn hub(&self) -> &Arc<Hub> {
         &self.ctx.hub
     }
 
-    fn url_with(&self, token: &str) -> String {
+    /// The server's base address as a person's browser reaches it.
+    fn base_url(&self) -> String {
         let host = if self.ctx.lan {
             lan_address().map_or_else(|| "THIS-MACHINE".to_string(), |ip| ip.to_string())
         } else {
             self.ctx.bound.ip().to_string()
         };
-        format!("http://{host}:{}/?token={token}", self.ctx.bound.port())
+        format!("http://{host}:{}", self.ctx.bound.port())
+    }
+
+    fn url_with(&self, ticket: &str) -> String {
+        format!("{}/?ticket={ticket}", self.base_url())
     }
 
     /// Stops listening and closes every connection.
     pub async fn stop(self) {
         self.ctx.shutdown.cancel();
         let _ = self.task.await;
+    }
+}
+
+/// One open connection, as the limits see it.
+struct Connection {
+    id: u64,
+    opened: Instant,
+    /// Requests being answered, their response bodies included (an event stream is one).
+    in_flight: AtomicUsize,
+    /// Whether a whole request head ever arrived.
+    served: AtomicBool,
+    last_active: Mutex<Instant>,
+    close: CancellationToken,
+}
+
+impl Connection {
+    fn idle(&self) -> bool {
+        self.in_flight.load(Ordering::SeqCst) == 0
+    }
+}
+
+/// The open connections, oldest first.
+#[derive(Default)]
+struct Connections {
+    open: Mutex<Vec<Arc<Connection>>>,
+    next_id: AtomicU64,
+}
+
+impl Connections {
+    /// Registers a new connection. At the cap, the oldest idle one is closed to make room
+    /// (one that never sent a request first); when every one is busy, the new one is refused.
+    fn admit(&self) -> Option<Arc<Connection>> {
+        let mut open = lock(&self.open);
+        if open.len() >= MAX_CONNECTIONS {
+            let victim = open
+                .iter()
+                .position(|c| c.idle() && !c.served.load(Ordering::SeqCst))
+                .or_else(|| open.iter().position(|c| c.idle()))?;
+            open.remove(victim).close.cancel();
+        }
+        let now = Instant::now();
+        let connection = Arc::new(Connection {
+            id: self.next_id.fetch_add(1, Ordering::SeqCst),
+            opened: now,
+            in_flight: AtomicUsize::new(0),
+            served: AtomicBool::new(false),
+            last_active: Mutex::new(now),
+            close: CancellationToken::new(),
+        });
+        open.push(connection.clone());
+        Some(connection)
+    }
+
+    fn remove(&self, id: u64) {
+        lock(&self.open).retain(|c| c.id != id);
+    }
+
+    /// Closes the connections that stayed silent too long.
+    fn close_idle(&self, now: Instant) {
+        lock(&self.open).retain(|c| {
+            let stale = c.idle()
+                && if c.served.load(Ordering::SeqCst) {
+                    now.duration_since(*lock(&c.last_active)) >= KEEP_ALIVE_IDLE
+                } else {
+                    now.duration_since(c.opened) >= HEADER_TIMEOUT
+                };
+            if stale {
+                c.close.cancel();
+            }
+            !stale
+        });
+    }
+}
+
+/// Marks a connection busy while a request and its response body are alive.
+struct Busy(Arc<Connection>);
+
+impl Busy {
+    fn new(connection: Arc<Connection>) -> Busy {
+        connection.served.store(true, Ordering::SeqCst);
+        connection.in_flight.fetch_add(1, Ordering::SeqCst);
+        Busy(connection)
+    }
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        *lock(&self.0.last_active) = Instant::now();
+        self.0.in_flight.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// A response body that keeps its connection marked busy until it is sent or dropped.
+struct BusyBody {
+    inner: Body,
+    _busy: Busy,
+}
+
+impl hyper::body::Body for BusyBody {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        Pin::new(&mut self.inner).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+async fn sweep(ctx: Arc<Ctx>) {
+    let mut tick = tokio::time::interval(SWEEP);
+    loop {
+        tokio::select! {
+            _ = ctx.shutdown.cancelled() => return,
+            _ = tick.tick() => ctx.connections.close_idle(Instant::now()),
+        }
     }
 }
 
@@ -120,24 +302,71 @@ async fn accept(listener: TcpListener, ctx: Arc<Ctx>) {
                 }
             },
         };
+        // Every connection busy: this one is closed at once (dropped).
+        let Some(connection) = ctx.connections.admit() else {
+            continue;
+        };
         // Small SSE frames must leave at once, not wait for Nagle.
         let _ = stream.set_nodelay(true);
         let ctx = ctx.clone();
         tokio::spawn(async move {
-            let service_ctx = ctx.clone();
+            let (service_ctx, busy_on) = (ctx.clone(), connection.clone());
             let service = service_fn(move |req| {
                 let ctx = service_ctx.clone();
-                async move { Ok::<_, Infallible>(super::api::handle(ctx, req).await) }
+                let busy = Busy::new(busy_on.clone());
+                async move {
+                    let response = super::api::handle(ctx, req).await;
+                    Ok::<_, Infallible>(
+                        response.map(|inner| BusyBody { inner, _busy: busy }.boxed()),
+                    )
+                }
             });
-            let connection = http1::Builder::new()
+            let serving = http1::Builder::new()
                 .timer(hyper_util::rt::TokioTimer::new())
-                .header_read_timeout(Duration::from_secs(30))
+                .header_read_timeout(HEADER_TIMEOUT)
                 .serve_connection(TokioIo::new(stream), service);
             tokio::select! {
-                _ = connection => {}
+                _ = serving => {}
                 _ = ctx.shutdown.cancelled() => {}
+                _ = connection.close.cancelled() => {}
             }
+            ctx.connections.remove(connection.id);
         });
+    }
+}
+
+/// Connections the kernel queues before the server accepts them. A burst of connections
+/// (a flood, or a page reloading many times) then waits instead of having its SYNs dropped.
+const BACKLOG: u32 = 1024;
+
+fn listen(addr: SocketAddr) -> std::io::Result<TcpListener> {
+    let socket = tokio::net::TcpSocket::new_v4()?;
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    socket.listen(BACKLOG)
+}
+
+/// Raises this process's open-file limit to its hard limit, so the server's connections and
+/// the agent's own files and commands do not compete for the common default of 1,024.
+fn raise_descriptor_limit() {
+    #[cfg(unix)]
+    {
+        let mut limit = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit and setrlimit only read and write the struct passed to them.
+        unsafe {
+            if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) != 0 {
+                return;
+            }
+            // An unlimited hard limit is refused by Linux above `nr_open`; 1 Mi is plenty.
+            let target = limit.rlim_max.min(1 << 20);
+            if limit.rlim_cur < target {
+                limit.rlim_cur = target;
+                let _ = libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
+            }
+        }
     }
 }
 
@@ -148,4 +377,60 @@ fn lan_address() -> Option<IpAddr> {
     socket.connect((Ipv4Addr::new(192, 0, 2, 1), 9)).ok()?;
     let ip = socket.local_addr().ok()?.ip();
     (!ip.is_unspecified() && !ip.is_loopback()).then_some(ip)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn at_the_cap_the_oldest_idle_connection_makes_room_and_busy_ones_never_do() {
+        let connections = Connections::default();
+        let all: Vec<_> = (0..MAX_CONNECTIONS)
+            .map(|_| connections.admit().unwrap())
+            .collect();
+        // The oldest has served a request and is busy; the second served one and is idle
+        // (keep-alive); the third never sent a request.
+        let busy = Busy::new(all[0].clone());
+        drop(Busy::new(all[1].clone()));
+        let newcomer = connections.admit().unwrap();
+        assert!(!all[0].close.is_cancelled() && !all[1].close.is_cancelled());
+        assert!(all[2].close.is_cancelled(), "the silent one goes first");
+        assert_eq!(lock(&connections.open).len(), MAX_CONNECTIONS);
+
+        // Every one busy: a new connection is refused instead.
+        let _busy: Vec<_> = lock(&connections.open)
+            .iter()
+            .filter(|c| c.id != all[0].id)
+            .map(|c| Busy::new(c.clone()))
+            .collect();
+        assert!(connections.admit().is_none());
+        drop(busy);
+        assert!(
+            connections.admit().is_some(),
+            "an idle one makes room again"
+        );
+        assert!(all[0].close.is_cancelled());
+        assert!(!newcomer.close.is_cancelled());
+    }
+
+    #[test]
+    fn silent_and_long_idle_connections_are_closed() {
+        let connections = Connections::default();
+        let silent = connections.admit().unwrap();
+        let kept_alive = connections.admit().unwrap();
+        drop(Busy::new(kept_alive.clone()));
+        let streaming = connections.admit().unwrap();
+        let _stream = Busy::new(streaming.clone());
+        connections.close_idle(Instant::now() + HEADER_TIMEOUT);
+        assert!(silent.close.is_cancelled());
+        assert!(!kept_alive.close.is_cancelled());
+        connections.close_idle(Instant::now() + KEEP_ALIVE_IDLE);
+        assert!(kept_alive.close.is_cancelled());
+        assert!(
+            !streaming.close.is_cancelled(),
+            "an open stream is not idle"
+        );
+        assert_eq!(lock(&connections.open).len(), 1);
+    }
 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use http_body_util::{BodyExt, StreamBody};
 use hyper::body::Frame;
-use tokio::sync::{broadcast, mpsc};
+use tokio::sync::{OwnedSemaphorePermit, broadcast, mpsc};
 use tokio_util::sync::CancellationToken;
 
 use super::Body;
@@ -26,17 +26,26 @@ pub const KEEP_ALIVE: Duration = Duration::from_secs(15);
 const COALESCE_MAX: usize = 256;
 
 /// The response body of `GET /api/events`: replay after `after`, then live events.
-pub fn event_stream(mirror: Arc<Mirror>, after: Option<u64>, shutdown: CancellationToken) -> Body {
+/// `permit` is this stream's place among the server's event streams, given back when the
+/// client goes away.
+pub fn event_stream(
+    mirror: Arc<Mirror>,
+    after: Option<u64>,
+    shutdown: CancellationToken,
+    permit: OwnedSemaphorePermit,
+) -> Body {
     let (tx, rx) = mpsc::channel::<Bytes>(CLIENT_BUFFER);
     tokio::spawn(async move {
         tokio::select! {
             _ = pump(&mirror, after, &tx) => {}
             _ = shutdown.cancelled() => {}
+            // The client went away: stop watching at once, not at the next keep-alive.
+            _ = tx.closed() => {}
         }
     });
-    let frames = futures_util::stream::unfold(rx, |mut rx| async move {
+    let frames = futures_util::stream::unfold((rx, permit), |(mut rx, permit)| async move {
         let chunk = rx.recv().await?;
-        Some((Ok(Frame::data(chunk)), rx))
+        Some((Ok(Frame::data(chunk)), (rx, permit)))
     });
     StreamBody::new(frames).boxed()
 }

@@ -100,11 +100,12 @@ pub fn last_tool_result(server: &ScriptedServer) -> String {
     last_message(server, "tool")
 }
 
-/// A link `/share` printed: `http://ADDR/?token=TOKEN`.
+/// A link `/share` printed: `http://ADDR/?ticket=TICKET` (the ticket works once).
 pub struct ShareLink {
     pub url: String,
     pub addr: std::net::SocketAddr,
-    pub token: String,
+    /// The one-time ticket the link carries.
+    pub ticket: String,
 }
 
 impl ShareLink {
@@ -118,12 +119,12 @@ impl ShareLink {
             .take_while(|c| !c.is_whitespace() && *c != '\x1b')
             .collect();
         let rest = url.strip_prefix("http://").unwrap();
-        let (addr, token) = rest
-            .split_once("/?token=")
-            .unwrap_or_else(|| panic!("share link without a token: {url}"));
+        let (addr, ticket) = rest
+            .split_once("/?ticket=")
+            .unwrap_or_else(|| panic!("share link without a ticket: {url}"));
         ShareLink {
             addr: addr.parse().unwrap(),
-            token: token.to_string(),
+            ticket: ticket.to_string(),
             url,
         }
     }
@@ -135,7 +136,7 @@ impl Repl {
     pub fn expect_share_link(&mut self) -> ShareLink {
         let found = self
             .session
-            .expect(expectrl::Regex(r"http://[0-9.:]+/\?token=[0-9a-f]{48}"))
+            .expect(expectrl::Regex(r"http://[0-9.:]+/\?ticket=[0-9a-f]{48}"))
             .unwrap_or_else(|e| panic!("waiting for a share link: {e}"));
         ShareLink::find(&String::from_utf8_lossy(found.as_bytes()))
     }

@@ -396,16 +396,22 @@ pub struct Serve {
     child: Child,
     /// The address in the printed URL (with `--lan`, this machine's network address).
     pub addr: SocketAddr,
+    /// The printed one-time link and its ticket.
     pub url: String,
-    pub token: String,
+    pub ticket: String,
     pub viewer_url: String,
+    pub viewer_ticket: String,
+    /// The long-lived tokens printed for scripts.
+    pub token: String,
     pub viewer_token: String,
     stderr: Arc<Mutex<String>>,
+    /// What it printed on stdout after the start-up lines.
+    printed: mpsc::Receiver<String>,
 }
 
 impl Serve {
     /// Spawns `cmd` (a `linggen … serve …` command, e.g. `ws.cmd().arg("serve")`) and
-    /// reads the two URLs it prints.
+    /// reads the two links and the two tokens it prints.
     pub fn start(cmd: &mut Command) -> Serve {
         let mut child = cmd
             .stdout(Stdio::piped())
@@ -438,25 +444,28 @@ impl Serve {
                 )
             })
         };
-        let first = next_line();
-        let second = next_line();
-        let url = first
-            .strip_prefix("linggen serve: ")
-            .unwrap_or_else(|| panic!("unexpected first line {first:?}"))
-            .to_string();
-        let viewer_url = second
-            .strip_prefix("read-only viewer: ")
-            .unwrap_or_else(|| panic!("unexpected second line {second:?}"))
-            .to_string();
-        let (addr, token) = split_url(&url);
-        let (viewer_addr, viewer_token) = split_url(&viewer_url);
+        let mut expect_line = |prefix: &str| {
+            let line = next_line();
+            line.strip_prefix(prefix)
+                .unwrap_or_else(|| panic!("expected a line starting {prefix:?}, got {line:?}"))
+                .to_string()
+        };
+        let url = expect_line("linggen serve: ");
+        let viewer_url = expect_line("read-only viewer: ");
+        let token = expect_line("token for scripts: ");
+        let viewer_token = expect_line("read-only token: ");
+        let (addr, ticket) = split_url(&url);
+        let (viewer_addr, viewer_ticket) = split_url(&viewer_url);
         assert_eq!(addr, viewer_addr, "both URLs name the same server");
         Serve {
+            printed,
             child,
             addr,
             url,
-            token,
+            ticket,
             viewer_url,
+            viewer_ticket,
+            token,
             viewer_token,
             stderr,
         }
@@ -504,6 +513,32 @@ impl Serve {
         )
     }
 
+    /// Types a line on its stdin (spawn it with `Stdio::piped()` stdin) and returns the next
+    /// line it prints.
+    pub fn type_line(&mut self, line: &str) -> String {
+        let stdin = self
+            .child
+            .stdin
+            .as_mut()
+            .expect("serve was started with piped stdin");
+        writeln!(stdin, "{line}").unwrap();
+        stdin.flush().unwrap();
+        self.printed
+            .recv_timeout(START_TIMEOUT)
+            .unwrap_or_else(|e| panic!("serve printed nothing ({e}); stderr:\n{}", self.stderr()))
+    }
+
+    /// `POST /api/ticket`: what the page does with its link's ticket.
+    pub fn redeem(&self, ticket: &str) -> Response {
+        let origin = self.origin();
+        let headers = [
+            ("Origin", origin.as_str()),
+            ("Content-Type", "application/json"),
+        ];
+        let body = serde_json::json!({ "ticket": ticket }).to_string();
+        request(self.addr, "POST", "/api/ticket", &headers, body.as_bytes())
+    }
+
     /// `GET /api/session` (the current session), which must succeed.
     pub fn session(&self) -> Value {
         let response = self.get("/api/session");
@@ -537,14 +572,14 @@ impl Drop for Serve {
     }
 }
 
-/// `http://HOST:PORT/?token=T` as the address and the token.
+/// `http://HOST:PORT/?ticket=T` as the address and the ticket.
 fn split_url(url: &str) -> (SocketAddr, String) {
     let rest = url
         .strip_prefix("http://")
         .unwrap_or_else(|| panic!("not an http URL: {url}"));
     let (host, token) = rest
-        .split_once("/?token=")
-        .unwrap_or_else(|| panic!("no token in {url}"));
+        .split_once("/?ticket=")
+        .unwrap_or_else(|| panic!("no ticket in {url}"));
     let addr = host
         .parse()
         .unwrap_or_else(|e| panic!("{host} in {url} is not an address: {e}"));

@@ -308,3 +308,41 @@ fn run_inspection_is_confined_to_the_served_workspace() {
         );
     }
 }
+
+#[test]
+fn serve_opens_only_its_own_workspaces_sessions() {
+    let server = ScriptedServer::start_background(
+        Protocol::OpenAi,
+        vec![Reply::text("The private plan of project A.")],
+    );
+    let project_a = Workspace::new();
+    project_a.configure(Protocol::OpenAi, &server.url());
+    let out = run_with_timeout(
+        project_a
+            .cmd()
+            .args(["-p", "plan A", "--output-format", "stream-json"]),
+        WAIT,
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let first: Value = serde_json::from_str(stdout.lines().next().unwrap()).unwrap();
+    let session_id = first["session_id"].as_str().unwrap().to_string();
+
+    // Project B's server, same LINGGEN_HOME: project A's session is not its to open, by
+    // its id or a prefix of it.
+    let project_b = tempfile::TempDir::new().unwrap();
+    let serve = Serve::start(linggen_cmd(project_a.home(), project_b.path()).arg("serve"));
+    for asked in [session_id.as_str(), &session_id[..6]] {
+        let opened = serve.post("/api/sessions", &json!({ "session_id": asked }));
+        assert_error(&opened, 404, "no session");
+    }
+    for path in [
+        format!("/api/session?session_id={session_id}"),
+        format!("/api/agent-runs?session_id={session_id}"),
+    ] {
+        let response = serve.get(&path);
+        assert_eq!(response.status, 404, "GET {path}: {}", response.text());
+        assert!(!response.text().contains("private plan"));
+    }
+    let listed = serve.get("/api/sessions").text();
+    assert!(!listed.contains(&session_id), "{listed}");
+}

@@ -323,7 +323,7 @@ fn serve_lists_starts_and_switches_sessions() {
     );
     assert_error(&unknown, 404, "no-such-session");
     let unknown = serve.post("/api/sessions", &json!({"session_id": "no-such-session"}));
-    assert_eq!(unknown.status, 422, "{}", unknown.text());
+    assert_eq!(unknown.status, 404, "{}", unknown.text());
     assert!(unknown.json()["error"].is_string());
 }
 

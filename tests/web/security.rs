@@ -1,7 +1,10 @@
-//! Who may talk to the server: the token on every route (query, cookie, bearer), the
-//! read-only token, the `Host` and `Origin` checks, no CORS, and loopback-only binding.
+//! Who may talk to the server: a credential on every API route (bearer token, a page's
+//! credential bought with a one-time link ticket, a one-time stream ticket), never a cookie,
+//! the read-only access, the `Host` and `Origin` checks, no CORS, and loopback-only binding.
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpStream, UdpSocket};
+
+use serde_json::json;
 
 use super::*;
 use crate::support::web_client::{request, request_raw};
@@ -44,11 +47,15 @@ fn every_route_needs_the_token_and_no_response_carries_cors_headers() {
     let origin = serve.origin();
     let wrong = "0".repeat(serve.token.len());
     let wrong_bearer = bearer(&wrong);
-    let wrong_cookie = format!("linggen_{}={wrong}", serve.port());
-    let wrong_credentials: [(&str, &str); 3] = [
+    // A cookie is no credential, not even with the right token in it; nor is a link's
+    // ticket used as a bearer token.
+    let token_cookie = format!("linggen_{}={}", serve.port(), serve.token);
+    let ticket_bearer = bearer(&serve.ticket);
+    let wrong_credentials: [(&str, &str); 4] = [
         ("Authorization", &wrong_bearer),
-        ("Cookie", &wrong_cookie),
+        ("Cookie", &token_cookie),
         ("Authorization", "Bearer "),
+        ("Authorization", &ticket_bearer),
     ];
     for path in GET_ROUTES {
         let missing = request(serve.addr, "GET", path, &[], b"");
@@ -59,10 +66,25 @@ fn every_route_needs_the_token_and_no_response_carries_cors_headers() {
             assert_eq!(response.status, 401, "GET {path} with {credential:?}");
             assert_secure_headers(&response, &format!("GET {path} with a wrong token"));
         }
+        // The token in the query is no credential either (it would end up in history).
         let separator = if path.contains('?') { '&' } else { '?' };
-        let in_query = format!("{path}{separator}token={wrong}");
-        let response = request(serve.addr, "GET", &in_query, &[], b"");
-        assert_eq!(response.status, 401, "GET {in_query}");
+        for query in [
+            format!("token={}", serve.token),
+            format!("ticket={}", serve.ticket),
+        ] {
+            let in_query = format!("{path}{separator}{query}");
+            let response = request(serve.addr, "GET", &in_query, &[], b"");
+            assert_eq!(response.status, 401, "GET {in_query}");
+        }
+    }
+    // The page's files carry no session data and need no credential (a reload cannot send
+    // a header); they still check Host and set no cookie.
+    for path in ASSET_ROUTES {
+        let response = request(serve.addr, "GET", path, &[], b"");
+        assert!(response.status < 300, "GET {path}: {}", response.status);
+        assert_eq!(response.header("set-cookie"), None, "GET {path}");
+        assert!(!response.text().contains(&serve.token));
+        assert_secure_headers(&response, &format!("GET {path}"));
     }
     for path in POST_ROUTES {
         let with_origin = ("Origin", origin.as_str());
@@ -113,80 +135,124 @@ fn every_route_needs_the_token_and_no_response_carries_cors_headers() {
     assert_secure_headers(&unknown, "an unknown route");
 }
 
+/// Every response of `serve` so far carried no `Set-Cookie`.
+fn assert_no_cookie(response: &Response, what: &str) {
+    assert_eq!(response.header("set-cookie"), None, "{what} set a cookie");
+}
+
 #[test]
-fn the_first_load_sets_an_http_only_cookie_that_then_authenticates() {
+fn a_link_works_once_and_buys_the_page_a_credential_no_other_port_can_read() {
     let (_server, _ws, serve) = setup(vec![]);
+    // The printed link loads the page and sets no cookie: a cookie for 127.0.0.1 would be
+    // sent to every other port of it, any local listener included.
     let page = request(
         serve.addr,
         "GET",
-        &format!("/?token={}", serve.token),
+        &format!("/?ticket={}", serve.ticket),
         &[],
         b"",
     );
     assert_eq!(page.status, 200, "{}", page.text());
-    assert!(
-        page.header("content-type")
-            .unwrap_or_default()
-            .starts_with("text/html"),
-        "{:?}",
-        page.headers
-    );
     assert!(page.text().contains("<html"), "{}", page.text());
-    let cookie = format!("linggen_{}={}", serve.port(), serve.token);
-    assert_eq!(
-        page.header("set-cookie"),
-        Some(format!("{cookie}; HttpOnly; SameSite=Strict; Path=/").as_str())
+    assert_no_cookie(&page, "the link's page");
+    assert!(
+        !serve.url.contains(&serve.token),
+        "the link holds the token"
     );
 
-    // The cookie alone: the page's own requests, the stream and a POST from the page.
+    // The page trades the ticket, from its own origin only.
+    let origin = serve.origin();
+    let body = json!({ "ticket": serve.ticket }).to_string();
+    for foreign in [None, Some("http://evil.example"), Some("null")] {
+        let mut headers = vec![("Content-Type", "application/json")];
+        headers.extend(foreign.map(|o| ("Origin", o)));
+        let refused = request(serve.addr, "POST", "/api/ticket", &headers, body.as_bytes());
+        assert_error(&refused, 403, "Origin");
+    }
+    let evil_host = format!("evil.example:{}", serve.port());
+    let rebound = request(
+        serve.addr,
+        "POST",
+        "/api/ticket",
+        &[
+            ("Host", &evil_host),
+            ("Origin", &format!("http://{evil_host}")),
+        ],
+        body.as_bytes(),
+    );
+    assert_error(&rebound, 403, "Host");
+    let traded = serve.redeem(&serve.ticket);
+    assert_eq!(traded.status, 200, "{}", traded.text());
+    assert_no_cookie(&traded, "the ticket exchange");
+    let credential = traded.json()["credential"].as_str().unwrap().to_string();
+    assert_eq!(traded.json()["access"], "full");
+    assert_ne!(credential, serve.token, "the page gets its own credential");
+    // A used ticket is dead, also for whoever read it from the opener's command line.
+    assert_error(&serve.redeem(&serve.ticket), 401, "already used");
+    assert_error(&serve.redeem("0123"), 401, "already used");
+
+    // The credential, as a header: the API, a POST from the page.
+    let page_bearer = bearer(&credential);
     let session = request(
         serve.addr,
         "GET",
         "/api/session",
-        &[("Cookie", &cookie)],
+        &[("Authorization", &page_bearer)],
         b"",
     );
     assert_eq!(session.status, 200, "{}", session.text());
     assert_eq!(session.json()["access"], "full");
-    let among_others = format!("theme=dark; {cookie}; other=1");
-    let session = request(
-        serve.addr,
-        "GET",
-        "/api/session",
-        &[("Cookie", &among_others)],
-        b"",
-    );
-    assert_eq!(session.status, 200, "{}", session.text());
-    let mut events = EventStream::connect(
-        serve.addr,
-        "/api/events?last_event_id=0",
-        &[("Cookie", &cookie)],
-    );
-    assert_eq!(events.status, 200);
-    let first = events.until(WAIT, |_| true);
-    assert_eq!(first[0].kind(), "SessionStarted");
-    let origin = serve.origin();
+    assert_no_cookie(&session, "GET /api/session");
     let cancel = request(
         serve.addr,
         "POST",
         "/api/cancel",
-        &[("Cookie", &cookie), ("Origin", &origin)],
+        &[("Authorization", &page_bearer), ("Origin", &origin)],
         b"{}",
     );
     assert_eq!(cancel.status, 202, "{}", cancel.text());
-
-    // The cookie of another port's share does not count.
-    let other_port = format!("linggen_{}={}", serve.port().wrapping_add(1), serve.token);
+    // ...but not as a cookie.
+    let as_cookie = format!("linggen_{}={credential}", serve.port());
     let refused = request(
         serve.addr,
         "GET",
         "/api/session",
-        &[("Cookie", &other_port)],
+        &[("Cookie", &as_cookie)],
         b"",
     );
     assert_eq!(refused.status, 401);
 
-    // A bearer header works too, and only a token from the query is put in a cookie.
+    // The event stream cannot send a header: it spends a one-time stream ticket.
+    let issued = request(
+        serve.addr,
+        "POST",
+        "/api/stream-ticket",
+        &[("Authorization", &page_bearer), ("Origin", &origin)],
+        b"{}",
+    );
+    assert_eq!(issued.status, 200, "{}", issued.text());
+    let stream_ticket = issued.json()["ticket"].as_str().unwrap().to_string();
+    let path = format!("/api/events?last_event_id=0&ticket={stream_ticket}");
+    let mut events = EventStream::connect(serve.addr, &path, &[]);
+    assert_eq!(events.status, 200);
+    assert_eq!(events.header("set-cookie"), None);
+    assert_eq!(events.until(WAIT, |_| true)[0].kind(), "SessionStarted");
+    let again = request(serve.addr, "GET", &path, &[], b"");
+    assert_eq!(again.status, 401, "a stream ticket works once");
+    // A stream ticket is good for nothing else.
+    let other = format!("/api/session?ticket={stream_ticket}");
+    assert_eq!(request(serve.addr, "GET", &other, &[], b"").status, 401);
+    let stream_bearer = bearer(&stream_ticket);
+    let as_bearer = request(
+        serve.addr,
+        "GET",
+        "/api/session",
+        &[("Authorization", &stream_bearer)],
+        b"",
+    );
+    assert_eq!(as_bearer.status, 401);
+
+    // Scripts keep the long-lived bearer token.
     let token = bearer(&serve.token);
     let session = request(
         serve.addr,
@@ -196,9 +262,40 @@ fn the_first_load_sets_an_http_only_cookie_that_then_authenticates() {
         b"",
     );
     assert_eq!(session.status, 200);
-    let page = request(serve.addr, "GET", "/", &[("Authorization", &token)], b"");
-    assert_eq!(page.status, 200);
-    assert_eq!(page.header("set-cookie"), None);
+}
+
+#[test]
+fn serve_prints_a_fresh_one_time_link_when_asked() {
+    let (_server, ws, _) = setup(vec![]);
+    let mut serve = Serve::start(ws.cmd().arg("serve").stdin(std::process::Stdio::piped()));
+    let mut tickets = vec![serve.ticket.clone()];
+    for _ in 0..2 {
+        let line = serve.type_line("");
+        let link = line
+            .strip_prefix("new link: ")
+            .unwrap_or_else(|| panic!("{line:?}"));
+        let ticket = link
+            .strip_prefix(&format!("http://{}/?ticket=", serve.addr))
+            .unwrap_or_else(|| panic!("{link}"));
+        assert!(
+            !tickets.iter().any(|t| t == ticket),
+            "a ticket was printed twice"
+        );
+        tickets.push(ticket.to_string());
+    }
+    for ticket in &tickets {
+        assert_eq!(serve.redeem(ticket).json()["access"], "full");
+        assert_eq!(serve.redeem(ticket).status, 401, "a used ticket is dead");
+    }
+    let token = bearer(&serve.token);
+    let session = request(
+        serve.addr,
+        "GET",
+        "/api/session",
+        &[("Authorization", &token)],
+        b"",
+    );
+    assert_eq!(session.status, 200);
 }
 
 #[test]
@@ -223,14 +320,33 @@ fn the_read_only_token_watches_but_cannot_post() {
             response.text()
         );
     }
-    let viewer_page = request(
+    // The viewer link's ticket buys a read-only credential, which may stream.
+    let traded = serve.redeem(&serve.viewer_ticket);
+    assert_eq!(traded.status, 200, "{}", traded.text());
+    assert_eq!(traded.json()["access"], "read_only");
+    let page_viewer = bearer(traded.json()["credential"].as_str().unwrap());
+    let session = request(
         serve.addr,
         "GET",
-        &format!("/?token={}", serve.viewer_token),
-        &[],
+        "/api/session",
+        &[("Authorization", &page_viewer)],
         b"",
     );
-    assert_eq!(viewer_page.status, 200);
+    assert_eq!(session.json()["access"], "read_only");
+    let origin = serve.origin();
+    let issued = request(
+        serve.addr,
+        "POST",
+        "/api/stream-ticket",
+        &[("Authorization", &page_viewer), ("Origin", &origin)],
+        b"{}",
+    );
+    assert_eq!(issued.status, 200, "{}", issued.text());
+    let stream = format!(
+        "/api/events?ticket={}",
+        issued.json()["ticket"].as_str().unwrap()
+    );
+    assert_eq!(EventStream::connect(serve.addr, &stream, &[]).status, 200);
     let mut events = EventStream::connect(
         serve.addr,
         "/api/events?last_event_id=0",
@@ -239,27 +355,18 @@ fn the_read_only_token_watches_but_cannot_post() {
     assert_eq!(events.status, 200);
     assert_eq!(events.until(WAIT, |_| true)[0].kind(), "SessionStarted");
 
-    let origin = serve.origin();
-    for path in POST_ROUTES {
-        let response = request(
-            serve.addr,
-            "POST",
-            path,
-            &[("Authorization", &viewer), ("Origin", &origin)],
-            br#"{"content": "hi", "decision": "allow_once", "run_id": "x"}"#,
-        );
-        assert_error(&response, 403, "read-only");
+    for path in POST_ROUTES.iter().filter(|p| **p != "/api/stream-ticket") {
+        for credential in [&viewer, &page_viewer] {
+            let response = request(
+                serve.addr,
+                "POST",
+                path,
+                &[("Authorization", credential), ("Origin", &origin)],
+                br#"{"content": "hi", "decision": "allow_once", "run_id": "x"}"#,
+            );
+            assert_error(&response, 403, "read-only");
+        }
     }
-    // The viewer's cookie is no better than its header.
-    let cookie = format!("linggen_{}={}", serve.port(), serve.viewer_token);
-    let response = request(
-        serve.addr,
-        "POST",
-        "/api/messages",
-        &[("Cookie", &cookie), ("Origin", &origin)],
-        br#"{"content": "hi"}"#,
-    );
-    assert_eq!(response.status, 403);
     assert!(server.chat_requests().is_empty(), "a viewer's message ran");
 }
 

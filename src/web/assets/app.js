@@ -946,10 +946,42 @@ function bindScroll() {
 
 /* ---------- HTTP ---------- */
 
+/* The page's credential: traded once for the link's ticket, kept in sessionStorage (this
+   origin only, port included, unlike a cookie) and sent as a header; never a cookie. */
+const CREDENTIAL_KEY = 'linggen-credential';
+
+function credential() {
+  try {
+    return sessionStorage.getItem(CREDENTIAL_KEY) || '';
+  } catch {
+    return S.credential || '';
+  }
+}
+
+function keepCredential(value) {
+  S.credential = value;
+  try {
+    sessionStorage.setItem(CREDENTIAL_KEY, value);
+  } catch { /* storage disabled: kept in memory for this page */ }
+}
+
+/** Trades the link's one-time ticket for this page's credential. */
+async function redeemTicket(ticket) {
+  const data = await request('/api/ticket', {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ ticket }),
+  });
+  if (data && data.credential) keepCredential(data.credential);
+}
+
 async function request(path, options) {
   let res;
+  const headers = { ...((options && options.headers) || {}) };
+  const bearer = credential();
+  if (bearer) headers.Authorization = `Bearer ${bearer}`;
   try {
-    res = await fetch(path, { credentials: 'same-origin', cache: 'no-store', ...options });
+    res = await fetch(path, { credentials: 'omit', cache: 'no-store', ...options, headers });
   } catch {
     throw Object.assign(new Error('The linggen server cannot be reached. Is it still running?'), { status: 0 });
   }
@@ -965,7 +997,7 @@ async function request(path, options) {
 }
 
 function authHint(status) {
-  if (status === 401) return 'Not signed in: open the link with ?token= that linggen printed.';
+  if (status === 401) return 'Not signed in: each link works once. For a fresh one run /share in the shell, or press Enter where linggen serve runs.';
   if (status === 403) return 'Not allowed (a read-only link cannot send, answer or cancel).';
   return '';
 }
@@ -1054,8 +1086,20 @@ function renderSnapshot(snap) {
   grew();
 }
 
-function connect(gen) {
-  const es = new EventSource(`/api/events?last_event_id=${S.seq}${sessionQuery('&')}`);
+/** Opens the event stream with a one-time stream ticket (an EventSource sends no header). */
+async function connect(gen) {
+  let ticket;
+  try {
+    ticket = (await post('/api/stream-ticket', {})).ticket;
+  } catch (err) {
+    if (gen !== S.gen) return;
+    setStatus('offline');
+    showBanner(err.message);
+    if (err.status !== 401 && err.status !== 403) scheduleReload();
+    return;
+  }
+  if (gen !== S.gen) return;
+  const es = new EventSource(`/api/events?last_event_id=${S.seq}${sessionQuery('&')}&ticket=${encodeURIComponent(ticket)}`);
   S.es = es;
   es.onopen = () => {
     if (gen !== S.gen) return;
@@ -1064,13 +1108,15 @@ function connect(gen) {
   };
   es.onerror = () => {
     if (gen !== S.gen) return;
-    if (es.readyState === EventSource.CLOSED) {
-      // The browser gave up (e.g. the server answered with an error): start over.
-      setStatus('offline');
-      scheduleReload();
-    } else {
-      setStatus('reconnecting');
-    }
+    // The browser's own retry would reuse the spent ticket: reconnect with a new one, from
+    // the last event seen (or start over when the browser gave up on an error answer).
+    const gaveUp = es.readyState === EventSource.CLOSED;
+    es.close();
+    S.es = null;
+    setStatus(gaveUp ? 'offline' : 'reconnecting');
+    clearTimeout(S.retry);
+    S.retry = setTimeout(() => (gaveUp ? reload() : connect(gen)), S.backoff);
+    S.backoff = Math.min(S.backoff * 2, 15000);
   };
   es.onmessage = (msg) => {
     if (gen !== S.gen) return;
@@ -1294,10 +1340,12 @@ function initTheme() {
 
 /* ---------- start ---------- */
 
-function start() {
+async function start() {
   const url = new URL(location.href);
-  // The first load set the cookie; the token must not linger in history or screenshots.
-  if (url.searchParams.has('token')) {
+  // The ticket leaves the address bar (and history) before anything else; it works once.
+  const ticket = url.searchParams.get('ticket');
+  if (url.searchParams.has('ticket') || url.searchParams.has('token')) {
+    url.searchParams.delete('ticket');
     url.searchParams.delete('token');
     history.replaceState(null, '', url);
   }
@@ -1309,6 +1357,18 @@ function start() {
   $('#cancel').addEventListener('click', cancelTurn);
   $('#new-session').addEventListener('click', () => switchSession({}));
   $('#sidebar-toggle').addEventListener('click', () => document.body.classList.toggle('sidebar-open'));
+  if (ticket) {
+    try {
+      await redeemTicket(ticket);
+    } catch (err) {
+      // A used link while this tab still holds a credential (a reload) is fine.
+      if (!credential()) {
+        setStatus('offline');
+        showBanner(err.message);
+        return;
+      }
+    }
+  }
   reload();
 }
 
