@@ -124,14 +124,14 @@ impl Hub {
     /// custom triggers and `@file` mentions work as in the terminal; the shell's own commands
     /// do not.
     pub fn message(&self, line: &str) -> Result<UserMessage, String> {
-        use crate::repl::triggers::{attached_files, attachment_candidates, message_from};
-        let mut message = message_from(line, "web", &self.skills.get(), self.agents.get().names())?;
-        // `@path` mentions attach the file, as in the terminal (a skill's in its arguments).
-        let mentions = match &message.skill {
-            Some(skill) => attachment_candidates(&skill.args),
-            None => attachment_candidates(&message.content),
-        };
-        message.attached = attached_files(&self.root, &mentions);
-        Ok(message)
+        // The one line grammar of the core, with the shell's commands (which a page line
+        // is refused as, like in the terminal) and `@path` attachments.
+        crate::session::line::message::<crate::repl::commands::Command>(
+            line,
+            "web",
+            &self.skills.get(),
+            self.agents.get().names(),
+            &self.root,
+        )
     }
 }
