@@ -180,30 +180,31 @@ function list(lines, i, emit) {
 }
 
 /**
- * Inline markdown. Code spans and links are cut out first into numbered slots (so their
- * text is not read as emphasis), the rest is escaped, then emphasis is applied to the
- * escaped text, and the slots are put back.
+ * Inline markdown. Code spans, backslash escapes and links are cut out of the raw text
+ * first into numbered slots (so their text is not read as emphasis, and a URL ends where
+ * its raw text does, not inside an entity), the rest is escaped, then emphasis is applied
+ * to the escaped text, and the slots are put back.
  */
 function inline(src) {
   const slots = [];
   const keep = (html) => `\0${slots.push(html) - 1}\0`;
   let s = String(src).replace(/\0/g, '');
-  s = s.replace(/(`+)([^`]|[^`][\s\S]*?[^`])\1(?!`)/g, (_, _ticks, code) =>
-    keep(`<code>${esc(code.replace(/^ (.*) $/s, '$1'))}</code>`));
-  s = esc(s);
-  s = s.replace(/\[([^\]]+)\]\(\s*((?:[^\s()]|\([^\s()]*\))+)(?:\s+&quot;[^)]*&quot;)?\s*\)/g, (_, label, url) =>
-    /^https?:\/\//i.test(url) ? keep(link(url, emphasis(label))) : emphasis(label));
-  s = s.replace(/&lt;(https?:\/\/[^\s&]+)&gt;/gi, (_, url) => keep(link(url, url)));
-  s = s.replace(/(^|[\s(])(https?:\/\/(?:(?!&quot;|&#39;|&lt;|&gt;)[^\s\0])*[^\s\0.,;:!?)])/gi, (_, pre, url) =>
-    pre + keep(link(url, url)));
-  s = emphasis(s).replace(/\n/g, '<br>');
+  // One pass, so a backslash inside a code span stays and an escaped backtick opens none.
+  s = s.replace(/(`+)([^`]|[^`][\s\S]*?[^`])\1(?!`)|\\([!-/:-@[-`{-~])|\\(?=\n)/g, (_, ticks, code, escaped) =>
+    ticks ? keep(`<code>${esc(code.replace(/^ (.*) $/s, '$1'))}</code>`) : escaped ? keep(esc(escaped)) : '');
+  s = s.replace(/\[([^\]]+)\]\(\s*((?:[^\s()]|\([^\s()]*\))+)(?:\s+"[^)]*")?\s*\)/g, (_, label, url) =>
+    /^https?:\/\//i.test(url) ? keep(link(url, emphasis(esc(label)))) : emphasis(esc(label)));
+  s = s.replace(/<(https?:\/\/[^\s<>\0]+)>/gi, (_, url) => keep(link(url, esc(url))));
+  s = s.replace(/(^|[\s(["'*_~])(https?:\/\/[^\s<>"'`\0]*[^\s<>"'`\0.,;:!?)*_~])/gi, (_, pre, url) =>
+    pre + keep(link(url, esc(url))));
+  s = emphasis(esc(s)).replace(/\n/g, '<br>');
   const restore = (t) => t.replace(/\0(\d+)\0/g, (_, k) => restore(slots[k]));
   return restore(s);
 }
 
-/** `url` is already escaped (so it cannot leave the attribute) and checked to be http(s). */
+/** `url` is raw text already checked to be http(s); escaped, it cannot leave the attribute. */
 function link(url, labelHtml) {
-  return `<a href="${url}" target="_blank" rel="noopener noreferrer">${labelHtml}</a>`;
+  return `<a href="${esc(url)}" target="_blank" rel="noopener noreferrer">${labelHtml}</a>`;
 }
 
 function emphasis(s) {
