@@ -351,6 +351,8 @@ const S = {
   es: null,
   retry: 0, // timer of a pending reload after the stream was lost
   backoff: 1000,
+  attempts: 0, // reloads tried since the stream was last open (bounded, see RETRY_LIMIT)
+  streamErrors: 0, // errors of the current EventSource since it last opened
   selected: null, // session picked in the sidebar (`linggen serve`); null = the shared one
   sessionId: null,
   readOnly: false,
@@ -364,13 +366,14 @@ const S = {
   delegations: new Map(), // run_id -> {summary, spawned}: delegate calls shown via the child
   answered: new Set(), // top-level runs whose answer text was shown
   activity: new Map(), // run_id -> what that run is doing (last updated shown)
+  errors: new Set(), // `Error` messages shown this turn (its error Outcome repeats one)
   busy: false,
 };
 
 const DELEGATE_TOOL = 'delegate_to_agent';
 
 function resetView() {
-  for (const key of ['runs', 'streams', 'finished', 'tools', 'approvals', 'delegations', 'answered', 'activity']) S[key].clear();
+  for (const key of ['runs', 'streams', 'finished', 'tools', 'approvals', 'delegations', 'answered', 'activity', 'errors']) S[key].clear();
   dirtyParts.clear();
   $('#transcript').replaceChildren();
 }
@@ -477,6 +480,7 @@ const HANDLERS = {
   },
   Outcome: onOutcome,
   Error(ev) {
+    S.errors.add(String(ev.message || '').trim());
     add(el('div', 'line error', `✗ ${ev.message}`));
   },
   Warning(ev) {
@@ -494,7 +498,8 @@ function activityText(ev) {
   switch (ev.status) {
     case 'thinking': return `${who} thinking…`;
     case 'running_tool': return `${who}: ${ev.detail || 'running a tool'}`;
-    case 'waiting_approval': return `${who} is waiting for your approval`;
+    // A viewer cannot answer; someone else (in the terminal or a full browser) must.
+    case 'waiting_approval': return S.readOnly ? `${who} is waiting for the person's approval` : `${who} is waiting for your approval`;
     default: return `${who}: ${ev.status}${ev.detail ? ' · ' + ev.detail : ''}`;
   }
 }
@@ -551,10 +556,19 @@ function onToken(ev) {
     if (stream[key]) {
       stream[key].text += ev.token;
       markDirty(stream[key]);
-      if (!ev.thinking && depth(ev.run_id) === 0) S.answered.add(ev.run_id);
+      if (!ev.thinking) answering(ev);
     }
   }
   if (ev.done) endStream(ev.run_id);
+}
+
+/** The answer's text is arriving: the run is no longer "thinking". */
+function answering(ev) {
+  if (depth(ev.run_id) === 0) S.answered.add(ev.run_id);
+  const text = `${S.runs.get(ev.run_id)?.agent || ev.agent_id || 'agent'} is answering…`;
+  if (S.activity.get(ev.run_id) === text) return;
+  S.activity.set(ev.run_id, text);
+  showActivity();
 }
 
 function answerPart(ev) {
@@ -770,6 +784,7 @@ function onApprovalRequested(ev) {
   reason.setAttribute('aria-label', 'Reason for denying');
   actions.append(reason);
   card.append(actions, el('div', 'approval-note'));
+  if (S.readOnly) noteOn(card, "waiting for the person's approval");
   S.approvals.set(ev.id, card);
   // Inside its call's block, the card stands between the call and its result, as in the
   // terminal; a request whose call is not on screen goes at the end.
@@ -839,9 +854,12 @@ function onOutcome(ev) {
   if (ev.status === 'completed' && !S.answered.has(ev.run_id) && ev.result && ev.result.trim()) {
     $('.md', bubble('assistant', S.runs.get(ev.run_id)?.agent, ev.run_id)).innerHTML = renderMarkdown(ev.result);
   }
-  if (ev.status === 'max_iters' || (ev.status === 'error' && ev.result)) {
+  // A failed turn's result is usually the `Error` just shown (a dead model server): once.
+  const repeated = ev.status === 'error' && S.errors.has(String(ev.result || '').trim());
+  if (ev.status === 'max_iters' || (ev.status === 'error' && ev.result && !repeated)) {
     add(el('div', 'line warn', oneLine(ev.result, 300)));
   }
+  S.errors.clear();
   // Approvals of this turn that nobody answered can no longer be answered.
   for (const card of S.approvals.values()) {
     if (!card.classList.contains('resolved') && rootOf(card.dataset.run) === ev.run_id) {
@@ -881,6 +899,9 @@ function setHeader(state) {
     $('#model').title = state.root ? `${state.model}\n${state.root}` : state.model;
   }
   if (state.root) document.title = `linggen · ${state.root.split('/').filter(Boolean).pop() || state.root}`;
+  // The empty state's "where and with what" line.
+  if (state.root) $('#empty-root').textContent = `workspace ${state.root}`;
+  if (state.model) $('#empty-model').textContent = `model ${state.model}`;
 }
 
 function setContext(used, windowSize) {
@@ -990,15 +1011,49 @@ function setStatus(state, text) {
   status.textContent = text || { connecting: 'connecting…', connected: 'live', reconnecting: 'reconnecting…', offline: 'offline' }[state];
 }
 
-function showBanner(text) {
+/** A line above the transcript: `info` (read-only) or a problem, with an optional button. */
+function showBanner(text, kind = 'error', action = null) {
   const banner = $('#banner');
   banner.textContent = text || '';
+  banner.dataset.kind = kind;
+  if (action) {
+    const button = el('button', 'banner-action', action.label);
+    button.type = 'button';
+    button.addEventListener('click', action.run);
+    banner.append(' ', button);
+  }
   banner.hidden = !text;
+}
+
+// Reloads tried (1 s, 2 s, 4 s, 8 s apart) before the page stops and says the session is gone.
+const RETRY_LIMIT = 4;
+
+/**
+ * The final state: the server is gone (`/share stop`, linggen exited) or refuses this
+ * browser. Nothing runs on a timer any more; the person can retry by hand.
+ */
+function giveUp(err) {
+  closeEvents();
+  setStatus('offline', err && err.status === 401 ? 'no access' : 'disconnected');
+  const text = err && err.status === 401
+    ? 'This link needs its token: ask for a new /share link (the one linggen prints ends with ?token=…).'
+    : err && err.status === 403
+      ? err.message
+      : 'The share ended or linggen stopped: this session is unreachable. Ask for a new /share link, or retry.';
+  showBanner(text, 'error', { label: 'Retry', run: retryNow });
+}
+
+function retryNow() {
+  S.attempts = 0;
+  S.backoff = 1000;
+  showBanner('');
+  reload();
 }
 
 function closeEvents() {
   if (S.es) S.es.close();
   S.es = null;
+  S.streamErrors = 0;
   clearTimeout(S.retry);
 }
 
@@ -1012,21 +1067,31 @@ async function reload() {
     snap = await getJSON('/api/session' + sessionQuery('?'));
   } catch (err) {
     if (gen !== S.gen) return;
-    setStatus('offline');
-    showBanner(err.message);
     // Nothing will come back after an auth failure; anything else may be a restart.
-    if (err.status !== 401 && err.status !== 403) scheduleReload();
+    if (err.status === 401 || err.status === 403) {
+      giveUp(err);
+    } else {
+      showBanner(err.message);
+      scheduleReload();
+    }
     return;
   }
   if (gen !== S.gen) return;
-  showBanner(snap.access === 'read_only' ? 'Read-only view: you can watch this session, not send or answer.' : '');
+  showBanner(snap.access === 'read_only' ? 'Read-only view: you can watch this session, not send or answer.' : '', 'info');
   renderSnapshot(snap);
   connect(gen);
   loadSessions();
 }
 
+/** Another reload after a pause, or the final state once RETRY_LIMIT reloads failed. */
 function scheduleReload() {
-  clearTimeout(S.retry);
+  closeEvents();
+  if (S.attempts >= RETRY_LIMIT) {
+    giveUp(null);
+    return;
+  }
+  S.attempts++;
+  setStatus('reconnecting', `reconnecting… (${S.attempts}/${RETRY_LIMIT})`);
   S.retry = setTimeout(reload, S.backoff);
   S.backoff = Math.min(S.backoff * 2, 15000);
 }
@@ -1038,6 +1103,10 @@ function renderSnapshot(snap) {
   document.body.classList.toggle('readonly', S.readOnly);
   $('#input').disabled = S.readOnly;
   $('#send').disabled = S.readOnly;
+  $('#empty-title').textContent = S.readOnly
+    ? 'Nothing here yet: the conversation shows up here as it happens.'
+    : 'Type a message below to start.';
+  document.body.classList.add('loaded');
   const state = snap.state || {};
   setHeader(state);
   setQueue(state.queue || []);
@@ -1061,13 +1130,15 @@ function connect(gen) {
   es.onopen = () => {
     if (gen !== S.gen) return;
     S.backoff = 1000;
+    S.attempts = 0;
+    S.streamErrors = 0;
     setStatus('connected');
   };
   es.onerror = () => {
     if (gen !== S.gen) return;
-    if (es.readyState === EventSource.CLOSED) {
-      // The browser gave up (e.g. the server answered with an error): start over.
-      setStatus('offline');
+    // The browser retries a dropped stream by itself (with Last-Event-ID, so nothing is
+    // redrawn); once that fails too, or it gave up, the page takes over with bounded reloads.
+    if (es.readyState === EventSource.CLOSED || ++S.streamErrors > 1) {
       scheduleReload();
     } else {
       setStatus('reconnecting');
