@@ -221,7 +221,10 @@ fn markdown_renders_links_and_escapes(browser: &Browser) {
         (
             "docs at <https://example.com/p?a=1&b=2>.",
             "docs at https://example.com/p?a=1&b=2.",
-            json!([["https://example.com/p?a=1&b=2", "https://example.com/p?a=1&b=2"]]),
+            json!([[
+                "https://example.com/p?a=1&b=2",
+                "https://example.com/p?a=1&b=2"
+            ]]),
         ),
         (
             "\\*not emphasis\\* and \\`not code\\` but `a\\*b`",
@@ -247,10 +250,22 @@ fn fits_a_phone(browser: &Browser) {
         json!([]),
     );
     assert_eq!(layout["width"], 390, "{layout}");
-    assert!(layout["scroll"].as_f64() <= Some(390.0), "wider than the screen: {layout}");
-    assert!(layout["header"].as_f64() < Some(52.0), "the header wrapped: {layout}");
-    assert!(layout["send"].as_f64() <= Some(390.0), "Send is off screen: {layout}");
-    assert!(layout["inputWidth"].as_f64() > Some(200.0), "the field is squeezed: {layout}");
+    assert!(
+        layout["scroll"].as_f64() <= Some(390.0),
+        "wider than the screen: {layout}"
+    );
+    assert!(
+        layout["header"].as_f64() < Some(52.0),
+        "the header wrapped: {layout}"
+    );
+    assert!(
+        layout["send"].as_f64() <= Some(390.0),
+        "Send is off screen: {layout}"
+    );
+    assert!(
+        layout["inputWidth"].as_f64() > Some(200.0),
+        "the field is squeezed: {layout}"
+    );
     assert!(
         layout["input"].as_f64() <= layout["sendLeft"].as_f64(),
         "the field runs under Send: {layout}"
@@ -286,8 +301,14 @@ fn a_new_session_then_a_dead_model_a_lost_token_and_a_stopped_share() {
     browser.wait_for("#status[data-state=\"connected\"]");
     let hint = browser.wait_for_text("#empty", "Type a message below to start");
     let root = ws.root().display().to_string();
-    assert!(hint.contains(&root), "the hint does not name the workspace: {hint:?}");
-    assert!(hint.contains("scripted"), "the hint does not name the model: {hint:?}");
+    assert!(
+        hint.contains(&root),
+        "the hint does not name the workspace: {hint:?}"
+    );
+    assert!(
+        hint.contains("scripted"),
+        "the hint does not name the model: {hint:?}"
+    );
     browser.save_screenshot("empty.png");
     browser.set_viewport(390, 844);
     fits_a_phone(&browser);
@@ -304,12 +325,20 @@ fn a_new_session_then_a_dead_model_a_lost_token_and_a_stopped_share() {
         .into_iter()
         .filter(|text| text.contains("cannot reach model"))
         .count();
-    assert_eq!(shown, 1, "the page has {:?}", browser.texts("#transcript > *"));
+    assert_eq!(
+        shown,
+        1,
+        "the page has {:?}",
+        browser.texts("#transcript > *")
+    );
     let hint_shown = browser.script(
         "return getComputedStyle(document.querySelector('#empty')).display !== 'none';",
         json!([]),
     );
-    assert_eq!(hint_shown, false, "the empty-session hint stays over a conversation");
+    assert_eq!(
+        hint_shown, false,
+        "the empty-session hint stays over a conversation"
+    );
 
     // Without its token the page says so in words, and can retry once it is back.
     let cookies = browser.call("GET", "/cookie", None);
@@ -334,7 +363,10 @@ fn a_new_session_then_a_dead_model_a_lost_token_and_a_stopped_share() {
         if banner.contains("unreachable") {
             break banner;
         }
-        assert!(Instant::now() < deadline, "still no final state; the banner says {banner:?}");
+        assert!(
+            Instant::now() < deadline,
+            "still no final state; the banner says {banner:?}"
+        );
         std::thread::sleep(POLL);
     };
     assert!(banner.contains("/share"), "{banner:?}");
@@ -347,7 +379,11 @@ fn a_new_session_then_a_dead_model_a_lost_token_and_a_stopped_share() {
         "return { es: S.es === null, state: document.querySelector('#status').dataset.state };",
         json!([]),
     );
-    assert_eq!(idle, json!({"es": true, "state": "offline"}), "the page kept trying");
+    assert_eq!(
+        idle,
+        json!({"es": true, "state": "offline"}),
+        "the page kept trying"
+    );
 
     drop(browser);
     repl.line("/quit");
@@ -383,14 +419,21 @@ fn a_read_only_viewer_waits_for_the_persons_approval() {
         activity.contains("the person's approval") && !activity.contains("your"),
         "a viewer is told {activity:?}"
     );
-    browser.wait_for_text(".approval .approval-note", "waiting for the person's approval");
+    browser.wait_for_text(
+        ".approval .approval-note",
+        "waiting for the person's approval",
+    );
     let buttons = browser.script(
         "return [...document.querySelectorAll('button')]
            .filter((b) => b.offsetParent !== null && b.closest('#transcript, #activity, #composer'))
            .map((b) => b.textContent);",
         json!([]),
     );
-    assert_eq!(buttons, json!([]), "a viewer sees buttons to answer or cancel");
+    assert_eq!(
+        buttons,
+        json!([]),
+        "a viewer sees buttons to answer or cancel"
+    );
     browser.save_screenshot("viewer-approval.png");
 
     repl.expect("type a reason");
@@ -725,7 +768,8 @@ impl Browser {
 
     /// A phone-sized viewport (Chromium's device emulation, through ChromeDriver).
     fn set_viewport(&self, width: u32, height: u32) {
-        let params = json!({"width": width, "height": height, "deviceScaleFactor": 1, "mobile": true});
+        let params =
+            json!({"width": width, "height": height, "deviceScaleFactor": 1, "mobile": true});
         self.call(
             "POST",
             "/goog/cdp/execute",
