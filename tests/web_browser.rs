@@ -115,6 +115,7 @@ fn a_shared_session_is_watched_and_driven_from_chromium() {
         );
         (!seen.is_null()).then_some(seen)
     });
+    browser.save_screenshot("streaming.png");
     let partial = streaming["text"].as_str().unwrap();
     assert!(
         !partial.contains("then it is complete."),
@@ -147,6 +148,8 @@ fn a_shared_session_is_watched_and_driven_from_chromium() {
         left.as_f64(),
         "the answer's text moved when it stopped streaming"
     );
+
+    browser.save_screenshot("streamed.png");
 
     // 4. The terminal asks for a write; the page answers the approval, and the terminal
     //    sees who did.
