@@ -2,7 +2,9 @@
 //! server, `/share` prints the link, and headless Chromium (driven through ChromeDriver's
 //! W3C WebDriver HTTP API) opens it, shows the answer the terminal already got, sends a
 //! message that reaches the model, and answers an approval the terminal sees resolved.
-//! The final page is saved as `target/web-screenshots/share.png` for a person to look at.
+//! Other tests: a new session's hint, a dead model's error shown once, a lost token, the
+//! share stopped under the page, a read-only viewer during an approval, and a 390 px phone.
+//! Screenshots are saved in `target/web-screenshots/` for a person to look at.
 //!
 //! Needs Debian's `chromium` and `chromium-driver` (`.ci/run` installs them). Without them
 //! the test says so and passes, except under `CI`, where their absence is a failure.
@@ -86,6 +88,7 @@ fn a_shared_session_is_watched_and_driven_from_chromium() {
         !address.contains("token=") && !address.contains("ticket="),
         "the ticket stays in the address bar: {address}"
     );
+    markdown_renders_links_and_escapes(&browser);
 
     // 3. A message typed on the page reaches the model and the terminal, and the answer
     //    streams into the page.
@@ -101,16 +104,29 @@ fn a_shared_session_is_watched_and_driven_from_chromium() {
         server.last_chat_request()
     );
     repl.expect(&format!("[web] {WEB_QUESTION}"));
-    let partial = wait_until("a streaming answer on the page", || {
-        browser
-            .texts(".msg.assistant.streaming")
-            .into_iter()
-            .find(|text| text.contains("Hello"))
+    // What the page says and where the text stands while the answer streams.
+    let streaming = wait_until("a streaming answer on the page", || {
+        let seen = browser.script(
+            "const b = [...document.querySelectorAll('.msg.assistant.streaming')]
+               .find((e) => e.innerText.includes('Hello'));
+             return b ? { text: b.innerText, left: b.querySelector('.md').getBoundingClientRect().left,
+               activity: document.querySelector('#activity-text').textContent } : null;",
+            json!([]),
+        );
+        (!seen.is_null()).then_some(seen)
     });
+    browser.save_screenshot("streaming.png");
+    let partial = streaming["text"].as_str().unwrap();
     assert!(
         !partial.contains("then it is complete."),
         "the answer was complete before it was seen streaming: {partial:?}"
     );
+    let activity = streaming["activity"].as_str().unwrap();
+    assert!(
+        !activity.contains("thinking"),
+        "the page says {activity:?} while the answer streams"
+    );
+    assert!(activity.contains("answering"), "activity: {activity:?}");
     browser.wait_for_text(".msg.assistant", "then it is complete.");
     // One word: the terminal wraps the answer at its width.
     repl.expect("complete.");
@@ -120,6 +136,20 @@ fn a_shared_session_is_watched_and_driven_from_chromium() {
             .is_empty()
             .then_some(())
     });
+    // The text does not move when the answer ends.
+    let left = browser.script(
+        "const b = [...document.querySelectorAll('.msg.assistant')]
+           .find((e) => e.innerText.includes('then it is complete.'));
+         return b.querySelector('.md').getBoundingClientRect().left;",
+        json!([]),
+    );
+    assert_eq!(
+        streaming["left"].as_f64(),
+        left.as_f64(),
+        "the answer's text moved when it stopped streaming"
+    );
+
+    browser.save_screenshot("streamed.png");
 
     // 4. The terminal asks for a write; the page answers the approval, and the terminal
     //    sees who did.
@@ -139,16 +169,11 @@ fn a_shared_session_is_watched_and_driven_from_chromium() {
     browser.wait_for_text(".msg.assistant", FINAL_ANSWER);
     browser.wait_for_text(".msg.user", WRITE_REQUEST);
 
-    // 5. What the page looks like now, for a person to check.
-    let png = browser.screenshot();
-    assert!(
-        png.starts_with(b"\x89PNG\r\n\x1a\n"),
-        "the screenshot is not a PNG"
-    );
-    let path = screenshot_path();
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(&path, &png).unwrap();
-    eprintln!("screenshot: {}", path.display());
+    // 5. What the page looks like now, for a person to check; then on a phone.
+    browser.save_screenshot("share.png");
+    browser.set_viewport(390, 844);
+    fits_a_phone(&browser);
+    browser.save_screenshot("share-390.png");
 
     drop(browser);
     repl.line("/quit");
@@ -167,11 +192,291 @@ fn wait_until<T>(what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
     }
 }
 
-fn screenshot_path() -> PathBuf {
+fn screenshot_path(name: &str) -> PathBuf {
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target"));
-    target.join("web-screenshots").join("share.png")
+    target.join("web-screenshots").join(name)
+}
+
+/// The page's own markdown renderer on strings a model writes: what a reader sees, and
+/// where the links go.
+fn markdown_renders_links_and_escapes(browser: &Browser) {
+    let render = |source: &str| {
+        browser.script(
+            "const d = document.createElement('div');
+             d.innerHTML = renderMarkdown(arguments[0]);
+             return { text: d.textContent,
+               links: [...d.querySelectorAll('a')].map((a) => [a.getAttribute('href'), a.textContent]) };",
+            json!([source]),
+        )
+    };
+    let cases = [
+        (
+            "see https://example.com/a's and \"https://example.com/q\" or https://example.com/x<id>",
+            "see https://example.com/a's and \"https://example.com/q\" or https://example.com/x<id>",
+            json!([
+                ["https://example.com/a", "https://example.com/a"],
+                ["https://example.com/q", "https://example.com/q"],
+                ["https://example.com/x", "https://example.com/x"]
+            ]),
+        ),
+        (
+            "docs at <https://example.com/p?a=1&b=2>.",
+            "docs at https://example.com/p?a=1&b=2.",
+            json!([[
+                "https://example.com/p?a=1&b=2",
+                "https://example.com/p?a=1&b=2"
+            ]]),
+        ),
+        (
+            "\\*not emphasis\\* and \\`not code\\` but `a\\*b`",
+            "*not emphasis* and `not code` but a\\*b",
+            json!([]),
+        ),
+    ];
+    for (source, text, links) in cases {
+        let shown = render(source);
+        assert_eq!(shown["text"], text, "{source:?} rendered as {shown}");
+        assert_eq!(shown["links"], links, "{source:?} rendered as {shown}");
+    }
+}
+
+/// At a phone's width nothing sticks out sideways, the header is one row, and the
+/// composer's field and button are both on screen.
+fn fits_a_phone(browser: &Browser) {
+    let layout = browser.script(
+        "const r = (s) => document.querySelector(s).getBoundingClientRect();
+         return { width: innerWidth, scroll: document.documentElement.scrollWidth,
+           header: r('#top').height, input: r('#input').right, send: r('#send').right,
+           sendLeft: r('#send').left, inputWidth: r('#input').width };",
+        json!([]),
+    );
+    assert_eq!(layout["width"], 390, "{layout}");
+    assert!(
+        layout["scroll"].as_f64() <= Some(390.0),
+        "wider than the screen: {layout}"
+    );
+    assert!(
+        layout["header"].as_f64() < Some(52.0),
+        "the header wrapped: {layout}"
+    );
+    assert!(
+        layout["send"].as_f64() <= Some(390.0),
+        "Send is off screen: {layout}"
+    );
+    assert!(
+        layout["inputWidth"].as_f64() > Some(200.0),
+        "the field is squeezed: {layout}"
+    );
+    assert!(
+        layout["input"].as_f64() <= layout["sendLeft"].as_f64(),
+        "the field runs under Send: {layout}"
+    );
+}
+
+/// A port nothing listens on: a model server that is down.
+fn dead_url() -> String {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    format!("http://127.0.0.1:{port}/v1")
+}
+
+#[test]
+fn a_new_session_then_a_dead_model_a_lost_token_and_a_stopped_share() {
+    let Some(tools) = BrowserTools::find() else {
+        return;
+    };
+    let ws = support::Workspace::new();
+    ws.configure(support::Protocol::OpenAi, &dead_url());
+    let mut repl = Repl::start(&ws, &[]);
+    repl.line("/share");
+    let link = repl.expect_share_link();
+    repl.expect("/share stop ends it");
+    let driver = ChromeDriver::start(&tools);
+    let browser = Browser::open(&driver, &tools);
+    browser.goto(&link.url);
+
+    // A new session says what to do, where and with which model.
+    browser.wait_for("#status[data-state=\"connected\"]");
+    let hint = browser.wait_for_text("#empty", "Type a message below to start");
+    let root = ws.root().display().to_string();
+    assert!(
+        hint.contains(&root),
+        "the hint does not name the workspace: {hint:?}"
+    );
+    assert!(
+        hint.contains("scripted"),
+        "the hint does not name the model: {hint:?}"
+    );
+    browser.save_screenshot("empty.png");
+    browser.set_viewport(390, 844);
+    fits_a_phone(&browser);
+    browser.save_screenshot("empty-390.png");
+
+    // The model server is down: its error is shown once.
+    let input = browser.wait_for("#input");
+    browser.send_keys(&input, "hello?");
+    browser.click(&browser.wait_for("#send"));
+    browser.wait_for_text(".line.error", "cannot reach model");
+    browser.wait_for(".outcome.error");
+    let shown = browser
+        .texts("#transcript > *")
+        .into_iter()
+        .filter(|text| text.contains("cannot reach model"))
+        .count();
+    assert_eq!(
+        shown,
+        1,
+        "the page has {:?}",
+        browser.texts("#transcript > *")
+    );
+    let hint_shown = browser.script(
+        "return getComputedStyle(document.querySelector('#empty')).display !== 'none';",
+        json!([]),
+    );
+    assert_eq!(
+        hint_shown, false,
+        "the empty-session hint stays over a conversation"
+    );
+
+    // Without its credential the page says so in words, and can retry once it is back.
+    let saved = browser.script(
+        "const c = sessionStorage.getItem('linggen-credential'); \
+         sessionStorage.removeItem('linggen-credential'); return c;",
+        json!([]),
+    );
+    browser.script("reload();", json!([]));
+    let banner = browser.wait_for_text("#banner", "needs its token");
+    assert!(!banner.contains('{'), "raw JSON on the page: {banner:?}");
+    browser.wait_for("#status[data-state=\"offline\"]");
+    browser.script(
+        "sessionStorage.setItem('linggen-credential', arguments[0]);",
+        json!([saved]),
+    );
+    browser.click(&browser.wait_for("#banner .banner-action"));
+    browser.wait_for("#status[data-state=\"connected\"]");
+    browser.wait_for_text(".line.error", "cannot reach model");
+
+    // The share stops under the page: after a few tries it says so and stops trying.
+    repl.line("/share stop");
+    repl.expect("stopped sharing");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let banner = loop {
+        let banner = browser.texts("#banner").pop().unwrap_or_default();
+        if banner.contains("unreachable") {
+            break banner;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "still no final state; the banner says {banner:?}"
+        );
+        std::thread::sleep(POLL);
+    };
+    assert!(banner.contains("/share"), "{banner:?}");
+    let status = browser.texts("#status").pop().unwrap_or_default();
+    assert!(!status.contains("reconnecting"), "status: {status:?}");
+    browser.wait_for("#banner .banner-action");
+    browser.save_screenshot("share-ended.png");
+    std::thread::sleep(Duration::from_secs(3));
+    let idle = browser.script(
+        "return { es: S.es === null, state: document.querySelector('#status').dataset.state };",
+        json!([]),
+    );
+    assert_eq!(
+        idle,
+        json!({"es": true, "state": "offline"}),
+        "the page kept trying"
+    );
+
+    drop(browser);
+    repl.line("/quit");
+}
+
+#[test]
+fn a_read_only_viewer_waits_for_the_persons_approval() {
+    let Some(tools) = BrowserTools::find() else {
+        return;
+    };
+    let (ws, server) = workspace(vec![
+        Step::from(Reply::tool(
+            "Write",
+            json!({"path": WRITTEN_FILE, "content": WRITTEN_TEXT}),
+        )),
+        Reply::text(FINAL_ANSWER).into(),
+    ]);
+    let mut repl = Repl::start(&ws, &[]);
+    repl.line("/share --read-only");
+    repl.expect("read-only viewer: ");
+    let viewer = repl.expect_share_link();
+    let driver = ChromeDriver::start(&tools);
+    let browser = Browser::open(&driver, &tools);
+    browser.goto(&viewer.url);
+    browser.wait_for("#status[data-state=\"connected\"]");
+    browser.wait_for_text("#empty", "Nothing here yet");
+
+    repl.line(WRITE_REQUEST);
+    repl.expect("Allow Write");
+    browser.wait_for(".approval[data-id]");
+    let activity = browser.wait_for_text("#activity-text", "approval");
+    assert!(
+        activity.contains("the person's approval") && !activity.contains("your"),
+        "a viewer is told {activity:?}"
+    );
+    browser.wait_for_text(
+        ".approval .approval-note",
+        "waiting for the person's approval",
+    );
+    let buttons = browser.script(
+        "return [...document.querySelectorAll('button')]
+           .filter((b) => b.offsetParent !== null && b.closest('#transcript, #activity, #composer'))
+           .map((b) => b.textContent);",
+        json!([]),
+    );
+    assert_eq!(
+        buttons,
+        json!([]),
+        "a viewer sees buttons to answer or cancel"
+    );
+    browser.save_screenshot("viewer-approval.png");
+
+    repl.expect("type a reason");
+    repl.line("y");
+    repl.expect(FINAL_ANSWER);
+    browser.wait_for_text(".approval.resolved", "allowed once");
+    drop(browser);
+    repl.line("/quit");
+    server.assert_script_consumed();
+}
+
+/// Opening the link without its ticket (or with a spent one) must show a page a person can
+/// read, not the API's JSON: the page loads without a credential and says what to do.
+#[test]
+fn a_link_without_its_token_shows_words_not_json() {
+    let Some(tools) = BrowserTools::find() else {
+        return;
+    };
+    let (ws, _server) = workspace(vec![]);
+    let mut repl = Repl::start(&ws, &[]);
+    repl.line("/share");
+    let link = repl.expect_share_link();
+    let driver = ChromeDriver::start(&tools);
+    let browser = Browser::open(&driver, &tools);
+    // A spent or wrong ticket, and no ticket at all: words, never the server's JSON.
+    for query in ["?ticket=wrong", ""] {
+        browser.goto(&format!("http://{}/{query}", link.addr));
+        browser.wait_for_text("#banner", "needs its token");
+        let text = browser.texts("body").pop().unwrap_or_default();
+        assert!(
+            !text.trim_start().starts_with('{'),
+            "the page shows {text:?}"
+        );
+    }
+    drop(browser);
+    repl.line("/quit");
 }
 
 /* ---------- the browser side ---------- */
@@ -446,6 +751,42 @@ impl Browser {
     fn screenshot(&self) -> Vec<u8> {
         let encoded = self.call("GET", "/screenshot", None);
         base64_decode(encoded.as_str().expect("a base64 screenshot"))
+    }
+
+    /// Saves the viewport as `target/web-screenshots/NAME` for a person to look at.
+    fn save_screenshot(&self, name: &str) {
+        let png = self.screenshot();
+        assert!(
+            png.starts_with(b"\x89PNG\r\n\x1a\n"),
+            "the screenshot is not a PNG"
+        );
+        let path = screenshot_path(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, &png).unwrap();
+        eprintln!("screenshot: {}", path.display());
+    }
+
+    /// Runs `script` (a function body; `arguments` are `args`) in the page; its result.
+    fn script(&self, script: &str, args: Value) -> Value {
+        self.call(
+            "POST",
+            "/execute/sync",
+            Some(json!({"script": script, "args": args})),
+        )
+    }
+
+    /// A phone-sized viewport (Chromium's device emulation, through ChromeDriver).
+    fn set_viewport(&self, width: u32, height: u32) {
+        let params =
+            json!({"width": width, "height": height, "deviceScaleFactor": 1, "mobile": true});
+        self.call(
+            "POST",
+            "/goog/cdp/execute",
+            Some(json!({"cmd": "Emulation.setDeviceMetricsOverride", "params": params})),
+        );
+        wait_until("the narrow viewport", || {
+            (self.script("return innerWidth;", json!([])) == json!(width)).then_some(())
+        });
     }
 }
 

@@ -180,30 +180,31 @@ function list(lines, i, emit) {
 }
 
 /**
- * Inline markdown. Code spans and links are cut out first into numbered slots (so their
- * text is not read as emphasis), the rest is escaped, then emphasis is applied to the
- * escaped text, and the slots are put back.
+ * Inline markdown. Code spans, backslash escapes and links are cut out of the raw text
+ * first into numbered slots (so their text is not read as emphasis, and a URL ends where
+ * its raw text does, not inside an entity), the rest is escaped, then emphasis is applied
+ * to the escaped text, and the slots are put back.
  */
 function inline(src) {
   const slots = [];
   const keep = (html) => `\0${slots.push(html) - 1}\0`;
   let s = String(src).replace(/\0/g, '');
-  s = s.replace(/(`+)([^`]|[^`][\s\S]*?[^`])\1(?!`)/g, (_, _ticks, code) =>
-    keep(`<code>${esc(code.replace(/^ (.*) $/s, '$1'))}</code>`));
-  s = esc(s);
-  s = s.replace(/\[([^\]]+)\]\(\s*((?:[^\s()]|\([^\s()]*\))+)(?:\s+&quot;[^)]*&quot;)?\s*\)/g, (_, label, url) =>
-    /^https?:\/\//i.test(url) ? keep(link(url, emphasis(label))) : emphasis(label));
-  s = s.replace(/&lt;(https?:\/\/[^\s&]+)&gt;/gi, (_, url) => keep(link(url, url)));
-  s = s.replace(/(^|[\s(])(https?:\/\/(?:(?!&quot;|&#39;|&lt;|&gt;)[^\s\0])*[^\s\0.,;:!?)])/gi, (_, pre, url) =>
-    pre + keep(link(url, url)));
-  s = emphasis(s).replace(/\n/g, '<br>');
+  // One pass, so a backslash inside a code span stays and an escaped backtick opens none.
+  s = s.replace(/(`+)([^`]|[^`][\s\S]*?[^`])\1(?!`)|\\([!-/:-@[-`{-~])|\\(?=\n)/g, (_, ticks, code, escaped) =>
+    ticks ? keep(`<code>${esc(code.replace(/^ (.*) $/s, '$1'))}</code>`) : escaped ? keep(esc(escaped)) : '');
+  s = s.replace(/\[([^\]]+)\]\(\s*((?:[^\s()]|\([^\s()]*\))+)(?:\s+"[^)]*")?\s*\)/g, (_, label, url) =>
+    /^https?:\/\//i.test(url) ? keep(link(url, emphasis(esc(label)))) : emphasis(esc(label)));
+  s = s.replace(/<(https?:\/\/[^\s<>\0]+)>/gi, (_, url) => keep(link(url, esc(url))));
+  s = s.replace(/(^|[\s(["'*_~])(https?:\/\/[^\s<>"'`\0]*[^\s<>"'`\0.,;:!?)*_~])/gi, (_, pre, url) =>
+    pre + keep(link(url, esc(url))));
+  s = emphasis(esc(s)).replace(/\n/g, '<br>');
   const restore = (t) => t.replace(/\0(\d+)\0/g, (_, k) => restore(slots[k]));
   return restore(s);
 }
 
-/** `url` is already escaped (so it cannot leave the attribute) and checked to be http(s). */
+/** `url` is raw text already checked to be http(s); escaped, it cannot leave the attribute. */
 function link(url, labelHtml) {
-  return `<a href="${url}" target="_blank" rel="noopener noreferrer">${labelHtml}</a>`;
+  return `<a href="${esc(url)}" target="_blank" rel="noopener noreferrer">${labelHtml}</a>`;
 }
 
 function emphasis(s) {
@@ -350,6 +351,8 @@ const S = {
   es: null,
   retry: 0, // timer of a pending reload after the stream was lost
   backoff: 1000,
+  attempts: 0, // reloads tried since the stream was last open (bounded, see RETRY_LIMIT)
+  streamErrors: 0, // errors of the current EventSource since it last opened
   selected: null, // session picked in the sidebar (`linggen serve`); null = the shared one
   sessionId: null,
   readOnly: false,
@@ -363,13 +366,14 @@ const S = {
   delegations: new Map(), // run_id -> {summary, spawned}: delegate calls shown via the child
   answered: new Set(), // top-level runs whose answer text was shown
   activity: new Map(), // run_id -> what that run is doing (last updated shown)
+  errors: new Set(), // `Error` messages shown this turn (its error Outcome repeats one)
   busy: false,
 };
 
 const DELEGATE_TOOL = 'delegate_to_agent';
 
 function resetView() {
-  for (const key of ['runs', 'streams', 'finished', 'tools', 'approvals', 'delegations', 'answered', 'activity']) S[key].clear();
+  for (const key of ['runs', 'streams', 'finished', 'tools', 'approvals', 'delegations', 'answered', 'activity', 'errors']) S[key].clear();
   dirtyParts.clear();
   $('#transcript').replaceChildren();
 }
@@ -476,6 +480,7 @@ const HANDLERS = {
   },
   Outcome: onOutcome,
   Error(ev) {
+    S.errors.add(String(ev.message || '').trim());
     add(el('div', 'line error', `✗ ${ev.message}`));
   },
   Warning(ev) {
@@ -493,7 +498,8 @@ function activityText(ev) {
   switch (ev.status) {
     case 'thinking': return `${who} thinking…`;
     case 'running_tool': return `${who}: ${ev.detail || 'running a tool'}`;
-    case 'waiting_approval': return `${who} is waiting for your approval`;
+    // A viewer cannot answer; someone else (in the terminal or a full browser) must.
+    case 'waiting_approval': return S.readOnly ? `${who} is waiting for the person's approval` : `${who} is waiting for your approval`;
     default: return `${who}: ${ev.status}${ev.detail ? ' · ' + ev.detail : ''}`;
   }
 }
@@ -550,10 +556,19 @@ function onToken(ev) {
     if (stream[key]) {
       stream[key].text += ev.token;
       markDirty(stream[key]);
-      if (!ev.thinking && depth(ev.run_id) === 0) S.answered.add(ev.run_id);
+      if (!ev.thinking) answering(ev);
     }
   }
   if (ev.done) endStream(ev.run_id);
+}
+
+/** The answer's text is arriving: the run is no longer "thinking". */
+function answering(ev) {
+  if (depth(ev.run_id) === 0) S.answered.add(ev.run_id);
+  const text = `${S.runs.get(ev.run_id)?.agent || ev.agent_id || 'agent'} is answering…`;
+  if (S.activity.get(ev.run_id) === text) return;
+  S.activity.set(ev.run_id, text);
+  showActivity();
 }
 
 function answerPart(ev) {
@@ -769,6 +784,7 @@ function onApprovalRequested(ev) {
   reason.setAttribute('aria-label', 'Reason for denying');
   actions.append(reason);
   card.append(actions, el('div', 'approval-note'));
+  if (S.readOnly) noteOn(card, "waiting for the person's approval");
   S.approvals.set(ev.id, card);
   // Inside its call's block, the card stands between the call and its result, as in the
   // terminal; a request whose call is not on screen goes at the end.
@@ -838,9 +854,12 @@ function onOutcome(ev) {
   if (ev.status === 'completed' && !S.answered.has(ev.run_id) && ev.result && ev.result.trim()) {
     $('.md', bubble('assistant', S.runs.get(ev.run_id)?.agent, ev.run_id)).innerHTML = renderMarkdown(ev.result);
   }
-  if (ev.status === 'max_iters' || (ev.status === 'error' && ev.result)) {
+  // A failed turn's result is usually the `Error` just shown (a dead model server): once.
+  const repeated = ev.status === 'error' && S.errors.has(String(ev.result || '').trim());
+  if (ev.status === 'max_iters' || (ev.status === 'error' && ev.result && !repeated)) {
     add(el('div', 'line warn', oneLine(ev.result, 300)));
   }
+  S.errors.clear();
   // Approvals of this turn that nobody answered can no longer be answered.
   for (const card of S.approvals.values()) {
     if (!card.classList.contains('resolved') && rootOf(card.dataset.run) === ev.run_id) {
@@ -880,6 +899,9 @@ function setHeader(state) {
     $('#model').title = state.root ? `${state.model}\n${state.root}` : state.model;
   }
   if (state.root) document.title = `linggen · ${state.root.split('/').filter(Boolean).pop() || state.root}`;
+  // The empty state's "where and with what" line.
+  if (state.root) $('#empty-root').textContent = `workspace ${state.root}`;
+  if (state.model) $('#empty-model').textContent = `model ${state.model}`;
 }
 
 function setContext(used, windowSize) {
@@ -1021,15 +1043,49 @@ function setStatus(state, text) {
   status.textContent = text || { connecting: 'connecting…', connected: 'live', reconnecting: 'reconnecting…', offline: 'offline' }[state];
 }
 
-function showBanner(text) {
+/** A line above the transcript: `info` (read-only) or a problem, with an optional button. */
+function showBanner(text, kind = 'error', action = null) {
   const banner = $('#banner');
   banner.textContent = text || '';
+  banner.dataset.kind = kind;
+  if (action) {
+    const button = el('button', 'banner-action', action.label);
+    button.type = 'button';
+    button.addEventListener('click', action.run);
+    banner.append(' ', button);
+  }
   banner.hidden = !text;
+}
+
+// Reloads tried (1 s, 2 s, 4 s, 8 s apart) before the page stops and says the session is gone.
+const RETRY_LIMIT = 4;
+
+/**
+ * The final state: the server is gone (`/share stop`, linggen exited) or refuses this
+ * browser. Nothing runs on a timer any more; the person can retry by hand.
+ */
+function giveUp(err) {
+  closeEvents();
+  setStatus('offline', err && err.status === 401 ? 'no access' : 'disconnected');
+  const text = err && err.status === 401
+    ? 'This link needs its token: each /share link works once. Ask for a fresh one (/share in the shell, or Enter where linggen serve runs).'
+    : err && err.status === 403
+      ? err.message
+      : 'The share ended or linggen stopped: this session is unreachable. Ask for a new /share link, or retry.';
+  showBanner(text, 'error', { label: 'Retry', run: retryNow });
+}
+
+function retryNow() {
+  S.attempts = 0;
+  S.backoff = 1000;
+  showBanner('');
+  reload();
 }
 
 function closeEvents() {
   if (S.es) S.es.close();
   S.es = null;
+  S.streamErrors = 0;
   clearTimeout(S.retry);
 }
 
@@ -1043,21 +1099,31 @@ async function reload() {
     snap = await getJSON('/api/session' + sessionQuery('?'));
   } catch (err) {
     if (gen !== S.gen) return;
-    setStatus('offline');
-    showBanner(err.message);
     // Nothing will come back after an auth failure; anything else may be a restart.
-    if (err.status !== 401 && err.status !== 403) scheduleReload();
+    if (err.status === 401 || err.status === 403) {
+      giveUp(err);
+    } else {
+      showBanner(err.message);
+      scheduleReload();
+    }
     return;
   }
   if (gen !== S.gen) return;
-  showBanner(snap.access === 'read_only' ? 'Read-only view: you can watch this session, not send or answer.' : '');
+  showBanner(snap.access === 'read_only' ? 'Read-only view: you can watch this session, not send or answer.' : '', 'info');
   renderSnapshot(snap);
   connect(gen);
   loadSessions();
 }
 
+/** Another reload after a pause, or the final state once RETRY_LIMIT reloads failed. */
 function scheduleReload() {
-  clearTimeout(S.retry);
+  closeEvents();
+  if (S.attempts >= RETRY_LIMIT) {
+    giveUp(null);
+    return;
+  }
+  S.attempts++;
+  setStatus('reconnecting', `reconnecting… (${S.attempts}/${RETRY_LIMIT})`);
   S.retry = setTimeout(reload, S.backoff);
   S.backoff = Math.min(S.backoff * 2, 15000);
 }
@@ -1069,6 +1135,10 @@ function renderSnapshot(snap) {
   document.body.classList.toggle('readonly', S.readOnly);
   $('#input').disabled = S.readOnly;
   $('#send').disabled = S.readOnly;
+  $('#empty-title').textContent = S.readOnly
+    ? 'Nothing here yet: the conversation shows up here as it happens.'
+    : 'Type a message below to start.';
+  document.body.classList.add('loaded');
   const state = snap.state || {};
   setHeader(state);
   setQueue(state.queue || []);
@@ -1104,19 +1174,25 @@ async function connect(gen) {
   es.onopen = () => {
     if (gen !== S.gen) return;
     S.backoff = 1000;
+    S.attempts = 0;
+    S.streamErrors = 0;
     setStatus('connected');
   };
   es.onerror = () => {
     if (gen !== S.gen) return;
-    // The browser's own retry would reuse the spent ticket: reconnect with a new one, from
-    // the last event seen (or start over when the browser gave up on an error answer).
+    // The browser's own retry would reuse the spent stream ticket: close the stream and
+    // open a new one (a fresh ticket, from the last event seen) once; when that fails too,
+    // or the browser gave up on an error answer, the page takes over with bounded reloads.
     const gaveUp = es.readyState === EventSource.CLOSED;
     es.close();
     S.es = null;
-    setStatus(gaveUp ? 'offline' : 'reconnecting');
-    clearTimeout(S.retry);
-    S.retry = setTimeout(() => (gaveUp ? reload() : connect(gen)), S.backoff);
-    S.backoff = Math.min(S.backoff * 2, 15000);
+    if (gaveUp || ++S.streamErrors > 1) {
+      scheduleReload();
+    } else {
+      setStatus('reconnecting');
+      clearTimeout(S.retry);
+      S.retry = setTimeout(() => connect(gen), S.backoff);
+    }
   };
   es.onmessage = (msg) => {
     if (gen !== S.gen) return;
@@ -1363,8 +1439,7 @@ async function start() {
     } catch (err) {
       // A used link while this tab still holds a credential (a reload) is fine.
       if (!credential()) {
-        setStatus('offline');
-        showBanner(err.message);
+        giveUp(err);
         return;
       }
     }
