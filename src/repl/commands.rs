@@ -44,7 +44,7 @@ pub enum ArgumentKind {
 }
 
 /// What `/share` takes, in completion order.
-pub const SHARE_OPTIONS: &[&str] = &["--read-only", "--open", "--lan", "stop"];
+pub const SHARE_OPTIONS: &[&str] = &["--read-only", "--open", "--lan", "token", "stop"];
 
 /// The two turn modes `/mode` accepts, in completion order.
 pub const TURN_MODES: &[&str] = &["chat", "auto"];
