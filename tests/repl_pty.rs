@@ -410,6 +410,107 @@ fn share_lets_the_web_send_messages_and_answer_approvals_until_stopped() {
     repl.line("/quit");
 }
 
+/// Switching the model and the permission mode keeps the session: the same id, the
+/// conversation in the next request, and an open `/share` page that keeps working and shows
+/// the new settings.
+#[test]
+fn settings_switched_in_the_shell_keep_the_session_and_its_share() {
+    use support::web_client::request;
+    use support::{Protocol, ScriptedServer};
+    let second = ScriptedServer::start_background(
+        Protocol::OpenAi,
+        vec![
+            Step::from(write("b.txt", "B")),
+            Reply::text("second wrote b").into(),
+            write("c.txt", "C").into(),
+            Reply::text("second wrote c").into(),
+        ],
+    );
+    let (ws, first) = workspace(vec![Step::from(Reply::text("first model here"))]);
+    support::write_config_with(
+        ws.home(),
+        Protocol::OpenAi,
+        &first.url(),
+        &format!(
+            "[[models]]\nid = \"second\"\nprovider = \"openai\"\nmodel = \"other\"\nurl = \"{}\"\n",
+            second.url()
+        ),
+    );
+    let mut repl = Repl::start(&ws, &[]);
+    repl.line("/share");
+    let addr = repl.expect_share_link().addr;
+    repl.line("/share token");
+    let token = last_hex(&repl.expect("read-only token: "));
+    repl.expect("keep them secret");
+    let bearer = format!("Bearer {token}");
+    let session = || {
+        let response = request(
+            addr,
+            "GET",
+            "/api/session",
+            &[("Authorization", &bearer)],
+            b"",
+        );
+        assert_eq!(response.status, 200, "{}", response.text());
+        response.json()
+    };
+    let before = session();
+    let id = before["session_id"].as_str().unwrap().to_string();
+    assert_eq!(before["state"]["permission_mode"], "default");
+
+    repl.line("who are you?");
+    repl.expect("first model here");
+    repl.expect("context ");
+    repl.line("/model second");
+    repl.expect("model second");
+    repl.expect(PROMPT);
+    repl.line("/permissions accept-edits");
+    repl.expect("permission mode accept-edits");
+    repl.expect("ling [accept-edits] › ");
+
+    let after = session();
+    assert_eq!(after["session_id"], id.as_str(), "a new session: {after}");
+    let model = after["state"]["model"].as_str().unwrap();
+    assert!(model.starts_with("second "), "{after}");
+    assert_eq!(after["state"]["permission_mode"], "accept-edits");
+
+    // accept-edits: the write runs without asking, on the second model, which is sent the
+    // conversation so far.
+    repl.line("write b");
+    repl.expect("second wrote b");
+    repl.expect("context ");
+    assert_eq!(ws.read("b.txt"), "B");
+    let asked = second.chat_requests()[0].to_string();
+    assert!(asked.contains("who are you?"), "history lost: {asked}");
+    assert!(asked.contains("first model here"), "history lost: {asked}");
+    assert_eq!(first.chat_requests().len(), 1);
+
+    // Back to asking; the page, still the same one, answers the approval.
+    repl.line("/permissions default");
+    repl.expect("permission mode default");
+    repl.expect(PROMPT);
+    repl.line("write c");
+    repl.expect("Allow Write");
+    let pending = session();
+    assert_eq!(pending["session_id"], id.as_str());
+    let approval = pending["pending_approvals"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let origin = format!("http://{addr}");
+    let answered = request(
+        addr,
+        "POST",
+        &format!("/api/approvals/{approval}"),
+        &[("Authorization", &bearer), ("Origin", &origin)],
+        json!({"decision": "allow_once"}).to_string().as_bytes(),
+    );
+    assert_eq!(answered.status, 202, "{}", answered.text());
+    repl.expect("second wrote c");
+    assert_eq!(ws.read("c.txt"), "C");
+    repl.line("/quit");
+}
+
 /// The last 48-hex-digit word in `printed` (a share token).
 fn last_hex(printed: &str) -> String {
     printed

@@ -110,11 +110,7 @@ impl Shell {
                 self.switch(cli, "new session").await;
             }
             Command::Model if args.is_empty() => self.show_model(),
-            Command::Model => {
-                let mut cli = self.resume_current();
-                cli.model = Some(args.to_string());
-                self.switch(cli, &format!("model {args}")).await;
-            }
+            Command::Model => self.set_model(args).await,
             Command::Permissions => self.permissions(args).await,
             Command::Resume => {
                 let mut cli = self.cli.clone();
@@ -177,8 +173,8 @@ impl Shell {
         }
     }
 
-    /// Switches the session's agent. The prompt changes at once; the session confirms with
-    /// `SettingsUpdated`, which the view shows.
+    /// Switches the session's agent. The session confirms with `SettingsUpdated`, which the
+    /// view and the prompt show.
     pub(super) async fn set_agent(&mut self, name: &str) {
         let agents = self.ws.agents.get();
         if agents.get(name).is_none() {
@@ -193,16 +189,7 @@ impl Shell {
             return;
         }
         let agent = name.to_string();
-        let _ = self
-            .live
-            .handle
-            .inputs
-            .send(Input::SetAgent {
-                agent: agent.clone(),
-            })
-            .await;
-        self.view.agent = agent;
-        self.update_prompt();
+        self.send_setting(Input::SetAgent { agent }).await;
     }
 
     /// `/mode chat|auto`.
@@ -214,9 +201,7 @@ impl Shell {
             ));
             return;
         };
-        let _ = self.live.handle.inputs.send(Input::SetMode { mode }).await;
-        self.view.mode = mode;
-        self.update_prompt();
+        self.send_setting(Input::SetMode { mode }).await;
     }
 
     /// `/runs`: this session's runs from the store (a fresh connection, so it works while

@@ -1,17 +1,23 @@
 //! Commands that show or change how the session works: `/settings`, `/permissions`,
-//! `/theme`, `/sessions`, and the session restarts behind `/model`, `/clear`, `/resume`.
+//! `/model`, `/theme`, `/sessions`, and the session restarts behind `/clear`, `/resume`.
+//! The session owns the model, permission mode and `max_iters`: the shell sends it an
+//! input and shows its answer (`SettingsUpdated`, or an error), never its own copy.
 
 use super::shell::Shell;
 use crate::config::PermissionMode;
-use crate::session::TurnMode;
 use crate::session::permissions::{project, trust};
+use crate::session::{Input, TurnMode};
 
 impl Shell {
-    /// The CLI flags that reopen the current session (for changes that keep the history).
-    pub(super) fn resume_current(&self) -> crate::cli::Cli {
-        let mut cli = self.cli.clone();
-        (cli.continue_session, cli.resume) = (false, Some(self.live.session_id.clone()));
-        cli
+    /// `/model ID`: the next turns go to that configured model.
+    pub(super) async fn set_model(&mut self, id: &str) {
+        // Remembered for restarts only when the session will accept it (the same check
+        // against the same `[[models]]`); the session's answer is what the person sees.
+        if crate::llm::router::pick(&self.ws.config.models, id).is_some() {
+            self.model_choice = Some(id.to_string());
+        }
+        let model = id.to_string();
+        self.send_setting(Input::SetModel { model }).await;
     }
 
     pub(super) async fn switch(&mut self, cli: crate::cli::Cli, what: &str) {
@@ -26,10 +32,7 @@ impl Shell {
 
     pub(super) async fn permissions(&mut self, args: &str) {
         if let Some(mode) = PermissionMode::parse(args) {
-            let mut cli = self.resume_current();
-            cli.permission_mode = Some(mode);
-            self.switch(cli, &format!("permission mode {}", mode.as_str()))
-                .await;
+            self.send_setting(Input::SetPermissionMode { mode }).await;
             return;
         }
         if let Some(rule) = args.strip_prefix("remove ") {
@@ -46,10 +49,7 @@ impl Shell {
             }
             return;
         }
-        let mode = self
-            .cli
-            .permission_mode
-            .unwrap_or(self.ws.config.permission_mode);
+        let mode = self.view.permission_mode;
         let mut lines = vec![format!("permission mode: {}", mode.as_str())];
         for rule in &self.ws.config.allow {
             lines.push(format!("  allow {rule}"));
@@ -117,55 +117,52 @@ impl Shell {
             self.view.error(&format!("/settings {key} needs a value"));
             return;
         }
-        let mut cli = self.resume_current();
         match key {
-            "model" => cli.model = Some(value.to_string()),
+            "model" => self.set_model(value).await,
             "max_iters" => match crate::config::parse_max_iters(value) {
-                Ok(n) => cli.max_iters = Some(n),
-                Err(e) => return self.view.error(&format!("max_iters {value}: {e}")),
+                Ok(max_iters) => self.send_setting(Input::SetMaxIters { max_iters }).await,
+                Err(e) => self.view.error(&format!("max_iters {value}: {e}")),
             },
             "permission_mode" => match PermissionMode::parse(value) {
-                Some(mode) => cli.permission_mode = Some(mode),
-                None => {
-                    return self.view.error(&format!(
-                        "permission_mode {value}: expected one of {}",
-                        PermissionMode::NAMES
-                    ));
-                }
+                Some(mode) => self.send_setting(Input::SetPermissionMode { mode }).await,
+                None => self.view.error(&format!(
+                    "permission_mode {value}: expected one of {}",
+                    PermissionMode::NAMES
+                )),
             },
-            "theme" => return self.theme(value),
-            "agent" => return self.set_agent(value).await,
-            "mode" => return self.set_mode(value).await,
+            "theme" => self.theme(value),
+            "agent" => self.set_agent(value).await,
+            "mode" => self.set_mode(value).await,
             "show_thinking" => {
                 match value {
                     "true" | "on" | "yes" => self.view.show_thinking = true,
                     "false" | "off" | "no" => self.view.show_thinking = false,
                     _ => return self.view.error("show_thinking: expected true or false"),
                 }
-                return self.view.hint(&format!("show_thinking {value}"));
+                self.view.hint(&format!("show_thinking {value}"));
             }
-            _ => {
-                return self.view.error(&format!(
-                    "unknown setting `{key}`; settable: {}",
-                    super::catalog::SETTING_KEYS.join(", ")
-                ));
-            }
+            _ => self.view.error(&format!(
+                "unknown setting `{key}`; settable: {}",
+                super::catalog::SETTING_KEYS.join(", ")
+            )),
         }
-        self.switch(cli, &format!("{key} = {value}")).await;
     }
 
     pub(super) fn settings(&mut self) {
         let c = &self.ws.config;
-        let origin = match (&self.cli.model, &c.model_choice) {
-            (Some(_), _) => "/model or --model".to_string(),
-            (None, Some(_)) => c.model_choice_origin.clone(),
-            (None, None) => "default: the first [[models]] entry, else Ollama's first".into(),
+        // Origins: a value that differs from the configured one was chosen for this
+        // session (a flag or a command); the values are the session's own.
+        let origin = match (&self.model_choice, &self.cli.model, &c.model_choice) {
+            (Some(_), _, _) => "this session (/model)".to_string(),
+            (None, Some(_), _) => "--model".to_string(),
+            (None, None, Some(_)) => c.model_choice_origin.clone(),
+            (None, None, None) => "default: the first [[models]] entry, else Ollama's first".into(),
         };
-        let mode = self.cli.permission_mode.unwrap_or(c.permission_mode);
-        let mode_origin = if self.cli.permission_mode.is_some() {
-            "this session"
-        } else {
+        let mode = self.view.permission_mode;
+        let mode_origin = if mode == c.permission_mode {
             c.origin("permission_mode")
+        } else {
+            "this session"
         };
         let agent = &self.view.agent;
         let agent_origin = match &self.cli.agent {
@@ -189,11 +186,11 @@ impl Shell {
             row("mode", &turn_mode.as_str(), turn_mode_origin),
             row(
                 "max_iters",
-                &self.cli.max_iters.unwrap_or(c.max_iters),
-                if self.cli.max_iters.is_some() {
-                    "this session"
-                } else {
+                &self.view.max_iters,
+                if self.view.max_iters == c.max_iters {
                     c.origin("max_iters")
+                } else {
+                    "this session"
                 },
             ),
             row(

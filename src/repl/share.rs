@@ -1,5 +1,5 @@
 //! `/share`: the web mirror of this shell's session. The server starts on first use and
-//! follows the shell when it switches sessions (`/clear`, `/resume`, `/model`).
+//! follows the shell when it switches sessions (`/clear`, `/resume`).
 //!
 //! Every printed link carries a one-time ticket: the first page that opens it trades it for
 //! its own credential, and the ticket is dead. `/share` prints a fresh link each time;

@@ -29,6 +29,9 @@ const DOUBLE_CTRL_C: Duration = Duration::from_secs(2);
 /// next line; normally it takes microseconds (see `printer.rs` for when it cannot).
 const OUTPUT_FLUSH_LIMIT: Duration = Duration::from_millis(250);
 
+/// How long a settings change waits for the session's answer before the prompt returns.
+const SETTING_ANSWER_LIMIT: Duration = Duration::from_secs(2);
+
 /// What the editor thread reports.
 pub(super) enum Typed {
     Line(String),
@@ -48,6 +51,9 @@ pub(super) struct Shell {
     pub extensions: Extensions,
     /// The web mirror, once `/share` started it.
     pub share: Option<crate::web::Server>,
+    /// The model id last chosen with `/model` (the session shows only its label): a
+    /// restart (`/clear`, `/resume`) starts the new session on it.
+    pub model_choice: Option<String>,
 }
 
 pub async fn run(cli: Cli) -> i32 {
@@ -117,6 +123,7 @@ async fn try_run(cli: Cli) -> Result<i32, Failure> {
         prompt,
         extensions,
         share: None,
+        model_choice: None,
     };
     shell.refresh_lists();
     for problem in watch_problems {
@@ -138,13 +145,7 @@ async fn try_run(cli: Cli) -> Result<i32, Failure> {
             _ = spinner.tick() => shell.view.tick(),
             envelope = shell.live.events.recv() => {
                 if let Some(envelope) = envelope {
-                    shell.view.on_event(&envelope.event);
-                    if matches!(
-                        envelope.event,
-                        session::Event::SessionStarted { .. } | session::Event::SettingsUpdated { .. }
-                    ) {
-                        shell.update_prompt();
-                    }
+                    shell.on_event(&envelope.event);
                 }
             }
             // A skill or agent file changed on disk (the sets were re-read).
@@ -192,6 +193,39 @@ async fn try_run(cli: Cli) -> Result<i32, Failure> {
 }
 
 impl Shell {
+    fn on_event(&mut self, event: &session::Event) {
+        self.view.on_event(event);
+        if matches!(
+            event,
+            session::Event::SessionStarted { .. } | session::Event::SettingsUpdated { .. }
+        ) {
+            self.update_prompt();
+        }
+    }
+
+    /// Sends a settings input and shows the session's answer (`SettingsUpdated` or an
+    /// error) before the editor reads again, so the next prompt already shows the change.
+    /// Events that come first are shown as usual.
+    pub async fn send_setting(&mut self, input: session::Input) {
+        if self.live.handle.inputs.send(input).await.is_err() {
+            return self.view.error("the session has stopped; restart linggen");
+        }
+        // The session answers at once; the limit only keeps a wedged session from taking
+        // the shell with it.
+        let deadline = tokio::time::Instant::now() + SETTING_ANSWER_LIMIT;
+        while let Ok(Some(envelope)) =
+            tokio::time::timeout_at(deadline, self.live.events.recv()).await
+        {
+            self.on_event(&envelope.event);
+            if matches!(
+                envelope.event,
+                session::Event::SettingsUpdated { .. } | session::Event::Error { .. }
+            ) {
+                break;
+            }
+        }
+    }
+
     /// Ctrl+C on an empty line: cancel a running turn; when idle, hint, and quit on the
     /// second press within two seconds. Returns `true` to quit.
     async fn interrupt(&mut self, last: &mut Option<Instant>) -> bool {
@@ -237,13 +271,20 @@ impl Shell {
         });
     }
 
-    /// Replaces the running session (new, resumed, or the same one with other settings).
-    /// The agent and turn mode chosen in this shell carry over (an agent whose file is gone
-    /// falls back to the default).
+    /// Replaces the running session (new or resumed). The settings the session last
+    /// announced carry over (an agent whose file is gone falls back to the default).
     pub async fn restart(&mut self, cli: Cli) -> Result<(), Failure> {
         let mut start = cli.clone();
         let agent = self.view.agent.clone();
         start.agent = self.ws.agents.get().get(&agent).is_some().then_some(agent);
+        start.permission_mode = Some(self.view.permission_mode);
+        // Zero: the session has not announced its limit yet; the flags decide.
+        if self.view.max_iters > 0 {
+            start.max_iters = Some(self.view.max_iters);
+        }
+        if self.model_choice.is_some() {
+            start.model = self.model_choice.clone();
+        }
         let live = LiveSession::start(&start, &self.ws, true).await?;
         let old = std::mem::replace(&mut self.live, live);
         self.share_follows();
@@ -267,11 +308,8 @@ impl Shell {
     }
 
     pub fn update_prompt(&self) {
-        let permission_mode = self
-            .cli
-            .permission_mode
-            .unwrap_or(self.ws.config.permission_mode);
-        *lock(&self.prompt) = prompt_text(&self.view.agent, self.view.mode, permission_mode);
+        *lock(&self.prompt) =
+            prompt_text(&self.view.agent, self.view.mode, self.view.permission_mode);
     }
 }
 

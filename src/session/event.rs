@@ -65,11 +65,18 @@ pub enum Event {
         agent_id: String,
         permission_mode: String,
         tools: Vec<String>,
+        /// The most model calls a turn may make.
+        max_iters: u32,
     },
-    /// The agent or the turn mode of the session changed (`/agent`, `/mode`).
+    /// A setting of the session changed (`/agent`, `/mode`, `/model`, `/permissions`,
+    /// `/settings max_iters`); carries all of them, as they hold for the next turn.
     SettingsUpdated {
         agent_id: String,
         mode: super::input::TurnMode,
+        /// The model as people should read it, as in `SessionStarted`.
+        model: String,
+        permission_mode: String,
+        max_iters: u32,
     },
     /// The session became busy (a turn started) or idle (the last queued turn ended).
     StateUpdated {

@@ -80,6 +80,13 @@ pub enum Input {
     SetAgent { agent: String },
     /// Switch between the tool loop and plain chat (`/mode chat|auto`).
     SetMode { mode: TurnMode },
+    /// Send the next turns to another configured model (`/model ID`): an id, `local` or
+    /// `cloud`, resolved like an agent's `model` hint. A running turn keeps its model.
+    SetModel { model: String },
+    /// Change how tool calls are approved (`/permissions MODE`); between turns only.
+    SetPermissionMode { mode: crate::config::PermissionMode },
+    /// Limit the model calls of the next turns (at least 1).
+    SetMaxIters { max_iters: u32 },
     /// Stop allowing `rule` (a project rule the person removed with `/permissions
     /// remove`): from the configured rules and this session's "always" answers alike.
     RevokeRule { rule: String },

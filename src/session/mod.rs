@@ -33,6 +33,7 @@ pub use permissions::Permissions;
 pub use run::Route;
 
 use crate::agents::{AgentSet, AgentSpec};
+use crate::config::PermissionMode;
 use crate::llm::{ChatMessage, Provider};
 use crate::skills::SkillSet;
 use crate::skills::live::Live;
@@ -89,7 +90,14 @@ impl SessionHandle {
     }
 }
 
-/// State the turn task borrows from the session.
+/// Who waits for the answer to each approval request, by request id.
+pub(crate) type PendingApprovals = HashMap<String, oneshot::Sender<(Decision, String)>>;
+
+/// State the turn task borrows from the session. The model and `max_iters` are a snapshot:
+/// changing them replaces the session's `TurnShared` (see [`TurnShared::with_settings`]),
+/// so a running turn finishes with the ones it started with and the next turn gets the new
+/// ones. The maps are shared by every snapshot, so approvals and cancellation reach the
+/// running turn whichever snapshot it holds.
 pub(crate) struct TurnShared {
     /// The session's model, used unless a hint routes elsewhere.
     pub default_route: Route,
@@ -103,11 +111,41 @@ pub(crate) struct TurnShared {
     pub agents: Arc<Live<AgentSet>>,
     pub skills: Arc<Live<SkillSet>>,
     /// Approval requests waiting for an answer, by id.
-    pub pending: Mutex<HashMap<String, oneshot::Sender<(Decision, String)>>>,
+    pub pending: Arc<Mutex<PendingApprovals>>,
     /// Cancellation of every live run, by id (`Input::CancelRun`); a child's token is a
     /// child of its parent's, so cancelling one cancels its subtree.
-    pub runs: Mutex<HashMap<String, CancellationToken>>,
-    pub locks: Mutex<locks::Locks>,
+    pub runs: Arc<Mutex<HashMap<String, CancellationToken>>>,
+    pub locks: Arc<Mutex<locks::Locks>>,
+}
+
+impl TurnShared {
+    /// The same session with another model and turn limit, for turns started from now on.
+    fn with_settings(&self, default_route: Route, max_iters: u32) -> TurnShared {
+        TurnShared {
+            default_route,
+            routing: self.routing.clone(),
+            context_prompt: self.context_prompt.clone(),
+            bus: self.bus.clone(),
+            tools: self.tools.clone(),
+            max_iters,
+            max_delegation_depth: self.max_delegation_depth,
+            interactive: self.interactive,
+            agents: Arc::clone(&self.agents),
+            skills: Arc::clone(&self.skills),
+            pending: Arc::clone(&self.pending),
+            runs: Arc::clone(&self.runs),
+            locks: Arc::clone(&self.locks),
+        }
+    }
+}
+
+/// What a person chooses for the next turns besides the model and `max_iters` (which live
+/// in [`TurnShared`]). The permission mode is also in the idle conversation; this copy
+/// answers while a turn holds it.
+struct Settings {
+    agent_id: String,
+    mode: TurnMode,
+    permission_mode: PermissionMode,
 }
 
 /// An agent's full system prompt: its own body, then the workspace facts and rules.
@@ -169,8 +207,9 @@ async fn run(setup: SessionSetup, mut inputs: mpsc::Receiver<Input>, bus: EventB
             .iter()
             .map(|s| s.to_string())
             .collect(),
+        max_iters: setup.max_iters,
     });
-    let shared = Arc::new(TurnShared {
+    let mut shared = Arc::new(TurnShared {
         default_route: Route {
             provider: setup.provider,
             label: setup.model_label,
@@ -185,12 +224,15 @@ async fn run(setup: SessionSetup, mut inputs: mpsc::Receiver<Input>, bus: EventB
         interactive: setup.interactive,
         agents: setup.agents,
         skills: setup.skills,
-        pending: Mutex::new(HashMap::new()),
-        runs: Mutex::new(HashMap::new()),
-        locks: Mutex::new(locks::Locks::default()),
+        pending: Arc::default(),
+        runs: Arc::default(),
+        locks: Arc::default(),
     });
-    let mut agent_id = setup.agent_id;
-    let mut mode = setup.mode;
+    let mut settings = Settings {
+        agent_id: setup.agent_id,
+        mode: setup.mode,
+        permission_mode: setup.permissions.mode,
+    };
     // The system prompt is set per turn, for the agent that runs it.
     let mut history = vec![ChatMessage::system(String::new())];
     history.extend(setup.history);
@@ -243,24 +285,13 @@ async fn run(setup: SessionSetup, mut inputs: mpsc::Receiver<Input>, bus: EventB
                         }),
                     }
                 }
-                Some(Input::SetAgent { agent }) => {
-                    let agents = shared.agents.get();
-                    if agents.get(&agent).is_some() {
-                        agent_id = agent;
-                        publish_settings(&bus, &agent_id, mode);
-                    } else {
-                        bus.publish(Event::Error {
-                            message: format!(
-                                "no agent named `{agent}`; agents: {}",
-                                agents.names().join(", ")
-                            ),
-                        });
-                    }
-                }
-                Some(Input::SetMode { mode: new_mode }) => {
-                    mode = new_mode;
-                    publish_settings(&bus, &agent_id, mode);
-                }
+                Some(
+                    input @ (Input::SetAgent { .. }
+                    | Input::SetMode { .. }
+                    | Input::SetModel { .. }
+                    | Input::SetPermissionMode { .. }
+                    | Input::SetMaxIters { .. }),
+                ) => change_setting(input, &mut shared, &mut settings, idle.as_mut()),
                 Some(Input::RevokeRule { rule }) => match idle.as_mut() {
                     Some(conv) => conv.permissions.revoke(&rule),
                     // The shell changes permissions between turns only.
@@ -288,14 +319,20 @@ async fn run(setup: SessionSetup, mut inputs: mpsc::Receiver<Input>, bus: EventB
                     }
                     if !busy {
                         busy = true;
-                        publish_state(&bus, SessionStatus::Running, &agent_id, mode);
+                        publish_state(&bus, SessionStatus::Running, &settings);
                     }
-                    running = Some(start_turn(&shared, conv, msg, &agent_id, mode));
+                    running = Some(start_turn(
+                        &shared,
+                        conv,
+                        msg,
+                        &settings.agent_id,
+                        settings.mode,
+                    ));
                 }
                 None => {
                     if busy {
                         busy = false;
-                        publish_state(&bus, SessionStatus::Idle, &agent_id, mode);
+                        publish_state(&bus, SessionStatus::Idle, &settings);
                     }
                     idle = Some(conv);
                 }
@@ -343,19 +380,83 @@ fn publish_queue(bus: &EventBus, queue: &VecDeque<UserMessage>) {
     });
 }
 
-fn publish_state(bus: &EventBus, status: SessionStatus, agent_id: &str, mode: TurnMode) {
+fn publish_state(bus: &EventBus, status: SessionStatus, settings: &Settings) {
     bus.publish(Event::StateUpdated {
         status,
-        agent_id: agent_id.to_string(),
-        mode,
+        agent_id: settings.agent_id.clone(),
+        mode: settings.mode,
     });
 }
 
-fn publish_settings(bus: &EventBus, agent_id: &str, mode: TurnMode) {
-    bus.publish(Event::SettingsUpdated {
-        agent_id: agent_id.to_string(),
-        mode,
-    });
+/// Applies one of the settings inputs. A change is answered with `SettingsUpdated` (all
+/// settings, as the next turn will use them), a refusal with `Error`, and nothing changes.
+fn change_setting(
+    input: Input,
+    shared: &mut Arc<TurnShared>,
+    settings: &mut Settings,
+    idle: Option<&mut Conversation>,
+) {
+    let refused = match input {
+        Input::SetAgent { agent } => {
+            let agents = shared.agents.get();
+            if agents.get(&agent).is_some() {
+                settings.agent_id = agent;
+                None
+            } else {
+                Some(format!(
+                    "no agent named `{agent}`; agents: {}",
+                    agents.names().join(", ")
+                ))
+            }
+        }
+        Input::SetMode { mode } => {
+            settings.mode = mode;
+            None
+        }
+        Input::SetModel { model } => {
+            let routed = match &shared.routing {
+                Some(routing) => routing.route(&model),
+                None => Err("no other models are configured".to_string()),
+            };
+            match routed {
+                Ok(route) => {
+                    *shared = Arc::new(shared.with_settings(route, shared.max_iters));
+                    None
+                }
+                Err(why) => Some(format!("cannot switch to model `{model}`: {why}")),
+            }
+        }
+        Input::SetMaxIters { max_iters: 0 } => Some("max_iters must be at least 1".to_string()),
+        Input::SetMaxIters { max_iters } => {
+            *shared = Arc::new(shared.with_settings(shared.default_route.clone(), max_iters));
+            None
+        }
+        // The running turn holds the permissions; changing them under it would make one
+        // turn's calls follow two policies.
+        Input::SetPermissionMode { mode } => match idle {
+            Some(conv) => {
+                conv.permissions.mode = mode;
+                settings.permission_mode = mode;
+                None
+            }
+            None => Some(format!(
+                "the permission mode is still {}: it changes between turns; try again when this one ends",
+                settings.permission_mode.as_str()
+            )),
+        },
+        _ => return,
+    };
+    let event = match refused {
+        Some(message) => Event::Error { message },
+        None => Event::SettingsUpdated {
+            agent_id: settings.agent_id.clone(),
+            mode: settings.mode,
+            model: shared.default_route.label.clone(),
+            permission_mode: settings.permission_mode.as_str().to_string(),
+            max_iters: shared.max_iters,
+        },
+    };
+    shared.bus.publish(event);
 }
 
 /// Locks a mutex, recovering from poisoning: the maps guarded here stay consistent even if

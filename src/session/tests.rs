@@ -79,6 +79,14 @@ struct Harness {
 }
 
 fn start(script: Vec<Scripted>, interactive: bool) -> Harness {
+    start_routed(script, interactive, None)
+}
+
+fn start_routed(
+    script: Vec<Scripted>,
+    interactive: bool,
+    routing: Option<Arc<dyn ModelRouting>>,
+) -> Harness {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap();
     let model = Arc::new(FakeModel::default());
@@ -106,7 +114,7 @@ fn start(script: Vec<Scripted>, interactive: bool) -> Harness {
             root: root.clone(),
             user_home: None,
         }),
-        routing: None,
+        routing,
         max_delegation_depth: 2,
         mode: TurnMode::Auto,
     };
@@ -410,4 +418,118 @@ async fn without_a_person_approval_is_denied_at_once() {
             .any(|e| matches!(e, Event::ApprovalRequested { .. }))
     );
     assert!(h.last_tool_result().contains("nobody can approve"));
+}
+
+/// Routes the model id `second` to its own scripted model.
+struct SecondModel(Arc<FakeModel>);
+
+impl ModelRouting for SecondModel {
+    fn route(&self, hint: &str) -> Result<Route, String> {
+        match hint {
+            "second" => Ok(Route {
+                provider: self.0.clone(),
+                label: "second".into(),
+                context_window: Some(8192),
+            }),
+            _ => Err("no configured model matches (ids: second)".into()),
+        }
+    }
+}
+
+async fn settings_answer(h: &mut Harness) -> Event {
+    h.until(|e| matches!(e, Event::SettingsUpdated { .. } | Event::Error { .. }))
+        .await
+        .0
+}
+
+/// Model, max_iters and permission mode change without a new session: a turn waiting for
+/// an approval finishes as it started, the next turn uses the new settings and still has
+/// the conversation; a refused change says why and changes nothing.
+#[tokio::test]
+async fn settings_change_for_the_next_turn_without_a_restart() {
+    let second = Arc::new(FakeModel::default());
+    second.script.lock().unwrap().push_back(write_call());
+    let routing: Arc<dyn ModelRouting> = Arc::new(SecondModel(second.clone()));
+    let first_script = vec![write_call(), reply(vec![text("done")])];
+    let mut h = start_routed(first_script, true, Some(routing));
+    h.say("write x", "terminal").await;
+    let id = h.approval_id().await;
+
+    h.send(Input::SetModel {
+        model: "second".into(),
+    })
+    .await;
+    let answer = settings_answer(&mut h).await;
+    assert!(
+        matches!(&answer, Event::SettingsUpdated { model, max_iters: 10, .. } if model == "second"),
+        "{answer:?}"
+    );
+    h.send(Input::SetMaxIters { max_iters: 1 }).await;
+    let answer = settings_answer(&mut h).await;
+    assert!(
+        matches!(&answer, Event::SettingsUpdated { max_iters: 1, .. }),
+        "{answer:?}"
+    );
+    h.send(Input::SetModel {
+        model: "nope".into(),
+    })
+    .await;
+    let answer = settings_answer(&mut h).await;
+    assert!(
+        matches!(&answer, Event::Error { message } if message.contains("`nope`") && message.contains("ids: second")),
+        "{answer:?}"
+    );
+    h.send(Input::SetPermissionMode {
+        mode: PermissionMode::Bypass,
+    })
+    .await;
+    let answer = settings_answer(&mut h).await;
+    assert!(
+        matches!(&answer, Event::Error { message } if message.contains("between turns")),
+        "{answer:?}"
+    );
+    h.send(Input::SetMaxIters { max_iters: 0 }).await;
+    assert!(matches!(settings_answer(&mut h).await, Event::Error { .. }));
+
+    // The waiting turn is unaffected: same model, same limit, the approval still counts.
+    h.send(Input::Approval {
+        id,
+        decision: Decision::AllowOnce,
+        from: "terminal".into(),
+    })
+    .await;
+    assert_eq!(h.outcome().await.0, OutcomeStatus::Completed);
+    assert_eq!(h.model.requests.lock().unwrap().len(), 2);
+    assert!(second.requests.lock().unwrap().is_empty());
+    std::fs::remove_file(h.root.join("x.txt")).unwrap();
+
+    h.send(Input::SetPermissionMode {
+        mode: PermissionMode::Bypass,
+    })
+    .await;
+    let answer = settings_answer(&mut h).await;
+    assert!(
+        matches!(&answer, Event::SettingsUpdated { permission_mode, model, max_iters: 1, .. }
+            if permission_mode == "bypass" && model == "second"),
+        "{answer:?}"
+    );
+    h.say("write x again", "terminal").await;
+    let (status, seen) = h.outcome().await;
+    // One model call (max_iters 1), its write run without asking (bypass).
+    assert_eq!(status, OutcomeStatus::MaxIters);
+    assert!(
+        !seen
+            .iter()
+            .any(|e| matches!(e, Event::ApprovalRequested { .. })),
+        "bypass asked"
+    );
+    assert!(h.root.join("x.txt").exists());
+    let asked = second.requests.lock().unwrap();
+    assert_eq!(asked.len(), 1);
+    assert!(
+        asked[0].iter().any(|m| m.content == "write x"),
+        "the conversation was lost: {:?}",
+        asked[0]
+    );
+    assert_eq!(h.model.requests.lock().unwrap().len(), 2);
 }

@@ -266,9 +266,17 @@ impl State {
                 self.permission_mode = permission_mode.clone();
                 false
             }
-            Event::SettingsUpdated { agent_id, mode } => {
+            Event::SettingsUpdated {
+                agent_id,
+                mode,
+                model,
+                permission_mode,
+                ..
+            } => {
                 self.agent_id = agent_id.clone();
                 self.mode = *mode;
+                self.model = model.clone();
+                self.permission_mode = permission_mode.clone();
                 false
             }
             Event::StateUpdated {

@@ -11,6 +11,7 @@ use super::catalog::one_line;
 use super::render::{self, MarkdownStream, RenderStyle};
 use super::run_tree::{RunDepths, indent};
 use super::theme::Theme;
+use crate::config::PermissionMode;
 use crate::session::{Decision, Event, OutcomeStatus, TurnMode};
 use crate::tools::terminal_text::strip_controls;
 
@@ -76,6 +77,9 @@ pub struct View {
     pub mode: TurnMode,
     /// The model as the session announced it (`id (model @ url)`).
     pub model: String,
+    /// The session's permission mode and turn limit, as it last announced them.
+    pub permission_mode: PermissionMode,
+    pub max_iters: u32,
     /// `[ui] show_thinking`: reasoning shown dimmed, or hidden.
     pub show_thinking: bool,
     context: Option<(u64, Option<u32>)>,
@@ -95,6 +99,8 @@ impl View {
             width,
             markdown: None,
             model: String::new(),
+            permission_mode: PermissionMode::default(),
+            max_iters: 0,
             waiting_since: None,
             waiting_for: None,
             spinner_shown: false,
@@ -171,6 +177,41 @@ impl View {
         self.print(vec![line]);
     }
 
+    /// The line answering `SettingsUpdated`: what it changed (agent and turn mode go
+    /// together, as `/agent` and `/mode` always showed them), or all of it when nothing did.
+    fn settings_changes(
+        &self,
+        agent: &str,
+        mode: TurnMode,
+        model: &str,
+        permission_mode: PermissionMode,
+        max_iters: u32,
+    ) -> String {
+        let agent_line = format!("agent {agent} · mode {}", mode.as_str());
+        let mut parts = Vec::new();
+        if agent != self.agent || mode != self.mode {
+            parts.push(agent_line.clone());
+        }
+        if model != self.model {
+            parts.push(format!("model {model}"));
+        }
+        if permission_mode != self.permission_mode {
+            parts.push(format!("permission mode {}", permission_mode.as_str()));
+        }
+        if max_iters != self.max_iters {
+            parts.push(format!("max_iters = {max_iters}"));
+        }
+        if parts.is_empty() {
+            parts = vec![
+                agent_line,
+                format!("model {model}"),
+                format!("permission mode {}", permission_mode.as_str()),
+                format!("max_iters = {max_iters}"),
+            ];
+        }
+        parts.join(" · ")
+    }
+
     /// A dim one-line hint from the shell itself.
     pub fn hint(&mut self, text: &str) {
         let line = self.style.dim(text);
@@ -245,15 +286,33 @@ impl View {
         }
         match event {
             Event::SessionStarted {
-                model, agent_id, ..
+                model,
+                agent_id,
+                permission_mode,
+                max_iters,
+                ..
             } => {
                 self.model = model.clone();
                 self.agent = agent_id.clone();
+                self.permission_mode = PermissionMode::parse(permission_mode).unwrap_or_default();
+                self.max_iters = *max_iters;
             }
-            Event::SettingsUpdated { agent_id, mode } => {
+            Event::SettingsUpdated {
+                agent_id,
+                mode,
+                model,
+                permission_mode,
+                max_iters,
+            } => {
+                let permission_mode = PermissionMode::parse(permission_mode).unwrap_or_default();
+                let line =
+                    self.settings_changes(agent_id, *mode, model, permission_mode, *max_iters);
                 self.agent = agent_id.clone();
                 self.mode = *mode;
-                self.hint(&format!("agent {agent_id} · mode {}", mode.as_str()));
+                self.model = model.clone();
+                self.permission_mode = permission_mode;
+                self.max_iters = *max_iters;
+                self.hint(&line);
             }
             Event::RunStarted {
                 run_id, parent_id, ..

@@ -255,6 +255,9 @@ fn settings_and_warnings_are_shown() {
     view.on_event(&Event::SettingsUpdated {
         agent_id: "coder".into(),
         mode: TurnMode::Chat,
+        model: String::new(),
+        permission_mode: "default".into(),
+        max_iters: 0,
     });
     assert_eq!(view.agent, "coder");
     assert_eq!(view.mode, TurnMode::Chat);

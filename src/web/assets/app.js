@@ -405,12 +405,12 @@ function add(node, runId) {
 const HANDLERS = {
   SessionStarted(ev) {
     S.sessionId = ev.session_id;
-    setHeader({ model: ev.model, agent_id: ev.agent_id, root: ev.root });
+    setHeader({ model: ev.model, agent_id: ev.agent_id, root: ev.root, permission_mode: ev.permission_mode });
     sessionsChanged();
   },
   SettingsUpdated(ev) {
-    setHeader({ agent_id: ev.agent_id, mode: ev.mode });
-    add(el('div', 'line hint', `agent ${ev.agent_id} · mode ${ev.mode}`));
+    setHeader({ agent_id: ev.agent_id, mode: ev.mode, model: ev.model, permission_mode: ev.permission_mode });
+    add(el('div', 'line hint', `agent ${ev.agent_id} · mode ${ev.mode} · model ${ev.model} · permission mode ${ev.permission_mode} · max_iters ${ev.max_iters}`));
   },
   StateUpdated(ev) {
     setHeader({ agent_id: ev.agent_id, mode: ev.mode });
@@ -894,6 +894,11 @@ function outcomeText(ev) {
 function setHeader(state) {
   if (state.agent_id) $('#agent').textContent = state.agent_id;
   if (state.mode) $('#mode').textContent = state.mode;
+  // Like the shell's prompt: shown only when it is not the default.
+  if (state.permission_mode) {
+    $('#permission-mode').textContent = state.permission_mode;
+    $('#permission-mode').hidden = state.permission_mode === 'default';
+  }
   if (state.model) {
     $('#model').textContent = state.model;
     $('#model').title = state.root ? `${state.model}\n${state.root}` : state.model;
