@@ -461,6 +461,15 @@ fn settings_switched_in_the_shell_keep_the_session_and_its_share() {
     repl.line("who are you?");
     repl.expect("first model here");
     repl.expect("context ");
+    // An id that is not configured is refused with the ones that are; nothing changes.
+    repl.line("/model nope");
+    let refused = repl.expect("`local` and `cloud`");
+    assert!(
+        refused.contains("cannot switch to model `nope`"),
+        "{refused}"
+    );
+    assert!(refused.contains("second"), "{refused}");
+    repl.expect(PROMPT);
     repl.line("/model second");
     repl.expect("model second");
     repl.expect(PROMPT);
@@ -508,6 +517,18 @@ fn settings_switched_in_the_shell_keep_the_session_and_its_share() {
     assert_eq!(answered.status, 202, "{}", answered.text());
     repl.expect("second wrote c");
     assert_eq!(ws.read("c.txt"), "C");
+    repl.expect("context ");
+
+    // A new session (`/clear` does restart) keeps the chosen model.
+    repl.line("/clear");
+    repl.expect("new session");
+    repl.expect(PROMPT);
+    repl.line("/settings");
+    let settings = repl.expect("show_thinking");
+    assert!(
+        settings.contains("second (other") && settings.contains("(this session (/model))"),
+        "{settings}"
+    );
     repl.line("/quit");
 }
 

@@ -267,6 +267,33 @@ fn settings_and_warnings_are_shown() {
     assert_eq!(out.take(), "agent coder · mode chat\n⚠ x/SKILL.md:1: bad\n");
 }
 
+/// The answer to `/model`, `/permissions` or `/settings max_iters` names what changed;
+/// an answer that changed nothing names everything.
+#[test]
+fn a_settings_answer_names_what_changed() {
+    let (mut view, out) = view();
+    let settings = |model: &str, permission_mode: &str, max_iters| Event::SettingsUpdated {
+        agent_id: "ling".into(),
+        mode: TurnMode::Auto,
+        model: model.into(),
+        permission_mode: permission_mode.into(),
+        max_iters,
+    };
+    view.on_event(&settings("second", "plan", 3));
+    assert_eq!(
+        out.take(),
+        "model second · permission mode plan · max_iters = 3\n"
+    );
+    assert_eq!(view.model, "second");
+    assert_eq!(view.permission_mode, crate::config::PermissionMode::Plan);
+    assert_eq!(view.max_iters, 3);
+    view.on_event(&settings("second", "plan", 3));
+    assert_eq!(
+        out.take(),
+        "agent ling · mode auto · model second · permission mode plan · max_iters = 3\n"
+    );
+}
+
 /// Command output (`/runs` quoting a task the model wrote) and a message from the browser
 /// are stripped of control sequences like everything else the view prints.
 #[test]
