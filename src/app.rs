@@ -335,25 +335,37 @@ pub async fn open_session(
         .map(|p| p.with_trust(ws.trust.trust.reloaded()))
         .and_then(|p| p.with_project_rules(&project_rules))
         .map_err(ConfigError::Usage)?;
-    let store = Store::open(&ws.home)?;
     let root_text = ws.root.display().to_string();
-    let resumed = resume_target(cli, &store, &root_text)?;
+    let (home, root, resume, continue_session) = (
+        ws.home.clone(),
+        root_text.clone(),
+        cli.resume.clone(),
+        cli.continue_session,
+    );
+    let (store, resumed) = off_runtime(move || {
+        let store = Store::open(&home)?;
+        let resumed = resume_target(resume.as_deref(), continue_session, &store, &root)?;
+        Ok((store, resumed))
+    })
+    .await?;
 
     let http = router::http_client().map_err(ResolveError::from)?;
     let resolved = router::resolve(&config, std::env::var("OLLAMA_HOST").ok(), http).await?;
-    let (session_id, history) = match resumed {
+    let model_id = resolved.model.id.clone();
+    let (store, session_id, history) = off_runtime(move || match resumed {
         Some(info) => {
             store.close_stale_runs(&info.id)?;
             let mut history = store.load_messages(&info.id)?;
             session::call_ids::make_unique(&mut history);
-            (info.id, history)
+            Ok((store, info.id, history))
         }
         None => {
             let id = ids::new_id();
-            store.create_session(&id, &root_text, &resolved.model.id)?;
-            (id, Vec::new())
+            store.create_session(&id, &root_text, &model_id)?;
+            Ok((store, id, Vec::new()))
         }
-    };
+    })
+    .await?;
     let context_window = match resolved.model.context_window {
         Some(n) => Some(n),
         None => resolved.provider.context_window().await,
@@ -537,11 +549,29 @@ async fn drive(
     }
 }
 
-fn resume_target(cli: &Cli, store: &Store, root: &str) -> Result<Option<SessionInfo>, Failure> {
-    if let Some(id) = &cli.resume {
+/// Runs start-up SQLite work on the blocking pool: the runtime's two threads never wait
+/// on the disk.
+async fn off_runtime<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, Failure> + Send + 'static,
+) -> Result<T, Failure> {
+    tokio::task::spawn_blocking(work).await.unwrap_or_else(|e| {
+        Err(Failure {
+            code: exit::FAILURE,
+            message: format!("opening the session store failed: {e}"),
+        })
+    })
+}
+
+fn resume_target(
+    resume: Option<&str>,
+    continue_session: bool,
+    store: &Store,
+    root: &str,
+) -> Result<Option<SessionInfo>, Failure> {
+    if let Some(id) = resume {
         return Ok(Some(store.find_session(id)?));
     }
-    if cli.continue_session {
+    if continue_session {
         return match store.latest_session(root)? {
             Some(info) => Ok(Some(info)),
             None => Err(ConfigError::Usage(format!(

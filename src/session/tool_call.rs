@@ -17,10 +17,10 @@ pub(super) async fn execute(
     call: &ToolCall,
     changed: &mut Vec<String>,
 ) -> ToolOutput {
-    let prepared = unparsable_arguments(call).map_or_else(
-        || tools::prepare(&shared.tools, &call.name, &call.arguments),
-        Err,
-    );
+    let prepared = match unparsable_arguments(call) {
+        Some(error) => Err(error),
+        None => tools::prepare_off_runtime(&shared.tools, &call.name, &call.arguments).await,
+    };
     let summary = match &prepared {
         Ok(p) => p.summary.clone(),
         Err(_) => call.name.clone(),
