@@ -327,12 +327,17 @@ pub async fn open_session(
     ws: &Workspace,
     interactive: bool,
 ) -> Result<(SessionSetup, Store), Failure> {
-    // A broken project rules file stops start-up: silently dropping rules the person
-    // approved would bring back prompts they said they never want again.
-    let project_rules = project::load(&ws.root).map_err(ConfigError::Usage)?;
+    let (root, trust) = (ws.root.clone(), ws.trust.trust.clone());
+    let (project_rules, trust) = off_runtime(move || {
+        // A broken project rules file stops start-up: silently dropping rules the person
+        // approved would bring back prompts they said they never want again.
+        let rules = project::load(&root).map_err(ConfigError::Usage)?;
+        Ok((rules, trust.reloaded()))
+    })
+    .await?;
     let config = ws.config.for_session(&cli.flag_overrides());
     let permissions = Permissions::new(config.permission_mode, &config.allow, &config.deny)
-        .map(|p| p.with_trust(ws.trust.trust.reloaded()))
+        .map(|p| p.with_trust(trust))
         .and_then(|p| p.with_project_rules(&project_rules))
         .map_err(ConfigError::Usage)?;
     let root_text = ws.root.display().to_string();
@@ -370,7 +375,12 @@ pub async fn open_session(
         Some(n) => Some(n),
         None => resolved.provider.context_window().await,
     };
-    let workspace = prompt::Workspace::detect(&ws.root);
+    let root = ws.root.clone();
+    let context_prompt = off_runtime(move || {
+        let workspace = prompt::Workspace::detect(&root);
+        Ok(prompt::context_prompt(&workspace, &root))
+    })
+    .await?;
     let mut tools = ToolContext::new(&ws.root);
     tools.bash_timeout_ms = config.bash_timeout_ms;
     tools.screenshot = config.screenshot.clone();
@@ -389,7 +399,7 @@ pub async fn open_session(
         model_label: resolved.label(),
         provider: Arc::clone(&resolved.provider),
         context_window,
-        context_prompt: prompt::context_prompt(&workspace, &ws.root),
+        context_prompt,
         history,
         tools,
         permissions,
@@ -549,15 +559,15 @@ async fn drive(
     }
 }
 
-/// Runs start-up SQLite work on the blocking pool: the runtime's two threads never wait
-/// on the disk.
+/// Runs start-up file and SQLite work on the blocking pool: the runtime's two threads
+/// never wait on the disk.
 async fn off_runtime<T: Send + 'static>(
     work: impl FnOnce() -> Result<T, Failure> + Send + 'static,
 ) -> Result<T, Failure> {
     tokio::task::spawn_blocking(work).await.unwrap_or_else(|e| {
         Err(Failure {
             code: exit::FAILURE,
-            message: format!("opening the session store failed: {e}"),
+            message: format!("opening the session failed: {e}"),
         })
     })
 }
