@@ -4,18 +4,17 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use tokio::sync::mpsc::UnboundedReceiver;
-
 use crate::agents::{AgentDirs, AgentSet};
 use crate::cli::Cli;
 use crate::config::{self, Config, ConfigError, ModelConfig};
 use crate::llm::router::{self, ResolveError};
 use crate::print::{Finished, OutputFormat, Printer, error_json, exit};
+use crate::session::bus::Subscription;
 use crate::session::permissions::project;
 use crate::session::permissions::trust::FolderTrust;
 use crate::session::{
-    self, Envelope, EventBus, Input, ModelRouting, Permissions, Route, SessionHandle, SessionSetup,
-    TurnMode, UserMessage, ids, prompt,
+    self, EventBus, Input, ModelRouting, Permissions, Route, SessionHandle, SessionSetup, TurnMode,
+    UserMessage, ids, prompt,
 };
 use crate::skills::live::Live;
 use crate::skills::{SkillDirs, SkillSet};
@@ -258,7 +257,7 @@ pub struct LiveSession {
     writer: std::thread::JoinHandle<()>,
     pub session_id: String,
     /// Every event of the session, in order.
-    pub events: UnboundedReceiver<Arc<Envelope>>,
+    pub events: Subscription,
     /// The session as the web mirror sees it; kept for interactive sessions only, so that
     /// `/share` can start at any time and still show everything from the start.
     pub mirror: Option<Arc<Mirror>>,
@@ -307,8 +306,8 @@ impl LiveSession {
 
     /// Takes the event stream, for a frontend that follows it elsewhere (`linggen serve`
     /// logs it); this session's `events` is then empty.
-    pub fn take_events(&mut self) -> UnboundedReceiver<Arc<Envelope>> {
-        std::mem::replace(&mut self.events, tokio::sync::mpsc::unbounded_channel().1)
+    pub fn take_events(&mut self) -> Subscription {
+        std::mem::replace(&mut self.events, Subscription::ended())
     }
 
     /// Shuts the session down and waits until everything is stored.
