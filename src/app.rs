@@ -4,6 +4,8 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use tokio::sync::oneshot;
+
 use crate::agents::{AgentDirs, AgentSet};
 use crate::cli::Cli;
 use crate::config::{self, Config, ConfigError, ModelConfig};
@@ -237,18 +239,20 @@ async fn try_run_print(cli: &Cli) -> Result<i32, Failure> {
     // `-p` never waits for a person: calls that need approval are denied.
     let mut live = LiveSession::start(cli, &ws, false).await?;
     let _ = live.handle.inputs.send(Input::UserMessage(message)).await;
-    let mut printer = Printer::new(cli.output_format, cli.quiet, &live.session_id);
-    let (finished, interrupted) = drive(cli, &mut live, &mut printer).await;
+    let printer = Printer::new(cli.output_format, cli.quiet, &live.session_id);
+    let (finished, interrupted) = drive(cli, &mut live, printer).await;
     // Everything is persisted once the writer has drained the closed bus.
     live.stop().await;
-    let Some(done) = finished else {
+    let Some((mut printer, done)) = finished else {
         return Err(Failure {
             code: exit::FAILURE,
             message: "the session ended without an outcome".into(),
         });
     };
-    printer.finish(&done);
-    Ok(done.exit_code(interrupted))
+    let code = done.exit_code(interrupted);
+    // The closing line goes to stdout, which may block too.
+    let _ = tokio::task::spawn_blocking(move || printer.finish(&done)).await;
+    Ok(code)
 }
 
 /// A running session with its store writer: what every frontend starts from.
@@ -515,32 +519,66 @@ impl ModelRouting for ConfiguredRouting {
     }
 }
 
-/// Prints events until the run's outcome; Ctrl+C and a closed stdout cancel the run.
-/// Returns the outcome and whether the person interrupted.
+/// What the printer thread ends with: itself (for the closing line) and the outcome.
+type Printed = (Printer, Option<Finished>);
+
+/// Prints the session's events on a thread of its own until the run's outcome: writing to
+/// a pipe blocks while its reader is slow, and that must never hold a runtime thread. Its
+/// queue is the bus's lossless subscription (bounded by coalescing tokens, see
+/// `session::bus`), so a stalled reader neither stops the session nor grows memory with
+/// every token. `gone` fires once stdout's reader left (`| head`).
+fn spawn_printer(
+    mut printer: Printer,
+    mut events: Subscription,
+    gone: oneshot::Sender<()>,
+) -> oneshot::Receiver<Printed> {
+    let (printed, result) = oneshot::channel();
+    std::thread::spawn(move || {
+        let mut gone = Some(gone);
+        let finished = loop {
+            let Some(envelope) = events.blocking_recv() else {
+                break None;
+            };
+            if let Some(done) = printer.on_event(&envelope.event) {
+                break Some(done);
+            }
+            if printer.stdout_closed()
+                && let Some(gone) = gone.take()
+            {
+                let _ = gone.send(());
+            }
+        };
+        let _ = printed.send((printer, finished));
+    });
+    result
+}
+
+/// Waits for the printer's outcome; Ctrl+C and a closed stdout cancel the run.
+/// Returns the printer with the outcome, and whether the person interrupted.
 async fn drive(
     cli: &Cli,
     live: &mut LiveSession,
-    printer: &mut Printer,
-) -> (Option<Finished>, bool) {
+    printer: Printer,
+) -> (Option<(Printer, Finished)>, bool) {
+    let (gone_tx, mut gone) = oneshot::channel();
+    let mut printed = spawn_printer(printer, live.take_events(), gone_tx);
     let handle = &live.handle;
     let mut interrupted = false;
     let mut reader_gone = false;
     loop {
         tokio::select! {
-            envelope = live.events.recv() => match envelope {
-                Some(envelope) => {
-                    if let Some(done) = printer.on_event(&envelope.event) {
-                        return (Some(done), interrupted);
-                    }
-                    // The reader is gone (`| head`): stop the model instead of generating
-                    // output nobody will see.
-                    if printer.stdout_closed() && !reader_gone {
-                        reader_gone = true;
-                        let _ = handle.inputs.send(Input::Cancel).await;
-                    }
+            result = &mut printed => {
+                let finished = result.ok().and_then(|(p, done)| done.map(|d| (p, d)));
+                return (finished, interrupted);
+            }
+            // The reader is gone: stop the model instead of generating output nobody
+            // will see.
+            left = &mut gone, if !reader_gone => {
+                reader_gone = true;
+                if left.is_ok() {
+                    let _ = handle.inputs.send(Input::Cancel).await;
                 }
-                None => return (None, interrupted),
-            },
+            }
             _ = tokio::signal::ctrl_c(), if !interrupted => {
                 interrupted = true;
                 if !cli.quiet {

@@ -6,8 +6,8 @@
 //! A lossless subscriber's queue is bounded by coalescing, never by waiting: `publish` runs
 //! inside the session task, so making it wait for a slow reader (a `-p` pipe nobody drains)
 //! would stall the agent and a runtime thread. Once [`COALESCE_AFTER`] events wait, a
-//! `Token` that continues the waiting tail (same run, agent and kind, the tail not `done`)
-//! is appended to it instead of queued: no text is lost or reordered, the reader just gets
+//! `Token` that continues the waiting tail (same run, agent and kind, neither `done`) is
+//! appended to it instead of queued: no text is lost or reordered, the reader just gets
 //! fewer, larger pieces. Every other event is queued; those come at the pace of the
 //! session's work (a message, a tool call, a status change), not of the model's stream, so
 //! a stalled reader holds at most `COALESCE_AFTER` events plus, after each later event, one
@@ -110,7 +110,8 @@ impl Queue {
     }
 }
 
-/// Appends `next` to `tail` when it continues the same piece of streamed text. The tail is
+/// Appends `next` to `tail` when it continues the same piece of streamed text. A `done`
+/// token is never merged: it stays the empty marker that ends a response. The tail is
 /// copied once if another queue shares it, then grows in place.
 fn coalesce(tail: &mut Arc<Envelope>, next: &Envelope) -> bool {
     let Event::Token {
@@ -118,7 +119,7 @@ fn coalesce(tail: &mut Arc<Envelope>, next: &Envelope) -> bool {
         agent_id,
         token: more,
         thinking,
-        done,
+        done: false,
     } = &next.event
     else {
         return false;
@@ -133,12 +134,8 @@ fn coalesce(tail: &mut Arc<Envelope>, next: &Envelope) -> bool {
     }
     let tail = Arc::make_mut(tail);
     tail.seq = next.seq;
-    if let Event::Token {
-        token, done: ended, ..
-    } = &mut tail.event
-    {
+    if let Event::Token { token, .. } = &mut tail.event {
         token.push_str(more);
-        *ended = *done;
     }
     true
 }
@@ -332,7 +329,11 @@ mod tests {
         bus.publish(token("r1", "", true));
         bus.publish(token("r2", "next", false));
         let events = drain(&mut stalled);
-        assert!(events.len() <= COALESCE_AFTER + 3);
+        assert_eq!(
+            events.len(),
+            COALESCE_AFTER + 4,
+            "warning, a piece, done, r2"
+        );
         let seqs: Vec<u64> = events.iter().map(|e| e.seq).collect();
         assert!(seqs.windows(2).all(|w| w[0] < w[1]), "in order");
         assert_eq!(seqs.last(), Some(&100_003));
@@ -355,7 +356,7 @@ mod tests {
         let Event::Token { done, .. } = &events[events.len() - 2].event else {
             panic!("the end of r1 is a token");
         };
-        assert!(done, "the coalesced piece ends the response");
+        assert!(done, "the empty end marker stays its own event");
         assert!(
             matches!(&events[events.len() - 1].event, Event::Token { run_id, .. } if run_id == "r2")
         );
