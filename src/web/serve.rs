@@ -150,12 +150,19 @@ impl SessionOpener for Opener {
 
 /// One message per line typed on stdin: the person wants a fresh one-time link (for another
 /// tab, or after closing the last one). Ends at end of input (no terminal: nothing to ask).
-fn link_requests() -> tokio::sync::mpsc::UnboundedReceiver<()> {
-    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+fn link_requests() -> tokio::sync::mpsc::Receiver<()> {
+    // Bounded at one request, coalescing: stdin may be a pipe pouring lines, and one
+    // pending request already means "print a fresh link"; a line that finds one waiting
+    // is dropped.
+    let (tx, rx) = tokio::sync::mpsc::channel(1);
     // A dedicated thread: reading stdin blocks.
     std::thread::spawn(move || {
         for line in std::io::stdin().lines() {
-            if line.is_err() || tx.send(()).is_err() {
+            let closed = matches!(
+                tx.try_send(()),
+                Err(tokio::sync::mpsc::error::TrySendError::Closed(()))
+            );
+            if line.is_err() || closed {
                 return;
             }
         }
