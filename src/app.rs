@@ -229,8 +229,9 @@ pub async fn run_print(cli: Cli) -> i32 {
 }
 
 async fn try_run_print(cli: &Cli) -> Result<i32, Failure> {
-    let task = cli.task()?;
-    let ws = load_workspace(cli)?;
+    // Reading piped stdin and the configuration files blocks: off the runtime.
+    let owned = cli.clone();
+    let (task, ws) = off_runtime(move || Ok((owned.task()?, load_workspace(&owned)?))).await?;
     // Nobody can be asked here, so nothing is trusted implicitly.
     if let Some(note) = ws.trust.note() {
         eprintln!("linggen: note: {note}");
