@@ -278,6 +278,9 @@ impl LiveSession {
         let (setup, store) = open_session(cli, ws, interactive).await?;
         let session_id = setup.session_id.clone();
         let bus = EventBus::new();
+        // Three lossless queues (the terminal or `-p` printer, the store writer, the
+        // mirror's fold). Each is bounded by coalescing continuing tokens and never makes
+        // the session wait; see `session::bus` and doc/events.md "Queues".
         let events = bus.subscribe_lossless();
         let stored = bus.subscribe_lossless_to(persisted);
         let mirrored = interactive.then(|| {
