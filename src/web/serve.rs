@@ -115,11 +115,12 @@ impl Opener {
             });
         };
         // Nobody reads the terminal's copy of the events here; the server log shows the
-        // problems a person running it should see.
+        // problems a person running it should see. A thread of its own: writing to stderr
+        // (a pipe, say) may block, which no runtime thread may.
         let mut events = live.take_events();
         let id = live.session_id.clone();
-        tokio::spawn(async move {
-            while let Some(envelope) = events.recv().await {
+        std::thread::spawn(move || {
+            while let Some(envelope) = events.blocking_recv() {
                 match &envelope.event {
                     Event::Error { message } => eprintln!("linggen: session {id}: {message}"),
                     Event::Warning { message } => {
