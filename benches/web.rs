@@ -19,7 +19,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::Parser;
-use linggen::session::{Envelope, Event};
+use linggen::session::Event;
 use linggen::web::{Hub, Mirror, ServeOptions, Server};
 use tokio::sync::mpsc;
 
@@ -93,7 +93,7 @@ fn receive(mut reader: BufReader<TcpStream>, count: usize) -> Vec<Instant> {
 
 struct Bench {
     server: Server,
-    events: mpsc::UnboundedSender<Arc<Envelope>>,
+    events: linggen::session::EventBus,
     seq: u64,
     token: String,
 }
@@ -107,7 +107,8 @@ impl Bench {
         let ws = linggen::app::load_workspace(&cli).unwrap_or_else(|f| panic!("{}", f.message));
         let (inputs, inputs_rx) = mpsc::channel(8);
         std::mem::forget(inputs_rx);
-        let (events, rx) = mpsc::unbounded_channel();
+        let events = linggen::session::EventBus::new();
+        let rx = events.subscribe_lossless();
         let mirror = Mirror::follow("bench".into(), inputs, &[], "ling", rx);
         let hub = Hub::new(&ws);
         hub.share(mirror);
@@ -125,12 +126,7 @@ impl Bench {
 
     fn publish(&mut self, event: Event) {
         self.seq += 1;
-        self.events
-            .send(Arc::new(Envelope {
-                seq: self.seq,
-                event,
-            }))
-            .unwrap();
+        self.events.publish(event);
     }
 
     /// Per-token latencies over every viewer.

@@ -4,18 +4,19 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use tokio::sync::mpsc::UnboundedReceiver;
+use tokio::sync::oneshot;
 
 use crate::agents::{AgentDirs, AgentSet};
 use crate::cli::Cli;
 use crate::config::{self, Config, ConfigError, ModelConfig};
 use crate::llm::router::{self, ResolveError};
 use crate::print::{Finished, OutputFormat, Printer, error_json, exit};
+use crate::session::bus::Subscription;
 use crate::session::permissions::project;
 use crate::session::permissions::trust::FolderTrust;
 use crate::session::{
-    self, Envelope, EventBus, Input, ModelRouting, Permissions, Route, SessionHandle, SessionSetup,
-    TurnMode, UserMessage, ids, prompt,
+    self, EventBus, Input, ModelRouting, Permissions, Route, SessionHandle, SessionSetup, TurnMode,
+    UserMessage, ids, prompt,
 };
 use crate::skills::live::Live;
 use crate::skills::{SkillDirs, SkillSet};
@@ -228,8 +229,9 @@ pub async fn run_print(cli: Cli) -> i32 {
 }
 
 async fn try_run_print(cli: &Cli) -> Result<i32, Failure> {
-    let task = cli.task()?;
-    let ws = load_workspace(cli)?;
+    // Reading piped stdin and the configuration files blocks: off the runtime.
+    let owned = cli.clone();
+    let (task, ws) = off_runtime(move || Ok((owned.task()?, load_workspace(&owned)?))).await?;
     // Nobody can be asked here, so nothing is trusted implicitly.
     if let Some(note) = ws.trust.note() {
         eprintln!("linggen: note: {note}");
@@ -238,18 +240,20 @@ async fn try_run_print(cli: &Cli) -> Result<i32, Failure> {
     // `-p` never waits for a person: calls that need approval are denied.
     let mut live = LiveSession::start(cli, &ws, false).await?;
     let _ = live.handle.inputs.send(Input::UserMessage(message)).await;
-    let mut printer = Printer::new(cli.output_format, cli.quiet, &live.session_id);
-    let (finished, interrupted) = drive(cli, &mut live, &mut printer).await;
+    let printer = Printer::new(cli.output_format, cli.quiet, &live.session_id);
+    let (finished, interrupted) = drive(cli, &mut live, printer).await;
     // Everything is persisted once the writer has drained the closed bus.
     live.stop().await;
-    let Some(done) = finished else {
+    let Some((mut printer, done)) = finished else {
         return Err(Failure {
             code: exit::FAILURE,
             message: "the session ended without an outcome".into(),
         });
     };
-    printer.finish(&done);
-    Ok(done.exit_code(interrupted))
+    let code = done.exit_code(interrupted);
+    // The closing line goes to stdout, which may block too.
+    let _ = tokio::task::spawn_blocking(move || printer.finish(&done)).await;
+    Ok(code)
 }
 
 /// A running session with its store writer: what every frontend starts from.
@@ -258,7 +262,7 @@ pub struct LiveSession {
     writer: std::thread::JoinHandle<()>,
     pub session_id: String,
     /// Every event of the session, in order.
-    pub events: UnboundedReceiver<Arc<Envelope>>,
+    pub events: Subscription,
     /// The session as the web mirror sees it; kept for interactive sessions only, so that
     /// `/share` can start at any time and still show everything from the start.
     pub mirror: Option<Arc<Mirror>>,
@@ -274,6 +278,9 @@ impl LiveSession {
         let (setup, store) = open_session(cli, ws, interactive).await?;
         let session_id = setup.session_id.clone();
         let bus = EventBus::new();
+        // Three lossless queues (the terminal or `-p` printer, the store writer, the
+        // mirror's fold). Each is bounded by coalescing continuing tokens and never makes
+        // the session wait; see `session::bus` and doc/events.md "Queues".
         let events = bus.subscribe_lossless();
         let stored = bus.subscribe_lossless_to(persisted);
         let mirrored = interactive.then(|| {
@@ -307,8 +314,8 @@ impl LiveSession {
 
     /// Takes the event stream, for a frontend that follows it elsewhere (`linggen serve`
     /// logs it); this session's `events` is then empty.
-    pub fn take_events(&mut self) -> UnboundedReceiver<Arc<Envelope>> {
-        std::mem::replace(&mut self.events, tokio::sync::mpsc::unbounded_channel().1)
+    pub fn take_events(&mut self) -> Subscription {
+        std::mem::replace(&mut self.events, Subscription::ended())
     }
 
     /// Shuts the session down and waits until everything is stored.
@@ -327,38 +334,60 @@ pub async fn open_session(
     ws: &Workspace,
     interactive: bool,
 ) -> Result<(SessionSetup, Store), Failure> {
-    // A broken project rules file stops start-up: silently dropping rules the person
-    // approved would bring back prompts they said they never want again.
-    let project_rules = project::load(&ws.root).map_err(ConfigError::Usage)?;
+    let (root, trust) = (ws.root.clone(), ws.trust.trust.clone());
+    let (project_rules, trust) = off_runtime(move || {
+        // A broken project rules file stops start-up: silently dropping rules the person
+        // approved would bring back prompts they said they never want again.
+        let rules = project::load(&root).map_err(ConfigError::Usage)?;
+        Ok((rules, trust.reloaded()))
+    })
+    .await?;
     let config = ws.config.for_session(&cli.flag_overrides());
     let permissions = Permissions::new(config.permission_mode, &config.allow, &config.deny)
-        .map(|p| p.with_trust(ws.trust.trust.reloaded()))
+        .map(|p| p.with_trust(trust))
         .and_then(|p| p.with_project_rules(&project_rules))
         .map_err(ConfigError::Usage)?;
-    let store = Store::open(&ws.home)?;
     let root_text = ws.root.display().to_string();
-    let resumed = resume_target(cli, &store, &root_text)?;
+    let (home, root, resume, continue_session) = (
+        ws.home.clone(),
+        root_text.clone(),
+        cli.resume.clone(),
+        cli.continue_session,
+    );
+    let (store, resumed) = off_runtime(move || {
+        let store = Store::open(&home)?;
+        let resumed = resume_target(resume.as_deref(), continue_session, &store, &root)?;
+        Ok((store, resumed))
+    })
+    .await?;
 
     let http = router::http_client().map_err(ResolveError::from)?;
     let resolved = router::resolve(&config, std::env::var("OLLAMA_HOST").ok(), http).await?;
-    let (session_id, history) = match resumed {
+    let model_id = resolved.model.id.clone();
+    let (store, session_id, history) = off_runtime(move || match resumed {
         Some(info) => {
             store.close_stale_runs(&info.id)?;
             let mut history = store.load_messages(&info.id)?;
             session::call_ids::make_unique(&mut history);
-            (info.id, history)
+            Ok((store, info.id, history))
         }
         None => {
             let id = ids::new_id();
-            store.create_session(&id, &root_text, &resolved.model.id)?;
-            (id, Vec::new())
+            store.create_session(&id, &root_text, &model_id)?;
+            Ok((store, id, Vec::new()))
         }
-    };
+    })
+    .await?;
     let context_window = match resolved.model.context_window {
         Some(n) => Some(n),
         None => resolved.provider.context_window().await,
     };
-    let workspace = prompt::Workspace::detect(&ws.root);
+    let root = ws.root.clone();
+    let context_prompt = off_runtime(move || {
+        let workspace = prompt::Workspace::detect(&root);
+        Ok(prompt::context_prompt(&workspace, &root))
+    })
+    .await?;
     let mut tools = ToolContext::new(&ws.root);
     tools.bash_timeout_ms = config.bash_timeout_ms;
     tools.screenshot = config.screenshot.clone();
@@ -377,7 +406,7 @@ pub async fn open_session(
         model_label: resolved.label(),
         provider: Arc::clone(&resolved.provider),
         context_window,
-        context_prompt: prompt::context_prompt(&workspace, &ws.root),
+        context_prompt,
         history,
         tools,
         permissions,
@@ -494,32 +523,66 @@ impl ModelRouting for ConfiguredRouting {
     }
 }
 
-/// Prints events until the run's outcome; Ctrl+C and a closed stdout cancel the run.
-/// Returns the outcome and whether the person interrupted.
+/// What the printer thread ends with: itself (for the closing line) and the outcome.
+type Printed = (Printer, Option<Finished>);
+
+/// Prints the session's events on a thread of its own until the run's outcome: writing to
+/// a pipe blocks while its reader is slow, and that must never hold a runtime thread. Its
+/// queue is the bus's lossless subscription (bounded by coalescing tokens, see
+/// `session::bus`), so a stalled reader neither stops the session nor grows memory with
+/// every token. `gone` fires once stdout's reader left (`| head`).
+fn spawn_printer(
+    mut printer: Printer,
+    mut events: Subscription,
+    gone: oneshot::Sender<()>,
+) -> oneshot::Receiver<Printed> {
+    let (printed, result) = oneshot::channel();
+    std::thread::spawn(move || {
+        let mut gone = Some(gone);
+        let finished = loop {
+            let Some(envelope) = events.blocking_recv() else {
+                break None;
+            };
+            if let Some(done) = printer.on_event(&envelope.event) {
+                break Some(done);
+            }
+            if printer.stdout_closed()
+                && let Some(gone) = gone.take()
+            {
+                let _ = gone.send(());
+            }
+        };
+        let _ = printed.send((printer, finished));
+    });
+    result
+}
+
+/// Waits for the printer's outcome; Ctrl+C and a closed stdout cancel the run.
+/// Returns the printer with the outcome, and whether the person interrupted.
 async fn drive(
     cli: &Cli,
     live: &mut LiveSession,
-    printer: &mut Printer,
-) -> (Option<Finished>, bool) {
+    printer: Printer,
+) -> (Option<(Printer, Finished)>, bool) {
+    let (gone_tx, mut gone) = oneshot::channel();
+    let mut printed = spawn_printer(printer, live.take_events(), gone_tx);
     let handle = &live.handle;
     let mut interrupted = false;
     let mut reader_gone = false;
     loop {
         tokio::select! {
-            envelope = live.events.recv() => match envelope {
-                Some(envelope) => {
-                    if let Some(done) = printer.on_event(&envelope.event) {
-                        return (Some(done), interrupted);
-                    }
-                    // The reader is gone (`| head`): stop the model instead of generating
-                    // output nobody will see.
-                    if printer.stdout_closed() && !reader_gone {
-                        reader_gone = true;
-                        let _ = handle.inputs.send(Input::Cancel).await;
-                    }
+            result = &mut printed => {
+                let finished = result.ok().and_then(|(p, done)| done.map(|d| (p, d)));
+                return (finished, interrupted);
+            }
+            // The reader is gone: stop the model instead of generating output nobody
+            // will see.
+            left = &mut gone, if !reader_gone => {
+                reader_gone = true;
+                if left.is_ok() {
+                    let _ = handle.inputs.send(Input::Cancel).await;
                 }
-                None => return (None, interrupted),
-            },
+            }
             _ = tokio::signal::ctrl_c(), if !interrupted => {
                 interrupted = true;
                 if !cli.quiet {
@@ -537,11 +600,29 @@ async fn drive(
     }
 }
 
-fn resume_target(cli: &Cli, store: &Store, root: &str) -> Result<Option<SessionInfo>, Failure> {
-    if let Some(id) = &cli.resume {
+/// Runs start-up file and SQLite work on the blocking pool: the runtime's two threads
+/// never wait on the disk.
+async fn off_runtime<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, Failure> + Send + 'static,
+) -> Result<T, Failure> {
+    tokio::task::spawn_blocking(work).await.unwrap_or_else(|e| {
+        Err(Failure {
+            code: exit::FAILURE,
+            message: format!("opening the session failed: {e}"),
+        })
+    })
+}
+
+fn resume_target(
+    resume: Option<&str>,
+    continue_session: bool,
+    store: &Store,
+    root: &str,
+) -> Result<Option<SessionInfo>, Failure> {
+    if let Some(id) = resume {
         return Ok(Some(store.find_session(id)?));
     }
-    if cli.continue_session {
+    if continue_session {
         return match store.latest_session(root)? {
             Some(info) => Ok(Some(info)),
             None => Err(ConfigError::Usage(format!(

@@ -317,3 +317,60 @@ fn locked_database_is_a_clear_error() {
     assert!(!r.stderr.contains("panicked"));
     holder.execute_batch("ROLLBACK").unwrap();
 }
+
+/// A `-p` whose stdout nobody reads (a stalled pipe) does not stop the session: the answer
+/// is stored while the printer waits, and once the reader drains the pipe every streamed
+/// piece is there, in order, and the exit is clean.
+#[test]
+fn a_stalled_stdout_does_not_stop_the_session() {
+    use std::io::Read;
+    // Far more than a pipe holds (64 KiB on Linux), in many deltas.
+    let answer: String = (0..40_000).map(|i| format!("w{i} ")).collect();
+    let server = ScriptedServer::start_background(
+        Protocol::OpenAi,
+        vec![Step::from(Reply::text(answer.clone()))],
+    );
+    let ws = Workspace::new();
+    ws.configure(Protocol::OpenAi, &server.url());
+    let mut child = ws
+        .cmd()
+        .args(["-p", "--output-format", "stream-json", "the task"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Nobody reads stdout yet; the session must still get to its stored answer.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let r = run(&ws, &["sessions"]);
+        let row = r.stdout.lines().nth(1).unwrap_or_default().to_string();
+        if row.split_whitespace().nth(3) == Some("2") {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the answer was not stored while stdout stalled: {}",
+            r.stdout
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "linggen ended before its stdout was read"
+    );
+    let mut out = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut out)
+        .unwrap();
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+    let streamed: String = out
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|e| e["type"] == "Token" && e["thinking"] == false)
+        .filter_map(|e| e["token"].as_str().map(str::to_string))
+        .collect();
+    assert_eq!(streamed, answer);
+}

@@ -8,7 +8,6 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::json;
-use tokio::sync::mpsc::UnboundedReceiver;
 
 use super::*;
 use crate::config::PermissionMode;
@@ -75,7 +74,7 @@ struct Harness {
     root: std::path::PathBuf,
     model: Arc<FakeModel>,
     handle: SessionHandle,
-    events: UnboundedReceiver<Arc<Envelope>>,
+    events: super::bus::Subscription,
 }
 
 fn start(script: Vec<Scripted>, interactive: bool) -> Harness {
@@ -532,4 +531,36 @@ async fn settings_change_for_the_next_turn_without_a_restart() {
         asked[0]
     );
     assert_eq!(h.model.requests.lock().unwrap().len(), 2);
+}
+
+/// A lossless reader that stops reading (a `-p` pipe nobody drains) neither stops the
+/// session nor makes its queue hold every piece; what it holds still has all the text.
+#[tokio::test]
+async fn a_stalled_reader_does_not_stop_the_session() {
+    const TURNS: usize = 3;
+    let pieces: Vec<StreamEvent> = (0..2000).map(|i| text(&format!("{i} "))).collect();
+    let answer: String = (0..2000).map(|i| format!("{i} ")).collect();
+    let mut h = start((0..TURNS).map(|_| reply(pieces.clone())).collect(), false);
+    let mut stalled = h.handle.bus.subscribe_lossless();
+    for _ in 0..TURNS {
+        h.say("go", "terminal").await;
+        assert_eq!(h.outcome().await.0, OutcomeStatus::Completed);
+    }
+    assert!(
+        stalled.waiting() <= bus::COALESCE_AFTER + 64,
+        "{}",
+        stalled.waiting()
+    );
+    let mut streamed = String::new();
+    while let Some(envelope) = stalled.try_recv() {
+        if let Event::Token {
+            token,
+            thinking: false,
+            ..
+        } = &envelope.event
+        {
+            streamed.push_str(token);
+        }
+    }
+    assert_eq!(streamed, answer.repeat(TURNS));
 }

@@ -76,11 +76,9 @@ impl<'a> TokenBatcher<'a> {
 mod tests {
     use super::*;
 
-    fn tokens(
-        rx: &mut tokio::sync::mpsc::UnboundedReceiver<std::sync::Arc<super::super::Envelope>>,
-    ) -> Vec<(String, bool)> {
+    fn tokens(rx: &mut super::super::bus::Subscription) -> Vec<(String, bool)> {
         let mut out = Vec::new();
-        while let Ok(e) = rx.try_recv() {
+        while let Some(e) = rx.try_recv() {
             if let Event::Token {
                 token, thinking, ..
             } = &e.event

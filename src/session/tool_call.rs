@@ -17,10 +17,10 @@ pub(super) async fn execute(
     call: &ToolCall,
     changed: &mut Vec<String>,
 ) -> ToolOutput {
-    let prepared = unparsable_arguments(call).map_or_else(
-        || tools::prepare(&shared.tools, &call.name, &call.arguments),
-        Err,
-    );
+    let prepared = match unparsable_arguments(call) {
+        Some(error) => Err(error),
+        None => tools::prepare_off_runtime(&shared.tools, &call.name, &call.arguments).await,
+    };
     let summary = match &prepared {
         Ok(p) => p.summary.clone(),
         Err(_) => call.name.clone(),
@@ -267,10 +267,29 @@ async fn authorize(
         }
         Decision::AllowProject => {
             // The person said yes; failing to save that for next time must not undo it.
-            if let Err(e) = conv
-                .permissions
-                .allow_for_project(&shared.tools.root, prepared)
-            {
+            // Saving writes the project's rules file: on the blocking pool, with a copy of
+            // the permissions that comes back changed.
+            let (mut permissions, root, call) = (
+                conv.permissions.clone(),
+                shared.tools.root.clone(),
+                prepared.clone(),
+            );
+            let saved = tokio::task::spawn_blocking(move || {
+                let saved = permissions.allow_for_project(&root, &call);
+                (permissions, saved)
+            })
+            .await;
+            let saved = match saved {
+                Ok((permissions, saved)) => {
+                    conv.permissions = permissions;
+                    saved
+                }
+                Err(e) => {
+                    conv.permissions.allow_for_session(prepared);
+                    Err(format!("saving the rule failed: {e}"))
+                }
+            };
+            if let Err(e) = saved {
                 shared.bus.publish(Event::Error {
                     message: format!("approved for this session only; {e}"),
                 });

@@ -93,7 +93,10 @@ impl<T: Discover> Live<T> {
     /// Starts watching the folders; errors (no inotify, say) are returned as a warning and
     /// the set simply stays as discovered. Calling it again replaces the earlier watcher.
     pub fn watch(self: &Arc<Self>) -> Result<(), String> {
-        let (tx, rx) = mpsc::channel::<()>();
+        // Bounded at one tick, coalescing: the watcher's events come from outside (a
+        // checkout touching thousands of files), and one pending tick already means "read
+        // again once it is quiet"; a tick that finds one waiting is dropped.
+        let (tx, rx) = mpsc::sync_channel::<()>(1);
         // A file written between the first discovery and the watches taking hold raised no
         // event: one queued tick makes the reload thread read the sets once more, off the
         // caller's path, once nothing can slip through.
@@ -110,8 +113,9 @@ impl<T: Discover> Live<T> {
                 Err(_) => true,
             };
             if matters {
-                // The receiver is gone only while shutting down; nothing left to tell.
-                let _ = tx.send(());
+                // Full: a reload is already due. Disconnected: the receiver is gone only
+                // while shutting down; nothing left to tell.
+                let _ = tx.try_send(());
             }
         };
         let watcher = notify::recommended_watcher(handler).map_err(|e| {
@@ -125,7 +129,7 @@ impl<T: Discover> Live<T> {
         let problems = watching.establish(&T::watch_dirs(&self.dirs));
         *self.watcher.lock().unwrap_or_else(|p| p.into_inner()) = Some(watching);
 
-        let _ = first_read.send(());
+        let _ = first_read.try_send(());
         let live = Arc::downgrade(self);
         std::thread::Builder::new()
             .name("linggen-live-reload".into())

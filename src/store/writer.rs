@@ -1,13 +1,11 @@
 //! The store's subscription to a session: a thread (SQLite calls block) that writes each
 //! message and run change as its event arrives.
 
-use std::sync::Arc;
 use std::thread::JoinHandle;
 
-use tokio::sync::mpsc::UnboundedReceiver;
-
 use super::{RunRecord, Store};
-use crate::session::{Envelope, Event};
+use crate::session::Event;
+use crate::session::bus::Subscription;
 
 /// Persists `session_id`'s events until the bus closes. Write failures (disk full, the file
 /// removed) are reported once through `on_error` and do not stop the session: losing the
@@ -15,7 +13,7 @@ use crate::session::{Envelope, Event};
 pub fn spawn_writer(
     store: Store,
     session_id: String,
-    mut events: UnboundedReceiver<Arc<Envelope>>,
+    mut events: Subscription,
     on_error: impl Fn(String) + Send + 'static,
 ) -> JoinHandle<()> {
     std::thread::spawn(move || {

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use super::diff;
 use super::guard::paths::{self, PathUse};
-use super::write::{Existing, PATH_NAMES, read_existing, write_file};
+use super::write::{Existing, PATH_NAMES, off_runtime, read_existing, write_file};
 use super::{Access, ToolContext, ToolOutput, args};
 use crate::llm::ToolSpec;
 
@@ -113,7 +113,13 @@ impl EditArgs {
         })
     }
 
+    /// Runs on the blocking pool: resolving, reading and writing all touch the disk.
     pub async fn run(&self, ctx: &ToolContext) -> ToolOutput {
+        let (args, ctx) = (self.clone(), ctx.clone());
+        off_runtime(move || args.edit(&ctx)).await
+    }
+
+    fn edit(&self, ctx: &ToolContext) -> ToolOutput {
         // Re-checked and re-read: the file may have changed since the call was prepared.
         match paths::resolve(&ctx.root, &self.raw_path, PathUse::Write) {
             Ok(r) if r.abs == self.abs => {}
@@ -129,7 +135,7 @@ impl EditArgs {
             Ok(plan) => plan,
             Err(e) => return ToolOutput::error(e),
         };
-        if let Err(e) = write_file(&self.abs, &new).await {
+        if let Err(e) = write_file(&self.abs, &new) {
             return ToolOutput::error(format!("cannot write `{}`: {e}", self.rel));
         }
         let (diff, stat) = diff::unified(&self.rel, &old, &new);

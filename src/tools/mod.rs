@@ -235,7 +235,22 @@ pub fn canonical_name(name: &str) -> Option<&'static str> {
     Some(canonical)
 }
 
+/// [`prepare`] on the blocking pool. Preparing touches the disk (paths are resolved
+/// component by component, `Edit` and `Write` read the file for their preview diff), and
+/// a slow disk, a huge file or a FIFO must not stall the runtime's two threads.
+pub async fn prepare_off_runtime(
+    ctx: &ToolContext,
+    name: &str,
+    args: &Value,
+) -> Result<Prepared, ToolOutput> {
+    let (ctx, name, args) = (ctx.clone(), name.to_string(), args.clone());
+    tokio::task::spawn_blocking(move || prepare(&ctx, &name, &args))
+        .await
+        .unwrap_or_else(|e| Err(ToolOutput::error(format!("preparing the call failed: {e}"))))
+}
+
 /// Parses and validates a call. An `Err` is the observation to hand back to the model.
+/// Blocking (it reads the disk): from async code use [`prepare_off_runtime`].
 pub fn prepare(ctx: &ToolContext, name: &str, args: &Value) -> Result<Prepared, ToolOutput> {
     let Some(tool) = canonical_name(name) else {
         return Err(ToolOutput::error(format!(
@@ -404,6 +419,54 @@ mod tests {
         };
         assert!(analysis.is_read_only());
         assert_eq!(run(&ctx, &prepared).await.summary, "exit 0, 1 line");
+    }
+
+    /// Preparing an `Edit` reads the file for its preview. On a FIFO that read waits for a
+    /// writer; the test runtime has one thread (as a person's session has two), and a probe
+    /// task must keep ticking meanwhile. Were the read inline, the probe would not tick
+    /// until the writer thread (after a second) let the read finish.
+    #[tokio::test]
+    async fn preparing_a_call_never_blocks_the_runtime() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        use std::time::Duration;
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let fifo = root.join("pipe");
+        let c_path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a valid NUL-terminated path; mkfifo only creates a file.
+        assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
+        let writer = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_secs(1));
+            std::fs::write(&fifo, "old\n").unwrap();
+        });
+        let ticks = std::sync::Arc::new(AtomicUsize::new(0));
+        let probe = tokio::spawn({
+            let ticks = ticks.clone();
+            async move {
+                loop {
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                    ticks.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        });
+        let ctx = ToolContext::new(&root);
+        let args = json!({"path": "pipe", "old": "old", "new": "new"});
+        let prepared = prepare_off_runtime(&ctx, "Edit", &args).await;
+        let ticked = ticks.load(Ordering::Relaxed);
+        probe.abort();
+        writer.join().unwrap();
+        assert!(
+            ticked >= 20,
+            "the runtime stalled: {ticked} ticks in a second"
+        );
+        let Ok(Prepared {
+            access: Access::Write { preview_diff, .. },
+            ..
+        }) = prepared
+        else {
+            panic!("Edit should prepare a write: {prepared:?}");
+        };
+        assert!(preview_diff.unwrap_or_default().contains("+new"));
     }
 
     #[test]

@@ -79,7 +79,13 @@ impl WriteArgs {
         }
     }
 
+    /// Runs on the blocking pool: resolving, reading and writing all touch the disk.
     pub async fn run(&self, ctx: &ToolContext) -> ToolOutput {
+        let (args, ctx) = (self.clone(), ctx.clone());
+        off_runtime(move || args.write(&ctx)).await
+    }
+
+    fn write(&self, ctx: &ToolContext) -> ToolOutput {
         // Checked again: the tree may have changed while a person looked at the prompt.
         let resolved = match paths::resolve(&ctx.root, &self.raw_path, PathUse::Write) {
             Ok(r) if r.abs == self.abs => r,
@@ -97,7 +103,7 @@ impl WriteArgs {
             // Overwriting a binary file is allowed; there is just no line diff to show.
             Existing::Unreadable(_) => Some(String::new()),
         };
-        if let Err(e) = write_file(&resolved.abs, &self.content).await {
+        if let Err(e) = write_file(&resolved.abs, &self.content) {
             return ToolOutput::error(format!("cannot write `{}`: {e}", self.rel));
         }
         let (diff, stat) = diff::unified(&self.rel, old.as_deref().unwrap_or(""), &self.content);
@@ -139,11 +145,19 @@ pub(super) fn read_existing(path: &Path) -> Existing {
 
 /// Creates missing parent directories (the path was checked to be inside the root, so they
 /// are too), then writes.
-pub(super) async fn write_file(path: &Path, content: &str) -> std::io::Result<()> {
+pub(super) fn write_file(path: &Path, content: &str) -> std::io::Result<()> {
     if let Some(parent) = path.parent() {
-        tokio::fs::create_dir_all(parent).await?;
+        std::fs::create_dir_all(parent)?;
     }
-    tokio::fs::write(path, content).await
+    std::fs::write(path, content)
+}
+
+/// Runs a file tool's work on the blocking pool, so the runtime's two threads never wait
+/// on the disk.
+pub(super) async fn off_runtime(work: impl FnOnce() -> ToolOutput + Send + 'static) -> ToolOutput {
+    tokio::task::spawn_blocking(work)
+        .await
+        .unwrap_or_else(|e| ToolOutput::error(format!("the file operation failed: {e}")))
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@ use tokio::sync::{broadcast, mpsc};
 use tokio_util::sync::CancellationToken;
 
 use crate::llm::{ChatMessage, Role};
+use crate::session::bus::Subscription;
 use crate::session::{Envelope, Event, Input, SessionStatus, TurnMode, lock};
 
 /// Events kept for replay after a reconnect. A client that was away longer resynchronises.
@@ -92,7 +93,7 @@ impl Mirror {
         inputs: mpsc::Sender<Input>,
         history: &[ChatMessage],
         agent_id: &str,
-        mut events: mpsc::UnboundedReceiver<Arc<Envelope>>,
+        mut events: Subscription,
     ) -> Arc<Mirror> {
         let (fanout, _) = broadcast::channel(FANOUT_CAPACITY);
         let mut state = State {

@@ -115,11 +115,12 @@ impl Opener {
             });
         };
         // Nobody reads the terminal's copy of the events here; the server log shows the
-        // problems a person running it should see.
+        // problems a person running it should see. A thread of its own: writing to stderr
+        // (a pipe, say) may block, which no runtime thread may.
         let mut events = live.take_events();
         let id = live.session_id.clone();
-        tokio::spawn(async move {
-            while let Some(envelope) = events.recv().await {
+        std::thread::spawn(move || {
+            while let Some(envelope) = events.blocking_recv() {
                 match &envelope.event {
                     Event::Error { message } => eprintln!("linggen: session {id}: {message}"),
                     Event::Warning { message } => {
@@ -150,12 +151,19 @@ impl SessionOpener for Opener {
 
 /// One message per line typed on stdin: the person wants a fresh one-time link (for another
 /// tab, or after closing the last one). Ends at end of input (no terminal: nothing to ask).
-fn link_requests() -> tokio::sync::mpsc::UnboundedReceiver<()> {
-    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+fn link_requests() -> tokio::sync::mpsc::Receiver<()> {
+    // Bounded at one request, coalescing: stdin may be a pipe pouring lines, and one
+    // pending request already means "print a fresh link"; a line that finds one waiting
+    // is dropped.
+    let (tx, rx) = tokio::sync::mpsc::channel(1);
     // A dedicated thread: reading stdin blocks.
     std::thread::spawn(move || {
         for line in std::io::stdin().lines() {
-            if line.is_err() || tx.send(()).is_err() {
+            let closed = matches!(
+                tx.try_send(()),
+                Err(tokio::sync::mpsc::error::TrySendError::Closed(()))
+            );
+            if line.is_err() || closed {
                 return;
             }
         }

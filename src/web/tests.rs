@@ -11,11 +11,11 @@ use tokio::sync::mpsc;
 use super::mirror::{FANOUT_CAPACITY, Mirror};
 use super::sse::{CLIENT_BUFFER, pump};
 use crate::llm::Role;
-use crate::session::{Envelope, Event};
+use crate::session::Event;
 
 struct Fixture {
     mirror: Arc<Mirror>,
-    events: mpsc::UnboundedSender<Arc<Envelope>>,
+    events: crate::session::EventBus,
     seq: u64,
     _inputs: mpsc::Receiver<crate::session::Input>,
 }
@@ -23,7 +23,8 @@ struct Fixture {
 impl Fixture {
     fn new() -> Fixture {
         let (inputs, inputs_rx) = mpsc::channel(8);
-        let (events, rx) = mpsc::unbounded_channel();
+        let events = crate::session::EventBus::new();
+        let rx = events.subscribe_lossless();
         let mirror = Mirror::follow("s1".into(), inputs, &[], "ling", rx);
         Fixture {
             mirror,
@@ -35,12 +36,7 @@ impl Fixture {
 
     fn publish(&mut self, event: Event) {
         self.seq += 1;
-        self.events
-            .send(Arc::new(Envelope {
-                seq: self.seq,
-                event,
-            }))
-            .unwrap();
+        self.events.publish(event);
     }
 
     async fn settled(&self) {

@@ -152,6 +152,15 @@ fn load_timeout(delay_ms: u64) -> Duration {
 pub async fn capture(shot: &Shot<'_>) -> Result<Vec<u8>, String> {
     let scratch = Scratch::create()
         .map_err(|e| format!("cannot create a temporary directory for Chromium: {e}"))?;
+    let result = capture_in(shot, &scratch).await;
+    // Chromium is dead by now (its group went with `capture_in`). Removing its profile
+    // (many files, with retries) happens on the blocking pool; only a cancelled capture
+    // removes it inline, from `Drop`.
+    let _ = tokio::task::spawn_blocking(move || drop(scratch)).await;
+    result
+}
+
+async fn capture_in(shot: &Shot<'_>, scratch: &Scratch) -> Result<Vec<u8>, String> {
     let png = scratch.path.join("screenshot.png");
     let log_path = scratch.path.join("chromium.log");
     let log = File::create(&log_path)
@@ -184,7 +193,7 @@ pub async fn capture(shot: &Shot<'_>) -> Result<Vec<u8>, String> {
             shot.program.display()
         )
     })?;
-    // Declared after `scratch`, so dropped first: the browser dies before its profile goes.
+    // Dropped when this returns, before `scratch`: the browser dies before its profile goes.
     let _group = child.id().map(|pid| ProcessGroup {
         pgid: pid as libc::pid_t,
     });
@@ -208,7 +217,11 @@ pub async fn capture(shot: &Shot<'_>) -> Result<Vec<u8>, String> {
             log_tail(&log_path)
         ));
     }
-    read_png(&png).map_err(|why| format!("{why}{}", log_tail(&log_path)))
+    // Up to MAX_PNG_BYTES read from disk: on the blocking pool.
+    let read = tokio::task::spawn_blocking(move || read_png(&png))
+        .await
+        .unwrap_or_else(|e| Err(format!("reading the screenshot failed: {e}")));
+    read.map_err(|why| format!("{why}{}", log_tail(&log_path)))
 }
 
 fn flags(shot: &Shot<'_>, scratch: &Path, png: &Path) -> Vec<String> {
