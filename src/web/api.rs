@@ -295,8 +295,12 @@ async fn open_session(ctx: &Ctx, req: Request<Incoming>) -> Reply {
     Ok(json_response(StatusCode::OK, &json!({ "session_id": id })))
 }
 
-/// The full id of this workspace's session `id` (or a prefix of it); 404 for any other.
-async fn workspace_session(ctx: &Ctx, id: &str) -> Result<String, ApiError> {
+/// The stored session `id` (or a prefix of it), if it belongs to this server's workspace;
+/// a session of another workspace is as unknown as one that does not exist.
+pub(super) async fn session_in_workspace(
+    ctx: &Ctx,
+    id: &str,
+) -> Result<Option<crate::store::SessionInfo>, ApiError> {
     let (home, wanted) = (ctx.hub.home.clone(), id.to_string());
     let root = ctx.hub.root.display().to_string();
     let found = blocking(move || match Store::open(&home)?.find_session(&wanted) {
@@ -307,9 +311,14 @@ async fn workspace_session(ctx: &Ctx, id: &str) -> Result<String, ApiError> {
         Err(e) => Err(e),
     })
     .await?;
-    match found {
-        Some(info) if info.root == root => Ok(info.id),
-        _ => Err(ApiError::not_found(format!(
+    Ok(found.filter(|info| info.root == root))
+}
+
+/// The full id of this workspace's session `id` (or a prefix of it); 404 for any other.
+async fn workspace_session(ctx: &Ctx, id: &str) -> Result<String, ApiError> {
+    match session_in_workspace(ctx, id).await? {
+        Some(info) => Ok(info.id),
+        None => Err(ApiError::not_found(format!(
             "no session {id} in this workspace"
         ))),
     }

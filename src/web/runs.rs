@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 
 use super::api::{
     ApiError, Reply, blocking, json_response, open_mirror, query, read_json, required, send,
+    session_in_workspace,
 };
 use super::server::Ctx;
 use crate::llm::ChatMessage;
@@ -83,18 +84,9 @@ async fn may_inspect(ctx: &Ctx, session_id: &str) -> Result<(), ApiError> {
     if !ctx.hub.can_open() {
         return Err(hidden());
     }
-    let (home, id) = (ctx.hub.home.clone(), session_id.to_string());
-    let root = ctx.hub.root.display().to_string();
-    let info = blocking(move || match Store::open(&home)?.find_session(&id) {
-        Ok(info) => Ok(Some(info)),
-        Err(
-            crate::store::StoreError::NoSuchSession(_) | crate::store::StoreError::Ambiguous(_),
-        ) => Ok(None),
-        Err(e) => Err(e),
-    })
-    .await?;
-    match info {
-        Some(info) if info.id == session_id && info.root == root => Ok(()),
+    match session_in_workspace(ctx, session_id).await? {
+        // A full id, not a prefix: runs name their session exactly.
+        Some(info) if info.id == session_id => Ok(()),
         _ => Err(hidden()),
     }
 }
