@@ -18,6 +18,7 @@ mod skill_call;
 mod tokens;
 mod tool_call;
 mod turn;
+pub mod view;
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
