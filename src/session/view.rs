@@ -96,6 +96,7 @@ pub struct SessionView {
     /// The `ApprovalRequested` events still waiting for an answer, oldest first.
     pub pending: Vec<Event>,
     pub streaming: Vec<Streaming>,
+    /// The last usage a turn's own run reported.
     pub context: Option<ContextState>,
     pub queue: Vec<String>,
 }
@@ -125,6 +126,20 @@ impl SessionView {
 
     pub fn run(&self, run_id: &str) -> Option<&RunState> {
         self.runs.iter().find(|r| r.run_id == run_id)
+    }
+
+    /// How many delegations deep a run is: 0 for a turn's own run (and runs not seen).
+    pub fn depth(&self, run_id: &str) -> usize {
+        let mut depth = 0;
+        let mut run = self.run(run_id);
+        // Bounded by the number of runs, so a malformed parent cycle cannot loop forever.
+        while let Some(parent) = run.and_then(|r| r.parent_id.as_deref())
+            && depth < self.runs.len()
+        {
+            depth += 1;
+            run = self.run(parent);
+        }
+        depth
     }
 
     pub fn apply(&mut self, event: &Event) {
@@ -168,6 +183,8 @@ impl SessionView {
                 self.settings.mode = *mode;
             }
             Event::QueueUpdated { queued } => self.queue = queued.clone(),
+            // A delegated run's context is its own; the session's is its turns'.
+            Event::ContextUsage { run_id, .. } if self.depth(run_id) > 0 => {}
             Event::ContextUsage {
                 used_tokens,
                 context_window,

@@ -12,6 +12,7 @@ use super::render::{self, MarkdownStream, RenderStyle};
 use super::run_tree::{RunDepths, indent};
 use super::theme::Theme;
 use crate::config::PermissionMode;
+use crate::session::view::SessionView;
 use crate::session::{Decision, Event, OutcomeStatus, TurnMode};
 use crate::tools::terminal_text::strip_controls;
 
@@ -82,7 +83,9 @@ pub struct View {
     pub max_iters: u32,
     /// `[ui] show_thinking`: reasoning shown dimmed, or hidden.
     pub show_thinking: bool,
-    context: Option<(u64, Option<u32>)>,
+    /// The session's one projection (context usage, open approvals, runs), folded here
+    /// from the same events the rest of the view renders.
+    session: SessionView,
     shared: Arc<Shared>,
 }
 
@@ -111,7 +114,7 @@ impl View {
             mode: TurnMode::default(),
             thinking: String::new(),
             show_thinking: true,
-            context: None,
+            session: SessionView::default(),
             shared,
         }
     }
@@ -204,7 +207,11 @@ impl View {
 
     /// `/context`: the last reported usage.
     pub fn context(&mut self) {
-        let line = match self.context {
+        let line = match self
+            .session
+            .context
+            .map(|c| (c.used_tokens, c.context_window))
+        {
             Some((used, Some(window))) => format!(
                 "context: {used} of {window} tokens ({}%)",
                 used * 100 / u64::from(window.max(1))
@@ -222,6 +229,11 @@ impl View {
     }
 
     pub fn on_event(&mut self, event: &Event) {
+        self.session.apply(event);
+        self.render(event);
+    }
+
+    fn render(&mut self, event: &Event) {
         match event {
             Event::AgentStatus {
                 status,
@@ -245,7 +257,7 @@ impl View {
                 if self.waiting_since.is_some() =>
             {
                 self.stop_waiting();
-                return self.on_event(event);
+                return self.render(event);
             }
             _ => {}
         }
@@ -379,15 +391,6 @@ impl View {
             Event::QueueUpdated { queued } if !queued.is_empty() => {
                 let line = format!("⏳ queued: {}", queued.join(" · "));
                 self.say(self.style.dim(&line));
-            }
-            // A delegated run's context is its own; `/context` reports the session's.
-            Event::ContextUsage {
-                run_id,
-                used_tokens,
-                context_window,
-                ..
-            } if self.runs.depth(run_id) == 0 => {
-                self.context = Some((*used_tokens, *context_window))
             }
             Event::Error { message } => {
                 let line = self.style.error(&format!("✗ {message}"));
@@ -551,7 +554,11 @@ impl View {
                 output_tokens as f64 * 1000.0 / ms as f64
             ));
         }
-        match self.context {
+        match self
+            .session
+            .context
+            .map(|c| (c.used_tokens, c.context_window))
+        {
             Some((used, Some(window))) => stats.push(format!(
                 "context {used}/{window} ({}%)",
                 used * 100 / u64::from(window.max(1))

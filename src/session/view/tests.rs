@@ -208,3 +208,26 @@ fn context_usage_keeps_the_last_request() {
         })
     );
 }
+
+#[test]
+fn depth_follows_the_parents_and_a_delegated_runs_context_is_not_the_sessions() {
+    let mut view = fold(&[
+        run_started("r1", None, "ling"),
+        run_started("r2", Some("r1"), "coder"),
+        run_started("r3", Some("r2"), "reviewer"),
+    ]);
+    assert_eq!(
+        ["r1", "r2", "r3", "unknown"].map(|r| view.depth(r)),
+        [0, 1, 2, 0]
+    );
+    let usage = |run_id: &str, used_tokens| Event::ContextUsage {
+        run_id: run_id.into(),
+        used_tokens,
+        context_window: None,
+        input_tokens: used_tokens,
+        output_tokens: 0,
+    };
+    view.apply(&usage("r1", 100));
+    view.apply(&usage("r2", 5000));
+    assert_eq!(view.context.map(|c| c.used_tokens), Some(100));
+}
