@@ -28,7 +28,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 pub use bus::{Envelope, EventBus};
-pub use event::{Decision, Event, OutcomeStatus, SessionStatus};
+pub use event::{AgentState, Decision, Event, OutcomeStatus, SessionStatus};
 pub use input::{Input, SkillInvocation, TurnMode, UserMessage};
 pub use permissions::Permissions;
 pub use run::Route;

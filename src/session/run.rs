@@ -8,7 +8,7 @@ use std::sync::Arc;
 use futures_util::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 
-use super::event::{Event, OutcomeStatus};
+use super::event::{AgentState, Event, OutcomeStatus};
 use super::input::TurnMode;
 use super::permissions::Rule;
 use super::tokens::{self, TokenBatcher};
@@ -83,7 +83,7 @@ pub(crate) fn run<'a>(
         let end = run_loop(shared, ctx, conv, changed).await;
         lock(&shared.runs).remove(&ctx.id);
         lock(&shared.locks).release_run(&ctx.id);
-        status(shared, ctx, "idle", None);
+        status(shared, ctx, AgentState::Idle, None);
         end
     })
 }
@@ -121,7 +121,7 @@ async fn run_loop(
             return end(OutcomeStatus::MaxIters, message, iterations, usage);
         }
         iterations += 1;
-        status(shared, ctx, "thinking", None);
+        status(shared, ctx, AgentState::Thinking, None);
         let tools = offered_tools(shared, ctx);
         match ask_model(shared, ctx, conv, &tools).await {
             Step::Failed(e) => {
@@ -323,11 +323,16 @@ fn report_context(shared: &TurnShared, ctx: &RunCtx, conv: &Conversation, r: &Re
     });
 }
 
-pub(crate) fn status(shared: &TurnShared, ctx: &RunCtx, status: &str, detail: Option<String>) {
+pub(crate) fn status(
+    shared: &TurnShared,
+    ctx: &RunCtx,
+    status: AgentState,
+    detail: Option<String>,
+) {
     shared.bus.publish(Event::AgentStatus {
         run_id: ctx.id.clone(),
         agent_id: ctx.agent.name.clone(),
-        status: status.to_string(),
+        status,
         detail,
     });
 }

@@ -13,7 +13,7 @@ use super::run_tree::{RunDepths, indent};
 use super::theme::Theme;
 use crate::config::PermissionMode;
 use crate::session::view::SessionView;
-use crate::session::{Decision, Event, OutcomeStatus, TurnMode};
+use crate::session::{AgentState, Decision, Event, OutcomeStatus, TurnMode};
 use crate::tools::terminal_text::strip_controls;
 
 /// Longest diff shown inline; the rest is counted.
@@ -240,7 +240,7 @@ impl View {
                 run_id,
                 agent_id,
                 ..
-            } if status == "thinking" => {
+            } if *status == AgentState::Thinking => {
                 self.waiting_since = Some(std::time::Instant::now());
                 self.waiting_for = (self.runs.depth(run_id) > 0).then(|| agent_id.clone());
             }
