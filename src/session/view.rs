@@ -113,6 +113,13 @@ impl SessionView {
         self.status == Some(SessionStatus::Running)
     }
 
+    /// A turn's own run has started and has not ended (delegated runs end inside it).
+    pub fn turn_running(&self) -> bool {
+        self.runs
+            .iter()
+            .any(|r| r.parent_id.is_none() && r.status.is_running())
+    }
+
     /// No turn running, no approval open.
     pub fn is_idle(&self) -> bool {
         !self.is_busy() && self.pending.is_empty()

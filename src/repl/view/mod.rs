@@ -230,6 +230,9 @@ impl View {
 
     pub fn on_event(&mut self, event: &Event) {
         self.session.apply(event);
+        self.shared
+            .busy
+            .store(self.session.turn_running(), Ordering::Relaxed);
         self.render(event);
     }
 
@@ -414,7 +417,6 @@ impl View {
 
     fn on_run_started(&mut self, run_id: &str, parent_id: Option<&str>) {
         if self.runs.started(run_id, parent_id) == 0 {
-            self.shared.busy.store(true, Ordering::Relaxed);
             self.answered = false;
             // Resizes are picked up per answer: lines already shown stay as they are.
             self.width = super::shell::terminal_width();
@@ -530,7 +532,6 @@ impl View {
     }
 
     fn on_outcome(&mut self, status: OutcomeStatus, result: &str, output_tokens: u64, ms: u64) {
-        self.shared.busy.store(false, Ordering::Relaxed);
         *crate::session::lock(&self.shared.approval) = None;
         // A forked skill answers through its child run, whose tokens were not shown.
         if status == OutcomeStatus::Completed && !self.answered && !result.trim().is_empty() {

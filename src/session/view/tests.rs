@@ -231,3 +231,20 @@ fn depth_follows_the_parents_and_a_delegated_runs_context_is_not_the_sessions() 
     view.apply(&usage("r2", 5000));
     assert_eq!(view.context.map(|c| c.used_tokens), Some(100));
 }
+
+#[test]
+fn a_turn_runs_until_its_own_outcome_not_its_childs() {
+    let mut view = fold(&[run_started("r1", None, "ling")]);
+    assert!(view.turn_running());
+    view.apply(&run_started("r2", Some("r1"), "coder"));
+    view.apply(&Event::SubagentResult {
+        parent_id: "r1".into(),
+        subagent_id: "r2".into(),
+        agent_id: "coder".into(),
+        outcome: OutcomeStatus::Completed,
+        result: String::new(),
+    });
+    assert!(view.turn_running());
+    view.apply(&outcome("r1", OutcomeStatus::Error));
+    assert!(!view.turn_running());
+}
