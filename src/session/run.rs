@@ -14,6 +14,7 @@ use super::permissions::Rule;
 use super::tokens::{self, TokenBatcher};
 use super::{Conversation, TurnShared, call_ids, lock, tool_call};
 use crate::agents::AgentSpec;
+use crate::agents::CoreTool;
 use crate::llm::{
     ChatMessage, ChatRequest, LlmError, Provider, StreamEvent, ToolCall, ToolSpec, Usage,
 };
@@ -199,7 +200,7 @@ pub(crate) fn offered_tools(shared: &TurnShared, ctx: &RunCtx) -> Vec<ToolSpec> 
         .into_iter()
         .filter(|t| agent.allows_tool(&t.name))
         .collect();
-    if agent.allows_tool("Skill") {
+    if agent.allows_tool(CoreTool::Skill.name()) {
         let catalog = shared
             .skills
             .get()
@@ -208,7 +209,7 @@ pub(crate) fn offered_tools(shared: &TurnShared, ctx: &RunCtx) -> Vec<ToolSpec> 
             tools.push(session_tools::skill_spec(&catalog));
         }
     }
-    if agent.allows_tool("delegate_to_agent") && ctx.depth < shared.max_delegation_depth {
+    if agent.allows_tool(CoreTool::Delegate.name()) && ctx.depth < shared.max_delegation_depth {
         let agents = shared.agents.get();
         let targets: Vec<(String, String)> = agents
             .agents
