@@ -7,6 +7,7 @@ use clap::ValueEnum;
 use serde::Serialize;
 
 use crate::llm::Usage;
+use crate::session::view::SessionView;
 use crate::session::{Event, OutcomeStatus};
 use crate::tools::terminal_text::strip_controls;
 
@@ -71,8 +72,9 @@ pub struct Printer {
     session_id: String,
     /// stdout went away (e.g. `| head`): stop writing, keep running to a clean end.
     stdout_closed: bool,
-    /// How deep each delegated run is, so its progress lines are indented under its parent.
-    depths: std::collections::HashMap<String, usize>,
+    /// The session's projection: how deep each delegated run is, so its progress lines are
+    /// indented under its parent.
+    session: SessionView,
 }
 
 impl Printer {
@@ -82,7 +84,7 @@ impl Printer {
             quiet,
             session_id: session_id.to_string(),
             stdout_closed: false,
-            depths: std::collections::HashMap::new(),
+            session: SessionView::default(),
         }
     }
 
@@ -121,16 +123,8 @@ impl Printer {
     /// Progress lines on stderr. Errors are shown even with `-q`: silence must not hide why
     /// a script failed.
     fn progress(&mut self, event: &Event) {
-        if let Event::RunStarted {
-            run_id,
-            parent_id: Some(parent),
-            ..
-        } = event
-        {
-            let depth = self.depths.get(parent).copied().unwrap_or(0) + 1;
-            self.depths.insert(run_id.clone(), depth);
-        }
-        let indent = |run_id: &str| "  ".repeat(self.depths.get(run_id).copied().unwrap_or(0));
+        self.session.apply(event);
+        let indent = |run_id: &str| "  ".repeat(self.session.depth(run_id));
         let line = match event {
             Event::Error { message } => Some(format!("linggen: error: {message}")),
             Event::Warning { message } => Some(format!("linggen: warning: {message}")),

@@ -78,6 +78,45 @@ pub struct AgentSpec {
     pub extra: BTreeMap<String, serde_yaml::Value>,
 }
 
+/// The tools the core itself names, to gate or to render them; every other tool is known
+/// only by the registry in `crate::tools`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CoreTool {
+    Write,
+    Edit,
+    Skill,
+    Delegate,
+    LockPaths,
+    UnlockPaths,
+}
+
+impl CoreTool {
+    /// The canonical name, as models call it and events carry it.
+    pub const fn name(self) -> &'static str {
+        match self {
+            CoreTool::Write => "Write",
+            CoreTool::Edit => "Edit",
+            CoreTool::Skill => "Skill",
+            CoreTool::Delegate => "delegate_to_agent",
+            CoreTool::LockPaths => "lock_paths",
+            CoreTool::UnlockPaths => "unlock_paths",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<CoreTool> {
+        [
+            CoreTool::Write,
+            CoreTool::Edit,
+            CoreTool::Skill,
+            CoreTool::Delegate,
+            CoreTool::LockPaths,
+            CoreTool::UnlockPaths,
+        ]
+        .into_iter()
+        .find(|t| t.name() == name)
+    }
+}
+
 impl AgentSpec {
     /// Whether `tool` (canonical name) is offered to and usable by this agent, counting the
     /// policy: `Write`/`Edit` need `Patch`, `delegate_to_agent` needs `Delegate`.
@@ -87,9 +126,11 @@ impl AgentSpec {
             ToolAllow::Only(names) => names.iter().any(|n| n == tool),
         };
         listed
-            && match tool {
-                "Write" | "Edit" => self.capabilities.contains(&Capability::Patch),
-                "delegate_to_agent" => self.capabilities.contains(&Capability::Delegate),
+            && match CoreTool::from_name(tool) {
+                Some(CoreTool::Write | CoreTool::Edit) => {
+                    self.capabilities.contains(&Capability::Patch)
+                }
+                Some(CoreTool::Delegate) => self.capabilities.contains(&Capability::Delegate),
                 _ => true,
             }
     }

@@ -18,7 +18,12 @@ const KNOWN_KEYS: &[&str] = &[
 
 /// Tools that exist outside `crate::tools`' registry (agents, skills, locks), accepted by
 /// their exact name (any case).
-pub const OTHER_TOOLS: &[&str] = &["Skill", "delegate_to_agent", "lock_paths", "unlock_paths"];
+pub const OTHER_TOOLS: &[&str] = &[
+    super::CoreTool::Skill.name(),
+    super::CoreTool::Delegate.name(),
+    super::CoreTool::LockPaths.name(),
+    super::CoreTool::UnlockPaths.name(),
+];
 
 /// What `policy` grants when it is left out: the agent may edit and finish, not delegate.
 pub const DEFAULT_CAPABILITIES: &[Capability] = &[Capability::Patch, Capability::Finalize];

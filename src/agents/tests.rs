@@ -338,3 +338,18 @@ fn watch_dirs_are_the_three_folders() {
         ]
     );
 }
+
+#[test]
+fn core_tools_are_known_by_their_canonical_names() {
+    use crate::agents::CoreTool;
+    assert_eq!(
+        CoreTool::from_name("delegate_to_agent"),
+        Some(CoreTool::Delegate)
+    );
+    assert_eq!(
+        CoreTool::from_name("Edit").map(CoreTool::name),
+        Some("Edit")
+    );
+    assert_eq!(CoreTool::from_name("edit"), None);
+    assert_eq!(CoreTool::from_name("Bash"), None);
+}

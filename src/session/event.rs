@@ -22,11 +22,7 @@ pub enum OutcomeStatus {
 impl OutcomeStatus {
     /// The run status stored in the `runs` table.
     pub fn run_status(self) -> &'static str {
-        match self {
-            OutcomeStatus::Completed => "completed",
-            OutcomeStatus::Error | OutcomeStatus::MaxIters => "failed",
-            OutcomeStatus::Cancelled => "cancelled",
-        }
+        super::view::RunStatus::ended(self).stored()
     }
 }
 
@@ -36,6 +32,16 @@ impl OutcomeStatus {
 pub enum SessionStatus {
     Idle,
     Running,
+}
+
+/// What an agent is doing, as `AgentStatus` reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AgentState {
+    Thinking,
+    RunningTool,
+    WaitingApproval,
+    Idle,
 }
 
 /// The answer to an approval request.
@@ -171,7 +177,7 @@ pub enum Event {
         run_id: String,
         agent_id: String,
         /// `thinking`, `running_tool`, `waiting_approval` or `idle`.
-        status: String,
+        status: AgentState,
         #[serde(skip_serializing_if = "Option::is_none")]
         detail: Option<String>,
     },

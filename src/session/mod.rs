@@ -18,6 +18,7 @@ mod skill_call;
 mod tokens;
 mod tool_call;
 mod turn;
+pub mod view;
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -27,7 +28,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 pub use bus::{Envelope, EventBus};
-pub use event::{Decision, Event, OutcomeStatus, SessionStatus};
+pub use event::{AgentState, Decision, Event, OutcomeStatus, SessionStatus};
 pub use input::{Input, SkillInvocation, TurnMode, UserMessage};
 pub use permissions::Permissions;
 pub use run::Route;

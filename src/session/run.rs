@@ -8,12 +8,13 @@ use std::sync::Arc;
 use futures_util::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 
-use super::event::{Event, OutcomeStatus};
+use super::event::{AgentState, Event, OutcomeStatus};
 use super::input::TurnMode;
 use super::permissions::Rule;
 use super::tokens::{self, TokenBatcher};
 use super::{Conversation, TurnShared, call_ids, lock, tool_call};
 use crate::agents::AgentSpec;
+use crate::agents::CoreTool;
 use crate::llm::{
     ChatMessage, ChatRequest, LlmError, Provider, StreamEvent, ToolCall, ToolSpec, Usage,
 };
@@ -83,7 +84,7 @@ pub(crate) fn run<'a>(
         let end = run_loop(shared, ctx, conv, changed).await;
         lock(&shared.runs).remove(&ctx.id);
         lock(&shared.locks).release_run(&ctx.id);
-        status(shared, ctx, "idle", None);
+        status(shared, ctx, AgentState::Idle, None);
         end
     })
 }
@@ -121,7 +122,7 @@ async fn run_loop(
             return end(OutcomeStatus::MaxIters, message, iterations, usage);
         }
         iterations += 1;
-        status(shared, ctx, "thinking", None);
+        status(shared, ctx, AgentState::Thinking, None);
         let tools = offered_tools(shared, ctx);
         match ask_model(shared, ctx, conv, &tools).await {
             Step::Failed(e) => {
@@ -199,7 +200,7 @@ pub(crate) fn offered_tools(shared: &TurnShared, ctx: &RunCtx) -> Vec<ToolSpec> 
         .into_iter()
         .filter(|t| agent.allows_tool(&t.name))
         .collect();
-    if agent.allows_tool("Skill") {
+    if agent.allows_tool(CoreTool::Skill.name()) {
         let catalog = shared
             .skills
             .get()
@@ -208,7 +209,7 @@ pub(crate) fn offered_tools(shared: &TurnShared, ctx: &RunCtx) -> Vec<ToolSpec> 
             tools.push(session_tools::skill_spec(&catalog));
         }
     }
-    if agent.allows_tool("delegate_to_agent") && ctx.depth < shared.max_delegation_depth {
+    if agent.allows_tool(CoreTool::Delegate.name()) && ctx.depth < shared.max_delegation_depth {
         let agents = shared.agents.get();
         let targets: Vec<(String, String)> = agents
             .agents
@@ -323,11 +324,16 @@ fn report_context(shared: &TurnShared, ctx: &RunCtx, conv: &Conversation, r: &Re
     });
 }
 
-pub(crate) fn status(shared: &TurnShared, ctx: &RunCtx, status: &str, detail: Option<String>) {
+pub(crate) fn status(
+    shared: &TurnShared,
+    ctx: &RunCtx,
+    status: AgentState,
+    detail: Option<String>,
+) {
     shared.bus.publish(Event::AgentStatus {
         run_id: ctx.id.clone(),
         agent_id: ctx.agent.name.clone(),
-        status: status.to_string(),
+        status,
         detail,
     });
 }

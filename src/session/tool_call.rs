@@ -2,7 +2,7 @@
 
 use tokio::sync::oneshot;
 
-use super::event::{Decision, Event};
+use super::event::{AgentState, Decision, Event};
 use super::input::TurnMode;
 use super::permissions::Verdict;
 use super::run::{self, RunCtx};
@@ -207,7 +207,12 @@ async fn run(
     prepared: &Prepared,
     changed: &mut Vec<String>,
 ) -> ToolOutput {
-    run::status(shared, ctx, "running_tool", Some(prepared.summary.clone()));
+    run::status(
+        shared,
+        ctx,
+        AgentState::RunningTool,
+        Some(prepared.summary.clone()),
+    );
     let output = tokio::select! {
         out = tools::run(&shared.tools, prepared) => out,
         // Dropping the tool future kills a running command's whole process group.
@@ -331,7 +336,7 @@ async fn ask_person(
     run::status(
         shared,
         ctx,
-        "waiting_approval",
+        AgentState::WaitingApproval,
         Some(prepared.summary.clone()),
     );
     let answer = tokio::select! {

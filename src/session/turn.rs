@@ -7,7 +7,7 @@ use std::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::delegate::{self, ChildTask};
-use super::event::{Event, OutcomeStatus};
+use super::event::{AgentState, Event, OutcomeStatus};
 use super::input::{TurnMode, UserMessage};
 use super::run::{self, RunCtx, RunEnd};
 use super::{Conversation, TurnShared, ids, skill_call};
@@ -187,7 +187,7 @@ async fn forked(
         "",
         ChatMessage::assistant(answer, Vec::new()),
     );
-    run::status(shared, ctx, "idle", None);
+    run::status(shared, ctx, AgentState::Idle, None);
     end
 }
 

@@ -6,6 +6,7 @@ use std::thread::JoinHandle;
 use super::{RunRecord, Store};
 use crate::session::Event;
 use crate::session::bus::Subscription;
+use crate::session::view::RunStatus;
 
 /// Persists `session_id`'s events until the bus closes. Write failures (disk full, the file
 /// removed) are reported once through `on_error` and do not stop the session: losing the
@@ -59,7 +60,7 @@ fn persist(store: &Store, session_id: &str, event: &Event) -> Result<(), super::
                 parent_id: parent_id.clone(),
                 agent_id: agent_id.clone(),
                 task: task.clone(),
-                status: "running".into(),
+                status: RunStatus::Running.stored().into(),
             },
         )?,
         Event::Outcome { run_id, status, .. } => store.finish_run(run_id, status.run_status())?,

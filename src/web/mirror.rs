@@ -14,7 +14,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::llm::{ChatMessage, Role};
 use crate::session::bus::Subscription;
-use crate::session::{Envelope, Event, Input, SessionStatus, TurnMode, lock};
+use crate::session::view::SessionView;
+use crate::session::{Envelope, Event, Input, SessionStatus, lock};
 
 /// Events kept for replay after a reconnect. A client that was away longer resynchronises.
 const REPLAY_EVENTS: usize = 4096;
@@ -47,41 +48,25 @@ pub struct Attached {
 #[derive(Default)]
 struct State {
     seq: u64,
-    model: String,
-    root: String,
-    agent_id: String,
-    mode: TurnMode,
-    permission_mode: String,
-    status: Option<SessionStatus>,
-    queue: Vec<String>,
-    context: Option<Value>,
-    /// Every display event of the session so far except tokens (they are folded into
-    /// `streaming` and then superseded by the finished `Message`).
+    /// Settings, status, queue, context, runs, partial answers and open approvals: the
+    /// session's one projection, which the snapshot shows as it is.
+    view: SessionView,
+    /// Every display event of the session so far except tokens (they are folded into the
+    /// view's streaming text and then superseded by the finished `Message`).
     transcript: Vec<Arc<Envelope>>,
-    streaming: Vec<Streaming>,
-    pending: Vec<Arc<Envelope>>,
     /// Approvals a browser has already answered and whose resolution has not come back
     /// yet: a second answer in that window is refused instead of being told it counted.
     claimed: Vec<String>,
-    runs: Vec<RunView>,
     recent: VecDeque<Arc<Envelope>>,
 }
 
-/// A response still being streamed.
+/// A run as the snapshot shows it (its status spelled as the `runs` table does).
 #[derive(Serialize)]
-struct Streaming {
-    run_id: String,
-    agent_id: String,
-    text: String,
-    thinking: bool,
-}
-
-#[derive(Serialize)]
-struct RunView {
-    run_id: String,
-    parent_id: Option<String>,
-    agent_id: String,
-    task: String,
+struct RunView<'a> {
+    run_id: &'a str,
+    parent_id: &'a Option<String>,
+    agent_id: &'a str,
+    task: &'a str,
     status: &'static str,
 }
 
@@ -97,7 +82,7 @@ impl Mirror {
     ) -> Arc<Mirror> {
         let (fanout, _) = broadcast::channel(FANOUT_CAPACITY);
         let mut state = State {
-            agent_id: agent_id.to_string(),
+            view: SessionView::new(agent_id),
             ..State::default()
         };
         // Resumed messages have no event of their own; they come first, with seq 0.
@@ -143,8 +128,7 @@ impl Mirror {
 
     /// Whether the session waits for nothing: no turn running, no approval open.
     pub fn is_idle(&self) -> bool {
-        let state = lock(&self.state);
-        state.status != Some(SessionStatus::Running) && state.pending.is_empty()
+        lock(&self.state).view.is_idle()
     }
 
     /// The sequence number of the last event folded in.
@@ -154,14 +138,14 @@ impl Mirror {
 
     /// Whether an approval request is still waiting for an answer.
     pub fn is_pending(&self, approval_id: &str) -> bool {
-        lock(&self.state).is_pending(approval_id)
+        lock(&self.state).view.is_pending(approval_id)
     }
 
     /// Takes the right to answer an approval from the web: `false` when it is not waiting
     /// or another browser request answered it a moment ago.
     pub fn claim_approval(&self, approval_id: &str) -> bool {
         let mut state = lock(&self.state);
-        if !state.is_pending(approval_id) || state.claimed.iter().any(|c| c == approval_id) {
+        if !state.view.is_pending(approval_id) || state.claimed.iter().any(|c| c == approval_id) {
             return false;
         }
         state.claimed.push(approval_id.to_string());
@@ -210,24 +194,37 @@ impl Mirror {
     /// The late joiner's view: state, transcript, partial answers, open approvals, runs.
     pub fn snapshot(&self, access: &str) -> Value {
         let state = lock(&self.state);
+        let view = &state.view;
+        let settings = &view.settings;
+        let runs: Vec<RunView> = view
+            .runs
+            .iter()
+            .map(|r| RunView {
+                run_id: &r.run_id,
+                parent_id: &r.parent_id,
+                agent_id: &r.agent_id,
+                task: &r.task,
+                status: r.status.stored(),
+            })
+            .collect();
         json!({
             "session_id": self.session_id,
             "seq": state.seq,
             "access": access,
             "state": {
-                "model": state.model,
-                "root": state.root,
-                "agent_id": state.agent_id,
-                "mode": state.mode,
-                "permission_mode": state.permission_mode,
-                "status": state.status.unwrap_or(SessionStatus::Idle),
-                "queue": state.queue,
-                "context": state.context,
+                "model": settings.model,
+                "root": settings.root,
+                "agent_id": settings.agent_id,
+                "mode": settings.mode,
+                "permission_mode": settings.permission_mode,
+                "status": view.status.unwrap_or(SessionStatus::Idle),
+                "queue": view.queue,
+                "context": view.context,
             },
             "transcript": state.transcript.iter().map(|e| &e.event).collect::<Vec<_>>(),
-            "streaming": state.streaming,
-            "pending_approvals": state.pending.iter().map(|e| &e.event).collect::<Vec<_>>(),
-            "runs": state.runs,
+            "streaming": view.streaming,
+            "pending_approvals": view.pending,
+            "runs": runs,
         })
     }
 
@@ -246,160 +243,28 @@ impl Mirror {
 }
 
 impl State {
-    fn is_pending(&self, approval_id: &str) -> bool {
-        self.pending
-            .iter()
-            .any(|e| matches!(&e.event, Event::ApprovalRequested { id, .. } if id == approval_id))
-    }
-
     fn fold(&mut self, envelope: &Arc<Envelope>) {
-        let keep = match &envelope.event {
-            Event::SessionStarted {
-                model,
-                root,
-                agent_id,
-                permission_mode,
-                ..
-            } => {
-                self.model = model.clone();
-                self.root = root.clone();
-                self.agent_id = agent_id.clone();
-                self.permission_mode = permission_mode.clone();
-                false
-            }
-            Event::SettingsUpdated {
-                agent_id,
-                mode,
-                model,
-                permission_mode,
-                ..
-            } => {
-                self.agent_id = agent_id.clone();
-                self.mode = *mode;
-                self.model = model.clone();
-                self.permission_mode = permission_mode.clone();
-                false
-            }
-            Event::StateUpdated {
-                status,
-                agent_id,
-                mode,
-            } => {
-                self.status = Some(*status);
-                self.agent_id = agent_id.clone();
-                self.mode = *mode;
-                false
-            }
-            Event::QueueUpdated { queued } => {
-                self.queue = queued.clone();
-                false
-            }
-            Event::ContextUsage {
-                used_tokens,
-                context_window,
-                ..
-            } => {
-                self.context = Some(json!({
-                    "used_tokens": used_tokens,
-                    "context_window": context_window,
-                }));
-                false
-            }
-            Event::Token {
-                run_id,
-                agent_id,
-                token,
-                thinking,
-                done,
-            } => {
-                self.on_token(run_id, agent_id, token, *thinking, *done);
-                false
-            }
-            Event::Message { run_id, role, .. } => {
-                if *role == Role::Assistant {
-                    self.streaming.retain(|s| &s.run_id != run_id);
-                }
-                true
-            }
-            Event::RunStarted {
-                run_id,
-                parent_id,
-                agent_id,
-                task,
-            } => {
-                self.runs.push(RunView {
-                    run_id: run_id.clone(),
-                    parent_id: parent_id.clone(),
-                    agent_id: agent_id.clone(),
-                    task: task.clone(),
-                    status: "running",
-                });
-                true
-            }
-            Event::SubagentResult {
-                subagent_id,
-                outcome,
-                ..
-            } => {
-                self.finish_run(subagent_id, outcome.run_status());
-                true
-            }
-            Event::Outcome { run_id, status, .. } => {
-                self.finish_run(run_id, status.run_status());
-                self.streaming.retain(|s| &s.run_id != run_id);
-                // A turn that ended (cancelled, say) leaves no request waiting; those that
-                // were open get no `ApprovalResolved`.
-                self.pending.clear();
-                self.claimed.clear();
-                true
-            }
-            Event::ApprovalRequested { .. } => {
-                self.pending.push(envelope.clone());
-                true
-            }
-            Event::ApprovalResolved { id, .. } => {
-                self.claimed.retain(|c| c != id);
-                self.pending.retain(|e| {
-                    !matches!(&e.event, Event::ApprovalRequested { id: open, .. } if open == id)
-                });
-                true
-            }
-            Event::AgentStatus { .. } => false,
-            Event::ToolCallStarted { .. }
-            | Event::ToolCallFinished { .. }
-            | Event::ChangeReport { .. }
-            | Event::SubagentSpawned { .. }
-            | Event::Error { .. }
-            | Event::Warning { .. } => true,
-        };
+        let event = &envelope.event;
+        self.view.apply(event);
+        match event {
+            Event::Outcome { .. } => self.claimed.clear(),
+            Event::ApprovalResolved { id, .. } => self.claimed.retain(|c| c != id),
+            _ => {}
+        }
+        // The transcript is what a person reads: everything but settings, status, queue,
+        // context and tokens, which live in the view.
+        let keep = !matches!(
+            event,
+            Event::SessionStarted { .. }
+                | Event::SettingsUpdated { .. }
+                | Event::StateUpdated { .. }
+                | Event::QueueUpdated { .. }
+                | Event::ContextUsage { .. }
+                | Event::Token { .. }
+                | Event::AgentStatus { .. }
+        );
         if keep {
             self.transcript.push(envelope.clone());
-        }
-    }
-
-    fn on_token(&mut self, run_id: &str, agent_id: &str, token: &str, thinking: bool, done: bool) {
-        if done {
-            self.streaming.retain(|s| s.run_id != run_id);
-            return;
-        }
-        match self
-            .streaming
-            .iter_mut()
-            .find(|s| s.run_id == run_id && s.thinking == thinking)
-        {
-            Some(s) => s.text.push_str(token),
-            None => self.streaming.push(Streaming {
-                run_id: run_id.to_string(),
-                agent_id: agent_id.to_string(),
-                text: token.to_string(),
-                thinking,
-            }),
-        }
-    }
-
-    fn finish_run(&mut self, run_id: &str, status: &'static str) {
-        if let Some(run) = self.runs.iter_mut().find(|r| r.run_id == run_id) {
-            run.status = status;
         }
     }
 }

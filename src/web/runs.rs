@@ -14,6 +14,7 @@ use super::api::{
 use super::server::Ctx;
 use crate::llm::ChatMessage;
 use crate::session::Input;
+use crate::session::view::RunStatus;
 use crate::store::{RunDetail, Store};
 
 /// Characters of each message in `agent-context?view=summary`.
@@ -111,7 +112,7 @@ struct RunRef {
 pub(super) async fn agent_cancel(ctx: &Ctx, req: Request<Incoming>) -> Reply {
     let body: RunRef = read_json(req).await?;
     let run = inspectable_run(ctx, body.run_id).await?;
-    if run.status != "running" {
+    if run.status != RunStatus::Running.stored() {
         return Err(ApiError::new(
             StatusCode::CONFLICT,
             format!("run {} is not running (it is {})", run.id, run.status),

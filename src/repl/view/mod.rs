@@ -12,7 +12,8 @@ use super::render::{self, MarkdownStream, RenderStyle};
 use super::run_tree::{RunDepths, indent};
 use super::theme::Theme;
 use crate::config::PermissionMode;
-use crate::session::{Decision, Event, OutcomeStatus, TurnMode};
+use crate::session::view::SessionView;
+use crate::session::{AgentState, Decision, Event, OutcomeStatus, TurnMode};
 use crate::tools::terminal_text::strip_controls;
 
 /// Longest diff shown inline; the rest is counted.
@@ -82,7 +83,9 @@ pub struct View {
     pub max_iters: u32,
     /// `[ui] show_thinking`: reasoning shown dimmed, or hidden.
     pub show_thinking: bool,
-    context: Option<(u64, Option<u32>)>,
+    /// The session's one projection (context usage, open approvals, runs), folded here
+    /// from the same events the rest of the view renders.
+    session: SessionView,
     shared: Arc<Shared>,
 }
 
@@ -111,7 +114,7 @@ impl View {
             mode: TurnMode::default(),
             thinking: String::new(),
             show_thinking: true,
-            context: None,
+            session: SessionView::default(),
             shared,
         }
     }
@@ -204,7 +207,11 @@ impl View {
 
     /// `/context`: the last reported usage.
     pub fn context(&mut self) {
-        let line = match self.context {
+        let line = match self
+            .session
+            .context
+            .map(|c| (c.used_tokens, c.context_window))
+        {
             Some((used, Some(window))) => format!(
                 "context: {used} of {window} tokens ({}%)",
                 used * 100 / u64::from(window.max(1))
@@ -222,13 +229,21 @@ impl View {
     }
 
     pub fn on_event(&mut self, event: &Event) {
+        self.session.apply(event);
+        self.shared
+            .busy
+            .store(self.session.turn_running(), Ordering::Relaxed);
+        self.render(event);
+    }
+
+    fn render(&mut self, event: &Event) {
         match event {
             Event::AgentStatus {
                 status,
                 run_id,
                 agent_id,
                 ..
-            } if status == "thinking" => {
+            } if *status == AgentState::Thinking => {
                 self.waiting_since = Some(std::time::Instant::now());
                 self.waiting_for = (self.runs.depth(run_id) > 0).then(|| agent_id.clone());
             }
@@ -245,7 +260,7 @@ impl View {
                 if self.waiting_since.is_some() =>
             {
                 self.stop_waiting();
-                return self.on_event(event);
+                return self.render(event);
             }
             _ => {}
         }
@@ -380,15 +395,6 @@ impl View {
                 let line = format!("⏳ queued: {}", queued.join(" · "));
                 self.say(self.style.dim(&line));
             }
-            // A delegated run's context is its own; `/context` reports the session's.
-            Event::ContextUsage {
-                run_id,
-                used_tokens,
-                context_window,
-                ..
-            } if self.runs.depth(run_id) == 0 => {
-                self.context = Some((*used_tokens, *context_window))
-            }
             Event::Error { message } => {
                 let line = self.style.error(&format!("✗ {message}"));
                 self.say(line);
@@ -411,7 +417,6 @@ impl View {
 
     fn on_run_started(&mut self, run_id: &str, parent_id: Option<&str>) {
         if self.runs.started(run_id, parent_id) == 0 {
-            self.shared.busy.store(true, Ordering::Relaxed);
             self.answered = false;
             // Resizes are picked up per answer: lines already shown stay as they are.
             self.width = super::shell::terminal_width();
@@ -527,7 +532,6 @@ impl View {
     }
 
     fn on_outcome(&mut self, status: OutcomeStatus, result: &str, output_tokens: u64, ms: u64) {
-        self.shared.busy.store(false, Ordering::Relaxed);
         *crate::session::lock(&self.shared.approval) = None;
         // A forked skill answers through its child run, whose tokens were not shown.
         if status == OutcomeStatus::Completed && !self.answered && !result.trim().is_empty() {
@@ -551,7 +555,11 @@ impl View {
                 output_tokens as f64 * 1000.0 / ms as f64
             ));
         }
-        match self.context {
+        match self
+            .session
+            .context
+            .map(|c| (c.used_tokens, c.context_window))
+        {
             Some((used, Some(window))) => stats.push(format!(
                 "context {used}/{window} ({}%)",
                 used * 100 / u64::from(window.max(1))
@@ -566,7 +574,7 @@ impl View {
 }
 
 /// The tool whose calls start child runs; shown through the child's own lines.
-const DELEGATE_TOOL: &str = "delegate_to_agent";
+const DELEGATE_TOOL: &str = crate::agents::CoreTool::Delegate.name();
 
 /// How often the spinner is redrawn.
 pub const SPINNER_FRAME: std::time::Duration = std::time::Duration::from_millis(100);

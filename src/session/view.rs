@@ -1,0 +1,310 @@
+//! The one projection of a session's state. Every frontend that needs to know "what holds
+//! now" (the settings, busy or idle, the runs, the open approvals, the answer being
+//! streamed, the context used, the queue) folds the event stream through [`SessionView`]
+//! instead of keeping its own copies, so the terminal, the mirror's late-joiner snapshot
+//! and the `-p` printer cannot disagree about it.
+
+use serde::Serialize;
+
+use super::event::{Event, OutcomeStatus, SessionStatus};
+use super::input::TurnMode;
+use crate::llm::Role;
+
+/// Where a run stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    Running,
+    /// Running, and one of its tool calls waits for a person.
+    WaitingApproval,
+    Completed,
+    Error,
+    Cancelled,
+    MaxIters,
+}
+
+impl RunStatus {
+    pub fn ended(outcome: OutcomeStatus) -> RunStatus {
+        match outcome {
+            OutcomeStatus::Completed => RunStatus::Completed,
+            OutcomeStatus::Error => RunStatus::Error,
+            OutcomeStatus::Cancelled => RunStatus::Cancelled,
+            OutcomeStatus::MaxIters => RunStatus::MaxIters,
+        }
+    }
+
+    pub fn is_running(self) -> bool {
+        matches!(self, RunStatus::Running | RunStatus::WaitingApproval)
+    }
+
+    /// The status as the `runs` table and the mirror's snapshot spell it: a run waiting
+    /// for a person is still `running`, and every failure is `failed`.
+    pub fn stored(self) -> &'static str {
+        match self {
+            RunStatus::Running | RunStatus::WaitingApproval => "running",
+            RunStatus::Completed => "completed",
+            RunStatus::Error | RunStatus::MaxIters => "failed",
+            RunStatus::Cancelled => "cancelled",
+        }
+    }
+}
+
+/// The session's settings, as they hold for the next turn.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Settings {
+    pub model: String,
+    pub root: String,
+    pub agent_id: String,
+    pub mode: TurnMode,
+    pub permission_mode: String,
+    pub max_iters: u32,
+}
+
+/// One run (one agent working on one task).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunState {
+    pub run_id: String,
+    pub parent_id: Option<String>,
+    pub agent_id: String,
+    pub task: String,
+    pub status: RunStatus,
+}
+
+/// A response still being streamed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Streaming {
+    pub run_id: String,
+    pub agent_id: String,
+    pub text: String,
+    pub thinking: bool,
+}
+
+/// How full the context was after the last request.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct ContextState {
+    pub used_tokens: u64,
+    pub context_window: Option<u32>,
+}
+
+/// The state of a session, folded from its events.
+#[derive(Debug, Clone, Default)]
+pub struct SessionView {
+    pub settings: Settings,
+    /// `None` until the first `StateUpdated`.
+    pub status: Option<SessionStatus>,
+    pub runs: Vec<RunState>,
+    /// The `ApprovalRequested` events still waiting for an answer, oldest first.
+    pub pending: Vec<Event>,
+    pub streaming: Vec<Streaming>,
+    /// The last usage a turn's own run reported.
+    pub context: Option<ContextState>,
+    pub queue: Vec<String>,
+}
+
+impl SessionView {
+    /// A view of a session whose agent is known before its first event.
+    pub fn new(agent_id: &str) -> SessionView {
+        let mut view = SessionView::default();
+        view.settings.agent_id = agent_id.to_string();
+        view
+    }
+
+    pub fn is_busy(&self) -> bool {
+        self.status == Some(SessionStatus::Running)
+    }
+
+    /// A turn's own run has started and has not ended (delegated runs end inside it).
+    pub fn turn_running(&self) -> bool {
+        self.runs
+            .iter()
+            .any(|r| r.parent_id.is_none() && r.status.is_running())
+    }
+
+    /// No turn running, no approval open.
+    pub fn is_idle(&self) -> bool {
+        !self.is_busy() && self.pending.is_empty()
+    }
+
+    pub fn is_pending(&self, approval_id: &str) -> bool {
+        self.pending
+            .iter()
+            .any(|e| matches!(e, Event::ApprovalRequested { id, .. } if id == approval_id))
+    }
+
+    pub fn run(&self, run_id: &str) -> Option<&RunState> {
+        self.runs.iter().find(|r| r.run_id == run_id)
+    }
+
+    /// How many delegations deep a run is: 0 for a turn's own run (and runs not seen).
+    pub fn depth(&self, run_id: &str) -> usize {
+        let mut depth = 0;
+        let mut run = self.run(run_id);
+        // Bounded by the number of runs, so a malformed parent cycle cannot loop forever.
+        while let Some(parent) = run.and_then(|r| r.parent_id.as_deref())
+            && depth < self.runs.len()
+        {
+            depth += 1;
+            run = self.run(parent);
+        }
+        depth
+    }
+
+    pub fn apply(&mut self, event: &Event) {
+        match event {
+            Event::SessionStarted {
+                model,
+                root,
+                agent_id,
+                permission_mode,
+                max_iters,
+                ..
+            } => {
+                let s = &mut self.settings;
+                s.model = model.clone();
+                s.root = root.clone();
+                s.agent_id = agent_id.clone();
+                s.permission_mode = permission_mode.clone();
+                s.max_iters = *max_iters;
+            }
+            Event::SettingsUpdated {
+                agent_id,
+                mode,
+                model,
+                permission_mode,
+                max_iters,
+            } => {
+                let s = &mut self.settings;
+                s.agent_id = agent_id.clone();
+                s.mode = *mode;
+                s.model = model.clone();
+                s.permission_mode = permission_mode.clone();
+                s.max_iters = *max_iters;
+            }
+            Event::StateUpdated {
+                status,
+                agent_id,
+                mode,
+            } => {
+                self.status = Some(*status);
+                self.settings.agent_id = agent_id.clone();
+                self.settings.mode = *mode;
+            }
+            Event::QueueUpdated { queued } => self.queue = queued.clone(),
+            // A delegated run's context is its own; the session's is its turns'.
+            Event::ContextUsage { run_id, .. } if self.depth(run_id) > 0 => {}
+            Event::ContextUsage {
+                used_tokens,
+                context_window,
+                ..
+            } => {
+                self.context = Some(ContextState {
+                    used_tokens: *used_tokens,
+                    context_window: *context_window,
+                })
+            }
+            Event::Token {
+                run_id,
+                agent_id,
+                token,
+                thinking,
+                done,
+            } => self.on_token(run_id, agent_id, token, *thinking, *done),
+            Event::Message { run_id, role, .. } => {
+                if *role == Role::Assistant {
+                    self.streaming.retain(|s| &s.run_id != run_id);
+                }
+            }
+            Event::RunStarted {
+                run_id,
+                parent_id,
+                agent_id,
+                task,
+            } => self.runs.push(RunState {
+                run_id: run_id.clone(),
+                parent_id: parent_id.clone(),
+                agent_id: agent_id.clone(),
+                task: task.clone(),
+                status: RunStatus::Running,
+            }),
+            Event::SubagentResult {
+                subagent_id,
+                outcome,
+                ..
+            } => self.set_status(subagent_id, RunStatus::ended(*outcome)),
+            Event::Outcome { run_id, status, .. } => {
+                self.set_status(run_id, RunStatus::ended(*status));
+                self.streaming.retain(|s| &s.run_id != run_id);
+                // A turn that ended (cancelled, say) leaves no request waiting; those that
+                // were open get no `ApprovalResolved`.
+                self.pending.clear();
+                for run in &mut self.runs {
+                    if run.status == RunStatus::WaitingApproval {
+                        run.status = RunStatus::Running;
+                    }
+                }
+            }
+            Event::ApprovalRequested { run_id, .. } => {
+                self.pending.push(event.clone());
+                self.set_status(run_id, RunStatus::WaitingApproval);
+            }
+            Event::ApprovalResolved { id, .. } => {
+                let mut answered = None;
+                self.pending.retain(|e| match e {
+                    Event::ApprovalRequested {
+                        id: open, run_id, ..
+                    } if open == id => {
+                        answered = Some(run_id.clone());
+                        false
+                    }
+                    _ => true,
+                });
+                if let Some(run_id) = answered {
+                    let still_waiting = self.pending.iter().any(
+                        |e| matches!(e, Event::ApprovalRequested { run_id: r, .. } if *r == run_id),
+                    );
+                    if !still_waiting
+                        && self.run(&run_id).map(|r| r.status) == Some(RunStatus::WaitingApproval)
+                    {
+                        self.set_status(&run_id, RunStatus::Running);
+                    }
+                }
+            }
+            Event::AgentStatus { .. }
+            | Event::ToolCallStarted { .. }
+            | Event::ToolCallFinished { .. }
+            | Event::ChangeReport { .. }
+            | Event::SubagentSpawned { .. }
+            | Event::Error { .. }
+            | Event::Warning { .. } => {}
+        }
+    }
+
+    fn on_token(&mut self, run_id: &str, agent_id: &str, token: &str, thinking: bool, done: bool) {
+        if done {
+            self.streaming.retain(|s| s.run_id != run_id);
+            return;
+        }
+        match self
+            .streaming
+            .iter_mut()
+            .find(|s| s.run_id == run_id && s.thinking == thinking)
+        {
+            Some(s) => s.text.push_str(token),
+            None => self.streaming.push(Streaming {
+                run_id: run_id.to_string(),
+                agent_id: agent_id.to_string(),
+                text: token.to_string(),
+                thinking,
+            }),
+        }
+    }
+
+    fn set_status(&mut self, run_id: &str, status: RunStatus) {
+        if let Some(run) = self.runs.iter_mut().find(|r| r.run_id == run_id) {
+            run.status = status;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

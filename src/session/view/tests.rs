@@ -1,0 +1,250 @@
+use super::*;
+use crate::session::Decision;
+
+fn run_started(run_id: &str, parent: Option<&str>, agent: &str) -> Event {
+    Event::RunStarted {
+        run_id: run_id.into(),
+        parent_id: parent.map(Into::into),
+        agent_id: agent.into(),
+        task: format!("task of {run_id}"),
+    }
+}
+
+fn approval(id: &str, run_id: &str) -> Event {
+    Event::ApprovalRequested {
+        id: id.into(),
+        run_id: run_id.into(),
+        tool: "Bash".into(),
+        summary: "Bash make".into(),
+        display: "make".into(),
+        reason: "runs a program".into(),
+        diff: None,
+        once_only: false,
+    }
+}
+
+fn token(run_id: &str, text: &str, thinking: bool, done: bool) -> Event {
+    Event::Token {
+        run_id: run_id.into(),
+        agent_id: "ling".into(),
+        token: text.into(),
+        thinking,
+        done,
+    }
+}
+
+fn outcome(run_id: &str, status: OutcomeStatus) -> Event {
+    Event::Outcome {
+        run_id: run_id.into(),
+        status,
+        result: String::new(),
+        num_turns: 1,
+        usage: Default::default(),
+        duration_ms: 1,
+    }
+}
+
+fn fold(events: &[Event]) -> SessionView {
+    let mut view = SessionView::new("ling");
+    for e in events {
+        view.apply(e);
+    }
+    view
+}
+
+#[test]
+fn settings_come_from_session_started_then_settings_updated() {
+    let view = fold(&[
+        Event::SessionStarted {
+            version: 1,
+            session_id: "s".into(),
+            model: "local".into(),
+            root: "/w".into(),
+            agent_id: "ling".into(),
+            permission_mode: "default".into(),
+            tools: vec![],
+            max_iters: 20,
+        },
+        Event::SettingsUpdated {
+            agent_id: "coder".into(),
+            mode: TurnMode::Auto,
+            model: "cloud".into(),
+            permission_mode: "plan".into(),
+            max_iters: 5,
+        },
+    ]);
+    assert_eq!(
+        view.settings,
+        Settings {
+            model: "cloud".into(),
+            root: "/w".into(),
+            agent_id: "coder".into(),
+            mode: TurnMode::Auto,
+            permission_mode: "plan".into(),
+            max_iters: 5,
+        }
+    );
+    assert_eq!(view.status, None);
+    assert!(view.is_idle());
+}
+
+#[test]
+fn busy_until_idle_and_queue_follows_its_updates() {
+    let mut view = fold(&[
+        Event::StateUpdated {
+            status: SessionStatus::Running,
+            agent_id: "ling".into(),
+            mode: TurnMode::Chat,
+        },
+        Event::QueueUpdated {
+            queued: vec!["next".into()],
+        },
+    ]);
+    assert!(view.is_busy());
+    assert_eq!(view.queue, ["next"]);
+    view.apply(&Event::QueueUpdated { queued: vec![] });
+    view.apply(&Event::StateUpdated {
+        status: SessionStatus::Idle,
+        agent_id: "ling".into(),
+        mode: TurnMode::Chat,
+    });
+    assert!(view.is_idle());
+    assert!(view.queue.is_empty());
+}
+
+#[test]
+fn runs_keep_their_parent_and_end_with_their_outcome() {
+    let view = fold(&[
+        run_started("r1", None, "ling"),
+        run_started("r2", Some("r1"), "coder"),
+        Event::SubagentResult {
+            parent_id: "r1".into(),
+            subagent_id: "r2".into(),
+            agent_id: "coder".into(),
+            outcome: OutcomeStatus::MaxIters,
+            result: String::new(),
+        },
+        outcome("r1", OutcomeStatus::Completed),
+    ]);
+    let r2 = view.run("r2").unwrap();
+    assert_eq!(r2.parent_id.as_deref(), Some("r1"));
+    assert_eq!(r2.status, RunStatus::MaxIters);
+    assert_eq!(r2.status.stored(), "failed");
+    assert_eq!(view.run("r1").unwrap().status, RunStatus::Completed);
+}
+
+#[test]
+fn an_approval_is_pending_until_answered_and_its_run_waits_meanwhile() {
+    let mut view = fold(&[run_started("r1", None, "ling"), approval("a1", "r1")]);
+    assert!(view.is_pending("a1"));
+    assert!(!view.is_idle());
+    assert_eq!(view.run("r1").unwrap().status, RunStatus::WaitingApproval);
+    assert_eq!(RunStatus::WaitingApproval.stored(), "running");
+    view.apply(&Event::ApprovalResolved {
+        id: "a1".into(),
+        decision: Decision::AllowOnce,
+        by: "web".into(),
+    });
+    assert!(!view.is_pending("a1"));
+    assert_eq!(view.run("r1").unwrap().status, RunStatus::Running);
+}
+
+#[test]
+fn the_end_of_a_turn_drops_approvals_nobody_answered() {
+    let view = fold(&[
+        run_started("r1", None, "ling"),
+        approval("a1", "r1"),
+        outcome("r1", OutcomeStatus::Cancelled),
+    ]);
+    assert!(view.pending.is_empty());
+    assert_eq!(view.run("r1").unwrap().status, RunStatus::Cancelled);
+}
+
+#[test]
+fn streamed_text_gathers_per_run_until_done_or_the_message() {
+    let mut view = fold(&[
+        token("r1", "hm", true, false),
+        token("r1", "Hel", false, false),
+        token("r1", "lo", false, false),
+        token("r2", "other", false, false),
+    ]);
+    let texts: Vec<_> = view
+        .streaming
+        .iter()
+        .map(|s| (s.run_id.as_str(), s.thinking, s.text.as_str()))
+        .collect();
+    assert_eq!(
+        texts,
+        [
+            ("r1", true, "hm"),
+            ("r1", false, "Hello"),
+            ("r2", false, "other")
+        ]
+    );
+    view.apply(&token("r2", "", false, true));
+    view.apply(&Event::message(
+        "r1",
+        "ling",
+        "user",
+        &crate::llm::ChatMessage::assistant("Hello", vec![]),
+    ));
+    assert!(view.streaming.is_empty());
+}
+
+#[test]
+fn context_usage_keeps_the_last_request() {
+    let view = fold(&[Event::ContextUsage {
+        run_id: "r1".into(),
+        used_tokens: 1200,
+        context_window: Some(8192),
+        input_tokens: 1000,
+        output_tokens: 200,
+    }]);
+    assert_eq!(
+        view.context,
+        Some(ContextState {
+            used_tokens: 1200,
+            context_window: Some(8192)
+        })
+    );
+}
+
+#[test]
+fn depth_follows_the_parents_and_a_delegated_runs_context_is_not_the_sessions() {
+    let mut view = fold(&[
+        run_started("r1", None, "ling"),
+        run_started("r2", Some("r1"), "coder"),
+        run_started("r3", Some("r2"), "reviewer"),
+    ]);
+    assert_eq!(
+        ["r1", "r2", "r3", "unknown"].map(|r| view.depth(r)),
+        [0, 1, 2, 0]
+    );
+    let usage = |run_id: &str, used_tokens| Event::ContextUsage {
+        run_id: run_id.into(),
+        used_tokens,
+        context_window: None,
+        input_tokens: used_tokens,
+        output_tokens: 0,
+    };
+    view.apply(&usage("r1", 100));
+    view.apply(&usage("r2", 5000));
+    assert_eq!(view.context.map(|c| c.used_tokens), Some(100));
+}
+
+#[test]
+fn a_turn_runs_until_its_own_outcome_not_its_childs() {
+    let mut view = fold(&[run_started("r1", None, "ling")]);
+    assert!(view.turn_running());
+    view.apply(&run_started("r2", Some("r1"), "coder"));
+    view.apply(&Event::SubagentResult {
+        parent_id: "r1".into(),
+        subagent_id: "r2".into(),
+        agent_id: "coder".into(),
+        outcome: OutcomeStatus::Completed,
+        result: String::new(),
+    });
+    assert!(view.turn_running());
+    view.apply(&outcome("r1", OutcomeStatus::Error));
+    assert!(!view.turn_running());
+}
