@@ -129,9 +129,28 @@ impl Store {
         self.conn.busy_timeout(BUSY_TIMEOUT)?;
         // Reading the mode also makes SQLite read the header, which is where a corrupt file
         // or a non-database is noticed.
-        let _: String = self
-            .conn
-            .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))?;
+        //
+        // Switching a new file to WAL needs it to itself; SQLite answers BUSY at once (without
+        // the busy handler) when another linggen is opening the same new file, so retry for
+        // as long as the busy timeout would have waited.
+        let started = std::time::Instant::now();
+        loop {
+            match self
+                .conn
+                .query_row("PRAGMA journal_mode=WAL", [], |r| r.get::<_, String>(0))
+            {
+                Err(rusqlite::Error::SqliteFailure(e, _))
+                    if e.code == rusqlite::ErrorCode::DatabaseBusy
+                        && started.elapsed() < BUSY_TIMEOUT =>
+                {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                result => {
+                    result?;
+                    break;
+                }
+            }
+        }
         self.conn
             .execute_batch("PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;")
     }
@@ -151,7 +170,21 @@ impl Store {
             });
         }
         for (i, sql) in schema::MIGRATIONS.iter().enumerate().skip(version as usize) {
-            let tx = self.conn.unchecked_transaction().map_err(err)?;
+            // Another linggen may be creating the same database right now (a `-p` run and
+            // `linggen sessions` started together): take the write lock first (waiting up to
+            // the busy timeout), then look again, so a step is never applied twice.
+            let tx = rusqlite::Transaction::new_unchecked(
+                &self.conn,
+                rusqlite::TransactionBehavior::Immediate,
+            )
+            .map_err(err)?;
+            let now: i64 = tx
+                .query_row("PRAGMA user_version", [], |r| r.get(0))
+                .map_err(err)?;
+            if now > i as i64 {
+                tx.commit().map_err(err)?;
+                continue;
+            }
             tx.execute_batch(sql).map_err(err)?;
             tx.pragma_update(None, "user_version", i as i64 + 1)
                 .map_err(err)?;

@@ -162,3 +162,26 @@ fn the_database_and_its_folder_are_private() {
     assert_eq!(mode(&chosen), 0o755);
     assert_eq!(mode(&chosen.join(DB_FILE)), 0o600);
 }
+
+/// Two processes creating the same database at once (`linggen -p` and `linggen sessions`
+/// started together) must both succeed: each migration step runs once.
+#[test]
+fn concurrent_first_opens_both_succeed() {
+    for _ in 0..20 {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().to_path_buf();
+        let barrier = std::sync::Arc::new(std::sync::Barrier::new(4));
+        let opens: Vec<_> = (0..4)
+            .map(|_| {
+                let (home, barrier) = (home.clone(), barrier.clone());
+                std::thread::spawn(move || {
+                    barrier.wait();
+                    Store::open(&home).map(|_| ()).map_err(|e| e.to_string())
+                })
+            })
+            .collect();
+        for open in opens {
+            open.join().unwrap().unwrap();
+        }
+    }
+}
