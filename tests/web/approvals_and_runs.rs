@@ -264,9 +264,9 @@ fn runs_and_their_context_can_be_inspected() {
     assert_eq!(unknown.status, 404, "{}", unknown.text());
 }
 
-#[test]
-
-fn run_inspection_is_confined_to_the_served_workspace() {
+/// Project A: a workspace with one `-p` session whose answer is "private"; returns the
+/// workspace (its LINGGEN_HOME is the store the tests share) and the run's stream-json events.
+fn project_a_session() -> (Workspace, Vec<Value>) {
     let server = ScriptedServer::start_background(
         Protocol::OpenAi,
         vec![Reply::text("The private plan of project A.")],
@@ -279,17 +279,22 @@ fn run_inspection_is_confined_to_the_served_workspace() {
             .args(["-p", "plan A", "--output-format", "stream-json"]),
         WAIT,
     );
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let events: Vec<Value> = stdout
+    let events = String::from_utf8_lossy(&out.stdout)
         .lines()
         .filter_map(|l| serde_json::from_str(l).ok())
         .collect();
+    (project_a, events)
+}
+
+#[test]
+fn run_inspection_is_confined_to_the_served_workspace() {
+    let (project_a, events) = project_a_session();
     let session_id = events[0]["session_id"].as_str().unwrap();
     let run_id = events
         .iter()
         .find(|e| e["type"] == "RunStarted")
         .and_then(|e| e["run_id"].as_str())
-        .unwrap_or_else(|| panic!("{stdout}"));
+        .unwrap_or_else(|| panic!("{events:?}"));
 
     // Another project, same LINGGEN_HOME, shared read-only.
     let project_b = tempfile::TempDir::new().unwrap();
@@ -311,21 +316,8 @@ fn run_inspection_is_confined_to_the_served_workspace() {
 
 #[test]
 fn serve_opens_only_its_own_workspaces_sessions() {
-    let server = ScriptedServer::start_background(
-        Protocol::OpenAi,
-        vec![Reply::text("The private plan of project A.")],
-    );
-    let project_a = Workspace::new();
-    project_a.configure(Protocol::OpenAi, &server.url());
-    let out = run_with_timeout(
-        project_a
-            .cmd()
-            .args(["-p", "plan A", "--output-format", "stream-json"]),
-        WAIT,
-    );
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let first: Value = serde_json::from_str(stdout.lines().next().unwrap()).unwrap();
-    let session_id = first["session_id"].as_str().unwrap().to_string();
+    let (project_a, events) = project_a_session();
+    let session_id = events[0]["session_id"].as_str().unwrap().to_string();
 
     // Project B's server, same LINGGEN_HOME: project A's session is not its to open, by
     // its id or a prefix of it.
