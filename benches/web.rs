@@ -21,7 +21,6 @@ use std::time::{Duration, Instant};
 use clap::Parser;
 use linggen::session::Event;
 use linggen::web::{Hub, Mirror, ServeOptions, Server};
-use tokio::sync::mpsc;
 
 fn tokens() -> usize {
     std::env::var("LINGGEN_BENCH_TOKENS")
@@ -105,7 +104,7 @@ impl Bench {
         unsafe { std::env::set_var("LINGGEN_HOME", dir.join("home")) };
         let cli = linggen::cli::Cli::parse_from(["linggen", "--root", dir.to_str().unwrap()]);
         let ws = linggen::app::load_workspace(&cli).unwrap_or_else(|f| panic!("{}", f.message));
-        let (inputs, inputs_rx) = mpsc::channel(8);
+        let (inputs, inputs_rx) = linggen::session::Inputs::channel(8);
         std::mem::forget(inputs_rx);
         let events = linggen::session::EventBus::new();
         let rx = events.subscribe_lossless();

@@ -61,17 +61,11 @@ impl Shell {
         }
         match approval::parse(line) {
             Answer::Repeat => self.view.hint(approval::choices(pending.once_only)),
+            // A browser may have answered first; the session then says so, to us alone.
             Answer::Decide(decision) => {
-                let _ = self
-                    .live
-                    .handle
-                    .inputs
-                    .send(Input::Approval {
-                        id: pending.id,
-                        decision,
-                        from: FROM.into(),
-                    })
-                    .await;
+                let id = pending.id;
+                let from = FROM.into();
+                self.ask(Input::Approval { id, decision, from }).await;
             }
         }
         true
@@ -132,7 +126,7 @@ impl Shell {
             Command::Mode if args.is_empty() => {
                 let line = format!(
                     "mode: {} · /mode {} switches (chat: one answer, no tools · auto: works with tools until done)",
-                    self.view.mode.as_str(),
+                    self.view.settings().mode.as_str(),
                     TURN_MODES.join("|")
                 );
                 self.view.hint(&line);
@@ -158,7 +152,7 @@ impl Shell {
         };
         let line = format!(
             "model: {} · configured: {configured} · /model <id> switches",
-            self.view.model
+            self.view.settings().model
         );
         self.view.hint(&line);
     }
@@ -166,7 +160,10 @@ impl Shell {
     /// `/agent`: list the agents; `/agent NAME` (and `@NAME` alone): switch to it.
     async fn agent_command(&mut self, args: &str) {
         if args.is_empty() {
-            let lines = super::extensions::agent_lines(&self.ws.agents.get(), &self.view.agent);
+            let lines = super::extensions::agent_lines(
+                &self.ws.agents.get(),
+                &self.view.settings().agent_id,
+            );
             self.view.lines(lines);
         } else {
             self.set_agent(args).await;
@@ -189,7 +186,7 @@ impl Shell {
             return;
         }
         let agent = name.to_string();
-        self.send_setting(Input::SetAgent { agent }).await;
+        self.ask(Input::SetAgent { agent }).await;
     }
 
     /// `/mode chat|auto`.
@@ -201,7 +198,7 @@ impl Shell {
             ));
             return;
         };
-        self.send_setting(Input::SetMode { mode }).await;
+        self.ask(Input::SetMode { mode }).await;
     }
 
     /// `/runs`: this session's runs from the store (a fresh connection, so it works while

@@ -1,8 +1,6 @@
 //! Runs as a tree: a turn is a top-level run, each delegation (or forked skill) a child run
-//! one level deeper. The view tracks the depth of the runs it sees to indent their output;
-//! `/runs` lays out the session's stored runs the same way.
-
-use std::collections::HashMap;
+//! one level deeper. The view indents a run's output by its depth in the session's projection
+//! (`SessionView::depth`); `/runs` lays out the session's stored runs the same way.
 
 use super::catalog::one_line;
 use crate::store::RunRecord;
@@ -15,39 +13,6 @@ const TASK_CHARS: usize = 80;
 /// The leading spaces for output of a run at `depth`.
 pub fn indent(depth: usize) -> String {
     INDENT.repeat(depth)
-}
-
-/// The depth of each run seen in the current turn, from `RunStarted.parent_id` (and
-/// `SubagentSpawned`, which comes first).
-#[derive(Debug, Default)]
-pub struct RunDepths {
-    depth: HashMap<String, usize>,
-}
-
-impl RunDepths {
-    /// A run began; returns its depth.
-    pub fn started(&mut self, run_id: &str, parent_id: Option<&str>) -> usize {
-        let depth = parent_id.map_or(0, |p| self.depth(p) + 1);
-        self.depth.insert(run_id.to_string(), depth);
-        depth
-    }
-
-    /// A run delegated to a child; returns the parent's depth.
-    pub fn spawned(&mut self, parent_id: &str, child_id: &str) -> usize {
-        let parent = self.depth(parent_id);
-        self.depth.insert(child_id.to_string(), parent + 1);
-        parent
-    }
-
-    /// 0 for a top-level run and for runs not seen (a frontend attached mid-turn).
-    pub fn depth(&self, run_id: &str) -> usize {
-        self.depth.get(run_id).copied().unwrap_or(0)
-    }
-
-    /// The turn ended: its run ids are not used again.
-    pub fn clear(&mut self) {
-        self.depth.clear();
-    }
 }
 
 /// `/runs`: one line per run, `status agent task`, children under their parent and
@@ -97,19 +62,6 @@ mod tests {
             task: task.into(),
             status: status.into(),
         }
-    }
-
-    #[test]
-    fn depths_follow_parents() {
-        let mut d = RunDepths::default();
-        assert_eq!(d.started("a", None), 0);
-        assert_eq!(d.spawned("a", "b"), 0);
-        assert_eq!(d.depth("b"), 1);
-        assert_eq!(d.started("b", Some("a")), 1);
-        assert_eq!(d.started("c", Some("b")), 2);
-        assert_eq!(d.depth("unknown"), 0);
-        d.clear();
-        assert_eq!(d.depth("c"), 0);
     }
 
     #[test]

@@ -17,7 +17,7 @@ impl Shell {
             self.model_choice = Some(id.to_string());
         }
         let model = id.to_string();
-        self.send_setting(Input::SetModel { model }).await;
+        self.ask(Input::SetModel { model }).await;
     }
 
     pub(super) async fn switch(&mut self, cli: crate::cli::Cli, what: &str) {
@@ -32,24 +32,28 @@ impl Shell {
 
     pub(super) async fn permissions(&mut self, args: &str) {
         if let Some(mode) = PermissionMode::parse(args) {
-            self.send_setting(Input::SetPermissionMode { mode }).await;
+            self.ask(Input::SetPermissionMode { mode }).await;
             return;
         }
         if let Some(rule) = args.strip_prefix("remove ") {
             match project::remove(&self.ws.root, rule.trim()) {
                 Ok(removed) => {
                     // The running session must stop allowing it now, not at the next start.
-                    let revoke = crate::session::Input::RevokeRule {
+                    let revoke = Input::RevokeRule {
                         rule: removed.clone(),
                     };
-                    let _ = self.live.handle.inputs.send(revoke).await;
-                    self.view.hint(&format!("removed project rule {removed}"));
+                    if self.ask(revoke).await {
+                        self.view.hint(&format!("removed project rule {removed}"));
+                    } else {
+                        let line = format!("removed project rule {removed} from the file");
+                        self.view.hint(&line);
+                    }
                 }
                 Err(e) => self.view.error(&e),
             }
             return;
         }
-        let mode = self.view.permission_mode;
+        let mode = self.view.settings().permission_mode;
         let mut lines = vec![format!("permission mode: {}", mode.as_str())];
         for rule in &self.ws.config.allow {
             lines.push(format!("  allow {rule}"));
@@ -120,11 +124,15 @@ impl Shell {
         match key {
             "model" => self.set_model(value).await,
             "max_iters" => match crate::config::parse_max_iters(value) {
-                Ok(max_iters) => self.send_setting(Input::SetMaxIters { max_iters }).await,
+                Ok(max_iters) => {
+                    self.ask(Input::SetMaxIters { max_iters }).await;
+                }
                 Err(e) => self.view.error(&format!("max_iters {value}: {e}")),
             },
             "permission_mode" => match PermissionMode::parse(value) {
-                Some(mode) => self.send_setting(Input::SetPermissionMode { mode }).await,
+                Some(mode) => {
+                    self.ask(Input::SetPermissionMode { mode }).await;
+                }
                 None => self.view.error(&format!(
                     "permission_mode {value}: expected one of {}",
                     PermissionMode::NAMES
@@ -158,19 +166,19 @@ impl Shell {
             (None, None, Some(_)) => c.model_choice_origin.clone(),
             (None, None, None) => "default: the first [[models]] entry, else Ollama's first".into(),
         };
-        let mode = self.view.permission_mode;
+        let mode = self.view.settings().permission_mode;
         let mode_origin = if mode == c.permission_mode {
             c.origin("permission_mode")
         } else {
             "this session"
         };
-        let agent = &self.view.agent;
+        let agent = &self.view.settings().agent_id;
         let agent_origin = match &self.cli.agent {
             Some(flag) if flag == agent => "--agent",
             _ if agent == crate::app::DEFAULT_AGENT => "default",
             _ => "this session (/agent)",
         };
-        let turn_mode = self.view.mode;
+        let turn_mode = self.view.settings().mode;
         let turn_mode_origin = if turn_mode == TurnMode::default() {
             "default"
         } else {
@@ -181,13 +189,13 @@ impl Shell {
         };
         let mut lines = vec![
             format!("{:<22}{}", "root", self.ws.root.display()),
-            row("model", &self.view.model, &origin),
+            row("model", &self.view.settings().model, &origin),
             row("agent", agent, agent_origin),
             row("mode", &turn_mode.as_str(), turn_mode_origin),
             row(
                 "max_iters",
-                &self.view.max_iters,
-                if self.view.max_iters == c.max_iters {
+                &self.view.settings().max_iters,
+                if self.view.settings().max_iters == c.max_iters {
                     c.origin("max_iters")
                 } else {
                     "this session"

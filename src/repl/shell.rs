@@ -110,9 +110,9 @@ async fn try_run(cli: Cli) -> Result<i32, Failure> {
         code: exit::FAILURE,
         message: format!("cannot start the output thread: {e}"),
     })?;
-    let mut view = View::new(Box::new(printer), style, terminal_width(), shared.clone());
+    let width = terminal_width();
+    let mut view = View::new(Box::new(printer), style, width, shared.clone(), start_agent);
     view.show_thinking = ws.config.show_thinking;
-    view.agent = start_agent.to_string();
     let mut shell = Shell {
         cli,
         ws,
@@ -203,27 +203,34 @@ impl Shell {
         }
     }
 
-    /// Sends a settings input and shows the session's answer (`SettingsUpdated` or an
-    /// error) before the editor reads again, so the next prompt already shows the change.
-    /// Events that come first are shown as usual.
-    pub async fn send_setting(&mut self, input: session::Input) {
-        if self.live.handle.inputs.send(input).await.is_err() {
-            return self.view.error("the session has stopped; restart linggen");
-        }
+    /// Sends an input and shows the session's own answer before the editor reads again: a
+    /// refusal as an error; an accepted setting through its `SettingsUpdated`, which the
+    /// session published before answering, so the next prompt already shows the change.
+    /// Returns whether it was accepted.
+    pub async fn ask(&mut self, input: session::Input) -> bool {
         // The session answers at once; the limit only keeps a wedged session from taking
         // the shell with it.
-        let deadline = tokio::time::Instant::now() + SETTING_ANSWER_LIMIT;
-        while let Ok(Some(envelope)) =
-            tokio::time::timeout_at(deadline, self.live.events.recv()).await
-        {
-            self.on_event(&envelope.event);
-            if matches!(
-                envelope.event,
-                session::Event::SettingsUpdated { .. } | session::Event::Error { .. }
-            ) {
-                break;
+        let answer = tokio::time::timeout(SETTING_ANSWER_LIMIT, self.live.handle.inputs.ask(input));
+        let accepted = match answer.await {
+            Ok(Ok(Ok(()))) => true,
+            Ok(Ok(Err(why))) => {
+                self.view.error(&why);
+                false
             }
+            Ok(Err(stopped)) => {
+                self.view.error(&format!("{stopped}; restart linggen"));
+                false
+            }
+            Err(_) => {
+                self.view
+                    .error("the session did not answer; it may be stuck (Ctrl+C cancels the turn)");
+                false
+            }
+        };
+        while let Some(envelope) = self.live.events.try_recv() {
+            self.on_event(&envelope.event);
         }
+        accepted
     }
 
     /// Ctrl+C on an empty line: cancel a running turn; when idle, hint, and quit on the
@@ -275,12 +282,13 @@ impl Shell {
     /// announced carry over (an agent whose file is gone falls back to the default).
     pub async fn restart(&mut self, cli: Cli) -> Result<(), Failure> {
         let mut start = cli.clone();
-        let agent = self.view.agent.clone();
+        let now = self.view.settings().clone();
+        let agent = now.agent_id;
         start.agent = self.ws.agents.get().get(&agent).is_some().then_some(agent);
-        start.permission_mode = Some(self.view.permission_mode);
-        // Zero: the session has not announced its limit yet; the flags decide.
-        if self.view.max_iters > 0 {
-            start.max_iters = Some(self.view.max_iters);
+        // Zero: the session has not announced its settings yet; the flags decide.
+        if now.max_iters > 0 {
+            start.permission_mode = Some(now.permission_mode);
+            start.max_iters = Some(now.max_iters);
         }
         if self.model_choice.is_some() {
             start.model = self.model_choice.clone();
@@ -289,18 +297,11 @@ impl Shell {
         let old = std::mem::replace(&mut self.live, live);
         self.share_follows();
         old.stop().await;
-        if self.view.mode != TurnMode::default() {
-            let mode = self.view.mode;
-            let _ = self
-                .live
-                .handle
-                .inputs
-                .send(session::Input::SetMode { mode })
-                .await;
+        let agent = start.agent.as_deref().unwrap_or(app::DEFAULT_AGENT);
+        self.view.follow_new_session(agent);
+        if now.mode != TurnMode::default() {
+            self.ask(session::Input::SetMode { mode: now.mode }).await;
         }
-        self.view.agent = start
-            .agent
-            .unwrap_or_else(|| app::DEFAULT_AGENT.to_string());
         self.cli = cli;
         self.refresh_lists();
         self.update_prompt();
@@ -308,8 +309,8 @@ impl Shell {
     }
 
     pub fn update_prompt(&self) {
-        *lock(&self.prompt) =
-            prompt_text(&self.view.agent, self.view.mode, self.view.permission_mode);
+        let now = self.view.settings();
+        *lock(&self.prompt) = prompt_text(&now.agent_id, now.mode, now.permission_mode);
     }
 }
 

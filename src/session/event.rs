@@ -69,7 +69,7 @@ pub enum Event {
         model: String,
         root: String,
         agent_id: String,
-        permission_mode: String,
+        permission_mode: crate::config::PermissionMode,
         tools: Vec<String>,
         /// The most model calls a turn may make.
         max_iters: u32,
@@ -81,7 +81,7 @@ pub enum Event {
         mode: super::input::TurnMode,
         /// The model as people should read it, as in `SessionStarted`.
         model: String,
-        permission_mode: String,
+        permission_mode: crate::config::PermissionMode,
         max_iters: u32,
     },
     /// The session became busy (a turn started) or idle (the last queued turn ended).

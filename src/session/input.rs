@@ -1,8 +1,10 @@
 //! What frontends send into a session.
 
 use serde::Serialize;
+use tokio::sync::{mpsc, oneshot};
 
-use super::event::Decision;
+use super::EventBus;
+use super::event::{Decision, Event};
 
 /// How a turn works: `Auto` runs the tool loop; `Chat` answers in one response without
 /// tools (cheap conversation, nothing touches the workspace).
@@ -103,5 +105,80 @@ impl Input {
     /// A plain message to the current agent.
     pub fn message(content: impl Into<String>, from: impl Into<String>) -> Input {
         Input::UserMessage(UserMessage::new(content, from))
+    }
+}
+
+/// The session's answer to one input: accepted, or why not (in words for the person).
+pub type Answer = Result<(), String>;
+
+/// An input as it travels to the session, with where its answer goes when the sender waits
+/// for one ([`Inputs::ask`]).
+pub struct Sent {
+    pub input: Input,
+    pub reply: Option<oneshot::Sender<Answer>>,
+}
+
+impl Sent {
+    /// Answers the sender; with nobody waiting, a refusal is published as an `Error` so that
+    /// it is not lost (a fire-and-forget sender still learns it from the events).
+    pub(crate) fn answer(reply: Option<oneshot::Sender<Answer>>, bus: &EventBus, answer: Answer) {
+        match reply {
+            Some(reply) => {
+                let _ = reply.send(answer);
+            }
+            None => {
+                if let Err(message) = answer {
+                    bus.publish(Event::Error { message });
+                }
+            }
+        }
+    }
+}
+
+/// The session's input queue, as every frontend holds it. `send` queues an input; `ask`
+/// queues it and waits for the session's own answer, so two frontends answering the same
+/// approval each learn from the session whether theirs won, with no arbitration of their own.
+#[derive(Clone)]
+pub struct Inputs(mpsc::Sender<Sent>);
+
+/// The session has stopped; nothing it is sent is read any more.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stopped;
+
+impl std::fmt::Display for Stopped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the session has stopped")
+    }
+}
+
+impl Inputs {
+    /// A queue of `capacity` inputs and its receiving end (the session's).
+    pub fn channel(capacity: usize) -> (Inputs, mpsc::Receiver<Sent>) {
+        let (tx, rx) = mpsc::channel(capacity);
+        (Inputs(tx), rx)
+    }
+
+    /// Queues an input without waiting for its answer.
+    pub async fn send(&self, input: Input) -> Result<(), Stopped> {
+        let sent = Sent { input, reply: None };
+        self.0.send(sent).await.map_err(|_| Stopped)
+    }
+
+    /// Queues an input unless the queue is full (for `Drop` and other non-async places).
+    pub fn try_send(&self, input: Input) -> Result<(), Stopped> {
+        let sent = Sent { input, reply: None };
+        self.0.try_send(sent).map_err(|_| Stopped)
+    }
+
+    /// Queues an input and waits for the session's answer (`Err(Stopped)`: the session
+    /// stopped before it answered).
+    pub async fn ask(&self, input: Input) -> Result<Answer, Stopped> {
+        let (reply, answer) = oneshot::channel();
+        let sent = Sent {
+            input,
+            reply: Some(reply),
+        };
+        self.0.send(sent).await.map_err(|_| Stopped)?;
+        answer.await.map_err(|_| Stopped)
     }
 }

@@ -29,7 +29,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use bus::{Envelope, EventBus};
 pub use event::{AgentState, Decision, Event, OutcomeStatus, SessionStatus};
-pub use input::{Input, SkillInvocation, TurnMode, UserMessage};
+pub use input::{Answer, Input, Inputs, SkillInvocation, TurnMode, UserMessage};
 pub use permissions::Permissions;
 pub use run::Route;
 
@@ -76,7 +76,7 @@ pub struct SessionSetup {
 
 /// The frontends' side of a running session.
 pub struct SessionHandle {
-    pub inputs: mpsc::Sender<Input>,
+    pub inputs: Inputs,
     pub bus: EventBus,
     task: JoinHandle<()>,
 }
@@ -180,7 +180,7 @@ pub(crate) struct Conversation {
 
 /// Starts the session task. Subscribe to `bus` before calling this to see every event.
 pub fn spawn(setup: SessionSetup, bus: EventBus) -> SessionHandle {
-    let (tx, rx) = mpsc::channel(64);
+    let (tx, rx) = Inputs::channel(64);
     let task = tokio::spawn(run(setup, rx, bus.clone()));
     SessionHandle {
         inputs: tx,
@@ -196,14 +196,14 @@ struct Running {
     backup: Conversation,
 }
 
-async fn run(setup: SessionSetup, mut inputs: mpsc::Receiver<Input>, bus: EventBus) {
+async fn run(setup: SessionSetup, mut inputs: mpsc::Receiver<input::Sent>, bus: EventBus) {
     bus.publish(Event::SessionStarted {
         version: event::EVENT_VERSION,
         session_id: setup.session_id.clone(),
         model: setup.model_label.clone(),
         root: setup.tools.root.display().to_string(),
         agent_id: setup.agent_id.clone(),
-        permission_mode: setup.permissions.mode.as_str().to_string(),
+        permission_mode: setup.permissions.mode,
         tools: crate::tools::all_tool_names()
             .iter()
             .map(|s| s.to_string())
@@ -245,62 +245,70 @@ async fn run(setup: SessionSetup, mut inputs: mpsc::Receiver<Input>, bus: EventB
     // Whether frontends were shown a queue, so they also learn when it shrinks.
     let mut queue_shown = false;
     let mut running: Option<Running> = None;
+    let mut answered = Answered::default();
     // Whether frontends were told the session is running (queued turns keep it running).
     let mut busy = false;
 
     loop {
         tokio::select! {
-            input = inputs.recv() => match input {
-                None | Some(Input::Shutdown) => {
-                    if let Some(r) = running.take() {
-                        r.cancel.cancel();
-                        let _ = r.task.await;
+            sent = inputs.recv() => {
+                let Some(input::Sent { input, reply }) = sent else { break };
+                let answer = match input {
+                    Input::Shutdown => {
+                        if let Some(r) = running.take() {
+                            r.cancel.cancel();
+                            let _ = r.task.await;
+                        }
+                        input::Sent::answer(reply, &bus, Ok(()));
+                        break;
                     }
-                    break;
-                }
-                Some(Input::UserMessage(msg)) => {
-                    queue.push_back(msg);
-                    if running.is_some() {
-                        publish_queue(&bus, &queue);
-                        queue_shown = true;
+                    Input::UserMessage(msg) => {
+                        queue.push_back(msg);
+                        if running.is_some() {
+                            publish_queue(&bus, &queue);
+                            queue_shown = true;
+                        }
+                        Ok(())
                     }
-                }
-                Some(Input::Approval { id, decision, from }) => {
-                    let waiter = lock(&shared.pending).remove(&id);
-                    // Unknown ids were already answered (first answer wins) or never existed.
-                    if let Some(waiter) = waiter {
-                        let _ = waiter.send((decision, from));
+                    // The first answer wins; the sender hears whether it was theirs.
+                    Input::Approval { id, decision, from } => {
+                        let waiter = lock(&shared.pending).remove(&id);
+                        let taken = waiter.is_some_and(|w| w.send((decision, from.clone())).is_ok());
+                        if taken {
+                            answered.remember(id, from);
+                            Ok(())
+                        } else {
+                            Err(answered.refusal(&id))
+                        }
                     }
-                }
-                Some(Input::Cancel) => {
-                    if let Some(r) = &running {
-                        r.cancel.cancel();
+                    Input::Cancel => {
+                        if let Some(r) = &running {
+                            r.cancel.cancel();
+                        }
+                        Ok(())
                     }
-                }
-                Some(Input::CancelRun { run_id }) => {
-                    let token = lock(&shared.runs).get(&run_id).cloned();
-                    match token {
-                        Some(token) => token.cancel(),
-                        None => bus.publish(Event::Warning {
-                            message: format!("run {run_id} is not running"),
-                        }),
+                    Input::CancelRun { run_id } => {
+                        let token = lock(&shared.runs).get(&run_id).cloned();
+                        match token {
+                            Some(token) => {
+                                token.cancel();
+                                Ok(())
+                            }
+                            None => Err(format!("run {run_id} is not running")),
+                        }
                     }
-                }
-                Some(
-                    input @ (Input::SetAgent { .. }
-                    | Input::SetMode { .. }
-                    | Input::SetModel { .. }
-                    | Input::SetPermissionMode { .. }
-                    | Input::SetMaxIters { .. }),
-                ) => change_setting(input, &mut shared, &mut settings, idle.as_mut()),
-                Some(Input::RevokeRule { rule }) => match idle.as_mut() {
-                    Some(conv) => conv.permissions.revoke(&rule),
-                    // The shell changes permissions between turns only.
-                    None => bus.publish(Event::Error {
-                        message: format!("`{rule}` is still allowed: permissions change between turns; try again when this one ends"),
-                    }),
-                },
-            },
+                    Input::RevokeRule { rule } => match idle.as_mut() {
+                        Some(conv) => {
+                            conv.permissions.revoke(&rule);
+                            Ok(())
+                        }
+                        // The shell changes permissions between turns only.
+                        None => Err(format!("`{rule}` is still allowed: permissions change between turns; try again when this one ends")),
+                    },
+                    setting => change_setting(setting, &mut shared, &mut settings, idle.as_mut()),
+                };
+                input::Sent::answer(reply, &bus, answer);
+            }
             finished = turn_finished(&mut running), if running.is_some() => {
                 if let Some(r) = running.take() {
                     idle = Some(finished.unwrap_or_else(|e| {
@@ -341,6 +349,31 @@ async fn run(setup: SessionSetup, mut inputs: mpsc::Receiver<Input>, bus: EventB
         }
     }
     bus.close();
+}
+
+/// The most recent approval answers and who gave them, so that a late answer is told
+/// where the winning one came from.
+#[derive(Default)]
+struct Answered(VecDeque<(String, String)>);
+
+impl Answered {
+    const KEPT: usize = 64;
+
+    fn remember(&mut self, id: String, from: String) {
+        if self.0.len() == Self::KEPT {
+            self.0.pop_front();
+        }
+        self.0.push_back((id, from));
+    }
+
+    fn refusal(&self, id: &str) -> String {
+        match self.0.iter().find(|(answered, _)| answered == id) {
+            Some((_, from)) => {
+                format!("approval {id} is not waiting: it was answered first in the {from}")
+            }
+            None => format!("approval {id} is not waiting (already answered, or no such request)"),
+        }
+    }
 }
 
 /// Resolves when the running turn ends (never, when none runs).
@@ -389,14 +422,14 @@ fn publish_state(bus: &EventBus, status: SessionStatus, settings: &Settings) {
     });
 }
 
-/// Applies one of the settings inputs. A change is answered with `SettingsUpdated` (all
-/// settings, as the next turn will use them), a refusal with `Error`, and nothing changes.
+/// Applies one of the settings inputs. An accepted change is broadcast as `SettingsUpdated`
+/// (all settings, as the next turn will use them); a refusal changes nothing and says why.
 fn change_setting(
     input: Input,
     shared: &mut Arc<TurnShared>,
     settings: &mut Settings,
     idle: Option<&mut Conversation>,
-) {
+) -> Answer {
     let refused = match input {
         Input::SetAgent { agent } => {
             let agents = shared.agents.get();
@@ -445,19 +478,19 @@ fn change_setting(
                 settings.permission_mode.as_str()
             )),
         },
-        _ => return,
+        other => Some(format!("{other:?} is not a setting")),
     };
-    let event = match refused {
-        Some(message) => Event::Error { message },
-        None => Event::SettingsUpdated {
-            agent_id: settings.agent_id.clone(),
-            mode: settings.mode,
-            model: shared.default_route.label.clone(),
-            permission_mode: settings.permission_mode.as_str().to_string(),
-            max_iters: shared.max_iters,
-        },
-    };
-    shared.bus.publish(event);
+    if let Some(why) = refused {
+        return Err(why);
+    }
+    shared.bus.publish(Event::SettingsUpdated {
+        agent_id: settings.agent_id.clone(),
+        mode: settings.mode,
+        model: shared.default_route.label.clone(),
+        permission_mode: settings.permission_mode,
+        max_iters: shared.max_iters,
+    });
+    Ok(())
 }
 
 /// Locks a mutex, recovering from poisoning: the maps guarded here stay consistent even if

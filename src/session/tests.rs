@@ -275,6 +275,42 @@ async fn denial_with_a_reason_reaches_the_model() {
     assert!(result.contains("use y.txt instead"), "{result}");
 }
 
+/// Each sender hears from the session itself whether its answer was the one taken: the
+/// frontends do no arbitration of their own.
+#[tokio::test]
+async fn each_answer_to_an_approval_hears_whether_it_won() {
+    let mut h = start(vec![write_call(), reply(vec![text("ok")])], true);
+    h.say("write x", "terminal").await;
+    let id = h.approval_id().await;
+    let answer = |from: &str, decision| Input::Approval {
+        id: id.clone(),
+        decision,
+        from: from.into(),
+    };
+    let first = h.handle.inputs.ask(answer("web", Decision::AllowOnce));
+    let second = h
+        .handle
+        .inputs
+        .ask(answer("terminal", Decision::Deny { reason: None }));
+    let (first, second) = tokio::join!(first, second);
+    assert_eq!(first, Ok(Ok(())));
+    let refused = second.unwrap().unwrap_err();
+    assert!(refused.contains("answered first in the web"), "{refused}");
+    let (_, seen) = h.outcome().await;
+    // The refusal went to its sender only, not to every view as an error.
+    assert!(
+        !seen.iter().any(|e| matches!(e, Event::Error { .. })),
+        "{seen:#?}"
+    );
+    assert!(h.root.join("x.txt").exists());
+    let unknown = h
+        .handle
+        .inputs
+        .ask(answer("web", Decision::AllowOnce))
+        .await;
+    assert!(unknown.unwrap().is_err());
+}
+
 #[tokio::test]
 async fn first_answer_wins() {
     let mut h = start(vec![write_call(), reply(vec![text("ok")])], true);
@@ -509,7 +545,7 @@ async fn settings_change_for_the_next_turn_without_a_restart() {
     let answer = settings_answer(&mut h).await;
     assert!(
         matches!(&answer, Event::SettingsUpdated { permission_mode, model, max_iters: 1, .. }
-            if permission_mode == "bypass" && model == "second"),
+            if *permission_mode == PermissionMode::Bypass && model == "second"),
         "{answer:?}"
     );
     h.say("write x again", "terminal").await;

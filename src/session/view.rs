@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use super::event::{Event, OutcomeStatus, SessionStatus};
 use super::input::TurnMode;
+use crate::config::PermissionMode;
 use crate::llm::Role;
 
 /// Where a run stands.
@@ -56,7 +57,7 @@ pub struct Settings {
     pub root: String,
     pub agent_id: String,
     pub mode: TurnMode,
-    pub permission_mode: String,
+    pub permission_mode: PermissionMode,
     pub max_iters: u32,
 }
 
@@ -163,7 +164,7 @@ impl SessionView {
                 s.model = model.clone();
                 s.root = root.clone();
                 s.agent_id = agent_id.clone();
-                s.permission_mode = permission_mode.clone();
+                s.permission_mode = *permission_mode;
                 s.max_iters = *max_iters;
             }
             Event::SettingsUpdated {
@@ -177,7 +178,7 @@ impl SessionView {
                 s.agent_id = agent_id.clone();
                 s.mode = *mode;
                 s.model = model.clone();
-                s.permission_mode = permission_mode.clone();
+                s.permission_mode = *permission_mode;
                 s.max_iters = *max_iters;
             }
             Event::StateUpdated {
@@ -219,13 +220,15 @@ impl SessionView {
                 parent_id,
                 agent_id,
                 task,
-            } => self.runs.push(RunState {
-                run_id: run_id.clone(),
-                parent_id: parent_id.clone(),
-                agent_id: agent_id.clone(),
-                task: task.clone(),
-                status: RunStatus::Running,
-            }),
+            } => self.add_run(run_id, parent_id.as_deref(), agent_id, task),
+            // Announced by the parent before the child's `RunStarted`: known from here on,
+            // so that the child's first lines are already placed under its parent.
+            Event::SubagentSpawned {
+                parent_id,
+                subagent_id,
+                agent_id,
+                task,
+            } => self.add_run(subagent_id, Some(parent_id), agent_id, task),
             Event::SubagentResult {
                 subagent_id,
                 outcome,
@@ -273,7 +276,6 @@ impl SessionView {
             | Event::ToolCallStarted { .. }
             | Event::ToolCallFinished { .. }
             | Event::ChangeReport { .. }
-            | Event::SubagentSpawned { .. }
             | Event::Error { .. }
             | Event::Warning { .. } => {}
         }
@@ -297,6 +299,20 @@ impl SessionView {
                 thinking,
             }),
         }
+    }
+
+    /// A run began (or was announced by its parent); a second announcement changes nothing.
+    fn add_run(&mut self, run_id: &str, parent_id: Option<&str>, agent_id: &str, task: &str) {
+        if self.run(run_id).is_some() {
+            return;
+        }
+        self.runs.push(RunState {
+            run_id: run_id.to_string(),
+            parent_id: parent_id.map(str::to_string),
+            agent_id: agent_id.to_string(),
+            task: task.to_string(),
+            status: RunStatus::Running,
+        });
     }
 
     fn set_status(&mut self, run_id: &str, status: RunStatus) {

@@ -15,14 +15,11 @@ use super::auth::{self, Access};
 use super::mirror::Mirror;
 use super::server::Ctx;
 use super::{Body, page, runs, sse};
-use crate::session::{Decision, Event, Input};
+use crate::session::{Decision, Input};
 use crate::store::Store;
 
 /// Request bodies are small JSON objects; anything bigger is a mistake or an attack.
 const MAX_BODY: usize = 1 << 20;
-
-/// How long an approval answer waits for the session to confirm it won.
-const APPROVAL_VERDICT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// A failed request: its status and a sentence saying what to do.
 pub struct ApiError {
@@ -384,52 +381,14 @@ async fn approval(ctx: &Ctx, req: Request<Incoming>, id: String) -> Reply {
         }
     };
     let mirror = open_mirror(ctx, answer.session_id.as_deref())?;
-    // Subscribed before claiming: a resolution folded after the claim is seen here.
-    let mut resolutions = mirror.subscribe();
-    if !mirror.claim_approval(&id) {
-        return Err(ApiError::new(
-            StatusCode::CONFLICT,
-            format!("approval {id} is not waiting (already answered, or no such request)"),
-        ));
-    }
-    send(
-        &mirror,
-        Input::Approval {
-            id: id.clone(),
-            decision,
-            from: "web".into(),
-        },
-    )
-    .await?;
-    // The terminal may have answered in the same instant; the session's verdict says who won.
-    let verdict = tokio::time::timeout(APPROVAL_VERDICT, async {
-        loop {
-            match resolutions.recv().await {
-                Ok(e) => {
-                    if let Event::ApprovalResolved {
-                        id: resolved, by, ..
-                    } = &e.event
-                        && *resolved == id
-                    {
-                        return Some(by.clone());
-                    }
-                }
-                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
-                Err(tokio::sync::broadcast::error::RecvError::Closed) => return None,
-            }
-        }
-    })
-    .await;
-    match verdict {
-        Ok(Some(by)) if by != "web" => Err(ApiError::new(
-            StatusCode::CONFLICT,
-            format!("approval {id} was answered first in the {by}"),
-        )),
-        _ => Ok(json_response(
-            StatusCode::ACCEPTED,
-            &json!({ "sent": true }),
-        )),
-    }
+    // The session takes the first answer and tells this sender whether it was theirs (the
+    // terminal or another browser may have answered in the same instant).
+    let from = "web".to_string();
+    send(&mirror, Input::Approval { id, decision, from }).await?;
+    Ok(json_response(
+        StatusCode::ACCEPTED,
+        &json!({ "sent": true }),
+    ))
 }
 
 /// The session a route works on: `id`, or the shared one.
@@ -437,12 +396,14 @@ pub(super) fn open_mirror(ctx: &Ctx, id: Option<&str>) -> Result<Arc<Mirror>, Ap
     ctx.hub.mirror(id).map_err(ApiError::not_found)
 }
 
-/// Puts an input into the session's queue, the one the terminal uses.
+/// Puts an input into the session's queue, the one the terminal uses: `409` with the
+/// session's reason when it refuses, `410` when it has ended.
 pub(super) async fn send(mirror: &Mirror, input: Input) -> Result<(), ApiError> {
-    mirror
-        .send(input)
-        .await
-        .map_err(|e| ApiError::new(StatusCode::GONE, e))
+    match mirror.ask(input).await {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(why)) => Err(ApiError::new(StatusCode::CONFLICT, why)),
+        Err(ended) => Err(ApiError::new(StatusCode::GONE, ended)),
+    }
 }
 
 /// Runs a store query off the async threads.

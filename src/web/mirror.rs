@@ -9,13 +9,13 @@ use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
 use serde_json::{Value, json};
-use tokio::sync::{broadcast, mpsc};
+use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
 use crate::llm::{ChatMessage, Role};
 use crate::session::bus::Subscription;
 use crate::session::view::SessionView;
-use crate::session::{Envelope, Event, Input, SessionStatus, lock};
+use crate::session::{Answer, Envelope, Event, Input, Inputs, SessionStatus, lock};
 
 /// Events kept for replay after a reconnect. A client that was away longer resynchronises.
 const REPLAY_EVENTS: usize = 4096;
@@ -28,7 +28,7 @@ pub(super) const FANOUT_CAPACITY: usize = 1024;
 /// One session, mirrored.
 pub struct Mirror {
     pub session_id: String,
-    inputs: mpsc::Sender<Input>,
+    inputs: Inputs,
     state: Mutex<State>,
     fanout: broadcast::Sender<Arc<Envelope>>,
     /// Cancelled when the mirror stops following its session (the session ended, or the
@@ -54,9 +54,6 @@ struct State {
     /// Every display event of the session so far except tokens (they are folded into the
     /// view's streaming text and then superseded by the finished `Message`).
     transcript: Vec<Arc<Envelope>>,
-    /// Approvals a browser has already answered and whose resolution has not come back
-    /// yet: a second answer in that window is refused instead of being told it counted.
-    claimed: Vec<String>,
     recent: VecDeque<Arc<Envelope>>,
 }
 
@@ -75,7 +72,7 @@ impl Mirror {
     /// late joiners before the events of this process).
     pub fn follow(
         session_id: String,
-        inputs: mpsc::Sender<Input>,
+        inputs: Inputs,
         history: &[ChatMessage],
         agent_id: &str,
         mut events: Subscription,
@@ -113,10 +110,11 @@ impl Mirror {
         mirror
     }
 
-    /// Sends an input into the session's queue (the same one the terminal uses).
-    pub async fn send(&self, input: Input) -> Result<(), String> {
+    /// Sends an input into the session's queue (the same one the terminal uses) and
+    /// returns the session's answer; the outer `Err` says the session has ended.
+    pub async fn ask(&self, input: Input) -> Result<Answer, String> {
         self.inputs
-            .send(input)
+            .ask(input)
             .await
             .map_err(|_| "this session has ended; reload the page".to_string())
     }
@@ -139,22 +137,6 @@ impl Mirror {
     /// Whether an approval request is still waiting for an answer.
     pub fn is_pending(&self, approval_id: &str) -> bool {
         lock(&self.state).view.is_pending(approval_id)
-    }
-
-    /// Takes the right to answer an approval from the web: `false` when it is not waiting
-    /// or another browser request answered it a moment ago.
-    pub fn claim_approval(&self, approval_id: &str) -> bool {
-        let mut state = lock(&self.state);
-        if !state.view.is_pending(approval_id) || state.claimed.iter().any(|c| c == approval_id) {
-            return false;
-        }
-        state.claimed.push(approval_id.to_string());
-        true
-    }
-
-    /// The live events from now on (for a route that waits for the session's answer).
-    pub fn subscribe(&self) -> broadcast::Receiver<Arc<Envelope>> {
-        self.fanout.subscribe()
     }
 
     /// Starts an event stream after event `after` (`None`: from now).
@@ -246,11 +228,6 @@ impl State {
     fn fold(&mut self, envelope: &Arc<Envelope>) {
         let event = &envelope.event;
         self.view.apply(event);
-        match event {
-            Event::Outcome { .. } => self.claimed.clear(),
-            Event::ApprovalResolved { id, .. } => self.claimed.retain(|c| c != id),
-            _ => {}
-        }
         // The transcript is what a person reads: everything but settings, status, queue,
         // context and tokens, which live in the view.
         let keep = !matches!(

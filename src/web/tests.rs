@@ -17,12 +17,12 @@ struct Fixture {
     mirror: Arc<Mirror>,
     events: crate::session::EventBus,
     seq: u64,
-    _inputs: mpsc::Receiver<crate::session::Input>,
+    _inputs: mpsc::Receiver<crate::session::input::Sent>,
 }
 
 impl Fixture {
     fn new() -> Fixture {
-        let (inputs, inputs_rx) = mpsc::channel(8);
+        let (inputs, inputs_rx) = crate::session::Inputs::channel(8);
         let events = crate::session::EventBus::new();
         let rx = events.subscribe_lossless();
         let mirror = Mirror::follow("s1".into(), inputs, &[], "ling", rx);

@@ -9,11 +9,10 @@ use rustyline::ExternalPrinter;
 use super::approval::choices;
 use super::catalog::one_line;
 use super::render::{self, MarkdownStream, RenderStyle};
-use super::run_tree::{RunDepths, indent};
+use super::run_tree::indent;
 use super::theme::Theme;
-use crate::config::PermissionMode;
-use crate::session::view::SessionView;
-use crate::session::{AgentState, Decision, Event, OutcomeStatus, TurnMode};
+use crate::session::view::{SessionView, Settings};
+use crate::session::{AgentState, Decision, Event, OutcomeStatus};
 use crate::tools::terminal_text::strip_controls;
 
 /// Longest diff shown inline; the rest is counted.
@@ -64,27 +63,17 @@ pub struct View {
     /// The delegated agent being waited for; `None` for the turn's own agent.
     waiting_for: Option<String>,
     spinner_shown: bool,
-    /// How deep each run of the turn is: delegated runs are indented and their answers are
-    /// not streamed as the turn's answer.
-    runs: RunDepths,
     /// A `delegate_to_agent` call per parent run: its summary, and whether the child run
     /// started. A started child is shown by its own lines; a refused call as a tool line.
     delegations: std::collections::HashMap<String, (String, bool)>,
     /// The turn's own agent streamed answer text (else the outcome's result is shown: a
     /// forked skill answers through its child run).
     answered: bool,
-    /// The session's agent and turn mode, for the prompt, `/agent`, `/mode`, `/settings`.
-    pub agent: String,
-    pub mode: TurnMode,
-    /// The model as the session announced it (`id (model @ url)`).
-    pub model: String,
-    /// The session's permission mode and turn limit, as it last announced them.
-    pub permission_mode: PermissionMode,
-    pub max_iters: u32,
     /// `[ui] show_thinking`: reasoning shown dimmed, or hidden.
     pub show_thinking: bool,
-    /// The session's one projection (context usage, open approvals, runs), folded here
-    /// from the same events the rest of the view renders.
+    /// The session's one projection (its settings, runs and how deep each is, context
+    /// usage, open approvals), folded here from the same events the rest of the view
+    /// renders. The shell reads the settings from it; it keeps no copy of its own.
     session: SessionView,
     shared: Arc<Shared>,
 }
@@ -95,26 +84,21 @@ impl View {
         style: RenderStyle,
         width: u16,
         shared: Arc<Shared>,
+        agent: &str,
     ) -> Self {
         View {
             printer,
             style,
             width,
             markdown: None,
-            model: String::new(),
-            permission_mode: PermissionMode::default(),
-            max_iters: 0,
             waiting_since: None,
             waiting_for: None,
             spinner_shown: false,
-            runs: RunDepths::default(),
             delegations: std::collections::HashMap::new(),
             answered: false,
-            agent: crate::app::DEFAULT_AGENT.to_string(),
-            mode: TurnMode::default(),
             thinking: String::new(),
             show_thinking: true,
-            session: SessionView::default(),
+            session: SessionView::new(agent),
             shared,
         }
     }
@@ -228,8 +212,26 @@ impl View {
         }
     }
 
+    /// The session's settings as it last announced them (the agent until then is the one
+    /// it was started with).
+    pub fn settings(&self) -> &Settings {
+        &self.session.settings
+    }
+
+    /// Follows another session (`/clear`, `/resume`) from its start.
+    pub fn follow_new_session(&mut self, agent: &str) {
+        self.session = SessionView::new(agent);
+        self.delegations.clear();
+    }
+
     pub fn on_event(&mut self, event: &Event) {
+        let before =
+            matches!(event, Event::SettingsUpdated { .. }).then(|| self.settings().clone());
         self.session.apply(event);
+        if let Some(before) = before {
+            let line = settings_line::changes(&before, self.settings());
+            self.hint(&line);
+        }
         self.shared
             .busy
             .store(self.session.turn_running(), Ordering::Relaxed);
@@ -245,10 +247,10 @@ impl View {
                 ..
             } if *status == AgentState::Thinking => {
                 self.waiting_since = Some(std::time::Instant::now());
-                self.waiting_for = (self.runs.depth(run_id) > 0).then(|| agent_id.clone());
+                self.waiting_for = (self.session.depth(run_id) > 0).then(|| agent_id.clone());
             }
             // A delegated run's tokens are not shown, so they do not end the wait either.
-            Event::Token { run_id, .. } if self.runs.depth(run_id) > 0 => {}
+            Event::Token { run_id, .. } if self.session.depth(run_id) > 0 => {}
             Event::Token { .. }
             | Event::ToolCallStarted { .. }
             | Event::ApprovalRequested { .. }
@@ -265,45 +267,14 @@ impl View {
             _ => {}
         }
         match event {
-            Event::SessionStarted {
-                model,
-                agent_id,
-                permission_mode,
-                max_iters,
-                ..
-            } => {
-                self.model = model.clone();
-                self.agent = agent_id.clone();
-                self.permission_mode = PermissionMode::parse(permission_mode).unwrap_or_default();
-                self.max_iters = *max_iters;
-            }
-            Event::SettingsUpdated {
-                agent_id,
-                mode,
-                model,
-                permission_mode,
-                max_iters,
-            } => {
-                let permission_mode = PermissionMode::parse(permission_mode).unwrap_or_default();
-                let line =
-                    self.settings_changes(agent_id, *mode, model, permission_mode, *max_iters);
-                self.agent = agent_id.clone();
-                self.mode = *mode;
-                self.model = model.clone();
-                self.permission_mode = permission_mode;
-                self.max_iters = *max_iters;
-                self.hint(&line);
-            }
-            Event::RunStarted {
-                run_id, parent_id, ..
-            } => self.on_run_started(run_id, parent_id.as_deref()),
+            Event::RunStarted { parent_id, .. } => self.on_run_started(parent_id.as_deref()),
             Event::Token {
                 run_id,
                 token,
                 thinking,
                 done,
                 ..
-            } if self.runs.depth(run_id) == 0 => {
+            } if self.session.depth(run_id) == 0 => {
                 self.answered |= !*thinking && !token.trim().is_empty();
                 self.on_token(token, *thinking, *done);
             }
@@ -320,7 +291,7 @@ impl View {
                     return;
                 }
                 let line =
-                    indent(self.runs.depth(run_id)) + &render::tool_line(summary, &self.style);
+                    indent(self.session.depth(run_id)) + &render::tool_line(summary, &self.style);
                 self.say(line);
             }
             Event::ToolCallFinished {
@@ -333,11 +304,11 @@ impl View {
             } => self.on_tool_finished(run_id, tool, summary, *ok, diff.as_deref()),
             Event::SubagentSpawned {
                 parent_id,
-                subagent_id,
                 agent_id,
                 task,
+                ..
             } => {
-                let depth = self.runs.spawned(parent_id, subagent_id);
+                let depth = self.session.depth(parent_id);
                 if let Some((_, spawned)) = self.delegations.get_mut(parent_id) {
                     *spawned = true;
                 }
@@ -358,7 +329,7 @@ impl View {
                     first => format!("{agent_id} {status}: {first}"),
                 };
                 let ok = *outcome == OutcomeStatus::Completed;
-                let line = indent(self.runs.depth(parent_id))
+                let line = indent(self.session.depth(parent_id))
                     + &render::tool_result_line(&summary, ok, &self.style);
                 self.say(line);
             }
@@ -371,7 +342,7 @@ impl View {
                 once_only,
                 ..
             } => {
-                let depth = self.runs.depth(run_id);
+                let depth = self.session.depth(run_id);
                 let request = ApprovalCard {
                     display,
                     reason,
@@ -387,7 +358,7 @@ impl View {
                 from,
                 content,
                 ..
-            } if from != "terminal" && self.runs.depth(run_id) == 0 => {
+            } if from != "terminal" && self.session.depth(run_id) == 0 => {
                 let line = strip_controls(&format!("[{from}] {content}")).into_owned();
                 self.say(line)
             }
@@ -408,15 +379,14 @@ impl View {
                 ..
             } => {
                 self.on_outcome(*status, result, usage.output_tokens, *duration_ms);
-                self.runs.clear();
                 self.delegations.clear();
             }
             _ => {}
         }
     }
 
-    fn on_run_started(&mut self, run_id: &str, parent_id: Option<&str>) {
-        if self.runs.started(run_id, parent_id) == 0 {
+    fn on_run_started(&mut self, parent_id: Option<&str>) {
+        if parent_id.is_none() {
             self.answered = false;
             // Resizes are picked up per answer: lines already shown stay as they are.
             self.width = super::shell::terminal_width();
@@ -437,7 +407,7 @@ impl View {
         ok: bool,
         diff: Option<&str>,
     ) {
-        let pad = indent(self.runs.depth(run_id));
+        let pad = indent(self.session.depth(run_id));
         let mut lines = Vec::new();
         if tool == DELEGATE_TOOL {
             match self.delegations.remove(run_id) {

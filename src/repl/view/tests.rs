@@ -3,7 +3,9 @@
 use std::sync::{Arc, Mutex};
 
 use super::*;
+use crate::config::PermissionMode;
 use crate::llm::Usage;
+use crate::session::TurnMode;
 
 #[derive(Clone, Default)]
 struct Captured(Arc<Mutex<String>>);
@@ -22,6 +24,7 @@ fn view() -> (View, Captured) {
         RenderStyle::Plain,
         80,
         Arc::new(Shared::default()),
+        "ling",
     );
     (view, out)
 }
@@ -256,11 +259,11 @@ fn settings_and_warnings_are_shown() {
         agent_id: "coder".into(),
         mode: TurnMode::Chat,
         model: String::new(),
-        permission_mode: "default".into(),
+        permission_mode: PermissionMode::Default,
         max_iters: 0,
     });
-    assert_eq!(view.agent, "coder");
-    assert_eq!(view.mode, TurnMode::Chat);
+    assert_eq!(view.settings().agent_id, "coder");
+    assert_eq!(view.settings().mode, TurnMode::Chat);
     view.on_event(&Event::Warning {
         message: "x/SKILL.md:1: bad".into(),
     });
@@ -272,22 +275,22 @@ fn settings_and_warnings_are_shown() {
 #[test]
 fn a_settings_answer_names_what_changed() {
     let (mut view, out) = view();
-    let settings = |model: &str, permission_mode: &str, max_iters| Event::SettingsUpdated {
+    let settings = |model: &str, permission_mode, max_iters| Event::SettingsUpdated {
         agent_id: "ling".into(),
         mode: TurnMode::Auto,
         model: model.into(),
-        permission_mode: permission_mode.into(),
+        permission_mode,
         max_iters,
     };
-    view.on_event(&settings("second", "plan", 3));
+    view.on_event(&settings("second", PermissionMode::Plan, 3));
     assert_eq!(
         out.take(),
         "model second · permission mode plan · max_iters = 3\n"
     );
-    assert_eq!(view.model, "second");
-    assert_eq!(view.permission_mode, crate::config::PermissionMode::Plan);
-    assert_eq!(view.max_iters, 3);
-    view.on_event(&settings("second", "plan", 3));
+    assert_eq!(view.settings().model, "second");
+    assert_eq!(view.settings().permission_mode, PermissionMode::Plan);
+    assert_eq!(view.settings().max_iters, 3);
+    view.on_event(&settings("second", PermissionMode::Plan, 3));
     assert_eq!(
         out.take(),
         "agent ling · mode auto · model second · permission mode plan · max_iters = 3\n"

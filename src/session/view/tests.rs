@@ -61,7 +61,7 @@ fn settings_come_from_session_started_then_settings_updated() {
             model: "local".into(),
             root: "/w".into(),
             agent_id: "ling".into(),
-            permission_mode: "default".into(),
+            permission_mode: PermissionMode::Default,
             tools: vec![],
             max_iters: 20,
         },
@@ -69,7 +69,7 @@ fn settings_come_from_session_started_then_settings_updated() {
             agent_id: "coder".into(),
             mode: TurnMode::Auto,
             model: "cloud".into(),
-            permission_mode: "plan".into(),
+            permission_mode: PermissionMode::Plan,
             max_iters: 5,
         },
     ]);
@@ -80,7 +80,7 @@ fn settings_come_from_session_started_then_settings_updated() {
             root: "/w".into(),
             agent_id: "coder".into(),
             mode: TurnMode::Auto,
-            permission_mode: "plan".into(),
+            permission_mode: PermissionMode::Plan,
             max_iters: 5,
         }
     );
