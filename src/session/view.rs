@@ -61,6 +61,13 @@ pub struct Settings {
     pub max_iters: u32,
 }
 
+impl Settings {
+    /// The configured model id the label starts with (`local` of `local (qwen @ url)`).
+    pub fn model_id(&self) -> &str {
+        self.model.split(" (").next().unwrap_or_default()
+    }
+}
+
 /// One run (one agent working on one task).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RunState {

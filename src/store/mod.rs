@@ -223,6 +223,17 @@ impl Store {
         Ok(())
     }
 
+    /// Records the model a session is on now (`/model` changed it).
+    pub fn set_session_model(&self, id: &str, model: &str) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "UPDATE sessions SET model = ?2 WHERE id = ?1",
+                params![id, model],
+            )
+            .map_err(|e| self.err(e))?;
+        Ok(())
+    }
+
     /// Sessions of one workspace that have at least one message, newest first. (A shell
     /// opened and closed without a word leaves an empty session behind; nobody wants to
     /// resume that.)

@@ -185,3 +185,88 @@ fn concurrent_first_opens_both_succeed() {
         }
     }
 }
+
+/// The writer folds the session's one projection: runs are written with the status it
+/// holds, and the session row follows `/model` instead of keeping the starting model.
+#[test]
+fn the_writer_stores_runs_and_the_current_model_from_the_projection() {
+    use crate::config::PermissionMode;
+    use crate::session::{Event, EventBus, OutcomeStatus, TurnMode};
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    store.create_session("s", "/a", "first").unwrap();
+    let bus = EventBus::new();
+    let writer = spawn_writer(
+        store,
+        "s".into(),
+        bus.subscribe_lossless_to(persisted),
+        |e| panic!("{e}"),
+    );
+    bus.publish(Event::SessionStarted {
+        version: 1,
+        session_id: "s".into(),
+        model: "first (m1 @ http://x)".into(),
+        root: "/a".into(),
+        agent_id: "ling".into(),
+        permission_mode: PermissionMode::Default,
+        tools: vec![],
+        max_iters: 5,
+    });
+    bus.publish(Event::RunStarted {
+        run_id: "r1".into(),
+        parent_id: None,
+        agent_id: "ling".into(),
+        task: "hello".into(),
+    });
+    bus.publish(Event::message(
+        "r1",
+        "ling",
+        "user",
+        &ChatMessage::user("hello"),
+    ));
+    bus.publish(Event::SubagentSpawned {
+        parent_id: "r1".into(),
+        subagent_id: "r2".into(),
+        agent_id: "coder".into(),
+        task: "inner".into(),
+    });
+    bus.publish(Event::RunStarted {
+        run_id: "r2".into(),
+        parent_id: Some("r1".into()),
+        agent_id: "coder".into(),
+        task: "inner".into(),
+    });
+    bus.publish(Event::SubagentResult {
+        parent_id: "r1".into(),
+        subagent_id: "r2".into(),
+        agent_id: "coder".into(),
+        outcome: OutcomeStatus::Error,
+        result: String::new(),
+    });
+    bus.publish(Event::Outcome {
+        run_id: "r1".into(),
+        status: OutcomeStatus::Completed,
+        result: String::new(),
+        num_turns: 1,
+        usage: Default::default(),
+        duration_ms: 1,
+    });
+    bus.publish(Event::SettingsUpdated {
+        agent_id: "ling".into(),
+        mode: TurnMode::Auto,
+        model: "second (m2 @ http://y)".into(),
+        permission_mode: PermissionMode::Default,
+        max_iters: 5,
+    });
+    bus.close();
+    writer.join().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let runs = store.runs("s").unwrap();
+    let statuses: Vec<_> = runs
+        .iter()
+        .map(|r| (r.id.as_str(), r.status.as_str()))
+        .collect();
+    assert_eq!(statuses, [("r1", "completed"), ("r2", "failed")]);
+    assert_eq!(runs[1].parent_id.as_deref(), Some("r1"));
+    assert_eq!(store.find_session("s").unwrap().model, "second");
+}

@@ -6,7 +6,7 @@ use std::thread::JoinHandle;
 use super::{RunRecord, Store};
 use crate::session::Event;
 use crate::session::bus::Subscription;
-use crate::session::view::RunStatus;
+use crate::session::view::SessionView;
 
 /// Persists `session_id`'s events until the bus closes. Write failures (disk full, the file
 /// removed) are reported once through `on_error` and do not stop the session: losing the
@@ -19,8 +19,9 @@ pub fn spawn_writer(
 ) -> JoinHandle<()> {
     std::thread::spawn(move || {
         let mut reported = false;
+        let mut record = Record::default();
         while let Some(envelope) = events.blocking_recv() {
-            if let Err(e) = persist(&store, &session_id, &envelope.event)
+            if let Err(e) = record.persist(&store, &session_id, &envelope.event)
                 && !reported
             {
                 reported = true;
@@ -36,40 +37,70 @@ pub fn persisted(event: &Event) -> bool {
         event,
         Event::Message { .. }
             | Event::RunStarted { .. }
+            | Event::SubagentSpawned { .. }
             | Event::Outcome { .. }
             | Event::SubagentResult { .. }
+            | Event::SessionStarted { .. }
+            | Event::SettingsUpdated { .. }
     )
 }
 
-fn persist(store: &Store, session_id: &str, event: &Event) -> Result<(), super::StoreError> {
-    match event {
-        Event::Message { run_id, .. } => {
-            if let Some(msg) = event.as_chat_message() {
-                store.append_message(session_id, Some(run_id), &msg)?;
+/// What the writer knows of the session: the one projection every frontend folds, fed the
+/// events it stores, so runs and settings are written as the session holds them.
+#[derive(Default)]
+struct Record {
+    view: SessionView,
+    /// The model last written to the session's row.
+    model: Option<String>,
+}
+
+impl Record {
+    fn persist(
+        &mut self,
+        store: &Store,
+        session_id: &str,
+        event: &Event,
+    ) -> Result<(), super::StoreError> {
+        self.view.apply(event);
+        match event {
+            Event::Message { run_id, .. } => {
+                if let Some(msg) = event.as_chat_message() {
+                    store.append_message(session_id, Some(run_id), &msg)?;
+                }
             }
+            Event::RunStarted { run_id, .. } => {
+                if let Some(run) = self.view.run(run_id) {
+                    store.start_run(
+                        session_id,
+                        &RunRecord {
+                            id: run.run_id.clone(),
+                            parent_id: run.parent_id.clone(),
+                            agent_id: run.agent_id.clone(),
+                            task: run.task.clone(),
+                            status: run.status.stored().into(),
+                        },
+                    )?;
+                }
+            }
+            Event::Outcome { run_id: id, .. }
+            | Event::SubagentResult {
+                subagent_id: id, ..
+            } => {
+                if let Some(run) = self.view.run(id) {
+                    store.finish_run(id, run.status.stored())?;
+                }
+            }
+            // `linggen sessions` lists the model a session is on now, not the one it
+            // started with.
+            Event::SessionStarted { .. } | Event::SettingsUpdated { .. } => {
+                let model = self.view.settings.model_id();
+                if self.model.as_deref() != Some(model) {
+                    store.set_session_model(session_id, model)?;
+                    self.model = Some(model.to_string());
+                }
+            }
+            _ => {}
         }
-        Event::RunStarted {
-            run_id,
-            parent_id,
-            agent_id,
-            task,
-        } => store.start_run(
-            session_id,
-            &RunRecord {
-                id: run_id.clone(),
-                parent_id: parent_id.clone(),
-                agent_id: agent_id.clone(),
-                task: task.clone(),
-                status: RunStatus::Running.stored().into(),
-            },
-        )?,
-        Event::Outcome { run_id, status, .. } => store.finish_run(run_id, status.run_status())?,
-        Event::SubagentResult {
-            subagent_id,
-            outcome,
-            ..
-        } => store.finish_run(subagent_id, outcome.run_status())?,
-        _ => {}
+        Ok(())
     }
-    Ok(())
 }
