@@ -103,7 +103,8 @@ impl Bench {
         // SAFETY: set before any other thread of this benchmark reads the environment.
         unsafe { std::env::set_var("LINGGEN_HOME", dir.join("home")) };
         let cli = linggen::cli::Cli::parse_from(["linggen", "--root", dir.to_str().unwrap()]);
-        let ws = linggen::app::load_workspace(&cli).unwrap_or_else(|f| panic!("{}", f.message));
+        let ws =
+            linggen::app::load_workspace(&cli.start()).unwrap_or_else(|f| panic!("{}", f.message));
         let (inputs, inputs_rx) = linggen::session::Inputs::channel(8);
         std::mem::forget(inputs_rx);
         let events = linggen::session::EventBus::new();

@@ -6,8 +6,10 @@ use std::path::PathBuf;
 use clap::{CommandFactory, Parser, Subcommand};
 use clap_complete::Shell;
 
+use crate::app::{Start, exit};
 use crate::config::{self, ConfigError, FlagOverrides, PermissionMode};
-use crate::print::{OutputFormat, exit};
+use crate::print::OutputFormat;
+use crate::print::run::{PrintOptions, Task};
 
 #[derive(Debug, Clone, Parser)]
 #[command(
@@ -167,6 +169,20 @@ pub fn split_rules(values: &[String]) -> Vec<String> {
 }
 
 impl Cli {
+    /// What every frontend starts from, as these flags say.
+    pub fn start(&self) -> Start {
+        Start {
+            root: self.root.clone(),
+            overrides: self.flag_overrides(),
+            agent: self.agent.clone(),
+            resume: self.resume.clone(),
+            continue_session: self.continue_session,
+            // Lines posted to `-p` and the page are read with the shell's commands known, so
+            // that `/clear` there is refused with a hint instead of reaching the model.
+            line: crate::session::line::message::<crate::repl::commands::Command>,
+        }
+    }
+
     pub fn flag_overrides(&self) -> FlagOverrides {
         FlagOverrides {
             model: self.model.clone(),
@@ -178,8 +194,6 @@ impl Cli {
         }
     }
 
-    /// The task for `-p`: the prompt argument, with piped stdin appended as a fenced block
-    /// (or stdin alone when there is no argument).
     /// The `-p` task: the prompt argument and whatever was piped on stdin. With both, the
     /// prompt is the instruction and stdin its material (`git diff | linggen -p "/review"`).
     pub fn task(&self) -> Result<Task, ConfigError> {
@@ -204,14 +218,6 @@ impl Cli {
             )),
         }
     }
-}
-
-/// What `-p` was asked to do.
-pub struct Task {
-    /// The prompt argument, or stdin when there is no argument.
-    pub prompt: String,
-    /// Piped stdin (fenced) when a prompt argument was given too; otherwise empty.
-    pub attached: String,
 }
 
 /// Reads stdin only when it is a pipe or a file. A terminal would wait for typing, and a
@@ -271,7 +277,7 @@ pub fn main() -> i32 {
 
 async fn dispatch(cli: Cli) -> i32 {
     match (&cli.command, cli.print.is_some()) {
-        (Some(Command::Sessions), _) => crate::app::list_sessions(&cli),
+        (Some(Command::Sessions), _) => crate::app::list_sessions(&cli.start()),
         (Some(Command::Completions { shell }), _) => print_completions(*shell),
         (Some(Command::Trust { yes, revoke, list }), _) => {
             use crate::repl::trust::{self, TrustAction};
@@ -281,21 +287,30 @@ async fn dispatch(cli: Cli) -> i32 {
                 (_, _, true) => TrustAction::List,
                 _ => TrustAction::Ask,
             };
-            trust::command(&cli, action)
+            trust::command(&cli.start(), action)
         }
         (Some(Command::Serve { port, lan }), _) => {
             let options = crate::web::ServeOptions {
                 port: port.unwrap_or(0),
                 lan: *lan,
             };
-            crate::web::serve::run(cli.clone(), options).await
+            crate::web::serve::run(cli.start(), options).await
         }
-        (None, true) => crate::app::run_print(cli).await,
+        (None, true) => run_print(cli).await,
         (None, false) if cli.prompt.is_some() || !std::io::stdin().is_terminal() => {
             // `linggen "task"` or `echo task | linggen`: the one-shot path is what a
             // script means here.
-            crate::app::run_print(cli).await
+            run_print(cli).await
         }
-        (None, false) => crate::repl::run(cli).await,
+        (None, false) => crate::repl::run(cli.start()).await,
     }
+}
+
+async fn run_print(cli: Cli) -> i32 {
+    let options = PrintOptions {
+        start: cli.start(),
+        format: cli.output_format,
+        quiet: cli.quiet,
+    };
+    crate::print::run::run(options, move || cli.task()).await
 }

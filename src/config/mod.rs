@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 pub use model::{ModelConfig, ProviderKind};
 
-pub const CONFIG_FILE: &str = "linggen-agent.toml";
+pub use crate::tools::guard::paths::CONFIG_FILE;
 pub const DEFAULT_MAX_ITERS: u32 = 100;
 
 /// How much the agent may do without asking.
@@ -227,6 +227,8 @@ impl Config {
             })?;
             self.set_origin("max_iters", "LINGGEN_MAX_ITERS");
         }
+        // Tools take their settings from their context, never from the environment.
+        self.screenshot.chromium_env = get(crate::tools::screenshot::CHROMIUM_ENV);
         if let Some(v) = get("LINGGEN_PERMISSION_MODE") {
             self.permission_mode = PermissionMode::parse(&v).ok_or_else(|| {
                 ConfigError::Usage(format!(

@@ -99,21 +99,21 @@ impl Shell {
                 self.view.lines(lines);
             }
             Command::Clear => {
-                let mut cli = self.cli.clone();
-                (cli.continue_session, cli.resume) = (false, None);
-                self.switch(cli, "new session").await;
+                let mut next = self.start.clone();
+                (next.continue_session, next.resume) = (false, None);
+                self.switch(next, "new session").await;
             }
             Command::Model if args.is_empty() => self.show_model(),
             Command::Model => self.set_model(args).await,
             Command::Permissions => self.permissions(args).await,
             Command::Resume => {
-                let mut cli = self.cli.clone();
+                let mut next = self.start.clone();
                 if args.is_empty() {
-                    (cli.continue_session, cli.resume) = (true, None);
+                    (next.continue_session, next.resume) = (true, None);
                 } else {
-                    (cli.continue_session, cli.resume) = (false, Some(args.to_string()));
+                    (next.continue_session, next.resume) = (false, Some(args.to_string()));
                 }
-                self.switch(cli, "resumed").await;
+                self.switch(next, "resumed").await;
             }
             Command::Sessions => self.sessions(),
             Command::Runs => self.runs(),

@@ -20,8 +20,8 @@ impl Shell {
         self.ask(Input::SetModel { model }).await;
     }
 
-    pub(super) async fn switch(&mut self, cli: crate::cli::Cli, what: &str) {
-        match self.restart(cli).await {
+    pub(super) async fn switch(&mut self, next: crate::app::Start, what: &str) {
+        match self.restart(next).await {
             Ok(()) => {
                 let line = format!("{what} · session {}", self.live.session_id);
                 self.view.hint(&line);
@@ -160,7 +160,11 @@ impl Shell {
         let c = &self.ws.config;
         // Origins: a value that differs from the configured one was chosen for this
         // session (a flag or a command); the values are the session's own.
-        let origin = match (&self.model_choice, &self.cli.model, &c.model_choice) {
+        let origin = match (
+            &self.model_choice,
+            &self.start.overrides.model,
+            &c.model_choice,
+        ) {
             (Some(_), _, _) => "this session (/model)".to_string(),
             (None, Some(_), _) => "--model".to_string(),
             (None, None, Some(_)) => c.model_choice_origin.clone(),
@@ -173,7 +177,7 @@ impl Shell {
             "this session"
         };
         let agent = &self.view.settings().agent_id;
-        let agent_origin = match &self.cli.agent {
+        let agent_origin = match &self.start.agent {
             Some(flag) if flag == agent => "--agent",
             _ if agent == crate::app::DEFAULT_AGENT => "default",
             _ => "this session (/agent)",

@@ -126,7 +126,6 @@ impl Shell {
 
     async fn start_sharing(&mut self, lan: bool) -> Result<Server, String> {
         let mirror = self
-            .live
             .mirror
             .clone()
             .ok_or("this session cannot be shared (it was started without a terminal)")?;
@@ -137,7 +136,7 @@ impl Shell {
 
     /// After the shell switched sessions: the browser follows.
     pub(super) fn share_follows(&self) {
-        if let (Some(server), Some(mirror)) = (&self.share, &self.live.mirror) {
+        if let (Some(server), Some(mirror)) = (&self.share, &self.mirror) {
             server.hub().share(mirror.clone());
         }
     }

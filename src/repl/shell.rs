@@ -17,10 +17,9 @@ use super::printer::QueuedPrinter;
 use super::render::RenderStyle;
 use super::view::{Shared, View};
 use super::{complete, theme};
-use crate::app::{self, Failure, LiveSession, Workspace};
-use crate::cli::Cli;
-use crate::print::exit;
+use crate::app::{self, Failure, LiveSession, Start, Workspace, exit};
 use crate::session::{self, TurnMode, lock};
+use crate::web::Mirror;
 
 /// A second Ctrl+C on an empty line within this long exits.
 const DOUBLE_CTRL_C: Duration = Duration::from_secs(2);
@@ -41,7 +40,8 @@ pub(super) enum Typed {
 
 /// Everything the loop works with.
 pub(super) struct Shell {
-    pub cli: Cli,
+    /// What this shell was started with; `/clear` and `/resume` start from a changed copy.
+    pub start: Start,
     pub ws: Workspace,
     pub live: LiveSession,
     pub view: View,
@@ -49,15 +49,18 @@ pub(super) struct Shell {
     pub catalog: Catalog,
     pub prompt: Arc<std::sync::Mutex<String>>,
     pub extensions: Extensions,
-    /// The web mirror, once `/share` started it.
+    /// The session as the web mirror sees it, following it from its start, so that
+    /// `/share` can begin at any time and still show everything.
+    pub mirror: Option<Arc<Mirror>>,
+    /// The web server, once `/share` started it.
     pub share: Option<crate::web::Server>,
     /// The model id last chosen with `/model` (the session shows only its label): a
     /// restart (`/clear`, `/resume`) starts the new session on it.
     pub model_choice: Option<String>,
 }
 
-pub async fn run(cli: Cli) -> i32 {
-    match try_run(cli).await {
+pub async fn run(start: Start) -> i32 {
+    match try_run(start).await {
         Ok(code) => code,
         Err(f) => {
             eprintln!("linggen: error: {}", f.message);
@@ -66,8 +69,8 @@ pub async fn run(cli: Cli) -> i32 {
     }
 }
 
-async fn try_run(cli: Cli) -> Result<i32, Failure> {
-    let mut ws = app::load_workspace(&cli)?;
+async fn try_run(start: Start) -> Result<i32, Failure> {
+    let mut ws = app::load_workspace(&start)?;
     // Before anything uses the configuration: a yes here applies to this session.
     let trust_hint = super::trust::ask_at_start(&mut ws).await;
     // Watching starts first, so that the window in which a new file goes unnoticed is short.
@@ -83,17 +86,21 @@ async fn try_run(cli: Cli) -> Result<i32, Failure> {
     let catalog = Catalog::new(files, shared.busy.clone());
     extensions::fill(&catalog, &ws);
     // Start the session before the editor, so a dead model server is one line and exit.
-    let live = LiveSession::start(&cli, &ws, true).await?;
+    let mut live = LiveSession::start(&start, &ws, true).await?;
+    let mirror = Mirror::of(&mut live);
 
     let mut sigint = interrupts();
     let (typed_tx, mut typed) = mpsc::unbounded_channel();
     let (printer_tx, printer_rx) = std::sync::mpsc::channel();
     let (again_tx, again_rx) = std::sync::mpsc::channel();
-    let start_agent = cli.agent.as_deref().unwrap_or(app::DEFAULT_AGENT);
+    let start_agent = start.agent.as_deref().unwrap_or(app::DEFAULT_AGENT);
     let prompt = Arc::new(std::sync::Mutex::new(prompt_text(
         start_agent,
         TurnMode::default(),
-        cli.permission_mode.unwrap_or(ws.config.permission_mode),
+        start
+            .overrides
+            .permission_mode
+            .unwrap_or(ws.config.permission_mode),
     )));
     let io = EditorIo {
         typed: typed_tx,
@@ -114,7 +121,7 @@ async fn try_run(cli: Cli) -> Result<i32, Failure> {
     let mut view = View::new(Box::new(printer), style, width, shared.clone(), start_agent);
     view.show_thinking = ws.config.show_thinking;
     let mut shell = Shell {
-        cli,
+        start,
         ws,
         live,
         view,
@@ -122,6 +129,7 @@ async fn try_run(cli: Cli) -> Result<i32, Failure> {
         catalog,
         prompt,
         extensions,
+        mirror,
         share: None,
         model_choice: None,
     };
@@ -280,20 +288,21 @@ impl Shell {
 
     /// Replaces the running session (new or resumed). The settings the session last
     /// announced carry over (an agent whose file is gone falls back to the default).
-    pub async fn restart(&mut self, cli: Cli) -> Result<(), Failure> {
-        let mut start = cli.clone();
+    pub async fn restart(&mut self, next: Start) -> Result<(), Failure> {
+        let mut start = next.clone();
         let now = self.view.settings().clone();
         let agent = now.agent_id;
         start.agent = self.ws.agents.get().get(&agent).is_some().then_some(agent);
         // Zero: the session has not announced its settings yet; the flags decide.
         if now.max_iters > 0 {
-            start.permission_mode = Some(now.permission_mode);
-            start.max_iters = Some(now.max_iters);
+            start.overrides.permission_mode = Some(now.permission_mode);
+            start.overrides.max_iters = Some(now.max_iters);
         }
         if self.model_choice.is_some() {
-            start.model = self.model_choice.clone();
+            start.overrides.model = self.model_choice.clone();
         }
-        let live = LiveSession::start(&start, &self.ws, true).await?;
+        let mut live = LiveSession::start(&start, &self.ws, true).await?;
+        self.mirror = Mirror::of(&mut live);
         let old = std::mem::replace(&mut self.live, live);
         self.share_follows();
         old.stop().await;
@@ -302,7 +311,7 @@ impl Shell {
         if now.mode != TurnMode::default() {
             self.ask(session::Input::SetMode { mode: now.mode }).await;
         }
-        self.cli = cli;
+        self.start = next;
         self.refresh_lists();
         self.update_prompt();
         Ok(())

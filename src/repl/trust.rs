@@ -4,9 +4,7 @@
 
 use std::io::{IsTerminal as _, Write as _};
 
-use crate::app::{self, Failure, Workspace};
-use crate::cli::Cli;
-use crate::print::exit;
+use crate::app::{self, Failure, Start, Workspace, exit};
 
 /// What `linggen trust` was asked to do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,8 +69,8 @@ fn is_yes(answer: &str) -> bool {
 }
 
 /// `linggen trust [--yes | --revoke | --list]`.
-pub fn command(cli: &Cli, action: TrustAction) -> i32 {
-    match try_command(cli, action) {
+pub fn command(start: &Start, action: TrustAction) -> i32 {
+    match try_command(start, action) {
         Ok(code) => code,
         Err(f) => {
             eprintln!("linggen: error: {}", f.message);
@@ -81,8 +79,8 @@ pub fn command(cli: &Cli, action: TrustAction) -> i32 {
     }
 }
 
-fn try_command(cli: &Cli, action: TrustAction) -> Result<i32, Failure> {
-    let mut ws = app::load_workspace(cli)?;
+fn try_command(start: &Start, action: TrustAction) -> Result<i32, Failure> {
+    let mut ws = app::load_workspace(start)?;
     let failure = |message: String| Failure {
         code: exit::FAILURE,
         message,

@@ -95,7 +95,7 @@ impl BashArgs {
 
     /// Runs the shell analysis; a floor refusal becomes the error observation.
     pub fn access(&self, ctx: &ToolContext) -> Result<Access, ToolOutput> {
-        match shell::analyze(&self.command, &ctx.root) {
+        match shell::analyze(&self.command, &ctx.root, ctx.linggen_home.as_deref()) {
             Ok(analysis) => Ok(Access::Command {
                 command: self.command.clone(),
                 analysis,

@@ -87,8 +87,13 @@ impl EditArgs {
                 "old_string and new_string are identical; nothing would change",
             ));
         }
-        let resolved =
-            paths::resolve(&ctx.root, &raw_path, PathUse::Write).map_err(ToolOutput::error)?;
+        let resolved = paths::resolve(
+            &ctx.root,
+            ctx.linggen_home.as_deref(),
+            &raw_path,
+            PathUse::Write,
+        )
+        .map_err(ToolOutput::error)?;
         Ok(EditArgs {
             raw_path,
             rel: resolved.rel,
@@ -121,7 +126,12 @@ impl EditArgs {
 
     fn edit(&self, ctx: &ToolContext) -> ToolOutput {
         // Re-checked and re-read: the file may have changed since the call was prepared.
-        match paths::resolve(&ctx.root, &self.raw_path, PathUse::Write) {
+        match paths::resolve(
+            &ctx.root,
+            ctx.linggen_home.as_deref(),
+            &self.raw_path,
+            PathUse::Write,
+        ) {
             Ok(r) if r.abs == self.abs => {}
             Ok(_) => {
                 return ToolOutput::error(format!(

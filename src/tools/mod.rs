@@ -83,6 +83,9 @@ pub struct ToolContext {
     pub screenshot: screenshot::ScreenshotSettings,
     /// Where commands run: the kernel's confinement and the scrubbed environment.
     pub sandbox: std::sync::Arc<sandbox::Sandbox>,
+    /// `$LINGGEN_HOME`, which holds the person's settings and rules: never written by a
+    /// tool even when the root contains it (the root is `~`, say).
+    pub linggen_home: Option<PathBuf>,
 }
 
 impl ToolContext {
@@ -93,6 +96,7 @@ impl ToolContext {
             read_only_roots: Vec::new(),
             screenshot: screenshot::ScreenshotSettings::default(),
             sandbox: std::sync::Arc::new(sandbox::Sandbox::new(root, Default::default())),
+            linggen_home: None,
         }
     }
 }

@@ -40,8 +40,9 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ScreenshotSettings {
     /// `[tools] chromium`: an absolute path or a program name on `PATH`.
-    /// `LINGGEN_CHROMIUM` beats it.
     pub chromium: Option<String>,
+    /// `$LINGGEN_CHROMIUM` as the configuration read it at start; beats `chromium`.
+    pub chromium_env: Option<String>,
     /// `[tools] screenshot_hosts`, normalized with [`normalize_host`]: hosts besides
     /// loopback whose pages may be captured.
     pub hosts: Vec<String>,
@@ -141,7 +142,14 @@ impl ScreenshotArgs {
                  user, the browser may be broken",
             );
         };
-        let rel = match save(&ctx.root, &timestamp(SystemTime::now()), &bytes).await {
+        let rel = match save(
+            &ctx.root,
+            ctx.linggen_home.as_deref(),
+            &timestamp(SystemTime::now()),
+            &bytes,
+        )
+        .await
+        {
             Ok(rel) => rel,
             Err(why) => return ToolOutput::error(why),
         };
@@ -161,7 +169,7 @@ impl ScreenshotArgs {
 /// `PATH` (outside `root`). The error says how to install one.
 pub fn locate_chromium(settings: &ScreenshotSettings, root: &Path) -> Result<PathBuf, String> {
     chromium::find(
-        std::env::var_os(chromium::ENV_VAR).as_deref(),
+        settings.chromium_env.as_deref().map(std::ffi::OsStr::new),
         settings.chromium.as_deref(),
         std::env::var_os("PATH").as_deref(),
         root,
@@ -204,13 +212,18 @@ pub fn png_dimensions(bytes: &[u8]) -> Option<(u32, u32)> {
 
 /// Writes `bytes` to a new file under [`DIR`] named `<stamp>.png` (or `<stamp>-N.png` when
 /// that exists); returns its path relative to the root.
-async fn save(root: &Path, stamp: &str, bytes: &[u8]) -> Result<String, String> {
+async fn save(
+    root: &Path,
+    home: Option<&Path>,
+    stamp: &str,
+    bytes: &[u8],
+) -> Result<String, String> {
     for n in 0..100u32 {
         let name = match n {
             0 => format!("{stamp}.png"),
             n => format!("{stamp}-{n}.png"),
         };
-        let resolved = paths::resolve(root, &format!("{DIR}/{name}"), PathUse::Write)
+        let resolved = paths::resolve(root, home, &format!("{DIR}/{name}"), PathUse::Write)
             .map_err(|why| format!("cannot save the screenshot: {why}"))?;
         if let Some(parent) = resolved.abs.parent() {
             tokio::fs::create_dir_all(parent)

@@ -45,8 +45,13 @@ impl WriteArgs {
             "Write",
             example,
         )?;
-        let resolved =
-            paths::resolve(&ctx.root, &raw_path, PathUse::Write).map_err(ToolOutput::error)?;
+        let resolved = paths::resolve(
+            &ctx.root,
+            ctx.linggen_home.as_deref(),
+            &raw_path,
+            PathUse::Write,
+        )
+        .map_err(ToolOutput::error)?;
         if resolved.abs.is_dir() {
             return Err(ToolOutput::error(format!(
                 "`{}` is a directory; give a file path inside it",
@@ -87,7 +92,12 @@ impl WriteArgs {
 
     fn write(&self, ctx: &ToolContext) -> ToolOutput {
         // Checked again: the tree may have changed while a person looked at the prompt.
-        let resolved = match paths::resolve(&ctx.root, &self.raw_path, PathUse::Write) {
+        let resolved = match paths::resolve(
+            &ctx.root,
+            ctx.linggen_home.as_deref(),
+            &self.raw_path,
+            PathUse::Write,
+        ) {
             Ok(r) if r.abs == self.abs => r,
             Ok(_) => {
                 return ToolOutput::error(format!(

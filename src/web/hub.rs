@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use super::mirror::Mirror;
 use crate::agents::AgentSet;
+use crate::app::{LineReader, Workspace};
 use crate::session::{UserMessage, lock};
 use crate::skills::SkillSet;
 use crate::skills::live::Live;
@@ -27,18 +28,20 @@ pub struct Hub {
     pub root: PathBuf,
     skills: Arc<Live<SkillSet>>,
     agents: Arc<Live<AgentSet>>,
+    line: LineReader,
     /// Open sessions, the current one last.
     open: Mutex<Vec<Arc<Mirror>>>,
     opener: Option<Box<dyn SessionOpener>>,
 }
 
 impl Hub {
-    pub fn new(ws: &crate::app::Workspace) -> Hub {
+    pub fn new(ws: &Workspace) -> Hub {
         Hub {
             home: ws.home.clone(),
             root: ws.root.clone(),
             skills: Arc::clone(&ws.skills),
             agents: Arc::clone(&ws.agents),
+            line: ws.line,
             open: Mutex::new(Vec::new()),
             opener: None,
         }
@@ -126,12 +129,7 @@ impl Hub {
     pub fn message(&self, line: &str) -> Result<UserMessage, String> {
         // The one line grammar of the core, with the shell's commands (which a page line
         // is refused as, like in the terminal) and `@path` attachments.
-        crate::session::line::message::<crate::repl::commands::Command>(
-            line,
-            "web",
-            &self.skills.get(),
-            self.agents.get().names(),
-            &self.root,
-        )
+        let agents = self.agents.get().names();
+        (self.line)(line, "web", &self.skills.get(), agents, &self.root)
     }
 }

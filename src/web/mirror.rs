@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
+use crate::app::LiveSession;
 use crate::llm::{ChatMessage, Role};
 use crate::session::bus::Subscription;
 use crate::session::view::SessionView;
@@ -108,6 +109,19 @@ impl Mirror {
             follower.closed.cancel();
         });
         mirror
+    }
+
+    /// Follows a session just started: takes its mirror feed (interactive sessions have
+    /// one; `None` otherwise, or when it was taken already).
+    pub fn of(live: &mut LiveSession) -> Option<Arc<Mirror>> {
+        let feed = live.mirror_feed.take()?;
+        Some(Mirror::follow(
+            live.session_id.clone(),
+            live.handle.inputs.clone(),
+            &feed.history,
+            &feed.agent_id,
+            feed.events,
+        ))
     }
 
     /// Sends an input into the session's queue (the same one the terminal uses) and

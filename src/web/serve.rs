@@ -13,13 +13,11 @@ use std::time::{Duration, Instant};
 use super::hub::{Hub, SessionOpener};
 use super::mirror::Mirror;
 use super::server::{ServeOptions, Server};
-use crate::app::{self, Failure, LiveSession, Workspace};
-use crate::cli::Cli;
-use crate::print::exit;
+use crate::app::{self, Failure, LiveSession, Start, Workspace, exit};
 use crate::session::{Event, lock};
 
-pub async fn run(cli: Cli, options: ServeOptions) -> i32 {
-    match try_run(cli, options).await {
+pub async fn run(start: Start, options: ServeOptions) -> i32 {
+    match try_run(start, options).await {
         Ok(code) => code,
         Err(f) => {
             eprintln!("linggen: error: {}", f.message);
@@ -28,8 +26,8 @@ pub async fn run(cli: Cli, options: ServeOptions) -> i32 {
     }
 }
 
-async fn try_run(cli: Cli, options: ServeOptions) -> Result<i32, Failure> {
-    let ws = Arc::new(app::load_workspace(&cli)?);
+async fn try_run(start: Start, options: ServeOptions) -> Result<i32, Failure> {
+    let ws = Arc::new(app::load_workspace(&start)?);
     // The browser is not asked about folder trust; `linggen trust` is the way.
     if let Some(note) = ws.trust.note() {
         eprintln!("linggen: note: {note}");
@@ -38,12 +36,12 @@ async fn try_run(cli: Cli, options: ServeOptions) -> Result<i32, Failure> {
         eprintln!("linggen: warning: {problem}");
     }
     let opener = Opener {
-        cli: cli.clone(),
+        start: start.clone(),
         ws: ws.clone(),
         sessions: Arc::new(Mutex::new(Vec::new())),
     };
     let sessions = opener.sessions.clone();
-    let first = opener.start(&cli).await?;
+    let first = opener.start(&start).await?;
     let hub = Arc::new(Hub::new(&ws).with_opener(Box::new(opener)));
     hub.share(first);
     let closer = tokio::spawn(close_idle_sessions(
@@ -100,15 +98,15 @@ async fn try_run(cli: Cli, options: ServeOptions) -> Result<i32, Failure> {
 
 /// Starts sessions for the browser and keeps them running until the server stops.
 struct Opener {
-    cli: Cli,
+    start: Start,
     ws: Arc<Workspace>,
     sessions: Arc<Mutex<Vec<LiveSession>>>,
 }
 
 impl Opener {
-    async fn start(&self, cli: &Cli) -> Result<Arc<Mirror>, Failure> {
-        let mut live = LiveSession::start(cli, &self.ws, true).await?;
-        let Some(mirror) = live.mirror.clone() else {
+    async fn start(&self, start: &Start) -> Result<Arc<Mirror>, Failure> {
+        let mut live = LiveSession::start(start, &self.ws, true).await?;
+        let Some(mirror) = Mirror::of(&mut live) else {
             return Err(Failure {
                 code: exit::FAILURE,
                 message: "internal error: an interactive session without a mirror".into(),
@@ -141,10 +139,10 @@ impl SessionOpener for Opener {
         session_id: Option<String>,
     ) -> Pin<Box<dyn Future<Output = Result<Arc<Mirror>, String>> + Send + '_>> {
         Box::pin(async move {
-            let mut cli = self.cli.clone();
-            cli.continue_session = false;
-            cli.resume = session_id;
-            self.start(&cli).await.map_err(|f| f.message)
+            let mut start = self.start.clone();
+            start.continue_session = false;
+            start.resume = session_id;
+            self.start(&start).await.map_err(|f| f.message)
         })
     }
 }

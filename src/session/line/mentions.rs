@@ -108,9 +108,13 @@ pub fn attached_files(root: &Path, candidates: &[String]) -> String {
 
 /// `@path` → the file's text as a fenced block, when it is a file inside the root.
 fn attachment(root: &Path, raw: &str) -> Option<String> {
-    let path =
-        crate::tools::guard::paths::resolve(root, raw, crate::tools::guard::paths::PathUse::Read)
-            .ok()?;
+    let path = crate::tools::guard::paths::resolve(
+        root,
+        None,
+        raw,
+        crate::tools::guard::paths::PathUse::Read,
+    )
+    .ok()?;
     let bytes = std::fs::read(&path.abs).ok()?;
     let text = String::from_utf8(bytes).ok()?;
     let cut: String = text.chars().take(ATTACHMENT_MAX_BYTES).collect();

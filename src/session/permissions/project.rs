@@ -16,7 +16,7 @@ use toml::Spanned;
 use super::Rule;
 
 /// Where the project rules live, relative to the workspace root.
-pub const FILE: &str = ".linggen/permissions.toml";
+pub use crate::tools::guard::paths::PROJECT_RULES_FILE as FILE;
 
 /// Written at the top of a file this module creates, for the person who finds it.
 const HEADER: &str = "# Approved with `p` (always in this project). Remove a rule with \

@@ -17,6 +17,12 @@ use std::path::{Component, Path, PathBuf};
 
 use super::shell::work;
 
+/// linggen's configuration file, in the root and in `$LINGGEN_HOME` (its name is the
+/// config's contract; it lives here because the write guard must know it).
+pub const CONFIG_FILE: &str = "linggen-agent.toml";
+/// The project's rules approved with "always in this project", relative to the root.
+pub const PROJECT_RULES_FILE: &str = ".linggen/permissions.toml";
+
 /// What the resolved path will be used for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PathUse {
@@ -34,7 +40,14 @@ pub struct ResolvedPath {
 }
 
 /// Resolves a path given by the model against `root`; the error says what to do instead.
-pub fn resolve(root: &Path, raw: &str, usage: PathUse) -> Result<ResolvedPath, String> {
+/// `home` is `$LINGGEN_HOME` (from the tool context), refused for writes when it lies inside
+/// the root.
+pub fn resolve(
+    root: &Path,
+    home: Option<&Path>,
+    raw: &str,
+    usage: PathUse,
+) -> Result<ResolvedPath, String> {
     let given_root = root;
     let root = canonical_root(root);
     if raw.trim().is_empty() {
@@ -56,7 +69,7 @@ pub fn resolve(root: &Path, raw: &str, usage: PathUse) -> Result<ResolvedPath, S
         if rel == "." {
             return Err("cannot write to the workspace root itself; name a file inside it".into());
         }
-        if let Some(why) = protected(&abs, &rel) {
+        if let Some(why) = protected(&abs, &rel, home) {
             return Err(format!("`{raw}` {why}"));
         }
     }
@@ -128,7 +141,7 @@ pub fn relative(root: &Path, abs: &Path) -> String {
 }
 
 /// Why a write to `abs` (`rel` to the root) is refused even though it is inside the root.
-pub fn protected(abs: &Path, rel: &str) -> Option<&'static str> {
+pub fn protected(abs: &Path, rel: &str, home: Option<&Path>) -> Option<&'static str> {
     if touches_git_dir(rel) {
         // Git runs programs named in `.git/config` (core.pager, core.fsmonitor,
         // diff.external, aliases) and executes `.git/hooks/*`. Letting a write land there
@@ -141,11 +154,10 @@ pub fn protected(abs: &Path, rel: &str) -> Option<&'static str> {
     // The model must not grant itself permissions: the project config holds the mode and
     // the allow rules, `.linggen/permissions.toml` the rules approved with "always in this
     // project", and $LINGGEN_HOME (inside the root when the root is `~`) the rest.
-    let own_config = rel.eq_ignore_ascii_case(crate::config::CONFIG_FILE)
-        || rel.eq_ignore_ascii_case(crate::session::permissions::project::FILE);
-    let in_home = crate::config::paths::linggen_home()
-        .ok()
-        .map(|home| home.canonicalize().unwrap_or(home))
+    let own_config =
+        rel.eq_ignore_ascii_case(CONFIG_FILE) || rel.eq_ignore_ascii_case(PROJECT_RULES_FILE);
+    let in_home = home
+        .map(|home| home.canonicalize().unwrap_or_else(|_| home.to_path_buf()))
         .is_some_and(|home| abs.starts_with(home));
     if own_config || in_home {
         return Some(
@@ -161,8 +173,8 @@ pub fn protected(abs: &Path, rel: &str) -> Option<&'static str> {
 /// (`.linggen/`, `agents/`, `.agents/`) and a `linggen-agent.toml` at any depth. A command
 /// that planted an agent or a skill there would grant itself tools the next time linggen
 /// starts; the kernel confinement keeps the same paths read-only for commands.
-pub fn protected_for_commands(abs: &Path, rel: &str) -> Option<&'static str> {
-    if let Some(why) = protected(abs, rel) {
+pub fn protected_for_commands(abs: &Path, rel: &str, home: Option<&Path>) -> Option<&'static str> {
+    if let Some(why) = protected(abs, rel, home) {
         return Some(why);
     }
     let first = rel.split('/').next().unwrap_or_default();
@@ -176,7 +188,7 @@ pub fn protected_for_commands(abs: &Path, rel: &str) -> Option<&'static str> {
         );
     }
     let name = rel.rsplit('/').next().unwrap_or_default();
-    if name.eq_ignore_ascii_case(crate::config::CONFIG_FILE) {
+    if name.eq_ignore_ascii_case(CONFIG_FILE) {
         return Some(
             "is a linggen configuration file, which holds permission rules; a command may \
              not change it. Ask the person to edit it",
@@ -308,8 +320,37 @@ mod tests {
         (dir, root)
     }
 
+    /// `$LINGGEN_HOME` inside the root (the root is `~`) is protected because the tool
+    /// context names it, not because the guard read the environment.
+    #[test]
+    fn the_linggen_home_from_the_context_is_never_written() {
+        let (_dir, root) = root();
+        let home = root.join(".linggen-home");
+        fs::create_dir_all(&home).unwrap();
+        let err = resolve(
+            &root,
+            Some(&home),
+            ".linggen-home/skills/x/SKILL.md",
+            PathUse::Write,
+        )
+        .unwrap_err();
+        assert!(err.contains("linggen's own configuration"), "{err}");
+        assert!(resolve(&root, Some(&home), ".linggen-home/x", PathUse::Read).is_ok());
+        assert!(resolve(&root, None, ".linggen-home/x", PathUse::Write).is_ok());
+        use crate::tools::guard::shell::{SegmentClass, analyze};
+        let class = |home| {
+            analyze("echo x > .linggen-home/x", &root, home)
+                .unwrap()
+                .segments[0]
+                .class
+                .clone()
+        };
+        assert!(matches!(class(Some(&home)), SegmentClass::Never { .. }));
+        assert!(matches!(class(None), SegmentClass::Writes { .. }));
+    }
+
     fn refused(root: &Path, raw: &str, usage: PathUse) -> String {
-        match resolve(root, raw, usage) {
+        match resolve(root, None, raw, usage) {
             Ok(p) => panic!("`{raw}` should be refused, resolved to {}", p.abs.display()),
             Err(e) => e,
         }
@@ -318,12 +359,12 @@ mod tests {
     #[test]
     fn relative_paths_resolve_inside() {
         let (_d, root) = root();
-        let p = resolve(&root, "src/main.rs", PathUse::Read).unwrap();
+        let p = resolve(&root, None, "src/main.rs", PathUse::Read).unwrap();
         assert_eq!(p.abs, root.join("src/main.rs"));
         assert_eq!(p.rel, "src/main.rs");
-        let p = resolve(&root, "./src/../src/main.rs", PathUse::Read).unwrap();
+        let p = resolve(&root, None, "./src/../src/main.rs", PathUse::Read).unwrap();
         assert_eq!(p.rel, "src/main.rs");
-        assert_eq!(resolve(&root, ".", PathUse::Read).unwrap().rel, ".");
+        assert_eq!(resolve(&root, None, ".", PathUse::Read).unwrap().rel, ".");
     }
 
     #[test]
@@ -339,7 +380,7 @@ mod tests {
         let (_d, root) = root();
         assert!(refused(&root, "/etc/passwd", PathUse::Read).contains("outside"));
         let inside = root.join("src/main.rs");
-        let p = resolve(&root, inside.to_str().unwrap(), PathUse::Read).unwrap();
+        let p = resolve(&root, None, inside.to_str().unwrap(), PathUse::Read).unwrap();
         assert_eq!(p.rel, "src/main.rs");
     }
 
@@ -370,7 +411,7 @@ mod tests {
     fn symlink_inside_root_is_fine() {
         let (_d, root) = root();
         symlink(root.join("src"), root.join("code")).unwrap();
-        let p = resolve(&root, "code/main.rs", PathUse::Read).unwrap();
+        let p = resolve(&root, None, "code/main.rs", PathUse::Read).unwrap();
         assert_eq!(p.rel, "src/main.rs");
     }
 
@@ -388,7 +429,7 @@ mod tests {
         // A link inside the root with `..` after it resolves where the kernel goes.
         fs::create_dir_all(root.join("x/y")).unwrap();
         symlink(root.join("x/y"), root.join("in")).unwrap();
-        let p = resolve(&root, "in/../z", PathUse::Read).unwrap();
+        let p = resolve(&root, None, "in/../z", PathUse::Read).unwrap();
         assert_eq!(p.rel, "x/z");
         // A loop is an error, not a hang.
         symlink("loop", root.join("loop")).unwrap();
@@ -409,7 +450,7 @@ mod tests {
         assert!(refused(&root, ".git/config", PathUse::Write).contains(".git"));
         refused(&root, ".git/hooks/pre-commit", PathUse::Write);
         refused(&root, "sub/.GIT/config", PathUse::Write);
-        assert!(resolve(&root, ".git/config", PathUse::Read).is_ok());
+        assert!(resolve(&root, None, ".git/config", PathUse::Read).is_ok());
         // A symlink pointing into .git is resolved first, so it is caught too.
         symlink(root.join(".git"), root.join("g")).unwrap();
         refused(&root, "g/config", PathUse::Write);
@@ -419,14 +460,14 @@ mod tests {
     fn own_config_is_not_writable() {
         let (_d, root) = root();
         assert!(refused(&root, "linggen-agent.toml", PathUse::Write).contains("permission"));
-        assert!(resolve(&root, "linggen-agent.toml", PathUse::Read).is_ok());
-        assert!(resolve(&root, "docs/linggen-agent.toml", PathUse::Write).is_ok());
+        assert!(resolve(&root, None, "linggen-agent.toml", PathUse::Read).is_ok());
+        assert!(resolve(&root, None, "docs/linggen-agent.toml", PathUse::Write).is_ok());
     }
 
     #[test]
     fn nonexistent_nested_path_inside_root_is_fine_for_writes() {
         let (_d, root) = root();
-        let p = resolve(&root, "new/deep/dir/file.txt", PathUse::Write).unwrap();
+        let p = resolve(&root, None, "new/deep/dir/file.txt", PathUse::Write).unwrap();
         assert_eq!(p.abs, root.join("new/deep/dir/file.txt"));
         assert_eq!(p.rel, "new/deep/dir/file.txt");
     }
@@ -445,10 +486,10 @@ mod tests {
         let link_parent = tempfile::tempdir().unwrap();
         let alias = link_parent.path().join("alias");
         symlink(&root, &alias).unwrap();
-        let p = resolve(&alias, "src/main.rs", PathUse::Read).unwrap();
+        let p = resolve(&alias, None, "src/main.rs", PathUse::Read).unwrap();
         assert_eq!(p.abs, root.join("src/main.rs"));
         let spelled = alias.join("src/main.rs");
-        let p = resolve(&alias, spelled.to_str().unwrap(), PathUse::Read).unwrap();
+        let p = resolve(&alias, None, spelled.to_str().unwrap(), PathUse::Read).unwrap();
         assert_eq!(p.rel, "src/main.rs");
     }
 }

@@ -90,11 +90,12 @@ pub enum SegmentClass {
     Never { reason: String },
 }
 
-/// Analyses `command` as it would run in `root`. `Err` is a floor refusal: the command
-/// never runs, whatever the mode; the message says what to do instead.
-pub fn analyze(command: &str, root: &Path) -> Result<CommandAnalysis, String> {
+/// Analyses `command` as it would run in `root` (`home`: `$LINGGEN_HOME`, protected like
+/// the project's configuration). `Err` is a floor refusal: the command never runs, whatever
+/// the mode; the message says what to do instead.
+pub fn analyze(command: &str, root: &Path, home: Option<&Path>) -> Result<CommandAnalysis, String> {
     let raw_segments = lexer::split(command)?;
-    let mut scope = Scope::new(paths::canonical_root(root));
+    let mut scope = Scope::new(paths::canonical_root(root), home);
     let segments = raw_segments
         .iter()
         .map(|raw| classify_segment(raw, &mut scope))

@@ -317,6 +317,13 @@ fn log_tail(log: &Path) -> String {
     }
 }
 
+/// 16 random hex digits from the OS.
+fn random_name() -> std::io::Result<String> {
+    let mut bytes = [0u8; 8];
+    getrandom::getrandom(&mut bytes).map_err(|e| std::io::Error::other(e.to_string()))?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
 /// A private temp directory (mode 0700, a fresh name) removed when dropped.
 struct Scratch {
     path: PathBuf,
@@ -327,10 +334,7 @@ impl Scratch {
         let base = std::env::temp_dir();
         let mut last = None;
         for _ in 0..16 {
-            let path = base.join(format!(
-                "linggen-chromium-{}",
-                crate::session::ids::new_id()
-            ));
+            let path = base.join(format!("linggen-chromium-{}", random_name()?));
             // `create`, not `create_all`: it fails if the name exists (even as a symlink
             // someone planted), and then another name is tried.
             match std::fs::DirBuilder::new().mode(0o700).create(&path) {

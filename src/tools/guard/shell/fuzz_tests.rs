@@ -221,7 +221,7 @@ fn fixture() -> (tempfile::TempDir, PathBuf) {
 /// Runs the analysis on `command`; the failure message, if it panicked or worked too hard.
 fn check(command: &str, root: &Path) -> Option<String> {
     work::reset();
-    let outcome = catch_unwind(AssertUnwindSafe(|| analyze(command, root)));
+    let outcome = catch_unwind(AssertUnwindSafe(|| analyze(command, root, None)));
     let steps = work::steps();
     let shown: String = command.chars().take(120).collect();
     if outcome.is_err() {

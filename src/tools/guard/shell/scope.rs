@@ -43,6 +43,8 @@ struct Cwd {
 /// run (`cd` adds directories rather than replacing them: after `cd a || cat ../x` the
 /// `cat` may run in either place) and how much scanning is left.
 pub struct Scope {
+    /// `$LINGGEN_HOME`, protected like the project's own configuration.
+    home: Option<PathBuf>,
     root: PathBuf,
     /// Whether git's configuration moves hooks (`core.hooksPath`), looked up once.
     hooks_redirected: Option<bool>,
@@ -54,8 +56,9 @@ pub struct Scope {
 
 impl Scope {
     /// `root` must be canonical.
-    pub fn new(root: PathBuf) -> Scope {
+    pub fn new(root: PathBuf, home: Option<&Path>) -> Scope {
         Scope {
+            home: home.map(Path::to_path_buf),
             cwds: vec![Cwd {
                 logical: root.clone(),
                 physical: root.clone(),
@@ -114,8 +117,12 @@ impl Scope {
         values.iter().find_map(|value| {
             self.cwds.iter().find_map(|cwd| {
                 let abs = paths::locate(&self.root, &cwd.physical, value).ok()?;
-                paths::protected_for_commands(&abs, &paths::relative(&self.root, &abs))
-                    .map(|why| format!("`{value}` {why}"))
+                paths::protected_for_commands(
+                    &abs,
+                    &paths::relative(&self.root, &abs),
+                    self.home.as_deref(),
+                )
+                .map(|why| format!("`{value}` {why}"))
             })
         })
     }
@@ -157,7 +164,7 @@ impl Scope {
                 let path = base.join(&name);
                 let rel = paths::relative(&self.root, &path);
                 if glob::matches(first, &name)
-                    && paths::protected_for_commands(&path, &rel).is_some()
+                    && paths::protected_for_commands(&path, &rel, self.home.as_deref()).is_some()
                 {
                     return Some(format!(
                         "`{}` could match `{rel}`, which commands may not change",
@@ -376,8 +383,12 @@ impl Scope {
         }
         self.cwds.iter().find_map(|cwd| {
             let abs = paths::locate(&self.root, &cwd.physical, target).ok()?;
-            paths::protected_for_commands(&abs, &paths::relative(&self.root, &abs))
-                .map(|why| format!("`{target}` {why}"))
+            paths::protected_for_commands(
+                &abs,
+                &paths::relative(&self.root, &abs),
+                self.home.as_deref(),
+            )
+            .map(|why| format!("`{target}` {why}"))
         })
     }
 

@@ -18,7 +18,7 @@ pub(super) fn workspace() -> (tempfile::TempDir, PathBuf) {
 
 /// The first segment that is not read-only, with its reason; panics if all are.
 pub(super) fn worst(command: &str, root: &Path) -> (String, String) {
-    let analysis = match analyze(command, root) {
+    let analysis = match analyze(command, root, None) {
         Err(reason) => return ("floor".into(), reason),
         Ok(a) => a,
     };
@@ -275,7 +275,7 @@ fn safe_commands_are_read_only() {
         "head -n 3 README.md && tail -n 2 README.md",
         "git log --format='%h %s' --author=someone",
     ] {
-        let analysis = analyze(command, &root).unwrap_or_else(|e| panic!("`{command}`: {e}"));
+        let analysis = analyze(command, &root, None).unwrap_or_else(|e| panic!("`{command}`: {e}"));
         assert!(analysis.is_read_only(), "`{command}`: {analysis:?}");
     }
 }
@@ -283,7 +283,7 @@ fn safe_commands_are_read_only() {
 #[test]
 fn segments_keep_text_and_program() {
     let (_d, root) = workspace();
-    let analysis = analyze("ls -la | grep x && cargo test", &root).unwrap();
+    let analysis = analyze("ls -la | grep x && cargo test", &root, None).unwrap();
     let texts: Vec<_> = analysis.segments.iter().map(|s| s.text.as_str()).collect();
     assert_eq!(texts, ["ls -la", "grep x", "cargo test"]);
     let programs: Vec<_> = analysis
@@ -309,12 +309,12 @@ fn symlinks_leading_out_are_never() {
     let (level, _) = worst("ls > etc/x", &root);
     assert_eq!(level, "never");
     // Globs that cannot reach it stay read-only.
-    assert!(analyze("cat src/*.rs", &root).unwrap().is_read_only());
+    assert!(analyze("cat src/*.rs", &root, None).unwrap().is_read_only());
 }
 
 #[test]
 fn absolute_paths_inside_the_root_are_fine() {
     let (_d, root) = workspace();
     let command = format!("cat {}/README.md", root.display());
-    assert!(analyze(&command, &root).unwrap().is_read_only());
+    assert!(analyze(&command, &root, None).unwrap().is_read_only());
 }

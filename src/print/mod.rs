@@ -6,24 +6,15 @@ use std::io::Write;
 use clap::ValueEnum;
 use serde::Serialize;
 
+pub mod run;
+
+use crate::app::exit;
 use crate::llm::Usage;
 use crate::session::view::SessionView;
 use crate::session::{Event, OutcomeStatus};
 use crate::tools::terminal_text::strip_controls;
 
-/// Exit codes of `linggen -p`, documented in `doc/cli.md`.
-pub mod exit {
-    pub const SUCCESS: i32 = 0;
-    /// Runtime failure: model unreachable, server error, database problem.
-    pub const FAILURE: i32 = 1;
-    /// Usage or configuration error.
-    pub const USAGE: i32 = 2;
-    /// `max_iters` reached before a final answer.
-    pub const MAX_ITERS: i32 = 3;
-    /// Interrupted (SIGINT).
-    pub const INTERRUPTED: i32 = 130;
-}
-
+/// How `-p` prints.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
 pub enum OutputFormat {
     /// The final answer only.

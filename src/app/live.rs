@@ -1,0 +1,283 @@
+//! A session opened for this workspace (new, or resumed with `--continue` / `--resume`)
+//! and running with its store writer: what every frontend starts from.
+
+use std::sync::Arc;
+
+use super::{DEFAULT_AGENT, Failure, Start, Workspace, off_runtime};
+use crate::config::{Config, ConfigError, ModelConfig};
+use crate::llm::ChatMessage;
+use crate::llm::router::{self, ResolveError};
+use crate::session::bus::Subscription;
+use crate::session::permissions::project;
+use crate::session::{
+    self, EventBus, Input, ModelRouting, Permissions, Route, SessionHandle, SessionSetup, TurnMode,
+    ids, prompt,
+};
+use crate::skills::SkillSet;
+use crate::store::{SessionInfo, Store, persisted, spawn_writer};
+use crate::tools::ToolContext;
+use crate::tools::sandbox::Sandbox;
+
+/// What a mirror of the session (the web page) follows it from: every event from the
+/// start, and the history it resumed with.
+pub struct MirrorFeed {
+    pub events: Subscription,
+    pub history: Vec<ChatMessage>,
+    pub agent_id: String,
+}
+
+/// A running session with its store writer: what every frontend starts from.
+pub struct LiveSession {
+    pub handle: SessionHandle,
+    writer: std::thread::JoinHandle<()>,
+    pub session_id: String,
+    /// Every event of the session, in order.
+    pub events: Subscription,
+    /// For interactive sessions, what a web mirror follows (taken by the frontend, which
+    /// starts the mirror at once), so that `/share` can start at any time and still show
+    /// everything from the start.
+    pub mirror_feed: Option<MirrorFeed>,
+}
+
+impl LiveSession {
+    /// Opens the session (new or resumed, see [`open_session`]) and starts it.
+    pub async fn start(
+        start: &Start,
+        ws: &Workspace,
+        interactive: bool,
+    ) -> Result<LiveSession, Failure> {
+        let (setup, store) = open_session(start, ws, interactive).await?;
+        let session_id = setup.session_id.clone();
+        let bus = EventBus::new();
+        // Three lossless queues (the terminal or `-p` printer, the store writer, the
+        // mirror's fold). Each is bounded by coalescing continuing tokens and never makes
+        // the session wait; see `session::bus` and doc/events.md "Queues".
+        let events = bus.subscribe_lossless();
+        let stored = bus.subscribe_lossless_to(persisted);
+        let mirror_feed = interactive.then(|| MirrorFeed {
+            events: bus.subscribe_lossless(),
+            history: setup.history.clone(),
+            agent_id: setup.agent_id.clone(),
+        });
+        let writer = spawn_writer(store, session_id.clone(), stored, |e| {
+            eprintln!("linggen: warning: {e}")
+        });
+        let handle = session::spawn(setup, bus);
+        Ok(LiveSession {
+            handle,
+            writer,
+            session_id,
+            events,
+            mirror_feed,
+        })
+    }
+
+    /// Takes the event stream, for a frontend that follows it elsewhere (`linggen serve`
+    /// logs it); this session's `events` is then empty.
+    pub fn take_events(&mut self) -> Subscription {
+        std::mem::replace(&mut self.events, Subscription::ended())
+    }
+
+    /// Shuts the session down and waits until everything is stored.
+    pub async fn stop(self) {
+        let _ = self.handle.inputs.send(Input::Shutdown).await;
+        self.handle.join().await;
+        let writer = self.writer;
+        let _ = tokio::task::spawn_blocking(move || writer.join()).await;
+    }
+}
+
+/// Builds a session for this workspace: new, or resumed with `--continue` / `--resume`.
+/// `interactive` says whether a person can answer approvals.
+pub async fn open_session(
+    start: &Start,
+    ws: &Workspace,
+    interactive: bool,
+) -> Result<(SessionSetup, Store), Failure> {
+    let (root, trust) = (ws.root.clone(), ws.trust.trust.clone());
+    let (project_rules, trust) = off_runtime(move || {
+        // A broken project rules file stops start-up: silently dropping rules the person
+        // approved would bring back prompts they said they never want again.
+        let rules = project::load(&root).map_err(ConfigError::Usage)?;
+        Ok((rules, trust.reloaded()))
+    })
+    .await?;
+    let config = ws.config.for_session(&start.overrides);
+    let permissions = Permissions::new(config.permission_mode, &config.allow, &config.deny)
+        .map(|p| p.with_trust(trust))
+        .and_then(|p| p.with_project_rules(&project_rules))
+        .map_err(ConfigError::Usage)?;
+    let root_text = ws.root.display().to_string();
+    let (home, root, resume, continue_session) = (
+        ws.home.clone(),
+        root_text.clone(),
+        start.resume.clone(),
+        start.continue_session,
+    );
+    let (store, resumed) = off_runtime(move || {
+        let store = Store::open(&home)?;
+        let resumed = resume_target(resume.as_deref(), continue_session, &store, &root)?;
+        Ok((store, resumed))
+    })
+    .await?;
+
+    let http = router::http_client().map_err(ResolveError::from)?;
+    let resolved = router::resolve(&config, std::env::var("OLLAMA_HOST").ok(), http).await?;
+    let model_id = resolved.model.id.clone();
+    let (store, session_id, history) = off_runtime(move || match resumed {
+        Some(info) => {
+            store.close_stale_runs(&info.id)?;
+            let mut history = store.load_messages(&info.id)?;
+            session::call_ids::make_unique(&mut history);
+            Ok((store, info.id, history))
+        }
+        None => {
+            let id = ids::new_id();
+            store.create_session(&id, &root_text, &model_id)?;
+            Ok((store, id, Vec::new()))
+        }
+    })
+    .await?;
+    let context_window = match resolved.model.context_window {
+        Some(n) => Some(n),
+        None => resolved.provider.context_window().await,
+    };
+    let root = ws.root.clone();
+    let context_prompt = off_runtime(move || {
+        let workspace = prompt::Workspace::detect(&root);
+        Ok(prompt::context_prompt(&workspace, &root))
+    })
+    .await?;
+    let mut tools = ToolContext::new(&ws.root);
+    tools.bash_timeout_ms = config.bash_timeout_ms;
+    tools.screenshot = config.screenshot.clone();
+    tools.sandbox = Arc::new(session_sandbox(&config, ws));
+    tools.linggen_home = Some(ws.home.clone());
+    tools.read_only_roots = SkillSet::watch_dirs(ws.skills.dirs())
+        .into_iter()
+        .filter(|dir| !dir.starts_with(&ws.root))
+        .collect();
+    let routing = ConfiguredRouting {
+        models: config.models.clone(),
+        http: router::http_client().map_err(ResolveError::from)?,
+    };
+    let setup = SessionSetup {
+        session_id,
+        agent_id: start_agent(start, ws)?,
+        model_label: resolved.label(),
+        provider: Arc::clone(&resolved.provider),
+        context_window,
+        context_prompt,
+        history,
+        tools,
+        permissions,
+        max_iters: config.max_iters,
+        interactive,
+        agents: Arc::clone(&ws.agents),
+        skills: Arc::clone(&ws.skills),
+        routing: Some(Arc::new(routing)),
+        max_delegation_depth: config.max_delegation_depth,
+        mode: TurnMode::Auto,
+    };
+    Ok((setup, store))
+}
+
+/// The sandbox for a session's commands. Where the kernel cannot confine them, says so
+/// once per process, with what that means and how to opt out knowingly.
+fn session_sandbox(config: &Config, ws: &Workspace) -> Sandbox {
+    let secret_env = config
+        .models
+        .iter()
+        .filter_map(|m| m.api_key_env.clone())
+        .collect();
+    let sandbox = Sandbox::new(&ws.root, config.sandbox.clone())
+        .with_linggen_home(&ws.home)
+        .with_secret_env(secret_env);
+    static WARNED: std::sync::Once = std::sync::Once::new();
+    if let Some(why) = sandbox.unconfined_reason() {
+        WARNED.call_once(|| {
+            let consequence = if sandbox.unconfined_asks() {
+                "every command will ask first (and -p denies them); to let the command \
+                 analysis alone decide, knowingly set [sandbox] unconfined = \"allow\" in \
+                 $LINGGEN_HOME/linggen-agent.toml"
+            } else {
+                "commands run unconfined, decided by the command analysis alone \
+                 ([sandbox] unconfined = \"allow\")"
+            };
+            eprintln!("linggen: warning: commands cannot be sandboxed: {why}; {consequence}");
+        });
+    }
+    sandbox
+}
+
+/// The agent a session starts with: `--agent`, else `ling`.
+fn start_agent(start: &Start, ws: &Workspace) -> Result<String, Failure> {
+    let name = start
+        .agent
+        .clone()
+        .unwrap_or_else(|| DEFAULT_AGENT.to_string());
+    let agents = ws.agents.get();
+    if agents.get(&name).is_none() {
+        return Err(ConfigError::Usage(format!(
+            "no agent named `{name}`; agents: {} (add one as agents/{name}.md)",
+            agents.names().join(", ")
+        ))
+        .into());
+    }
+    Ok(name)
+}
+
+/// Model routing hints resolved against the configured `[[models]]`.
+struct ConfiguredRouting {
+    models: Vec<ModelConfig>,
+    http: reqwest::Client,
+}
+
+impl ModelRouting for ConfiguredRouting {
+    fn route(&self, hint: &str) -> Result<Route, String> {
+        let Some(model) = router::pick(&self.models, hint) else {
+            return Err(format!(
+                "no configured model matches (ids: {}; `local` and `cloud` pick by URL)",
+                if self.models.is_empty() {
+                    "none".to_string()
+                } else {
+                    self.models
+                        .iter()
+                        .map(|m| m.id.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                }
+            ));
+        };
+        let resolved = router::Resolved {
+            provider: router::build(model, self.http.clone()),
+            model: model.clone(),
+        };
+        Ok(Route {
+            label: resolved.label(),
+            provider: resolved.provider,
+            context_window: model.context_window,
+        })
+    }
+}
+
+fn resume_target(
+    resume: Option<&str>,
+    continue_session: bool,
+    store: &Store,
+    root: &str,
+) -> Result<Option<SessionInfo>, Failure> {
+    if let Some(id) = resume {
+        return Ok(Some(store.find_session(id)?));
+    }
+    if continue_session {
+        return match store.latest_session(root)? {
+            Some(info) => Ok(Some(info)),
+            None => Err(ConfigError::Usage(format!(
+                "no earlier session in {root} to continue; run without --continue to start one"
+            ))
+            .into()),
+        };
+    }
+    Ok(None)
+}

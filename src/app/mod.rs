@@ -1,0 +1,108 @@
+//! Start-up wiring shared by the frontends: the workspace (configuration, trust, agents and
+//! skills), the session database, the model, and a session (new or resumed) running with
+//! its store writer. It knows no frontend: the terminal ([`crate::repl`]), `-p`
+//! ([`crate::print`]) and the web server ([`crate::web`]) build on it, and [`crate::cli`]
+//! picks one of them, so no two top-level modules import each other.
+
+mod live;
+mod sessions;
+mod workspace;
+
+use std::path::PathBuf;
+
+pub use live::{LiveSession, MirrorFeed, open_session};
+pub use sessions::{list_sessions, session_lines};
+pub use workspace::{LineReader, Workspace, load_workspace};
+
+use crate::config::{ConfigError, FlagOverrides};
+use crate::llm::router::ResolveError;
+use crate::store::StoreError;
+
+/// Exit codes, documented in `doc/cli.md`.
+pub mod exit {
+    pub const SUCCESS: i32 = 0;
+    /// Runtime failure: model unreachable, server error, database problem.
+    pub const FAILURE: i32 = 1;
+    /// Usage or configuration error.
+    pub const USAGE: i32 = 2;
+    /// `max_iters` reached before a final answer.
+    pub const MAX_ITERS: i32 = 3;
+    /// Interrupted (SIGINT).
+    pub const INTERRUPTED: i32 = 130;
+}
+
+/// The agent every session starts with unless `--agent` says otherwise.
+pub const DEFAULT_AGENT: &str = "ling";
+
+/// What a frontend starts from, as the command line gave it: where, with which settings,
+/// and which session. A frontend that starts another session (`/clear`, `/resume`) changes
+/// its copy.
+#[derive(Debug, Clone)]
+pub struct Start {
+    /// `--root`; `None`: found from the current directory.
+    pub root: Option<PathBuf>,
+    /// Settings the flags set for this process (they win over the config files).
+    pub overrides: FlagOverrides,
+    /// `--agent`.
+    pub agent: Option<String>,
+    /// `--resume ID`.
+    pub resume: Option<String>,
+    /// `--continue`.
+    pub continue_session: bool,
+    /// How a line the person posts is read (`-p`'s task, a browser's message): the core's
+    /// line grammar with the shell's commands, supplied by whoever wires the frontends.
+    pub line: LineReader,
+}
+
+/// A start-up failure with the exit code it maps to.
+pub struct Failure {
+    pub code: i32,
+    pub message: String,
+}
+
+impl From<ConfigError> for Failure {
+    fn from(e: ConfigError) -> Self {
+        Failure {
+            code: exit::USAGE,
+            message: e.to_string(),
+        }
+    }
+}
+
+impl From<StoreError> for Failure {
+    fn from(e: StoreError) -> Self {
+        let code = match e {
+            StoreError::NoSuchSession(_) | StoreError::Ambiguous(_) => exit::USAGE,
+            _ => exit::FAILURE,
+        };
+        Failure {
+            code,
+            message: e.to_string(),
+        }
+    }
+}
+
+impl From<ResolveError> for Failure {
+    fn from(e: ResolveError) -> Self {
+        match e {
+            ResolveError::Config(e) => e.into(),
+            ResolveError::Unavailable(e) => Failure {
+                code: exit::FAILURE,
+                message: e.to_string(),
+            },
+        }
+    }
+}
+
+/// Runs start-up file and SQLite work on the blocking pool: the runtime's two threads
+/// never wait on the disk.
+pub async fn off_runtime<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, Failure> + Send + 'static,
+) -> Result<T, Failure> {
+    tokio::task::spawn_blocking(work).await.unwrap_or_else(|e| {
+        Err(Failure {
+            code: exit::FAILURE,
+            message: format!("opening the session failed: {e}"),
+        })
+    })
+}
