@@ -13,8 +13,10 @@ mod tests;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use crate::tools::ToolName;
+
 pub use discover::builtin_sources;
-pub use parse::{DEFAULT_CAPABILITIES, OTHER_TOOLS, canonical_tool};
+pub use parse::{DEFAULT_CAPABILITIES, canonical_tool};
 
 /// Where an agent file was found, highest priority first (the earlier wins on a clash).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -78,59 +80,18 @@ pub struct AgentSpec {
     pub extra: BTreeMap<String, serde_yaml::Value>,
 }
 
-/// The tools the core itself names, to gate or to render them; every other tool is known
-/// only by the registry in `crate::tools`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CoreTool {
-    Write,
-    Edit,
-    Skill,
-    Delegate,
-    LockPaths,
-    UnlockPaths,
-}
-
-impl CoreTool {
-    /// The canonical name, as models call it and events carry it.
-    pub const fn name(self) -> &'static str {
-        match self {
-            CoreTool::Write => "Write",
-            CoreTool::Edit => "Edit",
-            CoreTool::Skill => "Skill",
-            CoreTool::Delegate => "delegate_to_agent",
-            CoreTool::LockPaths => "lock_paths",
-            CoreTool::UnlockPaths => "unlock_paths",
-        }
-    }
-
-    pub fn from_name(name: &str) -> Option<CoreTool> {
-        [
-            CoreTool::Write,
-            CoreTool::Edit,
-            CoreTool::Skill,
-            CoreTool::Delegate,
-            CoreTool::LockPaths,
-            CoreTool::UnlockPaths,
-        ]
-        .into_iter()
-        .find(|t| t.name() == name)
-    }
-}
-
 impl AgentSpec {
     /// Whether `tool` (canonical name) is offered to and usable by this agent, counting the
     /// policy: `Write`/`Edit` need `Patch`, `delegate_to_agent` needs `Delegate`.
-    pub fn allows_tool(&self, tool: &str) -> bool {
+    pub fn allows_tool(&self, tool: ToolName) -> bool {
         let listed = match &self.tools {
             ToolAllow::All => true,
-            ToolAllow::Only(names) => names.iter().any(|n| n == tool),
+            ToolAllow::Only(names) => names.iter().any(|n| n == tool.name()),
         };
         listed
-            && match CoreTool::from_name(tool) {
-                Some(CoreTool::Write | CoreTool::Edit) => {
-                    self.capabilities.contains(&Capability::Patch)
-                }
-                Some(CoreTool::Delegate) => self.capabilities.contains(&Capability::Delegate),
+            && match tool {
+                ToolName::Write | ToolName::Edit => self.capabilities.contains(&Capability::Patch),
+                ToolName::Delegate => self.capabilities.contains(&Capability::Delegate),
                 _ => true,
             }
     }

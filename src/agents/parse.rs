@@ -16,15 +16,6 @@ const KNOWN_KEYS: &[&str] = &[
     "policy",
 ];
 
-/// Tools that exist outside `crate::tools`' registry (agents, skills, locks), accepted by
-/// their exact name (any case).
-pub const OTHER_TOOLS: &[&str] = &[
-    super::CoreTool::Skill.name(),
-    super::CoreTool::Delegate.name(),
-    super::CoreTool::LockPaths.name(),
-    super::CoreTool::UnlockPaths.name(),
-];
-
 /// What `policy` grants when it is left out: the agent may edit and finish, not delegate.
 pub const DEFAULT_CAPABILITIES: &[Capability] = &[Capability::Patch, Capability::Finalize];
 
@@ -132,12 +123,7 @@ fn parse_document(
 
 /// The canonical name of a tool an agent file lists, or `None` when linggen has no such tool.
 pub fn canonical_tool(name: &str) -> Option<&'static str> {
-    crate::tools::canonical_name(name).or_else(|| {
-        OTHER_TOOLS
-            .iter()
-            .copied()
-            .find(|t| t.eq_ignore_ascii_case(name.trim()))
-    })
+    crate::tools::canonical_name(name)
 }
 
 fn tools(
@@ -178,11 +164,7 @@ fn tools(
 }
 
 fn known_tools() -> Vec<&'static str> {
-    crate::tools::TOOL_NAMES
-        .iter()
-        .chain(OTHER_TOOLS)
-        .copied()
-        .collect()
+    crate::tools::all_tool_names()
 }
 
 type Policy = (Vec<Capability>, Option<Vec<String>>);

@@ -2,6 +2,7 @@ use std::fs;
 use std::path::Path;
 
 use super::*;
+use crate::tools::ToolName;
 
 fn parse(text: &str) -> Result<(AgentSpec, Vec<String>), String> {
     AgentSpec::parse_with_warnings("/a/helper.md", text, AgentSource::Project)
@@ -26,8 +27,8 @@ fn defaults() {
     assert_eq!(a.prompt, "You help.");
     assert!(a.work_globs.is_empty());
     assert!(a.check_write("anything/at/all.rs").is_ok());
-    assert!(a.allows_tool("Edit"));
-    assert!(!a.allows_tool("delegate_to_agent"));
+    assert!(a.allows_tool(ToolName::Edit));
+    assert!(!a.allows_tool(ToolName::Delegate));
     assert!(a.check_delegate("coder").is_err());
 }
 
@@ -45,9 +46,9 @@ fn policy_shorthand_list() {
     assert_eq!(a.delegate_targets, None);
     assert!(a.check_delegate("anyone").is_ok());
     let (a, _) = parse("---\npolicy: [Finalize]\n---\n").unwrap();
-    assert!(!a.allows_tool("Write"));
-    assert!(!a.allows_tool("Edit"));
-    assert!(a.allows_tool("Read"));
+    assert!(!a.allows_tool(ToolName::Write));
+    assert!(!a.allows_tool(ToolName::Edit));
+    assert!(a.allows_tool(ToolName::Read));
     let (a, _) = parse("---\npolicy: Patch, Finalize\n---\n").unwrap();
     assert_eq!(
         a.capabilities,
@@ -66,7 +67,7 @@ fn policy_mapping() {
     assert!(a.check_delegate("coder").is_ok());
     let err = a.check_delegate("ling").unwrap_err();
     assert_eq!(err, "agent `helper` may only delegate to coder");
-    assert!(a.allows_tool("delegate_to_agent"));
+    assert!(a.allows_tool(ToolName::Delegate));
 
     let (a, _) = parse("---\npolicy: {allow: [Delegate], delegate_targets: \"*\"}\n---\n").unwrap();
     assert_eq!(a.capabilities, vec![Capability::Delegate]);
@@ -126,13 +127,13 @@ fn tools_forms() {
             "lock_paths"
         ])
     );
-    assert!(a.allows_tool("Read"));
-    assert!(!a.allows_tool("Write"));
+    assert!(a.allows_tool(ToolName::Read));
+    assert!(!a.allows_tool(ToolName::Write));
     // Listed, but the default policy has no Delegate.
-    assert!(!a.allows_tool("delegate_to_agent"));
+    assert!(!a.allows_tool(ToolName::Delegate));
     let (a, _) = parse("---\ntools: []\n---\n").unwrap();
     assert_eq!(a.tools, only(&[]));
-    assert!(!a.allows_tool("Read"));
+    assert!(!a.allows_tool(ToolName::Read));
 }
 
 #[test]
@@ -239,9 +240,10 @@ fn builtin_agents_load_without_warnings() {
         "Write",
         "Bash",
     ] {
-        assert!(coder.allows_tool(tool), "{tool}");
+        let typed = ToolName::from_name(tool).unwrap();
+        assert!(coder.allows_tool(typed), "{tool}");
     }
-    assert!(!coder.allows_tool("delegate_to_agent"));
+    assert!(!coder.allows_tool(ToolName::Delegate));
     assert!(coder.check_delegate("ling").is_err());
     assert!(
         coder.prompt.chars().count() < 900,
@@ -340,16 +342,12 @@ fn watch_dirs_are_the_three_folders() {
 }
 
 #[test]
-fn core_tools_are_known_by_their_canonical_names() {
-    use crate::agents::CoreTool;
+fn an_agent_file_names_tools_by_canonical_name_or_alias() {
     assert_eq!(
-        CoreTool::from_name("delegate_to_agent"),
-        Some(CoreTool::Delegate)
+        canonical_tool("delegate_to_agent"),
+        Some("delegate_to_agent")
     );
-    assert_eq!(
-        CoreTool::from_name("Edit").map(CoreTool::name),
-        Some("Edit")
-    );
-    assert_eq!(CoreTool::from_name("edit"), None);
-    assert_eq!(CoreTool::from_name("Bash"), None);
+    assert_eq!(canonical_tool("edit"), Some("Edit"));
+    assert_eq!(canonical_tool("LOCK_PATHS"), Some("lock_paths"));
+    assert_eq!(canonical_tool("launch_missiles"), None);
 }

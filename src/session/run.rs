@@ -14,11 +14,10 @@ use super::permissions::Rule;
 use super::tokens::{self, TokenBatcher};
 use super::{Conversation, TurnShared, call_ids, lock, tool_call};
 use crate::agents::AgentSpec;
-use crate::agents::CoreTool;
 use crate::llm::{
     ChatMessage, ChatRequest, LlmError, Provider, StreamEvent, ToolCall, ToolSpec, Usage,
 };
-use crate::tools::session_tools;
+use crate::tools::{ToolName, session_tools};
 
 /// A model to talk to, as the session or a routing hint picked it.
 #[derive(Clone)]
@@ -198,9 +197,9 @@ pub(crate) fn offered_tools(shared: &TurnShared, ctx: &RunCtx) -> Vec<ToolSpec> 
     let agent = &ctx.agent;
     let mut tools: Vec<ToolSpec> = crate::tools::specs()
         .into_iter()
-        .filter(|t| agent.allows_tool(&t.name))
+        .filter(|t| ToolName::from_name(&t.name).is_some_and(|t| agent.allows_tool(t)))
         .collect();
-    if agent.allows_tool(CoreTool::Skill.name()) {
+    if agent.allows_tool(ToolName::Skill) {
         let catalog = shared
             .skills
             .get()
@@ -209,7 +208,7 @@ pub(crate) fn offered_tools(shared: &TurnShared, ctx: &RunCtx) -> Vec<ToolSpec> 
             tools.push(session_tools::skill_spec(&catalog));
         }
     }
-    if agent.allows_tool(CoreTool::Delegate.name()) && ctx.depth < shared.max_delegation_depth {
+    if agent.allows_tool(ToolName::Delegate) && ctx.depth < shared.max_delegation_depth {
         let agents = shared.agents.get();
         let targets: Vec<(String, String)> = agents
             .agents
@@ -221,10 +220,10 @@ pub(crate) fn offered_tools(shared: &TurnShared, ctx: &RunCtx) -> Vec<ToolSpec> 
             tools.push(session_tools::delegate_spec(&targets));
         }
     }
-    if agent.allows_tool("lock_paths") {
+    if agent.allows_tool(ToolName::LockPaths) {
         tools.push(session_tools::lock_spec());
     }
-    if agent.allows_tool("unlock_paths") {
+    if agent.allows_tool(ToolName::UnlockPaths) {
         tools.push(session_tools::unlock_spec());
     }
     tools

@@ -8,7 +8,7 @@ use super::permissions::Verdict;
 use super::run::{self, RunCtx};
 use super::{Conversation, TurnShared, delegate, ids, lock};
 use crate::llm::ToolCall;
-use crate::tools::{self, Access, Prepared, SessionCall, ToolOutput};
+use crate::tools::{self, Access, Prepared, SessionCall, ToolName, ToolOutput};
 
 pub(super) async fn execute(
     shared: &TurnShared,
@@ -25,7 +25,9 @@ pub(super) async fn execute(
         Ok(p) => p.summary.clone(),
         Err(_) => call.name.clone(),
     };
-    let tool = prepared.as_ref().map_or(call.name.as_str(), |p| p.tool);
+    let tool = prepared
+        .as_ref()
+        .map_or(call.name.as_str(), |p| p.tool.name());
     shared.bus.publish(Event::ToolCallStarted {
         run_id: ctx.id.clone(),
         call_id: call.id.clone(),
@@ -74,9 +76,11 @@ fn gate(shared: &TurnShared, ctx: &RunCtx, prepared: &Prepared) -> Result<(), To
             "agent `{}` may not use `{}`; use one of its tools: {}",
             agent.name,
             prepared.tool,
-            tools::all_tool_names()
+            ToolName::FILE_TOOLS
                 .into_iter()
-                .filter(|t| agent.allows_tool(t))
+                .chain(ToolName::SESSION_TOOLS)
+                .filter(|t| agent.allows_tool(*t))
+                .map(ToolName::name)
                 .collect::<Vec<_>>()
                 .join(", ")
         )));

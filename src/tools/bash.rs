@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 use tokio::process::Command;
 use tokio::sync::oneshot;
 
+use super::ToolName;
 use super::glob::plural;
 use super::guard::{paths, shell};
 use super::terminal_text::strip_controls;
@@ -30,7 +31,7 @@ const DRAIN_GRACE: Duration = Duration::from_secs(2);
 
 pub fn spec() -> ToolSpec {
     ToolSpec {
-        name: "Bash".into(),
+        name: ToolName::Bash.name().into(),
         description:
             "Run a shell command in the workspace root, sandboxed (writes only there and in \
              $TMPDIR; no network). Output capped; timeout 30 s."
@@ -60,7 +61,7 @@ impl BashArgs {
         let command = args::required_string(
             args,
             &["cmd", "command", "script", "commandLine"],
-            "Bash",
+            ToolName::Bash.name(),
             r#"{"cmd": "git status"}"#,
         )?;
         let timeout_ms = args::uint(args, &["timeout_ms", "timeout", "timeoutMs"])?

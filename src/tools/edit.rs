@@ -10,6 +10,7 @@ use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
+use super::ToolName;
 use super::diff;
 use super::guard::paths::{self, PathUse};
 use super::write::{Existing, PATH_NAMES, off_runtime, read_existing, write_file};
@@ -18,7 +19,7 @@ use crate::llm::ToolSpec;
 
 pub fn spec() -> ToolSpec {
     ToolSpec {
-        name: "Edit".into(),
+        name: ToolName::Edit.name().into(),
         description: "Replace exact text in a file. old_string must match once unless replace_all."
             .into(),
         parameters: json!({
@@ -49,7 +50,7 @@ const EXAMPLE: &str =
 
 impl EditArgs {
     pub fn parse(ctx: &ToolContext, args: &Value) -> Result<Self, ToolOutput> {
-        let raw_path = args::required_string(args, PATH_NAMES, "Edit", EXAMPLE)?;
+        let raw_path = args::required_string(args, PATH_NAMES, ToolName::Edit.name(), EXAMPLE)?;
         let old = args::required_string(
             args,
             &[
@@ -62,7 +63,7 @@ impl EditArgs {
                 "search",
                 "from",
             ],
-            "Edit",
+            ToolName::Edit.name(),
             EXAMPLE,
         )?;
         let new = args::required_string(
@@ -77,7 +78,7 @@ impl EditArgs {
                 "replace",
                 "to",
             ],
-            "Edit",
+            ToolName::Edit.name(),
             EXAMPLE,
         )?;
         let replace_all =

@@ -6,6 +6,7 @@ use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use ignore::WalkBuilder;
 use serde_json::{Value, json};
 
+use super::ToolName;
 use super::guard::paths::{self, PathUse};
 use super::{ToolContext, ToolOutput, args};
 use crate::llm::ToolSpec;
@@ -15,7 +16,7 @@ const MAX_RESULTS_CAP: usize = 5000;
 
 pub fn spec() -> ToolSpec {
     ToolSpec {
-        name: "Glob".into(),
+        name: ToolName::Glob.name().into(),
         description: "List files matching glob patterns (gitignore-aware), e.g. [\"**/*.rs\"]."
             .into(),
         parameters: json!({
@@ -75,7 +76,7 @@ impl GlobArgs {
         if globs.is_empty() {
             return Err(args::missing(
                 "globs",
-                "Glob",
+                ToolName::Glob.name(),
                 r#"{"globs": ["src/**/*.rs"]}"#,
             ));
         }

@@ -18,6 +18,7 @@ use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkMatch}
 use ignore::WalkState;
 use serde_json::{Value, json};
 
+use super::ToolName;
 use super::glob::{self, FileFilter, plural, walk_builder};
 use super::guard::paths;
 use super::{ToolContext, ToolOutput, args};
@@ -28,7 +29,7 @@ const MAX_LINE_CHARS: usize = 300;
 
 pub fn spec() -> ToolSpec {
     ToolSpec {
-        name: "Grep".into(),
+        name: ToolName::Grep.name().into(),
         description: "Search file contents with a regex (gitignore-aware). Returns path:line:text."
             .into(),
         parameters: json!({
@@ -234,7 +235,7 @@ impl GrepArgs {
         let query = args::required_string(
             args,
             &["query", "pattern", "regex", "q", "search"],
-            "Grep",
+            ToolName::Grep.name(),
             r#"{"query": "fn main", "globs": ["*.rs"]}"#,
         )?;
         if query.is_empty() {

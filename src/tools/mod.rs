@@ -11,6 +11,7 @@ pub mod edit;
 pub mod glob;
 pub mod grep;
 pub mod guard;
+mod name;
 pub mod read;
 pub mod repo_info;
 pub mod sandbox;
@@ -25,6 +26,7 @@ use serde_json::Value;
 
 use crate::llm::ToolSpec;
 pub use guard::shell::{CommandAnalysis, Segment, SegmentClass};
+pub use name::ToolName;
 pub use session_tools::SessionCall;
 
 /// What a finished tool call reports. The model gets `model` (compact facts); a person gets
@@ -139,8 +141,8 @@ pub struct Unconfined {
 /// A validated call, ready to run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Prepared {
-    /// Canonical tool name (aliases resolved).
-    pub tool: &'static str,
+    /// The tool (aliases resolved).
+    pub tool: ToolName,
     /// One line for a person, e.g. `Read src/main.rs (1-120)`.
     pub summary: String,
     pub access: Access,
@@ -176,28 +178,22 @@ enum Call {
 }
 
 /// The canonical names of every tool this module implements, in the order offered.
-pub const TOOL_NAMES: &[&str] = &[
-    "get_repo_info",
-    "Glob",
-    "Read",
-    "Grep",
-    "Write",
-    "Edit",
-    "Bash",
-    "capture_screenshot",
-];
-
-/// Tools the session itself carries out (see [`session_tools`]); which of them an agent is
-/// offered depends on its spec and on what exists (skills, delegation targets).
-pub const SESSION_TOOL_NAMES: &[&str] =
-    &["Skill", "delegate_to_agent", "lock_paths", "unlock_paths"];
+pub const TOOL_NAMES: [&str; 8] = {
+    let mut names = [""; 8];
+    let mut i = 0;
+    while i < names.len() {
+        names[i] = ToolName::FILE_TOOLS[i].name();
+        i += 1;
+    }
+    names
+};
 
 /// Every tool name, file tools first.
 pub fn all_tool_names() -> Vec<&'static str> {
-    TOOL_NAMES
-        .iter()
-        .chain(SESSION_TOOL_NAMES)
-        .copied()
+    ToolName::FILE_TOOLS
+        .into_iter()
+        .chain(ToolName::SESSION_TOOLS)
+        .map(ToolName::name)
         .collect()
 }
 
@@ -218,25 +214,7 @@ pub fn specs() -> Vec<ToolSpec> {
 
 /// Maps a name the model used (any case, common alternatives) to a canonical tool name.
 pub fn canonical_name(name: &str) -> Option<&'static str> {
-    let lower = name.trim().to_ascii_lowercase();
-    let canonical = match lower.as_str() {
-        "get_repo_info" | "repo_info" | "getrepoinfo" => "get_repo_info",
-        "glob" | "find_files" | "list_files" => "Glob",
-        "read" | "read_file" | "readfile" | "view" => "Read",
-        "grep" | "search" | "search_files" => "Grep",
-        "write" | "write_file" | "writefile" | "create_file" => "Write",
-        "edit" | "edit_file" | "editfile" | "str_replace" => "Edit",
-        "bash" | "shell" | "run" | "run_command" | "exec" => "Bash",
-        "capture_screenshot" | "screenshot" | "take_screenshot" | "capturescreenshot" => {
-            "capture_screenshot"
-        }
-        "skill" | "use_skill" | "invoke_skill" => "Skill",
-        "delegate_to_agent" | "delegate" | "delegate_task" => "delegate_to_agent",
-        "lock_paths" | "lock" => "lock_paths",
-        "unlock_paths" | "unlock" => "unlock_paths",
-        _ => return None,
-    };
-    Some(canonical)
+    ToolName::resolve(name).map(ToolName::name)
 }
 
 /// [`prepare`] on the blocking pool. Preparing touches the disk (paths are resolved
@@ -256,7 +234,7 @@ pub async fn prepare_off_runtime(
 /// Parses and validates a call. An `Err` is the observation to hand back to the model.
 /// Blocking (it reads the disk): from async code use [`prepare_off_runtime`].
 pub fn prepare(ctx: &ToolContext, name: &str, args: &Value) -> Result<Prepared, ToolOutput> {
-    let Some(tool) = canonical_name(name) else {
+    let Some(tool) = ToolName::resolve(name) else {
         return Err(ToolOutput::error(format!(
             "unknown tool `{name}`; available tools: {}",
             all_tool_names().join(", ")
@@ -264,42 +242,42 @@ pub fn prepare(ctx: &ToolContext, name: &str, args: &Value) -> Result<Prepared, 
     };
     let args = args::normalize(args).map_err(ToolOutput::error)?;
     let (call, summary, access) = match tool {
-        "get_repo_info" => (Call::RepoInfo, "get_repo_info".to_string(), Access::Read),
-        "Glob" => {
+        ToolName::RepoInfo => (Call::RepoInfo, tool.name().to_string(), Access::Read),
+        ToolName::Glob => {
             let a = glob::GlobArgs::parse(ctx, &args)?;
             let s = a.summary();
             (Call::Glob(a), s, Access::Read)
         }
-        "Read" => {
+        ToolName::Read => {
             let a = read::ReadArgs::parse(ctx, &args)?;
             let s = a.summary();
             (Call::Read(a), s, Access::Read)
         }
-        "Grep" => {
+        ToolName::Grep => {
             let a = grep::GrepArgs::parse(ctx, &args)?;
             let s = a.summary();
             (Call::Grep(a), s, Access::Read)
         }
-        "Write" => {
+        ToolName::Write => {
             let a = write::WriteArgs::parse(ctx, &args)?;
             let (s, access) = (a.summary(), a.access(ctx));
             (Call::Write(a), s, access)
         }
-        "Edit" => {
+        ToolName::Edit => {
             let a = edit::EditArgs::parse(ctx, &args)?;
             let (s, access) = (a.summary(), a.access(ctx)?);
             (Call::Edit(a), s, access)
         }
-        "capture_screenshot" => {
+        ToolName::Screenshot => {
             let a = screenshot::ScreenshotArgs::parse(ctx, &args)?;
             let (s, access) = (a.summary(), a.access());
             (Call::Screenshot(a), s, access)
         }
-        "Skill" | "delegate_to_agent" | "lock_paths" | "unlock_paths" => {
+        ToolName::Skill | ToolName::Delegate | ToolName::LockPaths | ToolName::UnlockPaths => {
             let (call, summary) = SessionCall::parse(tool, &args)?;
             (Call::Session(call), summary, Access::Read)
         }
-        _ => {
+        ToolName::Bash => {
             let a = bash::BashArgs::parse(ctx, &args)?;
             let (s, access) = (a.summary(), a.access(ctx)?);
             (Call::Bash(a), s, access)
@@ -396,7 +374,7 @@ mod tests {
         let prepared = prepare(&ctx, "read_file", &json!("{\"file\": \"a.txt\"}")).unwrap();
         assert_eq!(
             (prepared.tool, prepared.access.clone()),
-            ("Read", Access::Read)
+            (ToolName::Read, Access::Read)
         );
         assert_eq!(prepared.summary, "Read a.txt");
         assert_eq!(run(&ctx, &prepared).await.model, "1\thello\n");

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
+use super::ToolName;
 use super::guard::paths::{self, PathUse};
 use super::{ToolContext, ToolOutput, args};
 use crate::llm::ToolSpec;
@@ -25,7 +26,7 @@ const COUNT_LIMIT_BYTES: u64 = 64 * 1024 * 1024;
 
 pub fn spec() -> ToolSpec {
     ToolSpec {
-        name: "Read".into(),
+        name: ToolName::Read.name().into(),
         description: "Read a text file as numbered lines. Large files are shown in windows.".into(),
         parameters: json!({
             "type": "object",
@@ -81,7 +82,7 @@ impl ReadArgs {
         let raw = args::required_string(
             args,
             &["path", "file", "filepath", "file_path", "filename"],
-            "Read",
+            ToolName::Read.name(),
             EXAMPLE,
         )?;
         let resolved = paths::resolve(&ctx.root, ctx.linggen_home.as_deref(), &raw, PathUse::Read)

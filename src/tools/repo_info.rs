@@ -6,6 +6,7 @@ use std::time::Duration;
 use serde_json::json;
 use tokio::process::Command;
 
+use super::ToolName;
 use super::guard::paths;
 use super::{ToolContext, ToolOutput};
 use crate::llm::ToolSpec;
@@ -15,7 +16,7 @@ const GIT_TIMEOUT: Duration = Duration::from_secs(5);
 
 pub fn spec() -> ToolSpec {
     ToolSpec {
-        name: "get_repo_info".into(),
+        name: ToolName::RepoInfo.name().into(),
         description: "Workspace root, platform, and git branch/dirty state.".into(),
         parameters: json!({"type": "object", "properties": {}}),
     }

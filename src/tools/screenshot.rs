@@ -17,6 +17,7 @@ use reqwest::Url;
 use serde_json::{Value, json};
 use tokio::io::AsyncWriteExt as _;
 
+use super::ToolName;
 use super::guard::paths::{self, PathUse};
 use super::{Access, ToolContext, ToolOutput, args};
 use crate::llm::ToolSpec;
@@ -50,7 +51,7 @@ pub struct ScreenshotSettings {
 
 pub fn spec() -> ToolSpec {
     ToolSpec {
-        name: "capture_screenshot".into(),
+        name: ToolName::Screenshot.name().into(),
         description: "Save a PNG screenshot of a web page served on this machine (e.g. http://localhost:3000/) with headless Chromium; returns the file's path."
             .into(),
         parameters: json!({
@@ -84,7 +85,7 @@ impl ScreenshotArgs {
         let raw = args::required_string(
             args,
             &["url", "uri", "link", "href", "address", "page"],
-            "capture_screenshot",
+            ToolName::Screenshot.name(),
             r#"{"url": "http://localhost:3000/"}"#,
         )?;
         let url = target::check(&raw, &ctx.screenshot.hosts).map_err(ToolOutput::error)?;

@@ -5,7 +5,7 @@
 
 use serde_json::{Value, json};
 
-use super::{ToolOutput, args};
+use super::{ToolName, ToolOutput, args};
 use crate::llm::ToolSpec;
 
 /// Default lifetime of a lock when the call gives none: long enough for an edit-and-test
@@ -24,13 +24,13 @@ pub enum SessionCall {
 }
 
 impl SessionCall {
-    pub fn parse(tool: &str, a: &Value) -> Result<(SessionCall, String), ToolOutput> {
+    pub fn parse(tool: ToolName, a: &Value) -> Result<(SessionCall, String), ToolOutput> {
         match tool {
-            "Skill" => {
+            ToolName::Skill => {
                 let name = args::required_string(
                     a,
                     &["skill", "name", "skill_name", "command"],
-                    "Skill",
+                    ToolName::Skill.name(),
                     r#"{"skill": "review", "args": "HEAD~1"}"#,
                 )?;
                 // Models sometimes write the skill as the person would: `/review`.
@@ -43,29 +43,33 @@ impl SessionCall {
                 };
                 Ok((SessionCall::Skill { name, args }, summary))
             }
-            "delegate_to_agent" => {
+            ToolName::Delegate => {
                 let example =
                     r#"{"target_agent_id": "coder", "task": "fix the failing test in src/lib.rs"}"#;
                 let target = args::required_string(
                     a,
                     &["target_agent_id", "agent", "agent_id", "target"],
-                    "delegate_to_agent",
+                    ToolName::Delegate.name(),
                     example,
                 )?;
                 let task = args::required_string(
                     a,
                     &["task", "prompt", "message", "instructions"],
-                    "delegate_to_agent",
+                    ToolName::Delegate.name(),
                     example,
                 )?;
                 let summary = format!("delegate to {target}: {}", first_line(&task));
                 Ok((SessionCall::Delegate { target, task }, summary))
             }
-            "lock_paths" => {
+            ToolName::LockPaths => {
                 let globs = args::string_list(a, &["globs", "paths", "patterns", "glob"])?
                     .filter(|g| !g.is_empty())
                     .ok_or_else(|| {
-                        args::missing("globs", "lock_paths", r#"{"globs": ["src/lib.rs"]}"#)
+                        args::missing(
+                            "globs",
+                            ToolName::LockPaths.name(),
+                            r#"{"globs": ["src/lib.rs"]}"#,
+                        )
                     })?;
                 let ttl_ms = args::uint(a, &["ttl_ms", "ttl"])?
                     .unwrap_or(DEFAULT_LOCK_TTL_MS)
@@ -73,15 +77,22 @@ impl SessionCall {
                 let summary = format!("lock {}", globs.join(", "));
                 Ok((SessionCall::Lock { globs, ttl_ms }, summary))
             }
-            _ => {
+            ToolName::UnlockPaths => {
                 let tokens = args::string_list(a, &["tokens", "token"])?
                     .filter(|t| !t.is_empty())
                     .ok_or_else(|| {
-                        args::missing("tokens", "unlock_paths", r#"{"tokens": ["lk-…"]}"#)
+                        args::missing(
+                            "tokens",
+                            ToolName::UnlockPaths.name(),
+                            r#"{"tokens": ["lk-…"]}"#,
+                        )
                     })?;
                 let summary = format!("unlock {} lock(s)", tokens.len());
                 Ok((SessionCall::Unlock { tokens }, summary))
             }
+            other => Err(ToolOutput::error(format!(
+                "`{other}` is not a session tool"
+            ))),
         }
     }
 }
@@ -100,7 +111,7 @@ fn first_line(s: &str) -> String {
 /// and descriptions only: bodies load when invoked).
 pub fn skill_spec(catalog: &str) -> ToolSpec {
     ToolSpec {
-        name: "Skill".into(),
+        name: ToolName::Skill.name().into(),
         description: format!(
             "Load a skill's instructions, then follow them. Use when a task matches one:\n{catalog}"
         ),
@@ -122,7 +133,7 @@ pub fn delegate_spec(targets: &[(String, String)]) -> ToolSpec {
         .map(|(name, description)| format!("- {name}: {description}"))
         .collect();
     ToolSpec {
-        name: "delegate_to_agent".into(),
+        name: ToolName::Delegate.name().into(),
         description: format!(
             "Hand a self-contained task to another agent; it starts fresh (give it every detail) and its final answer comes back. Agents:\n{}",
             list.join("\n")
@@ -140,7 +151,7 @@ pub fn delegate_spec(targets: &[(String, String)]) -> ToolSpec {
 
 pub fn lock_spec() -> ToolSpec {
     ToolSpec {
-        name: "lock_paths".into(),
+        name: ToolName::LockPaths.name().into(),
         description: "Lock files (globs) so other runs cannot write them; returns tokens.".into(),
         parameters: json!({
             "type": "object",
@@ -155,7 +166,7 @@ pub fn lock_spec() -> ToolSpec {
 
 pub fn unlock_spec() -> ToolSpec {
     ToolSpec {
-        name: "unlock_paths".into(),
+        name: ToolName::UnlockPaths.name().into(),
         description: "Release locks taken with lock_paths.".into(),
         parameters: json!({
             "type": "object",
@@ -172,7 +183,8 @@ mod tests {
     #[test]
     fn parses_with_aliases_and_clear_errors() {
         let (call, summary) =
-            SessionCall::parse("Skill", &json!({"name": "/review", "args": "HEAD"})).unwrap();
+            SessionCall::parse(ToolName::Skill, &json!({"name": "/review", "args": "HEAD"}))
+                .unwrap();
         assert_eq!(
             call,
             SessionCall::Skill {
@@ -182,7 +194,7 @@ mod tests {
         );
         assert_eq!(summary, "Skill review HEAD");
         let (call, _) = SessionCall::parse(
-            "delegate_to_agent",
+            ToolName::Delegate,
             &json!({"agent": "coder", "task": "fix it"}),
         )
         .unwrap();
@@ -193,9 +205,10 @@ mod tests {
                 task: "fix it".into()
             }
         );
-        let err = SessionCall::parse("delegate_to_agent", &json!({"task": "x"})).unwrap_err();
+        let err = SessionCall::parse(ToolName::Delegate, &json!({"task": "x"})).unwrap_err();
         assert!(err.model.contains("target_agent_id"), "{}", err.model);
-        let (call, _) = SessionCall::parse("lock_paths", &json!({"globs": "src/*.rs"})).unwrap();
+        let (call, _) =
+            SessionCall::parse(ToolName::LockPaths, &json!({"globs": "src/*.rs"})).unwrap();
         assert_eq!(
             call,
             SessionCall::Lock {
@@ -203,7 +216,7 @@ mod tests {
                 ttl_ms: DEFAULT_LOCK_TTL_MS
             }
         );
-        let err = SessionCall::parse("unlock_paths", &json!({})).unwrap_err();
+        let err = SessionCall::parse(ToolName::UnlockPaths, &json!({})).unwrap_err();
         assert!(err.model.contains("tokens"));
     }
 }

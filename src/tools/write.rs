@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
+use super::ToolName;
 use super::diff::{self, DiffStat};
 use super::guard::paths::{self, PathUse};
 use super::{Access, ToolContext, ToolOutput, args};
@@ -11,7 +12,7 @@ use crate::llm::ToolSpec;
 
 pub fn spec() -> ToolSpec {
     ToolSpec {
-        name: "Write".into(),
+        name: ToolName::Write.name().into(),
         description: "Create or overwrite a whole file. Prefer Edit for changes to existing files."
             .into(),
         parameters: json!({
@@ -38,11 +39,11 @@ pub(super) const PATH_NAMES: &[&str] = &["path", "file", "filepath", "file_path"
 impl WriteArgs {
     pub fn parse(ctx: &ToolContext, args: &Value) -> Result<Self, ToolOutput> {
         let example = r#"{"path": "src/new.rs", "content": "..."}"#;
-        let raw_path = args::required_string(args, PATH_NAMES, "Write", example)?;
+        let raw_path = args::required_string(args, PATH_NAMES, ToolName::Write.name(), example)?;
         let content = args::required_string(
             args,
             &["content", "contents", "text", "file_text", "data"],
-            "Write",
+            ToolName::Write.name(),
             example,
         )?;
         let resolved = paths::resolve(

@@ -544,7 +544,7 @@ impl View {
 }
 
 /// The tool whose calls start child runs; shown through the child's own lines.
-const DELEGATE_TOOL: &str = crate::agents::CoreTool::Delegate.name();
+const DELEGATE_TOOL: &str = crate::tools::ToolName::Delegate.name();
 
 /// How often the spinner is redrawn.
 pub const SPINNER_FRAME: std::time::Duration = std::time::Duration::from_millis(100);

@@ -12,7 +12,7 @@ use globset::{Glob, GlobMatcher};
 
 use crate::config::PermissionMode;
 use crate::skills::Skill;
-use crate::tools::{Access, Prepared, SegmentClass};
+use crate::tools::{Access, Prepared, SegmentClass, ToolName};
 
 pub use trust::Trust;
 
@@ -33,7 +33,7 @@ pub enum Verdict {
 #[derive(Debug, Clone)]
 pub struct Rule {
     text: String,
-    tool: String,
+    tool: ToolName,
     pattern: Option<Pattern>,
 }
 
@@ -59,7 +59,7 @@ impl Rule {
             }
             None => (text, None),
         };
-        let Some(tool) = crate::tools::canonical_name(tool) else {
+        let Some(tool) = ToolName::resolve(tool) else {
             return Err(format!(
                 "permission rule `{text}`: unknown tool `{tool}`; tools are {}",
                 crate::tools::all_tool_names().join(", ")
@@ -67,14 +67,14 @@ impl Rule {
         };
         let pattern = match (tool, pattern) {
             (_, None) | (_, Some("*")) | (_, Some("")) => None,
-            ("Bash", Some(p)) => {
+            (ToolName::Bash, Some(p)) => {
                 // Claude Code writes prefixes as `git diff:*`; treat it as `git diff*`.
                 let p = p
                     .strip_suffix(":*")
                     .map_or(p.to_string(), |s| format!("{s}*"));
                 Some(Pattern::Command(p))
             }
-            ("Write" | "Edit", Some(p)) => {
+            (ToolName::Write | ToolName::Edit, Some(p)) => {
                 let glob =
                     Glob::new(p).map_err(|e| format!("permission rule `{text}`: bad glob: {e}"))?;
                 Some(Pattern::Path(glob.compile_matcher()))
@@ -87,16 +87,15 @@ impl Rule {
         };
         Ok(Rule {
             text: text.to_string(),
-            tool: tool.to_string(),
+            tool,
             pattern,
         })
     }
 
     /// Matches a call to `tool` touching `subject` (a command segment or a relative path).
-    fn matches(&self, tool: &str, subject: &str) -> bool {
+    fn matches(&self, tool: ToolName, subject: &str) -> bool {
         // An Edit rule covers Write and vice versa: both change files.
-        let same_tool = self.tool == tool
-            || (matches!(self.tool.as_str(), "Write" | "Edit") && matches!(tool, "Write" | "Edit"));
+        let same_tool = self.tool == tool || (self.tool.changes_files() && tool.changes_files());
         if !same_tool {
             return false;
         }
@@ -135,11 +134,11 @@ fn wildcard_match(pattern: &str, text: &str) -> bool {
 pub fn scope_rules(prepared: &Prepared) -> Vec<String> {
     match &prepared.access {
         Access::Read | Access::Screenshot { .. } => vec![prepared.tool.to_string()],
-        Access::Write { rel, .. } => vec![format!("Write({})", escape_glob(rel))],
+        Access::Write { rel, .. } => vec![format!("{}({})", ToolName::Write, escape_glob(rel))],
         Access::Command { analysis, .. } => {
             let mut rules: Vec<String> = Vec::new();
             for segment in &analysis.segments {
-                let rule = format!("Bash({}*)", segment.program);
+                let rule = format!("{}({}*)", ToolName::Bash, segment.program);
                 if !rules.contains(&rule) {
                     rules.push(rule);
                 }
@@ -334,7 +333,7 @@ impl Permissions {
                         && analysis.segments.iter().all(|s| {
                             self.session_allow
                                 .iter()
-                                .any(|r| r.matches("Bash", &s.text))
+                                .any(|r| r.matches(ToolName::Bash, &s.text))
                         });
                     if !approved {
                         asks.push(unconfined.reason.clone());
@@ -358,7 +357,7 @@ impl Permissions {
         }
     }
 
-    fn check_write(&self, tool: &str, rel: &str) -> Verdict {
+    fn check_write(&self, tool: ToolName, rel: &str) -> Verdict {
         if let Some(rule) = self.denied_by(tool, rel) {
             return Verdict::Deny {
                 reason: format!("denied by rule `{rule}`"),
@@ -386,7 +385,7 @@ impl Permissions {
     /// accepts edits of files, not fetches), plan mode refuses it even with an allow rule
     /// (it writes), bypass runs it, and an allow rule (`capture_screenshot`, no pattern)
     /// lets it run in the other modes.
-    fn check_screenshot(&self, tool: &str, url: &str) -> Verdict {
+    fn check_screenshot(&self, tool: ToolName, url: &str) -> Verdict {
         if let Some(rule) = self.denied_by(tool, url) {
             return Verdict::Deny {
                 reason: format!("denied by rule `{rule}`"),
@@ -406,7 +405,7 @@ impl Permissions {
     }
 
     fn check_segment(&self, text: &str, class: &SegmentClass) -> Verdict {
-        if let Some(rule) = self.denied_by("Bash", text) {
+        if let Some(rule) = self.denied_by(ToolName::Bash, text) {
             return Verdict::Deny {
                 reason: format!("denied by rule `{rule}`"),
             };
@@ -416,7 +415,10 @@ impl Permissions {
             // The floor: no mode and no rule auto-runs these; only a person can.
             SegmentClass::Never { reason } => {
                 if !names_grant_path(text)
-                    && self.session_allow.iter().any(|r| r.matches("Bash", text))
+                    && self
+                        .session_allow
+                        .iter()
+                        .any(|r| r.matches(ToolName::Bash, text))
                 {
                     Verdict::Allow
                 } else {
@@ -436,13 +438,13 @@ impl Permissions {
                         .map_or_else(String::new, |t| trust::grant_path_reason(t)),
                 },
                 PermissionMode::AcceptEdits | PermissionMode::Bypass => Verdict::Allow,
-                PermissionMode::Default if self.allowed_by("Bash", text) => Verdict::Allow,
+                PermissionMode::Default if self.allowed_by(ToolName::Bash, text) => Verdict::Allow,
                 PermissionMode::Default => Verdict::Ask {
                     reason: format!("`{text}` writes {}", targets.join(", ")),
                 },
             },
             SegmentClass::Unlisted { reason } => {
-                if self.allowed_by("Bash", text) {
+                if self.allowed_by(ToolName::Bash, text) {
                     return Verdict::Allow;
                 }
                 match self.mode {
@@ -458,14 +460,14 @@ impl Permissions {
         }
     }
 
-    fn denied_by(&self, tool: &str, subject: &str) -> Option<&str> {
+    fn denied_by(&self, tool: ToolName, subject: &str) -> Option<&str> {
         self.deny
             .iter()
             .find(|r| r.matches(tool, subject))
             .map(|r| r.text.as_str())
     }
 
-    fn allowed_by(&self, tool: &str, subject: &str) -> bool {
+    fn allowed_by(&self, tool: ToolName, subject: &str) -> bool {
         self.allow
             .iter()
             .chain(&self.session_allow)
