@@ -1,6 +1,8 @@
 //! `linggen sessions` and `/sessions`: this workspace's stored sessions as a table.
 
-use super::{Failure, Start, Workspace, exit, load_workspace};
+use std::path::Path;
+
+use super::{Failure, Start, exit, load_workspace};
 use crate::session::ids;
 use crate::store::Store;
 
@@ -17,20 +19,21 @@ pub fn list_sessions(start: &Start) -> i32 {
 
 fn try_list_sessions(start: &Start) -> Result<(), Failure> {
     let ws = load_workspace(start)?;
-    for line in session_lines(&ws)? {
+    for line in session_lines(&ws.home, &ws.root)? {
         println!("{line}");
     }
     Ok(())
 }
 
-/// This workspace's sessions as a table, newest first (`linggen sessions`, `/sessions`).
-pub fn session_lines(ws: &Workspace) -> Result<Vec<String>, Failure> {
-    let store = Store::open(&ws.home)?;
-    let sessions = store.list_sessions(&ws.root.display().to_string())?;
+/// The sessions of the workspace at `root` as a table, newest first (`linggen sessions`,
+/// `/sessions`). Reads SQLite: off the async runtime.
+pub fn session_lines(home: &Path, root: &Path) -> Result<Vec<String>, Failure> {
+    let store = Store::open(home)?;
+    let sessions = store.list_sessions(&root.display().to_string())?;
     if sessions.is_empty() {
         return Ok(vec![format!(
             "No sessions in {} yet. Start one with `linggen -p \"task\"`.",
-            ws.root.display()
+            root.display()
         )]);
     }
     let now = ids::now_ms();

@@ -115,8 +115,8 @@ impl Shell {
                 }
                 self.switch(next, "resumed").await;
             }
-            Command::Sessions => self.sessions(),
-            Command::Runs => self.runs(),
+            Command::Sessions => self.sessions().await,
+            Command::Runs => self.runs().await,
             Command::Skills => self.skills(),
             Command::Context => self.view.context(),
             Command::Theme => self.theme(args),
@@ -203,9 +203,15 @@ impl Shell {
 
     /// `/runs`: this session's runs from the store (a fresh connection, so it works while
     /// the writer is busy with the running turn).
-    fn runs(&mut self) {
-        let runs = Store::open(&self.ws.home).and_then(|s| s.runs(&self.live.session_id));
-        match runs {
+    async fn runs(&mut self) {
+        let (home, id) = (self.ws.home.clone(), self.live.session_id.clone());
+        // SQLite: off the runtime.
+        let runs = tokio::task::spawn_blocking(move || {
+            Store::open(&home)
+                .and_then(|s| s.runs(&id))
+                .map_err(|e| e.to_string())
+        });
+        match runs.await.unwrap_or_else(|e| Err(e.to_string())) {
             Ok(runs) if runs.is_empty() => self
                 .view
                 .hint("no runs in this session yet; send a message to start one"),

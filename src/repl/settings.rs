@@ -36,7 +36,10 @@ impl Shell {
             return;
         }
         if let Some(rule) = args.strip_prefix("remove ") {
-            match project::remove(&self.ws.root, rule.trim()) {
+            let (root, rule) = (self.ws.root.clone(), rule.trim().to_string());
+            // A file rewrite: off the runtime.
+            let removed = tokio::task::spawn_blocking(move || project::remove(&root, &rule));
+            match removed.await.unwrap_or_else(|e| Err(e.to_string())) {
                 Ok(removed) => {
                     // The running session must stop allowing it now, not at the next start.
                     let revoke = Input::RevokeRule {
@@ -61,11 +64,19 @@ impl Shell {
         for rule in &self.ws.config.deny {
             lines.push(format!("  deny  {rule}"));
         }
-        // Read afresh: a `p` answer in this session has added to both files since start.
-        let accepted = crate::config::trust::TrustStore::new(&self.ws.home)
-            .accepted(&self.ws.root)
-            .unwrap_or_default();
-        match project::load(&self.ws.root) {
+        // Read afresh (a `p` answer in this session has added to both files since start),
+        // off the runtime.
+        let (home, root) = (self.ws.home.clone(), self.ws.root.clone());
+        let read = tokio::task::spawn_blocking(move || {
+            let accepted = crate::config::trust::TrustStore::new(&home)
+                .accepted(&root)
+                .unwrap_or_default();
+            (accepted, project::load(&root))
+        });
+        let (accepted, rules) = read
+            .await
+            .unwrap_or_else(|e| (Default::default(), Err(e.to_string())));
+        match rules {
             Ok(rules) => {
                 for (i, rule) in rules.iter().enumerate() {
                     let ignored = if accepted.contains(&trust::project_rule_grant(rule)) {
@@ -90,12 +101,14 @@ impl Shell {
         self.view.lines(lines);
     }
 
-    pub(super) fn sessions(&mut self) {
-        match crate::app::session_lines(&self.ws) {
+    pub(super) async fn sessions(&mut self) {
+        let (home, root) = (self.ws.home.clone(), self.ws.root.clone());
+        let lines = crate::app::off_runtime(move || crate::app::session_lines(&home, &root));
+        match lines.await {
             Ok(lines) => self.view.lines(lines),
             Err(f) => self.view.error(&f.message),
         }
-        self.refresh_lists();
+        self.refresh_lists().await;
     }
 
     pub(super) fn theme(&mut self, args: &str) {

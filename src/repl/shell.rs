@@ -133,7 +133,7 @@ async fn try_run(start: Start) -> Result<i32, Failure> {
         share: None,
         model_choice: None,
     };
-    shell.refresh_lists();
+    shell.refresh_lists().await;
     for problem in watch_problems {
         shell.view.warning(&problem);
     }
@@ -257,7 +257,7 @@ impl Shell {
     }
 
     /// Model ids, sessions and themes for completion.
-    pub fn refresh_lists(&mut self) {
+    pub async fn refresh_lists(&mut self) {
         let models = self
             .ws
             .config
@@ -267,18 +267,24 @@ impl Shell {
                 complete::Choice::described(&m.id, format!("{} {}", m.provider.as_str(), m.model))
             })
             .collect();
-        let sessions = crate::store::Store::open(&self.ws.home)
-            .and_then(|s| s.list_sessions(&self.ws.root.display().to_string()))
-            .map(|list| {
-                list.into_iter()
-                    .map(|s| complete::Choice::described(s.id, s.title))
-                    .collect()
-            })
-            .unwrap_or_default();
-        let themes = theme::available(&self.ws.home)
-            .into_iter()
-            .map(complete::Choice::new)
-            .collect();
+        // SQLite and a directory listing: off the runtime.
+        let (home, root) = (self.ws.home.clone(), self.ws.root.display().to_string());
+        let read = tokio::task::spawn_blocking(move || {
+            let sessions = crate::store::Store::open(&home)
+                .and_then(|s| s.list_sessions(&root))
+                .map(|list| {
+                    list.into_iter()
+                        .map(|s| complete::Choice::described(s.id, s.title))
+                        .collect()
+                })
+                .unwrap_or_default();
+            let themes = theme::available(&home)
+                .into_iter()
+                .map(complete::Choice::new)
+                .collect();
+            (sessions, themes)
+        });
+        let (sessions, themes) = read.await.unwrap_or_default();
         self.catalog.update(|lists| {
             lists.models = models;
             lists.sessions = sessions;
@@ -312,7 +318,7 @@ impl Shell {
             self.ask(session::Input::SetMode { mode: now.mode }).await;
         }
         self.start = next;
-        self.refresh_lists();
+        self.refresh_lists().await;
         self.update_prompt();
         Ok(())
     }
