@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use super::ToolName;
 use super::diff;
-use super::guard::paths::{self, PathUse};
+use super::guard::paths::PathUse;
 use super::write::{Existing, PATH_NAMES, off_runtime, read_existing, write_file};
 use super::{Access, ToolContext, ToolOutput, args};
 use crate::llm::ToolSpec;
@@ -88,13 +88,9 @@ impl EditArgs {
                 "old_string and new_string are identical; nothing would change",
             ));
         }
-        let resolved = paths::resolve(
-            &ctx.root,
-            ctx.linggen_home.as_deref(),
-            &raw_path,
-            PathUse::Write,
-        )
-        .map_err(ToolOutput::error)?;
+        let resolved = ctx
+            .resolve(&raw_path, PathUse::Write)
+            .map_err(ToolOutput::error)?;
         Ok(EditArgs {
             raw_path,
             rel: resolved.rel,
@@ -127,12 +123,7 @@ impl EditArgs {
 
     fn edit(&self, ctx: &ToolContext) -> ToolOutput {
         // Re-checked and re-read: the file may have changed since the call was prepared.
-        match paths::resolve(
-            &ctx.root,
-            ctx.linggen_home.as_deref(),
-            &self.raw_path,
-            PathUse::Write,
-        ) {
+        match ctx.resolve(&self.raw_path, PathUse::Write) {
             Ok(r) if r.abs == self.abs => {}
             Ok(_) => {
                 return ToolOutput::error(format!(

@@ -51,13 +51,9 @@ pub(super) fn parse_scope(
         .filter(|g| !g.is_empty())
         .collect();
     let raw = args::string(args, &["path", "dir", "directory", "cwd"])?;
-    let resolved = paths::resolve(
-        &ctx.root,
-        ctx.linggen_home.as_deref(),
-        raw.as_deref().unwrap_or("."),
-        PathUse::Read,
-    )
-    .map_err(ToolOutput::error)?;
+    let resolved = ctx
+        .resolve(raw.as_deref().unwrap_or("."), PathUse::Read)
+        .map_err(ToolOutput::error)?;
     Ok((globs, resolved.abs, resolved.rel))
 }
 

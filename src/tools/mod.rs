@@ -91,6 +91,16 @@ pub struct ToolContext {
 }
 
 impl ToolContext {
+    /// A path the model gave, resolved inside the root (see [`guard::paths::resolve`]), with
+    /// `$LINGGEN_HOME` protected for writes.
+    pub fn resolve(
+        &self,
+        raw: &str,
+        usage: guard::paths::PathUse,
+    ) -> Result<guard::paths::ResolvedPath, String> {
+        guard::paths::resolve(&self.root, self.linggen_home.as_deref(), raw, usage)
+    }
+
     pub fn new(root: &Path) -> Self {
         ToolContext {
             root: root.to_path_buf(),

@@ -85,7 +85,8 @@ impl ReadArgs {
             ToolName::Read.name(),
             EXAMPLE,
         )?;
-        let resolved = paths::resolve(&ctx.root, ctx.linggen_home.as_deref(), &raw, PathUse::Read)
+        let resolved = ctx
+            .resolve(&raw, PathUse::Read)
             .or_else(|outside| read_only_root(ctx, &raw).ok_or(outside))
             .map_err(ToolOutput::error)?;
         let (start, end) = line_window(args)?;

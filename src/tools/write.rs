@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use super::ToolName;
 use super::diff::{self, DiffStat};
-use super::guard::paths::{self, PathUse};
+use super::guard::paths::PathUse;
 use super::{Access, ToolContext, ToolOutput, args};
 use crate::llm::ToolSpec;
 
@@ -46,13 +46,9 @@ impl WriteArgs {
             ToolName::Write.name(),
             example,
         )?;
-        let resolved = paths::resolve(
-            &ctx.root,
-            ctx.linggen_home.as_deref(),
-            &raw_path,
-            PathUse::Write,
-        )
-        .map_err(ToolOutput::error)?;
+        let resolved = ctx
+            .resolve(&raw_path, PathUse::Write)
+            .map_err(ToolOutput::error)?;
         if resolved.abs.is_dir() {
             return Err(ToolOutput::error(format!(
                 "`{}` is a directory; give a file path inside it",
@@ -93,12 +89,7 @@ impl WriteArgs {
 
     fn write(&self, ctx: &ToolContext) -> ToolOutput {
         // Checked again: the tree may have changed while a person looked at the prompt.
-        let resolved = match paths::resolve(
-            &ctx.root,
-            ctx.linggen_home.as_deref(),
-            &self.raw_path,
-            PathUse::Write,
-        ) {
+        let resolved = match ctx.resolve(&self.raw_path, PathUse::Write) {
             Ok(r) if r.abs == self.abs => r,
             Ok(_) => {
                 return ToolOutput::error(format!(
