@@ -40,9 +40,13 @@ fn a_long_paragraph_shows_before_it_ends() {
     let (ws, _server) = workspace(vec![Step::from(reply)]);
     let mut repl = Repl::start(&ws, &[]);
     repl.line("talk");
-    // word05 is on the first row; the answer takes about 3 s to stream.
-    let early = repl.expect("word05");
-    assert!(!early.contains("word59"), "{early:?}");
+    // word05 is on the first row; the answer takes about 3 s to stream, so when the first
+    // row is on screen the last word is not (printed only at the end, it would be too).
+    repl.expect("word05");
+    assert!(
+        !repl.shows_within("word59", Duration::from_millis(300)),
+        "the paragraph only showed once it had ended"
+    );
     repl.expect("word59");
     repl.expect(PROMPT);
     repl.line("/quit");
@@ -59,9 +63,74 @@ fn a_busy_line_shows_until_the_turn_ends() {
         )),
         Reply::text("slept").into(),
     ]);
-    let mut repl = Repl::start(&ws, &["--permission-mode", "bypass"]);
+    let mut repl = Repl::start_with_prompt(
+        &ws,
+        &["--permission-mode", "bypass"],
+        &[],
+        "ling [bypass] › ",
+    );
     repl.line("nap");
     repl.expect("esc to interrupt");
     repl.expect("slept");
+    repl.line("/quit");
+}
+
+/// A slow answer: about 3 s in small pieces.
+fn slow(text: &str) -> Reply {
+    Reply::text(text)
+        .delta_bytes(4)
+        .chunk_delay(Duration::from_millis(100))
+}
+
+/// Esc stops the running turn and leaves what the person was typing on the line; a Ctrl+C
+/// after it is still a Ctrl+C.
+#[test]
+fn esc_interrupts_the_turn_and_keeps_the_line_being_typed() {
+    let (ws, server) = workspace(vec![
+        Step::from(slow("a long answer that keeps going and going for a while")),
+        Reply::text("got the second").into(),
+    ]);
+    let mut repl = Repl::start(&ws, &[]);
+    repl.line("go");
+    repl.expect("esc to interrupt");
+    repl.send("half typed");
+    repl.send("\x1b");
+    repl.expect("cancelled");
+    repl.send("\r");
+    repl.expect("got the second");
+    let users = texts(&server.last_chat_request().unwrap(), "user");
+    assert_eq!(users.last().map(String::as_str), Some("half typed"));
+    repl.expect(PROMPT);
+    repl.send("\x1b");
+    // A person's next key comes later than an escape sequence's bytes would.
+    std::thread::sleep(Duration::from_millis(200));
+    repl.send("\x03");
+    repl.expect("press Ctrl+C again");
+    repl.line("/quit");
+}
+
+/// A message typed during a turn waits in the queue (shown below the answer, not in the
+/// middle of it) and shows in the transcript when its own turn starts; a command typed
+/// during a turn runs when the turn ends.
+#[test]
+fn what_is_typed_during_a_turn_waits_and_then_runs() {
+    let (ws, server) = workspace(vec![
+        Step::from(slow("first answer streaming slowly to the end")),
+        Reply::text("second answer").into(),
+    ]);
+    let mut repl = Repl::start(&ws, &[]);
+    repl.line("one");
+    repl.expect("esc to interrupt");
+    repl.line("two please");
+    repl.expect("⏳ queued: two please");
+    repl.line("/settings");
+    repl.expect("/settings");
+    repl.expect("› two please");
+    repl.expect("second answer");
+    // /settings ran once the turns were over.
+    repl.expect("› /settings");
+    repl.expect("permission_mode");
+    let users = texts(&server.last_chat_request().unwrap(), "user");
+    assert_eq!(users, ["one", "two please"]);
     repl.line("/quit");
 }

@@ -176,7 +176,10 @@ fn a_spinner_shows_elapsed_time_until_the_first_token() {
     let mut repl = Repl::start(&ws, &[]);
     repl.line("take your time");
     let out = repl.expect("late answer");
-    assert!(out.contains("thinking… 0."), "no spinner: {out:?}");
+    assert!(
+        out.contains("Thinking… 1s · esc to interrupt"),
+        "no spinner: {out:?}"
+    );
     repl.line("/quit");
 }
 

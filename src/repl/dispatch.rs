@@ -24,8 +24,8 @@ impl Shell {
             Parsed::Command { command, .. } if command.quits() => return false,
             Parsed::Command { command, args } => {
                 if self.shared.is_busy() && !command.available_while_busy() {
-                    self.view
-                        .hint(&format!("/{} can run when this turn ends", command.name()));
+                    // It runs when the turn ends; the live area shows it waiting.
+                    self.view.defer(&line);
                 } else {
                     self.run_command(command, args.trim()).await;
                 }

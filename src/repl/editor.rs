@@ -109,8 +109,64 @@ impl ConditionalEventHandler for CtrlC {
     }
 }
 
-/// Installs the shell's key bindings.
-pub fn bind_keys<H: Helper, I: rustyline::history::History>(editor: &mut rustyline::Editor<H, I>) {
+/// Keys the shell acts on while the person keeps editing their line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Key {
+    /// Esc while a turn runs: interrupt it (the line being typed stays).
+    Esc,
+    /// Shift+Tab: the next permission mode.
+    CycleMode,
+}
+
+/// Sends a [`Key`] to the shell and leaves the line as it is. Esc does this only while a
+/// turn runs; otherwise it does nothing (it no longer waits to combine with the next key,
+/// so the Ctrl+C after it is a Ctrl+C).
+struct SendKey {
+    key: Key,
+    only_when: Option<Arc<AtomicBool>>,
+    keys: tokio::sync::mpsc::UnboundedSender<Key>,
+}
+
+impl ConditionalEventHandler for SendKey {
+    fn handle(&self, _: &Event, _: RepeatCount, _: bool, _: &EventContext) -> Option<Cmd> {
+        if self
+            .only_when
+            .as_ref()
+            .is_none_or(|flag| flag.load(Ordering::Relaxed))
+        {
+            let _ = self.keys.send(self.key);
+        }
+        Some(Cmd::Noop)
+    }
+}
+
+/// How long a lone Esc waits for the rest of an escape sequence (arrow keys and the like
+/// arrive as Esc plus more bytes, within microseconds even over SSH).
+pub const ESC_TIMEOUT_MS: u16 = 50;
+
+/// Installs the shell's key bindings. `busy` says whether a turn runs (Esc interrupts it);
+/// `keys` is where Esc and Shift+Tab go.
+pub fn bind_keys<H: Helper, I: rustyline::history::History>(
+    editor: &mut rustyline::Editor<H, I>,
+    busy: Arc<AtomicBool>,
+    keys: tokio::sync::mpsc::UnboundedSender<Key>,
+) {
+    editor.bind_sequence(
+        KeyEvent(KeyCode::Esc, Modifiers::NONE),
+        EventHandler::Conditional(Box::new(SendKey {
+            key: Key::Esc,
+            only_when: Some(busy),
+            keys: keys.clone(),
+        })),
+    );
+    editor.bind_sequence(
+        KeyEvent(KeyCode::BackTab, Modifiers::NONE),
+        EventHandler::Conditional(Box::new(SendKey {
+            key: Key::CycleMode,
+            only_when: None,
+            keys,
+        })),
+    );
     editor.bind_sequence(
         KeyEvent(KeyCode::Char('C'), Modifiers::CTRL),
         EventHandler::Conditional(Box::new(CtrlC)),

@@ -54,6 +54,8 @@ pub(super) struct Shell {
     pub mirror: Option<Arc<Mirror>>,
     /// The web server, once `/share` started it.
     pub share: Option<crate::web::Server>,
+    /// The turn ended with commands typed during it waiting to run.
+    pub deferred_due: bool,
     /// The model id last chosen with `/model` (the session shows only its label): a
     /// restart (`/clear`, `/resume`) starts the new session on it.
     pub model_choice: Option<String>,
@@ -102,7 +104,10 @@ async fn try_run(start: Start) -> Result<i32, Failure> {
             .permission_mode
             .unwrap_or(ws.config.permission_mode),
     )));
+    let (keys_tx, mut keys) = mpsc::unbounded_channel();
     let io = EditorIo {
+        busy: shared.busy.clone(),
+        keys: keys_tx,
         typed: typed_tx,
         printer: printer_tx,
         again: again_rx,
@@ -131,6 +136,7 @@ async fn try_run(start: Start) -> Result<i32, Failure> {
         extensions,
         mirror,
         share: None,
+        deferred_due: false,
         model_choice: None,
     };
     shell.refresh_lists().await;
@@ -156,6 +162,7 @@ async fn try_run(start: Start) -> Result<i32, Failure> {
                     shell.on_event(&envelope.event);
                 }
             }
+            Some(key) = keys.recv() => shell.on_key(key).await,
             // A skill or agent file changed on disk (the sets were re-read).
             Ok(()) = shell.extensions.skills.changed() => shell.extensions_changed(),
             Ok(()) = shell.extensions.agents.changed() => shell.extensions_changed(),
@@ -170,6 +177,8 @@ async fn try_run(start: Start) -> Result<i32, Failure> {
             typed = typed.recv() => match typed {
                 None | Some(Typed::Eof) => break,
                 Some(Typed::Interrupted) => {
+                    let prompt = lock(&shell.prompt).clone();
+                    shell.view.interrupted(&prompt, terminal_width());
                     let quit = shell.interrupt(&mut last_interrupt).await;
                     flush.wait(OUTPUT_FLUSH_LIMIT);
                     let _ = again_tx.send(!quit);
@@ -179,6 +188,7 @@ async fn try_run(start: Start) -> Result<i32, Failure> {
                 }
                 Some(Typed::Line(line)) => {
                     last_interrupt = None;
+                    shell.echo_submitted(&line);
                     let go_on = shell.handle_line(line).await;
                     // The line's output first, then the next prompt.
                     flush.wait(OUTPUT_FLUSH_LIMIT);
@@ -190,6 +200,10 @@ async fn try_run(start: Start) -> Result<i32, Failure> {
                     }
                 }
             }
+        }
+        if shell.deferred_due && !shell.run_deferred().await {
+            let _ = again_tx.send(false);
+            break;
         }
     }
     if let Some(server) = shell.share.take() {
@@ -203,12 +217,62 @@ async fn try_run(start: Start) -> Result<i32, Failure> {
 impl Shell {
     fn on_event(&mut self, event: &session::Event) {
         self.view.on_event(event);
-        if matches!(
-            event,
-            session::Event::SessionStarted { .. } | session::Event::SettingsUpdated { .. }
-        ) {
-            self.update_prompt();
+        match event {
+            session::Event::SessionStarted { .. } | session::Event::SettingsUpdated { .. } => {
+                self.update_prompt()
+            }
+            // The turn and everything queued after it ended: commands typed meanwhile are
+            // due (the loop runs them).
+            session::Event::StateUpdated {
+                status: session::SessionStatus::Idle,
+                ..
+            } => self.deferred_due = true,
+            _ => {}
         }
+    }
+
+    /// Esc interrupts the running turn (the line being typed stays); Shift+Tab moves to the
+    /// next permission mode, which the session applies from its next turn.
+    async fn on_key(&mut self, key: editor::Key) {
+        match key {
+            editor::Key::Esc => {
+                if self.shared.is_busy() {
+                    let _ = self.live.handle.inputs.send(session::Input::Cancel).await;
+                }
+            }
+            editor::Key::CycleMode => {
+                use crate::config::PermissionMode;
+                let mode = match self.view.settings().permission_mode {
+                    PermissionMode::Default => PermissionMode::AcceptEdits,
+                    PermissionMode::AcceptEdits => PermissionMode::Plan,
+                    PermissionMode::Plan | PermissionMode::Bypass => PermissionMode::Default,
+                };
+                self.ask(session::Input::SetPermissionMode { mode }).await;
+            }
+        }
+    }
+
+    /// Runs the commands typed during the turn that just ended, each shown as typed.
+    /// Returns `false` when one of them quits.
+    async fn run_deferred(&mut self) -> bool {
+        self.deferred_due = false;
+        for line in self.view.take_deferred() {
+            let echo = format!("› {line}");
+            self.view.hint(&echo);
+            if !self.handle_line(line).await {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Tells the view about a line the editor just left on screen: a message typed during a
+    /// turn waits in the queue (and shows when it runs); anything else shows at once.
+    fn echo_submitted(&mut self, line: &str) {
+        let prompt = lock(&self.prompt).clone();
+        let answering = lock(&self.shared.approval).is_some();
+        let queued = self.shared.is_busy() && !answering && !line.trim_start().starts_with('/');
+        self.view.submitted(&prompt, line, terminal_width(), queued);
     }
 
     /// Sends an input and shows the session's own answer before the editor reads again: a
@@ -391,6 +455,10 @@ struct EditorIo {
     /// After each line: read another (`true`) or stop (`false`).
     again: std::sync::mpsc::Receiver<bool>,
     prompt: Arc<std::sync::Mutex<String>>,
+    /// Whether a turn runs (Esc interrupts only then).
+    busy: Arc<std::sync::atomic::AtomicBool>,
+    /// Esc and Shift+Tab, for the shell.
+    keys: mpsc::UnboundedSender<editor::Key>,
 }
 
 /// Runs rustyline on its own thread; hands back its external printer first.
@@ -407,6 +475,7 @@ fn spawn_editor(
     std::thread::spawn(move || {
         let builder = Config::builder()
             .auto_add_history(true)
+            .keyseq_timeout(Some(editor::ESC_TIMEOUT_MS))
             .completion_type(rustyline::CompletionType::List);
         // History is de-duplicated; the builder only fails for a zero history size.
         let config = match builder.clone().history_ignore_dups(true) {
@@ -423,7 +492,7 @@ fn spawn_editor(
             color,
         );
         editor.set_helper(Some(helper));
-        editor::bind_keys(&mut editor);
+        editor::bind_keys(&mut editor, io.busy, io.keys);
         let _ = editor.load_history(&history);
         match editor.create_external_printer() {
             Ok(p) => {

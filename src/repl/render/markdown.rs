@@ -1,5 +1,12 @@
-//! The streaming markdown renderer: newline-gated, so only completed source lines are
-//! rendered and returned; the open line is held back and nothing returned is ever redrawn.
+//! The streaming markdown renderer. Completed source lines are rendered and returned; of
+//! the open line (a paragraph still streaming, with no newline yet) the wrapped rows that can
+//! no longer change are returned as they fill, and the row still filling is offered as a
+//! [`MarkdownStream::tail`] for the view to redraw. Nothing returned is ever redrawn.
+//!
+//! Appending text to a line only changes its last wrapped row (earlier rows end in a break
+//! after a complete word), so every row but the last is final — unless an inline marker
+//! (`**`, `` ` ``) is still open: closing it would restyle earlier rows, so those rows wait
+//! (up to [`HELD_ROWS`]) until it closes.
 //!
 //! Each source line is rendered on its own (a soft line break stays a break) because
 //! joining it with the next would mean holding text back until the paragraph ends. The
@@ -19,6 +26,10 @@ use crate::tools::terminal_text::strip_controls;
 /// Narrower than this, wrapping produces more noise than text; we let the terminal wrap.
 const MIN_WIDTH: usize = 20;
 
+/// Rows of the open line held back while an inline marker is open; past this they are
+/// returned anyway, so the part redrawn in place stays small.
+pub const HELD_ROWS: usize = 6;
+
 /// Renders a markdown answer as it streams in. See the module docs.
 pub struct MarkdownStream {
     /// `None` in plain mode: lines are returned as written.
@@ -31,6 +42,12 @@ pub struct MarkdownStream {
     pending_row: Option<String>,
     /// Open list items, outermost first.
     lists: Vec<ListLevel>,
+    /// Wrapped rows of the open line already returned (final rows of a paragraph still
+    /// streaming); when the line completes, its rendering skips them.
+    open_rows_shown: usize,
+    /// A new width asked for while rows of the open line were out: it applies from the
+    /// next line, so the open line keeps the width its first rows were wrapped at.
+    next_width: Option<usize>,
 }
 
 enum Block {
@@ -43,6 +60,7 @@ enum Block {
     Table(Table),
 }
 
+#[derive(Clone)]
 struct ListLevel {
     /// Columns of indentation of the marker in the source.
     source_indent: usize,
@@ -64,15 +82,24 @@ impl MarkdownStream {
             block: Block::Text,
             pending_row: None,
             lists: Vec::new(),
+            open_rows_shown: 0,
+            next_width: None,
         }
     }
 
-    /// Takes effect from the next rendered line; what was returned stays as it was.
+    /// Takes effect from the next rendered line (after the open line, when rows of it are
+    /// out already); what was returned stays as it was.
     pub fn set_width(&mut self, width: u16) {
-        self.width = usize::from(width).max(MIN_WIDTH);
+        let width = usize::from(width).max(MIN_WIDTH);
+        if self.open_rows_shown > 0 {
+            self.next_width = Some(width);
+        } else {
+            self.width = width;
+        }
     }
 
-    /// Feeds a chunk of the answer; returns the terminal lines completed by it.
+    /// Feeds a chunk of the answer; returns the terminal lines completed by it, and the
+    /// rows of the open line that became final.
     pub fn push(&mut self, chunk: &str) -> Vec<String> {
         let mut out = Vec::new();
         for piece in chunk.split_inclusive('\n') {
@@ -80,12 +107,89 @@ impl MarkdownStream {
                 Some(rest) => {
                     self.open_line.push_str(rest);
                     let line = std::mem::take(&mut self.open_line);
-                    self.line(line.strip_suffix('\r').unwrap_or(&line), &mut out);
+                    self.complete_open_line(line.strip_suffix('\r').unwrap_or(&line), &mut out);
                 }
                 None => self.open_line.push_str(piece),
             }
         }
+        self.release_final_rows(&mut out);
         out
+    }
+
+    /// Returns the rows of the open line that can no longer change. Those are the rows
+    /// before the one holding the start of the last word: the last word may still grow,
+    /// and a word grown too long for a row is broken across rows starting on the row before
+    /// (`and a very-long-identifier…`), so that row is not final either. Rendering the
+    /// line up to its last word gives exactly the final rows, plus that one.
+    fn release_final_rows(&mut self, out: &mut Vec<String>) {
+        let Some(cut) = self.open_line.trim_end().rfind(char::is_whitespace) else {
+            return;
+        };
+        let settled_text = &self.open_line[..cut];
+        let Some(rows) = self.rows_of(settled_text) else {
+            return;
+        };
+        let total = self.open_line_rows().map_or(0, |rows| rows.len());
+        let settled = inline_markers_closed(settled_text) || total > HELD_ROWS;
+        let last = rows.len().saturating_sub(1);
+        if settled && last > self.open_rows_shown {
+            out.extend(rows[self.open_rows_shown..last].iter().cloned());
+            self.open_rows_shown = last;
+        }
+    }
+
+    /// The rows of the open line not returned yet (the one still filling, and any held
+    /// back while a marker is open), for the view to show in place until they are final.
+    /// Empty outside paragraphs (code, tables) and in plain mode.
+    pub fn tail(&self) -> Vec<String> {
+        self.open_line_rows()
+            .map(|rows| rows.into_iter().skip(self.open_rows_shown).collect())
+            .unwrap_or_default()
+    }
+
+    /// Renders the line that just completed, without the rows of it already returned.
+    fn complete_open_line(&mut self, line: &str, out: &mut Vec<String>) {
+        let mut rows = Vec::new();
+        self.line(line, &mut rows);
+        let shown = std::mem::take(&mut self.open_rows_shown).min(rows.len());
+        out.extend(rows.into_iter().skip(shown));
+        if let Some(width) = self.next_width.take() {
+            self.width = width;
+        }
+    }
+
+    /// The open line as it would render now, when it is paragraph text (not code, a table
+    /// row, or a fence that opens a block); `None` otherwise and in plain mode.
+    fn open_line_rows(&self) -> Option<Vec<String>> {
+        self.rows_of(&self.open_line)
+    }
+
+    /// How `line` would render as the next paragraph line (see [`Self::open_line_rows`]).
+    fn rows_of(&self, line: &str) -> Option<Vec<String>> {
+        let line = strip_controls(line);
+        let line = line.as_ref();
+        let is_text = matches!(self.block, Block::Text) && self.pending_row.is_none();
+        if self.theme.is_none()
+            || !is_text
+            || line.trim().is_empty()
+            || is_row(line)
+            || blocks::opens_fence(line).is_some()
+        {
+            return None;
+        }
+        let mut scratch = MarkdownStream {
+            theme: self.theme.clone(),
+            width: self.width,
+            open_line: String::new(),
+            block: Block::Text,
+            pending_row: None,
+            lists: self.lists.clone(),
+            open_rows_shown: 0,
+            next_width: None,
+        };
+        let mut rows = Vec::new();
+        scratch.text_line(line, &mut rows);
+        Some(rows)
     }
 
     /// Ends the answer: renders the open line and anything buffered (a table), and resets
@@ -94,8 +198,9 @@ impl MarkdownStream {
         let mut out = Vec::new();
         if !self.open_line.is_empty() {
             let line = std::mem::take(&mut self.open_line);
-            self.line(&line, &mut out);
+            self.complete_open_line(&line, &mut out);
         }
+        self.open_rows_shown = 0;
         if let Some(row) = self.pending_row.take() {
             self.text_line(&row, &mut out);
         }
@@ -261,4 +366,22 @@ impl MarkdownStream {
         }
         self.lists.last().map_or(0, |l| l.hang)
     }
+}
+
+/// Whether every inline construct the renderer pairs up is closed in `text`: an even number
+/// of backticks, `**`, `__` and `~~`, no `[` without its `]`, no `](` or `<` without its
+/// closing `)` or `>`. Only then are its wrapped rows final (a link's text and target
+/// render differently once closed).
+fn inline_markers_closed(text: &str) -> bool {
+    let after = |open: &str, close: char| {
+        text.rfind(open)
+            .is_none_or(|at| text[at + open.len()..].contains(close))
+    };
+    text.matches('`').count().is_multiple_of(2)
+        && ["**", "__", "~~"]
+            .iter()
+            .all(|marker| text.matches(marker).count().is_multiple_of(2))
+        && after("[", ']')
+        && after("](", ')')
+        && after("<", '>')
 }

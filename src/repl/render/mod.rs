@@ -19,6 +19,7 @@ use std::io::IsTerminal;
 use std::sync::Arc;
 
 pub use markdown::MarkdownStream;
+pub(crate) use paint::str_width;
 pub use tool::{approval_head, render_diff, tool_line, tool_result_line};
 
 use crate::repl::theme::Theme;

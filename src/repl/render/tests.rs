@@ -279,3 +279,55 @@ fn an_approval_head_wraps_the_whole_call() {
         format!("⏵ Allow {display}")
     );
 }
+
+/// A paragraph still streaming (no newline yet) gives its full rows as they fill, keeps the
+/// row still filling as the tail, and when it ends returns only what was not out yet.
+#[test]
+fn a_streaming_paragraph_gives_its_final_rows_before_it_ends() {
+    let mut stream = MarkdownStream::new(dark(), 20);
+    let words = "alpha beta gamma delta epsilon zeta eta theta iota kappa";
+    let mut out = Vec::new();
+    for word in words.split(' ') {
+        out.extend(stream.push(&format!("{word} ")));
+    }
+    assert!(!out.is_empty(), "no row before the paragraph ended");
+    assert_eq!(visible(&out[..1]), "alpha beta gamma");
+    let tail = visible(&stream.tail());
+    assert!(tail.contains("kappa"), "{tail:?}");
+    out.extend(stream.push("\n"));
+    assert!(stream.tail().is_empty());
+    let mut whole = MarkdownStream::new(dark(), 20);
+    let mut expected = whole.push(&format!("{words} \n"));
+    expected.extend(whole.finish());
+    assert_eq!(out, expected, "streamed rows differ from the whole line's");
+}
+
+/// Rows with an inline marker still open wait for it to close, so styling that spans rows
+/// is final when they come out; a width change waits for the open line to end.
+#[test]
+fn rows_wait_for_an_open_marker_and_the_open_line_keeps_its_width() {
+    let mut stream = MarkdownStream::new(dark(), 20);
+    let first = stream.push("plain words come first and fill a row ");
+    assert!(!first.is_empty());
+    let held = stream.push("then **bold words that run across rows");
+    assert!(held.is_empty(), "{}", visible(&held));
+    stream.set_width(40);
+    let mut out = first;
+    out.extend(stream.push("** end of it\n"));
+    let all = visible(&out);
+    assert!(!all.contains('*'), "{all:?}");
+    assert!(all.lines().all(|l| paint::str_width(l) <= 20), "{all:?}");
+    let next = stream.push(&format!("{}\n", "word ".repeat(7)));
+    assert_eq!(next.len(), 1, "the new width applies to the next line");
+}
+
+/// Code, tables and plain mode have no tail: only paragraphs are shown while they fill.
+#[test]
+fn only_paragraph_text_has_a_tail() {
+    let mut stream = MarkdownStream::new(dark(), WIDTH);
+    stream.push("```rust\nfn ma");
+    assert!(stream.tail().is_empty());
+    let mut plain = MarkdownStream::new(RenderStyle::Plain, WIDTH);
+    plain.push("some text");
+    assert!(plain.tail().is_empty());
+}

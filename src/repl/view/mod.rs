@@ -62,7 +62,8 @@ pub struct View {
     waiting_since: Option<std::time::Instant>,
     /// The delegated agent being waited for; `None` for the turn's own agent.
     waiting_for: Option<String>,
-    spinner_shown: bool,
+    /// The rows redrawn in place above the prompt (see `live.rs`).
+    live: live::Live,
     /// A `delegate_to_agent` call per parent run: its summary, and whether the child run
     /// started. A started child is shown by its own lines; a refused call as a tool line.
     delegations: std::collections::HashMap<String, (String, bool)>,
@@ -93,70 +94,13 @@ impl View {
             markdown: None,
             waiting_since: None,
             waiting_for: None,
-            spinner_shown: false,
+            live: live::Live::default(),
             delegations: std::collections::HashMap::new(),
             answered: false,
             thinking: String::new(),
             show_thinking: true,
             session: SessionView::new(agent),
             shared,
-        }
-    }
-
-    fn print(&mut self, lines: Vec<String>) {
-        if lines.is_empty() {
-            return;
-        }
-        // The prompt is redrawn after each print; one call per batch keeps that cheap. The
-        // trailing newline matters when the editor is between lines (not in raw mode): the
-        // printer then writes the text as it is, and the next prompt would overwrite it.
-        let mut text = self.take_spinner_line();
-        text.push_str(&lines.join("\n"));
-        text.push('\n');
-        let _ = self.printer.print(text);
-    }
-
-    /// Escape codes that erase the spinner line, if one is on screen. The printer clears the
-    /// prompt rows and writes from where the prompt began; the spinner is the line above.
-    fn take_spinner_line(&mut self) -> String {
-        if std::mem::take(&mut self.spinner_shown) {
-            "\x1b[1A\x1b[2K\r".to_string()
-        } else {
-            String::new()
-        }
-    }
-
-    /// Called every [`SPINNER_FRAME`]: while waiting for the model's first token, shows a
-    /// spinner with the elapsed time on the line above the prompt, redrawn in place.
-    pub fn tick(&mut self) {
-        let Some(since) = self.waiting_since else {
-            return;
-        };
-        if self.style.is_plain() {
-            return;
-        }
-        let elapsed = since.elapsed();
-        let frame =
-            SPINNER[(elapsed.as_millis() / SPINNER_FRAME.as_millis()) as usize % SPINNER.len()];
-        let who = self
-            .waiting_for
-            .as_deref()
-            .map_or(String::new(), |agent| format!("{agent} "));
-        let line = self.style.dim(&format!(
-            "{frame} {who}thinking… {:.1}s",
-            elapsed.as_secs_f64()
-        ));
-        self.print(vec![line]);
-        self.spinner_shown = true;
-    }
-
-    /// The model has started (or stopped) answering: no spinner until it is asked again.
-    fn stop_waiting(&mut self) {
-        self.waiting_since = None;
-        if std::mem::take(&mut self.spinner_shown) {
-            // Up to the spinner, clear it, up once more and a newline: the cursor ends on
-            // the spinner's (now empty) row, where the printer redraws the prompt.
-            let _ = self.printer.print("\x1b[1A\x1b[2K\x1b[1A\n".to_string());
         }
     }
 
@@ -251,6 +195,7 @@ impl View {
             }
             // A delegated run's tokens are not shown, so they do not end the wait either.
             Event::Token { run_id, .. } if self.session.depth(run_id) > 0 => {}
+            // The model answers (or something else happens): no longer waiting for it.
             Event::Token { .. }
             | Event::ToolCallStarted { .. }
             | Event::ApprovalRequested { .. }
@@ -258,11 +203,9 @@ impl View {
             | Event::SubagentResult { .. }
             | Event::Outcome { .. }
             | Event::Error { .. }
-            | Event::Warning { .. }
-                if self.waiting_since.is_some() =>
-            {
-                self.stop_waiting();
-                return self.render(event);
+            | Event::Warning { .. } => {
+                self.waiting_since = None;
+                self.waiting_for = None;
             }
             _ => {}
         }
@@ -358,11 +301,20 @@ impl View {
                 from,
                 content,
                 ..
-            } if from != "terminal" && self.session.depth(run_id) == 0 => {
-                let line = strip_controls(&format!("[{from}] {content}")).into_owned();
-                self.say(line)
+            } if self.session.depth(run_id) == 0 => {
+                // A line typed in the terminal shows as typed, or (typed during the last
+                // turn, its echo erased) where it runs; other frontends' are labelled.
+                let line = if from == "terminal" {
+                    self.echo_if_owed(content)
+                } else {
+                    Some(strip_controls(&format!("[{from}] {content}")).into_owned())
+                };
+                if let Some(line) = line {
+                    self.say(line);
+                }
             }
-            Event::QueueUpdated { queued } if !queued.is_empty() => {
+            // The queue shows in the live area; without one (plain output), as a line.
+            Event::QueueUpdated { queued } if !queued.is_empty() && self.style.is_plain() => {
                 let line = format!("⏳ queued: {}", queued.join(" · "));
                 self.say(self.style.dim(&line));
             }
@@ -378,6 +330,8 @@ impl View {
                 duration_ms,
                 ..
             } => {
+                // The turn is over: its busy line goes with the outcome's lines.
+                self.live.turn_started = None;
                 self.on_outcome(*status, result, usage.output_tokens, *duration_ms);
                 self.delegations.clear();
             }
@@ -388,6 +342,7 @@ impl View {
     fn on_run_started(&mut self, parent_id: Option<&str>) {
         if parent_id.is_none() {
             self.answered = false;
+            self.live.turn_started = Some(std::time::Instant::now());
             // Resizes are picked up per answer: lines already shown stay as they are.
             self.width = super::shell::terminal_width();
         }
@@ -546,11 +501,10 @@ impl View {
 /// The tool whose calls start child runs; shown through the child's own lines.
 const DELEGATE_TOOL: &str = crate::tools::ToolName::Delegate.name();
 
-/// How often the spinner is redrawn.
-pub const SPINNER_FRAME: std::time::Duration = std::time::Duration::from_millis(100);
-const SPINNER: &[char] = &['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
-
+mod live;
 mod settings_line;
+
+pub use live::SPINNER_FRAME;
 
 #[cfg(test)]
 mod tests;

@@ -1,0 +1,196 @@
+//! The live area: the few rows right above the prompt that are redrawn in place while a
+//! turn runs — the row of the answer still filling, the queue, and a busy line
+//! (`⠋ Working… 12s · esc to interrupt`) until the turn ends. Everything else the view
+//! prints is permanent and goes above it.
+//!
+//! Each print erases the live area (the printer writes from where the prompt began, and
+//! the live rows are right above it), writes the new permanent lines, and draws the live
+//! area again, so it always sits at the bottom. A line the person submits while it shows
+//! lands between it and the next prompt; [`View::submitted`] counts those rows so the next
+//! print erases them too (the line then shows in the queue, and in the transcript when it
+//! runs).
+
+use std::time::Instant;
+
+use super::View;
+use crate::repl::render::str_width;
+use crate::session::lock;
+
+/// How often the live area is redrawn while a turn runs.
+pub const SPINNER_FRAME: std::time::Duration = std::time::Duration::from_millis(100);
+const SPINNER: &[char] = &['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
+
+/// What the live area holds and how many rows of it are on screen.
+#[derive(Default)]
+pub(super) struct Live {
+    /// Rows drawn by the last print, right above the prompt.
+    rows: usize,
+    /// Rows of a line the person submitted below them (erased with them).
+    detached: usize,
+    /// When the turn's own run started: the busy line's clock.
+    pub turn_started: Option<Instant>,
+    /// Commands typed during the turn, run when it ends (shown as waiting).
+    deferred: Vec<String>,
+    /// Lines the person submitted during the turn whose echo was erased: shown in the
+    /// transcript when their turn starts.
+    pub echo_owed: Vec<String>,
+    /// A submitted line whose echo is erased with the live area and written again at once
+    /// (a command, an answer: they take effect now, not when a turn starts).
+    echo_now: Option<String>,
+}
+
+impl View {
+    /// Writes `lines` as permanent output, then the live area below them. With nothing to
+    /// write and a live area that looks the same, writes nothing.
+    pub(super) fn print(&mut self, lines: Vec<String>) {
+        let live = self.live_lines();
+        if lines.is_empty() && live.is_empty() && self.live.rows == 0 && self.live.detached == 0 {
+            return;
+        }
+        let mut text = self.erase_live();
+        if let Some(echo) = self.live.echo_now.take() {
+            text.push_str(&echo);
+            text.push('\n');
+        }
+        for line in lines.iter().chain(&live) {
+            text.push_str(line);
+            text.push('\n');
+        }
+        self.live.rows = live.len();
+        if lines.is_empty() && live.is_empty() {
+            // Only an erase: the editor adds a newline to a print that does not end in one,
+            // so go up one row more and let the newline bring the cursor back.
+            text.push_str("\x1b[1A\n");
+        }
+        // The prompt is redrawn after each print; one call per batch keeps that cheap.
+        let _ = self.printer.print(text);
+    }
+
+    /// Called every [`SPINNER_FRAME`]: redraws the live area (the busy line's clock moves).
+    pub fn tick(&mut self) {
+        if self.live.rows > 0 || !self.live_lines().is_empty() {
+            self.print(Vec::new());
+        }
+    }
+
+    /// The person submitted `line` at `prompt`: the editor left it on screen below the live
+    /// area, so the next print erases it with the live area. A message that waits for the
+    /// turn (`queued`) then shows in the queue, and in the transcript when it runs; any
+    /// other line is written again right away, above the live area.
+    pub fn submitted(&mut self, prompt: &str, line: &str, width: u16, queued: bool) {
+        if self.live.rows == 0 {
+            return;
+        }
+        let width = usize::from(width.max(1));
+        let echo = format!("{prompt}{line}");
+        let rows: usize = echo
+            .split('\n')
+            .map(|row| str_width(row).div_ceil(width).max(1))
+            .sum();
+        self.live.detached += rows;
+        if queued {
+            if !line.trim().is_empty() {
+                self.live.echo_owed.push(line.trim().to_string());
+            }
+        } else {
+            let echo = crate::tools::terminal_text::strip_controls(&echo).into_owned();
+            self.live.echo_now = Some(echo);
+        }
+    }
+
+    /// Ctrl+C on the empty prompt: the editor left the prompt row below the live area.
+    pub fn interrupted(&mut self, prompt: &str, width: u16) {
+        self.submitted(prompt, "", width, true);
+    }
+
+    /// A command typed during the turn, to run when it ends (shown as waiting until then).
+    pub fn defer(&mut self, line: &str) {
+        self.live.deferred.push(line.trim().to_string());
+    }
+
+    /// The commands deferred to the end of the turn, in order (they run now).
+    pub fn take_deferred(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.live.deferred)
+    }
+
+    /// A line typed during the turn starts its own turn now: it shows where it runs.
+    pub(super) fn echo_if_owed(&mut self, content: &str) -> Option<String> {
+        let at = self
+            .live
+            .echo_owed
+            .iter()
+            .position(|l| l == content.trim())?;
+        let line = self.live.echo_owed.remove(at);
+        Some(self.style.dim(&format!("› {line}")))
+    }
+
+    /// Escape codes that take the cursor to the top of the live area (and a submitted line
+    /// below it) and clear from there down.
+    fn erase_live(&mut self) -> String {
+        let rows = std::mem::take(&mut self.live.rows) + std::mem::take(&mut self.live.detached);
+        if rows == 0 {
+            String::new()
+        } else {
+            format!("\r\x1b[{rows}A\x1b[J")
+        }
+    }
+
+    /// The live area as it should look now; empty in plain mode (no escape codes there).
+    fn live_lines(&self) -> Vec<String> {
+        if self.style.is_plain() {
+            return Vec::new();
+        }
+        let width = usize::from(self.width).saturating_sub(1).max(10);
+        let mut lines = self
+            .markdown
+            .as_ref()
+            .map(|stream| stream.tail())
+            .unwrap_or_default();
+        let mut waiting: Vec<String> = self.session.queue.clone();
+        waiting.extend(self.live.deferred.iter().cloned());
+        if !waiting.is_empty() {
+            let line = format!("⏳ queued: {}", waiting.join(" · "));
+            lines.push(self.style.dim(&cut(&line, width)));
+        }
+        if let Some(busy) = self.busy_line(width) {
+            lines.push(busy);
+        }
+        lines
+    }
+
+    /// `⠋ Working… 12s · esc to interrupt` while the turn runs and nobody is asked for an
+    /// approval (the question is the last thing on screen then).
+    fn busy_line(&self, width: usize) -> Option<String> {
+        let started = self.live.turn_started?;
+        if lock(&self.shared.approval).is_some() {
+            return None;
+        }
+        let elapsed = started.elapsed();
+        let frame =
+            SPINNER[(elapsed.as_millis() / SPINNER_FRAME.as_millis()) as usize % SPINNER.len()];
+        let what = match (&self.waiting_for, self.waiting_since.is_some()) {
+            (Some(agent), _) => format!("{agent} working"),
+            (None, true) => "Thinking".to_string(),
+            (None, false) => "Working".to_string(),
+        };
+        let line = format!("{frame} {what}… {}s · esc to interrupt", elapsed.as_secs());
+        Some(self.style.dim(&cut(&line, width)))
+    }
+}
+
+/// `text` cut to `width` columns with an ellipsis (a live row must not wrap: it is erased
+/// by counting rows).
+fn cut(text: &str, width: usize) -> String {
+    if str_width(text) <= width {
+        return text.to_string();
+    }
+    let mut out = String::new();
+    for c in text.chars() {
+        if str_width(&out) + 2 > width {
+            break;
+        }
+        out.push(c);
+    }
+    out.push('…');
+    out
+}
