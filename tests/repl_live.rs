@@ -134,3 +134,26 @@ fn what_is_typed_during_a_turn_waits_and_then_runs() {
     assert_eq!(users, ["one", "two please"]);
     repl.line("/quit");
 }
+
+/// Shift+Tab moves to the next permission mode, and the next turn follows it: a write in
+/// accept-edits runs without asking.
+#[test]
+fn shift_tab_cycles_the_permission_mode_and_it_takes_effect() {
+    let (ws, _server) = workspace(vec![
+        Step::from(Reply::tool(
+            "Write",
+            serde_json::json!({"file_path": "a.txt", "content": "A"}),
+        )),
+        Reply::text("wrote it").into(),
+    ]);
+    let mut repl = Repl::start(&ws, &[]);
+    repl.send("\x1b[Z");
+    repl.expect("permission mode accept-edits");
+    repl.line("write a");
+    repl.expect("wrote it");
+    assert_eq!(ws.read("a.txt"), "A");
+    repl.expect("ling [accept-edits] › ");
+    repl.send("\x1b[Z");
+    repl.expect("permission mode plan");
+    repl.line("/quit");
+}
