@@ -157,3 +157,15 @@ fn shift_tab_cycles_the_permission_mode_and_it_takes_effect() {
     repl.expect("permission mode plan");
     repl.line("/quit");
 }
+
+/// `TERM=dumb` (Emacs' shell, some IDE consoles) gets the shell in plain text: it starts,
+/// answers, and writes no escape codes.
+#[test]
+fn a_dumb_terminal_gets_a_plain_shell() {
+    let (ws, _server) = workspace(vec![Step::from(Reply::text("plain **answer**"))]);
+    let mut repl = Repl::start_with_env(&ws, &[], &[("TERM", "dumb")]);
+    repl.line("hello");
+    let out = repl.expect("plain **answer**");
+    assert!(!out.contains('\x1b'), "{out:?}");
+    repl.line("/quit");
+}

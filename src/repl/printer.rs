@@ -12,6 +12,34 @@ use std::time::{Duration, Instant};
 
 use rustyline::ExternalPrinter;
 
+/// Writes straight to stdout: for terminals the editor cannot drive (`TERM=dumb`), where
+/// it reads plain lines. While it waits at the prompt, output starts on a line of its own
+/// and the prompt is written again after it, as the editor would redraw it.
+pub struct Stdout {
+    /// The prompt the editor shows.
+    pub prompt: Arc<Mutex<String>>,
+    /// Whether the editor is waiting for a line (its prompt is the last thing written).
+    pub reading: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl ExternalPrinter for Stdout {
+    fn print(&mut self, msg: String) -> rustyline::Result<()> {
+        use std::io::Write;
+        use std::sync::atomic::Ordering;
+        let mut out = std::io::stdout().lock();
+        let reading = self.reading.load(Ordering::Relaxed);
+        if reading {
+            out.write_all(b"\n")?;
+        }
+        out.write_all(msg.as_bytes())?;
+        if reading {
+            out.write_all(crate::session::lock(&self.prompt).as_bytes())?;
+        }
+        out.flush()?;
+        Ok(())
+    }
+}
+
 /// An [`ExternalPrinter`] whose `print` only queues.
 pub struct QueuedPrinter {
     queue: mpsc::Sender<String>,

@@ -494,15 +494,24 @@ fn spawn_editor(
         editor.set_helper(Some(helper));
         editor::bind_keys(&mut editor, io.busy, io.keys);
         let _ = editor.load_history(&history);
-        match editor.create_external_printer() {
-            Ok(p) => {
-                let _ = io.printer.send(Box::new(p));
-            }
-            Err(_) => return,
-        }
+        // A terminal the editor cannot drive (`TERM=dumb`: Emacs' shell, some IDE consoles)
+        // gets plain lines: the editor reads without editing, and output goes straight out.
+        let reading = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let printer: Box<dyn rustyline::ExternalPrinter + Send> =
+            match editor.create_external_printer() {
+                Ok(p) => Box::new(p),
+                Err(_) => Box::new(super::printer::Stdout {
+                    prompt: io.prompt.clone(),
+                    reading: reading.clone(),
+                }),
+            };
+        let _ = io.printer.send(printer);
         loop {
             let prompt_text = lock(&io.prompt).clone();
-            let event = match editor.readline(&prompt_text) {
+            reading.store(true, std::sync::atomic::Ordering::Relaxed);
+            let read = editor.readline(&prompt_text);
+            reading.store(false, std::sync::atomic::Ordering::Relaxed);
+            let event = match read {
                 Ok(line) => Typed::Line(line),
                 Err(ReadlineError::Interrupted) => Typed::Interrupted,
                 Err(_) => Typed::Eof,
