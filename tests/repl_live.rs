@@ -169,3 +169,33 @@ fn a_dumb_terminal_gets_a_plain_shell() {
     assert!(!out.contains('\x1b'), "{out:?}");
     repl.line("/quit");
 }
+
+/// The banner names the model; leaving says how to come back; coming back with `-c` shows
+/// the conversation so far, tool calls folded.
+#[test]
+fn a_resumed_session_shows_where_it_left_off() {
+    let (ws, _server) = workspace(vec![
+        Step::from(Reply::tool("get_repo_info", serde_json::json!({}))),
+        Reply::text("the **first** answer").into(),
+        Reply::text("after resuming").into(),
+    ]);
+    let mut repl = Repl::start(&ws, &[]);
+    repl.expect("test (scripted @ http://");
+    repl.line("hello there");
+    repl.expect("first");
+    repl.expect(PROMPT);
+    repl.line("/quit");
+    repl.expect("resume this session with `linggen -c`");
+    drop(repl);
+    let mut again = Repl::start_with_prompt(&ws, &["-c"], &[], "resumed session");
+    let shown = again.expect("─── resumed ───");
+    assert!(shown.contains("› hello there"), "{shown:?}");
+    assert!(shown.contains("get_repo_info"), "{shown:?}");
+    assert!(
+        shown.contains("first") && !shown.contains("**first**"),
+        "{shown:?}"
+    );
+    again.line("go on");
+    again.expect("after resuming");
+    again.line("/quit");
+}

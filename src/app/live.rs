@@ -31,6 +31,10 @@ pub struct LiveSession {
     pub handle: SessionHandle,
     writer: std::thread::JoinHandle<()>,
     pub session_id: String,
+    /// The model it started on, as people read it (`local (qwen2.5 @ http://…)`).
+    pub model_label: String,
+    /// The messages it resumed with (interactive sessions only: the shell shows them).
+    pub resumed: Vec<ChatMessage>,
     /// Every event of the session, in order.
     pub events: Subscription,
     /// For interactive sessions, what a web mirror follows (taken by the frontend, which
@@ -48,6 +52,12 @@ impl LiveSession {
     ) -> Result<LiveSession, Failure> {
         let (setup, store) = open_session(start, ws, interactive).await?;
         let session_id = setup.session_id.clone();
+        let model_label = setup.model_label.clone();
+        let resumed = if interactive {
+            setup.history.clone()
+        } else {
+            Vec::new()
+        };
         let bus = EventBus::new();
         // Three lossless queues (the terminal or `-p` printer, the store writer, the
         // mirror's fold). Each is bounded by coalescing continuing tokens and never makes
@@ -67,6 +77,8 @@ impl LiveSession {
             handle,
             writer,
             session_id,
+            model_label,
+            resumed,
             events,
             mirror_feed,
         })

@@ -144,13 +144,16 @@ async fn try_run(start: Start) -> Result<i32, Failure> {
         shell.view.warning(&problem);
     }
     shell.view.hint(&format!(
-        "linggen {} · {} · /help for commands",
+        "linggen {} · {} · {} · /help for commands",
         env!("CARGO_PKG_VERSION"),
+        shell.live.model_label,
         shell.ws.root.display()
     ));
     if let Some(hint) = trust_hint {
         shell.view.hint(&hint);
     }
+    let resumed = std::mem::take(&mut shell.live.resumed);
+    shell.view.replay(&shell.live.session_id, &resumed);
     let mut last_interrupt: Option<Instant> = None;
     let mut spinner = tokio::time::interval(super::view::SPINNER_FRAME);
     spinner.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
@@ -209,7 +212,15 @@ async fn try_run(start: Start) -> Result<i32, Failure> {
     if let Some(server) = shell.share.take() {
         server.stop().await;
     }
+    let talked = shell.view.has_turns();
+    let id = shell.live.session_id.clone();
     shell.live.stop().await;
+    // Where to pick up again, once there is something to pick up.
+    if talked {
+        shell.view.hint(&format!(
+            "resume this session with `linggen -c` (or `linggen --resume {id}`)"
+        ));
+    }
     flush.wait(OUTPUT_FLUSH_LIMIT);
     Ok(exit::SUCCESS)
 }
@@ -378,6 +389,8 @@ impl Shell {
         old.stop().await;
         let agent = start.agent.as_deref().unwrap_or(app::DEFAULT_AGENT);
         self.view.follow_new_session(agent);
+        let resumed = std::mem::take(&mut self.live.resumed);
+        self.view.replay(&self.live.session_id, &resumed);
         if now.mode != TurnMode::default() {
             self.ask(session::Input::SetMode { mode: now.mode }).await;
         }

@@ -98,6 +98,11 @@ impl View {
         }
     }
 
+    /// Whether this session has run a turn (resumed ones count: they have history).
+    pub fn has_turns(&self) -> bool {
+        !self.session.runs.is_empty() || self.resumed
+    }
+
     /// Ctrl+C on the empty prompt: the editor left the prompt row below the live area.
     pub fn interrupted(&mut self, prompt: &str, width: u16) {
         self.submitted(prompt, "", width, true);

@@ -64,6 +64,8 @@ pub struct View {
     waiting_for: Option<String>,
     /// The rows redrawn in place above the prompt (see `live.rs`).
     live: live::Live,
+    /// The session was resumed with earlier messages.
+    resumed: bool,
     /// A `delegate_to_agent` call per parent run: its summary, and whether the child run
     /// started. A started child is shown by its own lines; a refused call as a tool line.
     delegations: std::collections::HashMap<String, (String, bool)>,
@@ -95,6 +97,7 @@ impl View {
             waiting_since: None,
             waiting_for: None,
             live: live::Live::default(),
+            resumed: false,
             delegations: std::collections::HashMap::new(),
             answered: false,
             thinking: String::new(),
@@ -166,6 +169,7 @@ impl View {
     pub fn follow_new_session(&mut self, agent: &str) {
         self.session = SessionView::new(agent);
         self.delegations.clear();
+        self.resumed = false;
     }
 
     pub fn on_event(&mut self, event: &Event) {
@@ -502,6 +506,7 @@ impl View {
 const DELEGATE_TOOL: &str = crate::tools::ToolName::Delegate.name();
 
 mod live;
+mod replay;
 mod settings_line;
 
 pub use live::SPINNER_FRAME;
