@@ -111,13 +111,17 @@ pub struct ShareLink {
 impl ShareLink {
     /// The first share link in `printed` (terminal output, colours included).
     pub fn find(printed: &str) -> ShareLink {
-        let start = printed
-            .find("http://")
+        // Other addresses are printed too (the banner names the model's server).
+        let url: String = printed
+            .match_indices("http://")
+            .map(|(start, _)| {
+                printed[start..]
+                    .chars()
+                    .take_while(|c| !c.is_whitespace() && *c != '\x1b')
+                    .collect::<String>()
+            })
+            .find(|url| url.contains("/?ticket="))
             .unwrap_or_else(|| panic!("no share link in {printed:?}"));
-        let url: String = printed[start..]
-            .chars()
-            .take_while(|c| !c.is_whitespace() && *c != '\x1b')
-            .collect();
         let rest = url.strip_prefix("http://").unwrap();
         let (addr, ticket) = rest
             .split_once("/?ticket=")
