@@ -199,3 +199,28 @@ fn a_resumed_session_shows_where_it_left_off() {
     again.expect("after resuming");
     again.line("/quit");
 }
+
+/// A first run with no model: the shell opens, names the real configuration file with an
+/// entry to copy, writes no database, and starts the session once a model is configured.
+#[test]
+fn a_first_run_without_a_model_opens_the_shell_and_says_how_to_add_one() {
+    use support::{Protocol, ScriptedServer, Workspace};
+    let ws = Workspace::new();
+    let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let ollama = dead.local_addr().unwrap().to_string();
+    drop(dead);
+    let mut repl = Repl::start_with_env(&ws, &[], &[("OLLAMA_HOST", &ollama)]);
+    let config = ws.home().join("linggen-agent.toml");
+    let shown = repl.expect("which is found by itself");
+    assert!(shown.contains(&config.display().to_string()), "{shown:?}");
+    assert!(
+        !ws.home().join("linggen.db").exists(),
+        "a database before any session"
+    );
+    let server =
+        ScriptedServer::start_background(Protocol::OpenAi, vec![Step::from(Reply::text("hi!"))]);
+    ws.configure(Protocol::OpenAi, &server.url());
+    repl.line("hello");
+    repl.expect("hi!");
+    repl.line("/quit");
+}

@@ -119,6 +119,18 @@ pub async fn open_session(
         .map(|p| p.with_trust(trust))
         .and_then(|p| p.with_project_rules(&project_rules))
         .map_err(ConfigError::Usage)?;
+    // The model first: with none to talk to, nothing is written (no database on a first
+    // run that cannot go anywhere yet).
+    let http = router::http_client().map_err(ResolveError::from)?;
+    let resolved = router::resolve(&config, std::env::var("OLLAMA_HOST").ok(), http)
+        .await
+        .map_err(|e| {
+            let mut failure = Failure::from(e);
+            if config.models.is_empty() {
+                failure.message = format!("{}\n{}", failure.message, first_run_help(&ws.home));
+            }
+            failure
+        })?;
     let root_text = ws.root.display().to_string();
     let (home, root, resume, continue_session) = (
         ws.home.clone(),
@@ -133,8 +145,6 @@ pub async fn open_session(
     })
     .await?;
 
-    let http = router::http_client().map_err(ResolveError::from)?;
-    let resolved = router::resolve(&config, std::env::var("OLLAMA_HOST").ok(), http).await?;
     let model_id = resolved.model.id.clone();
     let (store, session_id, history) = off_runtime(move || match resumed {
         Some(info) => {
@@ -192,6 +202,18 @@ pub async fn open_session(
         mode: TurnMode::Auto,
     };
     Ok((setup, store))
+}
+
+/// How to give linggen a model, for a first run with none: the configuration file where it
+/// really is (`$LINGGEN_HOME`), with an entry to copy.
+pub fn first_run_help(home: &std::path::Path) -> String {
+    format!(
+        "To use a model, add it to {}, for example a local OpenAI-compatible server \
+         (llama.cpp, LM Studio, vLLM):\n\n  [[models]]\n  id = \"local\"\n  provider = \"openai\"\n  \
+         url = \"http://127.0.0.1:8080/v1\"\n  model = \"qwen2.5-coder\"\n\n\
+         or start Ollama (`ollama serve`, then `ollama pull qwen2.5-coder`), which is found by itself.",
+        home.join(crate::config::CONFIG_FILE).display()
+    )
 }
 
 /// The sandbox for a session's commands. Where the kernel cannot confine them, says so

@@ -10,7 +10,7 @@ mod workspace;
 
 use std::path::PathBuf;
 
-pub use live::{LiveSession, MirrorFeed, open_session};
+pub use live::{LiveSession, MirrorFeed, first_run_help, open_session};
 pub use sessions::{list_sessions, session_lines};
 pub use workspace::{LineReader, Workspace, load_workspace};
 

@@ -132,10 +132,9 @@ async fn discover_ollama(
         LlmError::new(
             "-",
             &url,
-            ErrorKind::NoModel(format!(
-                "no model configured, and {why}. Start Ollama (`ollama serve`, then `ollama pull qwen2.5-coder`) \
-                 or add a [[models]] entry to ~/.linggen/linggen-agent.toml (see doc/config.md)"
-            )),
+            // What to do about it depends on where the configuration lives, which the
+            // caller knows (see `app::first_run_help`).
+            ErrorKind::NoModel(format!("no model configured, and {why}")),
         )
     };
     let models = ollama::list_models(http, &url, Duration::from_secs(DISCOVERY_TIMEOUT_SECS))

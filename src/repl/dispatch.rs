@@ -84,12 +84,9 @@ impl Shell {
     }
 
     async fn send(&mut self, message: UserMessage) {
-        let _ = self
-            .live
-            .handle
-            .inputs
-            .send(Input::UserMessage(message))
-            .await;
+        if let Some(live) = self.session().await {
+            let _ = live.handle.inputs.send(Input::UserMessage(message)).await;
+        }
     }
 
     async fn run_command(&mut self, command: Command, args: &str) {
@@ -204,7 +201,12 @@ impl Shell {
     /// `/runs`: this session's runs from the store (a fresh connection, so it works while
     /// the writer is busy with the running turn).
     async fn runs(&mut self) {
-        let (home, id) = (self.ws.home.clone(), self.live.session_id.clone());
+        let Some(id) = self.live.as_ref().map(|l| l.session_id.clone()) else {
+            return self
+                .view
+                .hint("no session yet; send a message to start one");
+        };
+        let home = self.ws.home.clone();
         // SQLite: off the runtime.
         let runs = tokio::task::spawn_blocking(move || {
             Store::open(&home)

@@ -23,7 +23,12 @@ impl Shell {
     pub(super) async fn switch(&mut self, next: crate::app::Start, what: &str) {
         match self.restart(next).await {
             Ok(()) => {
-                let line = format!("{what} · session {}", self.live.session_id);
+                let id = self
+                    .live
+                    .as_ref()
+                    .map(|l| l.session_id.as_str())
+                    .unwrap_or("-");
+                let line = format!("{what} · session {id}");
                 self.view.hint(&line);
             }
             Err(f) => self.view.error(&f.message),

@@ -43,7 +43,9 @@ pub(super) struct Shell {
     /// What this shell was started with; `/clear` and `/resume` start from a changed copy.
     pub start: Start,
     pub ws: Workspace,
-    pub live: LiveSession,
+    /// The running session; `None` on a first run with no model yet (the shell opens all
+    /// the same, says how to configure one, and starts the session with the next message).
+    pub live: Option<LiveSession>,
     pub view: View,
     pub shared: Arc<Shared>,
     pub catalog: Catalog,
@@ -87,9 +89,15 @@ async fn try_run(start: Start) -> Result<i32, Failure> {
     files.refresh_in_background();
     let catalog = Catalog::new(files, shared.busy.clone());
     extensions::fill(&catalog, &ws);
-    // Start the session before the editor, so a dead model server is one line and exit.
-    let mut live = LiveSession::start(&start, &ws, true).await?;
-    let mirror = Mirror::of(&mut live);
+    // Start the session before the editor, so a dead model server is one line and exit. With
+    // no model configured at all (a first run), the shell opens anyway and says how to add one.
+    let (live, first_run) = match LiveSession::start(&start, &ws, true).await {
+        Ok(live) => (Some(live), None),
+        Err(f) if ws.config.models.is_empty() => (None, Some(f.message)),
+        Err(f) => return Err(f),
+    };
+    let mut live = live;
+    let mirror = live.as_mut().and_then(Mirror::of);
 
     let mut sigint = interrupts();
     let (typed_tx, mut typed) = mpsc::unbounded_channel();
@@ -143,24 +151,32 @@ async fn try_run(start: Start) -> Result<i32, Failure> {
     for problem in watch_problems {
         shell.view.warning(&problem);
     }
+    let model = shell
+        .live
+        .as_ref()
+        .map_or("no model yet", |live| live.model_label.as_str());
     shell.view.hint(&format!(
-        "linggen {} · {} · {} · /help for commands",
+        "linggen {} · {model} · {} · /help for commands",
         env!("CARGO_PKG_VERSION"),
-        shell.live.model_label,
         shell.ws.root.display()
     ));
+    if let Some(message) = first_run {
+        shell.view.warning(&message);
+    }
     if let Some(hint) = trust_hint {
         shell.view.hint(&hint);
     }
-    let resumed = std::mem::take(&mut shell.live.resumed);
-    shell.view.replay(&shell.live.session_id, &resumed);
+    if let Some(live) = shell.live.as_mut() {
+        let resumed = std::mem::take(&mut live.resumed);
+        shell.view.replay(&live.session_id, &resumed);
+    }
     let mut last_interrupt: Option<Instant> = None;
     let mut spinner = tokio::time::interval(super::view::SPINNER_FRAME);
     spinner.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     loop {
         tokio::select! {
             _ = spinner.tick() => shell.view.tick(),
-            envelope = shell.live.events.recv() => {
+            envelope = next_event(&mut shell.live) => {
                 if let Some(envelope) = envelope {
                     shell.on_event(&envelope.event);
                 }
@@ -213,8 +229,14 @@ async fn try_run(start: Start) -> Result<i32, Failure> {
         server.stop().await;
     }
     let talked = shell.view.has_turns();
-    let id = shell.live.session_id.clone();
-    shell.live.stop().await;
+    let id = shell
+        .live
+        .as_ref()
+        .map(|l| l.session_id.clone())
+        .unwrap_or_default();
+    if let Some(live) = shell.live.take() {
+        live.stop().await;
+    }
     // Where to pick up again, once there is something to pick up.
     if talked {
         shell.view.hint(&format!(
@@ -248,7 +270,7 @@ impl Shell {
         match key {
             editor::Key::Esc => {
                 if self.shared.is_busy() {
-                    let _ = self.live.handle.inputs.send(session::Input::Cancel).await;
+                    self.cancel().await;
                 }
             }
             editor::Key::CycleMode => {
@@ -260,6 +282,42 @@ impl Shell {
                 };
                 self.ask(session::Input::SetPermissionMode { mode }).await;
             }
+        }
+    }
+
+    /// The running session; on a first run without one, starts it now (the person may have
+    /// configured a model meanwhile), or says again how to configure one.
+    pub async fn session(&mut self) -> Option<&mut LiveSession> {
+        if self.live.is_none() {
+            let start = self.start.clone();
+            // The configuration may have changed since the shell started.
+            match app::load_workspace(&start) {
+                Ok(ws) => self.ws.config = ws.config,
+                Err(f) => {
+                    self.view.error(&f.message);
+                    return None;
+                }
+            }
+            match LiveSession::start(&start, &self.ws, true).await {
+                Ok(mut live) => {
+                    self.mirror = Mirror::of(&mut live);
+                    self.view.hint(&format!("model {}", live.model_label));
+                    self.live = Some(live);
+                    self.refresh_lists().await;
+                }
+                Err(f) => {
+                    self.view.warning(&f.message);
+                    return None;
+                }
+            }
+        }
+        self.live.as_mut()
+    }
+
+    /// Cancels the running turn, if a session runs one.
+    async fn cancel(&mut self) {
+        if let Some(live) = &self.live {
+            let _ = live.handle.inputs.send(session::Input::Cancel).await;
         }
     }
 
@@ -293,7 +351,10 @@ impl Shell {
     pub async fn ask(&mut self, input: session::Input) -> bool {
         // The session answers at once; the limit only keeps a wedged session from taking
         // the shell with it.
-        let answer = tokio::time::timeout(SETTING_ANSWER_LIMIT, self.live.handle.inputs.ask(input));
+        let Some(live) = self.session().await else {
+            return false;
+        };
+        let answer = tokio::time::timeout(SETTING_ANSWER_LIMIT, live.handle.inputs.ask(input));
         let accepted = match answer.await {
             Ok(Ok(Ok(()))) => true,
             Ok(Ok(Err(why))) => {
@@ -310,7 +371,7 @@ impl Shell {
                 false
             }
         };
-        while let Some(envelope) = self.live.events.try_recv() {
+        while let Some(envelope) = self.live.as_mut().and_then(|l| l.events.try_recv()) {
             self.on_event(&envelope.event);
         }
         accepted
@@ -320,7 +381,7 @@ impl Shell {
     /// second press within two seconds. Returns `true` to quit.
     async fn interrupt(&mut self, last: &mut Option<Instant>) -> bool {
         if self.shared.is_busy() {
-            let _ = self.live.handle.inputs.send(session::Input::Cancel).await;
+            self.cancel().await;
             return false;
         }
         if last.is_some_and(|t| t.elapsed() < DOUBLE_CTRL_C) {
@@ -345,14 +406,21 @@ impl Shell {
         // SQLite and a directory listing: off the runtime.
         let (home, root) = (self.ws.home.clone(), self.ws.root.display().to_string());
         let read = tokio::task::spawn_blocking(move || {
-            let sessions = crate::store::Store::open(&home)
-                .and_then(|s| s.list_sessions(&root))
-                .map(|list| {
-                    list.into_iter()
-                        .map(|s| complete::Choice::described(s.id, s.title))
-                        .collect()
-                })
-                .unwrap_or_default();
+            // Listing must not create the database (a first run without a model has none).
+            let exists = home.join(crate::store::DB_FILE).exists();
+            let sessions = (if exists {
+                Some(crate::store::Store::open(&home))
+            } else {
+                None
+            })
+            .transpose()
+            .and_then(|s| s.map_or(Ok(Vec::new()), |s| s.list_sessions(&root)))
+            .map(|list| {
+                list.into_iter()
+                    .map(|s| complete::Choice::described(s.id, s.title))
+                    .collect()
+            })
+            .unwrap_or_default();
             let themes = theme::available(&home)
                 .into_iter()
                 .map(complete::Choice::new)
@@ -384,13 +452,17 @@ impl Shell {
         }
         let mut live = LiveSession::start(&start, &self.ws, true).await?;
         self.mirror = Mirror::of(&mut live);
-        let old = std::mem::replace(&mut self.live, live);
+        let old = self.live.replace(live);
         self.share_follows();
-        old.stop().await;
+        if let Some(old) = old {
+            old.stop().await;
+        }
         let agent = start.agent.as_deref().unwrap_or(app::DEFAULT_AGENT);
         self.view.follow_new_session(agent);
-        let resumed = std::mem::take(&mut self.live.resumed);
-        self.view.replay(&self.live.session_id, &resumed);
+        if let Some(live) = self.live.as_mut() {
+            let resumed = std::mem::take(&mut live.resumed);
+            self.view.replay(&live.session_id, &resumed);
+        }
         if now.mode != TurnMode::default() {
             self.ask(session::Input::SetMode { mode: now.mode }).await;
         }
@@ -403,6 +475,14 @@ impl Shell {
     pub fn update_prompt(&self) {
         let now = self.view.settings();
         *lock(&self.prompt) = prompt_text(&now.agent_id, now.mode, now.permission_mode);
+    }
+}
+
+/// The next event of the running session (never, while there is none).
+async fn next_event(live: &mut Option<LiveSession>) -> Option<std::sync::Arc<session::Envelope>> {
+    match live {
+        Some(live) => live.events.recv().await,
+        None => std::future::pending().await,
     }
 }
 
@@ -484,6 +564,7 @@ fn spawn_editor(
 ) {
     let history = ws.home.join("history");
     let line_empty = shared.line_empty.clone();
+    let submitted_empty = shared.line_empty.clone();
     let (for_complete, for_hint) = (catalog.clone(), catalog.clone());
     std::thread::spawn(move || {
         let builder = Config::builder()
@@ -524,6 +605,9 @@ fn spawn_editor(
             reading.store(true, std::sync::atomic::Ordering::Relaxed);
             let read = editor.readline(&prompt_text);
             reading.store(false, std::sync::atomic::Ordering::Relaxed);
+            // The line left the editor: until the next keystroke, nothing is being typed
+            // (an approval arriving now must not take the next line for type-ahead).
+            submitted_empty.store(true, std::sync::atomic::Ordering::Relaxed);
             let event = match read {
                 Ok(line) => Typed::Line(line),
                 Err(ReadlineError::Interrupted) => Typed::Interrupted,

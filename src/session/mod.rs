@@ -141,12 +141,15 @@ impl TurnShared {
 }
 
 /// What a person chooses for the next turns besides the model and `max_iters` (which live
-/// in [`TurnShared`]). The permission mode is also in the idle conversation; this copy
-/// answers while a turn holds it.
+/// in [`TurnShared`]). The idle conversation holds the permission mode a turn runs with;
+/// this is the one the next turn gets.
 struct Settings {
     agent_id: String,
     mode: TurnMode,
+    /// The mode the next turn uses (the running one keeps its own).
     permission_mode: PermissionMode,
+    /// Rules revoked while a turn ran, revoked when it ends.
+    revoked: Vec<String>,
 }
 
 /// An agent's full system prompt: its own body, then the workspace facts and rules.
@@ -233,6 +236,7 @@ async fn run(setup: SessionSetup, mut inputs: mpsc::Receiver<input::Sent>, bus: 
         agent_id: setup.agent_id,
         mode: setup.mode,
         permission_mode: setup.permissions.mode,
+        revoked: Vec::new(),
     };
     // The system prompt is set per turn, for the agent that runs it.
     let mut history = vec![ChatMessage::system(String::new())];
@@ -297,24 +301,26 @@ async fn run(setup: SessionSetup, mut inputs: mpsc::Receiver<input::Sent>, bus: 
                             None => Err(format!("run {run_id} is not running")),
                         }
                     }
-                    Input::RevokeRule { rule } => match idle.as_mut() {
-                        Some(conv) => {
-                            conv.permissions.revoke(&rule);
-                            Ok(())
+                    // Like the mode: now when idle, else from the next turn on.
+                    Input::RevokeRule { rule } => {
+                        match idle.as_mut() {
+                            Some(conv) => conv.permissions.revoke(&rule),
+                            None => settings.revoked.push(rule),
                         }
-                        // The shell changes permissions between turns only.
-                        None => Err(format!("`{rule}` is still allowed: permissions change between turns; try again when this one ends")),
-                    },
+                        Ok(())
+                    }
                     setting => change_setting(setting, &mut shared, &mut settings, idle.as_mut()),
                 };
                 input::Sent::answer(reply, &bus, answer);
             }
             finished = turn_finished(&mut running), if running.is_some() => {
                 if let Some(r) = running.take() {
-                    idle = Some(finished.unwrap_or_else(|e| {
+                    let mut conv = finished.unwrap_or_else(|e| {
                         bus.publish(Event::Error { message: format!("internal error in the turn: {e}") });
                         r.backup
-                    }));
+                    });
+                    settle_permissions(&mut conv, &mut settings);
+                    idle = Some(conv);
                 }
             }
         }
@@ -422,6 +428,14 @@ fn publish_state(bus: &EventBus, status: SessionStatus, settings: &Settings) {
     });
 }
 
+/// What was asked of the permissions while the turn ran applies now, before the next turn.
+fn settle_permissions(conv: &mut Conversation, settings: &mut Settings) {
+    conv.permissions.mode = settings.permission_mode;
+    for rule in settings.revoked.drain(..) {
+        conv.permissions.revoke(&rule);
+    }
+}
+
 /// Applies one of the settings inputs. An accepted change is broadcast as `SettingsUpdated`
 /// (all settings, as the next turn will use them); a refusal changes nothing and says why.
 fn change_setting(
@@ -467,17 +481,15 @@ fn change_setting(
         }
         // The running turn holds the permissions; changing them under it would make one
         // turn's calls follow two policies.
-        Input::SetPermissionMode { mode } => match idle {
-            Some(conv) => {
+        // The running turn keeps the mode it started with (one turn's calls follow one
+        // policy); the next turn takes the new one (see `settle_permissions`).
+        Input::SetPermissionMode { mode } => {
+            settings.permission_mode = mode;
+            if let Some(conv) = idle {
                 conv.permissions.mode = mode;
-                settings.permission_mode = mode;
-                None
             }
-            None => Some(format!(
-                "the permission mode is still {}: it changes between turns; try again when this one ends",
-                settings.permission_mode.as_str()
-            )),
-        },
+            None
+        }
         other => Some(format!("{other:?} is not a setting")),
     };
     if let Some(why) = refused {

@@ -25,6 +25,8 @@ const SPINNER: &[char] = &['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧
 pub(super) struct Live {
     /// Rows drawn by the last print, right above the prompt.
     rows: usize,
+    /// What they show, so a tick that would draw the same leaves the screen alone.
+    shown: Vec<String>,
     /// Rows of a line the person submitted below them (erased with them).
     detached: usize,
     /// When the turn's own run started: the busy line's clock.
@@ -48,6 +50,7 @@ impl View {
             return;
         }
         let mut text = self.erase_live();
+        self.live.shown.clear();
         if let Some(echo) = self.live.echo_now.take() {
             text.push_str(&echo);
             text.push('\n');
@@ -57,7 +60,9 @@ impl View {
             text.push('\n');
         }
         self.live.rows = live.len();
-        if lines.is_empty() && live.is_empty() {
+        let erase_only = lines.is_empty() && live.is_empty();
+        self.live.shown = live;
+        if erase_only {
             // Only an erase: the editor adds a newline to a print that does not end in one,
             // so go up one row more and let the newline bring the cursor back.
             text.push_str("\x1b[1A\n");
@@ -68,7 +73,7 @@ impl View {
 
     /// Called every [`SPINNER_FRAME`]: redraws the live area (the busy line's clock moves).
     pub fn tick(&mut self) {
-        if self.live.rows > 0 || !self.live_lines().is_empty() {
+        if self.live_lines() != self.live.shown || self.live.detached > 0 {
             self.print(Vec::new());
         }
     }
