@@ -224,3 +224,28 @@ fn a_first_run_without_a_model_opens_the_shell_and_says_how_to_add_one() {
     repl.expect("hi!");
     repl.line("/quit");
 }
+
+/// Up recalls what was typed in this project, not the answer given to an approval.
+#[test]
+fn history_keeps_lines_but_not_approval_answers() {
+    let (ws, _server) = workspace(vec![
+        Step::from(Reply::tool(
+            "Write",
+            serde_json::json!({"file_path": "a.txt", "content": "A"}),
+        )),
+        Reply::text("wrote it").into(),
+    ]);
+    let mut repl = Repl::start(&ws, &[]);
+    repl.line("write the file");
+    repl.expect("type a reason");
+    repl.line("y");
+    repl.expect("wrote it");
+    repl.expect(PROMPT);
+    repl.send("\x1b[A");
+    repl.expect("write the file");
+    repl.send("\x15");
+    repl.line("/quit");
+    let saved = std::fs::read_to_string(ws.home().join("history.jsonl")).unwrap();
+    assert!(saved.contains("write the file"), "{saved}");
+    assert!(!saved.contains("\"y\""), "{saved}");
+}

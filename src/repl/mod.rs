@@ -8,6 +8,7 @@ pub mod complete;
 mod dispatch;
 pub mod editor;
 mod extensions;
+mod history;
 mod printer;
 pub mod render;
 mod run_tree;

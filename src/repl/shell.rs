@@ -562,17 +562,24 @@ fn spawn_editor(
     color: bool,
     io: EditorIo,
 ) {
-    let history = ws.home.join("history");
+    let history = super::history::History::new(&ws.home, &ws.root);
+    let shared = shared.clone();
     let line_empty = shared.line_empty.clone();
     let submitted_empty = shared.line_empty.clone();
     let (for_complete, for_hint) = (catalog.clone(), catalog.clone());
     std::thread::spawn(move || {
+        // Lines are added to the history here, not by the editor: approval answers are not
+        // history.
         let builder = Config::builder()
-            .auto_add_history(true)
+            .auto_add_history(false)
             .keyseq_timeout(Some(editor::ESC_TIMEOUT_MS))
             .completion_type(rustyline::CompletionType::List);
         // History is de-duplicated; the builder only fails for a zero history size.
-        let config = match builder.clone().history_ignore_dups(true) {
+        let config = match builder
+            .clone()
+            .max_history_size(super::history::KEPT)
+            .and_then(|b| b.history_ignore_dups(true))
+        {
             Ok(b) => b.build(),
             Err(_) => builder.build(),
         };
@@ -587,7 +594,9 @@ fn spawn_editor(
         );
         editor.set_helper(Some(helper));
         editor::bind_keys(&mut editor, io.busy, io.keys);
-        let _ = editor.load_history(&history);
+        for line in history.load() {
+            let _ = editor.add_history_entry(line);
+        }
         // A terminal the editor cannot drive (`TERM=dumb`: Emacs' shell, some IDE consoles)
         // gets plain lines: the editor reads without editing, and output goes straight out.
         let reading = Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -609,7 +618,17 @@ fn spawn_editor(
             // (an approval arriving now must not take the next line for type-ahead).
             submitted_empty.store(true, std::sync::atomic::Ordering::Relaxed);
             let event = match read {
-                Ok(line) => Typed::Line(line),
+                Ok(line) => {
+                    let answering = lock(&shared.approval)
+                        .as_ref()
+                        .is_some_and(|p| !p.typeahead);
+                    if !answering && !line.trim().is_empty() {
+                        let _ = editor.add_history_entry(line.as_str());
+                        // A lost history line is not worth interrupting the person for.
+                        let _ = history.append(&line);
+                    }
+                    Typed::Line(line)
+                }
                 Err(ReadlineError::Interrupted) => Typed::Interrupted,
                 Err(_) => Typed::Eof,
             };
@@ -617,7 +636,6 @@ fn spawn_editor(
             if io.typed.send(event).is_err() || eof {
                 break;
             }
-            let _ = editor.append_history(&history);
             if !io.again.recv().unwrap_or(false) {
                 break;
             }
