@@ -175,7 +175,11 @@ async fn try_run(start: Start) -> Result<i32, Failure> {
     spinner.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     loop {
         tokio::select! {
-            _ = spinner.tick() => shell.view.tick(),
+            _ = spinner.tick() => {
+                // A resize mid-answer applies from the answer's next line.
+                shell.view.set_width(terminal_width());
+                shell.view.tick();
+            }
             envelope = next_event(&mut shell.live) => {
                 if let Some(envelope) = envelope {
                     shell.on_event(&envelope.event);

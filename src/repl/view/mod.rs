@@ -347,8 +347,19 @@ impl View {
         if parent_id.is_none() {
             self.answered = false;
             self.live.turn_started = Some(std::time::Instant::now());
-            // Resizes are picked up per answer: lines already shown stay as they are.
-            self.width = super::shell::terminal_width();
+            self.set_width(super::shell::terminal_width());
+        }
+    }
+
+    /// The terminal's width now (the shell checks it while it works): lines already shown
+    /// stay as they are; the answer streaming goes on at the new width from its next line.
+    pub fn set_width(&mut self, width: u16) {
+        if width == self.width {
+            return;
+        }
+        self.width = width;
+        if let Some(stream) = &mut self.markdown {
+            stream.set_width(width);
         }
     }
 
