@@ -249,3 +249,53 @@ fn history_keeps_lines_but_not_approval_answers() {
     assert!(saved.contains("write the file"), "{saved}");
     assert!(!saved.contains("\"y\""), "{saved}");
 }
+
+/// An approval is a menu apart from the input line: its choices say what "always" covers,
+/// arrows and Enter choose, a digit answers at once, Esc denies.
+#[test]
+fn an_approval_is_a_menu_answered_with_arrows_digits_or_esc() {
+    let write = |file: &str| {
+        Reply::tool(
+            "Write",
+            serde_json::json!({"file_path": file, "content": "x"}),
+        )
+    };
+    let (ws, _server) = workspace(vec![
+        Step::from(write("a.txt")),
+        Reply::text("first done").into(),
+        write("b.txt").into(),
+        Reply::text("second done").into(),
+        write("c.txt").into(),
+        Reply::text("third done").into(),
+    ]);
+    let mut repl = Repl::start(&ws, &[]);
+    repl.line("write a");
+    repl.expect("❯ 1. Yes, once");
+    repl.expect("Yes, always this session: Write(a.txt)");
+    repl.expect("Esc denies");
+    // Enter alone does not approve until the highlight was moved.
+    repl.send("\r");
+    repl.expect("choose with ↑↓");
+    repl.send("\x1b[B");
+    repl.expect("❯ 2. Yes, always this session");
+    repl.send("\r");
+    repl.expect("allowed for this session");
+    repl.expect("first done");
+    assert!(ws.root().join("a.txt").exists());
+
+    repl.line("write b");
+    repl.expect("Esc denies");
+    std::thread::sleep(Duration::from_millis(100));
+    repl.send("\x1b");
+    repl.expect("denied");
+    repl.expect("second done");
+    assert!(!ws.root().join("b.txt").exists());
+
+    repl.line("write c");
+    repl.expect("Esc denies");
+    repl.send("1");
+    repl.expect("allowed once");
+    repl.expect("third done");
+    assert!(ws.root().join("c.txt").exists());
+    repl.line("/quit");
+}

@@ -612,16 +612,20 @@ fn leaving_the_sandbox_asks_every_time() {
         "ling [bypass] › ",
     );
     repl.line("touch it");
-    let card = repl.expect("n deny");
+    let card = repl.expect("Esc denies");
     assert!(card.contains("outside the sandbox"), "{card}");
-    assert!(card.contains("y once (asked again next time)"), "{card}");
+    assert!(
+        card.contains("1. Yes, once (asked again next time)"),
+        "{card}"
+    );
+    assert!(card.contains("2. No") && !card.contains("always"), "{card}");
     repl.line("a");
     repl.expect("first done");
     repl.expect("context ");
     assert!(ws.root().join("out.txt").exists());
     repl.line("again");
     repl.expect("outside the sandbox");
-    repl.expect("n deny");
+    repl.expect("Esc denies");
     repl.line("n");
     repl.expect("second done");
     repl.line("/quit");

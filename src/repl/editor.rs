@@ -9,6 +9,8 @@ use rustyline::completion::{Completer, Pair};
 use rustyline::highlight::{CmdKind, Highlighter};
 use rustyline::hint::Hinter;
 use rustyline::validate::{ValidationContext, ValidationResult, Validator};
+
+use crate::repl::view::MenuKey;
 use rustyline::{
     Cmd, ConditionalEventHandler, Context, Event, EventContext, EventHandler, Helper, KeyCode,
     KeyEvent, Modifiers, Movement, RepeatCount,
@@ -116,7 +118,13 @@ pub enum Key {
     Esc,
     /// Shift+Tab: the next permission mode.
     CycleMode,
+    /// A key for the approval menu (see `view::menu`).
+    Menu(crate::repl::view::MenuKey),
 }
+
+/// Whether the approval menu takes keys now (a request waits and the person is not in the
+/// middle of typing a message).
+pub type MenuActive = Arc<dyn Fn() -> bool + Send + Sync>;
 
 /// Sends a [`Key`] to the shell and leaves the line as it is. Esc does this only while a
 /// turn runs; otherwise it does nothing (it no longer waits to combine with the next key,
@@ -125,11 +133,14 @@ struct SendKey {
     key: Key,
     only_when: Option<Arc<AtomicBool>>,
     keys: tokio::sync::mpsc::UnboundedSender<Key>,
+    menu: MenuActive,
 }
 
 impl ConditionalEventHandler for SendKey {
-    fn handle(&self, _: &Event, _: RepeatCount, _: bool, _: &EventContext) -> Option<Cmd> {
-        if self
+    fn handle(&self, _: &Event, _: RepeatCount, _: bool, ctx: &EventContext) -> Option<Cmd> {
+        if self.key == Key::Esc && ctx.line().is_empty() && (self.menu)() {
+            let _ = self.keys.send(Key::Menu(MenuKey::Deny));
+        } else if self
             .only_when
             .as_ref()
             .is_none_or(|flag| flag.load(Ordering::Relaxed))
@@ -137,6 +148,26 @@ impl ConditionalEventHandler for SendKey {
             let _ = self.keys.send(self.key);
         }
         Some(Cmd::Noop)
+    }
+}
+
+/// A key that goes to the approval menu while it takes keys and the line is empty, and
+/// does what it always does otherwise (arrows walk the history, Enter submits, a digit is
+/// typed).
+struct MenuOrDefault {
+    key: MenuKey,
+    menu: MenuActive,
+    keys: tokio::sync::mpsc::UnboundedSender<Key>,
+}
+
+impl ConditionalEventHandler for MenuOrDefault {
+    fn handle(&self, _: &Event, _: RepeatCount, _: bool, ctx: &EventContext) -> Option<Cmd> {
+        if ctx.line().is_empty() && (self.menu)() {
+            let _ = self.keys.send(Key::Menu(self.key));
+            Some(Cmd::Noop)
+        } else {
+            None
+        }
     }
 }
 
@@ -150,6 +181,7 @@ pub fn bind_keys<H: Helper, I: rustyline::history::History>(
     editor: &mut rustyline::Editor<H, I>,
     busy: Arc<AtomicBool>,
     keys: tokio::sync::mpsc::UnboundedSender<Key>,
+    menu: MenuActive,
 ) {
     editor.bind_sequence(
         KeyEvent(KeyCode::Esc, Modifiers::NONE),
@@ -157,6 +189,7 @@ pub fn bind_keys<H: Helper, I: rustyline::history::History>(
             key: Key::Esc,
             only_when: Some(busy),
             keys: keys.clone(),
+            menu: menu.clone(),
         })),
     );
     editor.bind_sequence(
@@ -164,9 +197,32 @@ pub fn bind_keys<H: Helper, I: rustyline::history::History>(
         EventHandler::Conditional(Box::new(SendKey {
             key: Key::CycleMode,
             only_when: None,
-            keys,
+            keys: keys.clone(),
+            menu: menu.clone(),
         })),
     );
+    let mut menu_keys = vec![
+        (KeyEvent(KeyCode::Up, Modifiers::NONE), MenuKey::Up),
+        (KeyEvent(KeyCode::Down, Modifiers::NONE), MenuKey::Down),
+        (KeyEvent(KeyCode::Enter, Modifiers::NONE), MenuKey::Enter),
+    ];
+    for n in 1..=4u8 {
+        let digit = char::from(b'0' + n);
+        menu_keys.push((
+            KeyEvent(KeyCode::Char(digit), Modifiers::NONE),
+            MenuKey::Pick(usize::from(n)),
+        ));
+    }
+    for (event, key) in menu_keys {
+        editor.bind_sequence(
+            event,
+            EventHandler::Conditional(Box::new(MenuOrDefault {
+                key,
+                menu: menu.clone(),
+                keys: keys.clone(),
+            })),
+        );
+    }
     editor.bind_sequence(
         KeyEvent(KeyCode::Char('C'), Modifiers::CTRL),
         EventHandler::Conditional(Box::new(CtrlC)),

@@ -277,6 +277,15 @@ impl Shell {
                     self.cancel().await;
                 }
             }
+            editor::Key::Menu(key) => {
+                let pending = lock(&self.shared.approval).clone();
+                if let (Some(pending), Some(decision)) = (pending, self.view.menu_key(key)) {
+                    let from = "terminal".to_string();
+                    let id = pending.id;
+                    self.ask(session::Input::Approval { id, decision, from })
+                        .await;
+                }
+            }
             editor::Key::CycleMode => {
                 use crate::config::PermissionMode;
                 let mode = match self.view.settings().permission_mode {
@@ -597,7 +606,13 @@ fn spawn_editor(
             color,
         );
         editor.set_helper(Some(helper));
-        editor::bind_keys(&mut editor, io.busy, io.keys);
+        let waiting = shared.clone();
+        let menu: editor::MenuActive = Arc::new(move || {
+            lock(&waiting.approval)
+                .as_ref()
+                .is_some_and(|p| !p.typeahead)
+        });
+        editor::bind_keys(&mut editor, io.busy, io.keys, menu);
         for line in history.load() {
             let _ = editor.add_history_entry(line);
         }

@@ -156,6 +156,10 @@ pub enum Event {
         /// Only "allow once" or "deny" can answer it: a write where the workspace's grants
         /// live, or a command outside the sandbox. "Always" answers count as once.
         once_only: bool,
+        /// The rules an "always" answer adds (`Bash(cargo*)`, `Write(src/main.rs)`), so a
+        /// person knows what they allow beyond this one call.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        always: Vec<String>,
     },
     ApprovalResolved {
         id: String,

@@ -336,6 +336,7 @@ async fn ask_person(
         reason: reason.to_string(),
         diff,
         once_only: super::permissions::once_only(prepared),
+        always: super::permissions::scope_rules(prepared),
     });
     run::status(
         shared,

@@ -121,6 +121,7 @@ async fn the_snapshot_holds_what_a_late_joiner_needs() {
         reason: "not allowlisted".into(),
         diff: None,
         once_only: false,
+        always: Vec::new(),
     });
     f.settled().await;
     let snap = f.mirror.snapshot("full");

@@ -162,6 +162,7 @@ impl View {
             let line = format!("⏳ queued: {}", waiting.join(" · "));
             lines.push(self.style.dim(&cut(&line, width)));
         }
+        lines.extend(self.menu_lines(width));
         if let Some(busy) = self.busy_line(width) {
             lines.push(busy);
         }
@@ -172,7 +173,7 @@ impl View {
     /// approval (the question is the last thing on screen then).
     fn busy_line(&self, width: usize) -> Option<String> {
         let started = self.live.turn_started?;
-        if lock(&self.shared.approval).is_some() {
+        if self.menu.is_some() || lock(&self.shared.approval).is_some() {
             return None;
         }
         let elapsed = started.elapsed();
@@ -190,7 +191,7 @@ impl View {
 
 /// `text` cut to `width` columns with an ellipsis (a live row must not wrap: it is erased
 /// by counting rows).
-fn cut(text: &str, width: usize) -> String {
+pub(super) fn cut(text: &str, width: usize) -> String {
     if str_width(text) <= width {
         return text.to_string();
     }

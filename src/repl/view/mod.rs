@@ -35,6 +35,7 @@ struct ApprovalCard<'a> {
     reason: &'a str,
     diff: Option<&'a str>,
     once_only: bool,
+    always: &'a [String],
 }
 
 /// State shared by the view (which writes it) and the input loop (which reads it).
@@ -66,6 +67,8 @@ pub struct View {
     live: live::Live,
     /// The session was resumed with earlier messages.
     resumed: bool,
+    /// The choices of the approval waiting for the person (styled output only).
+    menu: Option<menu::Menu>,
     /// A `delegate_to_agent` call per parent run: its summary, and whether the child run
     /// started. A started child is shown by its own lines; a refused call as a tool line.
     delegations: std::collections::HashMap<String, (String, bool)>,
@@ -98,6 +101,7 @@ impl View {
             waiting_for: None,
             live: live::Live::default(),
             resumed: false,
+            menu: None,
             delegations: std::collections::HashMap::new(),
             answered: false,
             thinking: String::new(),
@@ -287,6 +291,7 @@ impl View {
                 reason,
                 diff,
                 once_only,
+                always,
                 ..
             } => {
                 let depth = self.session.depth(run_id);
@@ -295,6 +300,7 @@ impl View {
                     reason,
                     diff: diff.as_deref(),
                     once_only: *once_only,
+                    always,
                 };
                 self.on_approval(id, depth, &request);
             }
@@ -334,8 +340,10 @@ impl View {
                 duration_ms,
                 ..
             } => {
-                // The turn is over: its busy line goes with the outcome's lines.
+                // The turn is over: its busy line goes with the outcome's lines, and a
+                // request still open (a cancelled turn's) with it.
                 self.live.turn_started = None;
+                self.menu = None;
                 self.on_outcome(*status, result, usage.output_tokens, *duration_ms);
                 self.delegations.clear();
             }
@@ -437,7 +445,12 @@ impl View {
         if let Some(diff) = card.diff {
             lines.extend(render::render_diff(diff, &self.style, DIFF_LINES));
         }
-        lines.push(choices(card.once_only).to_string());
+        // Styled, the choices are a menu in the live area; plain, a line to answer on.
+        if self.style.is_plain() {
+            lines.push(choices(card.once_only).to_string());
+        } else {
+            self.menu = Some(menu::Menu::new(card.once_only, card.always));
+        }
         if typeahead {
             lines.push(self.style.dim("  (the line you are typing will be sent as your next message; answer on the line after it)",
             ));
@@ -455,6 +468,7 @@ impl View {
         let mut pending = crate::session::lock(&self.shared.approval);
         if pending.as_ref().is_some_and(|p| p.id == id) {
             *pending = None;
+            self.menu = None;
         }
         drop(pending);
         let verdict = match decision {
@@ -517,7 +531,10 @@ impl View {
 const DELEGATE_TOOL: &str = crate::tools::ToolName::Delegate.name();
 
 mod live;
+mod menu;
 mod replay;
+
+pub use menu::MenuKey;
 mod settings_line;
 
 pub use live::SPINNER_FRAME;

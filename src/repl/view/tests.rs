@@ -213,6 +213,7 @@ fn a_childs_approval_is_indented_and_answerable() {
         reason: "Write changes a.txt".into(),
         diff: None,
         once_only: false,
+        always: Vec::new(),
     });
     let text = out.take();
     assert!(text.starts_with("  ⏵ Allow Write a.txt\n"), "{text:?}");
@@ -334,6 +335,7 @@ fn a_long_approval_is_wrapped_not_cut() {
         reason: "not read-only".into(),
         diff: None,
         once_only: false,
+        always: Vec::new(),
     });
     let text = out.take();
     let head: Vec<&str> = text.lines().take_while(|l| !l.contains("(not")).collect();
@@ -354,6 +356,7 @@ fn a_once_only_approval_offers_only_once_and_deny() {
         reason: "runs outside the sandbox (dangerouslyDisableSandbox)".into(),
         diff: None,
         once_only: true,
+        always: Vec::new(),
     });
     let text = out.take();
     assert!(

@@ -20,6 +20,7 @@ fn approval(id: &str, run_id: &str) -> Event {
         reason: "runs a program".into(),
         diff: None,
         once_only: false,
+        always: Vec::new(),
     }
 }
 
