@@ -299,3 +299,31 @@ fn an_approval_is_a_menu_answered_with_arrows_digits_or_esc() {
     assert!(ws.root().join("c.txt").exists());
     repl.line("/quit");
 }
+
+/// `!cmd` runs a command the person typed, through the same floor and approvals, shows its
+/// output line, and the model sees the output with the next message.
+#[test]
+fn a_bang_line_runs_the_command_and_the_model_sees_its_output() {
+    let (ws, server) = workspace(vec![Step::from(Reply::text("noted"))]);
+    ws.write("notes.txt", "remember the milk\n");
+    let mut repl = Repl::start(&ws, &[]);
+    repl.line("!cat notes.txt");
+    repl.expect("Bash");
+    repl.expect(PROMPT);
+    repl.line("what did it say?");
+    repl.expect("noted");
+    let users = texts(&server.last_chat_request().unwrap(), "user");
+    assert!(
+        users
+            .iter()
+            .any(|u| u.contains("I ran `cat notes.txt`") && u.contains("remember the milk")),
+        "{users:?}"
+    );
+    // A command that writes asks first, as the model's would in this mode.
+    repl.line("!touch made.txt");
+    repl.expect("Esc denies");
+    repl.send("\x1b");
+    repl.expect("denied");
+    assert!(!ws.root().join("made.txt").exists());
+    repl.line("/quit");
+}

@@ -19,6 +19,16 @@ impl Shell {
         if self.answer_approval(&line).await {
             return true;
         }
+        // `!cmd`: the person runs a command themselves (queued like a message while a turn
+        // runs; the session runs it through the same floor and approvals as the model's).
+        if let Some(command) = line.trim_start().strip_prefix('!')
+            && !command.trim().is_empty()
+        {
+            let mut message = UserMessage::new(line.trim(), FROM);
+            message.command = Some(command.trim().to_string());
+            self.send(message).await;
+            return true;
+        }
         match self.catalog.parse(&line) {
             Parsed::Empty => {}
             Parsed::Command { command, .. } if command.quits() => return false,

@@ -54,6 +54,10 @@ pub struct UserMessage {
     /// Material that comes with the message (piped stdin, attached files), appended after
     /// the text or the skill's instructions.
     pub attached: String,
+    /// A command the person runs themselves (`!cargo test`): it runs as a `Bash` call,
+    /// through the same floor and approvals, and its output joins the conversation for the
+    /// model's next turn; the model is not asked anything.
+    pub command: Option<String>,
 }
 
 impl UserMessage {
@@ -64,6 +68,7 @@ impl UserMessage {
             agent: None,
             skill: None,
             attached: String::new(),
+            command: None,
         }
     }
 }

@@ -359,3 +359,48 @@ async fn ask_person(
     });
     Ok((decision, by))
 }
+
+/// A command the person typed (`!cmd`): prepared and authorized like the model's `Bash`
+/// calls (floor, sandbox, permission mode, approvals), shown like them, and run. Agent
+/// gates do not apply: they limit what a model may do, not the person.
+pub(super) async fn person_command(
+    shared: &TurnShared,
+    ctx: &mut RunCtx,
+    conv: &mut Conversation,
+    command: &str,
+    changed: &mut Vec<String>,
+) -> ToolOutput {
+    let call = ToolCall {
+        id: format!("cmd_{}", ids::new_id()),
+        name: ToolName::Bash.name().to_string(),
+        arguments: serde_json::json!({ "command": command }),
+    };
+    let prepared = tools::prepare_off_runtime(&shared.tools, &call.name, &call.arguments).await;
+    let summary = match &prepared {
+        Ok(p) => p.summary.clone(),
+        Err(_) => command.to_string(),
+    };
+    shared.bus.publish(Event::ToolCallStarted {
+        run_id: ctx.id.clone(),
+        call_id: call.id.clone(),
+        tool: call.name.clone(),
+        args: call.arguments.clone(),
+        summary,
+    });
+    let output = match prepared {
+        Ok(prepared) => match authorize(shared, ctx, conv, &prepared).await {
+            Ok(()) => run(shared, ctx, &prepared, changed).await,
+            Err(denied) => denied,
+        },
+        Err(invalid) => invalid,
+    };
+    shared.bus.publish(Event::ToolCallFinished {
+        run_id: ctx.id.clone(),
+        call_id: call.id.clone(),
+        tool: call.name.clone(),
+        ok: !output.is_error,
+        summary: output.summary.clone(),
+        diff: output.diff.clone(),
+    });
+    output
+}

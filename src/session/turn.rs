@@ -40,6 +40,21 @@ pub(super) async fn run_turn(
     let started = Instant::now();
     let mut changed = Vec::new();
     let label = msg.content.clone();
+    if let Some(command) = msg.command.clone() {
+        let agent = shared.agents.get().get(agent_name).cloned();
+        let end = match agent {
+            Some(agent) => {
+                person_command(shared, conv, &msg, agent, cancel, &command, &mut changed).await
+            }
+            None => fail(
+                shared,
+                agent_name,
+                &label,
+                format!("no agent named `{agent_name}`"),
+            ),
+        };
+        return finish(shared, end, changed, started);
+    }
     let end = match plan(shared, &conv.permissions, &msg, agent_name) {
         Err(message) => fail(shared, agent_name, &label, message),
         Ok(plan) => {
@@ -81,6 +96,11 @@ pub(super) async fn run_turn(
             (ctx.id, end)
         }
     };
+    finish(shared, end, changed, started);
+}
+
+/// Reports what the turn changed and its one `Outcome`.
+fn finish(shared: &TurnShared, end: (String, RunEnd), mut changed: Vec<String>, started: Instant) {
     let (run_id, end) = end;
     if !changed.is_empty() {
         let truncated_count = changed.len().saturating_sub(CHANGE_REPORT_MAX_FILES);
@@ -99,6 +119,52 @@ pub(super) async fn run_turn(
         usage: end.usage,
         duration_ms: started.elapsed().as_millis() as u64,
     });
+}
+
+/// `!command`: the person runs a command themselves. It is one `Bash` call in a run of its
+/// own (the floor, the sandbox and the permission mode apply as to any call), and its
+/// output is added to the conversation so the model sees it next turn.
+async fn person_command(
+    shared: &TurnShared,
+    conv: &mut Conversation,
+    msg: &UserMessage,
+    agent: AgentSpec,
+    cancel: CancellationToken,
+    command: &str,
+    changed: &mut Vec<String>,
+) -> (String, RunEnd) {
+    let mut ctx = RunCtx {
+        id: ids::new_id(),
+        parent_id: None,
+        depth: 0,
+        agent,
+        route: shared.default_route.clone(),
+        mode: TurnMode::Auto,
+        cancel,
+        skill_rules: Vec::new(),
+    };
+    run::announce(shared, &ctx, msg.content.clone());
+    super::lock(&shared.runs).insert(ctx.id.clone(), ctx.cancel.clone());
+    let output = super::tool_call::person_command(shared, &mut ctx, conv, command, changed).await;
+    super::lock(&shared.runs).remove(&ctx.id);
+    let seen = format!(
+        "I ran `{command}` myself{}:\n```\n{}\n```",
+        if output.is_error { " (it failed)" } else { "" },
+        output.model.trim_end()
+    );
+    run::push(shared, &ctx, conv, &msg.from, ChatMessage::user(seen));
+    let status = if ctx.cancel.is_cancelled() {
+        OutcomeStatus::Cancelled
+    } else {
+        OutcomeStatus::Completed
+    };
+    let end = RunEnd {
+        status,
+        result: String::new(),
+        iterations: 0,
+        usage: Usage::default(),
+    };
+    (ctx.id, end)
 }
 
 /// Works out the agent and the message; `Err` is what to tell the person.
