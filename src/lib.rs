@@ -12,5 +12,6 @@ pub mod repl;
 pub mod session;
 pub mod skills;
 pub mod store;
+pub mod text;
 pub mod tools;
 pub mod web;

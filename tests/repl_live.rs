@@ -327,3 +327,17 @@ fn a_bang_line_runs_the_command_and_the_model_sees_its_output() {
     assert!(!ws.root().join("made.txt").exists());
     repl.line("/quit");
 }
+
+/// `/theme` marks the theme in use, also after a switch.
+#[test]
+fn theme_marks_the_current_one() {
+    let (ws, _server) = workspace(vec![]);
+    let mut repl = Repl::start(&ws, &[]);
+    repl.line("/theme");
+    repl.expect("dark (current)");
+    repl.line("/theme light");
+    repl.expect("theme light");
+    repl.line("/theme");
+    repl.expect("light (current)");
+    repl.line("/quit");
+}

@@ -455,6 +455,13 @@ fn unknown_keys(path: &Path, text: &str) -> Vec<String> {
         return Vec::new();
     };
     let mut warnings = Vec::new();
+    let known = |section: &str| {
+        KNOWN
+            .iter()
+            .find(|(s, _)| *s == section)
+            .map(|(_, keys)| *keys)
+            .unwrap_or(&[])
+    };
     let mut report = |section: &str, key: &str| {
         let line = find_key_line(text, key);
         let name = if section.is_empty() {
@@ -462,17 +469,13 @@ fn unknown_keys(path: &Path, text: &str) -> Vec<String> {
         } else {
             format!("{section}.{key}")
         };
+        let hint = crate::text::closest(key, known(section))
+            .map(|near| format!("; did you mean `{near}`?"))
+            .unwrap_or_default();
         warnings.push(format!(
-            "{}:{line}: unknown key `{name}` ignored",
+            "{}:{line}: unknown key `{name}` ignored{hint}",
             path.display()
         ));
-    };
-    let known = |section: &str| {
-        KNOWN
-            .iter()
-            .find(|(s, _)| *s == section)
-            .map(|(_, keys)| *keys)
-            .unwrap_or(&[])
     };
     for (key, value) in &table {
         if !known("").contains(&key.as_str()) {

@@ -137,7 +137,8 @@ fn unknown_keys_warn_with_line() {
     assert_eq!(c.max_iters, 5);
     assert_eq!(c.warnings.len(), 1);
     assert!(
-        c.warnings[0].contains(":3: unknown key `agent.max_iter`"),
+        c.warnings[0]
+            .contains(":3: unknown key `agent.max_iter` ignored; did you mean `max_iters`?"),
         "{:?}",
         c.warnings
     );

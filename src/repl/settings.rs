@@ -118,13 +118,23 @@ impl Shell {
 
     pub(super) fn theme(&mut self, args: &str) {
         if args.is_empty() {
-            let names = super::theme::available(&self.ws.home).join(", ");
-            self.view.hint(&format!("themes: {names}"));
+            let names: Vec<String> = super::theme::available(&self.ws.home)
+                .into_iter()
+                .map(|name| {
+                    if name == self.ws.config.theme {
+                        format!("{name} (current)")
+                    } else {
+                        name
+                    }
+                })
+                .collect();
+            self.view.hint(&format!("themes: {}", names.join(", ")));
             return;
         }
         match super::theme::load(args, &self.ws.home) {
             Ok(theme) => {
                 self.view.set_theme(theme);
+                self.ws.config.theme = args.to_string();
                 self.view.hint(&format!("theme {args}"));
             }
             Err(e) => self.view.error(&e),
