@@ -18,6 +18,7 @@ mod shell;
 pub mod theme;
 pub mod triggers;
 pub mod trust;
+mod tty;
 mod view;
 
 pub use shell::run;

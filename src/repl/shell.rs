@@ -64,7 +64,9 @@ pub(super) struct Shell {
 }
 
 pub async fn run(start: Start) -> i32 {
-    match try_run(start).await {
+    let result = try_run(start).await;
+    super::tty::restore();
+    match result {
         Ok(code) => code,
         Err(f) => {
             eprintln!("linggen: error: {}", f.message);
@@ -621,7 +623,12 @@ fn spawn_editor(
         let reading = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let printer: Box<dyn rustyline::ExternalPrinter + Send> =
             match editor.create_external_printer() {
-                Ok(p) => Box::new(p),
+                Ok(p) => {
+                    // Only an editor that reads in raw mode wants Enter kept as `\r`; a
+                    // plain line reader (`TERM=dumb`) needs the usual translation.
+                    super::tty::keep_enter();
+                    Box::new(p)
+                }
                 Err(_) => Box::new(super::printer::Stdout {
                     prompt: io.prompt.clone(),
                     reading: reading.clone(),
