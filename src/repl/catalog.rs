@@ -135,12 +135,20 @@ impl Catalog {
 
 fn help_lines(registry: &Registry) -> Vec<String> {
     let mut lines = vec!["Commands:".to_string()];
+    // One column for the usages; a usage longer than it puts its summary on the next line
+    // at the same column, so every summary lines up.
+    const COLUMN: usize = 24;
     for cmd in Command::ALL {
         let name = match cmd.argument_hint() {
             Some(hint) => format!("/{} {hint}", cmd.name()),
             None => format!("/{}", cmd.name()),
         };
-        lines.push(format!("  {name:<24} {}", cmd.summary()));
+        if name.chars().count() > COLUMN {
+            lines.push(format!("  {name}"));
+            lines.push(format!("  {:COLUMN$} {}", "", cmd.summary()));
+        } else {
+            lines.push(format!("  {name:<COLUMN$} {}", cmd.summary()));
+        }
     }
     let skills: Vec<String> = registry
         .skills
@@ -167,7 +175,7 @@ fn help_lines(registry: &Registry) -> Vec<String> {
             .into(),
     );
     lines.push(
-        "Keys: Tab completes · Ctrl+J or Alt+Enter newline · Ctrl+R history · Ctrl+C cancels/clears · Ctrl+D exits"
+        "Keys: Tab completes · Esc interrupts · Shift+Tab permission mode · Ctrl+J or Alt+Enter newline · ↑ Ctrl+R history · Ctrl+C cancels/clears · Ctrl+D exits · !cmd runs a command"
             .into(),
     );
     lines
@@ -188,6 +196,20 @@ pub fn one_line(text: &str, max: usize) -> String {
 mod tests {
     use super::*;
     use crate::repl::triggers::SkillInfo;
+
+    /// Every command's summary starts in the same column, long usages included.
+    #[test]
+    fn help_summaries_line_up() {
+        let lines = help_lines(&Registry::default());
+        for cmd in Command::ALL {
+            let line = lines
+                .iter()
+                .find(|l| l.ends_with(cmd.summary()))
+                .unwrap_or_else(|| panic!("no line for /{}", cmd.name()));
+            let column = line.chars().count() - cmd.summary().chars().count();
+            assert_eq!(column, 27, "/{}: {line:?}", cmd.name());
+        }
+    }
 
     #[test]
     fn one_line_keeps_short_text_and_marks_what_was_cut() {

@@ -104,6 +104,11 @@ pub fn hint(line: &str, pos: usize, ctx: &CompletionContext<'_>) -> Option<Strin
     }
     let typed = line.trim_start().strip_prefix('/')?;
     let name = typed.trim_end_matches(' ');
+    // `/` alone: what can follow, Tab for the whole list with descriptions.
+    if typed.is_empty() {
+        let names: Vec<&str> = Command::ALL.iter().take(8).map(|c| c.name()).collect();
+        return Some(format!("{} …  (Tab lists every command)", names.join(" ")));
+    }
     if name.is_empty() || name.contains(char::is_whitespace) || typed.len() > name.len() + 1 {
         return None;
     }

@@ -279,6 +279,10 @@ fn hints_show_the_argument_shape_once_the_name_is_typed() {
     assert_eq!(hint("/mod"), None);
     assert_eq!(hint("hello"), None);
     assert_eq!(super::hint("/model", 3, &f.ctx(false)), None);
+    // `/` alone lists what can follow.
+    let slash = hint("/").unwrap_or_default();
+    assert!(slash.starts_with("help clear settings"), "{slash}");
+    assert!(slash.contains("Tab lists every command"), "{slash}");
 }
 
 #[test]
