@@ -255,6 +255,10 @@ impl AnthropicStream {
                 if let Some(usage) = data.get("usage") {
                     self.add_usage(usage);
                 }
+                if data.pointer("/delta/stop_reason").and_then(Value::as_str) == Some("max_tokens")
+                {
+                    emit(sink, StreamEvent::CutShort);
+                }
             }
             "message_stop" => {
                 for (_, tool_use) in std::mem::take(&mut self.tool_uses) {
@@ -540,7 +544,8 @@ mod tests {
                 call("toolu_01B", "get_repo_info", json!({})),
                 StreamEvent::Usage(Usage {
                     input_tokens: 572,
-                    output_tokens: 89
+                    output_tokens: 89,
+                    ..Usage::default()
                 }),
             ]
         );

@@ -134,12 +134,21 @@ pub struct ToolSpec {
 pub struct Usage {
     pub input_tokens: u64,
     pub output_tokens: u64,
+    /// Time spent receiving the model's output (first piece to last), in milliseconds: the
+    /// speed a person cares about, without approvals, tools or the wait for the first token.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub generation_ms: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Usage {
     pub fn add(&mut self, other: Usage) {
         self.input_tokens += other.input_tokens;
         self.output_tokens += other.output_tokens;
+        self.generation_ms += other.generation_ms;
     }
 }
 
@@ -154,6 +163,9 @@ pub enum StreamEvent {
     ToolCall(ToolCall),
     /// Token usage for this response.
     Usage(Usage),
+    /// The response stopped because it reached the output-token limit (`max_tokens`), not
+    /// because the model was done.
+    CutShort,
 }
 
 /// Everything a provider needs for one request.

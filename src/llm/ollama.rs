@@ -241,8 +241,12 @@ impl OllamaStream {
                 StreamEvent::Usage(Usage {
                     input_tokens: input.unwrap_or(0),
                     output_tokens: output.unwrap_or(0),
+                    ..Usage::default()
                 }),
             );
+        }
+        if chunk.get("done_reason").and_then(Value::as_str) == Some("length") {
+            emit(sink, StreamEvent::CutShort);
         }
         Ok(true)
     }
@@ -400,7 +404,8 @@ mod tests {
                 call("call_xyz", "get_repo_info", json!({})),
                 StreamEvent::Usage(Usage {
                     input_tokens: 26,
-                    output_tokens: 9
+                    output_tokens: 9,
+                    ..Usage::default()
                 }),
             ]
         );

@@ -201,6 +201,7 @@ impl OpenAiStream {
             self.usage = Some(Usage {
                 input_tokens: count("prompt_tokens"),
                 output_tokens: count("completion_tokens"),
+                ..Usage::default()
             });
         }
         // Only the first choice matters: we never ask for more than one.
@@ -215,6 +216,9 @@ impl OpenAiStream {
             .is_some_and(|reason| !reason.is_null())
         {
             self.flush_calls(sink);
+        }
+        if choice.get("finish_reason").and_then(Value::as_str) == Some("length") {
+            emit(sink, StreamEvent::CutShort);
         }
         Ok(false)
     }
@@ -426,7 +430,8 @@ mod tests {
                 StreamEvent::Text("lo — 你好".into()),
                 StreamEvent::Usage(Usage {
                     input_tokens: 12,
-                    output_tokens: 5
+                    output_tokens: 5,
+                    ..Usage::default()
                 }),
             ]
         );
@@ -460,7 +465,8 @@ mod tests {
                 call("call_b", "Grep", json!({"pattern": "x"})),
                 StreamEvent::Usage(Usage {
                     input_tokens: 3,
-                    output_tokens: 4
+                    output_tokens: 4,
+                    ..Usage::default()
                 }),
             ]
         );

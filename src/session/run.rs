@@ -57,6 +57,8 @@ struct Response {
     text: String,
     tool_calls: Vec<ToolCall>,
     usage: Usage,
+    /// The provider said the output-token limit ended it.
+    cut_short: bool,
 }
 
 enum Step {
@@ -148,6 +150,7 @@ async fn run_loop(
             Step::Done(response) => {
                 usage.add(response.usage);
                 report_context(shared, ctx, conv, &response);
+                notice_odd_endings(shared, &response);
                 let Response {
                     text,
                     mut tool_calls,
@@ -248,15 +251,29 @@ async fn ask_model(
     let mut response = Response::default();
     let bus = &shared.bus;
     let batcher = TokenBatcher::new(bus, &ctx.id, &ctx.agent.name);
+    // From the first piece of output to the last: the generation time tok/s is over.
+    let mut first_output: Option<std::time::Instant> = None;
+    let mut last_output: Option<std::time::Instant> = None;
     let result = {
-        let mut sink = |event: StreamEvent| match event {
-            StreamEvent::Text(t) => {
-                batcher.push(&t, false);
-                response.text.push_str(&t);
+        let mut sink = |event: StreamEvent| {
+            if matches!(
+                event,
+                StreamEvent::Text(_) | StreamEvent::Thinking(_) | StreamEvent::ToolCall(_)
+            ) {
+                let now = std::time::Instant::now();
+                first_output.get_or_insert(now);
+                last_output = Some(now);
             }
-            StreamEvent::Thinking(t) => batcher.push(&t, true),
-            StreamEvent::ToolCall(call) => response.tool_calls.push(call),
-            StreamEvent::Usage(u) => response.usage = u,
+            match event {
+                StreamEvent::Text(t) => {
+                    batcher.push(&t, false);
+                    response.text.push_str(&t);
+                }
+                StreamEvent::Thinking(t) => batcher.push(&t, true),
+                StreamEvent::ToolCall(call) => response.tool_calls.push(call),
+                StreamEvent::Usage(u) => response.usage = u,
+                StreamEvent::CutShort => response.cut_short = true,
+            }
         };
         let request = ChatRequest {
             messages: &conv.history,
@@ -283,6 +300,9 @@ async fn ask_model(
         thinking: false,
         done: true,
     });
+    if let (Some(first), Some(last)) = (first_output, last_output) {
+        response.usage.generation_ms = last.duration_since(first).as_millis() as u64;
+    }
     match result {
         None => Step::Cancelled(response),
         Some(Err(e)) => Step::Failed(e),
@@ -294,6 +314,22 @@ async fn ask_model(
             Step::Done(response)
         }
     }
+}
+
+/// Tells the person when an answer ended oddly: cut off by the output limit, or empty
+/// (neither text nor a tool call), instead of leaving them to guess.
+fn notice_odd_endings(shared: &TurnShared, response: &Response) {
+    let message = if response.cut_short {
+        "the answer was cut off at the model's output limit (max_tokens); ask it to continue, \
+         or raise max_tokens for this model in linggen-agent.toml"
+    } else if response.text.trim().is_empty() && response.tool_calls.is_empty() {
+        "the model returned an empty answer (no text and no tool call); try again, or another model"
+    } else {
+        return;
+    };
+    shared.bus.publish(Event::Warning {
+        message: message.to_string(),
+    });
 }
 
 /// Small local models often print a tool call as text instead of using native tool calling;

@@ -344,7 +344,10 @@ impl View {
                 // request still open (a cancelled turn's) with it.
                 self.live.turn_started = None;
                 self.menu = None;
-                self.on_outcome(*status, result, usage.output_tokens, *duration_ms);
+                // tok/s over the time the model was producing output, not the whole
+                // turn (approvals, tools and the wait for the first token excluded).
+                let _ = duration_ms;
+                self.on_outcome(*status, result, usage.output_tokens, usage.generation_ms);
                 self.delegations.clear();
             }
             _ => {}

@@ -365,3 +365,24 @@ fn a_once_only_approval_offers_only_once_and_deny() {
     );
     assert!(!text.contains("always"), "{text}");
 }
+
+/// tok/s is over the time the model produced output, not the whole turn (a turn that
+/// waited a minute for an approval is not a slow model).
+#[test]
+fn tokens_per_second_count_generation_time_only() {
+    let (mut view, out) = view();
+    view.on_event(&Event::Outcome {
+        run_id: "t".into(),
+        status: OutcomeStatus::Completed,
+        result: String::new(),
+        num_turns: 2,
+        usage: Usage {
+            input_tokens: 10,
+            output_tokens: 100,
+            generation_ms: 2000,
+        },
+        duration_ms: 60_000,
+    });
+    let shown = out.take();
+    assert!(shown.contains("50.0 tok/s"), "{shown:?}");
+}
