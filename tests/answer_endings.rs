@@ -39,3 +39,26 @@ fn an_empty_answer_says_so() {
         );
     }
 }
+
+/// A local llama.cpp server with no `context_window` configured: the window comes from its
+/// `/props`, so the context line can say how full it is.
+#[test]
+fn a_local_llama_cpp_server_tells_its_context_window() {
+    let server =
+        ScriptedServer::start_background(Protocol::OpenAi, vec![Step::from(Reply::text("hi"))]);
+    let ws = Workspace::new();
+    let config = format!(
+        "[[models]]\nid = \"local\"\nprovider = \"openai\"\nurl = \"{}\"\nmodel = \"scripted\"\napi_key_env = \"{}\"\n",
+        server.url(),
+        support::TEST_KEY_ENV
+    );
+    std::fs::write(ws.home().join("linggen-agent.toml"), config).unwrap();
+    let r = run(&ws, &["-p", "--output-format", "stream-json", "hello"]);
+    let usage = r
+        .stdout
+        .lines()
+        .find(|l| l.contains("\"ContextUsage\""))
+        .unwrap_or_else(|| panic!("no ContextUsage in {}", r.stdout));
+    let event: serde_json::Value = serde_json::from_str(usage).unwrap();
+    assert!(event["context_window"].as_u64().unwrap_or(0) > 0, "{usage}");
+}

@@ -22,18 +22,49 @@ pub struct OpenAiProvider {
     api_key: Option<String>,
     context_window: Option<u32>,
     max_tokens: Option<u32>,
+    http: reqwest::Client,
 }
+
+/// How long a local server gets to say its context size (`/props`) at session start.
+const PROPS_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(300);
 
 impl OpenAiProvider {
     pub fn new(cfg: &ModelConfig, http: reqwest::Client) -> Self {
         OpenAiProvider {
-            endpoint: Endpoint::for_model(cfg, http),
+            endpoint: Endpoint::for_model(cfg, http.clone()),
             base_url: cfg.url.clone(),
             chat_url: join_url(&cfg.url, "chat/completions"),
             api_key: cfg.api_key(),
             context_window: cfg.context_window,
             max_tokens: cfg.max_tokens,
+            http,
         }
+    }
+
+    /// llama.cpp's server says its context size at `GET /props` (next to `/v1`, not under
+    /// it). Asked only of local servers, briefly: anything else is "unknown".
+    async fn context_from_props(&self) -> Option<u32> {
+        let url = reqwest::Url::parse(&self.base_url).ok()?;
+        let local = url.host_str().is_some_and(|h| {
+            h == "localhost"
+                || h.parse::<std::net::IpAddr>()
+                    .is_ok_and(|ip| ip.is_loopback())
+        });
+        if !local {
+            return None;
+        }
+        let base = self.base_url.trim_end_matches('/');
+        let root = base.strip_suffix("/v1").unwrap_or(base);
+        let mut endpoint = Endpoint::new("props", self.http.clone(), 1, PROPS_TIMEOUT);
+        endpoint.set_retry_policy(RetryPolicy::none());
+        let props = tokio::time::timeout(
+            PROPS_TIMEOUT,
+            endpoint.fetch_json(&join_url(root, "props"), None),
+        )
+        .await
+        .ok()?
+        .ok()?;
+        context_from_props(&props)
     }
 
     /// Replaces the default retry policy (tests use a fast one).
@@ -70,8 +101,22 @@ impl Provider for OpenAiProvider {
     }
 
     async fn context_window(&self) -> Option<u32> {
-        self.context_window
+        match self.context_window {
+            Some(n) => Some(n),
+            None => self.context_from_props().await,
+        }
     }
+}
+
+/// `n_ctx` from llama.cpp's `/props` (`default_generation_settings.n_ctx`; some builds
+/// also put it at the top level).
+fn context_from_props(props: &Value) -> Option<u32> {
+    props
+        .pointer("/default_generation_settings/n_ctx")
+        .or_else(|| props.get("n_ctx"))
+        .and_then(Value::as_u64)
+        .filter(|n| *n > 0)
+        .map(|n| n.min(u64::from(u32::MAX)) as u32)
 }
 
 /// The `/chat/completions` body for a streamed request.

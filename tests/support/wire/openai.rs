@@ -20,6 +20,10 @@ pub(super) fn route(method: &str, path: &str, options: &ServerOptions) -> Route 
                 "max_model_len": options.context_length,
             }],
         })),
+        // llama.cpp's server: its context size, next to `/v1`.
+        "GET" if path == "/props" => Route::Json(json!({
+            "default_generation_settings": {"n_ctx": options.context_length},
+        })),
         _ => Route::NotFound,
     }
 }
