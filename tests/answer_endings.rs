@@ -1,5 +1,6 @@
-//! Answers that end oddly say so: one cut off by the model's output limit, or one with
-//! neither text nor a tool call, over every wire protocol.
+//! What answers carry beyond their text, over the wire protocols: an ending that is odd
+//! (cut off by the output limit, or empty) is said; `<think>` reasoning is shown as such;
+//! a local llama.cpp server's context window is known from its `/props`.
 
 // Test code may unwrap: a failure is a failed test, reported with its message.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -61,4 +62,42 @@ fn a_local_llama_cpp_server_tells_its_context_window() {
         .unwrap_or_else(|| panic!("no ContextUsage in {}", r.stdout));
     let event: serde_json::Value = serde_json::from_str(usage).unwrap();
     assert!(event["context_window"].as_u64().unwrap_or(0) > 0, "{usage}");
+}
+
+/// `<think>…</think>` opening the content (local reasoning models without a reasoning
+/// parser) is shown as reasoning, not as the answer, and does not stay in the answer.
+#[test]
+fn a_think_block_in_the_content_is_reasoning() {
+    for protocol in [Protocol::OpenAi, Protocol::Ollama] {
+        let reply =
+            Reply::text("<think>\nweighing it up\n</think>\n\nThe answer is 4.").delta_bytes(3);
+        let r = answer_json(protocol, reply);
+        let result = r
+            .stdout
+            .lines()
+            .rev()
+            .find(|l| l.contains("\"type\":\"result\""))
+            .unwrap_or_else(|| panic!("no result in {}", r.stdout));
+        let result: serde_json::Value = serde_json::from_str(result).unwrap();
+        assert_eq!(result["result"], "The answer is 4.", "{protocol:?}");
+        let thinking: String = r
+            .stdout
+            .lines()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .filter(|e| e["type"] == "Token" && e["thinking"] == true)
+            .filter_map(|e| e["token"].as_str().map(str::to_string))
+            .collect();
+        assert!(
+            thinking.contains("weighing it up"),
+            "{protocol:?}: {}",
+            r.stdout
+        );
+    }
+}
+
+fn answer_json(protocol: Protocol, reply: Reply) -> support::Run {
+    let server = ScriptedServer::start_background(protocol, vec![Step::from(reply)]);
+    let ws = Workspace::new();
+    ws.configure(protocol, &server.url());
+    run(&ws, &["-p", "--output-format", "stream-json", "tell me"])
 }

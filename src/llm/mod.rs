@@ -12,6 +12,7 @@ pub mod retry;
 pub mod router;
 pub mod sse;
 pub mod textcalls;
+pub mod think;
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};

@@ -199,6 +199,8 @@ fn message_json(message: &ChatMessage) -> Value {
 pub struct OllamaStream {
     lines: NdjsonDecoder,
     calls_seen: usize,
+    /// Reasoning a model wrote into the content as `<think>…</think>`.
+    think: super::think::ThinkSplitter,
 }
 
 impl FrameProtocol for OllamaStream {
@@ -233,6 +235,7 @@ impl OllamaStream {
         if chunk.get("done").and_then(Value::as_bool) != Some(true) {
             return Ok(false);
         }
+        self.think.finish(&mut |e| emit(sink, e));
         let count = |key: &str| chunk.get(key).and_then(Value::as_u64);
         let (input, output) = (count("prompt_eval_count"), count("eval_count"));
         if input.is_some() || output.is_some() {
@@ -263,7 +266,7 @@ impl OllamaStream {
             emit(sink, StreamEvent::Thinking(thinking));
         }
         if let Some(content) = text("content") {
-            emit(sink, StreamEvent::Text(content));
+            self.think.push(&content, &mut |e| emit(sink, e));
         }
         let calls = message.get("tool_calls").and_then(Value::as_array);
         // Ollama sends each call complete, so it can be passed on at once.

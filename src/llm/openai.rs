@@ -205,6 +205,8 @@ pub struct OpenAiStream {
     sse: SseDecoder,
     calls: Vec<PartialCall>,
     usage: Option<Usage>,
+    /// Reasoning a local model wrote into the content as `<think>…</think>`.
+    think: super::think::ThinkSplitter,
 }
 
 impl FrameProtocol for OpenAiStream {
@@ -225,6 +227,7 @@ impl OpenAiStream {
     fn on_event(&mut self, event: &SseEvent, sink: &mut EventSink<'_>) -> Result<bool, ErrorKind> {
         let data = event.data.trim();
         if data == "[DONE]" {
+            self.think.finish(&mut |e| emit(sink, e));
             self.flush_calls(sink);
             if let Some(usage) = self.usage.take() {
                 emit(sink, StreamEvent::Usage(usage));
@@ -281,7 +284,7 @@ impl OpenAiStream {
         if let Some(text) = delta.get("content").and_then(Value::as_str)
             && !text.is_empty()
         {
-            emit(sink, StreamEvent::Text(text.to_string()));
+            self.think.push(text, &mut |e| emit(sink, e));
         }
         if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
             for call in calls {
