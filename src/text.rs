@@ -28,6 +28,15 @@ pub fn edit_distance(a: &str, b: &str) -> usize {
     previous[b.len()]
 }
 
+/// `1 line`, `3 lines`: a count with its noun in the right number.
+pub fn plural(n: usize, one: &str, many: &str) -> String {
+    if n == 1 {
+        format!("1 {one}")
+    } else {
+        format!("{n} {many}")
+    }
+}
+
 /// The candidate closest to `typed` when it is close enough to be a likely typo (at most
 /// a third of its length, and at most 2 edits, away).
 pub fn closest<'a>(typed: &str, candidates: &[&'a str]) -> Option<&'a str> {

@@ -127,12 +127,21 @@ impl Printer {
                 run_id,
                 ok,
                 summary,
+                excerpt,
                 ..
-            } => Some(if *ok {
-                format!("{}  ⎿ {summary}", indent(run_id))
-            } else {
-                format!("{}  ⎿ ✗ {summary}", indent(run_id))
-            }),
+            } => {
+                let pad = indent(run_id);
+                let mut text = if *ok {
+                    format!("{pad}  ⎿ {summary}")
+                } else {
+                    format!("{pad}  ⎿ ✗ {summary}")
+                };
+                // A failed command's first lines, so the reader sees how it failed.
+                for line in excerpt.iter().flat_map(|e| e.lines()) {
+                    text.push_str(&format!("\n{pad}    {line}"));
+                }
+                Some(text)
+            }
             Event::SubagentResult {
                 subagent_id,
                 agent_id,

@@ -92,7 +92,10 @@ pub(crate) fn as_tool_output(agent: &str, end: &RunEnd) -> ToolOutput {
     match end.status {
         OutcomeStatus::Completed => ToolOutput::ok(
             format!("Agent `{agent}` finished. Its answer:\n{}", end.result),
-            format!("{agent} finished ({} model calls)", end.iterations),
+            format!(
+                "{agent} finished ({})",
+                crate::text::plural(end.iterations as usize, "model call", "model calls")
+            ),
         ),
         OutcomeStatus::Cancelled => {
             ToolOutput::error(format!("agent `{agent}` was cancelled before it finished"))

@@ -139,6 +139,9 @@ pub enum Event {
         /// Unified diff for edits.
         #[serde(skip_serializing_if = "Option::is_none")]
         diff: Option<String>,
+        /// A few lines for a person (a failed command's first lines of output).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        excerpt: Option<String>,
     },
     ApprovalRequested {
         id: String,

@@ -58,6 +58,7 @@ pub(super) async fn execute(
         ok: !output.is_error,
         summary: output.summary.clone(),
         diff: output.diff.clone(),
+        excerpt: output.excerpt.clone(),
     });
     output
 }
@@ -305,12 +306,17 @@ async fn authorize(
             }
             Ok(())
         }
-        Decision::Deny { reason } => Err(ToolOutput::error(match reason {
+        // The model reads why; the person reads that it was denied (they know why).
+        Decision::Deny { reason } => Err(match reason {
             Some(r) if !r.trim().is_empty() => {
-                format!("the user ({by}) denied this call and said: {r}")
+                ToolOutput::error(format!("the user ({by}) denied this call and said: {r}"))
+                    .with_summary(format!("denied: {}", r.trim()))
             }
-            _ => format!("the user ({by}) denied this call. Do not retry it."),
-        })),
+            _ => ToolOutput::error(format!(
+                "the user ({by}) denied this call. Do not retry it."
+            ))
+            .with_summary("denied"),
+        }),
     }
 }
 
@@ -401,6 +407,7 @@ pub(super) async fn person_command(
         ok: !output.is_error,
         summary: output.summary.clone(),
         diff: output.diff.clone(),
+        excerpt: output.excerpt.clone(),
     });
     output
 }

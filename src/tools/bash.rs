@@ -175,12 +175,18 @@ struct Finished {
     /// `None` when it timed out.
     status: Option<std::process::ExitStatus>,
     output: String,
+    /// Lines the command printed in all (the output kept may be cut in the middle).
+    lines: usize,
 }
+
+/// Lines of a failed command's output shown to the person.
+const EXCERPT_LINES: usize = 5;
 
 impl Finished {
     fn into_output(self, timeout_ms: u64) -> ToolOutput {
         use std::os::unix::process::ExitStatusExt as _;
-        let lines = self.output.lines().count();
+        let lines = self.lines;
+        let excerpt = excerpt(&self.output, lines);
         let body = if self.output.is_empty() {
             "(no output)".to_string()
         } else {
@@ -216,9 +222,25 @@ impl Finished {
             model: format!("{head}\n{body}"),
             summary,
             diff: None,
+            // A success says enough in its summary; a failure shows how it failed.
+            excerpt: excerpt.filter(|_| is_error),
             is_error,
         }
     }
+}
+
+/// The first lines of a command's output and how many more there were, for a person.
+fn excerpt(output: &str, lines: usize) -> Option<String> {
+    let shown: Vec<&str> = output.lines().take(EXCERPT_LINES).collect();
+    if shown.iter().all(|l| l.trim().is_empty()) {
+        return None;
+    }
+    let mut text = shown.join("\n");
+    let more = lines.saturating_sub(shown.len());
+    if more > 0 {
+        text.push_str(&format!("\n… {}", plural(more, "more line", "more lines")));
+    }
+    Some(text)
 }
 
 /// Kills the command's whole process group when dropped: on timeout, on cancellation, and
@@ -289,11 +311,18 @@ async fn execute(
     };
     drop(group);
     let _ = tokio::time::timeout(DRAIN_GRACE, drained).await;
-    let output = match capture.lock() {
-        Ok(capture) => capture.render(),
-        Err(poisoned) => poisoned.into_inner().render(),
+    let (output, lines) = match capture.lock() {
+        Ok(capture) => (capture.render(), capture.lines()),
+        Err(poisoned) => {
+            let capture = poisoned.into_inner();
+            (capture.render(), capture.lines())
+        }
     };
-    Ok(Finished { status, output })
+    Ok(Finished {
+        status,
+        output,
+        lines,
+    })
 }
 
 /// A bare repository committed inside the workspace (a test fixture, or one the model
@@ -353,11 +382,22 @@ struct Capture {
     head: Vec<u8>,
     tail: std::collections::VecDeque<u8>,
     total: usize,
+    newlines: usize,
+    ends_with_newline: bool,
 }
 
 impl Capture {
+    /// Lines in everything the command printed, also the part not kept.
+    fn lines(&self) -> usize {
+        self.newlines + usize::from(self.total > 0 && !self.ends_with_newline)
+    }
+
     fn push(&mut self, mut bytes: &[u8]) {
         self.total += bytes.len();
+        self.newlines += bytes.iter().filter(|&&b| b == b'\n').count();
+        if let Some(&last) = bytes.last() {
+            self.ends_with_newline = last == b'\n';
+        }
         let half = OUTPUT_CAP_BYTES / 2;
         let room = half.saturating_sub(self.head.len());
         let take = room.min(bytes.len());
@@ -487,6 +527,21 @@ mod tests {
         assert!(out.model.ends_with("19999\n20000\n"));
         assert!(out.model.contains("bytes omitted …]"), "no marker");
         assert!(out.model.len() < OUTPUT_CAP_BYTES + 200);
+    }
+
+    /// A failure shows the person its first lines, and the count is of every line the
+    /// command printed, not of the part kept under the cap.
+    #[tokio::test]
+    async fn a_failed_command_shows_its_first_lines_and_the_real_count() {
+        let (_d, ctx) = ctx();
+        let out = bash(&ctx, json!({"cmd": "seq 1 20000; echo boom >&2; exit 2"})).await;
+        assert!(out.is_error);
+        assert_eq!(out.summary, "exit 2, 20001 lines");
+        let excerpt = out.excerpt.unwrap_or_default();
+        assert!(excerpt.starts_with("1\n2\n3\n4\n5\n"), "{excerpt}");
+        assert!(excerpt.ends_with("… 19996 more lines"), "{excerpt}");
+        let ok = bash(&ctx, json!({"cmd": "echo fine"})).await;
+        assert_eq!((ok.summary.as_str(), ok.excerpt), ("exit 0, 1 line", None));
     }
 
     #[test]

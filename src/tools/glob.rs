@@ -211,13 +211,7 @@ impl FileFilter {
     }
 }
 
-pub(super) fn plural(n: usize, one: &str, many: &str) -> String {
-    if n == 1 {
-        format!("1 {one}")
-    } else {
-        format!("{n} {many}")
-    }
-}
+pub(super) use crate::text::plural;
 
 #[cfg(test)]
 mod tests {

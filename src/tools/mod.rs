@@ -37,6 +37,9 @@ pub struct ToolOutput {
     pub summary: String,
     pub diff: Option<String>,
     pub is_error: bool,
+    /// A few lines of what happened, for the person (a failed command's first lines of
+    /// output): the summary alone would leave them guessing.
+    pub excerpt: Option<String>,
 }
 
 impl ToolOutput {
@@ -46,6 +49,7 @@ impl ToolOutput {
             summary: summary.into(),
             diff: None,
             is_error: false,
+            excerpt: None,
         }
     }
 
@@ -57,7 +61,14 @@ impl ToolOutput {
             model: message,
             diff: None,
             is_error: true,
+            excerpt: None,
         }
+    }
+
+    /// The line a person reads, when the model's message is not for them.
+    pub fn with_summary(mut self, summary: impl Into<String>) -> Self {
+        self.summary = summary.into();
+        self
     }
 
     pub fn with_diff(mut self, diff: Option<String>) -> Self {

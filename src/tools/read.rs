@@ -219,7 +219,7 @@ impl ReadArgs {
         }
         let of_total = total.map_or(String::new(), |t| format!(" of {t}"));
         let summary = if first == 1 && total == Some(last) {
-            format!("{} lines", window.lines.len())
+            crate::text::plural(window.lines.len(), "line", "lines")
         } else {
             format!("lines {first}-{last}{of_total}")
         };

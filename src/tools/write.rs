@@ -109,18 +109,18 @@ impl WriteArgs {
             return ToolOutput::error(format!("cannot write `{}`: {e}", self.rel));
         }
         let (diff, stat) = diff::unified(&self.rel, old.as_deref().unwrap_or(""), &self.content);
-        let lines = self.content.lines().count();
+        let lines = crate::text::plural(self.content.lines().count(), "line", "lines");
         let (model, summary) = match old {
             None => (
-                format!("created {} ({lines} lines)", self.rel),
-                format!("created, {lines} lines"),
+                format!("created {} ({lines})", self.rel),
+                format!("created, {lines}"),
             ),
             Some(_) if stat == DiffStat::default() => (
                 format!("{} already had this content; nothing changed", self.rel),
                 "unchanged".to_string(),
             ),
             Some(_) => (
-                format!("wrote {} ({lines} lines, {})", self.rel, stat.label()),
+                format!("wrote {} ({lines}, {})", self.rel, stat.label()),
                 stat.label(),
             ),
         };

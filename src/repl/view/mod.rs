@@ -29,6 +29,14 @@ pub struct PendingApproval {
     pub once_only: bool,
 }
 
+/// What a finished call shows (from `Event::ToolCallFinished`).
+struct ToolResult<'a> {
+    summary: &'a str,
+    ok: bool,
+    diff: Option<&'a str>,
+    excerpt: Option<&'a str>,
+}
+
 /// What an approval card shows (from `Event::ApprovalRequested`).
 struct ApprovalCard<'a> {
     display: &'a str,
@@ -69,6 +77,9 @@ pub struct View {
     resumed: bool,
     /// The choices of the approval waiting for the person (styled output only).
     menu: Option<menu::Menu>,
+    /// The diff of the last approval card, so the result of that write does not show it
+    /// a second time.
+    diff_shown: Option<String>,
     /// A `delegate_to_agent` call per parent run: its summary, and whether the child run
     /// started. A started child is shown by its own lines; a refused call as a tool line.
     delegations: std::collections::HashMap<String, (String, bool)>,
@@ -102,6 +113,7 @@ impl View {
             live: live::Live::default(),
             resumed: false,
             menu: None,
+            diff_shown: None,
             delegations: std::collections::HashMap::new(),
             answered: false,
             thinking: String::new(),
@@ -251,8 +263,17 @@ impl View {
                 summary,
                 ok,
                 diff,
+                excerpt,
                 ..
-            } => self.on_tool_finished(run_id, tool, summary, *ok, diff.as_deref()),
+            } => {
+                let result = ToolResult {
+                    summary,
+                    ok: *ok,
+                    diff: diff.as_deref(),
+                    excerpt: excerpt.as_deref(),
+                };
+                self.on_tool_finished(run_id, tool, &result)
+            }
             Event::SubagentSpawned {
                 parent_id,
                 agent_id,
@@ -380,14 +401,7 @@ impl View {
         self.say(line);
     }
 
-    fn on_tool_finished(
-        &mut self,
-        run_id: &str,
-        tool: &str,
-        summary: &str,
-        ok: bool,
-        diff: Option<&str>,
-    ) {
+    fn on_tool_finished(&mut self, run_id: &str, tool: &str, result: &ToolResult<'_>) {
         let pad = indent(self.session.depth(run_id));
         let mut lines = Vec::new();
         if tool == DELEGATE_TOOL {
@@ -398,8 +412,20 @@ impl View {
                 None => {}
             }
         }
-        lines.push(render::tool_result_line(summary, ok, &self.style));
-        if let Some(diff) = diff {
+        lines.push(render::tool_result_line(
+            result.summary,
+            result.ok,
+            &self.style,
+        ));
+        if let Some(excerpt) = result.excerpt {
+            for line in excerpt.lines() {
+                let line = strip_controls(&format!("    {line}")).into_owned();
+                lines.push(self.style.dim(&line));
+            }
+        }
+        // The diff the person just approved is on screen already, right above.
+        let approved = self.diff_shown.take();
+        if let Some(diff) = result.diff.filter(|d| approved.as_deref() != Some(*d)) {
             lines.extend(render::render_diff(diff, &self.style, DIFF_LINES));
         }
         self.print(lines.into_iter().map(|l| format!("{pad}{l}")).collect());
@@ -447,6 +473,7 @@ impl View {
         lines.push(self.style.dim(&format!("  ({})", card.reason)));
         if let Some(diff) = card.diff {
             lines.extend(render::render_diff(diff, &self.style, DIFF_LINES));
+            self.diff_shown = Some(diff.to_string());
         }
         // Styled, the choices are a menu in the live area; plain, a line to answer on.
         if self.style.is_plain() {

@@ -55,7 +55,8 @@ impl View {
                     if rendered.len() > ANSWER_LINES {
                         let hidden = rendered.len() - ANSWER_LINES;
                         rendered.truncate(ANSWER_LINES);
-                        rendered.push(self.style.dim(&format!("… {hidden} more lines")));
+                        let more = crate::text::plural(hidden, "more line", "more lines");
+                        rendered.push(self.style.dim(&format!("… {more}")));
                     }
                     lines.extend(rendered);
                 }

@@ -70,6 +70,7 @@ fn tool(run: &str, name: &str, summary: &str) -> [Event; 2] {
             ok: true,
             summary: "3 lines".into(),
             diff: None,
+            excerpt: None,
         },
     ]
 }
@@ -120,6 +121,7 @@ fn child_result(parent: &str, child: &str, result: &str) -> [Event; 2] {
             ok: true,
             summary: "coder finished (2 model calls)".into(),
             diff: None,
+            excerpt: None,
         },
     ]
 }
@@ -189,6 +191,7 @@ fn a_refused_delegation_shows_as_a_failed_tool_call() {
         ok: false,
         summary: "no agent named `nobody`".into(),
         diff: None,
+        excerpt: None,
     });
     assert_eq!(
         out.take(),
@@ -385,4 +388,46 @@ fn tokens_per_second_count_generation_time_only() {
     });
     let shown = out.take();
     assert!(shown.contains("50.0 tok/s"), "{shown:?}");
+}
+
+/// A failed command's first lines show under its result; an approved write's diff is not
+/// shown a second time with its result.
+#[test]
+fn failures_show_an_excerpt_and_an_approved_diff_shows_once() {
+    let (mut view, out) = view();
+    view.on_event(&Event::ToolCallFinished {
+        run_id: "t".into(),
+        call_id: "c".into(),
+        tool: "Bash".into(),
+        ok: false,
+        summary: "exit 2, 3 lines".into(),
+        diff: None,
+        excerpt: Some("error: no such file\n… 2 more lines".into()),
+    });
+    let shown = out.take();
+    assert!(shown.contains("    error: no such file"), "{shown:?}");
+    assert!(shown.contains("… 2 more lines"), "{shown:?}");
+    let diff = "--- a/x\n+++ b/x\n@@ -0,0 +1 @@\n+hello\n";
+    view.on_event(&Event::ApprovalRequested {
+        id: "a".into(),
+        run_id: "t".into(),
+        tool: "Write".into(),
+        summary: "Write x".into(),
+        display: "Write x".into(),
+        reason: "writes".into(),
+        diff: Some(diff.into()),
+        once_only: false,
+        always: Vec::new(),
+    });
+    view.on_event(&Event::ToolCallFinished {
+        run_id: "t".into(),
+        call_id: "c2".into(),
+        tool: "Write".into(),
+        ok: true,
+        summary: "created, 1 line".into(),
+        diff: Some(diff.into()),
+        excerpt: None,
+    });
+    let shown = out.take();
+    assert_eq!(shown.matches("+hello").count(), 1, "{shown:?}");
 }
