@@ -341,3 +341,28 @@ fn theme_marks_the_current_one() {
     repl.expect("light (current)");
     repl.line("/quit");
 }
+
+/// `NO_COLOR` keeps the formatting (bold stays bold) and drops the colours; 24-bit colour
+/// only reaches a terminal that says it has it (`COLORTERM`), the 256-colour palette others.
+#[test]
+fn colours_follow_no_color_and_colorterm() {
+    let answer = "Some **bold** and `code`.\n";
+    let shown = |env: &[(&str, &str)]| {
+        let (ws, _server) = workspace(vec![Step::from(Reply::text(answer))]);
+        let mut repl = Repl::start_with_env(&ws, &[], env);
+        repl.line("show");
+        let out = repl.expect("code");
+        repl.line("/quit");
+        out.rsplit("show").next().unwrap_or_default().to_string()
+    };
+    let plain = shown(&[("NO_COLOR", "1")]);
+    assert!(plain.contains("\x1b[1m"), "bold lost: {plain:?}");
+    assert!(!plain.contains("38;"), "colour under NO_COLOR: {plain:?}");
+    let palette = shown(&[("COLORTERM", "")]);
+    assert!(
+        palette.contains("38;5;") && !palette.contains("38;2;"),
+        "{palette:?}"
+    );
+    let true_colour = shown(&[("COLORTERM", "truecolor")]);
+    assert!(true_colour.contains("38;2;"), "{true_colour:?}");
+}

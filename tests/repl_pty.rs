@@ -264,8 +264,8 @@ fn a_delegated_run_is_shown_indented_under_its_parent() {
         Reply::text("Coder says notes.txt has 2 lines.\n").into(),
     ]);
     ws.write("notes.txt", "a\nb\n");
-    // Plain output, so indentation is not interleaved with colour codes.
-    let mut repl = Repl::start_with_env(&ws, &[], &[("NO_COLOR", "1")]);
+    // Plain output (TERM=dumb), so indentation is not interleaved with escape codes.
+    let mut repl = Repl::start_with_env(&ws, &[], &[("TERM", "dumb")]);
     repl.line("how long is notes.txt?");
     repl.expect("⏺ coder ← count the lines of notes.txt…");
     let child = repl.expect("  ⎿ coder completed: notes.txt has 2 lines");

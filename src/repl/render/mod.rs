@@ -8,7 +8,7 @@ mod blocks;
 mod code;
 mod inline;
 mod markdown;
-mod paint;
+pub(crate) mod paint;
 mod table;
 mod tool;
 
@@ -19,6 +19,7 @@ use std::io::IsTerminal;
 use std::sync::Arc;
 
 pub use markdown::MarkdownStream;
+pub use paint::ColorDepth;
 pub(crate) use paint::str_width;
 pub use tool::{approval_head, render_diff, tool_line, tool_result_line};
 
@@ -39,25 +40,33 @@ impl RenderStyle {
         RenderStyle::Styled(Arc::new(theme))
     }
 
-    /// Plain when `NO_COLOR` is set (and not empty, per no-color.org), `TERM=dumb`, or
-    /// stdout is not a terminal; styled with `theme` otherwise.
+    /// Plain when `TERM=dumb` or stdout is not a terminal; styled with `theme` otherwise.
+    /// The colours follow the terminal: none with `NO_COLOR` (set and not empty, per
+    /// no-color.org: bold, lists and tables stay), 24-bit when `COLORTERM` says so, the
+    /// 256-colour palette otherwise. The one place the environment is read for it.
     pub fn detect(theme: Theme) -> Self {
         let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
         let term = std::env::var("TERM").ok();
-        Self::choose(
-            no_color,
-            term.as_deref(),
-            std::io::stdout().is_terminal(),
-            theme,
-        )
+        let colorterm = std::env::var("COLORTERM").ok();
+        paint::set_color_depth(Self::color_depth(no_color, colorterm.as_deref()));
+        Self::choose(term.as_deref(), std::io::stdout().is_terminal(), theme)
     }
 
-    /// The decision of [`RenderStyle::detect`], with the environment passed in.
-    pub fn choose(no_color: bool, term: Option<&str>, stdout_is_tty: bool, theme: Theme) -> Self {
-        if no_color || term == Some("dumb") || !stdout_is_tty {
+    /// Styled or plain, the decision of [`RenderStyle::detect`] with the environment passed in.
+    pub fn choose(term: Option<&str>, stdout_is_tty: bool, theme: Theme) -> Self {
+        if term == Some("dumb") || !stdout_is_tty {
             RenderStyle::Plain
         } else {
             RenderStyle::styled(theme)
+        }
+    }
+
+    /// How many colours, from `NO_COLOR` and `COLORTERM`.
+    pub fn color_depth(no_color: bool, colorterm: Option<&str>) -> ColorDepth {
+        match colorterm.map(str::trim) {
+            _ if no_color => ColorDepth::None,
+            Some("truecolor" | "24bit") => ColorDepth::TrueColor,
+            _ => ColorDepth::Palette256,
         }
     }
 

@@ -49,6 +49,10 @@ impl Ink {
     /// The SGR parameters, written by hand rather than through crossterm's `Display`, which
     /// silently drops colours when `NO_COLOR` is set; the caller already decided that.
     fn sgr(&self, out: &mut String) {
+        self.sgr_at(out, color_depth());
+    }
+
+    pub(crate) fn sgr_at(&self, out: &mut String, depth: ColorDepth) {
         let mut params: Vec<String> = Vec::new();
         for (on, code) in [
             (self.bold, "1"),
@@ -61,18 +65,56 @@ impl Ink {
                 params.push(code.to_string());
             }
         }
-        if let Some(color) = self.fg.and_then(fg_param) {
+        if let Some(color) = self.fg.and_then(|c| fg_param_at(c, depth)) {
             params.push(color);
         }
         let _ = write!(out, "\x1b[{}m", params.join(";"));
     }
 }
 
-/// The SGR foreground parameter for a colour; `None` for the terminal default.
-fn fg_param(color: Color) -> Option<String> {
+/// How many colours the terminal gets. Decided once at start (see `RenderStyle::detect`);
+/// until then, and in tests, 24-bit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ColorDepth {
+    /// `NO_COLOR`: bold, italic, underline and layout stay; colours go.
+    None,
+    /// The xterm 256-colour palette: what a terminal understands unless it says more.
+    Palette256,
+    /// 24-bit colour, when `COLORTERM` says `truecolor` or `24bit`.
+    TrueColor,
+}
+
+static DEPTH: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(2);
+
+pub fn set_color_depth(depth: ColorDepth) {
+    let n = match depth {
+        ColorDepth::None => 0,
+        ColorDepth::Palette256 => 1,
+        ColorDepth::TrueColor => 2,
+    };
+    DEPTH.store(n, std::sync::atomic::Ordering::Relaxed);
+}
+
+fn color_depth() -> ColorDepth {
+    match DEPTH.load(std::sync::atomic::Ordering::Relaxed) {
+        0 => ColorDepth::None,
+        1 => ColorDepth::Palette256,
+        _ => ColorDepth::TrueColor,
+    }
+}
+
+/// The SGR foreground parameter for a colour at a colour depth; `None` for the terminal
+/// default (and for every colour under `NO_COLOR`).
+pub(crate) fn fg_param_at(color: Color, depth: ColorDepth) -> Option<String> {
+    if depth == ColorDepth::None {
+        return None;
+    }
     let index = match color {
         Color::Reset => return None,
-        Color::Rgb { r, g, b } => return Some(format!("38;2;{r};{g};{b}")),
+        Color::Rgb { r, g, b } if depth == ColorDepth::TrueColor => {
+            return Some(format!("38;2;{r};{g};{b}"));
+        }
+        Color::Rgb { r, g, b } => return Some(format!("38;5;{}", nearest_256(r, g, b))),
         Color::AnsiValue(n) => n,
         Color::Black => 0,
         Color::DarkRed => 1,
@@ -97,6 +139,32 @@ fn fg_param(color: Color) -> Option<String> {
         8..=15 => format!("{}", 90 + index - 8),
         _ => format!("38;5;{index}"),
     })
+}
+
+/// The xterm-256 index nearest to an RGB colour: the 6×6×6 cube or the 24 greys,
+/// whichever is closer.
+pub(crate) fn nearest_256(r: u8, g: u8, b: u8) -> u8 {
+    const LEVELS: [u8; 6] = [0, 95, 135, 175, 215, 255];
+    let level = |v: u8| {
+        (0..6)
+            .min_by_key(|&i| (i32::from(LEVELS[i]) - i32::from(v)).abs())
+            .unwrap_or(0)
+    };
+    let distance = |(r2, g2, b2): (u8, u8, u8)| {
+        let d = |a: u8, b: u8| (i32::from(a) - i32::from(b)).pow(2);
+        d(r, r2) + d(g, g2) + d(b, b2)
+    };
+    let (ri, gi, bi) = (level(r), level(g), level(b));
+    let cube = (LEVELS[ri], LEVELS[gi], LEVELS[bi]);
+    let cube_index = 16 + 36 * ri + 6 * gi + bi;
+    let average = (u32::from(r) + u32::from(g) + u32::from(b)) / 3;
+    let grey_step = (average.saturating_sub(3) / 10).min(23) as u8;
+    let grey_value = 8 + 10 * grey_step;
+    if distance((grey_value, grey_value, grey_value)) < distance(cube) {
+        232 + grey_step
+    } else {
+        cube_index as u8
+    }
 }
 
 /// A run of text in one ink.

@@ -83,6 +83,33 @@ pub(crate) fn delimiter_row(line: &str) -> Option<Vec<Align>> {
 
 /// Column widths within `available` columns: a column narrower than its fair share keeps
 /// its natural width, the rest split what remains evenly (never below 3).
+/// A column squeezed narrower than this (and narrower than its content) reads as noise.
+const MIN_READABLE: usize = 10;
+
+/// The table for a narrow terminal: each row a block of `Header: value` lines (wrapped,
+/// continuation lines indented), rows separated by a short rule.
+fn stacked(
+    header: &[Vec<Span>],
+    body: &[Vec<Vec<Span>>],
+    width: usize,
+    border: Ink,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    for (n, row) in body.iter().enumerate() {
+        if n > 0 {
+            out.push(paint(&[Span::new("─".repeat(width.min(20)), border)]));
+        }
+        for (name, cell) in header.iter().zip(row) {
+            let mut spans = name.clone();
+            spans.push(Span::plain(": "));
+            spans.extend(cell.iter().cloned());
+            let hang = [Span::plain("  ")];
+            out.extend(wrap(&spans, width, &[], &hang).iter().map(|l| paint(l)));
+        }
+    }
+    out
+}
+
 fn fit_columns(natural: &[usize], available: usize) -> Vec<usize> {
     if natural.iter().sum::<usize>() <= available {
         return natural.to_vec();
@@ -138,6 +165,15 @@ impl Table {
         let available = width.saturating_sub(3 * cols + 1);
         let widths = fit_columns(&natural, available);
         let border = Ink::fg(colors.table_border);
+        // Squeezed below a readable width, a grid breaks every word into pieces: each row
+        // becomes a block of `Header: value` lines instead.
+        let squeezed = widths
+            .iter()
+            .zip(&natural)
+            .any(|(&w, &n)| w < n && w < MIN_READABLE);
+        if squeezed {
+            return stacked(&header, &body, width, border);
+        }
         let rule = |l: &str, m: &str, r: &str| {
             let parts: Vec<String> = widths.iter().map(|w| "─".repeat(w + 2)).collect();
             paint(&[Span::new(format!("{l}{}{r}", parts.join(m)), border)])

@@ -167,13 +167,58 @@ fn thinking_is_dimmed_and_plain_is_untouched() {
 }
 
 #[test]
-fn style_detection_respects_no_color_dumb_terminals_and_pipes() {
+fn style_detection_respects_dumb_terminals_and_pipes() {
     let theme = || theme::Theme::uncoloured();
-    assert!(RenderStyle::choose(true, Some("xterm"), true, theme()).is_plain());
-    assert!(RenderStyle::choose(false, Some("dumb"), true, theme()).is_plain());
-    assert!(RenderStyle::choose(false, Some("xterm"), false, theme()).is_plain());
-    assert!(!RenderStyle::choose(false, Some("xterm-256color"), true, theme()).is_plain());
-    assert!(!RenderStyle::choose(false, None, true, theme()).is_plain());
+    assert!(RenderStyle::choose(Some("dumb"), true, theme()).is_plain());
+    assert!(RenderStyle::choose(Some("xterm"), false, theme()).is_plain());
+    assert!(!RenderStyle::choose(Some("xterm-256color"), true, theme()).is_plain());
+    assert!(!RenderStyle::choose(None, true, theme()).is_plain());
+}
+
+/// `NO_COLOR` takes the colours away and keeps the formatting; 24-bit colour only when
+/// `COLORTERM` says the terminal has it, the 256-colour palette otherwise.
+#[test]
+fn colour_depth_follows_no_color_and_colorterm() {
+    use super::paint::{ColorDepth, fg_param_at, nearest_256};
+    use termimad::crossterm::style::Color;
+    assert_eq!(
+        RenderStyle::color_depth(true, Some("truecolor")),
+        ColorDepth::None
+    );
+    assert_eq!(
+        RenderStyle::color_depth(false, Some("truecolor")),
+        ColorDepth::TrueColor
+    );
+    assert_eq!(
+        RenderStyle::color_depth(false, Some("24bit")),
+        ColorDepth::TrueColor
+    );
+    assert_eq!(
+        RenderStyle::color_depth(false, None),
+        ColorDepth::Palette256
+    );
+    let orange = Color::Rgb {
+        r: 229,
+        g: 192,
+        b: 123,
+    };
+    assert_eq!(
+        fg_param_at(orange, ColorDepth::TrueColor).as_deref(),
+        Some("38;2;229;192;123")
+    );
+    assert_eq!(
+        fg_param_at(orange, ColorDepth::Palette256).as_deref(),
+        Some("38;5;180")
+    );
+    assert_eq!(fg_param_at(orange, ColorDepth::None), None);
+    assert_eq!(nearest_256(0, 0, 0), 16);
+    assert_eq!(nearest_256(255, 255, 255), 231);
+    assert_eq!(nearest_256(128, 128, 128), 244);
+    // Under NO_COLOR the formatting stays: bold text is still bold.
+    let bold = super::paint::Ink::fg(Color::Red).bold();
+    let mut sgr = String::new();
+    bold.sgr_at(&mut sgr, ColorDepth::None);
+    assert_eq!(sgr, "\x1b[1m");
 }
 
 const DIFF: &str = "\
@@ -330,4 +375,23 @@ fn only_paragraph_text_has_a_tail() {
     let mut plain = MarkdownStream::new(RenderStyle::Plain, WIDTH);
     plain.push("some text");
     assert!(plain.tail().is_empty());
+}
+
+/// A table too wide for the terminal becomes blocks of `Header: value` lines instead of a
+/// grid whose words are broken into pieces; a table that fits keeps its grid.
+#[test]
+fn a_table_too_wide_for_the_terminal_is_stacked() {
+    let md = "| Name | Purpose | Where it lives | Notes |\n|---|---|---|---|\n| session | owns one conversation and its state | src/session | every frontend talks to it |\n| store | keeps sessions in SQLite across restarts | src/store | written on its own thread |\n\n";
+    let mut stream = MarkdownStream::new(dark(), 40);
+    let mut lines = stream.push(md);
+    lines.extend(stream.finish());
+    let shown = visible(&lines);
+    assert!(shown.contains("Name: session"), "{shown}");
+    assert!(shown.contains("Purpose: owns one conversation"), "{shown}");
+    assert!(!shown.contains('┬'), "{shown}");
+    assert!(shown.lines().all(|l| paint::str_width(l) <= 40), "{shown}");
+    let mut wide = MarkdownStream::new(dark(), 160);
+    let mut grid = wide.push(md);
+    grid.extend(wide.finish());
+    assert!(visible(&grid).contains('┬'));
 }
