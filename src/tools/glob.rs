@@ -43,8 +43,9 @@ pub struct GlobArgs {
 pub(super) fn parse_scope(
     ctx: &ToolContext,
     args: &Value,
+    glob_keys: &[&'static str],
 ) -> Result<(Vec<String>, PathBuf, String), ToolOutput> {
-    let globs = args::string_list(args, &["globs", "glob", "pattern", "patterns", "include"])?
+    let globs = args::string_list(args, glob_keys)?
         .unwrap_or_default()
         .into_iter()
         .map(|g| g.trim().trim_start_matches("./").to_string())
@@ -57,6 +58,9 @@ pub(super) fn parse_scope(
     Ok((globs, resolved.abs, resolved.rel))
 }
 
+/// Where Glob finds its patterns (`pattern` is Claude Code's name).
+const GLOB_KEYS: &[&str] = &["globs", "glob", "pattern", "patterns", "include"];
+
 pub(super) fn max_results(args: &Value) -> Result<usize, ToolOutput> {
     Ok(
         args::uint(args, &["max_results", "maxResults", "limit", "head_limit"])?
@@ -68,7 +72,7 @@ pub(super) fn max_results(args: &Value) -> Result<usize, ToolOutput> {
 
 impl GlobArgs {
     pub fn parse(ctx: &ToolContext, args: &Value) -> Result<Self, ToolOutput> {
-        let (globs, base, base_rel) = parse_scope(ctx, args)?;
+        let (globs, base, base_rel) = parse_scope(ctx, args, GLOB_KEYS)?;
         if globs.is_empty() {
             return Err(args::missing(
                 "globs",

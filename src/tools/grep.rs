@@ -14,7 +14,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use grep_regex::RegexMatcherBuilder;
-use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkMatch};
+use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
 use ignore::WalkState;
 use serde_json::{Value, json};
 
@@ -26,6 +26,39 @@ use crate::llm::ToolSpec;
 
 /// Matched lines longer than this are cut; minified files would flood the context.
 const MAX_LINE_CHARS: usize = 300;
+/// The most context lines asked around a match.
+const MAX_CONTEXT: usize = 20;
+
+/// The globs of a ripgrep file type (`rust`, `rs`, `py`, `js`, …); the error names the
+/// type and how to use globs instead.
+fn type_globs(kind: &str) -> Result<Vec<String>, ToolOutput> {
+    let mut types = ignore::types::TypesBuilder::new();
+    types.add_defaults();
+    let kind = kind.trim();
+    // Extensions people use as types: `rs`, `py`, `ts`.
+    let aliases = [
+        ("rs", "rust"),
+        ("py", "python"),
+        ("ts", "ts"),
+        ("js", "js"),
+        ("md", "markdown"),
+    ];
+    let name = aliases
+        .iter()
+        .find(|(alias, _)| *alias == kind)
+        .map_or(kind, |(_, name)| *name);
+    types
+        .definitions()
+        .into_iter()
+        .find(|d| d.name() == name)
+        .map(|d| d.globs().to_vec())
+        .ok_or_else(|| {
+            ToolOutput::error(format!(
+                "unknown file type `{kind}`; use a ripgrep type such as rust, py, js, ts, go, \
+                 or give globs, e.g. \"glob\": \"*.rs\""
+            ))
+        })
+}
 
 pub fn spec() -> ToolSpec {
     ToolSpec {
@@ -54,6 +87,8 @@ pub struct GrepMatch {
     pub line: u64,
     /// The line without its terminator, cut to a few hundred characters.
     pub text: String,
+    /// A line around a match (`-A`, `-B`, `-C`), not a match itself.
+    pub context: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -70,6 +105,9 @@ pub struct SearchOptions {
     pub globs: Vec<String>,
     pub max_results: usize,
     pub case_insensitive: bool,
+    /// Lines of context before and after each match.
+    pub before: usize,
+    pub after: usize,
     /// Walker threads; 0 picks one per core (at most 12, ignore's default).
     pub threads: usize,
 }
@@ -80,6 +118,8 @@ impl Default for SearchOptions {
             globs: Vec::new(),
             max_results: glob::DEFAULT_MAX_RESULTS,
             case_insensitive: false,
+            before: 0,
+            after: 0,
             threads: 0,
         }
     }
@@ -129,6 +169,8 @@ pub fn search_in(
         let matcher = matcher.clone();
         let mut searcher = SearcherBuilder::new()
             .line_number(true)
+            .before_context(options.before)
+            .after_context(options.after)
             .binary_detection(BinaryDetection::quit(b'\x00'))
             .build();
         let (found, results, filter) = (&found, &results, &filter);
@@ -172,9 +214,23 @@ pub fn search_in(
         .into_inner()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
     matches.sort_unstable_by(|a, b| a.path.cmp(&b.path).then(a.line.cmp(&b.line)));
-    let truncated = matches.len() > max;
-    matches.truncate(max);
-    Ok(GrepResult { matches, truncated })
+    // The limit counts matches; context lines come with the matches kept.
+    let mut kept = Vec::with_capacity(matches.len().min(max.saturating_mul(2)));
+    let (mut seen, mut truncated) = (0, false);
+    for m in matches {
+        if !m.context {
+            seen += 1;
+            if seen > max {
+                truncated = true;
+                break;
+            }
+        }
+        kept.push(m);
+    }
+    Ok(GrepResult {
+        matches: kept,
+        truncated,
+    })
 }
 
 /// Collects one file's matches; the path string is built only if something matches.
@@ -208,8 +264,27 @@ impl Sink for Collector<'_> {
             path: rel,
             line: mat.line_number().unwrap_or(0),
             text: clip(&String::from_utf8_lossy(bytes)),
+            context: false,
         });
         Ok(n <= self.max)
+    }
+
+    fn context(&mut self, _searcher: &Searcher, ctx: &SinkContext<'_>) -> Result<bool, io::Error> {
+        let (root, path) = (self.root, self.path);
+        let rel = self
+            .rel
+            .get_or_insert_with(|| paths::relative(root, path))
+            .clone();
+        let bytes = ctx.bytes();
+        let bytes = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+        let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
+        self.local.push(GrepMatch {
+            path: rel,
+            line: ctx.line_number().unwrap_or(0),
+            text: clip(&String::from_utf8_lossy(bytes)),
+            context: true,
+        });
+        Ok(true)
     }
 }
 
@@ -228,13 +303,40 @@ pub struct GrepArgs {
     pub base_rel: String,
     pub max_results: usize,
     pub case_insensitive: bool,
+    /// Context lines before and after each match (`-B`, `-A`, `-C`).
+    pub before: usize,
+    pub after: usize,
+    pub mode: OutputMode,
 }
+
+/// What Grep returns (Claude Code's `output_mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputMode {
+    /// `path:line:text` per matching line (the default).
+    Content,
+    /// Each file with a match, once.
+    FilesWithMatches,
+    /// `path:count` per file.
+    Count,
+}
+
+/// Keys a query may come under. `pattern` is Claude Code's name for it; when one of these
+/// is given too, `pattern` is taken as a file glob instead (what Glob calls it).
+const QUERY_KEYS: &[&str] = &["query", "regex", "q", "search"];
 
 impl GrepArgs {
     pub fn parse(ctx: &ToolContext, args: &Value) -> Result<Self, ToolOutput> {
+        let has_query = QUERY_KEYS
+            .iter()
+            .any(|k| args.get(*k).is_some_and(|v| !v.is_null()));
+        let (query_keys, glob_keys): (&[&'static str], &[&'static str]) = if has_query {
+            (QUERY_KEYS, &["globs", "glob", "include", "pattern"])
+        } else {
+            (&["pattern"], &["globs", "glob", "include"])
+        };
         let query = args::required_string(
             args,
-            &["query", "pattern", "regex", "q", "search"],
+            query_keys,
             ToolName::Grep.name(),
             r#"{"query": "fn main", "globs": ["*.rs"]}"#,
         )?;
@@ -243,7 +345,26 @@ impl GrepArgs {
                 "the query is empty; give a regex or a plain word to search for",
             ));
         }
-        let (globs, base, base_rel) = glob::parse_scope(ctx, args)?;
+        let (mut globs, base, base_rel) = glob::parse_scope(ctx, args, glob_keys)?;
+        // ripgrep's file types (`type: "rust"`, `"py"`) as the globs they stand for.
+        if let Some(kind) = args::string(args, &["type", "file_type", "filetype"])? {
+            globs.extend(type_globs(&kind)?);
+        }
+        let context = args::uint(args, &["-C", "context", "C"])?.unwrap_or(0);
+        let before = args::uint(args, &["-B", "before_context", "B"])?.unwrap_or(context);
+        let after = args::uint(args, &["-A", "after_context", "A"])?.unwrap_or(context);
+        // `-n` (line numbers) is accepted: every line already has its number.
+        let _ = args::boolean(args, &["-n", "line_numbers"])?;
+        let mode = match args::string(args, &["output_mode", "outputMode", "mode"])?.as_deref() {
+            None | Some("content") => OutputMode::Content,
+            Some("files_with_matches" | "files") => OutputMode::FilesWithMatches,
+            Some("count") => OutputMode::Count,
+            Some(other) => {
+                return Err(ToolOutput::error(format!(
+                    "unknown output_mode `{other}`; use content, files_with_matches or count"
+                )));
+            }
+        };
         let case_insensitive = args::boolean(
             args,
             &[
@@ -262,6 +383,9 @@ impl GrepArgs {
             base_rel,
             max_results: glob::max_results(args)?,
             case_insensitive,
+            before: (before as usize).min(MAX_CONTEXT),
+            after: (after as usize).min(MAX_CONTEXT),
+            mode,
         })
     }
 
@@ -283,6 +407,8 @@ impl GrepArgs {
             globs: self.globs.clone(),
             max_results: self.max_results,
             case_insensitive: self.case_insensitive,
+            before: self.before,
+            after: self.after,
             threads: 0,
         };
         let job =
@@ -310,25 +436,45 @@ impl GrepArgs {
             );
         }
         let mut out = String::new();
-        let mut files = 0;
-        let mut last_path: Option<&str> = None;
+        let mut per_file: Vec<(&str, usize)> = Vec::new();
+        let mut last: Option<(&str, u64)> = None;
         for m in &result.matches {
-            if last_path != Some(m.path.as_str()) {
-                files += 1;
-                last_path = Some(&m.path);
+            if !m.context {
+                match per_file.last_mut() {
+                    Some((path, n)) if *path == m.path => *n += 1,
+                    _ => per_file.push((&m.path, 1)),
+                }
             }
-            out.push_str(&format!("{}:{}:{}\n", m.path, m.line, m.text));
+            if self.mode != OutputMode::Content {
+                continue;
+            }
+            // Like ripgrep: `path:12:match`, `path-11-context`, `--` between groups.
+            let gap = last.is_some_and(|(path, line)| path != m.path || m.line > line + 1);
+            if gap && (self.before > 0 || self.after > 0) {
+                out.push_str("--\n");
+            }
+            let sep = if m.context { '-' } else { ':' };
+            out.push_str(&format!("{}{sep}{}{sep}{}\n", m.path, m.line, m.text));
+            last = Some((&m.path, m.line));
         }
+        for (path, count) in &per_file {
+            match self.mode {
+                OutputMode::Content => {}
+                OutputMode::FilesWithMatches => out.push_str(&format!("{path}\n")),
+                OutputMode::Count => out.push_str(&format!("{path}:{count}\n")),
+            }
+        }
+        let matched = per_file.iter().map(|(_, n)| n).sum();
         let summary = format!(
             "{} in {}",
-            plural(result.matches.len(), "match", "matches"),
-            plural(files, "file", "files")
+            plural(matched, "match", "matches"),
+            plural(per_file.len(), "file", "files")
         );
         if result.truncated {
             out.push_str(&format!(
                 "[stopped at {} matches; more exist. Narrow the query, path or globs, or raise \
                  max_results]\n",
-                result.matches.len()
+                matched
             ));
             return ToolOutput::ok(out, format!("{summary} (truncated)"));
         }
