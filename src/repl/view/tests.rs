@@ -431,3 +431,46 @@ fn failures_show_an_excerpt_and_an_approved_diff_shows_once() {
     let shown = out.take();
     assert_eq!(shown.matches("+hello").count(), 1, "{shown:?}");
 }
+
+/// A terminal resized mid-answer: lines rendered after it take the new width.
+#[test]
+fn a_resize_mid_answer_applies_to_the_next_lines() {
+    let out = Captured::default();
+    let style = RenderStyle::styled(crate::repl::theme::Theme::uncoloured());
+    let mut view = View::new(
+        Box::new(out.clone()),
+        style,
+        80,
+        Arc::new(Shared::default()),
+        "ling",
+    );
+    let long = "word ".repeat(14);
+    view.on_event(&run_started("t", None, "ling"));
+    view.set_width(80);
+    view.on_event(&token("t", &format!("{long}\n"), false));
+    view.set_width(30);
+    view.on_event(&token("t", &format!("{long}\n"), true));
+    let shown = out.take();
+    // What is on screen: escape sequences (the live area's erase) take no columns.
+    let visible = |line: &str| {
+        let mut out = String::new();
+        let mut escape = false;
+        for c in line.chars() {
+            match (escape, c) {
+                (false, '\x1b') => escape = true,
+                (true, c) if c.is_ascii_alphabetic() => escape = false,
+                (true, _) => {}
+                (false, '\r') => {}
+                (false, c) => out.push(c),
+            }
+        }
+        out.trim_end().to_string()
+    };
+    let rows: Vec<String> = shown
+        .lines()
+        .filter(|l| l.contains("word"))
+        .map(visible)
+        .collect();
+    assert_eq!(rows.first().map(String::len), Some(69), "{rows:#?}");
+    assert!(rows[1..].iter().all(|r| r.len() <= 30), "{rows:#?}");
+}
