@@ -355,8 +355,20 @@ impl Shell {
     fn echo_submitted(&mut self, line: &str) {
         let prompt = lock(&self.prompt).clone();
         let answering = lock(&self.shared.approval).is_some();
-        let queued = self.shared.is_busy() && !answering && !line.trim_start().starts_with('/');
-        self.view.submitted(&prompt, line, terminal_width(), queued);
+        use super::triggers::Parsed;
+        use super::view::Echo;
+        let echo = if !self.shared.is_busy() || answering {
+            Echo::Now
+        } else {
+            match self.catalog.parse(&editor::join_continuations(line)) {
+                // Runs when the turn ends, and shows itself then.
+                Parsed::Command { command, .. } if !command.available_while_busy() => Echo::Never,
+                Parsed::Command { .. } | Parsed::UnknownCommand { .. } | Parsed::Empty => Echo::Now,
+                // A message waits in the queue and shows when its turn starts.
+                _ => Echo::WhenItRuns,
+            }
+        };
+        self.view.submitted(&prompt, line, terminal_width(), echo);
     }
 
     /// Sends an input and shows the session's own answer before the editor reads again: a

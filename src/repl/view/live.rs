@@ -16,6 +16,18 @@ use super::View;
 use crate::repl::render::str_width;
 use crate::session::lock;
 
+/// Where a line the person submitted during a turn shows again once its echo is erased.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Echo {
+    /// Right away, above the live area (it takes effect now).
+    Now,
+    /// In the transcript when its turn starts (a queued message).
+    WhenItRuns,
+    /// Not here: it shows itself when it runs (a deferred command), or there is nothing
+    /// to show (Ctrl+C on an empty line).
+    Never,
+}
+
 /// How often the live area is redrawn while a turn runs.
 pub const SPINNER_FRAME: std::time::Duration = std::time::Duration::from_millis(100);
 const SPINNER: &[char] = &['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
@@ -82,24 +94,24 @@ impl View {
     /// area, so the next print erases it with the live area. A message that waits for the
     /// turn (`queued`) then shows in the queue, and in the transcript when it runs; any
     /// other line is written again right away, above the live area.
-    pub fn submitted(&mut self, prompt: &str, line: &str, width: u16, queued: bool) {
+    pub fn submitted(&mut self, prompt: &str, line: &str, width: u16, echo: Echo) {
         if self.live.rows == 0 {
             return;
         }
         let width = usize::from(width.max(1));
-        let echo = format!("{prompt}{line}");
-        let rows: usize = echo
+        let text = format!("{prompt}{line}");
+        let rows: usize = text
             .split('\n')
             .map(|row| str_width(row).div_ceil(width).max(1))
             .sum();
         self.live.detached += rows;
-        if queued {
-            if !line.trim().is_empty() {
-                self.live.echo_owed.push(line.trim().to_string());
+        match echo {
+            Echo::WhenItRuns => self.live.echo_owed.push(line.trim().to_string()),
+            Echo::Now => {
+                let text = crate::tools::terminal_text::strip_controls(&text).into_owned();
+                self.live.echo_now = Some(text);
             }
-        } else {
-            let echo = crate::tools::terminal_text::strip_controls(&echo).into_owned();
-            self.live.echo_now = Some(echo);
+            Echo::Never => {}
         }
     }
 
@@ -110,7 +122,7 @@ impl View {
 
     /// Ctrl+C on the empty prompt: the editor left the prompt row below the live area.
     pub fn interrupted(&mut self, prompt: &str, width: u16) {
-        self.submitted(prompt, "", width, true);
+        self.submitted(prompt, "", width, Echo::Never);
     }
 
     /// A command typed during the turn, to run when it ends (shown as waiting until then).

@@ -567,7 +567,7 @@ mod replay;
 pub use menu::MenuKey;
 mod settings_line;
 
-pub use live::SPINNER_FRAME;
+pub use live::{Echo, SPINNER_FRAME};
 
 #[cfg(test)]
 mod tests;
