@@ -139,13 +139,7 @@ fn what_is_typed_during_a_turn_waits_and_then_runs() {
 /// accept-edits runs without asking.
 #[test]
 fn shift_tab_cycles_the_permission_mode_and_it_takes_effect() {
-    let (ws, _server) = workspace(vec![
-        Step::from(Reply::tool(
-            "Write",
-            serde_json::json!({"file_path": "a.txt", "content": "A"}),
-        )),
-        Reply::text("wrote it").into(),
-    ]);
+    let (ws, _server) = workspace(vec![Step::from(write_a()), Reply::text("wrote it").into()]);
     let mut repl = Repl::start(&ws, &[]);
     repl.send("\x1b[Z");
     repl.expect("permission mode accept-edits");
@@ -228,13 +222,7 @@ fn a_first_run_without_a_model_opens_the_shell_and_says_how_to_add_one() {
 /// Up recalls what was typed in this project, not the answer given to an approval.
 #[test]
 fn history_keeps_lines_but_not_approval_answers() {
-    let (ws, _server) = workspace(vec![
-        Step::from(Reply::tool(
-            "Write",
-            serde_json::json!({"file_path": "a.txt", "content": "A"}),
-        )),
-        Reply::text("wrote it").into(),
-    ]);
+    let (ws, _server) = workspace(vec![Step::from(write_a()), Reply::text("wrote it").into()]);
     let mut repl = Repl::start(&ws, &[]);
     repl.line("write the file");
     repl.expect("type a reason");
@@ -365,4 +353,12 @@ fn colours_follow_no_color_and_colorterm() {
     );
     let true_colour = shown(&[("COLORTERM", "truecolor")]);
     assert!(true_colour.contains("38;2;"), "{true_colour:?}");
+}
+
+/// The model writes `a.txt` (approval needed in the default mode).
+fn write_a() -> Reply {
+    Reply::tool(
+        "Write",
+        serde_json::json!({"file_path": "a.txt", "content": "A"}),
+    )
 }

@@ -51,16 +51,21 @@ pub(super) async fn execute(
         },
         Err(invalid) => invalid,
     };
+    finished(shared, ctx, &call.id, tool, &output);
+    output
+}
+
+/// Publishes how a call ended.
+fn finished(shared: &TurnShared, ctx: &RunCtx, call_id: &str, tool: &str, output: &ToolOutput) {
     shared.bus.publish(Event::ToolCallFinished {
         run_id: ctx.id.clone(),
-        call_id: call.id.clone(),
+        call_id: call_id.to_string(),
         tool: tool.to_string(),
         ok: !output.is_error,
         summary: output.summary.clone(),
         diff: output.diff.clone(),
         excerpt: output.excerpt.clone(),
     });
-    output
 }
 
 /// The agent's hard gates, checked before any approval is asked: the tool must be one the
@@ -400,14 +405,6 @@ pub(super) async fn person_command(
         },
         Err(invalid) => invalid,
     };
-    shared.bus.publish(Event::ToolCallFinished {
-        run_id: ctx.id.clone(),
-        call_id: call.id.clone(),
-        tool: call.name.clone(),
-        ok: !output.is_error,
-        summary: output.summary.clone(),
-        diff: output.diff.clone(),
-        excerpt: output.excerpt.clone(),
-    });
+    finished(shared, ctx, &call.id, &call.name, &output);
     output
 }

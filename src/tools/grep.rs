@@ -252,39 +252,32 @@ impl Sink for Collector<'_> {
         if n > self.max.saturating_add(1) {
             return Ok(false);
         }
-        let (root, path) = (self.root, self.path);
-        let rel = self
-            .rel
-            .get_or_insert_with(|| paths::relative(root, path))
-            .clone();
-        let bytes = mat.bytes();
-        let bytes = bytes.strip_suffix(b"\n").unwrap_or(bytes);
-        let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
-        self.local.push(GrepMatch {
-            path: rel,
-            line: mat.line_number().unwrap_or(0),
-            text: clip(&String::from_utf8_lossy(bytes)),
-            context: false,
-        });
+        self.keep(mat.bytes(), mat.line_number(), false);
         Ok(n <= self.max)
     }
 
     fn context(&mut self, _searcher: &Searcher, ctx: &SinkContext<'_>) -> Result<bool, io::Error> {
+        self.keep(ctx.bytes(), ctx.line_number(), true);
+        Ok(true)
+    }
+}
+
+impl Collector<'_> {
+    /// Keeps one line (a match, or context around one) without its terminator.
+    fn keep(&mut self, bytes: &[u8], line: Option<u64>, context: bool) {
         let (root, path) = (self.root, self.path);
         let rel = self
             .rel
             .get_or_insert_with(|| paths::relative(root, path))
             .clone();
-        let bytes = ctx.bytes();
         let bytes = bytes.strip_suffix(b"\n").unwrap_or(bytes);
         let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
         self.local.push(GrepMatch {
             path: rel,
-            line: ctx.line_number().unwrap_or(0),
+            line: line.unwrap_or(0),
             text: clip(&String::from_utf8_lossy(bytes)),
-            context: true,
+            context,
         });
-        Ok(true)
     }
 }
 
