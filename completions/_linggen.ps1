@@ -43,6 +43,7 @@ Register-ArgumentCompleter -Native -CommandName 'linggen' -ScriptBlock {
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('sessions', 'sessions', [CompletionResultType]::ParameterValue, 'List this workspace''s sessions, newest first')
+            [CompletionResult]::new('models', 'models', [CompletionResultType]::ParameterValue, 'List the configured models: provider, local or cloud, context window, whether each answers right now, and which one serves calls')
             [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Serve the web UI without a terminal: the page lists this workspace''s sessions, opens or starts one, and chats (see doc/web.md)')
             [CompletionResult]::new('trust', 'trust', [CompletionResultType]::ParameterValue, 'Show what this folder''s own files grant (permission rules, a looser mode, skills'' allowed-tools) and trust them; nothing they grant holds until then (see doc/trust.md)')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script to stdout (see completions/README.md)')
@@ -50,6 +51,11 @@ Register-ArgumentCompleter -Native -CommandName 'linggen' -ScriptBlock {
             break
         }
         'linggen;sessions' {
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'linggen;models' {
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             break
@@ -76,6 +82,7 @@ Register-ArgumentCompleter -Native -CommandName 'linggen' -ScriptBlock {
         }
         'linggen;help' {
             [CompletionResult]::new('sessions', 'sessions', [CompletionResultType]::ParameterValue, 'List this workspace''s sessions, newest first')
+            [CompletionResult]::new('models', 'models', [CompletionResultType]::ParameterValue, 'List the configured models: provider, local or cloud, context window, whether each answers right now, and which one serves calls')
             [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Serve the web UI without a terminal: the page lists this workspace''s sessions, opens or starts one, and chats (see doc/web.md)')
             [CompletionResult]::new('trust', 'trust', [CompletionResultType]::ParameterValue, 'Show what this folder''s own files grant (permission rules, a looser mode, skills'' allowed-tools) and trust them; nothing they grant holds until then (see doc/trust.md)')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script to stdout (see completions/README.md)')
@@ -83,6 +90,9 @@ Register-ArgumentCompleter -Native -CommandName 'linggen' -ScriptBlock {
             break
         }
         'linggen;help;sessions' {
+            break
+        }
+        'linggen;help;models' {
             break
         }
         'linggen;help;serve' {

@@ -22,6 +22,9 @@ _linggen() {
             linggen,help)
                 cmd="linggen__subcmd__help"
                 ;;
+            linggen,models)
+                cmd="linggen__subcmd__models"
+                ;;
             linggen,serve)
                 cmd="linggen__subcmd__serve"
                 ;;
@@ -36,6 +39,9 @@ _linggen() {
                 ;;
             linggen__subcmd__help,help)
                 cmd="linggen__subcmd__help__subcmd__help"
+                ;;
+            linggen__subcmd__help,models)
+                cmd="linggen__subcmd__help__subcmd__models"
                 ;;
             linggen__subcmd__help,serve)
                 cmd="linggen__subcmd__help__subcmd__serve"
@@ -53,7 +59,7 @@ _linggen() {
 
     case "${cmd}" in
         linggen)
-            opts="-p -c -r -q -h -V --print --model --agent --root --max-iters --permission-mode --allowed-tools --disallowed-tools --continue --resume --output-format --theme --quiet --help --version sessions serve trust completions help"
+            opts="-p -c -r -q -h -V --print --model --agent --root --max-iters --permission-mode --allowed-tools --disallowed-tools --continue --resume --output-format --theme --quiet --help --version sessions models serve trust completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -133,7 +139,7 @@ _linggen() {
             return 0
             ;;
         linggen__subcmd__help)
-            opts="sessions serve trust completions help"
+            opts="sessions models serve trust completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -161,6 +167,20 @@ _linggen() {
             return 0
             ;;
         linggen__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linggen__subcmd__help__subcmd__models)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -205,6 +225,20 @@ _linggen() {
         linggen__subcmd__help__subcmd__trust)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linggen__subcmd__models)
+            opts="-h --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi

@@ -40,12 +40,17 @@ set edit:completion:arg-completer[linggen] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
             cand sessions 'List this workspace''s sessions, newest first'
+            cand models 'List the configured models: provider, local or cloud, context window, whether each answers right now, and which one serves calls'
             cand serve 'Serve the web UI without a terminal: the page lists this workspace''s sessions, opens or starts one, and chats (see doc/web.md)'
             cand trust 'Show what this folder''s own files grant (permission rules, a looser mode, skills'' allowed-tools) and trust them; nothing they grant holds until then (see doc/trust.md)'
             cand completions 'Print a shell completion script to stdout (see completions/README.md)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'linggen;sessions'= {
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'linggen;models'= {
             cand -h 'Print help'
             cand --help 'Print help'
         }
@@ -68,12 +73,15 @@ set edit:completion:arg-completer[linggen] = {|@words|
         }
         &'linggen;help'= {
             cand sessions 'List this workspace''s sessions, newest first'
+            cand models 'List the configured models: provider, local or cloud, context window, whether each answers right now, and which one serves calls'
             cand serve 'Serve the web UI without a terminal: the page lists this workspace''s sessions, opens or starts one, and chats (see doc/web.md)'
             cand trust 'Show what this folder''s own files grant (permission rules, a looser mode, skills'' allowed-tools) and trust them; nothing they grant holds until then (see doc/trust.md)'
             cand completions 'Print a shell completion script to stdout (see completions/README.md)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'linggen;help;sessions'= {
+        }
+        &'linggen;help;models'= {
         }
         &'linggen;help;serve'= {
         }

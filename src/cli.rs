@@ -84,6 +84,9 @@ pub struct Cli {
 pub enum Command {
     /// List this workspace's sessions, newest first.
     Sessions,
+    /// List the configured models: provider, local or cloud, context window, whether each
+    /// answers right now, and which one serves calls.
+    Models,
     /// Serve the web UI without a terminal: the page lists this workspace's sessions, opens
     /// or starts one, and chats (see doc/web.md).
     Serve {
@@ -278,6 +281,7 @@ pub fn main() -> i32 {
 async fn dispatch(cli: Cli) -> i32 {
     match (&cli.command, cli.print.is_some()) {
         (Some(Command::Sessions), _) => crate::app::list_sessions(&cli.start()),
+        (Some(Command::Models), _) => crate::app::list_models(&cli.start()).await,
         (Some(Command::Completions { shell }), _) => print_completions(*shell),
         (Some(Command::Trust { yes, revoke, list }), _) => {
             use crate::repl::trust::{self, TrustAction};

@@ -5,12 +5,14 @@
 //! picks one of them, so no two top-level modules import each other.
 
 mod live;
+mod models;
 mod sessions;
 mod workspace;
 
 use std::path::PathBuf;
 
 pub use live::{LiveSession, MirrorFeed, first_run_help, open_session};
+pub use models::list_models;
 pub use sessions::{list_sessions, session_lines};
 pub use workspace::{LineReader, Workspace, load_workspace};
 

@@ -80,6 +80,7 @@ struct ModelEntry {
     max_inflight: Option<u32>,
     timeout_secs: Option<u64>,
     max_tokens: Option<u32>,
+    local: Option<bool>,
 }
 
 /// The keys each table knows; anything else is reported as a warning.
@@ -123,6 +124,7 @@ const KNOWN: &[(&str, &[&str])] = &[
             "max_inflight",
             "timeout_secs",
             "max_tokens",
+            "local",
         ],
     ),
 ];
@@ -442,6 +444,7 @@ fn model_config(entry: ModelEntry) -> Result<ModelConfig, SpanError> {
         max_inflight: entry.max_inflight.unwrap_or(1).max(1),
         timeout_secs: entry.timeout_secs.unwrap_or(DEFAULT_TIMEOUT_SECS).max(1),
         max_tokens: entry.max_tokens.filter(|n| *n > 0),
+        local: entry.local,
     })
 }
 

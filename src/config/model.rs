@@ -51,12 +51,40 @@ pub struct ModelConfig {
     /// Upper bound on tokens generated per response (`max_tokens`, Ollama's
     /// `num_predict`); the server's default when absent (Anthropic: 8192).
     pub max_tokens: Option<u32>,
+    /// `local = true|false`: whether it counts as a local model (for the `local` and
+    /// `cloud` hints, and `linggen models`); `None`: decided by its URL.
+    pub local: Option<bool>,
 }
 
 impl ModelConfig {
+    /// Local when `local = true` says so, or, unset, when its URL is this machine or a
+    /// private network.
+    pub fn is_local(&self) -> bool {
+        self.local.unwrap_or_else(|| is_local_url(&self.url))
+    }
+
     /// The API key, read from the environment variable the entry names.
     pub fn api_key(&self) -> Option<String> {
         let var = self.api_key_env.as_deref()?;
         std::env::var(var).ok().filter(|v| !v.is_empty())
     }
+}
+
+/// Whether a server URL points at this machine or a private network.
+pub fn is_local_url(url: &str) -> bool {
+    let after_scheme = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let authority = after_scheme.split('/').next().unwrap_or_default();
+    let host = match authority.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or_default(),
+        None => authority.split(':').next().unwrap_or_default(),
+    };
+    host == "localhost"
+        || host.ends_with(".local")
+        || match host.parse::<std::net::IpAddr>() {
+            Ok(std::net::IpAddr::V4(ip)) => {
+                ip.is_loopback() || ip.is_private() || ip.is_link_local()
+            }
+            Ok(std::net::IpAddr::V6(ip)) => ip.is_loopback(),
+            Err(_) => false,
+        }
 }

@@ -78,29 +78,10 @@ pub fn build(model: &ModelConfig, http: reqwest::Client) -> Arc<dyn Provider> {
 /// from this machine or the local network) or `cloud` (the first one that is not).
 pub fn pick<'a>(models: &'a [ModelConfig], hint: &str) -> Option<&'a ModelConfig> {
     match hint {
-        "local" => models.iter().find(|m| is_local_url(&m.url)),
-        "cloud" => models.iter().find(|m| !is_local_url(&m.url)),
+        "local" => models.iter().find(|m| m.is_local()),
+        "cloud" => models.iter().find(|m| !m.is_local()),
         id => models.iter().find(|m| m.id == id),
     }
-}
-
-/// Whether a server URL points at this machine or a private network.
-fn is_local_url(url: &str) -> bool {
-    let after_scheme = url.split_once("://").map_or(url, |(_, rest)| rest);
-    let authority = after_scheme.split('/').next().unwrap_or_default();
-    let host = match authority.strip_prefix('[') {
-        Some(v6) => v6.split(']').next().unwrap_or_default(),
-        None => authority.split(':').next().unwrap_or_default(),
-    };
-    host == "localhost"
-        || host.ends_with(".local")
-        || match host.parse::<std::net::IpAddr>() {
-            Ok(std::net::IpAddr::V4(ip)) => {
-                ip.is_loopback() || ip.is_private() || ip.is_link_local()
-            }
-            Ok(std::net::IpAddr::V6(ip)) => ip.is_loopback(),
-            Err(_) => false,
-        }
 }
 
 pub fn ollama_base_url(host: Option<&str>) -> String {
@@ -160,6 +141,7 @@ async fn discover_ollama(
         max_inflight: 1,
         timeout_secs: 300,
         max_tokens: None,
+        local: None,
     })
 }
 
@@ -179,22 +161,36 @@ mod tests {
             max_inflight: 1,
             timeout_secs: 60,
             max_tokens: None,
+            local: None,
         };
-        let models = vec![
+        let mut models = vec![
             model("claude", "https://api.anthropic.com"),
             model("lan", "http://192.168.1.20:8080/v1"),
             model("box", "http://127.0.0.1:11434"),
         ];
         assert_eq!(pick(&models, "local").map(|m| m.id.as_str()), Some("lan"));
+        // `local = false` overrides the address: a rented GPU box on a VPN is "cloud".
+        models[1].local = Some(false);
+        assert_eq!(pick(&models, "local").map(|m| m.id.as_str()), Some("box"));
+        assert_eq!(
+            pick(&models, "cloud").map(|m| m.id.as_str()),
+            Some("claude")
+        );
+        models[0].local = Some(true);
+        assert_eq!(pick(&models, "cloud").map(|m| m.id.as_str()), Some("lan"));
+        models[0].local = None;
+        models[1].local = None;
         assert_eq!(
             pick(&models, "cloud").map(|m| m.id.as_str()),
             Some("claude")
         );
         assert_eq!(pick(&models, "box").map(|m| m.id.as_str()), Some("box"));
         assert!(pick(&models, "nope").is_none());
-        assert!(is_local_url("http://[::1]:8080"));
-        assert!(is_local_url("http://localhost"));
-        assert!(!is_local_url("https://api.openai.com/v1"));
+        assert!(crate::config::model::is_local_url("http://[::1]:8080"));
+        assert!(crate::config::model::is_local_url("http://localhost"));
+        assert!(!crate::config::model::is_local_url(
+            "https://api.openai.com/v1"
+        ));
     }
 
     #[test]

@@ -223,6 +223,7 @@ pub fn model_config(provider: ProviderKind, model: &str, url: String) -> ModelCo
         max_inflight: 1,
         timeout_secs: 5,
         max_tokens: None,
+        local: None,
     }
 }
 

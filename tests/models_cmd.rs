@@ -1,0 +1,53 @@
+//! `linggen models`: every configured model with where it runs, its context window and
+//! whether it answers now, against a scripted server and a dead port.
+
+// Test code may unwrap: a failure is a failed test, reported with its message.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use support::{Protocol, ScriptedServer, Workspace, run};
+
+#[test]
+fn models_lists_where_each_runs_and_whether_it_answers() {
+    let server = ScriptedServer::start_background(Protocol::OpenAi, Vec::<support::Step>::new());
+    let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let dead_url = format!("http://{}/v1", dead.local_addr().unwrap());
+    drop(dead);
+    let ws = Workspace::new();
+    let config = format!(
+        "[[models]]\nid = \"here\"\nprovider = \"openai\"\nurl = \"{}\"\nmodel = \"scripted\"\n\n\
+         [[models]]\nid = \"rented\"\nprovider = \"openai\"\nurl = \"{dead_url}\"\nmodel = \"big\"\n\
+         context_window = 32768\nlocal = false\n",
+        server.url()
+    );
+    std::fs::write(ws.home().join("linggen-agent.toml"), config).unwrap();
+    let r = run(&ws, &["models"]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let line = |id: &str| {
+        r.stdout
+            .lines()
+            .find(|l| l.starts_with(id))
+            .unwrap_or_else(|| panic!("no {id} in {}", r.stdout))
+            .to_string()
+    };
+    let here = line("here");
+    assert!(here.contains("local") && here.contains("answers"), "{here}");
+    // The window comes from the server's /props.
+    assert!(here.contains("8192"), "{here}");
+    let rented = line("rented");
+    assert!(
+        rented.contains("cloud"),
+        "local = false wins over the address: {rented}"
+    );
+    assert!(
+        rented.contains("32768") && rented.contains("no answer"),
+        "{rented}"
+    );
+    assert!(
+        r.stdout.contains("every call goes to `here`"),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stderr.is_empty(), "{}", r.stderr);
+}
