@@ -305,8 +305,10 @@ impl Shell {
     pub async fn session(&mut self) -> Option<&mut LiveSession> {
         if self.live.is_none() {
             let start = self.start.clone();
-            // The configuration may have changed since the shell started.
-            match app::load_workspace(&start) {
+            // The configuration may have changed since the shell started (read off the
+            // runtime: it reads files).
+            let owned = start.clone();
+            match app::off_runtime(move || app::load_workspace(&owned)).await {
                 Ok(ws) => self.ws.config = ws.config,
                 Err(f) => {
                     self.view.error(&f.message);
@@ -434,20 +436,18 @@ impl Shell {
         let (home, root) = (self.ws.home.clone(), self.ws.root.display().to_string());
         let read = tokio::task::spawn_blocking(move || {
             // Listing must not create the database (a first run without a model has none).
-            let exists = home.join(crate::store::DB_FILE).exists();
-            let sessions = (if exists {
-                Some(crate::store::Store::open(&home))
-            } else {
-                None
-            })
-            .transpose()
-            .and_then(|s| s.map_or(Ok(Vec::new()), |s| s.list_sessions(&root)))
-            .map(|list| {
-                list.into_iter()
-                    .map(|s| complete::Choice::described(s.id, s.title))
-                    .collect()
-            })
-            .unwrap_or_default();
+            let sessions = home
+                .join(crate::store::DB_FILE)
+                .exists()
+                .then(|| crate::store::Store::open(&home))
+                .transpose()
+                .and_then(|s| s.map_or(Ok(Vec::new()), |s| s.list_sessions(&root)))
+                .map(|list| {
+                    list.into_iter()
+                        .map(|s| complete::Choice::described(s.id, s.title))
+                        .collect()
+                })
+                .unwrap_or_default();
             let themes = theme::available(&home)
                 .into_iter()
                 .map(complete::Choice::new)

@@ -177,7 +177,15 @@ async fn run_loop(
                     let output = if ctx.cancel.is_cancelled() {
                         crate::tools::ToolOutput::error("not run: the user cancelled the turn")
                     } else {
-                        tool_call::execute(shared, ctx, conv, call, changed).await
+                        tool_call::execute(
+                            shared,
+                            ctx,
+                            conv,
+                            call,
+                            changed,
+                            tool_call::Caller::Model,
+                        )
+                        .await
                     };
                     let msg = ChatMessage::tool_result(call, output.model, output.is_error);
                     push(shared, ctx, conv, "", msg);

@@ -10,12 +10,22 @@ use super::{Conversation, TurnShared, delegate, ids, lock};
 use crate::llm::ToolCall;
 use crate::tools::{self, Access, Prepared, SessionCall, ToolName, ToolOutput};
 
+/// Who makes a call: the model, held to its agent's gates, or the person (`!cmd`), to whom
+/// the gates do not apply (they limit what a model may do). Both go through the floor, the
+/// sandbox, the permission mode and approvals alike.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Caller {
+    Model,
+    Person,
+}
+
 pub(super) async fn execute(
     shared: &TurnShared,
     ctx: &mut RunCtx,
     conv: &mut Conversation,
     call: &ToolCall,
     changed: &mut Vec<String>,
+    caller: Caller,
 ) -> ToolOutput {
     let prepared = match unparsable_arguments(call) {
         Some(error) => Err(error),
@@ -35,8 +45,12 @@ pub(super) async fn execute(
         args: call.arguments.clone(),
         summary,
     });
+    let gated = |prepared: &Prepared| match caller {
+        Caller::Model => gate(shared, ctx, prepared),
+        Caller::Person => Ok(()),
+    };
     let output = match prepared {
-        Ok(prepared) => match gate(shared, ctx, &prepared) {
+        Ok(prepared) => match gated(&prepared) {
             Err(refused) => refused,
             Ok(()) => match prepared.session_call() {
                 Some(session_call) => {
@@ -371,9 +385,8 @@ async fn ask_person(
     Ok((decision, by))
 }
 
-/// A command the person typed (`!cmd`): prepared and authorized like the model's `Bash`
-/// calls (floor, sandbox, permission mode, approvals), shown like them, and run. Agent
-/// gates do not apply: they limit what a model may do, not the person.
+/// A command the person typed (`!cmd`): a `Bash` call made by the person (see [`Caller`]),
+/// shown like the model's.
 pub(super) async fn person_command(
     shared: &TurnShared,
     ctx: &mut RunCtx,
@@ -386,25 +399,5 @@ pub(super) async fn person_command(
         name: ToolName::Bash.name().to_string(),
         arguments: serde_json::json!({ "command": command }),
     };
-    let prepared = tools::prepare_off_runtime(&shared.tools, &call.name, &call.arguments).await;
-    let summary = match &prepared {
-        Ok(p) => p.summary.clone(),
-        Err(_) => command.to_string(),
-    };
-    shared.bus.publish(Event::ToolCallStarted {
-        run_id: ctx.id.clone(),
-        call_id: call.id.clone(),
-        tool: call.name.clone(),
-        args: call.arguments.clone(),
-        summary,
-    });
-    let output = match prepared {
-        Ok(prepared) => match authorize(shared, ctx, conv, &prepared).await {
-            Ok(()) => run(shared, ctx, &prepared, changed).await,
-            Err(denied) => denied,
-        },
-        Err(invalid) => invalid,
-    };
-    finished(shared, ctx, &call.id, &call.name, &output);
-    output
+    execute(shared, ctx, conv, &call, changed, Caller::Person).await
 }

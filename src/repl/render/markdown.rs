@@ -129,8 +129,11 @@ impl MarkdownStream {
         let Some(rows) = self.rows_of(settled_text) else {
             return;
         };
-        let total = self.open_line_rows().map_or(0, |rows| rows.len());
-        let settled = inline_markers_closed(settled_text) || total > HELD_ROWS;
+        // Only with a marker open is the whole line rendered once more, to bound the wait.
+        let settled = inline_markers_closed(settled_text)
+            || self
+                .open_line_rows()
+                .is_some_and(|rows| rows.len() > HELD_ROWS);
         let last = rows.len().saturating_sub(1);
         if settled && last > self.open_rows_shown {
             out.extend(rows[self.open_rows_shown..last].iter().cloned());

@@ -58,6 +58,10 @@ impl View {
     /// write and a live area that looks the same, writes nothing.
     pub(super) fn print(&mut self, lines: Vec<String>) {
         let live = self.live_lines();
+        self.print_with(lines, live);
+    }
+
+    fn print_with(&mut self, lines: Vec<String>, live: Vec<String>) {
         if lines.is_empty() && live.is_empty() && self.live.rows == 0 && self.live.detached == 0 {
             return;
         }
@@ -85,8 +89,9 @@ impl View {
 
     /// Called every [`SPINNER_FRAME`]: redraws the live area (the busy line's clock moves).
     pub fn tick(&mut self) {
-        if self.live_lines() != self.live.shown || self.live.detached > 0 {
-            self.print(Vec::new());
+        let live = self.live_lines();
+        if live != self.live.shown || self.live.detached > 0 {
+            self.print_with(Vec::new(), live);
         }
     }
 

@@ -358,7 +358,6 @@ impl View {
                 status,
                 result,
                 usage,
-                duration_ms,
                 ..
             } => {
                 // The turn is over: its busy line goes with the outcome's lines, and a
@@ -367,7 +366,6 @@ impl View {
                 self.menu = None;
                 // tok/s over the time the model was producing output, not the whole
                 // turn (approvals, tools and the wait for the first token excluded).
-                let _ = duration_ms;
                 self.on_outcome(*status, result, usage.output_tokens, usage.generation_ms);
                 self.delegations.clear();
             }
