@@ -329,12 +329,12 @@ async fn authorize(
         Decision::Deny { reason } => Err(match reason {
             Some(r) if !r.trim().is_empty() => {
                 ToolOutput::error(format!("the user ({by}) denied this call and said: {r}"))
-                    .with_summary(format!("denied: {}", r.trim()))
+                    .with_summary(format!("not run: {}", r.trim()))
             }
             _ => ToolOutput::error(format!(
                 "the user ({by}) denied this call. Do not retry it."
             ))
-            .with_summary("denied"),
+            .with_summary("not run"),
         }),
     }
 }
