@@ -283,8 +283,9 @@ fn a_delegated_run_is_shown_indented_under_its_parent() {
     assert!(coder_system.contains("You are coder"), "{coder_system}");
     repl.line("/runs");
     // The store writer may not have recorded the turn's end yet: its status can lag.
-    let runs = repl.expect("  completed coder count the lines of notes.txt…");
-    assert!(runs.contains(" ling how long is notes.txt?"), "{runs}");
+    // Each run names the model that served it.
+    let runs = repl.expect("  completed coder [test] count the lines of notes.txt…");
+    assert!(runs.contains(" ling [test] how long is notes.txt?"), "{runs}");
     repl.line("/quit");
 }
 
@@ -466,7 +467,7 @@ fn settings_switched_in_the_shell_keep_the_session_and_its_share() {
     repl.expect("context ");
     // An id that is not configured is refused with the ones that are; nothing changes.
     repl.line("/model nope");
-    let refused = repl.expect("`local` and `cloud`");
+    let refused = repl.expect("`auto` lets the policy choose");
     assert!(
         refused.contains("cannot switch to model `nope`"),
         "{refused}"

@@ -4,14 +4,13 @@
 use std::sync::Arc;
 
 use super::{DEFAULT_AGENT, Failure, Start, Workspace, off_runtime};
-use crate::config::{Config, ConfigError, ModelConfig};
+use crate::config::{Config, ConfigError};
 use crate::llm::ChatMessage;
 use crate::llm::router::{self, ResolveError};
 use crate::session::bus::Subscription;
 use crate::session::permissions::project;
 use crate::session::{
-    self, EventBus, Input, ModelRouting, Permissions, Route, SessionHandle, SessionSetup, TurnMode,
-    ids, prompt,
+    self, EventBus, Input, Permissions, SessionHandle, SessionSetup, TurnMode, ids, prompt,
 };
 use crate::skills::SkillSet;
 use crate::store::{SessionInfo, Store, persisted, spawn_writer};
@@ -52,7 +51,7 @@ impl LiveSession {
     ) -> Result<LiveSession, Failure> {
         let (setup, store) = open_session(start, ws, interactive).await?;
         let session_id = setup.session_id.clone();
-        let model_label = setup.model_label.clone();
+        let model_label = setup.models.label(&setup.model);
         let resumed = if interactive {
             setup.history.clone()
         } else {
@@ -122,7 +121,7 @@ pub async fn open_session(
     // The model first: with none to talk to, nothing is written (no database on a first
     // run that cannot go anywhere yet).
     let http = router::http_client().map_err(ResolveError::from)?;
-    let resolved = router::resolve(&config, std::env::var("OLLAMA_HOST").ok(), http)
+    let (models, choice) = router::resolve(&config, std::env::var("OLLAMA_HOST").ok(), http)
         .await
         .map_err(|e| {
             let mut failure = Failure::from(e);
@@ -145,7 +144,7 @@ pub async fn open_session(
     })
     .await?;
 
-    let model_id = resolved.model.id.clone();
+    let model_id = models.stored_id(&choice);
     let (store, session_id, history) = off_runtime(move || match resumed {
         Some(info) => {
             store.close_stale_runs(&info.id)?;
@@ -160,10 +159,6 @@ pub async fn open_session(
         }
     })
     .await?;
-    let context_window = match resolved.model.context_window {
-        Some(n) => Some(n),
-        None => resolved.provider.context_window().await,
-    };
     let root = ws.root.clone();
     let context_prompt = off_runtime(move || {
         let workspace = prompt::Workspace::detect(&root);
@@ -179,16 +174,11 @@ pub async fn open_session(
         .into_iter()
         .filter(|dir| !dir.starts_with(&ws.root))
         .collect();
-    let routing = ConfiguredRouting {
-        models: config.models.clone(),
-        http: router::http_client().map_err(ResolveError::from)?,
-    };
     let setup = SessionSetup {
         session_id,
         agent_id: start_agent(start, ws)?,
-        model_label: resolved.label(),
-        provider: Arc::clone(&resolved.provider),
-        context_window,
+        models: Arc::new(models),
+        model: choice,
         context_prompt,
         history,
         tools,
@@ -197,7 +187,6 @@ pub async fn open_session(
         interactive,
         agents: Arc::clone(&ws.agents),
         skills: Arc::clone(&ws.skills),
-        routing: Some(Arc::new(routing)),
         max_delegation_depth: config.max_delegation_depth,
         mode: TurnMode::Auto,
     };
@@ -259,40 +248,6 @@ fn start_agent(start: &Start, ws: &Workspace) -> Result<String, Failure> {
         .into());
     }
     Ok(name)
-}
-
-/// Model routing hints resolved against the configured `[[models]]`.
-struct ConfiguredRouting {
-    models: Vec<ModelConfig>,
-    http: reqwest::Client,
-}
-
-impl ModelRouting for ConfiguredRouting {
-    fn route(&self, hint: &str) -> Result<Route, String> {
-        let Some(model) = router::pick(&self.models, hint) else {
-            return Err(format!(
-                "no configured model matches (ids: {}; `local` and `cloud` pick by URL)",
-                if self.models.is_empty() {
-                    "none".to_string()
-                } else {
-                    self.models
-                        .iter()
-                        .map(|m| m.id.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                }
-            ));
-        };
-        let resolved = router::Resolved {
-            provider: router::build(model, self.http.clone()),
-            model: model.clone(),
-        };
-        Ok(Route {
-            label: resolved.label(),
-            provider: resolved.provider,
-            context_window: model.context_window,
-        })
-    }
 }
 
 fn resume_target(

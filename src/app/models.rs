@@ -5,7 +5,9 @@ use std::time::Duration;
 
 use super::{Failure, Start, exit, load_workspace, off_runtime};
 use crate::config::model::{ModelConfig, ProviderKind};
+use crate::llm::bedrock;
 use crate::llm::router;
+use crate::llm::routing::{Choice, Model, Router, Signal};
 
 /// How long each model server gets to answer the check.
 const PROBE_TIMEOUT: Duration = Duration::from_millis(1500);
@@ -34,65 +36,127 @@ async fn try_list_models(start: &Start) -> Result<(), Failure> {
         println!("{}", super::first_run_help(&ws.home));
         return Ok(());
     }
+    let (models, choice) = router::resolve(&config, None, http.clone())
+        .await
+        .map_err(Failure::from)?;
     // Every server is asked at once, so the listing takes one timeout at most.
-    let checks = config.models.iter().map(|m| check(m, http.clone()));
+    let checks = models.models().iter().map(|m| check(m, &http));
     let rows = futures_util::future::join_all(checks).await;
     println!(
         "{:<12}  {:<9}  {:<5}  {:>7}  {:<22}  MODEL",
         "ID", "PROVIDER", "WHERE", "CONTEXT", "NOW"
     );
-    for (model, (context, now)) in config.models.iter().zip(rows) {
+    for (model, (context, now)) in models.models().iter().zip(&rows) {
+        let c = &model.config;
         println!(
             "{:<12}  {:<9}  {:<5}  {:>7}  {:<22}  {} @ {}",
-            model.id,
-            model.provider.as_str(),
-            if model.is_local() { "local" } else { "cloud" },
+            c.id,
+            c.provider.as_str(),
+            if c.is_local() { "local" } else { "cloud" },
             context.map_or("?".to_string(), |n| n.to_string()),
-            now,
-            model.model,
-            model.url
+            now.join(", "),
+            c.model,
+            c.servers().join(", ")
         );
     }
-    // Which model serves calls: the one a session starts on (routing policies that pick
-    // per call are not there yet, so short and long prompts go to the same one).
-    let chosen = config.selected_model().map_err(Failure::from)?;
-    let why = match &config.model_choice {
-        Some(_) => config.model_choice_origin.clone(),
-        None => "the first [[models]] entry".to_string(),
-    };
-    if let Some(model) = chosen {
-        println!(
-            "every call goes to `{}` (chosen by {why}); agents' and skills' `model` hints pick others",
-            model.id
-        );
+    let up = |i: usize| rows[i].1.iter().any(|n| n.starts_with("answers"));
+    println!();
+    for line in picks(&models, &choice, &config, up) {
+        println!("{line}");
     }
     Ok(())
 }
 
-/// The model's context window (configured, or asked of its server) and whether its server
-/// answers now.
-async fn check(model: &ModelConfig, http: reqwest::Client) -> (Option<u32>, String) {
-    let provider = router::build(model, http.clone());
-    let context = match model.context_window {
-        Some(n) => Some(n),
-        None => tokio::time::timeout(PROBE_TIMEOUT, provider.context_window())
-            .await
-            .ok()
-            .flatten(),
-    };
-    (context, answers(model, &http).await)
+/// Which model serves a short and a long prompt, and what happens when it is down.
+fn picks(
+    models: &Router,
+    choice: &Choice,
+    config: &crate::config::Config,
+    up: impl Fn(usize) -> bool,
+) -> Vec<String> {
+    if let Choice::Pinned(id) = choice {
+        let why = match config.model_choice_origin.as_str() {
+            "" => "the first [[models]] entry".to_string(),
+            origin => origin.to_string(),
+        };
+        let mut lines = vec![format!("every call goes to `{id}` (chosen by {why})")];
+        if config.routing.is_none() {
+            lines.push(
+                "add a [routing] table to choose per call (see doc/config.md); agents' and \
+                 skills' `model` hints pick others"
+                    .to_string(),
+            );
+        }
+        return lines;
+    }
+    let mut lines = Vec::new();
+    for (what, tokens) in [("a short prompt", 500), ("a long prompt", 20_000)] {
+        let signal = Signal {
+            prompt_tokens: tokens,
+            ..Signal::default()
+        };
+        let plan = models.plan(choice, &signal);
+        let (first, _) = plan.order[0];
+        let id = |i: usize| models.model(i).id().to_string();
+        let mut line = format!(
+            "{what} ({tokens} tokens, {}) goes to `{}` ({})",
+            plan.complexity.as_str(),
+            id(first),
+            plan.order[0].1
+        );
+        if !up(first) {
+            match plan.order.iter().skip(1).find(|(i, _)| up(*i)) {
+                Some((i, _)) => {
+                    line.push_str(&format!("; it does not answer now, so `{}`", id(*i)))
+                }
+                None => line.push_str("; it does not answer now, and nothing after it does"),
+            }
+        }
+        lines.push(line);
+    }
+    lines
+}
+
+/// The model's context window (configured, or asked of its server) and whether each of
+/// its servers answers now.
+async fn check(model: &Model, http: &reqwest::Client) -> (Option<u32>, Vec<String>) {
+    let context = tokio::time::timeout(PROBE_TIMEOUT, model.context_window())
+        .await
+        .ok()
+        .flatten();
+    let servers = model.config.servers();
+    let answers = servers.iter().map(|url| answers(&model.config, url, http));
+    let now = futures_util::future::join_all(answers).await;
+    (context, now)
 }
 
 /// Asks the server's model list (the cheapest request every API has): any HTTP answer
 /// means it is up; a refused key says so.
-async fn answers(model: &ModelConfig, http: &reqwest::Client) -> String {
-    let base = model.url.trim_end_matches('/');
+async fn answers(model: &ModelConfig, url: &str, http: &reqwest::Client) -> String {
+    let base = url.trim_end_matches('/');
     let mut request = match model.provider {
         ProviderKind::Ollama => http.get(format!("{base}/api/tags")),
         ProviderKind::Openai => http.get(format!("{base}/models")),
         ProviderKind::Anthropic => http
             .get(format!("{base}/v1/models"))
             .header("anthropic-version", "2023-06-01"),
+        // The runtime endpoint has no unsigned listing; any HTTP answer means it is up,
+        // and the credentials are checked without sending them.
+        ProviderKind::Bedrock => {
+            let env = |name: &str| std::env::var(name).ok();
+            let creds = bedrock::credentials::find(model.api_key_env.as_deref(), &env);
+            let up = match http.get(base).timeout(PROBE_TIMEOUT).send().await {
+                Ok(_) => "answers",
+                Err(e) if e.is_timeout() => "no answer (timeout)",
+                Err(_) => "no answer (down?)",
+            };
+            let creds = if creds.is_ok() {
+                ""
+            } else {
+                "; no credentials"
+            };
+            return format!("{up}{creds}");
+        }
     };
     if let Some(key) = model.api_key() {
         request = match model.provider {

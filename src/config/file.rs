@@ -9,9 +9,8 @@ use toml::Spanned;
 
 use super::{Config, ConfigError, ModelConfig, PermissionMode, ProviderKind};
 
-/// Seconds without a byte from a model server before giving up. Generous because a local
-/// model on a laptop CPU can take minutes to process a long prompt before its first token.
-const DEFAULT_TIMEOUT_SECS: u64 = 300;
+use super::model::{DEFAULT_TIMEOUT_SECS, bedrock_url};
+use super::routing::RoutingSection;
 
 #[derive(Debug, Default, Deserialize)]
 struct FileConfig {
@@ -27,6 +26,7 @@ struct FileConfig {
     tools: ToolsSection,
     #[serde(default)]
     sandbox: SandboxSection,
+    routing: Option<RoutingSection>,
 }
 
 /// `[sandbox]`: how far commands are confined (see `tools::sandbox`).
@@ -74,7 +74,8 @@ struct ModelEntry {
     id: String,
     provider: ProviderKind,
     model: String,
-    url: Option<Spanned<String>>,
+    url: Option<Spanned<Urls>>,
+    region: Option<String>,
     api_key_env: Option<String>,
     context_window: Option<u32>,
     max_inflight: Option<u32>,
@@ -83,12 +84,29 @@ struct ModelEntry {
     local: Option<bool>,
 }
 
+/// `url = "…"`, or a pool: `url = ["…", "…"]`.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum Urls {
+    One(String),
+    Pool(Vec<String>),
+}
+
 /// The keys each table knows; anything else is reported as a warning.
 const KNOWN: &[(&str, &[&str])] = &[
     (
         "",
-        &["agent", "models", "permissions", "ui", "tools", "sandbox"],
+        &[
+            "agent",
+            "models",
+            "permissions",
+            "ui",
+            "tools",
+            "sandbox",
+            "routing",
+        ],
     ),
+    ("routing", super::routing::KEYS),
     ("tools", &["chromium", "screenshot_hosts"]),
     (
         "sandbox",
@@ -119,6 +137,7 @@ const KNOWN: &[(&str, &[&str])] = &[
             "provider",
             "model",
             "url",
+            "region",
             "api_key_env",
             "context_window",
             "max_inflight",
@@ -168,7 +187,12 @@ impl Layer<'_> {
             ui,
             tools,
             sandbox,
+            routing,
         } = std::mem::take(&mut self.parsed);
+        if let Some(routing) = routing {
+            routing.apply(config.routing.get_or_insert_with(Default::default));
+            config.set_origin("routing", self.path.display());
+        }
         let permissions = match &project {
             Some(file) => withhold_permissions(permissions, config, file),
             None => permissions,
@@ -420,32 +444,98 @@ fn model_config(entry: ModelEntry) -> Result<ModelConfig, SpanError> {
             format!("model `{}`: `model` must not be empty", entry.id),
         ));
     }
-    let url = match entry.url {
-        Some(url) => {
-            let span = url.span();
-            let value = url.into_inner();
-            if !(value.starts_with("http://") || value.starts_with("https://")) {
+    let region = entry
+        .region
+        .map(|r| r.trim().to_string())
+        .filter(|r| !r.is_empty());
+    let (url, pool) = match entry.url {
+        Some(urls) => {
+            let span = urls.span();
+            let list = match urls.into_inner() {
+                Urls::One(url) => vec![url],
+                Urls::Pool(urls) => urls,
+            };
+            if list.is_empty() {
                 return Err((
                     Some(span),
-                    format!("url \"{value}\": expected an http:// or https:// URL"),
+                    "url = []: name at least one server, or leave `url` out for the default".into(),
                 ));
             }
-            value.trim_end_matches('/').to_string()
+            let mut checked = Vec::new();
+            for value in list {
+                if !(value.starts_with("http://") || value.starts_with("https://")) {
+                    return Err((
+                        Some(span),
+                        format!("url \"{value}\": expected an http:// or https:// URL"),
+                    ));
+                }
+                checked.push(value.trim_end_matches('/').to_string());
+            }
+            let first = checked[0].clone();
+            let pool = if checked.len() > 1 {
+                checked
+            } else {
+                Vec::new()
+            };
+            (first, pool)
         }
-        None => entry.provider.default_url().to_string(),
+        None if entry.provider == ProviderKind::Bedrock => match &region {
+            Some(region) => (bedrock_url(region), Vec::new()),
+            None => {
+                return Err((
+                    None,
+                    format!(
+                        "bedrock model `{}` needs `region = \"us-east-1\"` (or whichever region serves it), or a `url`",
+                        entry.id
+                    ),
+                ));
+            }
+        },
+        None => (entry.provider.default_url().to_string(), Vec::new()),
+    };
+    // Bedrock signs for a region; with only a URL, it is read from the endpoint's name.
+    let region = match (entry.provider, region) {
+        (ProviderKind::Bedrock, None) => Some(region_of(&url).ok_or_else(|| {
+            (
+                None,
+                format!(
+                    "bedrock model `{}`: cannot tell the region from {url}; add `region = \"…\"`",
+                    entry.id
+                ),
+            )
+        })?),
+        (_, region) => region,
+    };
+    // Bedrock authenticates with the standard AWS credentials; its bearer key variable is
+    // named here so that a project's entry can be withheld like any other key.
+    let api_key_env = match entry.provider {
+        ProviderKind::Bedrock => entry
+            .api_key_env
+            .or_else(|| Some(super::model::BEDROCK_KEY_ENV.to_string())),
+        _ => entry.api_key_env,
     };
     Ok(ModelConfig {
         id: entry.id,
         provider: entry.provider,
         model: entry.model,
         url,
-        api_key_env: entry.api_key_env.filter(|v| !v.is_empty()),
+        pool,
+        region,
+        api_key_env: api_key_env.filter(|v| !v.is_empty()),
         context_window: entry.context_window,
         max_inflight: entry.max_inflight.unwrap_or(1).max(1),
         timeout_secs: entry.timeout_secs.unwrap_or(DEFAULT_TIMEOUT_SECS).max(1),
         max_tokens: entry.max_tokens.filter(|n| *n > 0),
         local: entry.local,
     })
+}
+
+/// `us-west-2` from `https://bedrock-runtime.us-west-2.amazonaws.com`.
+fn region_of(url: &str) -> Option<String> {
+    let host = url.split_once("://")?.1.split(['/', ':']).next()?;
+    let rest = host.strip_prefix("bedrock-runtime.")?;
+    let region = rest.split('.').next()?;
+    (!region.is_empty() && rest.contains(".amazonaws.com")).then(|| region.to_string())
 }
 
 fn line_of(text: &str, offset: usize) -> usize {

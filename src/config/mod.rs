@@ -5,6 +5,7 @@
 mod file;
 pub mod model;
 pub mod paths;
+pub mod routing;
 pub mod trust;
 
 use std::path::{Path, PathBuf};
@@ -119,6 +120,8 @@ pub struct Config {
     pub screenshot: crate::tools::screenshot::ScreenshotSettings,
     /// `[sandbox]`: how commands are confined.
     pub sandbox: crate::tools::sandbox::SandboxSettings,
+    /// `[routing]`, when a file has the table: a policy then picks the model per call.
+    pub routing: Option<routing::RoutingConfig>,
     /// Where each non-default setting came from (a file, an environment variable, a flag),
     /// by key, for `/settings`.
     pub origins: std::collections::BTreeMap<&'static str, String>,
@@ -147,6 +150,7 @@ impl Default for Config {
             show_thinking: true,
             screenshot: Default::default(),
             sandbox: Default::default(),
+            routing: None,
             origins: std::collections::BTreeMap::new(),
             files: Vec::new(),
             warnings: Vec::new(),
@@ -194,6 +198,12 @@ impl Config {
                 default_model = Some(choice);
             }
             config.files.push(path);
+        }
+        if let Some(routing) = &config.routing {
+            let ids: Vec<&str> = config.models.iter().map(|m| m.id.as_str()).collect();
+            routing.validate(&ids).map_err(|why| {
+                ConfigError::Usage(format!("{}: {why}", config.origin("routing")))
+            })?;
         }
         config.apply_env(env)?;
         config.apply_flags(flags);

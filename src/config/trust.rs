@@ -86,6 +86,12 @@ pub struct ModelKey {
 
 impl ModelKey {
     fn grant(&self, file: &str) -> String {
+        if self.env == super::model::BEDROCK_KEY_ENV {
+            return format!(
+                "model {}: sends requests signed with your AWS credentials to {} ({file})",
+                self.id, self.url
+            );
+        }
         format!(
             "model {}: sends ${} to {} ({file})",
             self.id, self.env, self.url

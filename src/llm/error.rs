@@ -33,7 +33,11 @@ impl ErrorKind {
     pub fn is_retryable(&self) -> bool {
         match self {
             ErrorKind::Connect(_) => true,
-            ErrorKind::Http { status, .. } => *status == 429 || *status >= 500,
+            // An exhausted quota does not come back within seconds; another model may help
+            // (see `routing::falls_back`), waiting does not.
+            ErrorKind::Http {
+                status, message, ..
+            } => (*status == 429 || *status >= 500) && !super::routing::is_quota(message),
             _ => false,
         }
     }

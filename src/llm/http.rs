@@ -2,13 +2,11 @@
 //! read, idle timeout between received bytes, and turning HTTP failures into [`LlmError`]s
 //! that carry the server's own explanation.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
 use reqwest::{Client, Response, StatusCode};
 use serde_json::Value;
-use tokio::sync::{Semaphore, SemaphorePermit};
 
 use super::error::{ErrorKind, LlmError};
 use super::ndjson::NdjsonDecoder;
@@ -121,23 +119,21 @@ impl<P: FrameProtocol> WireStream for P {
     }
 }
 
-/// One model's connection settings, shared by all of its requests.
+/// One model server's connection settings, shared by all of its requests. How many
+/// requests may run at once is decided above it, process-wide (`routing::capacity`).
 #[derive(Debug)]
 pub struct Endpoint {
     model: String,
     http: Client,
-    inflight: Arc<Semaphore>,
     idle: Duration,
     retry: RetryPolicy,
 }
 
 impl Endpoint {
-    pub fn new(model: &str, http: Client, max_inflight: u32, idle: Duration) -> Self {
+    pub fn new(model: &str, http: Client, idle: Duration) -> Self {
         Endpoint {
             model: model.to_string(),
             http,
-            // Zero would deadlock every request; treat it as "one at a time".
-            inflight: Arc::new(Semaphore::new(max_inflight.max(1) as usize)),
             idle,
             retry: RetryPolicy::default(),
         }
@@ -145,7 +141,7 @@ impl Endpoint {
 
     pub fn for_model(cfg: &ModelConfig, http: Client) -> Self {
         let idle = Duration::from_secs(cfg.timeout_secs.max(1));
-        Self::new(&cfg.model, http, cfg.max_inflight, idle)
+        Self::new(&cfg.model, http, idle)
     }
 
     pub fn set_retry_policy(&mut self, retry: RetryPolicy) {
@@ -160,15 +156,7 @@ impl Endpoint {
         LlmError::new(&self.model, url, kind)
     }
 
-    /// Waits for a free request slot of this model.
-    pub async fn permit(&self) -> Option<SemaphorePermit<'_>> {
-        // The semaphore is never closed, so this only fails in theory; running without a
-        // permit then is better than failing the request.
-        self.inflight.acquire().await.ok()
-    }
-
-    /// POSTs `body` and streams the answer through `wire` into `sink`, holding a request
-    /// slot for the whole exchange.
+    /// POSTs `body` as JSON and streams the answer through `wire` into `sink`.
     pub async fn post_stream(
         &self,
         url: &str,
@@ -177,8 +165,22 @@ impl Endpoint {
         wire: &mut dyn WireStream,
         sink: EventSink<'_>,
     ) -> Result<(), LlmError> {
-        let _permit = self.permit().await;
-        let mut response = self.send(url, Some(body), headers).await?;
+        let bytes = serde_json::to_vec(body).unwrap_or_default();
+        self.post_stream_bytes(url, &bytes, headers, wire, sink)
+            .await
+    }
+
+    /// POSTs exactly `body` (a signed request must send the bytes it signed) and streams
+    /// the answer through `wire` into `sink`.
+    pub async fn post_stream_bytes(
+        &self,
+        url: &str,
+        body: &[u8],
+        headers: &[(&str, String)],
+        wire: &mut dyn WireStream,
+        sink: EventSink<'_>,
+    ) -> Result<(), LlmError> {
+        let mut response = self.send_bytes(url, Some(body), headers).await?;
         while let Some(chunk) = self.next_chunk(url, &mut response).await? {
             if wire
                 .feed(&chunk, &mut *sink)
@@ -200,6 +202,17 @@ impl Endpoint {
         body: Option<&Value>,
         headers: &[(&str, String)],
     ) -> Result<Response, LlmError> {
+        let bytes = body.map(|b| serde_json::to_vec(b).unwrap_or_default());
+        self.send_bytes(url, bytes.as_deref(), headers).await
+    }
+
+    /// [`Self::send`] with the body's bytes as they are (JSON, by content type).
+    pub async fn send_bytes(
+        &self,
+        url: &str,
+        body: Option<&[u8]>,
+        headers: &[(&str, String)],
+    ) -> Result<Response, LlmError> {
         let mut attempts = 0;
         loop {
             attempts += 1;
@@ -217,11 +230,19 @@ impl Endpoint {
     async fn send_once(
         &self,
         url: &str,
-        body: Option<&Value>,
+        body: Option<&[u8]>,
         headers: &[(&str, String)],
     ) -> Result<Response, ErrorKind> {
+        let typed = headers
+            .iter()
+            .any(|(name, _)| name.eq_ignore_ascii_case("content-type"));
         let mut request = match body {
-            Some(body) => self.http.post(url).json(body),
+            Some(body) if typed => self.http.post(url).body(body.to_vec()),
+            Some(body) => self
+                .http
+                .post(url)
+                .header(reqwest::header::CONTENT_TYPE, "application/json")
+                .body(body.to_vec()),
             None => self.http.get(url),
         };
         for (name, value) in headers {
@@ -398,7 +419,7 @@ mod tests {
     use serde_json::json;
 
     fn fast_endpoint(idle_ms: u64) -> Endpoint {
-        let mut endpoint = Endpoint::new("m", Client::new(), 2, Duration::from_millis(idle_ms));
+        let mut endpoint = Endpoint::new("m", Client::new(), Duration::from_millis(idle_ms));
         endpoint.set_retry_policy(RetryPolicy {
             base_delay: Duration::from_millis(1),
             ..RetryPolicy::default()
@@ -521,17 +542,5 @@ mod tests {
             err.map_err(|e| e.kind),
             Err(ErrorKind::Timeout(Duration::from_millis(300)))
         );
-    }
-
-    #[tokio::test]
-    async fn inflight_limit_holds_back_extra_requests() {
-        let endpoint = Endpoint::new("m", Client::new(), 1, Duration::from_secs(1));
-        let first = endpoint.permit().await;
-        assert!(first.is_some());
-        let second = tokio::time::timeout(Duration::from_millis(50), endpoint.permit()).await;
-        assert!(second.is_err(), "a second request must wait for the first");
-        drop(first);
-        let third = tokio::time::timeout(Duration::from_millis(50), endpoint.permit()).await;
-        assert!(matches!(third, Ok(Some(_))));
     }
 }

@@ -3,6 +3,7 @@
 //! is talking to.
 
 pub mod anthropic;
+pub mod bedrock;
 pub mod error;
 pub mod http;
 pub mod ndjson;
@@ -10,6 +11,7 @@ pub mod ollama;
 pub mod openai;
 pub mod retry;
 pub mod router;
+pub mod routing;
 pub mod sse;
 pub mod textcalls;
 pub mod think;

@@ -111,7 +111,7 @@ pub async fn list_models(
     base_url: &str,
     timeout: Duration,
 ) -> Result<Vec<String>, LlmError> {
-    let mut endpoint = Endpoint::new("ollama", http.clone(), 1, timeout);
+    let mut endpoint = Endpoint::new("ollama", http.clone(), timeout);
     endpoint.set_retry_policy(RetryPolicy::none());
     let url = join_url(base_url, "api/tags");
     let tags = endpoint.fetch_json(&url, None).await?;

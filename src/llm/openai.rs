@@ -55,7 +55,7 @@ impl OpenAiProvider {
         }
         let base = self.base_url.trim_end_matches('/');
         let root = base.strip_suffix("/v1").unwrap_or(base);
-        let mut endpoint = Endpoint::new("props", self.http.clone(), 1, PROPS_TIMEOUT);
+        let mut endpoint = Endpoint::new("props", self.http.clone(), PROPS_TIMEOUT);
         endpoint.set_retry_policy(RetryPolicy::none());
         let props = tokio::time::timeout(
             PROPS_TIMEOUT,

@@ -6,28 +6,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::error::ErrorKind;
-use super::{LlmError, Provider, anthropic, ollama, openai};
+use super::routing::{Choice, Model, Router};
+use super::{LlmError, Provider, anthropic, bedrock, ollama, openai};
 use crate::config::{Config, ConfigError, ModelConfig, ProviderKind};
 
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Timeout for the short discovery calls (`/api/tags`, `/api/show`).
 const DISCOVERY_TIMEOUT_SECS: u64 = 5;
-
-/// A ready-to-use model.
-pub struct Resolved {
-    pub model: ModelConfig,
-    pub provider: Arc<dyn Provider>,
-}
-
-impl Resolved {
-    /// `id (model @ url)`, how the model is named to people.
-    pub fn label(&self) -> String {
-        format!(
-            "{} ({} @ {})",
-            self.model.id, self.model.model, self.model.url
-        )
-    }
-}
 
 #[derive(Debug, thiserror::Error)]
 pub enum ResolveError {
@@ -52,17 +37,69 @@ pub fn http_client() -> Result<reqwest::Client, LlmError> {
         })
 }
 
+/// The session's models and what decides between them: `--model`/`LINGGEN_MODEL` pin one
+/// (`auto` hands the choice to the policy); without `[routing]`, `[agent] default_model`
+/// (else the first model) serves every call; with it, the policy decides. With no
+/// `[[models]]` at all, the first model of a local Ollama.
 pub async fn resolve(
     config: &Config,
     ollama_host: Option<String>,
     http: reqwest::Client,
-) -> Result<Resolved, ResolveError> {
-    let model = match config.selected_model()? {
-        Some(model) => model.clone(),
-        None => discover_ollama(ollama_host, &http).await?,
+) -> Result<(Router, Choice), ResolveError> {
+    let selected = match config.model_choice.as_deref() {
+        Some("auto") => None,
+        _ => config.selected_model()?.map(|m| m.id.clone()),
     };
-    let provider = build(&model, http);
-    Ok(Resolved { model, provider })
+    let models = if config.models.is_empty() {
+        vec![discover_ollama(ollama_host, &http).await?]
+    } else {
+        config.models.clone()
+    };
+    let by_flag = matches!(
+        config.model_choice_origin.as_str(),
+        "--model" | "LINGGEN_MODEL"
+    );
+    let choice = match (&selected, &config.routing) {
+        (Some(id), _) if by_flag => Choice::Pinned(id.clone()),
+        (_, Some(_)) => Choice::Auto,
+        (Some(id), None) => Choice::Pinned(id.clone()),
+        (None, None) => Choice::Auto,
+    };
+    let default = selected
+        .and_then(|id| models.iter().position(|m| m.id == id))
+        .unwrap_or(0);
+    Ok((
+        router(models, config.routing.clone(), default, &http),
+        choice,
+    ))
+}
+
+/// A router over `models`, each server with its own provider.
+pub fn router(
+    models: Vec<ModelConfig>,
+    routing: Option<crate::config::routing::RoutingConfig>,
+    default: usize,
+    http: &reqwest::Client,
+) -> Router {
+    let models = models
+        .into_iter()
+        .map(|config| {
+            let members = config
+                .servers()
+                .into_iter()
+                .map(|url| {
+                    let server = ModelConfig {
+                        url: url.to_string(),
+                        pool: Vec::new(),
+                        ..config.clone()
+                    };
+                    (url.to_string(), build(&server, http.clone()))
+                })
+                .collect();
+            Model::new(config, members)
+        })
+        .collect();
+    Router::new(models, routing, default)
 }
 
 pub fn build(model: &ModelConfig, http: reqwest::Client) -> Arc<dyn Provider> {
@@ -70,20 +107,11 @@ pub fn build(model: &ModelConfig, http: reqwest::Client) -> Arc<dyn Provider> {
         ProviderKind::Ollama => Arc::new(ollama::OllamaProvider::new(model, http)),
         ProviderKind::Openai => Arc::new(openai::OpenAiProvider::new(model, http)),
         ProviderKind::Anthropic => Arc::new(anthropic::AnthropicProvider::new(model, http)),
+        ProviderKind::Bedrock => Arc::new(bedrock::BedrockProvider::new(model, http)),
     }
 }
 
 /// `OLLAMA_HOST` as Ollama itself accepts it: `host`, `host:port` or a full URL.
-/// The configured model a routing hint names: a model id, `local` (the first model served
-/// from this machine or the local network) or `cloud` (the first one that is not).
-pub fn pick<'a>(models: &'a [ModelConfig], hint: &str) -> Option<&'a ModelConfig> {
-    match hint {
-        "local" => models.iter().find(|m| m.is_local()),
-        "cloud" => models.iter().find(|m| !m.is_local()),
-        id => models.iter().find(|m| m.id == id),
-    }
-}
-
 pub fn ollama_base_url(host: Option<&str>) -> String {
     let Some(host) = host.map(str::trim).filter(|h| !h.is_empty()) else {
         return ProviderKind::Ollama.default_url().to_string();
@@ -131,67 +159,17 @@ async fn discover_ollama(
             "the Ollama server at {url} has no models installed"
         )));
     };
-    Ok(ModelConfig {
-        id: "ollama".into(),
-        provider: ProviderKind::Ollama,
-        model: first,
-        url,
-        api_key_env: None,
-        context_window: None,
-        max_inflight: 1,
-        timeout_secs: 300,
-        max_tokens: None,
-        local: None,
-    })
+    Ok(ModelConfig::new(
+        "ollama",
+        ProviderKind::Ollama,
+        &first,
+        &url,
+    ))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn routing_hints_pick_local_cloud_or_id() {
-        let model = |id: &str, url: &str| ModelConfig {
-            id: id.into(),
-            provider: ProviderKind::Openai,
-            model: "m".into(),
-            url: url.into(),
-            api_key_env: None,
-            context_window: None,
-            max_inflight: 1,
-            timeout_secs: 60,
-            max_tokens: None,
-            local: None,
-        };
-        let mut models = vec![
-            model("claude", "https://api.anthropic.com"),
-            model("lan", "http://192.168.1.20:8080/v1"),
-            model("box", "http://127.0.0.1:11434"),
-        ];
-        assert_eq!(pick(&models, "local").map(|m| m.id.as_str()), Some("lan"));
-        // `local = false` overrides the address: a rented GPU box on a VPN is "cloud".
-        models[1].local = Some(false);
-        assert_eq!(pick(&models, "local").map(|m| m.id.as_str()), Some("box"));
-        assert_eq!(
-            pick(&models, "cloud").map(|m| m.id.as_str()),
-            Some("claude")
-        );
-        models[0].local = Some(true);
-        assert_eq!(pick(&models, "cloud").map(|m| m.id.as_str()), Some("lan"));
-        models[0].local = None;
-        models[1].local = None;
-        assert_eq!(
-            pick(&models, "cloud").map(|m| m.id.as_str()),
-            Some("claude")
-        );
-        assert_eq!(pick(&models, "box").map(|m| m.id.as_str()), Some("box"));
-        assert!(pick(&models, "nope").is_none());
-        assert!(crate::config::model::is_local_url("http://[::1]:8080"));
-        assert!(crate::config::model::is_local_url("http://localhost"));
-        assert!(!crate::config::model::is_local_url(
-            "https://api.openai.com/v1"
-        ));
-    }
 
     #[test]
     fn ollama_host_forms() {

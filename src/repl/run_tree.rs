@@ -32,8 +32,13 @@ pub fn tree_lines(runs: &[RunRecord]) -> Vec<String> {
 
 fn push_subtree(runs: &[RunRecord], run: &RunRecord, depth: usize, lines: &mut Vec<String>) {
     let task = one_line(&run.task, TASK_CHARS);
+    let model = run
+        .model
+        .as_deref()
+        .map(|m| format!(" [{m}]"))
+        .unwrap_or_default();
     lines.push(format!(
-        "{}{:<9} {} {task}",
+        "{}{:<9} {}{model} {task}",
         indent(depth),
         run.status,
         run.agent_id
@@ -61,6 +66,7 @@ mod tests {
             agent_id: agent.into(),
             task: task.into(),
             status: status.into(),
+            model: None,
         }
     }
 

@@ -9,15 +9,15 @@ use crate::session::permissions::{project, trust};
 use crate::session::{Input, TurnMode};
 
 impl Shell {
-    /// `/model ID`: the next turns go to that configured model.
+    /// `/model ID`: the next turns go to that configured model; `/model auto`: the
+    /// routing policy chooses per call again.
     pub(super) async fn set_model(&mut self, id: &str) {
-        // Remembered for restarts only when the session will accept it (the same check
-        // against the same `[[models]]`); the session's answer is what the person sees.
-        if crate::llm::router::pick(&self.ws.config.models, id).is_some() {
+        let model = id.to_string();
+        // Remembered for restarts (`/clear`, `/resume`) only when the session accepted it;
+        // its answer is what the person sees.
+        if self.ask(Input::SetModel { model }).await {
             self.model_choice = Some(id.to_string());
         }
-        let model = id.to_string();
-        self.ask(Input::SetModel { model }).await;
     }
 
     pub(super) async fn switch(&mut self, next: crate::app::Start, what: &str) {

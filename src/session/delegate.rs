@@ -4,8 +4,9 @@
 //! (and what the person allows for the session carries both ways), and its final answer
 //! comes back to the parent. Cancelling the parent cancels the child through its token.
 
+use super::Choice;
 use super::event::{Event, OutcomeStatus};
-use super::run::{self, Route, RunCtx, RunEnd};
+use super::run::{self, RunCtx, RunEnd};
 use super::{Conversation, TurnShared, ids};
 use crate::agents::AgentSpec;
 use crate::llm::ChatMessage;
@@ -15,7 +16,7 @@ use crate::tools::ToolOutput;
 /// What a child run should do.
 pub(crate) struct ChildTask {
     pub agent: AgentSpec,
-    pub route: Route,
+    pub route: Choice,
     /// The instructions the child starts from (its first user message).
     pub task: String,
     /// Shown in `RunStarted`/`SubagentSpawned` and `/runs`.

@@ -180,6 +180,17 @@ pub enum Event {
         input_tokens: u64,
         output_tokens: u64,
     },
+    /// Which model the next model call of a run goes to, and why: sent before every call
+    /// (and again when a call falls back to another model).
+    ModelRouted {
+        run_id: String,
+        model_id: String,
+        /// `local-first`, `cloud-first`, a configured policy, `pinned` or `default`.
+        policy: String,
+        complexity: crate::config::routing::Complexity,
+        /// For people: `local-first: a local model · 1,234 tokens`.
+        reason: String,
+    },
     AgentStatus {
         run_id: String,
         agent_id: String,

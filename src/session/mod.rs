@@ -11,6 +11,7 @@ pub mod ids;
 pub mod input;
 pub mod line;
 mod locks;
+mod model_call;
 pub mod permissions;
 pub mod prompt;
 mod run;
@@ -31,30 +32,23 @@ pub use bus::{Envelope, EventBus};
 pub use event::{AgentState, Decision, Event, OutcomeStatus, SessionStatus};
 pub use input::{Answer, Input, Inputs, SkillInvocation, TurnMode, UserMessage};
 pub use permissions::Permissions;
-pub use run::Route;
 
 use crate::agents::{AgentSet, AgentSpec};
 use crate::config::PermissionMode;
-use crate::llm::{ChatMessage, Provider};
+use crate::llm::ChatMessage;
+pub use crate::llm::routing::{Choice, Router};
 use crate::skills::SkillSet;
 use crate::skills::live::Live;
 use crate::tools::ToolContext;
-
-/// Turns a model routing hint (`local`, `cloud`, a model id) from an agent or skill into a
-/// model. `Err` says why it cannot; the run then stays on the session's model.
-pub trait ModelRouting: Send + Sync {
-    fn route(&self, hint: &str) -> Result<Route, String>;
-}
 
 /// Everything a session starts from.
 pub struct SessionSetup {
     pub session_id: String,
     pub agent_id: String,
-    /// The model as people should read it, e.g. `local (qwen2.5 @ http://127.0.0.1:11434)`.
-    pub model_label: String,
-    pub provider: Arc<dyn Provider>,
-    /// Context window in tokens, when known (configured, or asked of the server).
-    pub context_window: Option<u32>,
+    /// The models, and the policy that spreads calls over them.
+    pub models: Arc<Router>,
+    /// What decides the model of the session's turns (`--model`, else the policy).
+    pub model: Choice,
     /// The workspace part of every agent's system prompt (see [`prompt::context_prompt`]).
     pub context_prompt: String,
     /// Earlier messages when resuming (`--continue`), without the system prompt.
@@ -67,8 +61,6 @@ pub struct SessionSetup {
     pub interactive: bool,
     pub agents: Arc<Live<AgentSet>>,
     pub skills: Arc<Live<SkillSet>>,
-    /// For agents' and skills' `model` hints; `None`: everything uses the session's model.
-    pub routing: Option<Arc<dyn ModelRouting>>,
     /// How deep delegation may nest (`[agent] max_delegation_depth`).
     pub max_delegation_depth: u32,
     pub mode: TurnMode,
@@ -100,9 +92,9 @@ pub(crate) type PendingApprovals = HashMap<String, oneshot::Sender<(Decision, St
 /// ones. The maps are shared by every snapshot, so approvals and cancellation reach the
 /// running turn whichever snapshot it holds.
 pub(crate) struct TurnShared {
-    /// The session's model, used unless a hint routes elsewhere.
-    pub default_route: Route,
-    pub routing: Option<Arc<dyn ModelRouting>>,
+    pub models: Arc<Router>,
+    /// What decides the model of the session's runs, unless a hint routes elsewhere.
+    pub choice: Choice,
     pub context_prompt: String,
     pub bus: EventBus,
     pub tools: ToolContext,
@@ -121,10 +113,10 @@ pub(crate) struct TurnShared {
 
 impl TurnShared {
     /// The same session with another model and turn limit, for turns started from now on.
-    fn with_settings(&self, default_route: Route, max_iters: u32) -> TurnShared {
+    fn with_settings(&self, choice: Choice, max_iters: u32) -> TurnShared {
         TurnShared {
-            default_route,
-            routing: self.routing.clone(),
+            models: Arc::clone(&self.models),
+            choice,
             context_prompt: self.context_prompt.clone(),
             bus: self.bus.clone(),
             tools: self.tools.clone(),
@@ -157,21 +149,24 @@ pub(crate) fn compose_prompt(shared: &TurnShared, agent: &AgentSpec) -> String {
     format!("{}\n\n{}", agent.prompt.trim(), shared.context_prompt)
 }
 
-/// The model for a routing hint, falling back (with a warning) to `fallback`.
-pub(crate) fn route_for(shared: &TurnShared, hint: Option<&str>, fallback: &Route) -> Route {
+/// What decides the model for an agent's or skill's `model` hint; without a hint, or when
+/// it names nothing configured (with a warning), `fallback`.
+pub(crate) fn route_for(shared: &TurnShared, hint: Option<&str>, fallback: &Choice) -> Choice {
     let Some(hint) = hint.map(str::trim).filter(|h| !h.is_empty()) else {
         return fallback.clone();
     };
-    let routed = match &shared.routing {
-        Some(routing) => routing.route(hint),
-        None => Err("no other models are configured".to_string()),
-    };
-    routed.unwrap_or_else(|why| {
-        shared.bus.publish(Event::Warning {
-            message: format!("model hint `{hint}`: {why}; using {}", fallback.label),
-        });
-        fallback.clone()
-    })
+    match shared.models.check_hint(hint) {
+        Ok(()) => Choice::Hint(hint.to_string()),
+        Err(why) => {
+            shared.bus.publish(Event::Warning {
+                message: format!(
+                    "model hint `{hint}`: {why}; using {}",
+                    shared.models.label(fallback)
+                ),
+            });
+            fallback.clone()
+        }
+    }
 }
 
 /// What a turn may change: the history and the session's approvals.
@@ -203,7 +198,7 @@ async fn run(setup: SessionSetup, mut inputs: mpsc::Receiver<input::Sent>, bus: 
     bus.publish(Event::SessionStarted {
         version: event::EVENT_VERSION,
         session_id: setup.session_id.clone(),
-        model: setup.model_label.clone(),
+        model: setup.models.label(&setup.model),
         root: setup.tools.root.display().to_string(),
         agent_id: setup.agent_id.clone(),
         permission_mode: setup.permissions.mode,
@@ -214,12 +209,8 @@ async fn run(setup: SessionSetup, mut inputs: mpsc::Receiver<input::Sent>, bus: 
         max_iters: setup.max_iters,
     });
     let mut shared = Arc::new(TurnShared {
-        default_route: Route {
-            provider: setup.provider,
-            label: setup.model_label,
-            context_window: setup.context_window,
-        },
-        routing: setup.routing,
+        models: setup.models,
+        choice: setup.model,
         context_prompt: setup.context_prompt,
         bus: bus.clone(),
         tools: setup.tools,
@@ -461,22 +452,16 @@ fn change_setting(
             settings.mode = mode;
             None
         }
-        Input::SetModel { model } => {
-            let routed = match &shared.routing {
-                Some(routing) => routing.route(&model),
-                None => Err("no other models are configured".to_string()),
-            };
-            match routed {
-                Ok(route) => {
-                    *shared = Arc::new(shared.with_settings(route, shared.max_iters));
-                    None
-                }
-                Err(why) => Some(format!("cannot switch to model `{model}`: {why}")),
+        Input::SetModel { model } => match shared.models.choose(&model) {
+            Ok(choice) => {
+                *shared = Arc::new(shared.with_settings(choice, shared.max_iters));
+                None
             }
-        }
+            Err(why) => Some(format!("cannot switch to model `{model}`: {why}")),
+        },
         Input::SetMaxIters { max_iters: 0 } => Some("max_iters must be at least 1".to_string()),
         Input::SetMaxIters { max_iters } => {
-            *shared = Arc::new(shared.with_settings(shared.default_route.clone(), max_iters));
+            *shared = Arc::new(shared.with_settings(shared.choice.clone(), max_iters));
             None
         }
         // The running turn holds the permissions; changing them under it would make one
@@ -498,7 +483,7 @@ fn change_setting(
     shared.bus.publish(Event::SettingsUpdated {
         agent_id: settings.agent_id.clone(),
         mode: settings.mode,
-        model: shared.default_route.label.clone(),
+        model: shared.models.label(&shared.choice),
         permission_mode: settings.permission_mode,
         max_iters: shared.max_iters,
     });

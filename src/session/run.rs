@@ -3,8 +3,6 @@
 //! `max_iters`. A turn is a top-level run; `delegate_to_agent` and forked skills start child
 //! runs through the same loop (see [`super::delegate`]).
 
-use std::sync::Arc;
-
 use futures_util::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 
@@ -12,21 +10,12 @@ use super::event::{AgentState, Event, OutcomeStatus};
 use super::input::TurnMode;
 use super::permissions::Rule;
 use super::tokens::{self, TokenBatcher};
-use super::{Conversation, TurnShared, call_ids, lock, tool_call};
+use super::{Choice, Conversation, TurnShared, call_ids, lock, model_call, tool_call};
 use crate::agents::AgentSpec;
 use crate::llm::{
     ChatMessage, ChatRequest, LlmError, Provider, StreamEvent, ToolCall, ToolSpec, Usage,
 };
 use crate::tools::{ToolName, session_tools};
-
-/// A model to talk to, as the session or a routing hint picked it.
-#[derive(Clone)]
-pub struct Route {
-    pub provider: Arc<dyn Provider>,
-    /// For people, e.g. `local (qwen2.5 @ http://127.0.0.1:11434)`.
-    pub label: String,
-    pub context_window: Option<u32>,
-}
 
 /// Everything one run works with.
 pub(crate) struct RunCtx {
@@ -35,7 +24,8 @@ pub(crate) struct RunCtx {
     /// 0 for a turn, +1 per delegation.
     pub depth: u32,
     pub agent: AgentSpec,
-    pub route: Route,
+    /// What decides the model of each of its calls.
+    pub route: Choice,
     pub mode: TurnMode,
     pub cancel: CancellationToken,
     /// Rules from skills invoked in this run (`allowed-tools`): allowed without asking
@@ -53,15 +43,17 @@ pub(crate) struct RunEnd {
 
 /// What the model produced in one response.
 #[derive(Default)]
-struct Response {
-    text: String,
-    tool_calls: Vec<ToolCall>,
-    usage: Usage,
+pub(crate) struct Response {
+    pub text: String,
+    pub tool_calls: Vec<ToolCall>,
+    pub usage: Usage,
     /// The provider said the output-token limit ended it.
-    cut_short: bool,
+    pub cut_short: bool,
+    /// The context window of the model that answered, when known.
+    pub context_window: Option<u32>,
 }
 
-enum Step {
+pub(crate) enum Step {
     Done(Response),
     Failed(LlmError),
     Cancelled(Response),
@@ -108,6 +100,8 @@ async fn run_loop(
 ) -> RunEnd {
     let mut usage = Usage::default();
     let mut iterations = 0;
+    // Tool calls so far: one of the signals the routing policy weighs.
+    let mut calls_made = 0;
     let end = |status, result, iterations, usage| RunEnd {
         status,
         result,
@@ -124,8 +118,7 @@ async fn run_loop(
         }
         iterations += 1;
         status(shared, ctx, AgentState::Thinking, None);
-        let tools = offered_tools(shared, ctx);
-        match ask_model(shared, ctx, conv, &tools).await {
+        match model_call::call(shared, ctx, conv, calls_made).await {
             Step::Failed(e) => {
                 let message = e.to_string();
                 shared.bus.publish(Event::Error {
@@ -170,6 +163,7 @@ async fn run_loop(
                 if calls.is_empty() {
                     return end(OutcomeStatus::Completed, text, iterations, usage);
                 }
+                calls_made += calls.len() as u32;
                 for call in &calls {
                     // Every call gets a result, even after a cancel: providers reject a
                     // history where a tool call has no answer, and `--continue` must be able
@@ -201,7 +195,11 @@ async fn run_loop(
 /// The tools this run's agent is offered: none in chat mode; otherwise the file tools its
 /// spec allows, plus `Skill` when there are skills the model may use, `delegate_to_agent`
 /// when it has someone to delegate to, and the lock tools.
-pub(crate) fn offered_tools(shared: &TurnShared, ctx: &RunCtx) -> Vec<ToolSpec> {
+pub(crate) fn offered_tools(
+    shared: &TurnShared,
+    ctx: &RunCtx,
+    context_window: Option<u32>,
+) -> Vec<ToolSpec> {
     if ctx.mode == TurnMode::Chat {
         return Vec::new();
     }
@@ -211,10 +209,7 @@ pub(crate) fn offered_tools(shared: &TurnShared, ctx: &RunCtx) -> Vec<ToolSpec> 
         .filter(|t| ToolName::from_name(&t.name).is_some_and(|t| agent.allows_tool(t)))
         .collect();
     if agent.allows_tool(ToolName::Skill) {
-        let catalog = shared
-            .skills
-            .get()
-            .catalog(catalog_budget(ctx.route.context_window));
+        let catalog = shared.skills.get().catalog(catalog_budget(context_window));
         if !catalog.is_empty() {
             tools.push(session_tools::skill_spec(&catalog));
         }
@@ -249,12 +244,13 @@ fn catalog_budget(context_window: Option<u32>) -> usize {
     }
 }
 
-/// Streams one model response, publishing tokens as they arrive.
-async fn ask_model(
+/// Streams one response of `provider`, publishing tokens as they arrive.
+pub(crate) async fn ask_model(
     shared: &TurnShared,
     ctx: &RunCtx,
     conv: &Conversation,
     tools: &[ToolSpec],
+    provider: &dyn Provider,
 ) -> Step {
     let mut response = Response::default();
     let bus = &shared.bus;
@@ -287,7 +283,7 @@ async fn ask_model(
             messages: &conv.history,
             tools,
         };
-        let chat = ctx.route.provider.chat(request, &mut sink);
+        let chat = provider.chat(request, &mut sink);
         tokio::pin!(chat);
         let mut frame = tokio::time::interval(tokens::FRAME);
         frame.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
@@ -351,6 +347,7 @@ fn recover_text_calls(response: &mut Response) {
 }
 
 fn report_context(shared: &TurnShared, ctx: &RunCtx, conv: &Conversation, r: &Response) {
+    let context_window = r.context_window;
     let (input, output) = if r.usage.input_tokens > 0 {
         (r.usage.input_tokens, r.usage.output_tokens)
     } else {
@@ -361,7 +358,7 @@ fn report_context(shared: &TurnShared, ctx: &RunCtx, conv: &Conversation, r: &Re
     shared.bus.publish(Event::ContextUsage {
         run_id: ctx.id.clone(),
         used_tokens: input + output,
-        context_window: ctx.route.context_window,
+        context_window,
         input_tokens: input,
         output_tokens: output,
     });

@@ -11,7 +11,9 @@ use serde_json::json;
 
 use super::*;
 use crate::config::PermissionMode;
-use crate::llm::{ChatRequest, EventSink, LlmError, StreamEvent, ToolCall};
+use crate::config::{ModelConfig, ProviderKind};
+use crate::llm::routing::Model;
+use crate::llm::{ChatRequest, EventSink, LlmError, Provider, StreamEvent, ToolCall};
 
 /// One scripted response: events to stream, then either finish or hang (until dropped).
 struct Scripted {
@@ -81,10 +83,11 @@ fn start(script: Vec<Scripted>, interactive: bool) -> Harness {
     start_routed(script, interactive, None)
 }
 
+/// `second`, when given, is configured as model id `second` beside the session's `fake`.
 fn start_routed(
     script: Vec<Scripted>,
     interactive: bool,
-    routing: Option<Arc<dyn ModelRouting>>,
+    second: Option<Arc<FakeModel>>,
 ) -> Harness {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap();
@@ -92,12 +95,22 @@ fn start_routed(
     model.script.lock().unwrap().extend(script);
     let bus = EventBus::new();
     let events = bus.subscribe_lossless();
+    let entry = |id: &str, provider: Arc<FakeModel>| {
+        let url = format!("http://127.0.0.1:1/{id}");
+        let config = ModelConfig {
+            context_window: Some(8192),
+            ..ModelConfig::new(id, ProviderKind::Openai, "m", &url)
+        };
+        let provider: Arc<dyn Provider> = provider;
+        Model::new(config, vec![(url, provider)])
+    };
+    let mut models = vec![entry("fake", model.clone())];
+    models.extend(second.map(|second| entry("second", second)));
     let setup = SessionSetup {
         session_id: "s".into(),
         agent_id: "ling".into(),
-        model_label: "fake".into(),
-        provider: model.clone(),
-        context_window: Some(8192),
+        models: Arc::new(Router::new(models, None, 0)),
+        model: Choice::Auto,
         context_prompt: "system".into(),
         history: Vec::new(),
         tools: ToolContext::new(&root),
@@ -113,7 +126,6 @@ fn start_routed(
             root: root.clone(),
             user_home: None,
         }),
-        routing,
         max_delegation_depth: 2,
         mode: TurnMode::Auto,
     };
@@ -455,22 +467,6 @@ async fn without_a_person_approval_is_denied_at_once() {
     assert!(h.last_tool_result().contains("nobody can approve"));
 }
 
-/// Routes the model id `second` to its own scripted model.
-struct SecondModel(Arc<FakeModel>);
-
-impl ModelRouting for SecondModel {
-    fn route(&self, hint: &str) -> Result<Route, String> {
-        match hint {
-            "second" => Ok(Route {
-                provider: self.0.clone(),
-                label: "second".into(),
-                context_window: Some(8192),
-            }),
-            _ => Err("no configured model matches (ids: second)".into()),
-        }
-    }
-}
-
 async fn settings_answer(h: &mut Harness) -> Event {
     h.until(|e| matches!(e, Event::SettingsUpdated { .. } | Event::Error { .. }))
         .await
@@ -484,9 +480,8 @@ async fn settings_answer(h: &mut Harness) -> Event {
 async fn settings_change_for_the_next_turn_without_a_restart() {
     let second = Arc::new(FakeModel::default());
     second.script.lock().unwrap().push_back(write_call());
-    let routing: Arc<dyn ModelRouting> = Arc::new(SecondModel(second.clone()));
     let first_script = vec![write_call(), reply(vec![text("done")])];
-    let mut h = start_routed(first_script, true, Some(routing));
+    let mut h = start_routed(first_script, true, Some(second.clone()));
     h.say("write x", "terminal").await;
     let id = h.approval_id().await;
 
@@ -496,7 +491,7 @@ async fn settings_change_for_the_next_turn_without_a_restart() {
     .await;
     let answer = settings_answer(&mut h).await;
     assert!(
-        matches!(&answer, Event::SettingsUpdated { model, max_iters: 10, .. } if model == "second"),
+        matches!(&answer, Event::SettingsUpdated { model, max_iters: 10, .. } if model.starts_with("second (")),
         "{answer:?}"
     );
     h.send(Input::SetMaxIters { max_iters: 1 }).await;
@@ -511,7 +506,7 @@ async fn settings_change_for_the_next_turn_without_a_restart() {
     .await;
     let answer = settings_answer(&mut h).await;
     assert!(
-        matches!(&answer, Event::Error { message } if message.contains("`nope`") && message.contains("ids: second")),
+        matches!(&answer, Event::Error { message } if message.contains("`nope`") && message.contains("models: fake, second")),
         "{answer:?}"
     );
     // Accepted now, for the next turn: the waiting one keeps the mode it started with.

@@ -206,7 +206,7 @@ fn delegation(
         ));
     };
     delegate::check_depth(shared, ctx)?;
-    let route = super::route_for(shared, spec.model.as_deref(), &shared.default_route);
+    let route = super::route_for(shared, spec.model.as_deref(), &shared.choice);
     Ok(delegate::ChildTask {
         agent: spec.clone(),
         route,

@@ -58,7 +58,7 @@ pub(super) async fn run_turn(
     let end = match plan(shared, &conv.permissions, &msg, agent_name) {
         Err(message) => fail(shared, agent_name, &label, message),
         Ok(plan) => {
-            let route = super::route_for(shared, plan.model.as_deref(), &shared.default_route);
+            let route = super::route_for(shared, plan.model.as_deref(), &shared.choice);
             let mut ctx = RunCtx {
                 id: ids::new_id(),
                 parent_id: None,
@@ -138,7 +138,7 @@ async fn person_command(
         parent_id: None,
         depth: 0,
         agent,
-        route: shared.default_route.clone(),
+        route: shared.choice.clone(),
         mode: TurnMode::Auto,
         cancel,
         skill_rules: Vec::new(),

@@ -76,6 +76,8 @@ pub struct RunState {
     pub agent_id: String,
     pub task: String,
     pub status: RunStatus,
+    /// The model its latest call went to (`ModelRouted`).
+    pub model: Option<String>,
 }
 
 /// A response still being streamed.
@@ -279,6 +281,13 @@ impl SessionView {
                     }
                 }
             }
+            Event::ModelRouted {
+                run_id, model_id, ..
+            } => {
+                if let Some(run) = self.runs.iter_mut().find(|r| &r.run_id == run_id) {
+                    run.model = Some(model_id.clone());
+                }
+            }
             Event::AgentStatus { .. }
             | Event::ToolCallStarted { .. }
             | Event::ToolCallFinished { .. }
@@ -319,6 +328,7 @@ impl SessionView {
             agent_id: agent_id.to_string(),
             task: task.to_string(),
             status: RunStatus::Running,
+            model: None,
         });
     }
 

@@ -16,10 +16,12 @@ pub struct RunDetail {
     pub status: String,
     pub started_at: i64,
     pub ended_at: Option<i64>,
+    /// The model that served its last call.
+    pub model: Option<String>,
 }
 
 const RUN_COLUMNS: &str =
-    "id, session_id, parent_id, agent_id, task, status, started_at, ended_at FROM runs";
+    "id, session_id, parent_id, agent_id, task, status, started_at, ended_at, model FROM runs";
 
 fn run_detail(r: &Row<'_>) -> rusqlite::Result<RunDetail> {
     Ok(RunDetail {
@@ -31,6 +33,7 @@ fn run_detail(r: &Row<'_>) -> rusqlite::Result<RunDetail> {
         status: r.get(5)?,
         started_at: r.get(6)?,
         ended_at: r.get(7)?,
+        model: r.get(8)?,
     })
 }
 

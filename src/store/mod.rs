@@ -80,6 +80,8 @@ pub struct RunRecord {
     pub agent_id: String,
     pub task: String,
     pub status: String,
+    /// The model that served its last call, once one did.
+    pub model: Option<String>,
 }
 
 pub struct Store {
@@ -384,6 +386,17 @@ impl Store {
         Ok(())
     }
 
+    /// Records the model that served a run's latest call.
+    pub fn set_run_model(&self, run_id: &str, model: &str) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "UPDATE runs SET model = ?2 WHERE id = ?1",
+                params![run_id, model],
+            )
+            .map_err(|e| self.err(e))?;
+        Ok(())
+    }
+
     /// Marks runs of `session_id` still `running` as `failed`: when a session is resumed,
     /// nothing is running it, so such runs belong to a process that died mid-run. Returns
     /// how many were closed.
@@ -408,6 +421,7 @@ impl Store {
                 agent_id: run.agent_id,
                 task: run.task,
                 status: run.status,
+                model: run.model,
             })
             .collect())
     }

@@ -43,4 +43,6 @@ pub const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX runs_by_session ON runs(session_id, started_at);
     ",
+    // 2: the model that served each run (its last call's, with routing).
+    "ALTER TABLE runs ADD COLUMN model TEXT;",
 ];

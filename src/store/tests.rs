@@ -92,8 +92,10 @@ fn runs_are_recorded() {
         agent_id: "ling".into(),
         task: "t".into(),
         status: "running".into(),
+        model: None,
     };
     store.start_run("s", &run).unwrap();
+    store.set_run_model("r1", "qwen").unwrap();
     store.finish_run("r1", "completed").unwrap();
     // A run left `running` by a process that died is closed when its session resumes.
     let stale = RunRecord {
@@ -105,6 +107,7 @@ fn runs_are_recorded() {
     assert_eq!(store.close_stale_runs("s").unwrap(), 1);
     assert_eq!(store.runs("s").unwrap()[1].status, "failed");
     assert_eq!(store.runs("s").unwrap()[0].status, "completed");
+    assert_eq!(store.runs("s").unwrap()[0].model.as_deref(), Some("qwen"));
 }
 
 #[test]

@@ -42,6 +42,7 @@ pub fn persisted(event: &Event) -> bool {
             | Event::SubagentResult { .. }
             | Event::SessionStarted { .. }
             | Event::SettingsUpdated { .. }
+            | Event::ModelRouted { .. }
     )
 }
 
@@ -52,6 +53,8 @@ struct Record {
     view: SessionView,
     /// The model last written to the session's row.
     model: Option<String>,
+    /// The model last written for each run.
+    stored_models: std::collections::HashMap<String, String>,
 }
 
 impl Record {
@@ -78,6 +81,7 @@ impl Record {
                             agent_id: run.agent_id.clone(),
                             task: run.task.clone(),
                             status: run.status.stored().into(),
+                            model: None,
                         },
                     )?;
                 }
@@ -89,6 +93,13 @@ impl Record {
                 if let Some(run) = self.view.run(id) {
                     store.finish_run(id, run.status.stored())?;
                 }
+            }
+            // Written when it changes: a run whose calls all went to one model is one write.
+            Event::ModelRouted {
+                run_id, model_id, ..
+            } if self.stored_models.get(run_id) != Some(model_id) => {
+                store.set_run_model(run_id, model_id)?;
+                self.stored_models.insert(run_id.clone(), model_id.clone());
             }
             // `linggen sessions` lists the model a session is on now, not the one it
             // started with.

@@ -214,16 +214,8 @@ async fn read_request(stream: &mut TcpStream) -> std::io::Result<Recorded> {
 /// A model entry pointing at a test server, with a short idle timeout.
 pub fn model_config(provider: ProviderKind, model: &str, url: String) -> ModelConfig {
     ModelConfig {
-        id: "test".into(),
-        provider,
-        model: model.into(),
-        url,
-        api_key_env: None,
-        context_window: None,
-        max_inflight: 1,
         timeout_secs: 5,
-        max_tokens: None,
-        local: None,
+        ..ModelConfig::new("test", provider, model, &url)
     }
 }
 

@@ -197,6 +197,12 @@ impl View {
         let frame =
             SPINNER[(elapsed.as_millis() / SPINNER_FRAME.as_millis()) as usize % SPINNER.len()];
         let what = match (&self.waiting_for, self.waiting_since.is_some()) {
+            _ if self.waiting_detail.is_some() => {
+                let detail = self.waiting_detail.as_deref().unwrap_or_default();
+                let mut chars = detail.chars();
+                let first = chars.next().map(|c| c.to_uppercase().to_string());
+                format!("{}{}", first.unwrap_or_default(), chars.as_str())
+            }
             (Some(agent), _) => format!("{agent} working"),
             (None, true) => "Thinking".to_string(),
             (None, false) => "Working".to_string(),

@@ -71,6 +71,11 @@ pub struct View {
     waiting_since: Option<std::time::Instant>,
     /// The delegated agent being waited for; `None` for the turn's own agent.
     waiting_for: Option<String>,
+    /// What the wait is for when it is not the model's answer (`waiting for qwen`: no
+    /// free slot on that model's server).
+    waiting_detail: Option<String>,
+    /// The model the last call went to: a line shows when it changes.
+    last_model: Option<String>,
     /// The rows redrawn in place above the prompt (see `live.rs`).
     live: live::Live,
     /// The session was resumed with earlier messages.
@@ -110,6 +115,8 @@ impl View {
             markdown: None,
             waiting_since: None,
             waiting_for: None,
+            waiting_detail: None,
+            last_model: None,
             live: live::Live::default(),
             resumed: false,
             menu: None,
@@ -208,11 +215,13 @@ impl View {
                 status,
                 run_id,
                 agent_id,
-                ..
+                detail,
             } if *status == AgentState::Thinking => {
                 self.waiting_since = Some(std::time::Instant::now());
                 self.waiting_for = (self.session.depth(run_id) > 0).then(|| agent_id.clone());
+                self.waiting_detail = detail.clone();
             }
+            Event::ModelRouted { .. } => self.waiting_detail = None,
             // A delegated run's tokens are not shown, so they do not end the wait either.
             Event::Token { run_id, .. } if self.session.depth(run_id) > 0 => {}
             // The model answers (or something else happens): no longer waiting for it.
@@ -354,6 +363,13 @@ impl View {
                 self.say(line);
             }
             Event::Warning { message } => self.warning(message),
+            Event::ModelRouted {
+                run_id,
+                model_id,
+                policy,
+                reason,
+                ..
+            } => self.on_model_routed(run_id, model_id, policy, reason),
             Event::Outcome {
                 status,
                 result,
@@ -390,6 +406,24 @@ impl View {
         self.width = width;
         if let Some(stream) = &mut self.markdown {
             stream.set_width(width);
+        }
+    }
+
+    /// A dim line when calls start going to another model (and for the first call when a
+    /// policy chooses: which one it took and why). One model throughout shows nothing.
+    fn on_model_routed(&mut self, run_id: &str, model_id: &str, policy: &str, reason: &str) {
+        let changed = match &self.last_model {
+            Some(last) => last != model_id,
+            None => !matches!(policy, "pinned" | "default"),
+        };
+        self.last_model = Some(model_id.to_string());
+        if changed {
+            let line = format!(
+                "{}↳ model {model_id} · {}",
+                indent(self.session.depth(run_id)),
+                strip_controls(reason)
+            );
+            self.say(self.style.dim(&line));
         }
     }
 

@@ -1,0 +1,144 @@
+//! One model call as the routing policy plans it: measure the call (complexity), take the
+//! plan's first model that has a free slot (or wait for one), say where it goes
+//! (`ModelRouted`), and when the model fails in a way another one can help with, move on
+//! down the plan with a warning. A pool's other servers are tried before another model.
+
+use super::event::{AgentState, Event};
+use super::run::{self, RunCtx, Step};
+use super::{Conversation, TurnShared};
+use crate::config::routing::WhenBusy;
+use crate::llm::routing::{self, Plan, Signal, estimate_tokens};
+
+/// Makes the run's next model call.
+pub(crate) async fn call(
+    shared: &TurnShared,
+    ctx: &RunCtx,
+    conv: &Conversation,
+    calls_made: u32,
+) -> Step {
+    let router = &shared.models;
+    let history: usize = conv
+        .history
+        .iter()
+        .map(|m| {
+            m.content.len()
+                + m.tool_calls
+                    .iter()
+                    .map(|c| c.name.len() + c.arguments.to_string().len())
+                    .sum::<usize>()
+        })
+        .sum();
+    let mut signal = Signal {
+        prompt_tokens: estimate_tokens(history),
+        tool_calls: calls_made,
+        delegation_depth: ctx.depth,
+        hint: None,
+    };
+    // The tools depend on the model's window (the skill catalog is sized to it), and the
+    // prompt's size on the tools: plan without them, then again with them.
+    let draft = router.plan(&ctx.route, &signal);
+    let window = router.model(draft.order[0].0).context_window().await;
+    let tools = run::offered_tools(shared, ctx, window);
+    let tool_chars = serde_json::to_string(&tools).map_or(0, |t| t.len());
+    signal.prompt_tokens = estimate_tokens(history + tool_chars);
+    let plan = router.plan(&ctx.route, &signal);
+    walk(shared, ctx, conv, &tools, &plan).await
+}
+
+async fn walk(
+    shared: &TurnShared,
+    ctx: &RunCtx,
+    conv: &Conversation,
+    tools: &[crate::llm::ToolSpec],
+    plan: &Plan,
+) -> Step {
+    let router = &shared.models;
+    // Why the model being tried is not the plan's first (busy, or a fallback).
+    let mut detour: Option<String> = None;
+    let mut position = 0;
+    loop {
+        let (index, why) = &plan.order[position];
+        let model = router.model(*index);
+        let is_last = position + 1 == plan.order.len();
+        // The servers of this model that failed during this call.
+        let mut failed_servers: Vec<String> = Vec::new();
+        loop {
+            let Some((member, slot)) = (match model.try_slot(&failed_servers) {
+                Some(taken) => Some(taken),
+                None if !is_last
+                    && failed_servers.is_empty()
+                    && router.when_busy() == WhenBusy::Next
+                    && plan.order[position + 1..]
+                        .iter()
+                        .any(|(i, _)| router.model(*i).has_free_slot()) =>
+                {
+                    None
+                }
+                None => {
+                    let waiting = format!("waiting for {}", model.id());
+                    run::status(shared, ctx, AgentState::Thinking, Some(waiting));
+                    tokio::select! {
+                        taken = model.slot(&failed_servers) => Some(taken),
+                        _ = ctx.cancel.cancelled() => return Step::Cancelled(Default::default()),
+                    }
+                }
+            }) else {
+                detour = Some(format!("{} is busy", model.id()));
+                break;
+            };
+            let reason = match &detour {
+                Some(d) => format!("{d}; {why} · {}", plan.assessed),
+                None => format!("{why} · {}", plan.assessed),
+            };
+            shared.bus.publish(Event::ModelRouted {
+                run_id: ctx.id.clone(),
+                model_id: model.id().to_string(),
+                policy: plan.policy.clone(),
+                complexity: plan.complexity,
+                reason,
+            });
+            let step = run::ask_model(shared, ctx, conv, tools, &*member.provider).await;
+            drop(slot);
+            let error = match step {
+                Step::Done(mut response) => {
+                    member.server.recovered();
+                    response.context_window = model.context_window().await;
+                    return Step::Done(response);
+                }
+                Step::Failed(error) => error,
+                cancelled => return cancelled,
+            };
+            let Some(what) = routing::falls_back(&error) else {
+                return Step::Failed(error);
+            };
+            member.server.cool_down(router.cooldown());
+            failed_servers.push(member.url.clone());
+            // A pool: the same model on another server first.
+            if let Some(next) = model.others(&failed_servers).first() {
+                shared.bus.publish(Event::Warning {
+                    message: format!(
+                        "model `{}` at {} {what}; trying its server {}",
+                        model.id(),
+                        member.url,
+                        next.url
+                    ),
+                });
+                continue;
+            }
+            if is_last {
+                return Step::Failed(error);
+            }
+            let next = router.model(plan.order[position + 1].0).id();
+            shared.bus.publish(Event::Warning {
+                message: format!(
+                    "model `{}` {what}: {}; falling back to `{next}`",
+                    model.id(),
+                    error.kind_summary()
+                ),
+            });
+            detour = Some(format!("fallback: `{}` {what}", model.id()));
+            break;
+        }
+        position += 1;
+    }
+}
