@@ -285,7 +285,10 @@ fn a_delegated_run_is_shown_indented_under_its_parent() {
     // The store writer may not have recorded the turn's end yet: its status can lag.
     // Each run names the model that served it.
     let runs = repl.expect("  completed coder [test] count the lines of notes.txt…");
-    assert!(runs.contains(" ling [test] how long is notes.txt?"), "{runs}");
+    assert!(
+        runs.contains(" ling [test] how long is notes.txt?"),
+        "{runs}"
+    );
     repl.line("/quit");
 }
 

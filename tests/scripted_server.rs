@@ -16,7 +16,7 @@ use futures_util::StreamExt;
 use serde_json::{Value, json};
 use support::{
     Fault, Protocol, Reply, ScriptedServer, ServerOptions, Step, TEST_KEY, TEST_KEY_ENV, Workspace,
-    markdown_corpus, write_config, write_config_with,
+    bedrock, markdown_corpus, write_config, write_config_with,
 };
 
 // ---------------------------------------------------------------------------------------
@@ -28,6 +28,11 @@ fn chat_url(server: &ScriptedServer) -> String {
         Protocol::OpenAi => format!("{}/chat/completions", server.url()),
         Protocol::Ollama => format!("{}/api/chat", server.url()),
         Protocol::Anthropic => format!("{}/v1/messages", server.url()),
+        Protocol::Bedrock => format!(
+            "{}/model/{}/converse-stream",
+            server.url(),
+            bedrock::MODEL_ID.replace(':', "%3A")
+        ),
     }
 }
 
@@ -52,6 +57,7 @@ async fn post(server: &ScriptedServer, body: &Value) -> reqwest::Response {
                 .header("x-api-key", TEST_KEY)
                 .header("anthropic-version", "2023-06-01");
         }
+        Protocol::Bedrock => request = request.bearer_auth(bedrock::BEARER_KEY),
         Protocol::Ollama => {}
     }
     request.send().await.expect("send the chat request")
@@ -621,6 +627,7 @@ fn stream_terminator(protocol: Protocol) -> &'static str {
         Protocol::OpenAi => "data: [DONE]",
         Protocol::Ollama => "\"done\":true",
         Protocol::Anthropic => "event: message_stop",
+        Protocol::Bedrock => "messageStop",
     }
 }
 
@@ -650,6 +657,7 @@ async fn api_error_uses_each_protocols_error_shape() {
                 assert_eq!(body["error"]["type"], "api_error");
                 &body["error"]["message"]
             }
+            Protocol::Bedrock => &body["message"],
         };
         assert_eq!(message, "model crashed", "{protocol:?}: {body}");
     }
@@ -717,6 +725,7 @@ async fn malformed_chunk_is_not_json_but_the_stream_still_ends() {
             Protocol::OpenAi | Protocol::Anthropic => {
                 sse(&text).into_iter().map(|(_, data)| data).collect()
             }
+            Protocol::Bedrock => unreachable!("binary framing; not in Protocol::ALL"),
         };
         let broken: Vec<&String> = payloads
             .iter()
@@ -741,6 +750,7 @@ async fn stream_error_event_arrives_in_band() {
             Protocol::Anthropic => {
                 "event: error\ndata: {\"error\":{\"message\":\"Overloaded\",\"type\":\"overloaded_error\"}"
             }
+            Protocol::Bedrock => "modelStreamErrorException",
         };
         assert!(text.contains(expected), "{protocol:?}: {text}");
         assert!(

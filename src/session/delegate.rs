@@ -88,6 +88,49 @@ pub(crate) async fn run_child(
     end
 }
 
+/// Several `delegate_to_agent` calls of one response, run at once: each child gets the
+/// parent's approvals as they are, and what the person allows inside any of them holds
+/// for the parent afterwards. Outputs come back in the calls' order.
+pub(crate) async fn side_by_side(
+    shared: &TurnShared,
+    parent: &RunCtx,
+    conv: &mut Conversation,
+    calls: &[crate::llm::ToolCall],
+    changed: &mut Vec<String>,
+) -> Vec<ToolOutput> {
+    let runs = calls.iter().map(|call| {
+        let mut ctx = parent.clone();
+        let mut own = Conversation {
+            history: Vec::new(),
+            permissions: conv.permissions.clone(),
+        };
+        async move {
+            let mut own_changed = Vec::new();
+            let output = super::tool_call::execute(
+                shared,
+                &mut ctx,
+                &mut own,
+                call,
+                &mut own_changed,
+                super::tool_call::Caller::Model,
+            )
+            .await;
+            (output, own.permissions, own_changed)
+        }
+    });
+    let mut outputs = Vec::new();
+    for (output, permissions, own_changed) in futures_util::future::join_all(runs).await {
+        conv.permissions.absorb(&permissions);
+        for file in own_changed {
+            if !changed.contains(&file) {
+                changed.push(file);
+            }
+        }
+        outputs.push(output);
+    }
+    outputs
+}
+
 /// The tool result a parent sees for a child's end.
 pub(crate) fn as_tool_output(agent: &str, end: &RunEnd) -> ToolOutput {
     match end.status {

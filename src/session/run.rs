@@ -10,7 +10,7 @@ use super::event::{AgentState, Event, OutcomeStatus};
 use super::input::TurnMode;
 use super::permissions::Rule;
 use super::tokens::{self, TokenBatcher};
-use super::{Choice, Conversation, TurnShared, call_ids, lock, model_call, tool_call};
+use super::{Choice, Conversation, TurnShared, call_ids, delegate, lock, model_call, tool_call};
 use crate::agents::AgentSpec;
 use crate::llm::{
     ChatMessage, ChatRequest, LlmError, Provider, StreamEvent, ToolCall, ToolSpec, Usage,
@@ -18,6 +18,7 @@ use crate::llm::{
 use crate::tools::{ToolName, session_tools};
 
 /// Everything one run works with.
+#[derive(Clone)]
 pub(crate) struct RunCtx {
     pub id: String,
     pub parent_id: Option<String>,
@@ -164,25 +165,24 @@ async fn run_loop(
                     return end(OutcomeStatus::Completed, text, iterations, usage);
                 }
                 calls_made += calls.len() as u32;
-                for call in &calls {
-                    // Every call gets a result, even after a cancel: providers reject a
-                    // history where a tool call has no answer, and `--continue` must be able
-                    // to resume it.
-                    let output = if ctx.cancel.is_cancelled() {
-                        crate::tools::ToolOutput::error("not run: the user cancelled the turn")
+                let mut next = 0;
+                while next < calls.len() {
+                    // Delegations side by side run at once; everything else in order.
+                    let together = calls[next..]
+                        .iter()
+                        .take_while(|c| ToolName::resolve(&c.name) == Some(ToolName::Delegate))
+                        .count();
+                    let batch = &calls[next..next + together.max(1)];
+                    next += batch.len();
+                    let outputs = if batch.len() > 1 && !ctx.cancel.is_cancelled() {
+                        delegate::side_by_side(shared, ctx, conv, batch, changed).await
                     } else {
-                        tool_call::execute(
-                            shared,
-                            ctx,
-                            conv,
-                            call,
-                            changed,
-                            tool_call::Caller::Model,
-                        )
-                        .await
+                        vec![one_call(shared, ctx, conv, &batch[0], changed).await]
                     };
-                    let msg = ChatMessage::tool_result(call, output.model, output.is_error);
-                    push(shared, ctx, conv, "", msg);
+                    for (call, output) in batch.iter().zip(outputs) {
+                        let msg = ChatMessage::tool_result(call, output.model, output.is_error);
+                        push(shared, ctx, conv, "", msg);
+                    }
                 }
                 if ctx.cancel.is_cancelled() {
                     return end(OutcomeStatus::Cancelled, String::new(), iterations, usage);
@@ -190,6 +190,22 @@ async fn run_loop(
             }
         }
     }
+}
+
+/// Runs one of the model's calls. Every call gets a result, even after a cancel: providers
+/// reject a history where a tool call has no answer, and `--continue` must be able to
+/// resume it.
+async fn one_call(
+    shared: &TurnShared,
+    ctx: &mut RunCtx,
+    conv: &mut Conversation,
+    call: &ToolCall,
+    changed: &mut Vec<String>,
+) -> crate::tools::ToolOutput {
+    if ctx.cancel.is_cancelled() {
+        return crate::tools::ToolOutput::error("not run: the user cancelled the turn");
+    }
+    tool_call::execute(shared, ctx, conv, call, changed, tool_call::Caller::Model).await
 }
 
 /// The tools this run's agent is offered: none in chat mode; otherwise the file tools its

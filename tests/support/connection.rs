@@ -70,7 +70,13 @@ async fn respond(
         body,
         &state.options,
     ) {
-        Route::Chat => serve_chat(stream, state, request, body).await,
+        Route::Chat => {
+            let now = state.concurrent.fetch_add(1, Ordering::SeqCst) + 1;
+            state.max_concurrent.fetch_max(now, Ordering::SeqCst);
+            let answered = serve_chat(stream, state, request, body).await;
+            state.concurrent.fetch_sub(1, Ordering::SeqCst);
+            answered
+        }
         Route::Json(value) => http::write_json(stream, 200, &value, &[]).await,
         Route::Text(text) => {
             http::write_full(
@@ -120,7 +126,7 @@ async fn serve_chat(
     if body.is_null() {
         return write_error(stream, state, 400, "the request body is not JSON", &[]).await;
     }
-    if let Err(message) = wire::validate(state.protocol(), &request.headers, body) {
+    if let Err(message) = wire::validate(state.protocol(), request, body) {
         return write_error(stream, state, 400, &message, &[]).await;
     }
     let Some(step) = state.next_step() else {

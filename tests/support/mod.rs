@@ -37,6 +37,7 @@ pub use cli::{
 pub use corpus::markdown_corpus;
 pub use script::{Fault, Protocol, Reply, Step, ToolCall, Usage};
 pub use server::{RecordedRequest, ScriptedServer, ServerOptions};
+pub use wire::bedrock;
 
 /// The text of every `role` message in one OpenAI-style request body, in order.
 pub fn texts(body: &serde_json::Value, role: &str) -> Vec<String> {

@@ -13,6 +13,8 @@ pub enum Protocol {
     Ollama,
     /// Anthropic Messages.
     Anthropic,
+    /// AWS Bedrock ConverseStream (not in `ALL`: it needs AWS credentials set up).
+    Bedrock,
 }
 
 impl Protocol {
@@ -24,6 +26,7 @@ impl Protocol {
             Protocol::OpenAi => "openai",
             Protocol::Ollama => "ollama",
             Protocol::Anthropic => "anthropic",
+            Protocol::Bedrock => "bedrock",
         }
     }
 
@@ -31,7 +34,7 @@ impl Protocol {
     pub fn uses_api_key(self) -> bool {
         match self {
             Protocol::OpenAi | Protocol::Anthropic => true,
-            Protocol::Ollama => false,
+            Protocol::Ollama | Protocol::Bedrock => false,
         }
     }
 }

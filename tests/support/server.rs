@@ -151,7 +151,7 @@ impl ScriptedServer {
     pub fn url(&self) -> String {
         match self.state.options.protocol {
             Protocol::OpenAi => format!("{}/v1", self.origin()),
-            Protocol::Ollama | Protocol::Anthropic => self.origin(),
+            Protocol::Ollama | Protocol::Anthropic | Protocol::Bedrock => self.origin(),
         }
     }
 
@@ -214,6 +214,11 @@ impl ScriptedServer {
         );
     }
 
+    /// The most chat requests that were being answered at the same moment.
+    pub fn max_concurrent_chats(&self) -> usize {
+        self.state.max_concurrent.load(Ordering::SeqCst)
+    }
+
     /// Responses the client stopped reading before they were complete (a write failed).
     pub fn client_disconnects(&self) -> usize {
         self.state.client_disconnects.load(Ordering::SeqCst)
@@ -240,6 +245,9 @@ pub(super) struct State {
     tool_call_ids: Mutex<Vec<String>>,
     next_seed: AtomicU64,
     pub client_disconnects: AtomicUsize,
+    /// Chat requests being answered now, and the most there ever were.
+    pub concurrent: AtomicUsize,
+    pub max_concurrent: AtomicUsize,
 }
 
 impl State {
@@ -252,6 +260,8 @@ impl State {
             tool_call_ids: Mutex::new(Vec::new()),
             next_seed: AtomicU64::new(1),
             client_disconnects: AtomicUsize::new(0),
+            concurrent: AtomicUsize::new(0),
+            max_concurrent: AtomicUsize::new(0),
         }
     }
 

@@ -262,6 +262,16 @@ impl Permissions {
         self.session_allow.retain(|r| r.text != rule);
     }
 
+    /// Takes over what `other` (a copy that went its own way, e.g. a delegated run's) was
+    /// allowed for the session since.
+    pub fn absorb(&mut self, other: &Permissions) {
+        for rule in &other.session_allow {
+            if !self.session_allow.iter().any(|r| r.text == rule.text) {
+                self.session_allow.push(rule.clone());
+            }
+        }
+    }
+
     /// Remembers "always allow this, for this session": the command's program prefix or the
     /// file path.
     /// A write to a grant path is never remembered: each one asks.

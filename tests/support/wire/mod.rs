@@ -2,6 +2,7 @@
 //! (non-streaming) bodies and error shapes, byte for byte like the real servers.
 
 mod anthropic;
+pub mod bedrock;
 mod ollama;
 mod openai;
 
@@ -10,6 +11,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::ServerOptions;
+use super::http::HttpRequest;
 use super::script::{Protocol, Reply, Usage};
 
 /// Everything a renderer needs to answer one chat request.
@@ -51,6 +53,7 @@ pub(super) fn route(
         Protocol::OpenAi => openai::route(method, path, options),
         Protocol::Ollama => ollama::route(method, path, body, options),
         Protocol::Anthropic => anthropic::route(method, path, options),
+        Protocol::Bedrock => bedrock::route(method, path, options),
     }
 }
 
@@ -59,19 +62,21 @@ pub(super) fn is_chat_path(path: &str) -> bool {
     path.ends_with("/chat/completions")
         || path.ends_with("/api/chat")
         || path.ends_with("/v1/messages")
+        || path.ends_with("/converse-stream")
 }
 
 /// Rejects requests the real server would reject before generating anything.
 pub(super) fn validate(
     protocol: Protocol,
-    headers: &BTreeMap<String, String>,
+    request: &HttpRequest,
     body: &Value,
 ) -> Result<(), String> {
     if !body.get("messages").is_some_and(Value::is_array) {
         return Err("messages: field required (an array)".to_string());
     }
     match protocol {
-        Protocol::Anthropic => anthropic::validate(headers, body),
+        Protocol::Anthropic => anthropic::validate(&request.headers, body),
+        Protocol::Bedrock => bedrock::validate(request, body),
         Protocol::OpenAi | Protocol::Ollama => Ok(()),
     }
 }
@@ -82,6 +87,8 @@ pub(super) fn wants_stream(protocol: Protocol, request: &Value) -> bool {
     match protocol {
         Protocol::Ollama => stream != Some(false),
         Protocol::OpenAi | Protocol::Anthropic => stream == Some(true),
+        // The path says it: only `converse-stream` is routed.
+        Protocol::Bedrock => true,
     }
 }
 
@@ -90,6 +97,7 @@ pub(super) fn stream(protocol: Protocol, turn: &Turn) -> Stream {
         Protocol::OpenAi => openai::stream(turn),
         Protocol::Ollama => ollama::stream(turn),
         Protocol::Anthropic => anthropic::stream(turn),
+        Protocol::Bedrock => bedrock::stream(turn),
     }
 }
 
@@ -98,6 +106,7 @@ pub(super) fn complete(protocol: Protocol, turn: &Turn) -> Value {
         Protocol::OpenAi => openai::complete(turn),
         Protocol::Ollama => ollama::complete(turn),
         Protocol::Anthropic => anthropic::complete(turn),
+        Protocol::Bedrock => bedrock::complete(turn),
     }
 }
 
@@ -105,6 +114,7 @@ pub(super) fn stream_content_type(protocol: Protocol) -> &'static str {
     match protocol {
         Protocol::OpenAi | Protocol::Anthropic => "text/event-stream; charset=utf-8",
         Protocol::Ollama => "application/x-ndjson",
+        Protocol::Bedrock => "application/vnd.amazon.eventstream",
     }
 }
 
@@ -113,6 +123,7 @@ pub(super) fn error_body(protocol: Protocol, status: u16, message: &str) -> Valu
         Protocol::OpenAi => openai::error_body(status, message),
         Protocol::Ollama => ollama::error_body(message),
         Protocol::Anthropic => anthropic::error_body(status, message),
+        Protocol::Bedrock => bedrock::error_body(message),
     }
 }
 
@@ -121,6 +132,7 @@ pub(super) fn stream_error_event(protocol: Protocol, message: &str) -> Vec<u8> {
         Protocol::OpenAi => openai::stream_error_event(message),
         Protocol::Ollama => ollama::stream_error_event(message),
         Protocol::Anthropic => anthropic::stream_error_event(message),
+        Protocol::Bedrock => bedrock::stream_error_event(message),
     }
 }
 
@@ -128,6 +140,7 @@ pub(super) fn malformed_event(protocol: Protocol) -> Vec<u8> {
     match protocol {
         Protocol::OpenAi => b"data: {\"id\":\"chatcmpl-broken\",\"choices\":[{\"delta\":{\"content\":\"oops\n\n".to_vec(),
         Protocol::Ollama => b"{\"model\":\"scripted\",\"message\":{\"role\":\"assistant\",\"content\":\"oops\n".to_vec(),
+        Protocol::Bedrock => bedrock::malformed_event(),
         Protocol::Anthropic => {
             b"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_del\n\n"
                 .to_vec()
@@ -141,7 +154,7 @@ pub(super) fn response_id(protocol: Protocol, seed: u64) -> String {
     match protocol {
         Protocol::OpenAi => format!("chatcmpl-{}", alnum(seed, 29)),
         Protocol::Anthropic => format!("msg_01{}", alnum(seed, 22)),
-        Protocol::Ollama => String::new(),
+        Protocol::Ollama | Protocol::Bedrock => String::new(),
     }
 }
 
@@ -149,6 +162,7 @@ pub(super) fn tool_call_id(protocol: Protocol, seed: u64) -> Option<String> {
     match protocol {
         Protocol::OpenAi => Some(format!("call_{}", alnum(seed, 24))),
         Protocol::Anthropic => Some(format!("toolu_01{}", alnum(seed, 22))),
+        Protocol::Bedrock => Some(format!("tooluse_{}", alnum(seed, 22))),
         Protocol::Ollama => None,
     }
 }
@@ -158,6 +172,7 @@ pub(super) fn request_id_header(protocol: Protocol, seed: u64) -> Vec<(&'static 
     match protocol {
         Protocol::OpenAi => vec![("x-request-id", format!("req_{}", alnum(seed, 32)))],
         Protocol::Anthropic => vec![("request-id", format!("req_01{}", alnum(seed, 22)))],
+        Protocol::Bedrock => vec![("x-amzn-requestid", alnum(seed, 36))],
         Protocol::Ollama => Vec::new(),
     }
 }
