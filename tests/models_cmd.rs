@@ -51,3 +51,38 @@ fn models_lists_where_each_runs_and_whether_it_answers() {
     );
     assert!(r.stderr.is_empty(), "{}", r.stderr);
 }
+
+/// With `[routing]`, the listing says which model a short and a long prompt go to, and
+/// where they go instead when that model does not answer.
+#[test]
+fn models_shows_what_the_policy_picks_for_short_and_long_prompts() {
+    let server = ScriptedServer::start_background(Protocol::OpenAi, Vec::<support::Step>::new());
+    let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let dead_url = format!("http://{}/v1", dead.local_addr().unwrap());
+    drop(dead);
+    let ws = Workspace::new();
+    let config = format!(
+        "[[models]]\nid = \"here\"\nprovider = \"openai\"\nurl = \"{}\"\nmodel = \"scripted\"\n\n\
+         [[models]]\nid = \"rented\"\nprovider = \"openai\"\nurl = \"{dead_url}\"\nmodel = \"big\"\n\
+         local = false\n\n[routing]\ndefault_policy = \"split\"\n\n[[routing.policies]]\nname = \"split\"\n\
+         rules = [{{ model = \"here\", max_complexity = \"low\" }}, {{ model = \"rented\", priority = 1 }}]\n",
+        server.url()
+    );
+    std::fs::write(ws.home().join("linggen-agent.toml"), config).unwrap();
+    let r = run(&ws, &["models"]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert!(
+        r.stdout.contains(
+            "a short prompt (500 tokens, low) goes to `here` (split: priority 0 admits low)"
+        ),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains(
+            "a long prompt (20000 tokens, high) goes to `rented` (split: priority 1 admits high); it does not answer now, and nothing after it does"
+        ),
+        "{}",
+        r.stdout
+    );
+}

@@ -205,7 +205,8 @@ fn a_first_run_without_a_model_opens_the_shell_and_says_how_to_add_one() {
     drop(dead);
     let mut repl = Repl::start_with_env(&ws, &[], &[("OLLAMA_HOST", &ollama)]);
     let config = ws.home().join("linggen-agent.toml");
-    let shown = repl.expect("which is found by itself");
+    let shown = repl.expect("(see doc/config.md)");
+    assert!(shown.contains("no model found: start Ollama"), "{shown:?}");
     assert!(shown.contains(&config.display().to_string()), "{shown:?}");
     assert!(
         !ws.home().join("linggen.db").exists(),

@@ -443,3 +443,60 @@ fn bedrock_with_a_bearer_key_or_a_profile_and_a_clear_error_without_credentials(
     );
     assert_eq!(server.chat_requests().len(), 2);
 }
+
+/// No `[[models]]`: what the environment offers is used, local first, and `linggen models`
+/// lists it; with nothing at all, one line says what to set up.
+#[test]
+fn without_configuration_the_machines_models_are_found() {
+    let server = openai(vec![Reply::text("found by myself").into()]);
+    let ws = Workspace::new();
+    let dead = dead_url();
+    let ollama = dead.trim_end_matches("/v1").trim_start_matches("http://");
+    let out = support::run_with_timeout(
+        ws.cmd()
+            .args(["-p", "hi", "--output-format", "stream-json"])
+            .env("OLLAMA_HOST", ollama)
+            .env("OPENAI_API_KEY", "sk-from-the-environment")
+            .env("OPENAI_BASE_URL", server.url()),
+        Duration::from_secs(60),
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let events = events(&stdout);
+    let routed = events.iter().find(|e| e["type"] == "ModelRouted").unwrap();
+    assert_eq!(routed["model_id"], "openai");
+    assert_eq!(routed["policy"], "local-first");
+    let request = server.requests().into_iter().find(|r| r.is_chat()).unwrap();
+    assert_eq!(
+        request.header("authorization"),
+        Some("Bearer sk-from-the-environment")
+    );
+    let listed = support::run_with_timeout(
+        ws.cmd()
+            .arg("models")
+            .env("OLLAMA_HOST", ollama)
+            .env("OPENAI_API_KEY", "sk-from-the-environment")
+            .env("OPENAI_BASE_URL", server.url()),
+        Duration::from_secs(60),
+    );
+    let listing = String::from_utf8_lossy(&listed.stdout);
+    assert!(listing.contains("found on this machine"), "{listing}");
+    assert!(
+        listing.lines().any(|l| l.starts_with("openai ")),
+        "{listing}"
+    );
+
+    let nothing = support::run_with_timeout(
+        ws.cmd().args(["-p", "hi"]).env("OLLAMA_HOST", ollama),
+        Duration::from_secs(60),
+    );
+    let stderr = String::from_utf8_lossy(&nothing.stderr);
+    assert_ne!(nothing.status.code(), Some(0));
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("no model found: start Ollama"), "{stderr}");
+}

@@ -121,15 +121,14 @@ pub async fn open_session(
     // The model first: with none to talk to, nothing is written (no database on a first
     // run that cannot go anywhere yet).
     let http = router::http_client().map_err(ResolveError::from)?;
-    let (models, choice) = router::resolve(&config, std::env::var("OLLAMA_HOST").ok(), http)
-        .await
-        .map_err(|e| {
-            let mut failure = Failure::from(e);
-            if config.models.is_empty() {
-                failure.message = format!("{}\n{}", failure.message, first_run_help(&ws.home));
-            }
-            failure
-        })?;
+    let env = |name: &str| std::env::var(name).ok();
+    let (models, choice) = router::resolve(&config, &env, http).await.map_err(|e| {
+        let mut failure = Failure::from(e);
+        if config.models.is_empty() {
+            failure.message = first_run_help(&ws.home);
+        }
+        failure
+    })?;
     let root_text = ws.root.display().to_string();
     let (home, root, resume, continue_session) = (
         ws.home.clone(),
@@ -193,16 +192,10 @@ pub async fn open_session(
     Ok((setup, store))
 }
 
-/// How to give linggen a model, for a first run with none: the configuration file where it
-/// really is (`$LINGGEN_HOME`), with an entry to copy.
+/// How to give linggen a model, for a first run with nothing configured or found: one
+/// line, naming the configuration file where it really is (`$LINGGEN_HOME`).
 pub fn first_run_help(home: &std::path::Path) -> String {
-    format!(
-        "To use a model, add it to {}, for example a local OpenAI-compatible server \
-         (llama.cpp, LM Studio, vLLM):\n\n  [[models]]\n  id = \"local\"\n  provider = \"openai\"\n  \
-         url = \"http://127.0.0.1:8080/v1\"\n  model = \"qwen2.5-coder\"\n\n\
-         or start Ollama (`ollama serve`, then `ollama pull qwen2.5-coder`), which is found by itself.",
-        home.join(crate::config::CONFIG_FILE).display()
-    )
+    crate::llm::discover::nothing_found(&home.join(crate::config::CONFIG_FILE))
 }
 
 /// The sandbox for a session's commands. Where the kernel cannot confine them, says so

@@ -31,14 +31,18 @@ async fn try_list_models(start: &Start) -> Result<(), Failure> {
         code: exit::FAILURE,
         message: e.to_string(),
     })?;
+    let env = |name: &str| std::env::var(name).ok();
+    let (models, choice) = match router::resolve(&config, &env, http.clone()).await {
+        Ok(found) => found,
+        Err(_) if config.models.is_empty() => {
+            println!("{}", super::first_run_help(&ws.home));
+            return Ok(());
+        }
+        Err(e) => return Err(Failure::from(e)),
+    };
     if config.models.is_empty() {
-        println!("No [[models]] configured; calls go to a local Ollama if one answers.");
-        println!("{}", super::first_run_help(&ws.home));
-        return Ok(());
+        println!("No [[models]] configured; found on this machine and in the environment:\n");
     }
-    let (models, choice) = router::resolve(&config, None, http.clone())
-        .await
-        .map_err(Failure::from)?;
     // Every server is asked at once, so the listing takes one timeout at most.
     let checks = models.models().iter().map(|m| check(m, &http));
     let rows = futures_util::future::join_all(checks).await;

@@ -4,6 +4,7 @@
 
 pub mod anthropic;
 pub mod bedrock;
+pub mod discover;
 pub mod error;
 pub mod http;
 pub mod ndjson;

@@ -3,16 +3,13 @@
 //! the first model of a local Ollama.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use super::error::ErrorKind;
 use super::routing::{Choice, Model, Router};
-use super::{LlmError, Provider, anthropic, bedrock, ollama, openai};
+use super::{LlmError, Provider, anthropic, bedrock, discover, ollama, openai};
 use crate::config::{Config, ConfigError, ModelConfig, ProviderKind};
 
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
-/// Timeout for the short discovery calls (`/api/tags`, `/api/show`).
-const DISCOVERY_TIMEOUT_SECS: u64 = 5;
+const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
 #[derive(Debug, thiserror::Error)]
 pub enum ResolveError {
@@ -40,21 +37,29 @@ pub fn http_client() -> Result<reqwest::Client, LlmError> {
 /// The session's models and what decides between them: `--model`/`LINGGEN_MODEL` pin one
 /// (`auto` hands the choice to the policy); without `[routing]`, `[agent] default_model`
 /// (else the first model) serves every call; with it, the policy decides. With no
-/// `[[models]]` at all, the first model of a local Ollama.
+/// `[[models]]` at all, what the machine has (see [`discover`]), local first.
 pub async fn resolve(
     config: &Config,
-    ollama_host: Option<String>,
+    env: &(dyn Fn(&str) -> Option<String> + Sync),
     http: reqwest::Client,
 ) -> Result<(Router, Choice), ResolveError> {
+    let mut config = config.clone();
+    if config.models.is_empty() {
+        config.models = discover::discover(&http, env).await;
+        if config.models.is_empty() {
+            // Where the configuration lives is the caller's to say (`app::first_run_help`).
+            let help = discover::nothing_found(std::path::Path::new(crate::config::CONFIG_FILE));
+            return Err(LlmError::new("-", "-", ErrorKind::NoModel(help)).into());
+        }
+        // What was found is spread over local first, falling back to the rest.
+        config.routing.get_or_insert_with(Default::default);
+    }
+    let config = &config;
     let selected = match config.model_choice.as_deref() {
         Some("auto") => None,
         _ => config.selected_model()?.map(|m| m.id.clone()),
     };
-    let models = if config.models.is_empty() {
-        vec![discover_ollama(ollama_host, &http).await?]
-    } else {
-        config.models.clone()
-    };
+    let models = config.models.clone();
     let by_flag = matches!(
         config.model_choice_origin.as_str(),
         "--model" | "LINGGEN_MODEL"
@@ -130,41 +135,6 @@ pub fn ollama_base_url(host: Option<&str>) -> String {
     };
     // `0.0.0.0` is how servers are told to listen everywhere; a client must dial loopback.
     url.replace("://0.0.0.0", "://127.0.0.1")
-}
-
-async fn discover_ollama(
-    host: Option<String>,
-    http: &reqwest::Client,
-) -> Result<ModelConfig, LlmError> {
-    let url = ollama_base_url(host.as_deref());
-    let not_found = |why: String| {
-        LlmError::new(
-            "-",
-            &url,
-            // What to do about it depends on where the configuration lives, which the
-            // caller knows (see `app::first_run_help`).
-            ErrorKind::NoModel(format!("no model configured, and {why}")),
-        )
-    };
-    let models = ollama::list_models(http, &url, Duration::from_secs(DISCOVERY_TIMEOUT_SECS))
-        .await
-        .map_err(|e| {
-            not_found(format!(
-                "no Ollama server answered at {url} ({})",
-                e.kind_summary()
-            ))
-        })?;
-    let Some(first) = models.into_iter().next() else {
-        return Err(not_found(format!(
-            "the Ollama server at {url} has no models installed"
-        )));
-    };
-    Ok(ModelConfig::new(
-        "ollama",
-        ProviderKind::Ollama,
-        &first,
-        &url,
-    ))
 }
 
 #[cfg(test)]
