@@ -500,3 +500,46 @@ fn without_configuration_the_machines_models_are_found() {
     assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
     assert!(stderr.contains("no model found: start Ollama"), "{stderr}");
 }
+
+/// `when_busy = "next"`: a call that finds its model's only slot taken goes to the next
+/// eligible model instead of waiting.
+#[test]
+fn a_busy_model_passes_the_call_on_when_the_policy_allows() {
+    let slow = |text: &str| Reply::text(text).chunk_delay(Duration::from_millis(150));
+    let a = openai(vec![
+        Reply::tools([
+            (
+                "delegate_to_agent",
+                json!({"target_agent_id": "coder", "task": "count a"}),
+            ),
+            (
+                "delegate_to_agent",
+                json!({"target_agent_id": "coder", "task": "count b"}),
+            ),
+        ])
+        .into(),
+        slow("a child answered on a").into(),
+        Reply::text("both done").into(),
+    ]);
+    let b = openai(vec![slow("a child answered on b").into()]);
+    let ws = Workspace::new();
+    configure(
+        &ws,
+        &format!(
+            "{}{}[routing]\nwhen_busy = \"next\"\n",
+            model("a", &a.url(), "max_inflight = 1"),
+            model("b", &b.url(), "")
+        ),
+    );
+    let r = run(&ws, &["-p", "count both", "--output-format", "stream-json"]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert_eq!(b.chat_requests().len(), 1);
+    let routed = routed(&events(&r.stdout));
+    assert!(
+        routed
+            .iter()
+            .any(|(id, why)| id == "b" && why.starts_with("`a` is busy")),
+        "{routed:?}"
+    );
+    a.assert_script_consumed();
+}

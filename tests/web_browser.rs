@@ -83,6 +83,8 @@ fn a_shared_session_is_watched_and_driven_from_chromium() {
     let code = browser.wait_for_text(".msg.assistant pre", "println!(\"hello from main\");");
     assert!(code.contains("fn main()"), "code block: {code:?}");
     browser.wait_for_text(".msg.user", FIRST_QUESTION);
+    // Each answer names the model that served its run.
+    browser.wait_for_text(".msg.assistant .from", "ling · test");
     let address = browser.current_url();
     assert!(
         !address.contains("token=") && !address.contains("ticket="),

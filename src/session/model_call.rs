@@ -83,7 +83,7 @@ async fn walk(
                     }
                 }
             }) else {
-                detour = Some(format!("{} is busy", model.id()));
+                detour = Some(format!("`{}` is busy", model.id()));
                 break;
             };
             let reason = match &detour {

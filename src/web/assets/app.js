@@ -358,7 +358,8 @@ const S = {
   readOnly: false,
   canOpen: false,
   stick: true, // keep the transcript scrolled to the bottom
-  runs: new Map(), // run_id -> {parent, agent}
+  runs: new Map(), // run_id -> {parent, agent, model}
+  lastModel: null, // the model the last call went to (a line shows when it changes)
   streams: new Map(), // run_id -> {answer, think}: responses being streamed
   finished: new Map(), // run_id -> answer bubble ended by `done`, waiting for its Message
   tools: new Map(), // run_id + call_id -> tool block
@@ -374,6 +375,7 @@ const DELEGATE_TOOL = 'delegate_to_agent';
 
 function resetView() {
   for (const key of ['runs', 'streams', 'finished', 'tools', 'approvals', 'delegations', 'answered', 'activity', 'errors']) S[key].clear();
+  S.lastModel = null;
   dirtyParts.clear();
   $('#transcript').replaceChildren();
 }
@@ -486,7 +488,22 @@ const HANDLERS = {
   Warning(ev) {
     add(el('div', 'line warn', `⚠ ${ev.message}`));
   },
+  /** Which model serves the run's calls: a line when it changes, as in the terminal. */
+  ModelRouted(ev) {
+    const run = S.runs.get(ev.run_id);
+    if (run) run.model = ev.model_id;
+    const changed = S.lastModel ? S.lastModel !== ev.model_id : !['pinned', 'default'].includes(ev.policy);
+    S.lastModel = ev.model_id;
+    if (changed) add(el('div', 'line hint', `↳ model ${ev.model_id} · ${ev.reason}`), ev.run_id);
+  },
 };
+
+/** Who answers in a run: its agent, and the model that served it once one did. */
+function speaker(runId, fallback) {
+  const run = S.runs.get(runId);
+  const agent = run?.agent || fallback;
+  return run?.model && agent ? `${agent} · ${run.model}` : agent;
+}
 
 function apply(ev) {
   const handler = ev && HANDLERS[ev.type];
@@ -496,7 +513,7 @@ function apply(ev) {
 function activityText(ev) {
   const who = ev.agent_id || 'agent';
   switch (ev.status) {
-    case 'thinking': return `${who} thinking…`;
+    case 'thinking': return ev.detail ? `${who}: ${ev.detail}…` : `${who} thinking…`;
     case 'running_tool': return `${who}: ${ev.detail || 'running a tool'}`;
     // A viewer cannot answer; someone else (in the terminal or a full browser) must.
     case 'waiting_approval': return S.readOnly ? `${who} is waiting for the person's approval` : `${who} is waiting for your approval`;
@@ -533,7 +550,7 @@ function onAssistantMessage(ev, d) {
   S.finished.delete(ev.run_id);
   const text = ev.content || '';
   if (text.trim()) {
-    const node = target || bubble('assistant', ev.from, ev.run_id);
+    const node = target || bubble('assistant', speaker(ev.run_id, ev.from), ev.run_id);
     node.classList.remove('streaming');
     $('.md', node).innerHTML = renderMarkdown(text);
     if (d === 0) S.answered.add(ev.run_id);
@@ -572,7 +589,7 @@ function answering(ev) {
 }
 
 function answerPart(ev) {
-  const node = bubble('assistant', S.runs.get(ev.run_id)?.agent || ev.agent_id, ev.run_id, true);
+  const node = bubble('assistant', speaker(ev.run_id, ev.agent_id), ev.run_id, true);
   return { kind: 'answer', node, body: $('.md', node), text: '' };
 }
 
@@ -852,7 +869,7 @@ function onApprovalResolved(ev) {
 function onOutcome(ev) {
   // A forked skill answers through its child run, whose text is not the turn's answer.
   if (ev.status === 'completed' && !S.answered.has(ev.run_id) && ev.result && ev.result.trim()) {
-    $('.md', bubble('assistant', S.runs.get(ev.run_id)?.agent, ev.run_id)).innerHTML = renderMarkdown(ev.result);
+    $('.md', bubble('assistant', speaker(ev.run_id), ev.run_id)).innerHTML = renderMarkdown(ev.result);
   }
   // A failed turn's result is usually the `Error` just shown (a dead model server): once.
   const repeated = ev.status === 'error' && S.errors.has(String(ev.result || '').trim());
@@ -1148,7 +1165,7 @@ function renderSnapshot(snap) {
   setHeader(state);
   setQueue(state.queue || []);
   if (state.context) setContext(state.context.used_tokens || 0, state.context.context_window);
-  for (const run of snap.runs || []) S.runs.set(run.run_id, { parent: run.parent_id || null, agent: run.agent_id });
+  for (const run of snap.runs || []) S.runs.set(run.run_id, { parent: run.parent_id || null, agent: run.agent_id, model: run.model || null });
   for (const ev of snap.transcript || []) apply(ev);
   for (const part of snap.streaming || []) {
     apply({ type: 'Token', run_id: part.run_id, agent_id: part.agent_id, token: part.text || '', thinking: !!part.thinking, done: false });
