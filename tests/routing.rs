@@ -95,7 +95,9 @@ fn local_first_with_the_local_server_down_answers_from_the_cloud_and_warns() {
         "{routed:?}"
     );
     assert!(
-        routed[2].1.starts_with("local-first: a cloud model"),
+        routed[2]
+            .1
+            .starts_with("local-first: a cloud model (qwen cooling down after failing)"),
         "{routed:?}"
     );
     let result = events.iter().find(|e| e["type"] == "result").unwrap();

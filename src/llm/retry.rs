@@ -7,6 +7,19 @@ use std::time::Duration;
 
 use super::error::ErrorKind;
 
+tokio::task_local! {
+    /// Set while a call has another model to fall back to: a server that refuses the
+    /// connection is then given up at once instead of after the retries, which are there for
+    /// a server that is starting and would only delay the fallback by seconds.
+    pub static FALLBACK_READY: bool;
+}
+
+/// Whether the current call may give up a refused connection at once (see
+/// [`FALLBACK_READY`]).
+pub fn fallback_ready() -> bool {
+    FALLBACK_READY.try_with(|ready| *ready).unwrap_or(false)
+}
+
 /// Bounded exponential backoff. The defaults make at most 4 attempts, waiting 0.5 s, 1 s
 /// and 2 s between them: long enough to ride out a model load or a short overload, short
 /// enough that a server that is really down is reported within a few seconds.
@@ -47,6 +60,9 @@ impl RetryPolicy {
     /// `kind`; `None` means give up and report `kind`.
     pub fn delay_before_retry(&self, attempts_made: u32, kind: &ErrorKind) -> Option<Duration> {
         if attempts_made >= self.max_attempts || !kind.is_retryable() {
+            return None;
+        }
+        if matches!(kind, ErrorKind::Connect(_)) && fallback_ready() {
             return None;
         }
         if let ErrorKind::Http {
@@ -161,6 +177,31 @@ mod tests {
         assert_eq!(parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT"), None);
         assert_eq!(parse_retry_after("NaN"), None);
         assert_eq!(parse_retry_after("1e30"), Some(Duration::from_secs(86_400)));
+    }
+
+    #[tokio::test]
+    async fn a_refused_connection_is_not_retried_when_another_model_waits() {
+        let policy = RetryPolicy::default();
+        let refused = ErrorKind::Connect("refused".into());
+        let busy = ErrorKind::Http {
+            status: 503,
+            message: "loading".into(),
+            retry_after: None,
+        };
+        let (refused_now, busy_now) = FALLBACK_READY
+            .scope(true, async {
+                (
+                    policy.delay_before_retry(1, &refused),
+                    policy.delay_before_retry(1, &busy),
+                )
+            })
+            .await;
+        assert_eq!(refused_now, None);
+        assert!(
+            busy_now.is_some(),
+            "5xx is still retried before falling back"
+        );
+        assert!(policy.delay_before_retry(1, &refused).is_some());
     }
 
     #[test]

@@ -423,7 +423,7 @@ impl Shell {
 
     /// Model ids, sessions and themes for completion.
     pub async fn refresh_lists(&mut self) {
-        let models = self
+        let mut models: Vec<complete::Choice> = self
             .ws
             .config
             .models
@@ -432,6 +432,10 @@ impl Shell {
                 complete::Choice::described(&m.id, format!("{} {}", m.provider.as_str(), m.model))
             })
             .collect();
+        models.push(complete::Choice::described(
+            "auto",
+            "the [routing] policy chooses per call",
+        ));
         // SQLite and a directory listing: off the runtime.
         let (home, root) = (self.ws.home.clone(), self.ws.root.display().to_string());
         let read = tokio::task::spawn_blocking(move || {

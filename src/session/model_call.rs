@@ -7,6 +7,7 @@ use super::event::{AgentState, Event};
 use super::run::{self, RunCtx, Step};
 use super::{Conversation, TurnShared};
 use crate::config::routing::WhenBusy;
+use crate::llm::retry;
 use crate::llm::routing::{self, Plan, Signal, estimate_tokens};
 
 /// Makes the run's next model call.
@@ -97,7 +98,10 @@ async fn walk(
                 complexity: plan.complexity,
                 reason,
             });
-            let step = run::ask_model(shared, ctx, conv, tools, &*member.provider).await;
+            // With somewhere else to go, a refused connection is not waited out.
+            let elsewhere = !is_last || model.others(&failed_servers).len() > 1;
+            let ask = run::ask_model(shared, ctx, conv, tools, &*member.provider);
+            let step = retry::FALLBACK_READY.scope(elsewhere, ask).await;
             drop(slot);
             let error = match step {
                 Step::Done(mut response) => {

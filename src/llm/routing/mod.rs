@@ -192,11 +192,16 @@ impl Router {
         self.models.iter().position(|m| m.id() == id)
     }
 
-    /// The choice `text` asks for (`auto`, or a model id for `/model`), or why not.
+    /// The choice `text` asks for (`/model`): `auto`, a model id, or `local` / `cloud`
+    /// (those models first); or why not.
     pub fn choose(&self, text: &str) -> Result<Choice, String> {
         let text = text.trim();
         if text == "auto" {
             return Ok(Choice::Auto);
+        }
+        if matches!(text, "local" | "cloud") && self.index(text).is_none() {
+            self.check_hint(text)?;
+            return Ok(Choice::Hint(text.to_string()));
         }
         match self.index(text) {
             Some(_) => Ok(Choice::Pinned(text.to_string())),
@@ -240,6 +245,11 @@ impl Router {
         match (named, choice, &self.routing) {
             (Some(i), _, _) => self.models[i].label(),
             (None, Choice::Auto, Some(r)) => format!("auto ({})", r.default_policy),
+            (None, Choice::Hint(hint), _) => {
+                let plan = self.hinted_order(hint, Complexity::Low).1;
+                let first = plan.first().map_or(self.default, |(i, _)| *i);
+                format!("{hint} (first {})", self.models[first].label())
+            }
             _ => self.models[self.default].label(),
         }
     }
@@ -298,6 +308,12 @@ impl Router {
         let (mut healthy, cooling): (Vec<_>, Vec<_>) = order
             .into_iter()
             .partition(|(i, _)| !self.models[*i].cooling());
+        if let Some((_, why)) = healthy.first_mut()
+            && !cooling.is_empty()
+        {
+            let ids: Vec<&str> = cooling.iter().map(|(i, _)| self.models[*i].id()).collect();
+            why.push_str(&format!(" ({} cooling down after failing)", ids.join(", ")));
+        }
         healthy.extend(cooling);
         Plan {
             policy,

@@ -135,9 +135,13 @@ fn without_auto_fallback_one_model_is_tried_and_cooling_ones_go_last() {
     r.model(1).members[0]
         .server
         .cool_down(Duration::from_secs(60));
-    assert_eq!(
-        ids(&r, &r.plan(&Choice::Auto, &tokens(10))),
-        ["sonnet", "opus", "qwen"]
+    let plan = r.plan(&Choice::Auto, &tokens(10));
+    assert_eq!(ids(&r, &plan), ["sonnet", "opus", "qwen"]);
+    assert!(
+        plan.order[0]
+            .1
+            .ends_with("(qwen cooling down after failing)"),
+        "{plan:?}"
     );
     r.model(1).members[0].server.recovered();
 }
@@ -148,6 +152,11 @@ fn choices_and_hints_are_checked() {
     assert_eq!(r.choose("auto"), Ok(Choice::Auto));
     assert_eq!(r.choose("qwen"), Ok(Choice::Pinned("qwen".into())));
     assert!(r.choose("gpt").unwrap_err().contains("sonnet, qwen, opus"));
+    assert_eq!(r.choose("local"), Ok(Choice::Hint("local".into())));
+    assert!(
+        r.label(&Choice::Hint("local".into()))
+            .starts_with("local (first qwen (m @")
+    );
     assert!(r.check_hint("local").is_ok());
     assert!(r.check_hint("nope").is_err());
 }
