@@ -5,6 +5,7 @@
 pub mod agents;
 pub mod app;
 pub mod cli;
+pub mod clock;
 pub mod config;
 pub mod llm;
 pub mod print;

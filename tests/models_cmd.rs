@@ -8,13 +8,18 @@ mod support;
 
 use support::{Protocol, ScriptedServer, Workspace, run};
 
-#[test]
-fn models_lists_where_each_runs_and_whether_it_answers() {
+/// A scripted server that answers, the URL of one that does not, and a workspace.
+fn setup() -> (ScriptedServer, String, Workspace) {
     let server = ScriptedServer::start_background(Protocol::OpenAi, Vec::<support::Step>::new());
     let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let dead_url = format!("http://{}/v1", dead.local_addr().unwrap());
     drop(dead);
-    let ws = Workspace::new();
+    (server, dead_url, Workspace::new())
+}
+
+#[test]
+fn models_lists_where_each_runs_and_whether_it_answers() {
+    let (server, dead_url, ws) = setup();
     let config = format!(
         "[[models]]\nid = \"here\"\nprovider = \"openai\"\nurl = \"{}\"\nmodel = \"scripted\"\n\n\
          [[models]]\nid = \"rented\"\nprovider = \"openai\"\nurl = \"{dead_url}\"\nmodel = \"big\"\n\
@@ -56,11 +61,7 @@ fn models_lists_where_each_runs_and_whether_it_answers() {
 /// where they go instead when that model does not answer.
 #[test]
 fn models_shows_what_the_policy_picks_for_short_and_long_prompts() {
-    let server = ScriptedServer::start_background(Protocol::OpenAi, Vec::<support::Step>::new());
-    let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let dead_url = format!("http://{}/v1", dead.local_addr().unwrap());
-    drop(dead);
-    let ws = Workspace::new();
+    let (server, dead_url, ws) = setup();
     let config = format!(
         "[[models]]\nid = \"here\"\nprovider = \"openai\"\nurl = \"{}\"\nmodel = \"scripted\"\n\n\
          [[models]]\nid = \"rented\"\nprovider = \"openai\"\nurl = \"{dead_url}\"\nmodel = \"big\"\n\

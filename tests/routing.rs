@@ -50,18 +50,41 @@ fn routed(events: &[Value]) -> Vec<(String, String)> {
         .collect()
 }
 
+/// One response that hands two tasks to `coder` at once.
+fn two_delegations() -> Step {
+    Reply::tools(["count a", "count b"].map(|task| {
+        (
+            "delegate_to_agent",
+            json!({"target_agent_id": "coder", "task": task}),
+        )
+    }))
+    .into()
+}
+
+/// A reply that streams slowly enough for another request to overlap it.
+fn slow(text: &str) -> Reply {
+    Reply::text(text).chunk_delay(Duration::from_millis(150))
+}
+
+/// A server whose model reads `a.txt` and then answers `answer` (two model calls), and a
+/// workspace with that file.
+fn read_then_answer(answer: &str) -> (ScriptedServer, Workspace) {
+    let server = openai(vec![
+        Reply::tool("Read", json!({"file_path": "a.txt"})).into(),
+        Reply::text(answer).into(),
+    ]);
+    let ws = Workspace::new();
+    ws.write("a.txt", "hello\n");
+    (server, ws)
+}
+
 fn openai(script: Vec<Step>) -> ScriptedServer {
     ScriptedServer::start_background(Protocol::OpenAi, script)
 }
 
 #[test]
 fn local_first_with_the_local_server_down_answers_from_the_cloud_and_warns() {
-    let cloud = openai(vec![
-        Reply::tool("Read", json!({"file_path": "a.txt"})).into(),
-        Reply::text("from the cloud").into(),
-    ]);
-    let ws = Workspace::new();
-    ws.write("a.txt", "hello\n");
+    let (cloud, ws) = read_then_answer("from the cloud");
     configure(
         &ws,
         &format!(
@@ -238,19 +261,8 @@ fn without_auto_fallback_the_error_stands() {
 #[test]
 fn parallel_children_share_the_models_capacity() {
     for (limit, expected) in [(2, 2), (1, 1)] {
-        let slow = |text: &str| Reply::text(text).chunk_delay(Duration::from_millis(150));
         let server = openai(vec![
-            Reply::tools([
-                (
-                    "delegate_to_agent",
-                    json!({"target_agent_id": "coder", "task": "count a"}),
-                ),
-                (
-                    "delegate_to_agent",
-                    json!({"target_agent_id": "coder", "task": "count b"}),
-                ),
-            ])
-            .into(),
+            two_delegations(),
             slow("child one done").into(),
             slow("child two done").into(),
             Reply::text("both children answered").into(),
@@ -286,12 +298,7 @@ fn parallel_children_share_the_models_capacity() {
 
 #[test]
 fn a_pool_with_a_dead_member_still_answers() {
-    let live = openai(vec![
-        Reply::tool("Read", json!({"file_path": "a.txt"})).into(),
-        Reply::text("pooled answer").into(),
-    ]);
-    let ws = Workspace::new();
-    ws.write("a.txt", "x\n");
+    let (live, ws) = read_then_answer("pooled answer");
     configure(
         &ws,
         &format!(
@@ -507,19 +514,8 @@ fn without_configuration_the_machines_models_are_found() {
 /// eligible model instead of waiting.
 #[test]
 fn a_busy_model_passes_the_call_on_when_the_policy_allows() {
-    let slow = |text: &str| Reply::text(text).chunk_delay(Duration::from_millis(150));
     let a = openai(vec![
-        Reply::tools([
-            (
-                "delegate_to_agent",
-                json!({"target_agent_id": "coder", "task": "count a"}),
-            ),
-            (
-                "delegate_to_agent",
-                json!({"target_agent_id": "coder", "task": "count b"}),
-            ),
-        ])
-        .into(),
+        two_delegations(),
         slow("a child answered on a").into(),
         Reply::text("both done").into(),
     ]);

@@ -159,15 +159,30 @@ fn conversation(messages: &[ChatMessage]) -> Vec<Value> {
                 })],
             ),
         };
-        // The API rejects empty messages and empty text blocks.
-        if blocks.is_empty() {
-            continue;
-        }
-        match turns.last_mut() {
-            Some((last_role, last_blocks)) if *last_role == role => last_blocks.extend(blocks),
-            _ => turns.push((role, blocks)),
-        }
+        push_turn(&mut turns, role, blocks);
     }
+    turns_json(turns)
+}
+
+/// Adds a message's blocks, merged into the previous message when it has the same role:
+/// Anthropic and Bedrock both demand alternating roles. Empty messages are dropped (both
+/// reject them).
+pub(crate) fn push_turn<'a>(
+    turns: &mut Vec<(&'a str, Vec<Value>)>,
+    role: &'a str,
+    blocks: Vec<Value>,
+) {
+    if blocks.is_empty() {
+        return;
+    }
+    match turns.last_mut() {
+        Some((last, last_blocks)) if *last == role => last_blocks.extend(blocks),
+        _ => turns.push((role, blocks)),
+    }
+}
+
+/// `[{"role": …, "content": [blocks]}, …]`.
+pub(crate) fn turns_json(turns: Vec<(&str, Vec<Value>)>) -> Vec<Value> {
     turns
         .into_iter()
         .map(|(role, content)| json!({"role": role, "content": content}))

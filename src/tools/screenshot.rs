@@ -285,31 +285,17 @@ async fn ignore_in_git(dir: &Path) {
 /// `20251121-145804-123` (UTC, milliseconds): sorts by time and needs no quoting anywhere.
 fn timestamp(now: SystemTime) -> String {
     let ms = now.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis());
-    let secs = (ms / 1000) as i64;
-    let (days, day_secs) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    let (year, month, day) = civil_from_days(days);
+    let t = crate::clock::Utc::from_unix((ms / 1000) as i64);
     format!(
-        "{year:04}{month:02}{day:02}-{:02}{:02}{:02}-{:03}",
-        day_secs / 3600,
-        day_secs / 60 % 60,
-        day_secs % 60,
+        "{:04}{:02}{:02}-{:02}{:02}{:02}-{:03}",
+        t.year,
+        t.month,
+        t.day,
+        t.hour,
+        t.minute,
+        t.second,
         ms % 1000
     )
-}
-
-/// Days since 1970-01-01 to (year, month, day) in the proleptic Gregorian calendar
-/// (Howard Hinnant's `civil_from_days`).
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    (year, month, day)
 }
 
 fn kilobytes(bytes: usize) -> String {

@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
+use super::anthropic::{push_turn, turns_json};
 use super::error::ErrorKind;
 use super::http::{Endpoint, WireStream, emit, json_error_message, truncate_chars};
 use super::retry::RetryPolicy;
@@ -237,18 +238,9 @@ fn conversation(messages: &[ChatMessage], with_tools: bool) -> Vec<Value> {
                 ("user", vec![block])
             }
         };
-        if blocks.is_empty() {
-            continue;
-        }
-        match turns.last_mut() {
-            Some((last, last_blocks)) if *last == role => last_blocks.extend(blocks),
-            _ => turns.push((role, blocks)),
-        }
+        push_turn(&mut turns, role, blocks);
     }
-    turns
-        .into_iter()
-        .map(|(role, content)| json!({ "role": role, "content": content }))
-        .collect()
+    turns_json(turns)
 }
 
 fn text(content: &str) -> Vec<Value> {

@@ -152,29 +152,11 @@ fn hex(bytes: &[u8]) -> String {
 
 /// `20150830T123600Z` for a time in seconds since the epoch (UTC).
 pub fn amz_date(unix_secs: u64) -> String {
-    let days = (unix_secs / 86_400) as i64;
-    let secs = unix_secs % 86_400;
-    let (y, m, d) = civil_from_days(days);
+    let t = crate::clock::Utc::from_unix(unix_secs as i64);
     format!(
-        "{y:04}{m:02}{d:02}T{:02}{:02}{:02}Z",
-        secs / 3600,
-        secs / 60 % 60,
-        secs % 60
+        "{:04}{:02}{:02}T{:02}{:02}{:02}Z",
+        t.year, t.month, t.day, t.hour, t.minute, t.second
     )
-}
-
-/// Year, month, day of a day count since 1970-01-01 (Howard Hinnant's algorithm).
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
 }
 
 #[cfg(test)]

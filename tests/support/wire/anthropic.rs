@@ -42,13 +42,7 @@ pub(super) fn validate(headers: &BTreeMap<String, String>, body: &Value) -> Resu
 }
 
 fn stop_reason(turn: &Turn) -> &'static str {
-    if turn.reply.truncated {
-        "max_tokens"
-    } else if turn.reply.tool_calls.is_empty() {
-        "end_turn"
-    } else {
-        "tool_use"
-    }
+    super::stop_word(turn, ["max_tokens", "end_turn", "tool_use"])
 }
 
 fn shows_text_block(turn: &Turn) -> bool {

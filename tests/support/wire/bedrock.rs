@@ -153,13 +153,7 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 fn stop_reason(turn: &Turn) -> &'static str {
-    if turn.reply.truncated {
-        "max_tokens"
-    } else if turn.reply.tool_calls.is_empty() {
-        "end_turn"
-    } else {
-        "tool_use"
-    }
+    super::stop_word(turn, ["max_tokens", "end_turn", "tool_use"])
 }
 
 pub(super) fn stream(turn: &Turn) -> Stream {

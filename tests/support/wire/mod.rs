@@ -193,6 +193,17 @@ fn alnum(seed: u64, len: usize) -> String {
         .collect()
 }
 
+/// Why a reply stopped, in a protocol's three words for cut short, done and calling tools.
+fn stop_word<'a>(turn: &Turn, [cut, done, tools]: [&'a str; 3]) -> &'a str {
+    if turn.reply.truncated {
+        cut
+    } else if turn.reply.tool_calls.is_empty() {
+        done
+    } else {
+        tools
+    }
+}
+
 /// Longest piece of text the default splitter puts in one delta.
 const MAX_TOKEN_BYTES: usize = 16;
 

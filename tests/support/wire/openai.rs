@@ -29,13 +29,7 @@ pub(super) fn route(method: &str, path: &str, options: &ServerOptions) -> Route 
 }
 
 fn finish_reason(turn: &Turn) -> &'static str {
-    if turn.reply.truncated {
-        "length"
-    } else if turn.reply.tool_calls.is_empty() {
-        "stop"
-    } else {
-        "tool_calls"
-    }
+    super::stop_word(turn, ["length", "stop", "tool_calls"])
 }
 
 fn usage(turn: &Turn) -> Value {
