@@ -55,8 +55,13 @@ pub async fn resolve(
         config.routing.get_or_insert_with(Default::default);
     }
     let config = &config;
-    let selected = match config.model_choice.as_deref() {
+    let asked = config.model_choice.as_deref();
+    // `local` and `cloud` (unless a model has that id) ask for those models first.
+    let hint = asked
+        .filter(|a| matches!(*a, "local" | "cloud") && !config.models.iter().any(|m| m.id == *a));
+    let selected = match asked {
         Some("auto") => None,
+        _ if hint.is_some() => None,
         _ => config.selected_model()?.map(|m| m.id.clone()),
     };
     let models = config.models.clone();
@@ -64,11 +69,12 @@ pub async fn resolve(
         config.model_choice_origin.as_str(),
         "--model" | "LINGGEN_MODEL"
     );
-    let choice = match (&selected, &config.routing) {
-        (Some(id), _) if by_flag => Choice::Pinned(id.clone()),
-        (_, Some(_)) => Choice::Auto,
-        (Some(id), None) => Choice::Pinned(id.clone()),
-        (None, None) => Choice::Auto,
+    let choice = match (hint, &selected, &config.routing) {
+        (Some(hint), _, _) => Choice::Hint(hint.to_string()),
+        (None, Some(id), _) if by_flag => Choice::Pinned(id.clone()),
+        (None, _, Some(_)) => Choice::Auto,
+        (None, Some(id), None) => Choice::Pinned(id.clone()),
+        (None, None, None) => Choice::Auto,
     };
     let default = selected
         .and_then(|id| models.iter().position(|m| m.id == id))
@@ -140,6 +146,47 @@ pub fn ollama_base_url(host: Option<&str>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What decides the session's model, by where the choice came from.
+    #[tokio::test]
+    async fn flags_pin_files_defer_to_routing_and_hints_route() {
+        let mut config = Config {
+            models: vec![
+                ModelConfig::new("box", ProviderKind::Openai, "m", "http://127.0.0.1:1/v1"),
+                ModelConfig {
+                    local: Some(false),
+                    ..ModelConfig::new("big", ProviderKind::Openai, "m", "http://127.0.0.1:2/v1")
+                },
+            ],
+            ..Config::default()
+        };
+        let no_env = |_: &str| None;
+        let choice = |config: &Config| {
+            let config = config.clone();
+            async move {
+                resolve(&config, &no_env, reqwest::Client::new())
+                    .await
+                    .map(|(_, c)| c)
+                    .map_err(|e| e.to_string())
+            }
+        };
+        // No [routing]: the file's default_model serves every call.
+        config.model_choice = Some("big".into());
+        config.model_choice_origin = "linggen-agent.toml:3: [agent] default_model".into();
+        assert_eq!(choice(&config).await, Ok(Choice::Pinned("big".into())));
+        // With [routing], the policy decides over the file's default...
+        config.routing = Some(Default::default());
+        assert_eq!(choice(&config).await, Ok(Choice::Auto));
+        // ...but not over a flag.
+        config.model_choice_origin = "--model".into();
+        assert_eq!(choice(&config).await, Ok(Choice::Pinned("big".into())));
+        config.model_choice = Some("auto".into());
+        assert_eq!(choice(&config).await, Ok(Choice::Auto));
+        config.model_choice = Some("cloud".into());
+        assert_eq!(choice(&config).await, Ok(Choice::Hint("cloud".into())));
+        config.model_choice = Some("nope".into());
+        assert!(choice(&config).await.unwrap_err().contains("box, big"));
+    }
 
     #[test]
     fn ollama_host_forms() {

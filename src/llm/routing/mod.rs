@@ -315,6 +315,11 @@ impl Router {
             why.push_str(&format!(" ({} cooling down after failing)", ids.join(", ")));
         }
         healthy.extend(cooling);
+        if healthy.is_empty() {
+            // Not expected (every policy names at least one configured model); a call is
+            // never left without one.
+            healthy.push((self.default, "the default model".to_string()));
+        }
         Plan {
             policy,
             complexity,
