@@ -363,3 +363,49 @@ fn write_a() -> Reply {
         serde_json::json!({"file_path": "a.txt", "content": "A"}),
     )
 }
+
+/// Two delegated runs at once, each asking to write: the terminal asks one question at a
+/// time, and both writes happen once both are answered.
+#[test]
+fn two_children_asking_at_once_are_asked_one_after_the_other() {
+    let write = |file: &str| {
+        Step::from(Reply::tool(
+            "Write",
+            serde_json::json!({"file_path": file, "content": "x"}),
+        ))
+    };
+    let (ws, server) = workspace(vec![
+        Reply::tools(["one", "two"].map(|task| {
+            (
+                "delegate_to_agent",
+                serde_json::json!({"target_agent_id": "coder", "task": task}),
+            )
+        }))
+        .into(),
+        write("one.txt"),
+        write("two.txt"),
+        Reply::text("child wrote").into(),
+        Reply::text("child wrote").into(),
+        Reply::text("both files written").into(),
+    ]);
+    let mut repl = Repl::start(&ws, &[]);
+    repl.line("write both files");
+    let first = repl.expect("type a reason");
+    assert_eq!(first.matches("Allow Write").count(), 1, "{first}");
+    // Which child asked first is up to the scheduler; the other one's question waits.
+    let other = if first.contains("Allow Write one.txt") {
+        "two.txt"
+    } else {
+        "one.txt"
+    };
+    let second_card = format!("Allow Write {other}");
+    assert!(!repl.shows_within(&second_card, Duration::from_millis(700)));
+    repl.line("y");
+    repl.expect(&second_card);
+    repl.expect("type a reason");
+    repl.line("y");
+    repl.expect("both files written");
+    assert!(ws.root().join("one.txt").exists() && ws.root().join("two.txt").exists());
+    server.assert_script_consumed();
+    repl.line("/quit");
+}

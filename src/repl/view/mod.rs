@@ -314,26 +314,12 @@ impl View {
                     + &render::tool_result_line(&summary, ok, &self.style);
                 self.say(line);
             }
-            Event::ApprovalRequested {
-                id,
-                run_id,
-                display,
-                reason,
-                diff,
-                once_only,
-                always,
-                ..
-            } => {
-                let depth = self.session.depth(run_id);
-                let request = ApprovalCard {
-                    display,
-                    reason,
-                    diff: diff.as_deref(),
-                    once_only: *once_only,
-                    always,
-                };
-                self.on_approval(id, depth, &request);
-            }
+            // One question at a time: a request that arrives while another is open (two
+            // delegated runs working at once) waits in the session's view until that one
+            // is answered.
+            Event::ApprovalRequested { .. }
+                if crate::session::lock(&self.shared.approval).is_some() => {}
+            Event::ApprovalRequested { .. } => self.ask(event),
             Event::ApprovalResolved { id, decision, by } => self.on_resolved(id, decision, by),
             Event::Message {
                 run_id,
@@ -526,9 +512,36 @@ impl View {
         });
     }
 
+    /// Shows an `ApprovalRequested` and waits for the answer.
+    fn ask(&mut self, request: &Event) {
+        let Event::ApprovalRequested {
+            id,
+            run_id,
+            display,
+            reason,
+            diff,
+            once_only,
+            always,
+            ..
+        } = request
+        else {
+            return;
+        };
+        let depth = self.session.depth(run_id);
+        let card = ApprovalCard {
+            display,
+            reason,
+            diff: diff.as_deref(),
+            once_only: *once_only,
+            always,
+        };
+        self.on_approval(id, depth, &card);
+    }
+
     fn on_resolved(&mut self, id: &str, decision: &Decision, by: &str) {
         let mut pending = crate::session::lock(&self.shared.approval);
-        if pending.as_ref().is_some_and(|p| p.id == id) {
+        let was_shown = pending.as_ref().is_some_and(|p| p.id == id);
+        if was_shown {
             *pending = None;
             self.menu = None;
         }
@@ -544,7 +557,14 @@ impl View {
         } else {
             format!("  ⎿ {verdict} in {by}")
         };
-        self.say(self.style.dim(&line));
+        // A question that waited its turn here and was answered elsewhere was never shown.
+        if was_shown || by == "terminal" {
+            self.say(self.style.dim(&line));
+        }
+        // The next question that waited, if any (the view no longer lists this one).
+        if was_shown && let Some(next) = self.session.pending.first().cloned() {
+            self.ask(&next);
+        }
     }
 
     fn on_outcome(&mut self, status: OutcomeStatus, result: &str, output_tokens: u64, ms: u64) {

@@ -346,6 +346,54 @@ fn a_long_approval_is_wrapped_not_cut() {
     assert_eq!(head.concat(), format!("⏵ Allow {display}"));
 }
 
+fn request(id: &str, display: &str) -> Event {
+    Event::ApprovalRequested {
+        id: id.into(),
+        run_id: "r".into(),
+        tool: "Bash".into(),
+        summary: display.into(),
+        display: display.into(),
+        reason: "not read-only".into(),
+        diff: None,
+        once_only: false,
+        always: Vec::new(),
+    }
+}
+
+/// Two delegated runs asking at once: the second question waits until the first is
+/// answered, then shows; neither is lost.
+#[test]
+fn approvals_asked_at_once_are_shown_one_after_the_other() {
+    let (mut view, out) = view();
+    view.on_event(&request("one", "Bash: make a"));
+    view.on_event(&request("two", "Bash: make b"));
+    let text = out.take();
+    assert!(
+        text.contains("make a") && !text.contains("make b"),
+        "{text}"
+    );
+    let shown = || {
+        crate::session::lock(&view.shared.approval)
+            .clone()
+            .map(|p| p.id)
+    };
+    assert_eq!(shown(), Some("one".to_string()));
+    view.on_event(&Event::ApprovalResolved {
+        id: "one".into(),
+        decision: Decision::AllowOnce,
+        by: "terminal".into(),
+    });
+    let text = out.take();
+    assert!(
+        text.contains("allowed once") && text.contains("make b"),
+        "{text}"
+    );
+    let shown = crate::session::lock(&view.shared.approval)
+        .clone()
+        .map(|p| p.id);
+    assert_eq!(shown, Some("two".to_string()));
+}
+
 /// A request only "once" can answer offers no "always" choices.
 #[test]
 fn a_once_only_approval_offers_only_once_and_deny() {
