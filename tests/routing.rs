@@ -541,3 +541,55 @@ fn a_busy_model_passes_the_call_on_when_the_policy_allows() {
     );
     a.assert_script_consumed();
 }
+
+/// A model that accepts the request and then says nothing for `timeout_secs` is left for
+/// the next one.
+#[test]
+fn a_silent_model_times_out_and_falls_back() {
+    let silent = openai(vec![Fault::Hang.into()]);
+    let backup = openai(vec![Reply::text("the backup answered").into()]);
+    let ws = Workspace::new();
+    configure(
+        &ws,
+        &format!(
+            "{}{}[routing]\n",
+            model("first", &silent.url(), "timeout_secs = 1").replace("timeout_secs = 5\n", ""),
+            model("second", &backup.url(), "")
+        ),
+    );
+    let r = run(&ws, &["-p", "hi"]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert_eq!(r.stdout.trim_end(), "the backup answered");
+    assert!(
+        r.stderr.contains("model `first` sent nothing for 1 s")
+            && r.stderr.contains("falling back to `second`"),
+        "{}",
+        r.stderr
+    );
+}
+
+/// A pool shares the load: two calls at once go to its two servers, one each.
+#[test]
+fn a_pool_spreads_calls_over_its_servers() {
+    let gpu1 = openai(vec![
+        two_delegations(),
+        slow("child done").into(),
+        Reply::text("both done").into(),
+    ]);
+    let gpu2 = openai(vec![slow("child done").into()]);
+    let ws = Workspace::new();
+    configure(
+        &ws,
+        &format!(
+            "[[models]]\nid = \"qwen\"\nprovider = \"openai\"\nmodel = \"q\"\nurl = [\"{}\", \"{}\"]\ncontext_window = 8192\n",
+            gpu1.url(),
+            gpu2.url()
+        ),
+    );
+    let r = run(&ws, &["-p", "count both"]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert_eq!(r.stdout.trim_end(), "both done");
+    assert_eq!(gpu1.chat_requests().len(), 3);
+    assert_eq!(gpu2.chat_requests().len(), 1);
+    assert_eq!(gpu1.max_concurrent_chats(), 1);
+}
