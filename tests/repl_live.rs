@@ -409,3 +409,57 @@ fn two_children_asking_at_once_are_asked_one_after_the_other() {
     server.assert_script_consumed();
     repl.line("/quit");
 }
+
+/// `# fact` is saved at once outside the repository and never sent; the next message's
+/// system prompt carries it, so does the next session's, and `/memory` lists and forgets.
+#[test]
+fn remembered_facts_reach_this_and_the_next_session() {
+    let (ws, server) = workspace(vec![
+        Reply::text("first answer").into(),
+        Reply::text("second answer").into(),
+    ]);
+    let mut repl = Repl::start(&ws, &[]);
+    repl.line("# always run make check before committing");
+    repl.expect("remembered in");
+    assert!(
+        server.chat_requests().is_empty(),
+        "a memory line reached the model"
+    );
+    repl.line("## this heading is a message");
+    repl.expect("first answer");
+    let system = texts(&server.last_chat_request().unwrap(), "system").join("\n");
+    assert!(
+        system.contains("- always run make check before committing"),
+        "{system}"
+    );
+    repl.line("/memory");
+    repl.expect("1. always run make check before committing");
+    repl.line("/quit");
+    let file = std::fs::read_dir(ws.home().join("projects"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path()
+        .join("memory.md");
+    assert!(
+        std::fs::read_to_string(&file)
+            .unwrap()
+            .contains("make check")
+    );
+    assert!(!ws.root().join("memory.md").exists());
+
+    let mut repl = Repl::start(&ws, &[]);
+    repl.line("hello again");
+    repl.expect("second answer");
+    let system = texts(&server.last_chat_request().unwrap(), "system").join("\n");
+    assert!(system.contains("make check"), "{system}");
+    repl.line("/memory forget 1");
+    repl.expect("forgot: always run make check");
+    repl.line("/quit");
+    assert!(
+        !std::fs::read_to_string(&file)
+            .unwrap()
+            .contains("make check")
+    );
+}

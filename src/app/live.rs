@@ -179,6 +179,9 @@ pub async fn open_session(
         models: Arc::new(models),
         model: choice,
         context_prompt,
+        memory: Some(Arc::new(crate::session::memory::Memory::for_project(
+            &ws.home, &ws.root,
+        ))),
         history,
         tools,
         permissions,

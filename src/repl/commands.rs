@@ -18,6 +18,7 @@ pub enum Command {
     Runs,
     Resume,
     Context,
+    Memory,
     Theme,
     Share,
     Quit,
@@ -64,6 +65,7 @@ impl Command {
         Command::Runs,
         Command::Resume,
         Command::Context,
+        Command::Memory,
         Command::Theme,
         Command::Share,
         Command::Quit,
@@ -85,6 +87,7 @@ impl Command {
             Command::Runs => "runs",
             Command::Resume => "resume",
             Command::Context => "context",
+            Command::Memory => "memory",
             Command::Theme => "theme",
             Command::Share => "share",
             Command::Quit => "quit",
@@ -109,6 +112,7 @@ impl Command {
             Command::Runs => "the runs of this session as a tree (delegations nested)",
             Command::Resume => "continue a previous session",
             Command::Context => "token usage of this session",
+            Command::Memory => "what linggen remembers in this project (`# text` adds a line)",
             Command::Theme => "show or switch the colour theme",
             Command::Share => {
                 "let a browser watch and join this session (a local URL with a token)"
@@ -128,6 +132,7 @@ impl Command {
             Command::Permissions => Some("[mode]"),
             Command::Resume => Some("[id]"),
             Command::Theme => Some("[name]"),
+            Command::Memory => Some("[forget N]"),
             Command::Share => Some("[--read-only|--open|--lan|stop]"),
             Command::Help
             | Command::Clear
@@ -151,6 +156,7 @@ impl Command {
             | Command::Sessions
             | Command::Runs
             | Command::Context
+            | Command::Memory
             | Command::Theme
             | Command::Share
             | Command::Quit
@@ -182,6 +188,7 @@ impl Command {
             | Command::Sessions
             | Command::Runs
             | Command::Context
+            | Command::Memory
             | Command::Quit
             | Command::Exit => ArgumentKind::None,
         }
@@ -239,6 +246,7 @@ mod tests {
                 "runs",
                 "resume",
                 "context",
+                "memory",
                 "theme",
                 "share",
                 "quit",
@@ -266,10 +274,11 @@ mod tests {
             Command::Runs => 9,
             Command::Resume => 10,
             Command::Context => 11,
-            Command::Theme => 12,
-            Command::Share => 13,
-            Command::Quit => 14,
-            Command::Exit => 15,
+            Command::Memory => 12,
+            Command::Theme => 13,
+            Command::Share => 14,
+            Command::Quit => 15,
+            Command::Exit => 16,
         }
     }
 

@@ -6,17 +6,29 @@ use super::commands::{Command, TURN_MODES};
 use super::editor;
 use super::shell::Shell;
 use super::triggers::Parsed;
+use crate::session::memory::Memory;
 use crate::session::{Input, TurnMode, UserMessage, line, lock};
 use crate::store::Store;
 
 /// Who the terminal's messages are from.
 const FROM: &str = "terminal";
 
+/// `# fact` on one line: remembered for this project at once, never sent to the model.
+/// `##`, `#word` and pasted markdown over several lines are ordinary messages.
+pub(super) fn memory_line(line: &str) -> Option<&str> {
+    let fact = line.trim().strip_prefix("# ")?.trim();
+    (!fact.is_empty() && !fact.contains('\n')).then_some(fact)
+}
+
 impl Shell {
     /// Handles one submitted line; `false` means quit.
     pub async fn handle_line(&mut self, line: String) -> bool {
         let line = editor::join_continuations(&line);
         if self.answer_approval(&line).await {
+            return true;
+        }
+        if let Some(fact) = memory_line(&line) {
+            self.remember(fact).await;
             return true;
         }
         // `!cmd`: the person runs a command themselves (queued like a message while a turn
@@ -126,6 +138,7 @@ impl Shell {
             Command::Runs => self.runs().await,
             Command::Skills => self.skills(),
             Command::Context => self.view.context(),
+            Command::Memory => self.memory(args).await,
             Command::Theme => self.theme(args),
             Command::Settings if args.is_empty() => self.settings(),
             Command::Settings => self.set(args).await,
@@ -230,5 +243,76 @@ impl Shell {
             Ok(runs) => self.view.lines(super::run_tree::tree_lines(&runs)),
             Err(e) => self.view.error(&format!("cannot read the runs: {e}")),
         }
+    }
+
+    fn project_memory(&self) -> std::sync::Arc<Memory> {
+        std::sync::Arc::new(Memory::for_project(&self.ws.home, &self.ws.root))
+    }
+
+    /// `# fact`: appended to the project's memory file at once; the model sees it from the
+    /// next message on.
+    async fn remember(&mut self, fact: &str) {
+        let memory = self.project_memory();
+        let fact = fact.to_string();
+        let saved = {
+            let memory = memory.clone();
+            tokio::task::spawn_blocking(move || memory.remember(&fact))
+        };
+        match saved.await.map_err(std::io::Error::other).and_then(|r| r) {
+            Ok(()) => self.view.hint(&format!(
+                "remembered in {} (from your next message on; /memory lists it)",
+                memory.path().display()
+            )),
+            Err(e) => self.view.error(&format!(
+                "cannot save to {}: {e}; nothing was remembered",
+                memory.path().display()
+            )),
+        }
+    }
+
+    /// `/memory`: the numbered lines; `/memory forget N` removes one.
+    async fn memory(&mut self, args: &str) {
+        let memory = self.project_memory();
+        if let Some(n) = args.strip_prefix("forget") {
+            let Ok(n) = n.trim().parse::<usize>() else {
+                return self
+                    .view
+                    .error("/memory forget takes the number /memory shows, e.g. /memory forget 2");
+            };
+            let forgotten = {
+                let memory = memory.clone();
+                tokio::task::spawn_blocking(move || memory.forget(n))
+            };
+            match forgotten.await.unwrap_or_else(|e| Err(e.to_string())) {
+                Ok(fact) => self.view.hint(&format!("forgot: {fact}")),
+                Err(e) => self.view.error(&e),
+            }
+            return;
+        }
+        if !args.is_empty() {
+            return self.view.error(
+                "/memory lists what is remembered; /memory forget N removes line N; start a line with `# ` to add one",
+            );
+        }
+        let entries = {
+            let memory = memory.clone();
+            tokio::task::spawn_blocking(move || memory.entries())
+        };
+        let entries = entries.await.unwrap_or_default();
+        let path = memory.path().display().to_string();
+        if entries.is_empty() {
+            return self.view.hint(&format!(
+                "nothing remembered in this project yet; start a line with `# ` to add one ({path})"
+            ));
+        }
+        let mut lines: Vec<String> = entries
+            .iter()
+            .enumerate()
+            .map(|(i, fact)| format!("  {}. {fact}", i + 1))
+            .collect();
+        lines.push(format!(
+            "  ({path}: edit it freely; /memory forget N removes line N)"
+        ));
+        self.view.lines(lines);
     }
 }

@@ -361,6 +361,9 @@ impl Shell {
         use super::view::Echo;
         let echo = if !self.shared.is_busy() || answering {
             Echo::Now
+        } else if super::dispatch::memory_line(&editor::join_continuations(line)).is_some() {
+            // Saved at once, not queued.
+            Echo::Now
         } else {
             match self.catalog.parse(&editor::join_continuations(line)) {
                 // Runs when the turn ends, and shows itself then.

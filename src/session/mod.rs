@@ -11,6 +11,7 @@ pub mod ids;
 pub mod input;
 pub mod line;
 mod locks;
+pub mod memory;
 mod model_call;
 pub mod permissions;
 pub mod prompt;
@@ -51,6 +52,8 @@ pub struct SessionSetup {
     pub model: Choice,
     /// The workspace part of every agent's system prompt (see [`prompt::context_prompt`]).
     pub context_prompt: String,
+    /// The project's memory, read into every agent's prompt at the start of each turn.
+    pub memory: Option<Arc<memory::Memory>>,
     /// Earlier messages when resuming (`--continue`), without the system prompt.
     pub history: Vec<ChatMessage>,
     pub tools: ToolContext,
@@ -96,6 +99,7 @@ pub(crate) struct TurnShared {
     /// What decides the model of the session's runs, unless a hint routes elsewhere.
     pub choice: Choice,
     pub context_prompt: String,
+    pub memory: Option<Arc<memory::Memory>>,
     pub bus: EventBus,
     pub tools: ToolContext,
     pub max_iters: u32,
@@ -118,6 +122,7 @@ impl TurnShared {
             models: Arc::clone(&self.models),
             choice,
             context_prompt: self.context_prompt.clone(),
+            memory: self.memory.clone(),
             bus: self.bus.clone(),
             tools: self.tools.clone(),
             max_iters,
@@ -144,9 +149,18 @@ struct Settings {
     revoked: Vec<String>,
 }
 
-/// An agent's full system prompt: its own body, then the workspace facts and rules.
+/// An agent's full system prompt: its own body, then the workspace facts and rules, then
+/// the project's memory.
 pub(crate) fn compose_prompt(shared: &TurnShared, agent: &AgentSpec) -> String {
-    format!("{}\n\n{}", agent.prompt.trim(), shared.context_prompt)
+    let memory = shared.memory.as_ref().and_then(|m| m.section());
+    match memory {
+        Some(memory) => format!(
+            "{}\n\n{}\n\n{memory}",
+            agent.prompt.trim(),
+            shared.context_prompt
+        ),
+        None => format!("{}\n\n{}", agent.prompt.trim(), shared.context_prompt),
+    }
 }
 
 /// What decides the model for an agent's or skill's `model` hint; without a hint, or when
@@ -212,6 +226,7 @@ async fn run(setup: SessionSetup, mut inputs: mpsc::Receiver<input::Sent>, bus: 
         models: setup.models,
         choice: setup.model,
         context_prompt: setup.context_prompt,
+        memory: setup.memory,
         bus: bus.clone(),
         tools: setup.tools,
         max_iters: setup.max_iters,

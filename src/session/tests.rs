@@ -112,6 +112,7 @@ fn start_routed(
         models: Arc::new(Router::new(models, None, 0)),
         model: Choice::Auto,
         context_prompt: "system".into(),
+        memory: None,
         history: Vec::new(),
         tools: ToolContext::new(&root),
         permissions: Permissions::new(PermissionMode::Default, &[], &[]).unwrap(),

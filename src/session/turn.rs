@@ -40,6 +40,10 @@ pub(super) async fn run_turn(
     let started = Instant::now();
     let mut changed = Vec::new();
     let label = msg.content.clone();
+    // What the person asked to remember since the last turn (here or in another shell).
+    if let Some(memory) = shared.memory.clone() {
+        let _ = tokio::task::spawn_blocking(move || memory.refresh()).await;
+    }
     if let Some(command) = msg.command.clone() {
         let agent = shared.agents.get().get(agent_name).cloned();
         let end = match agent {
