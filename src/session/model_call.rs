@@ -43,7 +43,39 @@ pub(crate) async fn call(
     let tool_chars = serde_json::to_string(&tools).map_or(0, |t| t.len());
     signal.prompt_tokens = estimate_tokens(history + tool_chars);
     let plan = router.plan(&ctx.route, &signal);
-    walk(shared, ctx, conv, &tools, &plan).await
+    let step = walk(shared, ctx, conv, &tools, &plan).await;
+    if let Step::Done(response) = &step {
+        notice_truncation(shared, signal.prompt_tokens, response);
+    }
+    step
+}
+
+/// Ollama does not reject a prompt longer than its window (`num_ctx`): it silently drops
+/// the start of it, system prompt and tool definitions first, and the model then answers
+/// without its instructions. When the prompt sent was larger than the window, say so once
+/// a session, with the fix.
+fn notice_truncation(shared: &TurnShared, sent_tokens: u64, response: &run::Response) {
+    use std::sync::atomic::Ordering;
+    let (Some(index), Some(window)) = (response.served_by, response.context_window) else {
+        return;
+    };
+    let model = shared.models.model(index);
+    if model.config.provider != crate::config::ProviderKind::Ollama
+        || sent_tokens <= u64::from(window)
+        || model.truncation_told.swap(true, Ordering::Relaxed)
+    {
+        return;
+    }
+    shared.bus.publish(Event::Warning {
+        message: format!(
+            "the prompt was about {sent_tokens} tokens but `{}` runs with a window of {window} \
+             (Ollama's num_ctx), so Ollama cut off its start, instructions and tool \
+             definitions first; set context_window = {} for this model in linggen-agent.toml \
+             (it needs more memory), or start a new session with /clear",
+            model.id(),
+            (sent_tokens * 2).next_power_of_two().max(8192)
+        ),
+    });
 }
 
 async fn walk(
@@ -107,6 +139,7 @@ async fn walk(
                 Step::Done(mut response) => {
                     member.server.recovered();
                     response.context_window = model.context_window().await;
+                    response.served_by = Some(*index);
                     return Step::Done(response);
                 }
                 Step::Failed(error) => error,

@@ -52,6 +52,8 @@ pub(crate) struct Response {
     pub cut_short: bool,
     /// The context window of the model that answered, when known.
     pub context_window: Option<u32>,
+    /// Which of the router's models answered.
+    pub served_by: Option<usize>,
 }
 
 pub(crate) enum Step {

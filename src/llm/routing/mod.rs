@@ -45,6 +45,8 @@ pub struct Model {
     pub config: ModelConfig,
     members: Vec<Member>,
     window: tokio::sync::OnceCell<Option<u32>>,
+    /// Whether the person was told that this model's window cuts prompts (once a session).
+    pub truncation_told: std::sync::atomic::AtomicBool,
 }
 
 impl Model {
@@ -62,6 +64,7 @@ impl Model {
             config,
             members,
             window: tokio::sync::OnceCell::new(),
+            truncation_told: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
