@@ -28,6 +28,15 @@ pub fn edit_distance(a: &str, b: &str) -> usize {
     previous[b.len()]
 }
 
+/// The longest prefix of `text` of at most `max` bytes that ends on a character boundary.
+pub fn prefix_bytes(text: &str, max: usize) -> &str {
+    let mut end = max.min(text.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
 /// `1 line`, `3 lines`: a count with its noun in the right number.
 pub fn plural(n: usize, one: &str, many: &str) -> String {
     if n == 1 {

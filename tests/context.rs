@@ -66,3 +66,46 @@ fn an_ollama_window_smaller_than_the_prompt_is_reported_once() {
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     assert!(!r.stderr.contains("cut off"), "{}", r.stderr);
 }
+
+/// On a 4k window, a big file's `Read` result is cut to half of what is left of the
+/// window, at a line, and says where to continue; the model can go on from there.
+#[test]
+fn a_big_read_is_cut_to_fit_a_small_window() {
+    let server = ScriptedServer::start_background(
+        Protocol::OpenAi,
+        vec![
+            Step::from(Reply::tool(
+                "Read",
+                serde_json::json!({"file_path": "big.txt"}),
+            )),
+            Reply::text("read it").into(),
+        ],
+    );
+    let ws = Workspace::new();
+    let big: String = (1..=3000).map(|n| format!("line number {n}\n")).collect();
+    ws.write("big.txt", &big);
+    std::fs::write(
+        ws.home().join("linggen-agent.toml"),
+        format!(
+            "[[models]]\nid = \"small\"\nprovider = \"openai\"\nmodel = \"m\"\nurl = \"{}\"\ncontext_window = 4096\n",
+            server.url()
+        ),
+    )
+    .unwrap();
+    let r = run(&ws, &["-p", "read big.txt"]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let last = server.last_chat_request().unwrap();
+    let result = support::texts(&last, "tool").join("\n");
+    // Half of the ~2,000 tokens left after the system prompt and tools: well under 8 KB.
+    assert!(result.len() < 8_000, "{} bytes", result.len());
+    assert!(
+        result.starts_with("   1\tline number 1\n"),
+        "{}",
+        &result[..80]
+    );
+    assert!(
+        result.contains("[cut to fit the context window. Continue with {\"path\": \"big.txt\", \"line_range\": ["),
+        "{}",
+        &result[result.len().saturating_sub(300)..]
+    );
+}

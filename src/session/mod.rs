@@ -7,6 +7,7 @@ pub mod bus;
 pub mod call_ids;
 mod delegate;
 pub mod event;
+mod fit;
 pub mod ids;
 pub mod input;
 pub mod line;

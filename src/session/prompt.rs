@@ -84,13 +84,9 @@ fn project_doc(root: &Path, name: &str) -> Option<String> {
     if text.len() <= PROJECT_DOC_MAX_CHARS {
         return Some(text.to_string());
     }
-    let mut end = PROJECT_DOC_MAX_CHARS;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
     Some(format!(
         "{}\n[… {name} truncated at {PROJECT_DOC_MAX_CHARS} characters]",
-        &text[..end]
+        crate::text::prefix_bytes(text, PROJECT_DOC_MAX_CHARS)
     ))
 }
 

@@ -145,6 +145,8 @@ async fn run_loop(
             }
             Step::Done(response) => {
                 usage.add(response.usage);
+                // The window of the model that answered: its tool results are sized to it.
+                let window = response.context_window;
                 report_context(shared, ctx, conv, &response);
                 notice_odd_endings(shared, &response);
                 let Response {
@@ -182,7 +184,17 @@ async fn run_loop(
                         vec![one_call(shared, ctx, conv, &batch[0], changed).await]
                     };
                     for (call, output) in batch.iter().zip(outputs) {
-                        let msg = ChatMessage::tool_result(call, output.model, output.is_error);
+                        let used = conv.history.iter().map(|m| m.content.len()).sum();
+                        let content = match super::fit::budget(window, used) {
+                            Some(budget) => super::fit::fit(
+                                ToolName::resolve(&call.name),
+                                &call.arguments,
+                                &output.model,
+                                budget,
+                            ),
+                            None => output.model,
+                        };
+                        let msg = ChatMessage::tool_result(call, content, output.is_error);
                         push(shared, ctx, conv, "", msg);
                     }
                 }
