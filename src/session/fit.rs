@@ -3,7 +3,6 @@
 //! command cannot push the conversation out of a small local model's window. What is cut
 //! says how to get the rest.
 
-use crate::llm::routing::estimate_tokens;
 use crate::tools::ToolName;
 
 /// A result may use this share of the tokens still free in the window.
@@ -12,10 +11,10 @@ const SHARE_OF_FREE: u64 = 2;
 /// a window this full is the compaction's business, not the tool's.
 const FLOOR_CHARS: usize = 2_000;
 
-/// The most characters a tool result may have now; `None` when the window is unknown.
-pub fn budget(window: Option<u32>, used_chars: usize) -> Option<usize> {
+/// The most characters a tool result may have now, with `used` tokens of the `window`
+/// taken; `None` when the window is unknown.
+pub fn budget(window: Option<u32>, used: u64) -> Option<usize> {
     let window = u64::from(window?);
-    let used = estimate_tokens(used_chars);
     let free = window.saturating_sub(used);
     let chars = (free / SHARE_OF_FREE).saturating_mul(4);
     Some((chars as usize).max(FLOOR_CHARS))
@@ -125,8 +124,8 @@ mod tests {
     fn the_budget_is_half_the_free_window_with_a_floor() {
         assert_eq!(budget(None, 0), None);
         // 4096-token window, 1,000 tokens used: half of 3,096 tokens, in characters.
-        assert_eq!(budget(Some(4096), 4_000), Some(1548 * 4));
-        assert_eq!(budget(Some(4096), 100_000), Some(FLOOR_CHARS));
+        assert_eq!(budget(Some(4096), 1_000), Some(1548 * 4));
+        assert_eq!(budget(Some(4096), 25_000), Some(FLOOR_CHARS));
     }
 
     #[test]

@@ -8,7 +8,7 @@ use super::run::{self, RunCtx, Step};
 use super::{Conversation, TurnShared};
 use crate::config::routing::WhenBusy;
 use crate::llm::retry;
-use crate::llm::routing::{self, Plan, Signal, estimate_tokens};
+use crate::llm::routing::{self, Plan, Signal};
 
 /// Makes the run's next model call.
 pub(crate) async fn call(
@@ -29,8 +29,10 @@ pub(crate) async fn call(
                     .sum::<usize>()
         })
         .sum();
+    // Sized with the tokenizer of the model the policy would try first.
+    let likely = router.model(router.plan(&ctx.route, &Signal::default()).order[0].0);
     let mut signal = Signal {
-        prompt_tokens: estimate_tokens(history),
+        prompt_tokens: likely.estimate(history),
         tool_calls: calls_made,
         delegation_depth: ctx.depth,
         hint: None,
@@ -41,11 +43,16 @@ pub(crate) async fn call(
     let window = router.model(draft.order[0].0).context_window().await;
     let tools = run::offered_tools(shared, ctx, window);
     let tool_chars = serde_json::to_string(&tools).map_or(0, |t| t.len());
-    signal.prompt_tokens = estimate_tokens(history + tool_chars);
+    signal.prompt_tokens = likely.estimate(history + tool_chars);
     let plan = router.plan(&ctx.route, &signal);
     let step = walk(shared, ctx, conv, &tools, &plan).await;
     if let Step::Done(response) = &step {
         notice_truncation(shared, signal.prompt_tokens, response);
+        if let Some(served) = response.served_by {
+            router
+                .model(served)
+                .calibrate(history + tool_chars, response.usage.input_tokens);
+        }
     }
     step
 }

@@ -146,7 +146,7 @@ async fn run_loop(
             Step::Done(response) => {
                 usage.add(response.usage);
                 // The window of the model that answered: its tool results are sized to it.
-                let window = response.context_window;
+                let (window, served_by) = (response.context_window, response.served_by);
                 report_context(shared, ctx, conv, &response);
                 notice_odd_endings(shared, &response);
                 let Response {
@@ -184,7 +184,11 @@ async fn run_loop(
                         vec![one_call(shared, ctx, conv, &batch[0], changed).await]
                     };
                     for (call, output) in batch.iter().zip(outputs) {
-                        let used = conv.history.iter().map(|m| m.content.len()).sum();
+                        let chars = conv.history.iter().map(|m| m.content.len()).sum();
+                        let used = match served_by {
+                            Some(i) => shared.models.model(i).estimate(chars),
+                            None => crate::llm::routing::estimate_tokens(chars),
+                        };
                         let content = match super::fit::budget(window, used) {
                             Some(budget) => super::fit::fit(
                                 ToolName::resolve(&call.name),

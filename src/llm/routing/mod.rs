@@ -47,6 +47,9 @@ pub struct Model {
     window: tokio::sync::OnceCell<Option<u32>>,
     /// Whether the person was told that this model's window cuts prompts (once a session).
     pub truncation_told: std::sync::atomic::AtomicBool,
+    /// Characters per token of this model's tokenizer, learnt from the usage its server
+    /// reports (see [`Model::calibrate`]); 4 until then.
+    chars_per_token: std::sync::Mutex<Option<f64>>,
 }
 
 impl Model {
@@ -65,7 +68,40 @@ impl Model {
             members,
             window: tokio::sync::OnceCell::new(),
             truncation_told: std::sync::atomic::AtomicBool::new(false),
+            chars_per_token: std::sync::Mutex::new(None),
         }
+    }
+
+    /// Tokens that `chars` characters of prompt cost with this model, as far as known.
+    pub fn estimate(&self, chars: usize) -> u64 {
+        match *self.ratio() {
+            Some(ratio) => (chars as f64 / ratio).ceil() as u64,
+            None => estimate_tokens(chars),
+        }
+    }
+
+    /// Learns from a response: `chars` were sent and the server counted `tokens`. Ratios no
+    /// tokenizer produces (a server that counts only the part of the prompt it had not
+    /// cached, as Ollama does) are ignored; the rest move the estimate a third of the way.
+    pub fn calibrate(&self, chars: usize, tokens: u64) {
+        if tokens == 0 {
+            return;
+        }
+        let ratio = chars as f64 / tokens as f64;
+        if !(1.5..=8.0).contains(&ratio) {
+            return;
+        }
+        let mut known = self.ratio();
+        *known = Some(match *known {
+            Some(old) => old + (ratio - old) / 3.0,
+            None => ratio,
+        });
+    }
+
+    fn ratio(&self) -> std::sync::MutexGuard<'_, Option<f64>> {
+        self.chars_per_token
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
     }
 
     pub fn id(&self) -> &str {

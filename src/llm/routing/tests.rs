@@ -192,3 +192,18 @@ fn errors_that_another_model_can_help_with() {
     assert!(!http(429, "You exceeded your current quota").is_retryable());
     assert!(http(429, "slow down").is_retryable());
 }
+
+#[test]
+fn the_estimate_learns_each_models_tokenizer() {
+    let m = model("q", "http://127.0.0.1:1/cal");
+    assert_eq!(m.estimate(4_000), 1_000);
+    // The server counted 1,000 tokens for 3,000 characters: 3 characters a token.
+    m.calibrate(3_000, 1_000);
+    assert_eq!(m.estimate(3_000), 1_000);
+    // A cached prompt counted as 10 tokens says nothing about the tokenizer.
+    m.calibrate(3_000, 10);
+    assert_eq!(m.estimate(3_000), 1_000);
+    // Later reports move it part of the way.
+    m.calibrate(6_000, 1_000);
+    assert_eq!(m.estimate(4_000), 1_000);
+}
