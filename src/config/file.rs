@@ -252,6 +252,24 @@ impl Layer<'_> {
             let span = entry.span();
             let mut model = model_config(entry.into_inner())
                 .map_err(|(s, m)| self.error_at(s.unwrap_or(span), &m))?;
+            // A project model on a server elsewhere, one the person's own configuration
+            // does not use, would receive the conversation: a grant, held back whole (its
+            // key with it) until the folder is trusted. `local = true` does not count here:
+            // it is the project's say, not the address.
+            if let Some(file) = project {
+                let servers = model.servers();
+                let elsewhere = servers.iter().any(|u| !super::model::is_local_url(u));
+                let known = config
+                    .models
+                    .iter()
+                    .any(|m| m.servers().iter().any(|u| servers.contains(u)));
+                if elsewhere && !known {
+                    config.withheld.models.retain(|m| m.id != model.id);
+                    config.withheld.models.push(model);
+                    config.withheld.file = file.to_string();
+                    continue;
+                }
+            }
             if let Some(file) = project
                 && let Some(env) = model.api_key_env.take()
             {

@@ -200,7 +200,14 @@ impl Config {
             config.files.push(path);
         }
         if let Some(routing) = &config.routing {
-            let ids: Vec<&str> = config.models.iter().map(|m| m.id.as_str()).collect();
+            // Rules may name a project's models that wait for trust; until then the
+            // router skips them.
+            let ids: Vec<&str> = config
+                .models
+                .iter()
+                .chain(&config.withheld.models)
+                .map(|m| m.id.as_str())
+                .collect();
             routing.validate(&ids).map_err(|why| {
                 ConfigError::Usage(format!("{}: {why}", config.origin("routing")))
             })?;
@@ -297,6 +304,14 @@ impl Config {
         match &self.model_choice {
             Some(id) => match self.models.iter().find(|m| &m.id == id) {
                 Some(m) => Ok(Some(m)),
+                None if self.withheld.models.iter().any(|m| &m.id == id) => {
+                    Err(ConfigError::Usage(format!(
+                        "{}: model `{id}` comes from {} and would send the conversation \
+                         elsewhere; trust the folder first (`linggen trust`), or choose \
+                         another with --model",
+                        self.model_choice_origin, self.withheld.file
+                    )))
+                }
                 None if self.models.is_empty() => Err(ConfigError::Usage(format!(
                     "{}: model `{id}` is not configured: add a [[models]] entry with id = \"{id}\" to {} (see doc/config.md)",
                     self.model_choice_origin, CONFIG_FILE

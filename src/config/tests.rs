@@ -52,6 +52,7 @@ default_model = "b"
 id = "a"
 provider = "anthropic"
 model = "claude"
+url = "http://127.0.0.1:8082"
 api_key_env = "KEY"
 "#,
     );
@@ -60,9 +61,11 @@ api_key_env = "KEY"
     let selected = c.selected_model().unwrap().unwrap();
     assert_eq!(selected.id, "b");
     assert_eq!(selected.url, "http://127.0.0.1:8080/v1");
+    // The project's entry replaces the person's with the same id (a server on this
+    // machine; one elsewhere would wait for trust, see trust_tests).
     let a = c.models.iter().find(|m| m.id == "a").unwrap();
     assert_eq!(a.provider, ProviderKind::Anthropic);
-    assert_eq!(a.url, "https://api.anthropic.com");
+    assert_eq!(a.url, "http://127.0.0.1:8082");
 
     let env = |k: &str| (k == "LINGGEN_MODEL").then(|| "a".to_string());
     let c = Config::load(home.path(), root.path(), &env, &FlagOverrides::default()).unwrap();

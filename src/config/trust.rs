@@ -74,6 +74,24 @@ pub struct Withheld {
     pub screenshot_hosts: Vec<String>,
     /// `[[models]]` entries' `api_key_env`: which secret goes to which server.
     pub model_keys: Vec<ModelKey>,
+    /// `[[models]]` entries on servers elsewhere that the person's own configuration does
+    /// not use: the conversation would go there.
+    pub models: Vec<super::ModelConfig>,
+}
+
+/// A grant by a project model on a server elsewhere: where the conversation would go, with
+/// which secret.
+pub fn model_grant(model: &super::ModelConfig, file: &str) -> String {
+    let secret = match model.api_key_env.as_deref() {
+        Some(super::model::BEDROCK_KEY_ENV) => " with your AWS credentials".to_string(),
+        Some(env) => format!(" with ${env}"),
+        None => String::new(),
+    };
+    format!(
+        "model {}: sends the conversation to {}{secret} ({file})",
+        model.id,
+        model.servers().join(", ")
+    )
 }
 
 /// A project model entry's key variable, withheld from the entry until trusted.
@@ -116,6 +134,7 @@ impl Withheld {
                 .map(|h| tools_grant("screenshot_hosts", h, file)),
         );
         grants.extend(self.model_keys.iter().map(|k| k.grant(file)));
+        grants.extend(self.models.iter().map(|m| model_grant(m, file)));
         grants
     }
 }
@@ -153,6 +172,14 @@ impl super::Config {
                 && accepted.contains(&key.grant(&file))
             {
                 model.api_key_env = Some(key.env.clone());
+            }
+        }
+        for model in &withheld.models {
+            if accepted.contains(&model_grant(model, &file)) {
+                match self.models.iter_mut().find(|m| m.id == model.id) {
+                    Some(existing) => *existing = model.clone(),
+                    None => self.models.push(model.clone()),
+                }
             }
         }
         for host in &withheld.screenshot_hosts {
