@@ -32,8 +32,8 @@ fn an_ollama_window_smaller_than_the_prompt_is_reported_once() {
         ),
     )
     .unwrap();
-    let long = format!("please read a.txt. {}", "context ".repeat(1000));
-    let r = run(&ws, &["-p", &long]);
+    // The instructions and tool definitions alone are larger than this window.
+    let r = run(&ws, &["-p", "please read a.txt"]);
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     assert_eq!(
         r.stderr.matches("Ollama cut off its start").count(),
@@ -108,4 +108,164 @@ fn a_big_read_is_cut_to_fit_a_small_window() {
         "{}",
         &result[result.len().saturating_sub(300)..]
     );
+}
+
+fn small_window(ws: &Workspace, server: &ScriptedServer, extra: &str) {
+    std::fs::write(
+        ws.home().join("linggen-agent.toml"),
+        format!(
+            "[[models]]\nid = \"small\"\nprovider = \"openai\"\nmodel = \"m\"\nurl = \"{}\"\ncontext_window = 4096\n{extra}",
+            server.url()
+        ),
+    )
+    .unwrap();
+}
+
+/// A turn of about 1,000 tokens, recognisable by its number.
+fn turn(n: u32) -> String {
+    format!("turn {n}: {}", format!("filler{n} ").repeat(500))
+}
+
+fn messages_text(body: &serde_json::Value) -> String {
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// On a 4k window, the conversation is compacted before a request would pass three
+/// quarters of it: the model writes a summary (a request of its own, which fits), the next
+/// request carries the summary and the latest exchange instead of the old turns, and
+/// `--continue` resumes from the compacted state.
+#[test]
+fn a_long_conversation_is_compacted_and_resumes_compacted() {
+    let server = ScriptedServer::start_background(
+        Protocol::OpenAi,
+        vec![
+            Step::from(Reply::text("answer one")),
+            Reply::text("SUMMARY-1: the user sent turn 1.").into(),
+            Reply::text("answer two").into(),
+            Reply::text("SUMMARY-2: turns 1 and 2 were sent.").into(),
+            Reply::text("answer three").into(),
+        ],
+    );
+    let ws = Workspace::new();
+    small_window(&ws, &server, "");
+    let first = run(&ws, &["-p", &turn(1)]);
+    assert_eq!(first.code, Some(0), "{}", first.stderr);
+    let second = run(
+        &ws,
+        &[
+            "-p",
+            "--continue",
+            &turn(2),
+            "--output-format",
+            "stream-json",
+        ],
+    );
+    assert_eq!(second.code, Some(0), "{}", second.stderr);
+    assert!(
+        second.stdout.contains("\"type\":\"Compacted\""),
+        "{}",
+        second.stdout
+    );
+    let requests = server.chat_requests();
+    assert_eq!(requests.len(), 3);
+    // The summary request: its own instructions, the old turn, no tools; it fits.
+    let summary_request = &requests[1];
+    assert!(summary_request.get("tools").is_none());
+    let asked = messages_text(summary_request);
+    assert!(
+        asked.contains("hand-off notes") && asked.contains("filler1"),
+        "{asked}"
+    );
+    assert!(asked.len() < 4096 * 4);
+    // The next request: the summary and the new turn, not the old one.
+    let next = messages_text(&requests[2]);
+    assert!(
+        next.contains("SUMMARY-1") && next.contains("filler2"),
+        "{next}"
+    );
+    assert!(
+        !next.contains("filler1"),
+        "the compacted turn was still sent"
+    );
+
+    // Resumed, the session starts from the compacted state.
+    let third = run(&ws, &["-p", "--continue", &turn(3)]);
+    assert_eq!(third.code, Some(0), "{}", third.stderr);
+    let requests = server.chat_requests();
+    let resummarised = messages_text(&requests[3]);
+    assert!(
+        resummarised.contains("SUMMARY-1") && !resummarised.contains("filler1"),
+        "{resummarised}"
+    );
+    let last = messages_text(&requests[4]);
+    assert!(
+        last.contains("SUMMARY-2") && last.contains("filler3"),
+        "{last}"
+    );
+    assert!(
+        !last.contains("filler1") && !last.contains("filler2"),
+        "{last}"
+    );
+    server.assert_script_consumed();
+}
+
+/// A history that cannot be shrunk (one message larger than the window) ends with a clear
+/// error after the server's rejection, without a summary request, let alone a loop.
+#[test]
+fn one_message_larger_than_the_window_is_a_clear_error_not_a_loop() {
+    let server = ScriptedServer::start_background(
+        Protocol::OpenAi,
+        vec![support::Fault::api_error(
+            400,
+            "the request exceeds the available context size, try increasing it",
+        )],
+    );
+    let ws = Workspace::new();
+    small_window(&ws, &server, "");
+    let huge = "word ".repeat(8_000);
+    let r = run(&ws, &["-p", &huge]);
+    assert_ne!(r.code, Some(0));
+    assert!(
+        r.stderr.contains("cannot be made to fit") && r.stderr.contains("4096-token window"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(server.chat_requests().len(), 1);
+}
+
+/// A server's context rejection is not the end of the turn: one compaction, one retry.
+#[test]
+fn a_context_rejection_is_compacted_and_retried_once() {
+    let server = ScriptedServer::start_background(
+        Protocol::OpenAi,
+        vec![
+            Step::from(Reply::text("answer one")),
+            support::Fault::api_error(
+                400,
+                "the request exceeds the available context size, try increasing it",
+            )
+            .into(),
+            Reply::text("SUMMARY: turn 1 happened.").into(),
+            Reply::text("answer after compacting").into(),
+        ],
+    );
+    let ws = Workspace::new();
+    // Compacting only at 95% lets the request go out and meet the server's limit.
+    small_window(&ws, &server, "\n[context]\ncompact_at = 0.95\n");
+    assert_eq!(run(&ws, &["-p", &turn(1)]).code, Some(0));
+    let r = run(&ws, &["-p", "--continue", &turn(2)]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert_eq!(r.stdout.trim_end(), "answer after compacting");
+    let last = messages_text(&server.last_chat_request().unwrap());
+    assert!(
+        last.contains("SUMMARY") && !last.contains("filler1"),
+        "{last}"
+    );
+    server.assert_script_consumed();
 }

@@ -190,6 +190,7 @@ pub async fn open_session(
         agents: Arc::clone(&ws.agents),
         skills: Arc::clone(&ws.skills),
         max_delegation_depth: config.max_delegation_depth,
+        compact_at: config.compact_at,
         mode: TurnMode::Auto,
     };
     Ok((setup, store))

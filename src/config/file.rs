@@ -27,6 +27,14 @@ struct FileConfig {
     #[serde(default)]
     sandbox: SandboxSection,
     routing: Option<RoutingSection>,
+    #[serde(default)]
+    context: ContextSection,
+}
+
+/// `[context]`: when the conversation is compacted.
+#[derive(Debug, Default, Deserialize)]
+struct ContextSection {
+    compact_at: Option<Spanned<f64>>,
 }
 
 /// `[sandbox]`: how far commands are confined (see `tools::sandbox`).
@@ -104,9 +112,11 @@ const KNOWN: &[(&str, &[&str])] = &[
             "tools",
             "sandbox",
             "routing",
+            "context",
         ],
     ),
     ("routing", super::routing::KEYS),
+    ("context", &["compact_at"]),
     ("tools", &["chromium", "screenshot_hosts"]),
     (
         "sandbox",
@@ -188,7 +198,22 @@ impl Layer<'_> {
             tools,
             sandbox,
             routing,
+            context,
         } = std::mem::take(&mut self.parsed);
+        if let Some(at) = context.compact_at {
+            let value = *at.get_ref();
+            if !(0.3..=0.95).contains(&value) {
+                return Err(self.error_at(
+                    at.span(),
+                    &format!(
+                        "compact_at = {value}: expected a share of the window between 0.3 and 0.95 \
+                         (0.75 compacts when three quarters are used)"
+                    ),
+                ));
+            }
+            config.compact_at = value;
+            config.set_origin("compact_at", self.path.display());
+        }
         if let Some(routing) = routing {
             routing.apply(config.routing.get_or_insert_with(Default::default));
             config.set_origin("routing", self.path.display());

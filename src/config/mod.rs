@@ -79,6 +79,11 @@ pub enum ConfigError {
     Usage(String),
 }
 
+/// Compact when three quarters of the window are used: the last quarter is room for the
+/// answer and the next tool results (1,000 tokens on a 4k window, where a tool result may
+/// take half of what is free).
+pub const DEFAULT_COMPACT_AT: f64 = 0.75;
+
 /// Delegation nests at most this deep by default: ling → coder → one more.
 pub const DEFAULT_MAX_DELEGATION_DEPTH: u32 = 2;
 
@@ -122,6 +127,9 @@ pub struct Config {
     pub sandbox: crate::tools::sandbox::SandboxSettings,
     /// `[routing]`, when a file has the table: a policy then picks the model per call.
     pub routing: Option<routing::RoutingConfig>,
+    /// `[context] compact_at`: the share of the window at which the conversation is
+    /// compacted before the next request.
+    pub compact_at: f64,
     /// Where each non-default setting came from (a file, an environment variable, a flag),
     /// by key, for `/settings`.
     pub origins: std::collections::BTreeMap<&'static str, String>,
@@ -151,6 +159,7 @@ impl Default for Config {
             screenshot: Default::default(),
             sandbox: Default::default(),
             routing: None,
+            compact_at: DEFAULT_COMPACT_AT,
             origins: std::collections::BTreeMap::new(),
             files: Vec::new(),
             warnings: Vec::new(),

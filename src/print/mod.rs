@@ -120,6 +120,15 @@ impl Printer {
             Event::Error { message } => Some(format!("linggen: error: {message}")),
             Event::Warning { message } => Some(format!("linggen: warning: {message}")),
             _ if self.quiet => None,
+            Event::Compacted {
+                run_id,
+                before_tokens,
+                after_tokens,
+                ..
+            } => Some(format!(
+                "{}⎿ compacted: {before_tokens} → {after_tokens} tokens",
+                indent(run_id)
+            )),
             Event::ToolCallStarted {
                 run_id, summary, ..
             } => Some(format!("{}⏺ {summary}", indent(run_id))),

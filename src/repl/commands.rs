@@ -18,6 +18,7 @@ pub enum Command {
     Runs,
     Resume,
     Context,
+    Compact,
     Memory,
     Theme,
     Share,
@@ -65,6 +66,7 @@ impl Command {
         Command::Runs,
         Command::Resume,
         Command::Context,
+        Command::Compact,
         Command::Memory,
         Command::Theme,
         Command::Share,
@@ -87,6 +89,7 @@ impl Command {
             Command::Runs => "runs",
             Command::Resume => "resume",
             Command::Context => "context",
+            Command::Compact => "compact",
             Command::Memory => "memory",
             Command::Theme => "theme",
             Command::Share => "share",
@@ -112,6 +115,7 @@ impl Command {
             Command::Runs => "the runs of this session as a tree (delegations nested)",
             Command::Resume => "continue a previous session",
             Command::Context => "token usage of this session",
+            Command::Compact => "summarise the older conversation now to free the context",
             Command::Memory => "what linggen remembers in this project (`# text` adds a line)",
             Command::Theme => "show or switch the colour theme",
             Command::Share => {
@@ -133,6 +137,7 @@ impl Command {
             Command::Resume => Some("[id]"),
             Command::Theme => Some("[name]"),
             Command::Memory => Some("[forget N]"),
+            Command::Compact => Some("[what to keep]"),
             Command::Share => Some("[--read-only|--open|--lan|stop]"),
             Command::Help
             | Command::Clear
@@ -167,6 +172,7 @@ impl Command {
             | Command::Model
             | Command::Mode
             | Command::Permissions
+            | Command::Compact
             | Command::Resume => false,
         }
     }
@@ -188,6 +194,7 @@ impl Command {
             | Command::Sessions
             | Command::Runs
             | Command::Context
+            | Command::Compact
             | Command::Memory
             | Command::Quit
             | Command::Exit => ArgumentKind::None,
@@ -246,6 +253,7 @@ mod tests {
                 "runs",
                 "resume",
                 "context",
+                "compact",
                 "memory",
                 "theme",
                 "share",
@@ -274,11 +282,12 @@ mod tests {
             Command::Runs => 9,
             Command::Resume => 10,
             Command::Context => 11,
-            Command::Memory => 12,
-            Command::Theme => 13,
-            Command::Share => 14,
-            Command::Quit => 15,
-            Command::Exit => 16,
+            Command::Compact => 12,
+            Command::Memory => 13,
+            Command::Theme => 14,
+            Command::Share => 15,
+            Command::Quit => 16,
+            Command::Exit => 17,
         }
     }
 

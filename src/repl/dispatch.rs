@@ -139,6 +139,11 @@ impl Shell {
             Command::Skills => self.skills(),
             Command::Context => self.view.context(),
             Command::Memory => self.memory(args).await,
+            Command::Compact => {
+                let mut message = UserMessage::new(format!("/compact {args}").trim_end(), FROM);
+                message.compact = Some(args.to_string());
+                self.send(message).await;
+            }
             Command::Theme => self.theme(args),
             Command::Settings if args.is_empty() => self.settings(),
             Command::Settings => self.set(args).await,

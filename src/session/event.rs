@@ -191,6 +191,16 @@ pub enum Event {
         /// For people: `local-first: a local model · 1,234 tokens`.
         reason: String,
     },
+    /// The run's conversation was compacted: its older part replaced by a summary.
+    Compacted {
+        run_id: String,
+        before_tokens: u64,
+        after_tokens: u64,
+        /// The new history (without the system prompt), for the store: what `--continue`
+        /// resumes. Not part of the published JSON.
+        #[serde(skip_serializing)]
+        history: Vec<ChatMessage>,
+    },
     AgentStatus {
         run_id: String,
         agent_id: String,

@@ -58,6 +58,9 @@ pub struct UserMessage {
     /// through the same floor and approvals, and its output joins the conversation for the
     /// model's next turn; the model is not asked anything.
     pub command: Option<String>,
+    /// `/compact [instructions]`: compact the conversation now instead of asking the model
+    /// anything; the instructions (possibly empty) say what the summary must keep.
+    pub compact: Option<String>,
 }
 
 impl UserMessage {
@@ -69,6 +72,7 @@ impl UserMessage {
             skill: None,
             attached: String::new(),
             command: None,
+            compact: None,
         }
     }
 }

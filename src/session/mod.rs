@@ -5,6 +5,7 @@
 
 pub mod bus;
 pub mod call_ids;
+mod compact;
 mod delegate;
 pub mod event;
 mod fit;
@@ -67,6 +68,8 @@ pub struct SessionSetup {
     pub skills: Arc<Live<SkillSet>>,
     /// How deep delegation may nest (`[agent] max_delegation_depth`).
     pub max_delegation_depth: u32,
+    /// `[context] compact_at`.
+    pub compact_at: f64,
     pub mode: TurnMode,
 }
 
@@ -105,6 +108,8 @@ pub(crate) struct TurnShared {
     pub tools: ToolContext,
     pub max_iters: u32,
     pub max_delegation_depth: u32,
+    /// `[context] compact_at`.
+    pub compact_at: f64,
     pub interactive: bool,
     pub agents: Arc<Live<AgentSet>>,
     pub skills: Arc<Live<SkillSet>>,
@@ -128,6 +133,7 @@ impl TurnShared {
             tools: self.tools.clone(),
             max_iters,
             max_delegation_depth: self.max_delegation_depth,
+            compact_at: self.compact_at,
             interactive: self.interactive,
             agents: Arc::clone(&self.agents),
             skills: Arc::clone(&self.skills),
@@ -232,6 +238,7 @@ async fn run(setup: SessionSetup, mut inputs: mpsc::Receiver<input::Sent>, bus: 
         tools: setup.tools,
         max_iters: setup.max_iters,
         max_delegation_depth: setup.max_delegation_depth,
+        compact_at: setup.compact_at,
         interactive: setup.interactive,
         agents: setup.agents,
         skills: setup.skills,

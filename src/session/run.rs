@@ -10,7 +10,9 @@ use super::event::{AgentState, Event, OutcomeStatus};
 use super::input::TurnMode;
 use super::permissions::Rule;
 use super::tokens::{self, TokenBatcher};
-use super::{Choice, Conversation, TurnShared, call_ids, delegate, lock, model_call, tool_call};
+use super::{
+    Choice, Conversation, TurnShared, call_ids, compact, delegate, lock, model_call, tool_call,
+};
 use crate::agents::AgentSpec;
 use crate::llm::{
     ChatMessage, ChatRequest, LlmError, Provider, StreamEvent, ToolCall, ToolSpec, Usage,
@@ -105,6 +107,8 @@ async fn run_loop(
     let mut iterations = 0;
     // Tool calls so far: one of the signals the routing policy weighs.
     let mut calls_made = 0;
+    // A server's context rejection gets one compaction and one retry, not a loop.
+    let mut compacted_for_rejection = false;
     let end = |status, result, iterations, usage| RunEnd {
         status,
         result,
@@ -121,7 +125,36 @@ async fn run_loop(
         }
         iterations += 1;
         status(shared, ctx, AgentState::Thinking, None);
+        if let Err(why) = compact_if_full(shared, ctx, conv).await {
+            shared.bus.publish(Event::Error {
+                message: why.clone(),
+            });
+            return end(OutcomeStatus::Error, why, iterations, usage);
+        }
         match model_call::call(shared, ctx, conv, calls_made).await {
+            Step::Failed(e) if !compacted_for_rejection && compact::is_context_error(&e) => {
+                compacted_for_rejection = true;
+                match compact::compact(shared, ctx, conv, None, compact::Why::Needed).await {
+                    Ok(Some(_)) => continue,
+                    Ok(None) => {
+                        let message = format!(
+                            "{e}; the conversation is already as short as it gets: start a new \
+                             session with /clear, or use a model with a larger window"
+                        );
+                        shared.bus.publish(Event::Error {
+                            message: message.clone(),
+                        });
+                        return end(OutcomeStatus::Error, message, iterations, usage);
+                    }
+                    Err(why) => {
+                        let message = format!("{e}; compacting did not help: {why}");
+                        shared.bus.publish(Event::Error {
+                            message: message.clone(),
+                        });
+                        return end(OutcomeStatus::Error, message, iterations, usage);
+                    }
+                }
+            }
             Step::Failed(e) => {
                 let message = e.to_string();
                 shared.bus.publish(Event::Error {
@@ -144,6 +177,7 @@ async fn run_loop(
                 return end(OutcomeStatus::Cancelled, partial.text, iterations, usage);
             }
             Step::Done(response) => {
+                compacted_for_rejection = false;
                 usage.add(response.usage);
                 // The window of the model that answered: its tool results are sized to it.
                 let (window, served_by) = (response.context_window, response.served_by);
@@ -208,6 +242,27 @@ async fn run_loop(
             }
         }
     }
+}
+
+/// Compacts the conversation before a request that would pass `[context] compact_at` of the
+/// window; `Err` when it must be compacted and cannot be.
+async fn compact_if_full(
+    shared: &TurnShared,
+    ctx: &RunCtx,
+    conv: &mut Conversation,
+) -> Result<(), String> {
+    let (used, window) = compact::pressure(shared, ctx, conv).await;
+    let Some(window) = window else {
+        return Ok(());
+    };
+    if (used as f64) <= f64::from(window) * shared.compact_at {
+        return Ok(());
+    }
+    // Nothing to compact (a short conversation on a tiny window): the request goes as it
+    // is, and a server that rejects it gets one more try after `compact` in the caller.
+    compact::compact(shared, ctx, conv, None, compact::Why::Full)
+        .await
+        .map(|_| ())
 }
 
 /// Runs one of the model's calls. Every call gets a result, even after a cancel: providers

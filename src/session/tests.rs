@@ -128,6 +128,7 @@ fn start_routed(
             user_home: None,
         }),
         max_delegation_depth: 2,
+        compact_at: 0.75,
         mode: TurnMode::Auto,
     };
     let handle = spawn(setup, bus);

@@ -44,6 +44,10 @@ pub(super) async fn run_turn(
     if let Some(memory) = shared.memory.clone() {
         let _ = tokio::task::spawn_blocking(move || memory.refresh()).await;
     }
+    if let Some(instructions) = msg.compact.clone() {
+        let end = compact_now(shared, conv, &msg, agent_name, cancel, &instructions).await;
+        return finish(shared, end, changed, started);
+    }
     if let Some(command) = msg.command.clone() {
         let agent = shared.agents.get().get(agent_name).cloned();
         let end = match agent {
@@ -165,6 +169,63 @@ async fn person_command(
     let end = RunEnd {
         status,
         result: String::new(),
+        iterations: 0,
+        usage: Usage::default(),
+    };
+    (ctx.id, end)
+}
+
+/// `/compact [instructions]`: a run of its own that compacts the conversation and asks
+/// the model nothing else.
+async fn compact_now(
+    shared: &TurnShared,
+    conv: &mut Conversation,
+    msg: &UserMessage,
+    agent_name: &str,
+    cancel: CancellationToken,
+    instructions: &str,
+) -> (String, RunEnd) {
+    let Some(agent) = shared.agents.get().get(agent_name).cloned() else {
+        return fail(
+            shared,
+            agent_name,
+            &msg.content,
+            format!("no agent named `{agent_name}`"),
+        );
+    };
+    let ctx = RunCtx {
+        id: ids::new_id(),
+        parent_id: None,
+        depth: 0,
+        agent,
+        route: shared.choice.clone(),
+        mode: TurnMode::Auto,
+        cancel,
+        skill_rules: Vec::new(),
+    };
+    run::announce(shared, &ctx, msg.content.clone());
+    super::lock(&shared.runs).insert(ctx.id.clone(), ctx.cancel.clone());
+    let instructions = Some(instructions.trim()).filter(|i| !i.is_empty());
+    let why = super::compact::Why::Needed;
+    let done = super::compact::compact(shared, &ctx, conv, instructions, why).await;
+    super::lock(&shared.runs).remove(&ctx.id);
+    let (status, result) = match done {
+        // `Compacted` said it already.
+        Ok(Some(_)) => (OutcomeStatus::Completed, String::new()),
+        Ok(None) => (
+            OutcomeStatus::Completed,
+            "nothing to compact yet: the conversation is still short".to_string(),
+        ),
+        Err(why) => {
+            shared.bus.publish(Event::Error {
+                message: why.clone(),
+            });
+            (OutcomeStatus::Error, why)
+        }
+    };
+    let end = RunEnd {
+        status,
+        result,
         iterations: 0,
         usage: Usage::default(),
     };

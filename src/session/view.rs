@@ -289,6 +289,7 @@ impl SessionView {
                 }
             }
             Event::AgentStatus { .. }
+            | Event::Compacted { .. }
             | Event::ToolCallStarted { .. }
             | Event::ToolCallFinished { .. }
             | Event::ChangeReport { .. }

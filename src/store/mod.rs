@@ -341,21 +341,64 @@ impl Store {
     /// The stored conversation, oldest first, without system messages and without the
     /// messages of delegated runs (they had their own history, which the parent never saw) (the system prompt is
     /// rebuilt fresh on resume so it reflects today's workspace).
+    /// The conversation to resume: after a compaction, its history and the messages
+    /// since; otherwise every message of the session's turns.
     pub fn load_messages(&self, session_id: &str) -> Result<Vec<ChatMessage>, StoreError> {
+        let compacted: Option<(i64, String)> = self
+            .conn
+            .query_row(
+                "SELECT after_message_id, history FROM compactions
+                 WHERE session_id = ?1 ORDER BY id DESC LIMIT 1",
+                [session_id],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()
+            .map_err(|e| self.err(e))?;
+        let (after, mut history) = match compacted {
+            Some((after, json)) => {
+                // A history that does not parse (edited by hand?) is a corrupt database.
+                let history: Vec<ChatMessage> = serde_json::from_str(&json)
+                    .map_err(|_| StoreError::Corrupt(self.path.clone()))?;
+                (after, history)
+            }
+            None => (0, Vec::new()),
+        };
         let mut stmt = self
             .conn
             .prepare(
                 "SELECT role, content, tool_calls, tool_call_id, tool_name, is_error, run_id
-                 FROM messages WHERE session_id = ?1 AND role != 'system'
+                 FROM messages WHERE session_id = ?1 AND id > ?2 AND role != 'system'
                    AND (run_id IS NULL OR run_id NOT IN
                         (SELECT id FROM runs WHERE parent_id IS NOT NULL))
                  ORDER BY id",
             )
             .map_err(|e| self.err(e))?;
         let rows = stmt
-            .query_map([session_id], chat_message)
+            .query_map(params![session_id, after], chat_message)
             .map_err(|e| self.err(e))?;
-        rows.collect::<Result<_, _>>().map_err(|e| self.err(e))
+        for row in rows {
+            history.push(row.map_err(|e| self.err(e))?);
+        }
+        Ok(history)
+    }
+
+    /// Records that the conversation so far (every message stored until now) is replaced by
+    /// `history` (without the system prompt) when the session is resumed.
+    pub fn save_compaction(
+        &self,
+        session_id: &str,
+        history: &[ChatMessage],
+    ) -> Result<(), StoreError> {
+        let json = serde_json::to_string(history).unwrap_or_else(|_| "[]".into());
+        self.conn
+            .execute(
+                "INSERT INTO compactions (session_id, after_message_id, history, created_at)
+                 VALUES (?1, (SELECT COALESCE(MAX(id), 0) FROM messages WHERE session_id = ?1),
+                         ?2, ?3)",
+                params![session_id, json, now_ms()],
+            )
+            .map_err(|e| self.err(e))?;
+        Ok(())
     }
 
     pub fn start_run(&self, session_id: &str, run: &RunRecord) -> Result<(), StoreError> {

@@ -45,4 +45,14 @@ pub const MIGRATIONS: &[&str] = &[
     ",
     // 2: the model that served each run (its last call's, with routing).
     "ALTER TABLE runs ADD COLUMN model TEXT;",
+    // 3: compacted conversations. `history` (JSON) replaces every message up to
+    // `after_message_id` when the session is resumed; the messages themselves stay.
+    "CREATE TABLE compactions (
+        id INTEGER PRIMARY KEY,
+        session_id TEXT NOT NULL REFERENCES sessions(id),
+        after_message_id INTEGER NOT NULL,
+        history TEXT NOT NULL,
+        created_at INTEGER NOT NULL
+    );
+    CREATE INDEX compactions_by_session ON compactions(session_id, id);",
 ];

@@ -43,6 +43,7 @@ pub fn persisted(event: &Event) -> bool {
             | Event::SessionStarted { .. }
             | Event::SettingsUpdated { .. }
             | Event::ModelRouted { .. }
+            | Event::Compacted { .. }
     )
 }
 
@@ -93,6 +94,13 @@ impl Record {
                 if let Some(run) = self.view.run(id) {
                     store.finish_run(id, run.status.stored())?;
                 }
+            }
+            // What `--continue` resumes. A delegated run's compaction is its own: only the
+            // turns' conversation is resumed.
+            Event::Compacted {
+                run_id, history, ..
+            } if self.view.depth(run_id) == 0 => {
+                store.save_compaction(session_id, history)?;
             }
             // Written when it changes: a run whose calls all went to one model is one write.
             Event::ModelRouted {

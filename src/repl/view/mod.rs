@@ -349,6 +349,18 @@ impl View {
                 self.say(line);
             }
             Event::Warning { message } => self.warning(message),
+            Event::Compacted {
+                run_id,
+                before_tokens,
+                after_tokens,
+                ..
+            } => {
+                let line = format!(
+                    "{}⎿ compacted: {before_tokens} → {after_tokens} tokens (older messages summarised; /context shows the rest)",
+                    indent(self.session.depth(run_id))
+                );
+                self.say(self.style.dim(&line));
+            }
             Event::ModelRouted {
                 run_id,
                 model_id,

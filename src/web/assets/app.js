@@ -488,6 +488,9 @@ const HANDLERS = {
   Warning(ev) {
     add(el('div', 'line warn', `⚠ ${ev.message}`));
   },
+  Compacted(ev) {
+    add(el('div', 'line hint', `⎿ compacted: ${ev.before_tokens} → ${ev.after_tokens} tokens (older messages summarised)`), ev.run_id);
+  },
   /** Which model serves the run's calls: a line when it changes, as in the terminal. */
   ModelRouted(ev) {
     const run = S.runs.get(ev.run_id);

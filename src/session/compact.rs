@@ -1,0 +1,355 @@
+//! Compaction: when a conversation nears the model's window (or a server rejects it as too
+//! long, or the person asks with `/compact`), the older part is replaced by a hand-off
+//! summary the model writes, and the most recent exchanges stay as they were. The summary
+//! request itself must fit: a history larger than the window is summarised in pieces, then
+//! the pieces' summaries together. A compaction that cannot bring the conversation under
+//! the threshold stops with a message instead of trying again.
+
+use super::event::Event;
+use super::run::RunCtx;
+use super::{Conversation, TurnShared};
+use crate::llm::routing::{Signal, falls_back};
+use crate::llm::{ChatMessage, ChatRequest, Role, StreamEvent};
+
+/// The share of the window the kept recent exchanges may take.
+const KEEP_SHARE: f64 = 0.25;
+/// The share of the window one piece of history sent for summary may take (the rest is
+/// the instructions and the summary being written).
+const PIECE_SHARE: f64 = 0.5;
+/// A tool result is shown to the summariser up to this many characters.
+const TOOL_RESULT_CHARS: usize = 1_500;
+/// Summaries of summaries, at most this deep.
+const MAX_ROUNDS: usize = 3;
+/// The tokens a summary is expected to take, for deciding whether compacting can help.
+const SUMMARY_ALLOWANCE: u64 = 600;
+/// Without a known window, compaction (on demand) works as for this one.
+const DEFAULT_WINDOW: u32 = 8_192;
+
+const SUMMARY_PROMPT: &str = "\
+You write hand-off notes. Another assistant will continue this coding session from your \
+notes alone, without the conversation. Write concise markdown with these sections: \
+Goal; Decisions; Files touched (paths and what changed); Errors and fixes; Open tasks; \
+Next step; The user's own words (requests and preferences, quoted where they matter). \
+Keep facts, names, paths and commands exact. Do not invent anything.";
+
+/// The first line of the message that carries a summary in the new history.
+pub const SUMMARY_HEADER: &str =
+    "[Hand-off summary of the conversation so far: earlier messages were compacted]";
+
+/// How many tokens the history takes and how many the window holds, by the likely model.
+pub(crate) async fn pressure(
+    shared: &TurnShared,
+    ctx: &RunCtx,
+    conv: &Conversation,
+) -> (u64, Option<u32>) {
+    let router = &shared.models;
+    let model = router.model(router.plan(&ctx.route, &Signal::default()).order[0].0);
+    let window = model.context_window().await;
+    let used = model.estimate(history_chars(&conv.history) + tools_chars(shared, ctx, window));
+    (used, window)
+}
+
+/// The tool definitions ride along with every request.
+fn tools_chars(shared: &TurnShared, ctx: &RunCtx, window: Option<u32>) -> usize {
+    serde_json::to_string(&super::run::offered_tools(shared, ctx, window)).map_or(0, |t| t.len())
+}
+
+fn history_chars(history: &[ChatMessage]) -> usize {
+    history
+        .iter()
+        .map(|m| {
+            m.content.len()
+                + m.tool_calls
+                    .iter()
+                    .map(|c| c.name.len() + c.arguments.to_string().len())
+                    .sum::<usize>()
+        })
+        .sum()
+}
+
+/// Why a compaction is asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Why {
+    /// The next request would pass `compact_at`: compact when it helps, else send as is.
+    Full,
+    /// The server rejected the request as too long, or the person asked (`/compact`):
+    /// compact what can be, and say so when nothing can.
+    Needed,
+}
+
+/// Compacts `conv` (whose first message is the system prompt); `Ok(Some((before, after)))`
+/// in tokens, `Ok(None)` when there is nothing worth compacting. `Err` says why it could
+/// not, and leaves the conversation as it was.
+pub(crate) async fn compact(
+    shared: &TurnShared,
+    ctx: &RunCtx,
+    conv: &mut Conversation,
+    instructions: Option<&str>,
+    why: Why,
+) -> Result<Option<(u64, u64)>, String> {
+    let (before, window) = pressure(shared, ctx, conv).await;
+    let window = window.unwrap_or(DEFAULT_WINDOW);
+    let router = &shared.models;
+    let model = router.model(router.plan(&ctx.route, &Signal::default()).order[0].0);
+    let keep_chars = (f64::from(window) * KEEP_SHARE * 4.0) as usize;
+    let body = &conv.history[1..];
+    let cut = keep_from(body, keep_chars);
+    // The part that is always kept: hopeless when it alone is larger than the window.
+    let last = body
+        .iter()
+        .rposition(|m| m.role != Role::Tool)
+        .map_or(0, |i| model.estimate(history_chars(&body[i..])));
+    if last > u64::from(window) && why == Why::Needed {
+        return Err(format!(
+            "the conversation cannot be made to fit: its last message alone is about {last} \
+             tokens of a {window}-token window; start a new session with /clear, or use a \
+             model with a larger window"
+        ));
+    }
+    if cut == 0 {
+        return Ok(None);
+    }
+    // Worth a summary only when replacing the older part can bring the conversation under
+    // the threshold; otherwise the request goes as it is (a server that rejects it gets
+    // one compaction more, and a clear error if that does not help).
+    let threshold = (f64::from(window) * shared.compact_at) as u64;
+    let old = model.estimate(history_chars(&body[..cut]));
+    if before.saturating_sub(old) + SUMMARY_ALLOWANCE > threshold && why == Why::Full {
+        return Ok(None);
+    }
+    let piece_chars = (f64::from(window) * PIECE_SHARE * 4.0) as usize;
+    let mut text = transcript(&body[..cut]);
+    let mut summary = String::new();
+    for round in 0..MAX_ROUNDS {
+        let pieces = split(&text, piece_chars);
+        let mut summaries = Vec::new();
+        for piece in &pieces {
+            let ask = match instructions {
+                Some(extra) => format!("{piece}\n\nWhen you summarise, also: {extra}"),
+                None => piece.clone(),
+            };
+            summaries.push(complete(shared, ctx, &ask).await?);
+        }
+        summary = summaries.join("\n\n");
+        if pieces.len() == 1 {
+            break;
+        }
+        if round + 1 == MAX_ROUNDS {
+            return Err(format!(
+                "the summary is still larger than the window after {MAX_ROUNDS} rounds; start a \
+                 new session with /clear"
+            ));
+        }
+        // The pieces' summaries, summarised together.
+        text = format!("Partial hand-off notes, in order:\n\n{summary}");
+    }
+    let mut history = vec![conv.history[0].clone()];
+    history.push(ChatMessage::user(format!(
+        "{SUMMARY_HEADER}\n\n{}",
+        summary.trim()
+    )));
+    history.extend(body[cut..].iter().cloned());
+    let after = model.estimate(history_chars(&history) + tools_chars(shared, ctx, Some(window)));
+    if after >= before {
+        return Err(format!(
+            "compaction did not make the conversation fit ({before} → {after} tokens of a \
+             {window}-token window, compacting at {threshold}); start a new session with /clear"
+        ));
+    }
+    shared.bus.publish(Event::Compacted {
+        run_id: ctx.id.clone(),
+        before_tokens: before,
+        after_tokens: after,
+        history: history[1..].to_vec(),
+    });
+    conv.history = history;
+    Ok(Some((before, after)))
+}
+
+/// Whether a failed request was the server saying the prompt does not fit.
+pub(crate) fn is_context_error(error: &crate::llm::LlmError) -> bool {
+    use crate::llm::error::ErrorKind;
+    match &error.kind {
+        ErrorKind::Http { message, .. } | ErrorKind::Server(message) => {
+            crate::llm::routing::is_context_rejection(message)
+        }
+        _ => false,
+    }
+}
+
+/// Where the kept part of `body` starts: the earliest message from which the rest fits
+/// `keep_chars` and that begins a unit (a user message, or an assistant message with the
+/// results of its calls after it), so that a tool call is never separated from its result.
+/// Within a long turn of many tool calls, its older calls can go too. At least the last
+/// unit is kept; 0 means there is nothing before it to compact away.
+fn keep_from(body: &[ChatMessage], keep_chars: usize) -> usize {
+    let starts_unit =
+        |m: &ChatMessage| m.role != Role::Tool && !m.content.starts_with(SUMMARY_HEADER);
+    let mut kept = 0;
+    let mut start = None;
+    for (i, m) in body.iter().enumerate().rev() {
+        kept += history_chars(std::slice::from_ref(m));
+        if kept > keep_chars && start.is_some() {
+            break;
+        }
+        if starts_unit(m) {
+            start = Some(i);
+            if kept > keep_chars {
+                break;
+            }
+        }
+    }
+    start.unwrap_or(0)
+}
+
+/// The messages as plain text for the summariser.
+fn transcript(messages: &[ChatMessage]) -> String {
+    let mut out = String::new();
+    for m in messages {
+        match m.role {
+            Role::System => {}
+            Role::User => out.push_str(&format!("## user\n{}\n\n", m.content)),
+            Role::Assistant => {
+                out.push_str("## assistant\n");
+                if !m.content.trim().is_empty() {
+                    out.push_str(&format!("{}\n", m.content));
+                }
+                for call in &m.tool_calls {
+                    out.push_str(&format!("[called {} {}]\n", call.name, call.arguments));
+                }
+                out.push('\n');
+            }
+            Role::Tool => {
+                let name = m.tool_name.as_deref().unwrap_or("tool");
+                let content = crate::text::prefix_bytes(&m.content, TOOL_RESULT_CHARS);
+                let cut = if content.len() < m.content.len() {
+                    " [… cut]"
+                } else {
+                    ""
+                };
+                out.push_str(&format!("## {name} result\n{content}{cut}\n\n"));
+            }
+        }
+    }
+    out
+}
+
+/// `text` in pieces of at most `max` bytes, at line ends where possible.
+fn split(text: &str, max: usize) -> Vec<String> {
+    let max = max.max(1_000);
+    let mut pieces = Vec::new();
+    let mut current = String::new();
+    for line in text.split_inclusive('\n') {
+        let mut line = line;
+        while !line.is_empty() {
+            let room = max - current.len();
+            if line.len() <= room {
+                current.push_str(line);
+                break;
+            }
+            if !current.is_empty() {
+                pieces.push(std::mem::take(&mut current));
+                continue;
+            }
+            let head = crate::text::prefix_bytes(line, max);
+            pieces.push(head.to_string());
+            line = &line[head.len()..];
+        }
+    }
+    if !current.is_empty() {
+        pieces.push(current);
+    }
+    pieces
+}
+
+/// Asks the run's model for a summary of `text`; not streamed to the person.
+async fn complete(shared: &TurnShared, ctx: &RunCtx, text: &str) -> Result<String, String> {
+    let router = &shared.models;
+    let plan = router.plan(&ctx.route, &Signal::default());
+    let messages = [ChatMessage::system(SUMMARY_PROMPT), ChatMessage::user(text)];
+    let mut last_error = String::new();
+    for (index, _) in &plan.order {
+        let model = router.model(*index);
+        let (member, slot) = tokio::select! {
+            taken = model.slot(&[]) => taken,
+            _ = ctx.cancel.cancelled() => return Err("cancelled".to_string()),
+        };
+        let mut summary = String::new();
+        let request = ChatRequest {
+            messages: &messages,
+            tools: &[],
+        };
+        let mut sink = |e: StreamEvent| {
+            if let StreamEvent::Text(t) = e {
+                summary.push_str(&t);
+            }
+        };
+        let answered = tokio::select! {
+            r = member.provider.chat(request, &mut sink) => r,
+            _ = ctx.cancel.cancelled() => return Err("cancelled".to_string()),
+        };
+        drop(slot);
+        match answered {
+            Ok(()) if !summary.trim().is_empty() => return Ok(summary),
+            Ok(()) => last_error = format!("model `{}` wrote an empty summary", model.id()),
+            Err(e) => {
+                last_error = format!("the summary request failed: {e}");
+                if falls_back(&e).is_none() {
+                    break;
+                }
+            }
+        }
+    }
+    Err(last_error)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::ToolCall;
+
+    fn call(id: &str) -> ToolCall {
+        ToolCall {
+            id: id.into(),
+            name: "Read".into(),
+            arguments: serde_json::json!({"path": "a"}),
+        }
+    }
+
+    #[test]
+    fn the_kept_part_starts_at_a_user_message_within_the_budget() {
+        let big = "x".repeat(500);
+        let body = vec![
+            ChatMessage::user("first task"),
+            ChatMessage::assistant("", vec![call("1")]),
+            ChatMessage::tool_result(&call("1"), big.clone(), false),
+            ChatMessage::assistant("done", vec![]),
+            ChatMessage::user("second task"),
+            ChatMessage::assistant("", vec![call("2")]),
+            ChatMessage::tool_result(&call("2"), big.clone(), false),
+            ChatMessage::assistant("done again", vec![]),
+        ];
+        // From the first task's closing answer on, everything fits.
+        assert_eq!(keep_from(&body, 700), 3);
+        assert_eq!(keep_from(&body, 5_000), 0);
+        // Not even the last unit fits: it is kept whole anyway.
+        assert_eq!(keep_from(&body, 5), 7);
+    }
+
+    #[test]
+    fn transcripts_split_at_lines_and_cut_long_results() {
+        let body = vec![
+            ChatMessage::user("read it"),
+            ChatMessage::assistant("", vec![call("1")]),
+            ChatMessage::tool_result(&call("1"), "y".repeat(5_000), false),
+        ];
+        let text = transcript(&body);
+        assert!(text.contains("[called Read {\"path\":\"a\"}]"));
+        assert!(text.contains("[… cut]"));
+        assert!(text.len() < 2_000);
+        let pieces = split(&"line\n".repeat(1_000), 1_000);
+        assert_eq!(pieces.len(), 5);
+        assert!(pieces.iter().all(|p| p.len() <= 1_000 && p.ends_with('\n')));
+        assert_eq!(pieces.concat(), "line\n".repeat(1_000));
+    }
+}
