@@ -333,6 +333,10 @@ fn classify_send_error(e: &reqwest::Error, idle: Duration) -> ErrorKind {
         ErrorKind::Timeout(idle)
     } else if e.is_connect() {
         ErrorKind::Connect(root_cause(e))
+    } else if error_chain(e).contains("connection closed before message completed") {
+        // A kept-alive connection the server had just closed (llama.cpp does after an
+        // error): nothing was answered, so asking again on a fresh one is safe.
+        ErrorKind::Connect("the server closed the connection before answering".to_string())
     } else {
         ErrorKind::Disconnected(format!("no answer to the request: {}", error_chain(e)))
     }

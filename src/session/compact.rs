@@ -15,7 +15,9 @@ use crate::llm::{ChatMessage, ChatRequest, Role, StreamEvent};
 const KEEP_SHARE: f64 = 0.25;
 /// The share of the window one piece of history sent for summary may take (the rest is
 /// the instructions and the summary being written).
-const PIECE_SHARE: f64 = 0.5;
+const PIECE_SHARE: f64 = 0.4;
+/// The share of the window one summary may take.
+const SUMMARY_SHARE: f64 = 0.1;
 /// A tool result is shown to the summariser up to this many characters.
 const TOOL_RESULT_CHARS: usize = 1_500;
 /// Summaries of summaries, at most this deep.
@@ -91,7 +93,7 @@ pub(crate) async fn compact(
     let window = window.unwrap_or(DEFAULT_WINDOW);
     let router = &shared.models;
     let model = router.model(router.plan(&ctx.route, &Signal::default()).order[0].0);
-    let keep_chars = (f64::from(window) * KEEP_SHARE * 4.0) as usize;
+    let keep_chars = model.chars_for(f64::from(window) * KEEP_SHARE);
     let body = &conv.history[1..];
     let cut = keep_from(body, keep_chars);
     // The part that is always kept: hopeless when it alone is larger than the window.
@@ -117,7 +119,10 @@ pub(crate) async fn compact(
     if before.saturating_sub(old) + SUMMARY_ALLOWANCE > threshold && why == Why::Full {
         return Ok(None);
     }
-    let piece_chars = (f64::from(window) * PIECE_SHARE * 4.0) as usize;
+    let piece_chars = model.chars_for(f64::from(window) * PIECE_SHARE);
+    // A summary may take a tenth of the window: small models ramble up to their output
+    // limit, and a summary that does not fit defeats its purpose.
+    let summary_chars = model.chars_for(f64::from(window) * SUMMARY_SHARE).max(800);
     let mut text = transcript(&body[..cut]);
     let mut summary = String::new();
     for round in 0..MAX_ROUNDS {
@@ -128,7 +133,8 @@ pub(crate) async fn compact(
                 Some(extra) => format!("{piece}\n\nWhen you summarise, also: {extra}"),
                 None => piece.clone(),
             };
-            summaries.push(complete(shared, ctx, &ask).await?);
+            let written = complete(shared, ctx, &ask, summary_chars).await?;
+            summaries.push(cut_summary(&written, summary_chars));
         }
         summary = summaries.join("\n\n");
         if pieces.len() == 1 {
@@ -234,6 +240,17 @@ fn transcript(messages: &[ChatMessage]) -> String {
     out
 }
 
+/// A summary cut to `max` bytes at a line end, saying so.
+fn cut_summary(summary: &str, max: usize) -> String {
+    let summary = summary.trim();
+    if summary.len() <= max {
+        return summary.to_string();
+    }
+    let head = crate::text::prefix_bytes(summary, max);
+    let head = head.rfind('\n').map_or(head, |end| &head[..end]);
+    format!("{head}\n[… summary cut to fit]")
+}
+
 /// `text` in pieces of at most `max` bytes, at line ends where possible.
 fn split(text: &str, max: usize) -> Vec<String> {
     let max = max.max(1_000);
@@ -263,10 +280,16 @@ fn split(text: &str, max: usize) -> Vec<String> {
 }
 
 /// Asks the run's model for a summary of `text`; not streamed to the person.
-async fn complete(shared: &TurnShared, ctx: &RunCtx, text: &str) -> Result<String, String> {
+async fn complete(
+    shared: &TurnShared,
+    ctx: &RunCtx,
+    text: &str,
+    max_chars: usize,
+) -> Result<String, String> {
     let router = &shared.models;
     let plan = router.plan(&ctx.route, &Signal::default());
-    let messages = [ChatMessage::system(SUMMARY_PROMPT), ChatMessage::user(text)];
+    let system = format!("{SUMMARY_PROMPT} Use at most {} words.", max_chars / 6);
+    let messages = [ChatMessage::system(system), ChatMessage::user(text)];
     let mut last_error = String::new();
     for (index, _) in &plan.order {
         let model = router.model(*index);

@@ -80,6 +80,11 @@ impl Model {
         }
     }
 
+    /// Characters that make `tokens` tokens with this model, as far as known.
+    pub fn chars_for(&self, tokens: f64) -> usize {
+        (tokens * self.ratio().unwrap_or(4.0)) as usize
+    }
+
     /// Learns from a response: `chars` were sent and the server counted `tokens`. Ratios no
     /// tokenizer produces (a server that counts only the part of the prompt it had not
     /// cached, as Ollama does) are ignored; the rest move the estimate a third of the way.
