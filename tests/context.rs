@@ -146,7 +146,10 @@ fn a_long_conversation_is_compacted_and_resumes_compacted() {
         Protocol::OpenAi,
         vec![
             Step::from(Reply::text("answer one")),
-            Reply::text("SUMMARY-1: the user sent turn 1.").into(),
+            Reply::text(
+                "SUMMARY-1: the user sent turn 1.\n\n## Durable facts\n- run make check before committing\n",
+            )
+            .into(),
             Reply::text("answer two").into(),
             Reply::text("SUMMARY-2: turns 1 and 2 were sent.").into(),
             Reply::text("answer three").into(),
@@ -211,6 +214,13 @@ fn a_long_conversation_is_compacted_and_resumes_compacted() {
     assert!(
         !last.contains("filler1") && !last.contains("filler2"),
         "{last}"
+    );
+    // The first summary's durable fact went to the project's memory: every later
+    // request's system prompt carries it.
+    let system = support::texts(&requests[4], "system").join("\n");
+    assert!(
+        system.contains("- run make check before committing"),
+        "{system}"
     );
     server.assert_script_consumed();
 }

@@ -31,8 +31,10 @@ const SUMMARY_PROMPT: &str = "\
 You write hand-off notes. Another assistant will continue this coding session from your \
 notes alone, without the conversation. Write concise markdown with these sections: \
 Goal; Decisions; Files touched (paths and what changed); Errors and fixes; Open tasks; \
-Next step; The user's own words (requests and preferences, quoted where they matter). \
-Keep facts, names, paths and commands exact. Do not invent anything.";
+Next step; The user's own words (requests and preferences, quoted where they matter); \
+Durable facts (a list of `- ` lines: conventions of this project, commands that work, \
+decisions that hold beyond this task; none if there are none). Keep facts, names, paths \
+and commands exact. Do not invent anything.";
 
 /// The first line of the message that carries a summary in the new history.
 pub const SUMMARY_HEADER: &str =
@@ -162,6 +164,7 @@ pub(crate) async fn compact(
              {window}-token window, compacting at {threshold}); start a new session with /clear"
         ));
     }
+    remember_durable_facts(shared, &summary).await;
     shared.bus.publish(Event::Compacted {
         run_id: ctx.id.clone(),
         before_tokens: before,
@@ -170,6 +173,65 @@ pub(crate) async fn compact(
     });
     conv.history = history;
     Ok(Some((before, after)))
+}
+
+/// The summary's "Durable facts" go to the project's memory (those not there yet), so the
+/// next session starts knowing them even though this conversation was compacted away.
+async fn remember_durable_facts(shared: &TurnShared, summary: &str) {
+    let Some(memory) = shared.memory.clone() else {
+        return;
+    };
+    let facts = durable_facts(summary);
+    if facts.is_empty() {
+        return;
+    }
+    let saved = tokio::task::spawn_blocking(move || {
+        let known = memory.entries();
+        for fact in facts {
+            if !known.iter().any(|k| k.eq_ignore_ascii_case(&fact)) {
+                memory.remember(&fact)?;
+            }
+        }
+        Ok::<(), std::io::Error>(())
+    });
+    if let Ok(Err(e)) = saved.await {
+        shared.bus.publish(Event::Warning {
+            message: format!("cannot add the summary's durable facts to the memory: {e}"),
+        });
+    }
+}
+
+/// The `- ` lines under a "Durable facts" heading of a summary.
+fn durable_facts(summary: &str) -> Vec<String> {
+    let mut facts = Vec::new();
+    let mut inside = false;
+    for line in summary.lines() {
+        let trimmed = line.trim();
+        let heading = trimmed
+            .trim_start_matches(['#', '*', ' '])
+            .trim_end_matches(['*', ':']);
+        if heading.eq_ignore_ascii_case("durable facts") {
+            inside = true;
+            continue;
+        }
+        if inside
+            && (trimmed.starts_with('#')
+                || (trimmed.starts_with("**") && !trimmed.starts_with("- ")))
+        {
+            break;
+        }
+        if inside
+            && let Some(fact) = trimmed
+                .strip_prefix("- ")
+                .or_else(|| trimmed.strip_prefix("* "))
+        {
+            let fact = fact.trim();
+            if !fact.is_empty() && !fact.eq_ignore_ascii_case("none") && fact.len() <= 300 {
+                facts.push(fact.to_string());
+            }
+        }
+    }
+    facts
 }
 
 /// Whether a failed request was the server saying the prompt does not fit.
@@ -357,6 +419,17 @@ mod tests {
         assert_eq!(keep_from(&body, 5_000), 0);
         // Not even the last unit fits: it is kept whole anyway.
         assert_eq!(keep_from(&body, 5), 7);
+    }
+
+    #[test]
+    fn durable_facts_are_the_list_under_their_heading() {
+        let summary = "## Goal\n- fix the build\n\n## Durable facts\n- run `make check` before committing\n                       - tabs, not spaces\n\n## Next step\n- none yet";
+        assert_eq!(
+            durable_facts(summary),
+            ["run `make check` before committing", "tabs, not spaces"]
+        );
+        assert!(durable_facts("**Durable facts:**\n- none\n").is_empty());
+        assert!(durable_facts("## Goal\n- x").is_empty());
     }
 
     #[test]
