@@ -515,13 +515,15 @@ impl View {
             lines.push(self.style.dim("  (the line you are typing will be sent as your next message; answer on the line after it)",
             ));
         }
-        // A delegated run's request stands under that run's lines; it is answered the same way.
-        self.print(lines.into_iter().map(|l| format!("{pad}{l}")).collect());
+        // Registered before it shows: an answer typed the moment the question appears must
+        // find it waiting, not go to the model as a message.
         *crate::session::lock(&self.shared.approval) = Some(PendingApproval {
             id: id.to_string(),
             typeahead,
             once_only: card.once_only,
         });
+        // A delegated run's request stands under that run's lines; it is answered the same way.
+        self.print(lines.into_iter().map(|l| format!("{pad}{l}")).collect());
     }
 
     /// Shows an `ApprovalRequested` and waits for the answer.
