@@ -30,11 +30,11 @@ const DEFAULT_WINDOW: u32 = 8_192;
 const SUMMARY_PROMPT: &str = "\
 You write hand-off notes. Another assistant will continue this coding session from your \
 notes alone, without the conversation. Write concise markdown with these sections: \
-Goal; Decisions; Files touched (paths and what changed); Errors and fixes; Open tasks; \
-Next step; The user's own words (requests and preferences, quoted where they matter); \
-Durable facts (a list of `- ` lines: conventions of this project, commands that work, \
-decisions that hold beyond this task; none if there are none). Keep facts, names, paths \
-and commands exact. Do not invent anything.";
+Goal; Durable facts (a list of `- ` lines: conventions of this project, commands that \
+work, decisions that hold beyond this task; none if there are none); Decisions; Files \
+touched (paths and what changed); Errors and fixes; Open tasks; Next step; The user's own \
+words (requests and preferences, quoted where they matter). Keep facts, names, paths and \
+commands exact. Do not invent anything.";
 
 /// The first line of the message that carries a summary in the new history.
 pub const SUMMARY_HEADER: &str =
@@ -58,7 +58,8 @@ fn tools_chars(shared: &TurnShared, ctx: &RunCtx, window: Option<u32>) -> usize 
     serde_json::to_string(&super::run::offered_tools(shared, ctx, window)).map_or(0, |t| t.len())
 }
 
-fn history_chars(history: &[ChatMessage]) -> usize {
+/// The characters a history sends: its texts and its tool calls' names and arguments.
+pub(crate) fn history_chars(history: &[ChatMessage]) -> usize {
     history
         .iter()
         .map(|m| {

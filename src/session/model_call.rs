@@ -18,17 +18,7 @@ pub(crate) async fn call(
     calls_made: u32,
 ) -> Step {
     let router = &shared.models;
-    let history: usize = conv
-        .history
-        .iter()
-        .map(|m| {
-            m.content.len()
-                + m.tool_calls
-                    .iter()
-                    .map(|c| c.name.len() + c.arguments.to_string().len())
-                    .sum::<usize>()
-        })
-        .sum();
+    let history = super::compact::history_chars(&conv.history);
     // Sized with the tokenizer of the model the policy would try first.
     let likely = router.model(router.plan(&ctx.route, &Signal::default()).order[0].0);
     let mut signal = Signal {
