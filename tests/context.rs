@@ -6,6 +6,18 @@ mod support;
 
 use support::{Protocol, Reply, ScriptedServer, ServerOptions, Step, Workspace, run};
 
+/// One Ollama model on `server`, its window asked of the server.
+fn ollama_config(ws: &Workspace, server: &ScriptedServer) {
+    std::fs::write(
+        ws.home().join("linggen-agent.toml"),
+        format!(
+            "[[models]]\nid = \"qwen\"\nprovider = \"ollama\"\nmodel = \"scripted\"\nurl = \"{}\"\n",
+            server.url()
+        ),
+    )
+    .unwrap();
+}
+
 /// Ollama silently cuts a prompt longer than its `num_ctx`: linggen says so, once, with
 /// the window in use and how to raise it.
 #[test]
@@ -24,14 +36,7 @@ fn an_ollama_window_smaller_than_the_prompt_is_reported_once() {
     );
     let ws = Workspace::new();
     ws.write("a.txt", "x\n");
-    std::fs::write(
-        ws.home().join("linggen-agent.toml"),
-        format!(
-            "[[models]]\nid = \"qwen\"\nprovider = \"ollama\"\nmodel = \"scripted\"\nurl = \"{}\"\n",
-            server.url()
-        ),
-    )
-    .unwrap();
+    ollama_config(&ws, &server);
     // The instructions and tool definitions alone are larger than this window.
     let r = run(&ws, &["-p", "please read a.txt"]);
     assert_eq!(r.code, Some(0), "{}", r.stderr);
@@ -54,14 +59,7 @@ fn an_ollama_window_smaller_than_the_prompt_is_reported_once() {
         ServerOptions::new(Protocol::Ollama),
         vec![Reply::text("fits")],
     );
-    std::fs::write(
-        ws.home().join("linggen-agent.toml"),
-        format!(
-            "[[models]]\nid = \"qwen\"\nprovider = \"ollama\"\nmodel = \"scripted\"\nurl = \"{}\"\n",
-            server.url()
-        ),
-    )
-    .unwrap();
+    ollama_config(&ws, &server);
     let r = run(&ws, &["-p", "hi"]);
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     assert!(!r.stderr.contains("cut off"), "{}", r.stderr);

@@ -141,18 +141,7 @@ async fn person_command(
     command: &str,
     changed: &mut Vec<String>,
 ) -> (String, RunEnd) {
-    let mut ctx = RunCtx {
-        id: ids::new_id(),
-        parent_id: None,
-        depth: 0,
-        agent,
-        route: shared.choice.clone(),
-        mode: TurnMode::Auto,
-        cancel,
-        skill_rules: Vec::new(),
-    };
-    run::announce(shared, &ctx, msg.content.clone());
-    super::lock(&shared.runs).insert(ctx.id.clone(), ctx.cancel.clone());
+    let mut ctx = own_run(shared, agent, cancel, msg);
     let output = super::tool_call::person_command(shared, &mut ctx, conv, command, changed).await;
     super::lock(&shared.runs).remove(&ctx.id);
     let seen = format!(
@@ -175,6 +164,29 @@ async fn person_command(
     (ctx.id, end)
 }
 
+/// A top-level run the person started without asking the model anything (`!cmd`,
+/// `/compact`), announced and cancellable like any other.
+fn own_run(
+    shared: &TurnShared,
+    agent: AgentSpec,
+    cancel: CancellationToken,
+    msg: &UserMessage,
+) -> RunCtx {
+    let ctx = RunCtx {
+        id: ids::new_id(),
+        parent_id: None,
+        depth: 0,
+        agent,
+        route: shared.choice.clone(),
+        mode: TurnMode::Auto,
+        cancel,
+        skill_rules: Vec::new(),
+    };
+    run::announce(shared, &ctx, msg.content.clone());
+    super::lock(&shared.runs).insert(ctx.id.clone(), ctx.cancel.clone());
+    ctx
+}
+
 /// `/compact [instructions]`: a run of its own that compacts the conversation and asks
 /// the model nothing else.
 async fn compact_now(
@@ -193,18 +205,7 @@ async fn compact_now(
             format!("no agent named `{agent_name}`"),
         );
     };
-    let ctx = RunCtx {
-        id: ids::new_id(),
-        parent_id: None,
-        depth: 0,
-        agent,
-        route: shared.choice.clone(),
-        mode: TurnMode::Auto,
-        cancel,
-        skill_rules: Vec::new(),
-    };
-    run::announce(shared, &ctx, msg.content.clone());
-    super::lock(&shared.runs).insert(ctx.id.clone(), ctx.cancel.clone());
+    let ctx = own_run(shared, agent, cancel, msg);
     let instructions = Some(instructions.trim()).filter(|i| !i.is_empty());
     let why = super::compact::Why::Needed;
     let done = super::compact::compact(shared, &ctx, conv, instructions, why).await;
