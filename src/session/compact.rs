@@ -47,7 +47,7 @@ pub(crate) async fn pressure(
     conv: &Conversation,
 ) -> (u64, Option<u32>) {
     let router = &shared.models;
-    let model = router.model(router.plan(&ctx.route, &Signal::default()).order[0].0);
+    let model = router.likely(&ctx.route);
     let window = model.context_window().await;
     let used = model.estimate(history_chars(&conv.history) + tools_chars(shared, ctx, window));
     (used, window)
@@ -95,7 +95,7 @@ pub(crate) async fn compact(
     let (before, window) = pressure(shared, ctx, conv).await;
     let window = window.unwrap_or(DEFAULT_WINDOW);
     let router = &shared.models;
-    let model = router.model(router.plan(&ctx.route, &Signal::default()).order[0].0);
+    let model = router.likely(&ctx.route);
     let keep_chars = model.chars_for(f64::from(window) * KEEP_SHARE);
     let body = &conv.history[1..];
     let cut = keep_from(body, keep_chars);
@@ -309,9 +309,10 @@ fn cut_summary(summary: &str, max: usize) -> String {
     if summary.len() <= max {
         return summary.to_string();
     }
-    let head = crate::text::prefix_bytes(summary, max);
-    let head = head.rfind('\n').map_or(head, |end| &head[..end]);
-    format!("{head}\n[… summary cut to fit]")
+    format!(
+        "{}[… summary cut to fit]",
+        super::fit::take_lines(summary, max)
+    )
 }
 
 /// `text` in pieces of at most `max` bytes, at line ends where possible.

@@ -85,7 +85,7 @@ pub fn fit(
 }
 
 /// The first whole lines of `text` within `max` bytes (at least part of the first line).
-fn take_lines(text: &str, max: usize) -> String {
+pub(crate) fn take_lines(text: &str, max: usize) -> String {
     let mut out = String::new();
     for line in text.split_inclusive('\n') {
         if out.len() + line.len() > max {

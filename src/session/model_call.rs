@@ -20,7 +20,7 @@ pub(crate) async fn call(
     let router = &shared.models;
     let history = super::compact::history_chars(&conv.history);
     // Sized with the tokenizer of the model the policy would try first.
-    let likely = router.model(router.plan(&ctx.route, &Signal::default()).order[0].0);
+    let likely = router.likely(&ctx.route);
     let mut signal = Signal {
         prompt_tokens: likely.estimate(history),
         tool_calls: calls_made,

@@ -126,10 +126,7 @@ async fn run_loop(
         iterations += 1;
         status(shared, ctx, AgentState::Thinking, None);
         if let Err(why) = compact_if_full(shared, ctx, conv).await {
-            shared.bus.publish(Event::Error {
-                message: why.clone(),
-            });
-            return end(OutcomeStatus::Error, why, iterations, usage);
+            return failed(shared, why, iterations, usage);
         }
         match model_call::call(shared, ctx, conv, calls_made).await {
             Step::Failed(e) if !compacted_for_rejection && compact::is_context_error(&e) => {
@@ -141,27 +138,15 @@ async fn run_loop(
                             "{e}; the conversation is already as short as it gets: start a new \
                              session with /clear, or use a model with a larger window"
                         );
-                        shared.bus.publish(Event::Error {
-                            message: message.clone(),
-                        });
-                        return end(OutcomeStatus::Error, message, iterations, usage);
+                        return failed(shared, message, iterations, usage);
                     }
                     Err(why) => {
                         let message = format!("{e}; compacting did not help: {why}");
-                        shared.bus.publish(Event::Error {
-                            message: message.clone(),
-                        });
-                        return end(OutcomeStatus::Error, message, iterations, usage);
+                        return failed(shared, message, iterations, usage);
                     }
                 }
             }
-            Step::Failed(e) => {
-                let message = e.to_string();
-                shared.bus.publish(Event::Error {
-                    message: message.clone(),
-                });
-                return end(OutcomeStatus::Error, message, iterations, usage);
-            }
+            Step::Failed(e) => return failed(shared, e.to_string(), iterations, usage),
             Step::Cancelled(partial) => {
                 usage.add(partial.usage);
                 if !partial.text.is_empty() {
@@ -218,7 +203,7 @@ async fn run_loop(
                         vec![one_call(shared, ctx, conv, &batch[0], changed).await]
                     };
                     for (call, output) in batch.iter().zip(outputs) {
-                        let chars = conv.history.iter().map(|m| m.content.len()).sum();
+                        let chars = compact::history_chars(&conv.history);
                         let used = match served_by {
                             Some(i) => shared.models.model(i).estimate(chars),
                             None => crate::llm::routing::estimate_tokens(chars),
@@ -241,6 +226,19 @@ async fn run_loop(
                 }
             }
         }
+    }
+}
+
+/// A run that ends in an error: said on the bus, and the outcome's result.
+fn failed(shared: &TurnShared, message: String, iterations: u32, usage: Usage) -> RunEnd {
+    shared.bus.publish(Event::Error {
+        message: message.clone(),
+    });
+    RunEnd {
+        status: OutcomeStatus::Error,
+        result: message,
+        iterations,
+        usage,
     }
 }
 

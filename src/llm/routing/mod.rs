@@ -317,6 +317,12 @@ impl Router {
             .map_or(WhenBusy::Wait, |r| r.when_busy)
     }
 
+    /// The model a call under `choice` goes to first, before anything is known of the call:
+    /// whose tokenizer and window size it.
+    pub fn likely(&self, choice: &Choice) -> &Model {
+        &self.models[self.plan(choice, &Signal::default()).order[0].0]
+    }
+
     /// The models to try for a call under `choice` with `signal`.
     pub fn plan(&self, choice: &Choice, signal: &Signal) -> Plan {
         let thresholds = self
