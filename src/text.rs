@@ -37,6 +37,19 @@ pub fn prefix_bytes(text: &str, max: usize) -> &str {
     &text[..end]
 }
 
+/// `12345` as `12,345`.
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// `1 line`, `3 lines`: a count with its noun in the right number.
 pub fn plural(n: usize, one: &str, many: &str) -> String {
     if n == 1 {

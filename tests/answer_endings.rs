@@ -61,7 +61,7 @@ fn a_local_llama_cpp_server_tells_its_context_window() {
         .find(|l| l.contains("\"ContextUsage\""))
         .unwrap_or_else(|| panic!("no ContextUsage in {}", r.stdout));
     let event: serde_json::Value = serde_json::from_str(usage).unwrap();
-    assert!(event["context_window"].as_u64().unwrap_or(0) > 0, "{usage}");
+    assert!(event["token_limit"].as_u64().unwrap_or(0) > 0, "{usage}");
 }
 
 /// `<think>…</think>` opening the content (local reasoning models without a reasoning

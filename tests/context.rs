@@ -277,3 +277,125 @@ fn a_context_rejection_is_compacted_and_retried_once() {
     );
     server.assert_script_consumed();
 }
+
+/// Summaries written so far by [`summarise`], to tell them apart.
+static SUMMARIES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Answers compaction's summary requests, which come whenever linggen decides, so the
+/// script cannot hold them.
+fn summarise(body: &serde_json::Value) -> Option<Reply> {
+    let system = support::texts(body, "system").join("\n");
+    if !system.contains("hand-off notes") {
+        return None;
+    }
+    let n = SUMMARIES.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+    Some(Reply::text(format!(
+        "SUMMARY-{n}: the user asked about files one turn at a time.\n\n## Durable facts\n- \
+         the project's checks run with `make check`\n"
+    )))
+}
+
+/// The issue's long session: 40 turns, each reading a file far larger than a 4k window,
+/// against a server that counts the prompt itself (3 characters a token, not the 4 linggen
+/// assumes at first) and rejects one over its window with llama.cpp's own error. Every turn
+/// completes; every summary request fits; the summary reaches the next request; each turn
+/// resumes (`--continue`) the compacted state; the summary's durable fact reaches the
+/// project's memory and the prompts after it.
+#[test]
+fn forty_turns_of_big_reads_on_a_4k_window_all_complete() {
+    const TURNS: usize = 40;
+    let mut script = Vec::new();
+    for i in 1..=TURNS {
+        script.push(Step::from(Reply::tool(
+            "Read",
+            serde_json::json!({"file_path": format!("big{}.txt", i % 5)}),
+        )));
+        script.push(Reply::text(format!("answer {i}")).into());
+    }
+    let mut options = ServerOptions::new(Protocol::OpenAi);
+    let window = support::Window::llama_cpp(4096);
+    options.window = Some(window);
+    options.context_length = 4096;
+    options.responder = Some(summarise);
+    let server = ScriptedServer::start_with(options, script);
+    let ws = Workspace::new();
+    for k in 0..5 {
+        let text: String = (1..=400)
+            .map(|n| format!("big{k} line {n}: some words of the file\n"))
+            .collect();
+        ws.write(&format!("big{k}.txt"), &text);
+    }
+    // No context_window: it comes from the server's /props, as with llama.cpp.
+    std::fs::write(
+        ws.home().join("linggen-agent.toml"),
+        format!(
+            "[[models]]\nid = \"llama\"\nprovider = \"openai\"\nmodel = \"m\"\nurl = \"{}\"\n",
+            server.url()
+        ),
+    )
+    .unwrap();
+    for i in 1..=TURNS {
+        let ask = format!("turn {i}: what does big{}.txt say?", i % 5);
+        let mut args = vec!["-p", ask.as_str()];
+        if i > 1 {
+            args.push("--continue");
+        }
+        let r = run(&ws, &args);
+        assert_eq!(r.code, Some(0), "turn {i}: {}", r.stderr);
+        assert_eq!(r.stdout.trim_end(), format!("answer {i}"), "turn {i}");
+    }
+    server.assert_script_consumed();
+    let summaries = SUMMARIES.load(std::sync::atomic::Ordering::SeqCst);
+    assert!(
+        summaries >= 5,
+        "only {summaries} summaries in {TURNS} turns"
+    );
+
+    // Every request the server saw, measured as it measured them.
+    let requests = server.chat_requests();
+    let is_summary = |b: &serde_json::Value| {
+        support::texts(b, "system")
+            .join("")
+            .contains("hand-off notes")
+    };
+    let over: Vec<(u64, bool)> = requests
+        .iter()
+        .map(|b| (window.count(b), is_summary(b)))
+        .filter(|(tokens, _)| *tokens > 4096)
+        .collect();
+    assert!(
+        over.iter().all(|(_, summary)| !summary),
+        "a summary request did not fit: {over:?}"
+    );
+    // A turn's first request is estimated before the server has counted anything in this
+    // process; a rejection then costs a compaction and a retry, never the turn. Rare.
+    let (answered, rejected) = server.prompt_tokens();
+    eprintln!(
+        "{} requests, {summaries} summaries, largest prompt {} tokens, rejected: {rejected:?}",
+        requests.len(),
+        answered.iter().max().unwrap()
+    );
+    assert!(
+        over.len() <= TURNS / 10,
+        "{} rejections: {over:?}",
+        over.len()
+    );
+
+    // After each summary the next turn's request carries it, and not the turns it replaced.
+    let turns: Vec<&serde_json::Value> = requests
+        .iter()
+        .filter(|b| !is_summary(b) && window.count(b) <= 4096)
+        .collect();
+    let last = messages_text(turns.last().unwrap());
+    assert!(last.contains("SUMMARY-"), "{last}");
+    assert!(!last.contains("turn 1:"), "turn 1 was never compacted away");
+    assert!(last.contains(&format!("turn {TURNS}:")));
+    // The durable fact: in the memory file, and in the system prompt of the last request.
+    let memory = std::fs::read_dir(ws.home().join("projects"))
+        .unwrap()
+        .map(|d| std::fs::read_to_string(d.unwrap().path().join("memory.md")).unwrap())
+        .collect::<String>();
+    assert_eq!(memory.matches("make check").count(), 1, "{memory}");
+    let system = support::texts(turns.last().unwrap(), "system").join("\n");
+    assert!(system.contains("`make check`"), "{system}");
+}

@@ -7,7 +7,7 @@
 
 use super::event::Event;
 use super::run::RunCtx;
-use super::{Conversation, TurnShared};
+use super::{Conversation, TurnShared, usage};
 use crate::llm::routing::{Signal, falls_back};
 use crate::llm::{ChatMessage, ChatRequest, Role, StreamEvent};
 
@@ -40,36 +40,25 @@ commands exact. Do not invent anything.";
 pub const SUMMARY_HEADER: &str =
     "[Hand-off summary of the conversation so far: earlier messages were compacted]";
 
-/// How many tokens the history takes and how many the window holds, by the likely model.
+/// How many tokens the next request would take and how many the window holds, with the
+/// model the policy would try first.
 pub(crate) async fn pressure(
     shared: &TurnShared,
     ctx: &RunCtx,
     conv: &Conversation,
 ) -> (u64, Option<u32>) {
     let router = &shared.models;
-    let model = router.likely(&ctx.route);
+    let index = router.likely(&ctx.route);
+    let model = router.model(index);
     let window = model.context_window().await;
-    let used = model.estimate(history_chars(&conv.history) + tools_chars(shared, ctx, window));
+    let tools = tools_chars(shared, ctx, window);
+    let used = conv.ledger.estimate(index, model, &conv.history, tools);
     (used, window)
 }
 
 /// The tool definitions ride along with every request.
 fn tools_chars(shared: &TurnShared, ctx: &RunCtx, window: Option<u32>) -> usize {
     serde_json::to_string(&super::run::offered_tools(shared, ctx, window)).map_or(0, |t| t.len())
-}
-
-/// The characters a history sends: its texts and its tool calls' names and arguments.
-pub(crate) fn history_chars(history: &[ChatMessage]) -> usize {
-    history
-        .iter()
-        .map(|m| {
-            m.content.len()
-                + m.tool_calls
-                    .iter()
-                    .map(|c| c.name.len() + c.arguments.to_string().len())
-                    .sum::<usize>()
-        })
-        .sum()
 }
 
 /// Why a compaction is asked for.
@@ -95,7 +84,8 @@ pub(crate) async fn compact(
     let (before, window) = pressure(shared, ctx, conv).await;
     let window = window.unwrap_or(DEFAULT_WINDOW);
     let router = &shared.models;
-    let model = router.likely(&ctx.route);
+    let index = router.likely(&ctx.route);
+    let model = router.model(index);
     let keep_chars = model.chars_for(f64::from(window) * KEEP_SHARE);
     let body = &conv.history[1..];
     let cut = keep_from(body, keep_chars);
@@ -103,7 +93,7 @@ pub(crate) async fn compact(
     let last = body
         .iter()
         .rposition(|m| m.role != Role::Tool)
-        .map_or(0, |i| model.estimate(history_chars(&body[i..])));
+        .map_or(0, |i| model.estimate(usage::chars(&body[i..])));
     if last > u64::from(window) && why == Why::Needed {
         return Err(format!(
             "the conversation cannot be made to fit: its last message alone is about {last} \
@@ -118,8 +108,14 @@ pub(crate) async fn compact(
     // the threshold; otherwise the request goes as it is (a server that rejects it gets
     // one compaction more, and a clear error if that does not help).
     let threshold = (f64::from(window) * shared.compact_at) as u64;
-    let old = model.estimate(history_chars(&body[..cut]));
-    if before.saturating_sub(old) + SUMMARY_ALLOWANCE > threshold && why == Why::Full {
+    let old = model.estimate(usage::chars(&body[..cut]));
+    // (A request larger than the window is compacted anyway when that shrinks it: sent as it
+    // is, it would fail.)
+    if why == Why::Full
+        && (old <= SUMMARY_ALLOWANCE
+            || (before <= u64::from(window)
+                && before.saturating_sub(old) + SUMMARY_ALLOWANCE > threshold))
+    {
         return Ok(None);
     }
     let piece_chars = model.chars_for(f64::from(window) * PIECE_SHARE);
@@ -132,12 +128,7 @@ pub(crate) async fn compact(
         let pieces = split(&text, piece_chars);
         let mut summaries = Vec::new();
         for piece in &pieces {
-            let ask = match instructions {
-                Some(extra) => format!("{piece}\n\nWhen you summarise, also: {extra}"),
-                None => piece.clone(),
-            };
-            let written = complete(shared, ctx, &ask, summary_chars).await?;
-            summaries.push(cut_summary(&written, summary_chars));
+            summaries.push(summarise(shared, ctx, piece, instructions, summary_chars).await?);
         }
         summary = summaries.join("\n\n");
         if pieces.len() == 1 {
@@ -158,7 +149,17 @@ pub(crate) async fn compact(
         summary.trim()
     )));
     history.extend(body[cut..].iter().cloned());
-    let after = model.estimate(history_chars(&history) + tools_chars(shared, ctx, Some(window)));
+    let mut ledger = conv.ledger.clone();
+    ledger.compacted();
+    let tools = tools_chars(shared, ctx, Some(window));
+    let after = ledger.estimate(index, model, &history, tools);
+    // The summary requests taught the estimate the tokenizer: measure the old history again
+    // with what is known now, so that both sides are counted alike.
+    let before = conv.ledger.estimate(index, model, &conv.history, tools);
+    if after >= before && why == Why::Full {
+        // Sent as it is after all; a server that rejects it gets the `Needed` compaction.
+        return Ok(None);
+    }
     if after >= before {
         return Err(format!(
             "compaction did not make the conversation fit ({before} → {after} tokens of a \
@@ -173,6 +174,7 @@ pub(crate) async fn compact(
         history: history[1..].to_vec(),
     });
     conv.history = history;
+    conv.ledger = ledger;
     Ok(Some((before, after)))
 }
 
@@ -246,6 +248,17 @@ pub(crate) fn is_context_error(error: &crate::llm::LlmError) -> bool {
     }
 }
 
+/// The prompt's tokens as a server's context rejection states them.
+pub(crate) fn rejected_tokens(error: &crate::llm::LlmError) -> Option<u64> {
+    use crate::llm::error::ErrorKind;
+    match &error.kind {
+        ErrorKind::Http { message, .. } | ErrorKind::Server(message) => {
+            crate::llm::routing::rejected_prompt_tokens(message)
+        }
+        _ => None,
+    }
+}
+
 /// Where the kept part of `body` starts: the earliest message from which the rest fits
 /// `keep_chars` and that begins a unit (a user message, or an assistant message with the
 /// results of its calls after it), so that a tool call is never separated from its result.
@@ -257,7 +270,7 @@ fn keep_from(body: &[ChatMessage], keep_chars: usize) -> usize {
     let mut kept = 0;
     let mut start = None;
     for (i, m) in body.iter().enumerate().rev() {
-        kept += history_chars(std::slice::from_ref(m));
+        kept += usage::chars(std::slice::from_ref(m));
         if kept > keep_chars && start.is_some() {
             break;
         }
@@ -344,43 +357,95 @@ fn split(text: &str, max: usize) -> Vec<String> {
 }
 
 /// Asks the run's model for a summary of `text`; not streamed to the person.
+/// A piece of history summarised. A piece the server rejects as too long (our estimate of
+/// its tokenizer was off) is halved and each half summarised, up to three times.
+async fn summarise(
+    shared: &TurnShared,
+    ctx: &RunCtx,
+    piece: &str,
+    instructions: Option<&str>,
+    summary_chars: usize,
+) -> Result<String, String> {
+    const MAX_HALVINGS: u32 = 3;
+    let mut pending = std::collections::VecDeque::from([(piece.to_string(), 0)]);
+    let mut summaries = Vec::new();
+    while let Some((text, halvings)) = pending.pop_front() {
+        let ask = match instructions {
+            Some(extra) => format!("{text}\n\nWhen you summarise, also: {extra}"),
+            None => text.clone(),
+        };
+        match complete(shared, ctx, &ask, summary_chars).await {
+            Ok(written) => summaries.push(cut_summary(&written, summary_chars)),
+            Err(Failure::TooLong(_)) if halvings < MAX_HALVINGS && text.len() > 2_000 => {
+                for half in split(&text, text.len().div_ceil(2)).into_iter().rev() {
+                    pending.push_front((half, halvings + 1));
+                }
+            }
+            Err(Failure::TooLong(message) | Failure::Other(message)) => return Err(message),
+        }
+    }
+    Ok(summaries.join("\n\n"))
+}
+
+/// Why a summary request gave no summary.
+enum Failure {
+    /// The server said the request does not fit its window.
+    TooLong(String),
+    Other(String),
+}
+
 async fn complete(
     shared: &TurnShared,
     ctx: &RunCtx,
     text: &str,
     max_chars: usize,
-) -> Result<String, String> {
+) -> Result<String, Failure> {
     let router = &shared.models;
     let plan = router.plan(&ctx.route, &Signal::default());
     let system = format!("{SUMMARY_PROMPT} Use at most {} words.", max_chars / 6);
     let messages = [ChatMessage::system(system), ChatMessage::user(text)];
-    let mut last_error = String::new();
+    // No tools ride along: the server's count of this request teaches the tokenizer well.
+    let sent_chars = usage::chars(&messages);
+    let mut last_error = Failure::Other(String::new());
     for (index, _) in &plan.order {
         let model = router.model(*index);
         let (member, slot) = tokio::select! {
             taken = model.slot(&[]) => taken,
-            _ = ctx.cancel.cancelled() => return Err("cancelled".to_string()),
+            _ = ctx.cancel.cancelled() => return Err(Failure::Other("cancelled".to_string())),
         };
         let mut summary = String::new();
+        let mut counted = 0;
         let request = ChatRequest {
             messages: &messages,
             tools: &[],
         };
-        let mut sink = |e: StreamEvent| {
-            if let StreamEvent::Text(t) = e {
-                summary.push_str(&t);
-            }
+        let mut sink = |e: StreamEvent| match e {
+            StreamEvent::Text(t) => summary.push_str(&t),
+            StreamEvent::Usage(u) => counted = u.input_tokens,
+            _ => {}
         };
         let answered = tokio::select! {
             r = member.provider.chat(request, &mut sink) => r,
-            _ = ctx.cancel.cancelled() => return Err("cancelled".to_string()),
+            _ = ctx.cancel.cancelled() => return Err(Failure::Other("cancelled".to_string())),
         };
         drop(slot);
+        if let Some(tokens) = answered.as_ref().err().and_then(rejected_tokens) {
+            counted = tokens;
+        }
+        model.calibrate(sent_chars, counted);
         match answered {
             Ok(()) if !summary.trim().is_empty() => return Ok(summary),
-            Ok(()) => last_error = format!("model `{}` wrote an empty summary", model.id()),
+            Ok(()) => {
+                last_error =
+                    Failure::Other(format!("model `{}` wrote an empty summary", model.id()))
+            }
             Err(e) => {
-                last_error = format!("the summary request failed: {e}");
+                let message = format!("the summary request failed: {e}");
+                if is_context_error(&e) {
+                    // Another model may have a larger window, but halving is surer.
+                    return Err(Failure::TooLong(message));
+                }
+                last_error = Failure::Other(message);
                 if falls_back(&e).is_none() {
                     break;
                 }

@@ -63,6 +63,7 @@ pub(crate) async fn run_child(
     let mut child_conv = Conversation {
         history: vec![ChatMessage::system(system)],
         permissions: conv.permissions.clone(),
+        ledger: Default::default(),
     };
     let from = parent.agent.name.clone();
     let end = run::run(
@@ -103,6 +104,7 @@ pub(crate) async fn side_by_side(
         let mut own = Conversation {
             history: Vec::new(),
             permissions: conv.permissions.clone(),
+            ledger: Default::default(),
         };
         async move {
             let mut own_changed = Vec::new();

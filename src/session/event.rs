@@ -44,6 +44,16 @@ pub enum AgentState {
     Idle,
 }
 
+/// When a `ContextUsage` was measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ContextStage {
+    /// Before a request is sent: linggen's estimate.
+    Request,
+    /// After the response: what the server counted.
+    Response,
+}
+
 /// The answer to an approval request.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "decision", rename_all = "snake_case")]
@@ -171,12 +181,33 @@ pub enum Event {
         /// Who answered: `terminal`, `web`, or `policy` when nobody could be asked.
         by: String,
     },
+    /// How full a run's context is: sent before each request (`stage: request`, an
+    /// estimate, with what it is made of) and after each response (`stage: response`, with
+    /// the server's count).
     ContextUsage {
         run_id: String,
-        /// Tokens the last request used (prompt + completion).
-        used_tokens: u64,
+        agent_id: String,
+        stage: ContextStage,
+        /// Messages in the history, the system prompt included.
+        message_count: usize,
+        /// Characters of the history (and, at `request`, the tool definitions).
+        char_count: usize,
+        /// linggen's estimate of the request's prompt tokens.
+        estimated_tokens: u64,
+        /// The model's context window, when known.
         #[serde(skip_serializing_if = "Option::is_none")]
-        context_window: Option<u32>,
+        token_limit: Option<u32>,
+        /// The history holds a compaction summary.
+        compressed: bool,
+        /// Compactions this run's conversation went through.
+        summary_count: u32,
+        /// At `request`: the estimate by part (system prompt, tools, history, …).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        breakdown: Option<super::usage::Breakdown>,
+        /// How much of the window is taken: the estimate at `request`; at `response`, the
+        /// server's input + output tokens (the estimate when it reported none).
+        used_tokens: u64,
+        /// The server's counts (0 at `request`, or when it reported none).
         input_tokens: u64,
         output_tokens: u64,
     },

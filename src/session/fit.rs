@@ -3,21 +3,58 @@
 //! command cannot push the conversation out of a small local model's window. What is cut
 //! says how to get the rest.
 
+use super::{Conversation, TurnShared};
+use crate::llm::routing::Model;
 use crate::tools::ToolName;
 
 /// A result may use this share of the tokens still free in the window.
 const SHARE_OF_FREE: u64 = 2;
-/// Whatever the window, a result may keep this many characters: less is useless, and
-/// a window this full is the compaction's business, not the tool's.
+/// However full the window, a result may keep this many characters (less is useless, and
+/// a window that full is the compaction's business, not the tool's), or an eighth of the
+/// window on a smaller one.
 const FLOOR_CHARS: usize = 2_000;
+const FLOOR_SHARE_OF_WINDOW: f64 = 1.0 / 8.0;
 
 /// The most characters a tool result may have now, with `used` tokens of the `window`
-/// taken; `None` when the window is unknown.
-pub fn budget(window: Option<u32>, used: u64) -> Option<usize> {
-    let window = u64::from(window?);
-    let free = window.saturating_sub(used);
-    let chars = (free / SHARE_OF_FREE).saturating_mul(4);
-    Some((chars as usize).max(FLOOR_CHARS))
+/// taken, in `model`'s characters per token; `None` when the window is unknown.
+pub fn budget(model: &Model, window: Option<u32>, used: u64) -> Option<usize> {
+    let window = window?;
+    let free = u64::from(window).saturating_sub(used);
+    let chars = model.chars_for((free / SHARE_OF_FREE) as f64);
+    let floor = FLOOR_CHARS.min(model.chars_for(f64::from(window) * FLOOR_SHARE_OF_WINDOW));
+    Some(chars.max(floor))
+}
+
+/// The files a person attached (`@path`), cut to the same budget as a tool result, so that
+/// one big file cannot make the turn impossible on a small window.
+pub(crate) async fn attachments(
+    shared: &TurnShared,
+    conv: &Conversation,
+    attached: &str,
+) -> String {
+    if attached.is_empty() {
+        return String::new();
+    }
+    let index = shared.models.likely(&shared.choice);
+    let model = shared.models.model(index);
+    let window = model.context_window().await;
+    let used = conv.ledger.estimate(index, model, &conv.history, 0);
+    match budget(model, window, used) {
+        Some(max) if attached.len() > max => {
+            let mut kept = take_lines(attached, max);
+            // One very long line (minified code, a log without newlines): cut inside it.
+            if kept.len() < max / 2 {
+                kept = format!("{}\n", crate::text::prefix_bytes(attached, max));
+            }
+            format!(
+                "{kept}```\n[the attached files were cut to fit the context window: {} of {} \
+                 lines shown. Read them with a line_range for the rest]",
+                kept.lines().count(),
+                attached.lines().count()
+            )
+        }
+        _ => attached.to_string(),
+    }
 }
 
 /// `content` cut to `budget` characters at a line boundary, with how to get the rest; the
@@ -122,10 +159,19 @@ mod tests {
 
     #[test]
     fn the_budget_is_half_the_free_window_with_a_floor() {
-        assert_eq!(budget(None, 0), None);
+        let model = Model::new(
+            crate::config::ModelConfig::new("m", crate::config::ProviderKind::Openai, "m", "u"),
+            Vec::new(),
+        );
+        assert_eq!(budget(&model, None, 0), None);
         // 4096-token window, 1,000 tokens used: half of 3,096 tokens, in characters.
-        assert_eq!(budget(Some(4096), 1_000), Some(1548 * 4));
-        assert_eq!(budget(Some(4096), 25_000), Some(FLOOR_CHARS));
+        assert_eq!(budget(&model, Some(4096), 1_000), Some(1548 * 4));
+        assert_eq!(budget(&model, Some(4096), 25_000), Some(FLOOR_CHARS));
+        // A 2k window: an eighth of it.
+        assert_eq!(budget(&model, Some(2048), 25_000), Some(1024));
+        // A tokenizer that makes two characters a token halves the characters.
+        model.calibrate(2_000, 1_000);
+        assert_eq!(budget(&model, Some(4096), 1_000), Some(1548 * 2));
     }
 
     #[test]

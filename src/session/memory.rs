@@ -138,6 +138,10 @@ fn folder_name(root: &Path) -> String {
         .collect()
 }
 
+/// What starts the memory's section of the prompt.
+pub const PROMPT_HEADING: &str =
+    "Memory (what the user asked you to remember in this project; follow it):";
+
 /// The memory as the prompt carries it: the newest lines that fit the cap, saying how many
 /// older ones were left out and where they are.
 fn prompt_section(text: &str, path: &Path) -> Option<String> {
@@ -157,8 +161,7 @@ fn prompt_section(text: &str, path: &Path) -> Option<String> {
     }
     kept.reverse();
     let left_out = lines.len() - kept.len();
-    let mut section =
-        String::from("Memory (what the user asked you to remember in this project; follow it):\n");
+    let mut section = format!("{PROMPT_HEADING}\n");
     if left_out > 0 {
         section.push_str(&format!(
             "[{left_out} older lines are in {}]\n",

@@ -22,6 +22,7 @@ mod skill_call;
 mod tokens;
 mod tool_call;
 mod turn;
+pub mod usage;
 pub mod view;
 
 use std::collections::{HashMap, VecDeque};
@@ -195,6 +196,8 @@ pub(crate) fn route_for(shared: &TurnShared, hint: Option<&str>, fallback: &Choi
 pub(crate) struct Conversation {
     pub history: Vec<ChatMessage>,
     pub permissions: Permissions,
+    /// What the servers counted of it: the anchor of the next request's estimate.
+    pub ledger: usage::Ledger,
 }
 
 /// Starts the session task. Subscribe to `bus` before calling this to see every event.
@@ -256,6 +259,7 @@ async fn run(setup: SessionSetup, mut inputs: mpsc::Receiver<input::Sent>, bus: 
     let mut history = vec![ChatMessage::system(String::new())];
     history.extend(setup.history);
     let mut idle = Some(Conversation {
+        ledger: usage::Ledger::resumed(&history),
         history,
         permissions: setup.permissions,
     });

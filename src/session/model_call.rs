@@ -14,15 +14,18 @@ use crate::llm::routing::{self, Plan, Signal};
 pub(crate) async fn call(
     shared: &TurnShared,
     ctx: &RunCtx,
-    conv: &Conversation,
+    conv: &mut Conversation,
     calls_made: u32,
 ) -> Step {
     let router = &shared.models;
-    let history = super::compact::history_chars(&conv.history);
     // Sized with the tokenizer of the model the policy would try first.
     let likely = router.likely(&ctx.route);
+    let estimate = |tools_chars| {
+        conv.ledger
+            .estimate(likely, router.model(likely), &conv.history, tools_chars)
+    };
     let mut signal = Signal {
-        prompt_tokens: likely.estimate(history),
+        prompt_tokens: estimate(0),
         tool_calls: calls_made,
         delegation_depth: ctx.depth,
         hint: None,
@@ -32,17 +35,12 @@ pub(crate) async fn call(
     let draft = router.plan(&ctx.route, &signal);
     let window = router.model(draft.order[0].0).context_window().await;
     let tools = run::offered_tools(shared, ctx, window);
-    let tool_chars = serde_json::to_string(&tools).map_or(0, |t| t.len());
-    signal.prompt_tokens = likely.estimate(history + tool_chars);
+    signal.prompt_tokens = estimate(serde_json::to_string(&tools).map_or(0, |t| t.len()));
     let plan = router.plan(&ctx.route, &signal);
+    super::usage::report_request(shared, ctx, conv, &tools, signal.prompt_tokens, window);
     let step = walk(shared, ctx, conv, &tools, &plan).await;
     if let Step::Done(response) = &step {
         notice_truncation(shared, signal.prompt_tokens, response);
-        if let Some(served) = response.served_by {
-            router
-                .model(served)
-                .calibrate(history + tool_chars, response.usage.input_tokens);
-        }
     }
     step
 }
@@ -78,7 +76,7 @@ fn notice_truncation(shared: &TurnShared, sent_tokens: u64, response: &run::Resp
 async fn walk(
     shared: &TurnShared,
     ctx: &RunCtx,
-    conv: &Conversation,
+    conv: &mut Conversation,
     tools: &[crate::llm::ToolSpec],
     plan: &Plan,
 ) -> Step {
@@ -135,6 +133,8 @@ async fn walk(
             let error = match step {
                 Step::Done(mut response) => {
                     member.server.recovered();
+                    let counted = response.usage.input_tokens;
+                    conv.ledger.counted(*index, model, &conv.history, counted);
                     response.context_window = model.context_window().await;
                     response.served_by = Some(*index);
                     return Step::Done(response);
@@ -142,6 +142,10 @@ async fn walk(
                 Step::Failed(error) => error,
                 cancelled => return cancelled,
             };
+            // A rejection that says how long the prompt was is as good as a count.
+            if let Some(tokens) = super::compact::rejected_tokens(&error) {
+                conv.ledger.counted(*index, model, &conv.history, tokens);
+            }
             let Some(what) = routing::falls_back(&error) else {
                 return Step::Failed(error);
             };

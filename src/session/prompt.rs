@@ -11,6 +11,9 @@ const PROJECT_DOCS: &[&str] = &["AGENTS.md", "CLAUDE.md"];
 /// would crowd out the conversation on a small context window.
 const PROJECT_DOC_MAX_CHARS: usize = 8_000;
 
+/// What starts the project docs in the prompt (they come last in [`context_prompt`]).
+pub const PROJECT_DOCS_HEADING: &str = "\n\nProject instructions from ";
+
 /// Facts about the workspace the prompt states up front, so the model does not need a tool
 /// call to learn them.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -69,7 +72,7 @@ pub fn context_prompt(ws: &Workspace, root: &Path) -> String {
     prompt.push_str(TOOL_RULES);
     for name in PROJECT_DOCS {
         if let Some(doc) = project_doc(root, name) {
-            prompt.push_str(&format!("\n\nProject instructions from {name}:\n{doc}"));
+            prompt.push_str(&format!("{PROJECT_DOCS_HEADING}{name}:\n{doc}"));
         }
     }
     prompt

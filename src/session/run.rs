@@ -166,7 +166,7 @@ async fn run_loop(
                 usage.add(response.usage);
                 // The window of the model that answered: its tool results are sized to it.
                 let (window, served_by) = (response.context_window, response.served_by);
-                report_context(shared, ctx, conv, &response);
+                super::usage::report_response(shared, ctx, conv, &response);
                 notice_odd_endings(shared, &response);
                 let Response {
                     text,
@@ -203,12 +203,10 @@ async fn run_loop(
                         vec![one_call(shared, ctx, conv, &batch[0], changed).await]
                     };
                     for (call, output) in batch.iter().zip(outputs) {
-                        let chars = compact::history_chars(&conv.history);
-                        let used = match served_by {
-                            Some(i) => shared.models.model(i).estimate(chars),
-                            None => crate::llm::routing::estimate_tokens(chars),
-                        };
-                        let content = match super::fit::budget(window, used) {
+                        let index = served_by.unwrap_or(0);
+                        let model = shared.models.model(index);
+                        let used = conv.ledger.estimate(index, model, &conv.history, 0);
+                        let content = match super::fit::budget(model, window, used) {
                             Some(budget) => super::fit::fit(
                                 ToolName::resolve(&call.name),
                                 &call.arguments,
@@ -431,24 +429,6 @@ fn recover_text_calls(response: &mut Response) {
         response.text = text;
         response.tool_calls = calls;
     }
-}
-
-fn report_context(shared: &TurnShared, ctx: &RunCtx, conv: &Conversation, r: &Response) {
-    let context_window = r.context_window;
-    let (input, output) = if r.usage.input_tokens > 0 {
-        (r.usage.input_tokens, r.usage.output_tokens)
-    } else {
-        // The server reported no usage: estimate at ~4 characters per token.
-        let chars: usize = conv.history.iter().map(|m| m.content.len()).sum();
-        (chars as u64 / 4, r.text.len() as u64 / 4)
-    };
-    shared.bus.publish(Event::ContextUsage {
-        run_id: ctx.id.clone(),
-        used_tokens: input + output,
-        context_window,
-        input_tokens: input,
-        output_tokens: output,
-    });
 }
 
 pub(crate) fn status(

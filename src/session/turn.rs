@@ -63,6 +63,8 @@ pub(super) async fn run_turn(
         };
         return finish(shared, end, changed, started);
     }
+    let mut msg = msg;
+    msg.attached = super::fit::attachments(shared, conv, &msg.attached).await;
     let end = match plan(shared, &conv.permissions, &msg, agent_name) {
         Err(message) => fail(shared, agent_name, &label, message),
         Ok(plan) => {

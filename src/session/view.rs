@@ -6,8 +6,9 @@
 
 use serde::Serialize;
 
-use super::event::{Event, OutcomeStatus, SessionStatus};
+use super::event::{ContextStage, Event, OutcomeStatus, SessionStatus};
 use super::input::TurnMode;
+use super::usage::Breakdown;
 use crate::config::PermissionMode;
 use crate::llm::Role;
 
@@ -89,11 +90,18 @@ pub struct Streaming {
     pub thinking: bool,
 }
 
-/// How full the context was after the last request.
+/// How full the context is, as the last `ContextUsage` of a turn's own run said.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct ContextState {
+    pub stage: ContextStage,
     pub used_tokens: u64,
-    pub context_window: Option<u32>,
+    pub estimated_tokens: u64,
+    pub token_limit: Option<u32>,
+    pub message_count: usize,
+    pub compressed: bool,
+    pub summary_count: u32,
+    /// What the last request was made of.
+    pub breakdown: Option<Breakdown>,
 }
 
 /// The state of a session, folded from its events.
@@ -203,13 +211,27 @@ impl SessionView {
             // A delegated run's context is its own; the session's is its turns'.
             Event::ContextUsage { run_id, .. } if self.depth(run_id) > 0 => {}
             Event::ContextUsage {
+                stage,
                 used_tokens,
-                context_window,
+                estimated_tokens,
+                token_limit,
+                message_count,
+                compressed,
+                summary_count,
+                breakdown,
                 ..
             } => {
+                // A response's count keeps the breakdown of the request it answered.
+                let breakdown = breakdown.or(self.context.and_then(|c| c.breakdown));
                 self.context = Some(ContextState {
+                    stage: *stage,
                     used_tokens: *used_tokens,
-                    context_window: *context_window,
+                    estimated_tokens: *estimated_tokens,
+                    token_limit: *token_limit,
+                    message_count: *message_count,
+                    compressed: *compressed,
+                    summary_count: *summary_count,
+                    breakdown,
                 })
             }
             Event::Token {

@@ -129,7 +129,35 @@ async fn serve_chat(
     if let Err(message) = wire::validate(state.protocol(), request, body) {
         return write_error(stream, state, 400, &message, &[]).await;
     }
-    let Some(step) = state.next_step() else {
+    // The window is checked before anything is served, as llama.cpp tokenizes first.
+    let mut counted = None;
+    if let Some(window) = state.options.window {
+        let tokens = window.count(body);
+        if tokens > u64::from(window.n_ctx) {
+            state.rejected_prompts.lock().unwrap().push(tokens);
+            let raw = window.rejection(tokens);
+            return http::write_full(stream, 400, "application/json", raw.as_bytes(), &[]).await;
+        }
+        state.answered_prompts.lock().unwrap().push(tokens);
+        counted = Some(tokens as u32);
+    }
+    let step = match state.options.responder.and_then(|answer| answer(body)) {
+        Some(reply) => Some(Step::Reply(reply)),
+        None => state.next_step(),
+    };
+    let step = step.map(|step| match (step, counted) {
+        // Usage reports the server's count of the prompt, as llama.cpp's does.
+        (Step::Reply(mut reply) | Step::Repeat(mut reply), Some(tokens)) => {
+            let output_tokens = (reply.output_bytes() / 4).max(1) as u32;
+            reply.usage = Some(super::Usage {
+                input_tokens: tokens,
+                output_tokens,
+            });
+            Step::Reply(reply)
+        }
+        (step, _) => step,
+    });
+    let Some(step) = step else {
         let message = format!(
             "scripted server: script exhausted: chat request #{} ({} {}) has no scripted step; \
              the test scripted {} step(s)",

@@ -28,6 +28,7 @@ pub mod pty;
 mod script;
 mod server;
 pub mod web_client;
+mod window;
 mod wire;
 
 pub use cli::{
@@ -36,7 +37,8 @@ pub use cli::{
 };
 pub use corpus::markdown_corpus;
 pub use script::{Fault, Protocol, Reply, Step, ToolCall, Usage};
-pub use server::{RecordedRequest, ScriptedServer, ServerOptions};
+pub use server::{RecordedRequest, Responder, ScriptedServer, ServerOptions};
+pub use window::Window;
 pub use wire::bedrock;
 
 /// The text of every `role` message in one OpenAI-style request body, in order.

@@ -33,7 +33,15 @@ pub struct ServerOptions {
     pub context_length: u32,
     /// A `num_ctx` line in Ollama's `/api/show` parameters, if set.
     pub num_ctx: Option<u32>,
+    /// A window the server enforces as llama.cpp does (and reports as `n_ctx`).
+    pub window: Option<super::Window>,
+    /// Answers the chat requests it recognises without taking a step of the script: the
+    /// requests a client makes at moments a test cannot script (compaction's summaries).
+    pub responder: Option<Responder>,
 }
+
+/// See [`ServerOptions::responder`].
+pub type Responder = fn(&Value) -> Option<super::Reply>;
 
 impl ServerOptions {
     pub fn new(protocol: Protocol) -> ServerOptions {
@@ -42,6 +50,8 @@ impl ServerOptions {
             model: "scripted".to_string(),
             context_length: 8192,
             num_ctx: None,
+            window: None,
+            responder: None,
         }
     }
 }
@@ -214,6 +224,15 @@ impl ScriptedServer {
         );
     }
 
+    /// The prompt sizes (in the window's tokens) of the chat requests answered, and of those
+    /// rejected as over the window, in order.
+    pub fn prompt_tokens(&self) -> (Vec<u64>, Vec<u64>) {
+        (
+            lock(&self.state.answered_prompts).clone(),
+            lock(&self.state.rejected_prompts).clone(),
+        )
+    }
+
     /// The most chat requests that were being answered at the same moment.
     pub fn max_concurrent_chats(&self) -> usize {
         self.state.max_concurrent.load(Ordering::SeqCst)
@@ -248,6 +267,8 @@ pub(super) struct State {
     /// Chat requests being answered now, and the most there ever were.
     pub concurrent: AtomicUsize,
     pub max_concurrent: AtomicUsize,
+    pub answered_prompts: Mutex<Vec<u64>>,
+    pub rejected_prompts: Mutex<Vec<u64>>,
 }
 
 impl State {
@@ -262,6 +283,8 @@ impl State {
             client_disconnects: AtomicUsize::new(0),
             concurrent: AtomicUsize::new(0),
             max_concurrent: AtomicUsize::new(0),
+            answered_prompts: Mutex::new(Vec::new()),
+            rejected_prompts: Mutex::new(Vec::new()),
         }
     }
 

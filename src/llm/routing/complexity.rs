@@ -34,7 +34,7 @@ pub fn assess(signal: &Signal, t: &Thresholds) -> (Complexity, String) {
     } else {
         Complexity::High
     };
-    let mut why = format!("{} tokens", thousands(tokens));
+    let mut why = format!("{} tokens", crate::text::thousands(tokens));
     if signal.tool_calls > t.raise_after_tool_calls {
         level = level.raised();
         why.push_str(&format!(", {} tool calls (+1)", signal.tool_calls));
@@ -47,19 +47,6 @@ pub fn assess(signal: &Signal, t: &Thresholds) -> (Complexity, String) {
         ));
     }
     (level, why)
-}
-
-/// `12345` as `12,345`.
-fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// The estimate used before a call: about four characters per token, which is close for

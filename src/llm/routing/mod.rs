@@ -317,10 +317,10 @@ impl Router {
             .map_or(WhenBusy::Wait, |r| r.when_busy)
     }
 
-    /// The model a call under `choice` goes to first, before anything is known of the call:
-    /// whose tokenizer and window size it.
-    pub fn likely(&self, choice: &Choice) -> &Model {
-        &self.models[self.plan(choice, &Signal::default()).order[0].0]
+    /// The index of the model a call under `choice` goes to first, before anything is known
+    /// of the call: whose tokenizer and window size it.
+    pub fn likely(&self, choice: &Choice) -> usize {
+        self.plan(choice, &Signal::default()).order[0].0
     }
 
     /// The models to try for a call under `choice` with `signal`.
@@ -514,6 +514,27 @@ pub fn is_context_rejection(message: &str) -> bool {
     ]
     .iter()
     .any(|p| m.contains(p))
+}
+
+/// The prompt's size in tokens as a context rejection states it: llama.cpp's `request (N
+/// tokens) exceeds …`, OpenAI's `your messages resulted in N tokens`, Anthropic's `prompt
+/// is too long: N tokens > M maximum`. The server's own count is worth more than any
+/// estimate of ours.
+pub fn rejected_prompt_tokens(message: &str) -> Option<u64> {
+    let m = message.to_ascii_lowercase();
+    ["request (", "resulted in ", "prompt is too long: "]
+        .iter()
+        .find_map(|lead| {
+            let rest = &m[m.find(lead)? + lead.len()..];
+            let end = rest
+                .find(|c: char| !c.is_ascii_digit() && c != ',')
+                .unwrap_or(rest.len());
+            let (number, after) = rest.split_at(end);
+            if !after.trim_start().starts_with("token") {
+                return None;
+            }
+            number.replace(',', "").parse().ok()
+        })
 }
 
 /// An account that ran out (no point retrying soon): OpenAI's `insufficient_quota`,

@@ -207,3 +207,26 @@ fn the_estimate_learns_each_models_tokenizer() {
     m.calibrate(6_000, 1_000);
     assert_eq!(m.estimate(4_000), 1_000);
 }
+
+#[test]
+fn a_rejection_says_how_long_the_prompt_was() {
+    let cases = [
+        (
+            "request (3031 tokens) exceeds the available context size (2048 tokens), try increasing it",
+            Some(3031),
+        ),
+        (
+            "This model's maximum context length is 8192 tokens. However, your messages resulted in 9,100 tokens. Please reduce the length of the messages.",
+            Some(9100),
+        ),
+        (
+            "prompt is too long: 210345 tokens > 200000 maximum",
+            Some(210_345),
+        ),
+        ("the request exceeds the available context size", None),
+        ("request (hello) failed", None),
+    ];
+    for (message, tokens) in cases {
+        assert_eq!(rejected_prompt_tokens(message), tokens, "{message}");
+    }
+}

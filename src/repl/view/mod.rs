@@ -159,21 +159,11 @@ impl View {
         self.print(lines);
     }
 
-    /// `/context`: the last reported usage.
+    /// `/context`: how full the window is and what the last request was made of.
     pub fn context(&mut self) {
-        let line = match self
-            .session
-            .context
-            .map(|c| (c.used_tokens, c.context_window))
-        {
-            Some((used, Some(window))) => format!(
-                "context: {used} of {window} tokens ({}%)",
-                used * 100 / u64::from(window.max(1))
-            ),
-            Some((used, None)) => format!("context: {used} tokens (window unknown)"),
-            None => "context: nothing sent yet".to_string(),
-        };
-        self.hint(&line);
+        for line in context::lines(self.session.context.as_ref()) {
+            self.hint(&line);
+        }
     }
 
     pub fn set_theme(&mut self, theme: Theme) {
@@ -605,17 +595,8 @@ impl View {
                 output_tokens as f64 * 1000.0 / ms as f64
             ));
         }
-        match self
-            .session
-            .context
-            .map(|c| (c.used_tokens, c.context_window))
-        {
-            Some((used, Some(window))) => stats.push(format!(
-                "context {used}/{window} ({}%)",
-                used * 100 / u64::from(window.max(1))
-            )),
-            Some((used, None)) => stats.push(format!("context {used} tokens")),
-            None => {}
+        if let Some(c) = &self.session.context {
+            stats.push(context::footer(c));
         }
         if !stats.is_empty() {
             self.hint(&stats.join(" · "));
@@ -626,6 +607,7 @@ impl View {
 /// The tool whose calls start child runs; shown through the child's own lines.
 const DELEGATE_TOOL: &str = crate::tools::ToolName::Delegate.name();
 
+mod context;
 mod live;
 mod menu;
 mod replay;

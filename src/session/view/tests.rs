@@ -192,22 +192,39 @@ fn streamed_text_gathers_per_run_until_done_or_the_message() {
     assert!(view.streaming.is_empty());
 }
 
+/// A `ContextUsage` of `stage` for run `run_id`.
+fn usage(run_id: &str, stage: ContextStage, used_tokens: u64) -> Event {
+    Event::ContextUsage {
+        run_id: run_id.into(),
+        agent_id: "ling".into(),
+        stage,
+        message_count: 3,
+        char_count: 4_000,
+        estimated_tokens: 1_000,
+        token_limit: Some(8192),
+        compressed: false,
+        summary_count: 0,
+        breakdown: (stage == ContextStage::Request).then(|| crate::session::usage::Breakdown {
+            history: 1_000,
+            ..Default::default()
+        }),
+        used_tokens,
+        input_tokens: 0,
+        output_tokens: 0,
+    }
+}
+
 #[test]
-fn context_usage_keeps_the_last_request() {
-    let view = fold(&[Event::ContextUsage {
-        run_id: "r1".into(),
-        used_tokens: 1200,
-        context_window: Some(8192),
-        input_tokens: 1000,
-        output_tokens: 200,
-    }]);
-    assert_eq!(
-        view.context,
-        Some(ContextState {
-            used_tokens: 1200,
-            context_window: Some(8192)
-        })
-    );
+fn context_usage_keeps_the_last_count_and_the_last_requests_breakdown() {
+    let view = fold(&[
+        usage("r1", ContextStage::Request, 1_000),
+        usage("r1", ContextStage::Response, 1_200),
+    ]);
+    let context = view.context.unwrap();
+    assert_eq!(context.stage, ContextStage::Response);
+    assert_eq!(context.used_tokens, 1_200);
+    assert_eq!(context.token_limit, Some(8192));
+    assert_eq!(context.breakdown.map(|b| b.history), Some(1_000));
 }
 
 #[test]
@@ -221,15 +238,8 @@ fn depth_follows_the_parents_and_a_delegated_runs_context_is_not_the_sessions() 
         ["r1", "r2", "r3", "unknown"].map(|r| view.depth(r)),
         [0, 1, 2, 0]
     );
-    let usage = |run_id: &str, used_tokens| Event::ContextUsage {
-        run_id: run_id.into(),
-        used_tokens,
-        context_window: None,
-        input_tokens: used_tokens,
-        output_tokens: 0,
-    };
-    view.apply(&usage("r1", 100));
-    view.apply(&usage("r2", 5000));
+    view.apply(&usage("r1", ContextStage::Response, 100));
+    view.apply(&usage("r2", ContextStage::Response, 5000));
     assert_eq!(view.context.map(|c| c.used_tokens), Some(100));
 }
 

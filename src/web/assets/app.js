@@ -369,6 +369,7 @@ const S = {
   activity: new Map(), // run_id -> what that run is doing (last updated shown)
   errors: new Set(), // `Error` messages shown this turn (its error Outcome repeats one)
   busy: false,
+  breakdown: null, // what the last request was made of (the context meter's tooltip)
 };
 
 const DELEGATE_TOOL = 'delegate_to_agent';
@@ -376,6 +377,7 @@ const DELEGATE_TOOL = 'delegate_to_agent';
 function resetView() {
   for (const key of ['runs', 'streams', 'finished', 'tools', 'approvals', 'delegations', 'answered', 'activity', 'errors']) S[key].clear();
   S.lastModel = null;
+  S.breakdown = null;
   dirtyParts.clear();
   $('#transcript').replaceChildren();
 }
@@ -464,7 +466,7 @@ const HANDLERS = {
   ApprovalRequested: onApprovalRequested,
   ApprovalResolved: onApprovalResolved,
   ContextUsage(ev) {
-    if (depth(ev.run_id) === 0) setContext(ev.used_tokens, ev.context_window);
+    if (depth(ev.run_id) === 0) setContext(ev);
   },
   AgentStatus(ev) {
     S.activity.delete(ev.run_id);
@@ -929,14 +931,33 @@ function setHeader(state) {
   if (state.model) $('#empty-model').textContent = `model ${state.model}`;
 }
 
-function setContext(used, windowSize) {
+const CONTEXT_PARTS = [
+  ['system_prompt', 'system prompt'], ['project_docs', 'project docs'], ['memory', 'memory'],
+  ['tools', 'tools'], ['skills_catalog', 'skills catalog'], ['history', 'history'],
+  ['tool_results', 'tool results'],
+];
+
+// The meter: how full the window is; its tooltip says what the last request was made of
+// (the same parts as /context in the shell). A response's count keeps the breakdown of the
+// request it answered.
+function setContext(c) {
+  if (c.breakdown) S.breakdown = c.breakdown;
+  const used = c.used_tokens || 0;
+  const windowSize = c.token_limit;
   const box = $('#context');
   box.hidden = false;
   const pct = windowSize ? Math.min(100, Math.round((used * 100) / windowSize)) : 0;
   $('#context-fill').style.width = `${pct}%`;
   box.classList.toggle('high', pct >= 80);
-  $('#context-text').textContent = windowSize ? `${kilo(used)} / ${kilo(windowSize)} (${pct}%)` : `${kilo(used)} tokens`;
-  box.title = windowSize ? `context: ${used} of ${windowSize} tokens` : `context: ${used} tokens (window unknown)`;
+  const compacted = c.summary_count ? ` · compacted ${c.summary_count}×` : '';
+  $('#context-text').textContent = (windowSize ? `${kilo(used)} / ${kilo(windowSize)} (${pct}%)` : `${kilo(used)} tokens`) + compacted;
+  const lines = [windowSize ? `context: ${used} of ${windowSize} tokens` : `context: ${used} tokens (window unknown)`];
+  if (S.breakdown) {
+    lines.push('the last request:');
+    for (const [key, name] of CONTEXT_PARTS) lines.push(`  ${name}: ${S.breakdown[key] || 0}`);
+  }
+  if (c.summary_count) lines.push(`compacted ${c.summary_count}× (older messages are a summary)`);
+  box.title = lines.join('\n');
 }
 
 function setBusy(busy) {
@@ -1167,7 +1188,7 @@ function renderSnapshot(snap) {
   const state = snap.state || {};
   setHeader(state);
   setQueue(state.queue || []);
-  if (state.context) setContext(state.context.used_tokens || 0, state.context.context_window);
+  if (state.context) setContext(state.context);
   for (const run of snap.runs || []) S.runs.set(run.run_id, { parent: run.parent_id || null, agent: run.agent_id, model: run.model || null });
   for (const ev of snap.transcript || []) apply(ev);
   for (const part of snap.streaming || []) {
