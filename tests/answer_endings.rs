@@ -29,6 +29,25 @@ fn an_answer_cut_by_the_output_limit_says_so() {
     }
 }
 
+/// llama.cpp ends an answer where its window runs out with the same `length` as an output
+/// limit: when prompt and answer filled the window, the warning says so, and what helps.
+#[test]
+fn an_answer_cut_by_the_window_says_so() {
+    let mut reply = Reply::text("It goes on and on").truncated();
+    reply.usage = Some(support::Usage {
+        input_tokens: 8_000,
+        output_tokens: 192,
+    });
+    let r = answer(Protocol::OpenAi, reply);
+    assert!(
+        r.stderr
+            .contains("cut off where the context window ran out (8192 of 8192 tokens)")
+            && r.stderr.contains("/compact"),
+        "{}",
+        r.stderr
+    );
+}
+
 #[test]
 fn an_empty_answer_says_so() {
     for protocol in Protocol::ALL {

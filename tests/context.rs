@@ -295,6 +295,33 @@ fn summarise(body: &serde_json::Value) -> Option<Reply> {
     )))
 }
 
+/// A workspace with `files` files of 16 KB each (`big0.txt`, …), and a llama.cpp-like
+/// server with a 4,096-token window serving `script` and answering summary requests. No
+/// `context_window` is configured: it comes from the server's `/props`, as with llama.cpp.
+fn small_llama(script: Vec<Step>, files: usize) -> (Workspace, ScriptedServer) {
+    let mut options = ServerOptions::new(Protocol::OpenAi);
+    options.window = Some(support::Window::llama_cpp(4096));
+    options.context_length = 4096;
+    options.responder = Some(summarise);
+    let server = ScriptedServer::start_with(options, script);
+    let ws = Workspace::new();
+    for k in 0..files {
+        let text: String = (1..=400)
+            .map(|n| format!("big{k} line {n}: some words of the file\n"))
+            .collect();
+        ws.write(&format!("big{k}.txt"), &text);
+    }
+    std::fs::write(
+        ws.home().join("linggen-agent.toml"),
+        format!(
+            "[[models]]\nid = \"llama\"\nprovider = \"openai\"\nmodel = \"m\"\nurl = \"{}\"\n",
+            server.url()
+        ),
+    )
+    .unwrap();
+    (ws, server)
+}
+
 /// The long session: 40 turns, each reading a file far larger than a 4k window,
 /// against a server that counts the prompt itself (3 characters a token, not the 4 linggen
 /// assumes at first) and rejects one over its window with llama.cpp's own error. Every turn
@@ -312,28 +339,8 @@ fn forty_turns_of_big_reads_on_a_4k_window_all_complete() {
         )));
         script.push(Reply::text(format!("answer {i}")).into());
     }
-    let mut options = ServerOptions::new(Protocol::OpenAi);
     let window = support::Window::llama_cpp(4096);
-    options.window = Some(window);
-    options.context_length = 4096;
-    options.responder = Some(summarise);
-    let server = ScriptedServer::start_with(options, script);
-    let ws = Workspace::new();
-    for k in 0..5 {
-        let text: String = (1..=400)
-            .map(|n| format!("big{k} line {n}: some words of the file\n"))
-            .collect();
-        ws.write(&format!("big{k}.txt"), &text);
-    }
-    // No context_window: it comes from the server's /props, as with llama.cpp.
-    std::fs::write(
-        ws.home().join("linggen-agent.toml"),
-        format!(
-            "[[models]]\nid = \"llama\"\nprovider = \"openai\"\nmodel = \"m\"\nurl = \"{}\"\n",
-            server.url()
-        ),
-    )
-    .unwrap();
+    let (ws, server) = small_llama(script, 5);
     for i in 1..=TURNS {
         let ask = format!("turn {i}: what does big{}.txt say?", i % 5);
         let mut args = vec!["-p", ask.as_str()];
@@ -398,4 +405,68 @@ fn forty_turns_of_big_reads_on_a_4k_window_all_complete() {
     assert_eq!(memory.matches("make check").count(), 1, "{memory}");
     let system = support::texts(turns.last().unwrap(), "system").join("\n");
     assert!(system.contains("`make check`"), "{system}");
+}
+
+/// A delegated run has a context of its own and compacts it on its own: its big reads are
+/// summarised inside the child, and the parent's history only ever gets the child's answer.
+#[test]
+fn a_delegated_run_compacts_its_own_context() {
+    let mut script = vec![Step::from(Reply::tool(
+        "delegate_to_agent",
+        serde_json::json!({"target_agent_id": "coder", "task": "read the big files"}),
+    ))];
+    for k in 0..4 {
+        script.push(
+            Reply::tool(
+                "Read",
+                serde_json::json!({"file_path": format!("big{k}.txt")}),
+            )
+            .into(),
+        );
+    }
+    script.push(Reply::text("child done: four files read").into());
+    script.push(Reply::text("parent done").into());
+    let (ws, server) = small_llama(script, 4);
+    let r = run(
+        &ws,
+        &[
+            "-p",
+            "have coder read the big files",
+            "--output-format",
+            "stream-json",
+            "--permission-mode",
+            "bypass",
+        ],
+    );
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    server.assert_script_consumed();
+    let events: Vec<serde_json::Value> = r
+        .stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let child = events
+        .iter()
+        .find(|e| e["type"] == "SubagentSpawned")
+        .map(|e| e["subagent_id"].clone())
+        .expect("a child run");
+    let compacted: Vec<&serde_json::Value> =
+        events.iter().filter(|e| e["type"] == "Compacted").collect();
+    assert!(!compacted.is_empty(), "the child never compacted");
+    assert!(
+        compacted.iter().all(|e| e["run_id"] == child),
+        "{compacted:?}"
+    );
+    // The child's usage names it and counts its summaries.
+    assert!(events.iter().any(|e| e["type"] == "ContextUsage"
+        && e["run_id"] == child
+        && e["agent_id"] == "coder"
+        && e["summary_count"].as_u64() >= Some(1)
+        && e["compressed"] == true));
+    // The parent's last request: the child's answer, none of the files.
+    let last = messages_text(&server.last_chat_request().unwrap());
+    assert!(last.contains("child done"), "{last}");
+    assert!(!last.contains("big1 line 1:"), "{last}");
+    let (_, rejected) = server.prompt_tokens();
+    assert!(rejected.len() <= 1, "{rejected:?}");
 }

@@ -85,6 +85,25 @@ fn a_shared_session_is_watched_and_driven_from_chromium() {
     browser.wait_for_text(".msg.user", FIRST_QUESTION);
     // Each answer names the model that served its run.
     browser.wait_for_text(".msg.assistant .from", "ling · test");
+    // The context meter says how full the window is; its tooltip, what the last request
+    // was made of (as /context does in the shell).
+    let meter = browser.script(
+        "const c = document.querySelector('#context');
+         return { hidden: c.hidden, text: c.textContent, title: c.title };",
+        json!([]),
+    );
+    assert_eq!(meter["hidden"], false, "{meter}");
+    assert!(meter["text"].as_str().unwrap().contains("%)"), "{meter}");
+    let title = meter["title"].as_str().unwrap();
+    for part in [
+        "of 8192 tokens",
+        "system prompt:",
+        "tools:",
+        "history:",
+        "tool results:",
+    ] {
+        assert!(title.contains(part), "{part} missing: {title}");
+    }
     let address = browser.current_url();
     assert!(
         !address.contains("token=") && !address.contains("ticket="),

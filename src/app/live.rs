@@ -129,6 +129,7 @@ pub async fn open_session(
         }
         failure
     })?;
+    let models = Arc::new(models);
     let root_text = ws.root.display().to_string();
     let (home, root, resume, continue_session) = (
         ws.home.clone(),
@@ -136,7 +137,9 @@ pub async fn open_session(
         start.resume.clone(),
         start.continue_session,
     );
+    let learned = Arc::clone(&models);
     let (store, resumed) = off_runtime(move || {
+        crate::llm::routing::tokenizers::load(&home, &learned);
         let store = Store::open(&home)?;
         let resumed = resume_target(resume.as_deref(), continue_session, &store, &root)?;
         Ok((store, resumed))
@@ -176,7 +179,7 @@ pub async fn open_session(
     let setup = SessionSetup {
         session_id,
         agent_id: start_agent(start, ws)?,
-        models: Arc::new(models),
+        models,
         model: choice,
         context_prompt,
         memory: Some(Arc::new(crate::session::memory::Memory::for_project(

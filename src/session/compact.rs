@@ -432,7 +432,7 @@ async fn complete(
         if let Some(tokens) = answered.as_ref().err().and_then(rejected_tokens) {
             counted = tokens;
         }
-        model.calibrate(sent_chars, counted);
+        usage::learning(shared, model, || model.calibrate(sent_chars, counted));
         match answered {
             Ok(()) if !summary.trim().is_empty() => return Ok(summary),
             Ok(()) => {

@@ -134,7 +134,9 @@ async fn walk(
                 Step::Done(mut response) => {
                     member.server.recovered();
                     let counted = response.usage.input_tokens;
-                    conv.ledger.counted(*index, model, &conv.history, counted);
+                    super::usage::learning(shared, model, || {
+                        conv.ledger.counted(*index, model, &conv.history, counted)
+                    });
                     response.context_window = model.context_window().await;
                     response.served_by = Some(*index);
                     return Step::Done(response);
@@ -144,7 +146,9 @@ async fn walk(
             };
             // A rejection that says how long the prompt was is as good as a count.
             if let Some(tokens) = super::compact::rejected_tokens(&error) {
-                conv.ledger.counted(*index, model, &conv.history, tokens);
+                super::usage::learning(shared, model, || {
+                    conv.ledger.counted(*index, model, &conv.history, tokens)
+                });
             }
             let Some(what) = routing::falls_back(&error) else {
                 return Step::Failed(error);

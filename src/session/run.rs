@@ -408,7 +408,19 @@ pub(crate) async fn ask_model(
 /// Tells the person when an answer ended oddly: cut off by the output limit, or empty
 /// (neither text nor a tool call), instead of leaving them to guess.
 fn notice_odd_endings(shared: &TurnShared, response: &Response) {
-    let message = if response.cut_short {
+    let used = response.usage.input_tokens + response.usage.output_tokens;
+    let window_full = response
+        .context_window
+        .is_some_and(|w| used + 8 >= u64::from(w));
+    let message = if response.cut_short && window_full {
+        // llama.cpp stops where the window ends and says `length`, like an output limit.
+        &format!(
+            "the answer was cut off where the context window ran out ({used} of {} tokens); \
+             /compact makes room, or give the model a larger window (context_window, and the \
+             server's own setting such as llama.cpp's -c)",
+            response.context_window.unwrap_or_default()
+        )
+    } else if response.cut_short {
         "the answer was cut off at the model's output limit (max_tokens); ask it to continue, \
          or raise max_tokens for this model in linggen-agent.toml"
     } else if response.text.trim().is_empty() && response.tool_calls.is_empty() {

@@ -25,10 +25,11 @@ const MIN_GROWTH_CHARS: usize = 800;
 /// What a conversation knows about its own size from the servers' counts.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Ledger {
+    /// The last count; it also tells what a request costs beyond its messages' text (tool
+    /// definitions as the template renders them, the template itself).
     anchor: Option<Anchor>,
-    /// Tokens a request costs beyond its messages' text (tool definitions as the template
-    /// renders them, the template itself), as last measured, with the model's index.
-    overhead: Option<(usize, u64)>,
+    /// The history is still the one the anchor counted (not compacted since).
+    anchored: bool,
     /// Compactions this conversation went through.
     pub compactions: u32,
 }
@@ -61,20 +62,19 @@ impl Ledger {
         tools_chars: usize,
     ) -> u64 {
         let chars = chars(history);
-        if let Some(a) = self
-            .anchor
-            .filter(|a| a.model == index && history.len() >= a.messages)
-        {
+        let Some(a) = self.anchor.filter(|a| a.model == index) else {
+            return model.estimate(chars) + model.estimate(tools_chars);
+        };
+        if self.anchored && history.len() >= a.messages {
             return if chars >= a.chars {
                 a.tokens + model.estimate(chars - a.chars)
             } else {
                 a.tokens.saturating_sub(model.estimate(a.chars - chars))
             };
         }
-        let overhead = match self.overhead {
-            Some((m, tokens)) if m == index => tokens,
-            _ => model.estimate(tools_chars),
-        };
+        // A new history with the same fixed part, measured with what is known now of the
+        // tokenizer.
+        let overhead = a.tokens.saturating_sub(model.estimate(a.chars));
         model.estimate(chars) + overhead
     }
 
@@ -87,14 +87,15 @@ impl Ledger {
             return;
         }
         if let Some(a) = self.anchor.filter(|a| {
-            a.model == index
+            self.anchored
+                && a.model == index
                 && history.len() > a.messages
                 && chars >= a.chars + MIN_GROWTH_CHARS
                 && tokens > a.tokens
         }) {
             model.calibrate(chars - a.chars, tokens - a.tokens);
         }
-        self.overhead = Some((index, tokens.saturating_sub(model.estimate(chars))));
+        self.anchored = true;
         self.anchor = Some(Anchor {
             model: index,
             messages: history.len(),
@@ -106,8 +107,25 @@ impl Ledger {
     /// The history was replaced by a compacted one: the last count no longer describes it
     /// (the overhead still does).
     pub fn compacted(&mut self) {
-        self.anchor = None;
+        self.anchored = false;
         self.compactions += 1;
+    }
+}
+
+/// Runs `learn` (which may calibrate `model`'s tokenizer) and saves the ratio for later
+/// processes when it moved.
+pub(crate) fn learning(shared: &TurnShared, model: &Model, learn: impl FnOnce()) {
+    let before = model.ratio_now();
+    learn();
+    let now = model.ratio_now();
+    let Some(home) = shared.tools.linggen_home.clone() else {
+        return;
+    };
+    if now != before {
+        let config = model.config.clone();
+        tokio::task::spawn_blocking(move || {
+            crate::llm::routing::tokenizers::save_if_moved(&home, &config, before, now)
+        });
     }
 }
 

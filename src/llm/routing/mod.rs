@@ -5,6 +5,7 @@
 
 pub mod capacity;
 pub mod complexity;
+pub mod tokenizers;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -101,6 +102,18 @@ impl Model {
             Some(old) => old + (ratio - old) / 3.0,
             None => ratio,
         });
+    }
+
+    /// The characters per token learned so far, if any.
+    pub fn ratio_now(&self) -> Option<f64> {
+        *self.ratio()
+    }
+
+    /// Starts from a ratio learned in an earlier process (see [`tokenizers`]).
+    pub fn seed_ratio(&self, ratio: f64) {
+        if (1.5..=8.0).contains(&ratio) {
+            *self.ratio() = Some(ratio);
+        }
     }
 
     fn ratio(&self) -> std::sync::MutexGuard<'_, Option<f64>> {

@@ -45,11 +45,12 @@ pub fn lines(c: Option<&ContextState>) -> Vec<String> {
         ),
     }];
     if let Some(b) = &c.breakdown {
+        let estimated: u64 = b.parts().iter().map(|(_, tokens)| tokens).sum();
         out.push(format!(
-            "  the last request, about {} tokens:",
-            thousands(c.estimated_tokens)
+            "  the last request, estimated before it was sent at about {} tokens:",
+            thousands(estimated)
         ));
-        let width = thousands(c.estimated_tokens.max(1)).len();
+        let width = thousands(estimated.max(1)).len();
         for (name, tokens) in b.parts() {
             let bar = match c.token_limit {
                 Some(limit) => "█".repeat(bar_cells(tokens, limit)),

@@ -107,3 +107,17 @@ fn the_breakdown_shares_the_estimate_by_part() {
         "{SUMMARY_HEADER}\n\nx"
     ))));
 }
+
+#[test]
+fn the_overhead_after_a_compaction_uses_what_was_learned_since() {
+    let m = model();
+    let mut ledger = Ledger::default();
+    // 8,000 characters counted as 4,300 tokens.
+    let h = history(&[&"x".repeat(7_600)]);
+    ledger.counted(0, &m, &h, 4_300);
+    ledger.compacted();
+    // Then the tokenizer turns out to make two characters a token: the overhead is 300.
+    m.calibrate(2_000, 1_000);
+    let short = history(&["s".repeat(400).as_str()]);
+    assert_eq!(ledger.estimate(0, &m, &short, 0), 400 + 300);
+}
