@@ -239,22 +239,19 @@ fn durable_facts(summary: &str) -> Vec<String> {
 
 /// Whether a failed request was the server saying the prompt does not fit.
 pub(crate) fn is_context_error(error: &crate::llm::LlmError) -> bool {
-    use crate::llm::error::ErrorKind;
-    match &error.kind {
-        ErrorKind::Http { message, .. } | ErrorKind::Server(message) => {
-            crate::llm::routing::is_context_rejection(message)
-        }
-        _ => false,
-    }
+    server_message(error).is_some_and(crate::llm::routing::is_context_rejection)
 }
 
 /// The prompt's tokens as a server's context rejection states them.
 pub(crate) fn rejected_tokens(error: &crate::llm::LlmError) -> Option<u64> {
+    server_message(error).and_then(crate::llm::routing::rejected_prompt_tokens)
+}
+
+/// What the server said, for an error the server answered with.
+fn server_message(error: &crate::llm::LlmError) -> Option<&str> {
     use crate::llm::error::ErrorKind;
     match &error.kind {
-        ErrorKind::Http { message, .. } | ErrorKind::Server(message) => {
-            crate::llm::routing::rejected_prompt_tokens(message)
-        }
+        ErrorKind::Http { message, .. } | ErrorKind::Server(message) => Some(message),
         _ => None,
     }
 }

@@ -117,14 +117,13 @@ impl Ledger {
 pub(crate) fn learning(shared: &TurnShared, model: &Model, learn: impl FnOnce()) {
     let before = model.ratio_now();
     learn();
-    let now = model.ratio_now();
-    let Some(home) = shared.tools.linggen_home.clone() else {
+    let (Some(now), Some(home)) = (model.ratio_now(), shared.tools.linggen_home.clone()) else {
         return;
     };
-    if now != before {
+    if Some(now) != before {
         let config = model.config.clone();
         tokio::task::spawn_blocking(move || {
-            crate::llm::routing::tokenizers::save_if_moved(&home, &config, before, now)
+            crate::llm::routing::tokenizers::save_if_moved(&home, &config, now)
         });
     }
 }

@@ -48,14 +48,16 @@ pub fn load(home: &Path, router: &Router) {
     }
 }
 
-/// Saves `model`'s ratio when it moved since `before`. Writes a file: call it off the
-/// async runtime.
-pub fn save_if_moved(home: &Path, config: &ModelConfig, before: Option<f64>, now: Option<f64>) {
-    let Some(now) = now else { return };
-    if before.is_some_and(|b| ((now - b) / b).abs() < WORTH_SAVING) {
+/// Saves the ratio `now` of `config`'s model when it moved away from the saved one. Writes
+/// a file: call it off the async runtime.
+pub fn save_if_moved(home: &Path, config: &ModelConfig, now: f64) {
+    let mut known = read(home);
+    if known
+        .get(&key(config))
+        .is_some_and(|saved| ((now - saved) / saved).abs() < WORTH_SAVING)
+    {
         return;
     }
-    let mut known = read(home);
     known.insert(key(config), (now * 1000.0).round() / 1000.0);
     let Ok(text) = serde_json::to_string_pretty(&known) else {
         return;
@@ -77,7 +79,7 @@ mod tests {
     fn a_learned_ratio_is_there_for_the_next_process() {
         let home = tempfile::tempdir().unwrap();
         let config = ModelConfig::new("small", ProviderKind::Openai, "smollm2", "http://x/v1");
-        save_if_moved(home.path(), &config, None, Some(2.0412));
+        save_if_moved(home.path(), &config, 2.0412);
         let router = Router::new(
             vec![super::super::Model::new(config.clone(), Vec::new())],
             None,
@@ -86,9 +88,9 @@ mod tests {
         load(home.path(), &router);
         assert_eq!(router.model(0).chars_for(1000.0), 2041);
         // Too small a move is not written; a real one is.
-        save_if_moved(home.path(), &config, Some(2.0412), Some(2.05));
+        save_if_moved(home.path(), &config, 2.05);
         assert_eq!(read(home.path())["openai:smollm2"], 2.041);
-        save_if_moved(home.path(), &config, Some(2.0412), Some(3.0));
+        save_if_moved(home.path(), &config, 3.0);
         assert_eq!(read(home.path())["openai:smollm2"], 3.0);
         // A broken file is a cold start, not a failure.
         std::fs::write(home.path().join(FILE), "{oops").unwrap();
