@@ -12,6 +12,7 @@ pub mod glob;
 pub mod grep;
 pub mod guard;
 mod name;
+pub mod patch;
 pub mod read;
 pub mod repo_info;
 pub mod sandbox;
