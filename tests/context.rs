@@ -82,14 +82,7 @@ fn a_big_read_is_cut_to_fit_a_small_window() {
     let ws = Workspace::new();
     let big: String = (1..=3000).map(|n| format!("line number {n}\n")).collect();
     ws.write("big.txt", &big);
-    std::fs::write(
-        ws.home().join("linggen-agent.toml"),
-        format!(
-            "[[models]]\nid = \"small\"\nprovider = \"openai\"\nmodel = \"m\"\nurl = \"{}\"\ncontext_window = 4096\n",
-            server.url()
-        ),
-    )
-    .unwrap();
+    small_window(&ws, &server, "");
     let r = run(&ws, &["-p", "read big.txt"]);
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     let last = server.last_chat_request().unwrap();
@@ -108,15 +101,21 @@ fn a_big_read_is_cut_to_fit_a_small_window() {
     );
 }
 
-fn small_window(ws: &Workspace, server: &ScriptedServer, extra: &str) {
+/// One OpenAI-compatible model on `server`, with `extra` configuration after it.
+fn openai_model(ws: &Workspace, server: &ScriptedServer, extra: &str) {
     std::fs::write(
         ws.home().join("linggen-agent.toml"),
         format!(
-            "[[models]]\nid = \"small\"\nprovider = \"openai\"\nmodel = \"m\"\nurl = \"{}\"\ncontext_window = 4096\n{extra}",
+            "[[models]]\nid = \"small\"\nprovider = \"openai\"\nmodel = \"m\"\nurl = \"{}\"\n{extra}",
             server.url()
         ),
     )
     .unwrap();
+}
+
+/// The model with a 4,096-token window.
+fn small_window(ws: &Workspace, server: &ScriptedServer, extra: &str) {
+    openai_model(ws, server, &format!("context_window = 4096\n{extra}"));
 }
 
 /// A turn of about 1,000 tokens, recognisable by its number.
@@ -311,14 +310,7 @@ fn small_llama(script: Vec<Step>, files: usize) -> (Workspace, ScriptedServer) {
             .collect();
         ws.write(&format!("big{k}.txt"), &text);
     }
-    std::fs::write(
-        ws.home().join("linggen-agent.toml"),
-        format!(
-            "[[models]]\nid = \"llama\"\nprovider = \"openai\"\nmodel = \"m\"\nurl = \"{}\"\n",
-            server.url()
-        ),
-    )
-    .unwrap();
+    openai_model(&ws, &server, "");
     (ws, server)
 }
 

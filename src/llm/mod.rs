@@ -133,6 +133,14 @@ pub struct ToolSpec {
     pub parameters: serde_json::Value,
 }
 
+impl ToolSpec {
+    /// The characters of its name, description and parameter schema: what it adds to a
+    /// prompt, before any wire format's own punctuation.
+    pub fn chars(&self) -> usize {
+        self.name.len() + self.description.len() + self.parameters.to_string().len()
+    }
+}
+
 /// Token counts reported by the server (or estimated when it reports none).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Usage {

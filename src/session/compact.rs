@@ -81,11 +81,14 @@ pub(crate) async fn compact(
     instructions: Option<&str>,
     why: Why,
 ) -> Result<Option<(u64, u64)>, String> {
-    let (before, window) = pressure(shared, ctx, conv).await;
-    let window = window.unwrap_or(DEFAULT_WINDOW);
     let router = &shared.models;
     let index = router.likely(&ctx.route);
     let model = router.model(index);
+    let known_window = model.context_window().await;
+    // The tool definitions ride along with the new history as with the old.
+    let tools = tools_chars(shared, ctx, known_window);
+    let before = conv.ledger.estimate(index, model, &conv.history, tools);
+    let window = known_window.unwrap_or(DEFAULT_WINDOW);
     let keep_chars = model.chars_for(f64::from(window) * KEEP_SHARE);
     let body = &conv.history[1..];
     let cut = keep_from(body, keep_chars);
@@ -151,7 +154,6 @@ pub(crate) async fn compact(
     history.extend(body[cut..].iter().cloned());
     let mut ledger = conv.ledger.clone();
     ledger.compacted();
-    let tools = tools_chars(shared, ctx, Some(window));
     let after = ledger.estimate(index, model, &history, tools);
     // The summary requests taught the estimate the tokenizer: measure the old history again
     // with what is known now, so that both sides are counted alike.
@@ -262,8 +264,7 @@ fn server_message(error: &crate::llm::LlmError) -> Option<&str> {
 /// Within a long turn of many tool calls, its older calls can go too. At least the last
 /// unit is kept; 0 means there is nothing before it to compact away.
 fn keep_from(body: &[ChatMessage], keep_chars: usize) -> usize {
-    let starts_unit =
-        |m: &ChatMessage| m.role != Role::Tool && !m.content.starts_with(SUMMARY_HEADER);
+    let starts_unit = |m: &ChatMessage| m.role != Role::Tool && !usage::is_summary(m);
     let mut kept = 0;
     let mut start = None;
     for (i, m) in body.iter().enumerate().rev() {

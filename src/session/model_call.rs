@@ -35,9 +35,11 @@ pub(crate) async fn call(
     let draft = router.plan(&ctx.route, &signal);
     let window = router.model(draft.order[0].0).context_window().await;
     let tools = run::offered_tools(shared, ctx, window);
-    signal.prompt_tokens = estimate(serde_json::to_string(&tools).map_or(0, |t| t.len()));
+    let tools_chars = serde_json::to_string(&tools).map_or(0, |t| t.len());
+    signal.prompt_tokens = estimate(tools_chars);
     let plan = router.plan(&ctx.route, &signal);
-    super::usage::report_request(shared, ctx, conv, &tools, signal.prompt_tokens, window);
+    let estimated = signal.prompt_tokens;
+    super::usage::report_request(shared, ctx, conv, &tools, tools_chars, estimated, window);
     let step = walk(shared, ctx, conv, &tools, &plan).await;
     if let Step::Done(response) = &step {
         notice_truncation(shared, signal.prompt_tokens, response);

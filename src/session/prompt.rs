@@ -95,10 +95,7 @@ fn project_doc(root: &Path, name: &str) -> Option<String> {
 
 /// Estimated tokens of the system prompt plus tool schemas (chars / 4).
 pub fn budget_tokens(system_prompt: &str, tools: &[crate::llm::ToolSpec]) -> usize {
-    let schema_chars: usize = tools
-        .iter()
-        .map(|t| t.name.len() + t.description.len() + t.parameters.to_string().len())
-        .sum();
+    let schema_chars: usize = tools.iter().map(crate::llm::ToolSpec::chars).sum();
     (system_prompt.len() + schema_chars).div_ceil(4)
 }
 

@@ -173,11 +173,13 @@ impl Breakdown {
         let project_docs = system[..system.len() - memory]
             .find(super::prompt::PROJECT_DOCS_HEADING)
             .map_or(0, |at| system.len() - memory - at);
-        let spec =
-            |t: &ToolSpec| t.name.len() + t.description.len() + t.parameters.to_string().len();
         let skill = crate::tools::ToolName::Skill.name();
-        let catalog: usize = tools.iter().filter(|t| t.name == skill).map(spec).sum();
-        let all_tools: usize = tools.iter().map(spec).sum();
+        let catalog: usize = tools
+            .iter()
+            .filter(|t| t.name == skill)
+            .map(ToolSpec::chars)
+            .sum();
+        let all_tools: usize = tools.iter().map(ToolSpec::chars).sum();
         let body = history.get(1..).unwrap_or_default();
         let results: usize = body
             .iter()
@@ -220,16 +222,17 @@ impl Breakdown {
     }
 }
 
-/// Publishes the estimate of the request about to go to model `index`.
+/// Publishes the estimate of the request about to be sent with `tools` (`tools_chars`
+/// as serialized).
 pub(crate) fn report_request(
     shared: &TurnShared,
     ctx: &RunCtx,
     conv: &Conversation,
     tools: &[ToolSpec],
+    tools_chars: usize,
     estimated: u64,
     token_limit: Option<u32>,
 ) {
-    let tools_chars = serde_json::to_string(tools).map_or(0, |t| t.len());
     publish(
         shared,
         ctx,
