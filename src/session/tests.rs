@@ -19,6 +19,8 @@ use crate::llm::{ChatRequest, EventSink, LlmError, Provider, StreamEvent, ToolCa
 struct Scripted {
     events: Vec<StreamEvent>,
     hang: bool,
+    /// Answer with a server's context rejection instead.
+    too_long: bool,
 }
 
 #[derive(Default)]
@@ -38,6 +40,15 @@ impl Provider for FakeModel {
         let Some(step) = next else {
             panic!("script exhausted");
         };
+        if step.too_long {
+            let message = "request (9000 tokens) exceeds the available context size (8192 tokens), try increasing it";
+            let kind = crate::llm::error::ErrorKind::Http {
+                status: 400,
+                message: message.into(),
+                retry_after: None,
+            };
+            return Err(LlmError::new("fake", "http://127.0.0.1:1/fake", kind));
+        }
         for event in step.events {
             sink(event);
         }
@@ -56,6 +67,7 @@ fn reply(events: Vec<StreamEvent>) -> Scripted {
     Scripted {
         events,
         hang: false,
+        too_long: false,
     }
 }
 
@@ -396,6 +408,7 @@ async fn cancel_mid_stream_keeps_the_partial_answer_marked() {
     let hanging = Scripted {
         events: vec![text("Half an ans")],
         hang: true,
+        too_long: false,
     };
     let mut h = start(vec![hanging, reply(vec![text("next")])], true);
     h.say("long task", "terminal").await;
@@ -423,6 +436,7 @@ async fn messages_sent_while_busy_are_queued_in_order() {
     let hanging = Scripted {
         events: vec![text("working")],
         hang: true,
+        too_long: false,
     };
     let mut h = start(
         vec![
@@ -593,4 +607,57 @@ async fn a_stalled_reader_does_not_stop_the_session() {
         }
     }
     assert_eq!(streamed, answer.repeat(TURNS));
+}
+
+/// A summary request the server rejects as too long (the estimate did not know the
+/// tokenizer yet) is halved, and each half summarised: `/compact` still compacts.
+#[tokio::test]
+async fn a_summary_piece_the_server_rejects_is_halved() {
+    let turn = |n: u32| format!("turn {n}: {}", "word ".repeat(800));
+    let mut h = start(
+        vec![
+            reply(vec![text("one")]),
+            reply(vec![text("two")]),
+            reply(vec![text("three")]),
+            Scripted {
+                events: Vec::new(),
+                hang: false,
+                too_long: true,
+            },
+            reply(vec![text("FIRST HALF")]),
+            reply(vec![text("SECOND HALF")]),
+            reply(vec![text("TAIL")]),
+        ],
+        true,
+    );
+    for n in 1..=3 {
+        h.say(&turn(n), "terminal").await;
+        h.outcome().await;
+    }
+    let mut compact = UserMessage::new("/compact", "terminal");
+    compact.compact = Some(String::new());
+    h.send(Input::UserMessage(compact)).await;
+    let (event, _) = h.until(|e| matches!(e, Event::Compacted { .. })).await;
+    let Event::Compacted { history, .. } = event else {
+        unreachable!()
+    };
+    let summary = &history[0].content;
+    assert!(
+        summary.contains("FIRST HALF") && summary.contains("SECOND HALF"),
+        "{summary}"
+    );
+    let requests = h.model.requests.lock().unwrap();
+    // The rejected piece, then its parts (the halves are cut at line ends, so the short
+    // transcript tail may come as a part of its own), each at most half of it.
+    let asked: Vec<usize> = requests[3..].iter().map(|r| r[1].content.len()).collect();
+    assert!(asked.len() >= 3, "{asked:?}");
+    assert!(
+        asked[1..].iter().all(|&n| n <= asked[0] / 2 + 100),
+        "{asked:?}"
+    );
+    assert!(
+        requests[4..]
+            .iter()
+            .any(|r| r[1].content.contains("turn 1:"))
+    );
 }
