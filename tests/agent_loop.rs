@@ -164,6 +164,8 @@ fn multi_step_task(protocol: Protocol) {
             "Edit",
             "Bash",
             "capture_screenshot",
+            "propose_patch",
+            "apply_patch",
             "Skill",
             "delegate_to_agent",
             "lock_paths",

@@ -304,12 +304,12 @@ fn agent_and_mode_switch_the_prompt_and_the_next_turn() {
     repl.expect("/agent coder");
     repl.send("\r");
     repl.expect("coder › ");
-    repl.line("/mode chat");
-    repl.expect("coder [chat] › ");
+    repl.line("/mode talk");
+    repl.expect("coder [talk] › ");
     repl.line("/mode loud");
-    repl.expect("expected chat or auto");
+    repl.expect("expected chat or auto or talk");
     // Typed before the editor reads again, Enter would arrive as a newline: wait for it.
-    repl.expect("coder [chat] › ");
+    repl.expect("coder [talk] › ");
     repl.line("who are you?");
     repl.expect("coder here");
     // The turn's closing line: the shell is idle again.

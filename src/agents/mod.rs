@@ -45,9 +45,9 @@ impl AgentSource {
 /// A capability an agent's `policy` grants.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Capability {
-    /// May change files (`Write`, `Edit`).
+    /// May change files (`Write`, `Edit`, `apply_patch`, auto mode's `patch` action).
     Patch,
-    /// May end its run with a final answer.
+    /// May end its run with a final answer (auto mode's `finalize_task`).
     Finalize,
     /// May hand tasks to other agents (`delegate_to_agent`).
     Delegate,
@@ -73,6 +73,11 @@ pub struct AgentSpec {
     pub capabilities: Vec<Capability>,
     /// `None`: any agent; `Some(list)`: only these.
     pub delegate_targets: Option<Vec<String>>,
+    /// `mode:` the mode its runs use unless the person chose one (`/mode`, `--mode`).
+    pub mode: Option<crate::config::TurnMode>,
+    /// `checks:` commands run after each patch in auto mode (`cargo test`); a failing one is
+    /// the next observation.
+    pub checks: Vec<String>,
     /// The system prompt (the markdown body).
     pub prompt: String,
     pub path: String,
@@ -82,7 +87,7 @@ pub struct AgentSpec {
 
 impl AgentSpec {
     /// Whether `tool` (canonical name) is offered to and usable by this agent, counting the
-    /// policy: `Write`/`Edit` need `Patch`, `delegate_to_agent` needs `Delegate`.
+    /// policy: `Write`/`Edit`/`apply_patch` need `Patch`, `delegate_to_agent` needs `Delegate`.
     pub fn allows_tool(&self, tool: ToolName) -> bool {
         let listed = match &self.tools {
             ToolAllow::All => true,
@@ -90,7 +95,7 @@ impl AgentSpec {
         };
         listed
             && match tool {
-                ToolName::Write | ToolName::Edit => self.capabilities.contains(&Capability::Patch),
+                t if t.changes_files() => self.capabilities.contains(&Capability::Patch),
                 ToolName::Delegate => self.capabilities.contains(&Capability::Delegate),
                 _ => true,
             }

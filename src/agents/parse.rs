@@ -14,6 +14,8 @@ const KNOWN_KEYS: &[&str] = &[
     "model",
     "work_globs",
     "policy",
+    "mode",
+    "checks",
 ];
 
 /// What `policy` grants when it is left out: the agent may edit and finish, not delegate.
@@ -98,6 +100,25 @@ fn parse_document(
     let tools = tools(&doc, &name, path, &mut warnings)?;
     let (capabilities, delegate_targets) = policy(&doc, path, &mut warnings)?;
     let (work_globs, work_matcher) = work_globs(&doc)?;
+    let mode = match doc.string("mode")? {
+        None => None,
+        Some(m) => Some(crate::config::TurnMode::parse(&m).ok_or_else(|| {
+            doc.error_at(
+                "mode",
+                format!(
+                    "`mode: {}` is not a mode; write chat, auto or talk",
+                    m.trim()
+                ),
+            )
+        })?),
+    };
+    let checks = doc
+        .string_list("checks")?
+        .unwrap_or_default()
+        .into_iter()
+        .map(|c| c.trim().to_string())
+        .filter(|c| !c.is_empty())
+        .collect();
     let spec = AgentSpec {
         name,
         description: doc
@@ -113,6 +134,8 @@ fn parse_document(
         work_matcher,
         capabilities,
         delegate_targets,
+        mode,
+        checks,
         prompt: doc.body.trim_end().to_string(),
         path: path.to_string(),
         source,

@@ -194,7 +194,7 @@ pub async fn open_session(
         skills: Arc::clone(&ws.skills),
         max_delegation_depth: config.max_delegation_depth,
         compact_at: config.compact_at,
-        mode: TurnMode::Auto,
+        mode: TurnMode::Chat,
     };
     Ok((setup, store))
 }

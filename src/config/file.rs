@@ -29,6 +29,25 @@ struct FileConfig {
     routing: Option<RoutingSection>,
     #[serde(default)]
     context: ContextSection,
+    #[serde(default)]
+    auto: AutoSection,
+    #[serde(default)]
+    checks: ChecksSection,
+}
+
+/// `[auto]`: the limits of a run (see `doc/auto.md`).
+#[derive(Debug, Default, Deserialize)]
+struct AutoSection {
+    max_minutes: Option<Spanned<f64>>,
+    max_tokens: Option<Spanned<u64>>,
+    max_steps_without_change: Option<Spanned<u32>>,
+    max_repeated_failures: Option<Spanned<u32>>,
+}
+
+/// `[checks]`: verification commands `/check` and agents' `checks` may run without asking.
+#[derive(Debug, Default, Deserialize)]
+struct ChecksSection {
+    allow: Option<Vec<String>>,
 }
 
 /// `[context]`: when the conversation is compacted.
@@ -113,8 +132,20 @@ const KNOWN: &[(&str, &[&str])] = &[
             "sandbox",
             "routing",
             "context",
+            "auto",
+            "checks",
         ],
     ),
+    (
+        "auto",
+        &[
+            "max_minutes",
+            "max_tokens",
+            "max_steps_without_change",
+            "max_repeated_failures",
+        ],
+    ),
+    ("checks", &["allow"]),
     ("routing", super::routing::KEYS),
     ("context", &["compact_at"]),
     ("tools", &["chromium", "screenshot_hosts"]),
@@ -199,7 +230,18 @@ impl Layer<'_> {
             sandbox,
             routing,
             context,
+            auto,
+            checks,
         } = std::mem::take(&mut self.parsed);
+        self.apply_auto(auto, &mut config.auto)?;
+        if let Some(allow) = checks.allow {
+            let allow = allow.into_iter().map(|c| c.trim().to_string());
+            config
+                .auto
+                .checks_allowed
+                .extend(allow.filter(|c| !c.is_empty()));
+            config.set_origin("checks", self.path.display());
+        }
         if let Some(at) = context.compact_at {
             let value = *at.get_ref();
             if !(0.3..=0.95).contains(&value) {
@@ -438,6 +480,50 @@ impl Layer<'_> {
             config.withheld.file = file.to_string();
         }
         Ok(ToolsSection::default())
+    }
+
+    /// `[auto]`: every limit must be positive; a zero would stop every run at once.
+    fn apply_auto(
+        &self,
+        auto: AutoSection,
+        settings: &mut super::AutoSettings,
+    ) -> Result<(), ConfigError> {
+        if let Some(m) = auto.max_minutes {
+            let value = *m.get_ref();
+            if value.is_nan() || value <= 0.0 {
+                return Err(self.error_at(
+                    m.span(),
+                    &format!("max_minutes = {value}: expected a positive number of minutes"),
+                ));
+            }
+            settings.max_minutes = Some(value);
+        }
+        if let Some(t) = auto.max_tokens {
+            if *t.get_ref() == 0 {
+                return Err(self.error_at(t.span(), "max_tokens must be at least 1"));
+            }
+            settings.max_tokens = Some(t.into_inner());
+        }
+        for (value, target, key) in [
+            (
+                auto.max_steps_without_change,
+                &mut settings.max_steps_without_change,
+                "max_steps_without_change",
+            ),
+            (
+                auto.max_repeated_failures,
+                &mut settings.max_repeated_failures,
+                "max_repeated_failures",
+            ),
+        ] {
+            if let Some(v) = value {
+                if *v.get_ref() == 0 {
+                    return Err(self.error_at(v.span(), &format!("{key} must be at least 1")));
+                }
+                *target = v.into_inner();
+            }
+        }
+        Ok(())
     }
 
     fn error_at(&self, span: std::ops::Range<usize>, message: &str) -> ConfigError {

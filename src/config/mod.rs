@@ -3,6 +3,7 @@
 //! merged by `id` (a later layer's entry replaces an earlier one with the same id).
 
 mod file;
+mod mode;
 pub mod model;
 pub mod paths;
 pub mod routing;
@@ -12,6 +13,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+pub use mode::TurnMode;
 pub use model::{ModelConfig, ProviderKind};
 
 pub use crate::tools::guard::paths::CONFIG_FILE;
@@ -87,6 +89,60 @@ pub const DEFAULT_COMPACT_AT: f64 = 0.75;
 /// Delegation nests at most this deep by default: ling → coder → one more.
 pub const DEFAULT_MAX_DELEGATION_DEPTH: u32 = 2;
 
+/// The limits that stop a run before `max_iters` (`[auto]`), and the verification commands
+/// that run without asking (`[checks] allow`, added to [`DEFAULT_CHECKS`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct AutoSettings {
+    /// Wall-clock budget of one run.
+    pub max_minutes: Option<f64>,
+    /// Tokens (prompt plus answer, every call added up) one run may use.
+    pub max_tokens: Option<u64>,
+    /// Auto mode: steps in a row that change no file before the run is stopped.
+    pub max_steps_without_change: u32,
+    /// The same call failing this many times in a row stops the run.
+    pub max_repeated_failures: u32,
+    /// Command prefixes (`cargo test`) a check may run without asking.
+    pub checks_allowed: Vec<String>,
+}
+
+/// Verification commands that are allowlisted out of the box: a check runs one of these
+/// (with any further arguments) without asking, still inside the sandbox.
+pub const DEFAULT_CHECKS: &[&str] = &[
+    "cargo test",
+    "cargo check",
+    "cargo clippy",
+    "cargo build",
+    "cargo fmt --check",
+    "npm test",
+    "npm run test",
+    "npm run lint",
+    "pnpm test",
+    "yarn test",
+    "pytest",
+    "python -m pytest",
+    "python3 -m pytest",
+    "go test",
+    "go vet",
+    "go build",
+    "make test",
+    "make check",
+    "ctest",
+    "mvn test",
+    "gradle test",
+];
+
+impl Default for AutoSettings {
+    fn default() -> Self {
+        AutoSettings {
+            max_minutes: None,
+            max_tokens: None,
+            max_steps_without_change: 12,
+            max_repeated_failures: 5,
+            checks_allowed: DEFAULT_CHECKS.iter().map(|c| c.to_string()).collect(),
+        }
+    }
+}
+
 /// Overrides given on the command line.
 #[derive(Debug, Clone, Default)]
 pub struct FlagOverrides {
@@ -130,6 +186,8 @@ pub struct Config {
     /// `[context] compact_at`: the share of the window at which the conversation is
     /// compacted before the next request.
     pub compact_at: f64,
+    /// `[auto]` limits and `[checks] allow`.
+    pub auto: AutoSettings,
     /// Where each non-default setting came from (a file, an environment variable, a flag),
     /// by key, for `/settings`.
     pub origins: std::collections::BTreeMap<&'static str, String>,
@@ -160,6 +218,7 @@ impl Default for Config {
             sandbox: Default::default(),
             routing: None,
             compact_at: DEFAULT_COMPACT_AT,
+            auto: AutoSettings::default(),
             origins: std::collections::BTreeMap::new(),
             files: Vec::new(),
             warnings: Vec::new(),

@@ -35,7 +35,7 @@ pub enum ArgumentKind {
     SettingKey,
     AgentName,
     ModelId,
-    /// `chat` or `auto`.
+    /// `chat`, `auto` or `talk`.
     TurnMode,
     /// `default`, `accept-edits`, `plan` or `bypass`.
     PermissionMode,
@@ -48,8 +48,8 @@ pub enum ArgumentKind {
 /// What `/share` takes, in completion order.
 pub const SHARE_OPTIONS: &[&str] = &["--read-only", "--open", "--lan", "token", "stop"];
 
-/// The two turn modes `/mode` accepts, in completion order.
-pub const TURN_MODES: &[&str] = &["chat", "auto"];
+/// The turn modes `/mode` accepts, in completion order.
+pub const TURN_MODES: &[&str] = &["chat", "auto", "talk"];
 
 impl Command {
     /// Every command in display order.
@@ -109,7 +109,9 @@ impl Command {
             Command::Agent => "show the agents; switch the active one",
             Command::Skills => "list skills (with where each comes from) and skipped files",
             Command::Model => "switch the model",
-            Command::Mode => "chat (one answer per message) or auto (work until done)",
+            Command::Mode => {
+                "chat (tools, you in the loop), auto (works until the task is finalized) or talk (no tools)"
+            }
             Command::Permissions => "show or change the permission mode and saved rules",
             Command::Sessions => "list recent sessions",
             Command::Runs => "the runs of this session as a tree (delegations nested)",
@@ -132,7 +134,7 @@ impl Command {
             Command::Settings => Some("[key value]"),
             Command::Agent => Some("[name]"),
             Command::Model => Some("<id>"),
-            Command::Mode => Some("[chat|auto]"),
+            Command::Mode => Some("[chat|auto|talk]"),
             Command::Permissions => Some("[mode]"),
             Command::Resume => Some("[id]"),
             Command::Theme => Some("[name]"),

@@ -149,10 +149,15 @@ impl Shell {
             Command::Settings => self.set(args).await,
             Command::Agent => self.agent_command(args).await,
             Command::Mode if args.is_empty() => {
+                let modes: Vec<String> = TurnMode::ALL
+                    .iter()
+                    .map(|m| format!("{}: {}", m.as_str(), m.summary()))
+                    .collect();
                 let line = format!(
-                    "mode: {} · /mode {} switches (chat: one answer, no tools · auto: works with tools until done)",
+                    "mode: {} · /mode {} switches ({})",
                     self.view.settings().mode.as_str(),
-                    TURN_MODES.join("|")
+                    TURN_MODES.join("|"),
+                    modes.join(" · ")
                 );
                 self.view.hint(&line);
             }
@@ -214,7 +219,7 @@ impl Shell {
         self.ask(Input::SetAgent { agent }).await;
     }
 
-    /// `/mode chat|auto`.
+    /// `/mode chat|auto|talk`.
     pub(super) async fn set_mode(&mut self, value: &str) {
         let Some(mode) = TurnMode::parse(value) else {
             self.view.error(&format!(

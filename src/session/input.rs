@@ -1,37 +1,11 @@
 //! What frontends send into a session.
 
-use serde::Serialize;
 use tokio::sync::{mpsc, oneshot};
 
 use super::EventBus;
 use super::event::{Decision, Event};
 
-/// How a turn works: `Auto` runs the tool loop; `Chat` answers in one response without
-/// tools (cheap conversation, nothing touches the workspace).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TurnMode {
-    Chat,
-    #[default]
-    Auto,
-}
-
-impl TurnMode {
-    pub fn parse(s: &str) -> Option<TurnMode> {
-        match s.trim() {
-            "chat" => Some(TurnMode::Chat),
-            "auto" => Some(TurnMode::Auto),
-            _ => None,
-        }
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TurnMode::Chat => "chat",
-            TurnMode::Auto => "auto",
-        }
-    }
-}
+pub use crate::config::TurnMode;
 
 /// A skill the person invoked (`/name args`, a custom trigger, or `@target`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -89,7 +63,7 @@ pub enum Input {
     },
     /// Switch the agent that later messages go to (`/agent coder`).
     SetAgent { agent: String },
-    /// Switch between the tool loop and plain chat (`/mode chat|auto`).
+    /// Switch how turns work (`/mode chat|auto|talk`); from the next turn on.
     SetMode { mode: TurnMode },
     /// Send the next turns to another configured model (`/model ID`): an id, `local` or
     /// `cloud`, resolved like an agent's `model` hint. A running turn keeps its model.

@@ -277,7 +277,7 @@ async fn one_call(
     tool_call::execute(shared, ctx, conv, call, changed, tool_call::Caller::Model).await
 }
 
-/// The tools this run's agent is offered: none in chat mode; otherwise the file tools its
+/// The tools this run's agent is offered: none in talk mode; otherwise the file tools its
 /// spec allows, plus `Skill` when there are skills the model may use, `delegate_to_agent`
 /// when it has someone to delegate to, and the lock tools.
 pub(crate) fn offered_tools(
@@ -285,7 +285,7 @@ pub(crate) fn offered_tools(
     ctx: &RunCtx,
     context_window: Option<u32>,
 ) -> Vec<ToolSpec> {
-    if ctx.mode == TurnMode::Chat {
+    if ctx.mode == TurnMode::Talk {
         return Vec::new();
     }
     let agent = &ctx.agent;
@@ -396,7 +396,7 @@ pub(crate) async fn ask_model(
         None => Step::Cancelled(response),
         Some(Err(e)) => Step::Failed(e),
         Some(Ok(())) => {
-            // Chat mode offers no tools; a tool call typed out as text stays text there.
+            // Talk mode offers no tools; a tool call typed out as text stays text there.
             if response.tool_calls.is_empty() && !tools.is_empty() {
                 recover_text_calls(&mut response);
             }

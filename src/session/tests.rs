@@ -141,7 +141,7 @@ fn start_routed(
         }),
         max_delegation_depth: 2,
         compact_at: 0.75,
-        mode: TurnMode::Auto,
+        mode: TurnMode::Chat,
     };
     let handle = spawn(setup, bus);
     Harness {

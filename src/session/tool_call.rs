@@ -86,9 +86,9 @@ fn finished(shared: &TurnShared, ctx: &RunCtx, call_id: &str, tool: &str, output
 /// agent has, a write must be inside its `work_globs` and not locked by another run.
 fn gate(shared: &TurnShared, ctx: &RunCtx, prepared: &Prepared) -> Result<(), ToolOutput> {
     let agent = &ctx.agent;
-    if ctx.mode == TurnMode::Chat {
+    if ctx.mode == TurnMode::Talk {
         return Err(ToolOutput::error(
-            "tools are off in chat mode; answer in plain text (the user can switch with /mode auto)",
+            "tools are off in talk mode; answer in plain text (the user can switch with /mode chat)",
         ));
     }
     if !agent.allows_tool(prepared.tool) {
@@ -107,6 +107,7 @@ fn gate(shared: &TurnShared, ctx: &RunCtx, prepared: &Prepared) -> Result<(), To
     }
     let targets: Vec<String> = match &prepared.access {
         Access::Write { rel, .. } => vec![rel.clone()],
+        Access::Patch { files, .. } => files.clone(),
         Access::Command { analysis, .. } => analysis
             .write_targets()
             .iter()
@@ -242,10 +243,17 @@ async fn run(
         // Dropping the tool future kills a running command's whole process group.
         _ = ctx.cancel.cancelled() => ToolOutput::error("cancelled by the user"),
     };
-    if let (Access::Write { rel, .. }, false) = (&prepared.access, output.is_error)
-        && !changed.contains(rel)
-    {
-        changed.push(rel.clone());
+    if !output.is_error {
+        let written: &[String] = match &prepared.access {
+            Access::Write { rel, .. } => std::slice::from_ref(rel),
+            Access::Patch { files, .. } => files,
+            _ => &[],
+        };
+        for rel in written {
+            if !changed.contains(rel) {
+                changed.push(rel.clone());
+            }
+        }
     }
     output
 }
@@ -349,7 +357,9 @@ async fn ask_person(
     let (tx, rx) = oneshot::channel();
     lock(&shared.pending).insert(id.clone(), tx);
     let diff = match &prepared.access {
-        Access::Write { preview_diff, .. } => preview_diff.clone(),
+        Access::Write { preview_diff, .. } | Access::Patch { preview_diff, .. } => {
+            preview_diff.clone()
+        }
         _ => None,
     };
     shared.bus.publish(Event::ApprovalRequested {

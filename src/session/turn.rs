@@ -180,7 +180,7 @@ fn own_run(
         depth: 0,
         agent,
         route: shared.choice.clone(),
-        mode: TurnMode::Auto,
+        mode: TurnMode::Chat,
         cancel,
         skill_rules: Vec::new(),
     };

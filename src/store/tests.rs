@@ -256,7 +256,7 @@ fn the_writer_stores_runs_and_the_current_model_from_the_projection() {
     });
     bus.publish(Event::SettingsUpdated {
         agent_id: "ling".into(),
-        mode: TurnMode::Auto,
+        mode: TurnMode::Chat,
         model: "second (m2 @ http://y)".into(),
         permission_mode: PermissionMode::Default,
         max_iters: 5,

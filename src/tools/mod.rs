@@ -136,6 +136,13 @@ pub enum Access {
         rel: String,
         preview_diff: Option<String>,
     },
+    /// Writes the files of a patch (`apply_patch`), all checked to apply; relative to the
+    /// root. `confirm` says why a person must confirm it whatever the mode (it is large).
+    Patch {
+        files: Vec<String>,
+        preview_diff: Option<String>,
+        confirm: Option<String>,
+    },
     /// Runs a shell command (already passed the hard floor).
     Command {
         command: String,
@@ -180,6 +187,10 @@ impl Prepared {
         match &self.access {
             Access::Command { command, .. } => format!("{}: {}", self.tool, visible(command)),
             Access::Write { rel, .. } => format!("{} {}", self.tool, visible(rel)),
+            Access::Patch { files, .. } => {
+                let files: Vec<String> = files.iter().map(|f| visible(f)).collect();
+                format!("{} {}", self.tool, files.join(", "))
+            }
             Access::Screenshot { .. } | Access::Read => visible(&self.summary),
         }
     }
@@ -196,12 +207,13 @@ enum Call {
     Edit(edit::EditArgs),
     Bash(bash::BashArgs),
     Screenshot(screenshot::ScreenshotArgs),
+    Patch(patch::tool::PatchArgs),
     Session(SessionCall),
 }
 
 /// The canonical names of every tool this module implements, in the order offered.
-pub const TOOL_NAMES: [&str; 8] = {
-    let mut names = [""; 8];
+pub const TOOL_NAMES: [&str; 10] = {
+    let mut names = [""; 10];
     let mut i = 0;
     while i < names.len() {
         names[i] = ToolName::FILE_TOOLS[i].name();
@@ -231,6 +243,8 @@ pub fn specs() -> Vec<ToolSpec> {
         edit::spec(),
         bash::spec(),
         screenshot::spec(),
+        patch::tool::propose_spec(),
+        patch::tool::apply_spec(),
     ]
 }
 
@@ -295,6 +309,11 @@ pub fn prepare(ctx: &ToolContext, name: &str, args: &Value) -> Result<Prepared, 
             let (s, access) = (a.summary(), a.access());
             (Call::Screenshot(a), s, access)
         }
+        ToolName::ProposePatch | ToolName::ApplyPatch => {
+            let a = patch::tool::PatchArgs::parse(ctx, tool, &args)?;
+            let (s, access) = (a.summary(), a.access());
+            (Call::Patch(a), s, access)
+        }
         ToolName::Skill | ToolName::Delegate | ToolName::LockPaths | ToolName::UnlockPaths => {
             let (call, summary) = SessionCall::parse(tool, &args)?;
             (Call::Session(call), summary, Access::Read)
@@ -325,6 +344,7 @@ pub async fn run(ctx: &ToolContext, prepared: &Prepared) -> ToolOutput {
         Call::Edit(a) => a.run(ctx).await,
         Call::Bash(a) => a.run(ctx).await,
         Call::Screenshot(a) => a.run(ctx).await,
+        Call::Patch(a) => a.run(ctx).await,
         // The session intercepts these before they get here (it owns the state they need).
         Call::Session(_) => {
             ToolOutput::error(format!("`{}` can only run inside a session", prepared.tool))
@@ -376,12 +396,13 @@ mod tests {
     /// The schemas ride along with every request; small local models cannot afford verbose
     /// ones. ~4 characters per token, and the system prompt needs most of the 2,500.
     /// (Bash's sandbox note and `dangerouslyDisableSandbox` took it from ~2,560 to ~2,660:
-    /// a model that knows why a write failed does not retry it blindly.)
+    /// a model that knows why a write failed does not retry it blindly. `propose_patch` and
+    /// `apply_patch` took it to ~3,020.)
     #[test]
     fn schemas_stay_small() {
         let json = serde_json::to_string(&specs()).unwrap();
         assert!(
-            json.len() < 2700,
+            json.len() < 3100,
             "tool schemas grew to {} chars",
             json.len()
         );

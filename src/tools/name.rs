@@ -14,6 +14,8 @@ pub enum ToolName {
     Edit,
     Bash,
     Screenshot,
+    ProposePatch,
+    ApplyPatch,
     Skill,
     Delegate,
     LockPaths,
@@ -22,7 +24,7 @@ pub enum ToolName {
 
 impl ToolName {
     /// The tools `crate::tools` carries out itself, in the order offered.
-    pub const FILE_TOOLS: [ToolName; 8] = [
+    pub const FILE_TOOLS: [ToolName; 10] = [
         ToolName::RepoInfo,
         ToolName::Glob,
         ToolName::Read,
@@ -31,6 +33,8 @@ impl ToolName {
         ToolName::Edit,
         ToolName::Bash,
         ToolName::Screenshot,
+        ToolName::ProposePatch,
+        ToolName::ApplyPatch,
     ];
 
     /// The tools the session carries out (see `session_tools`); which of them an agent is
@@ -53,6 +57,8 @@ impl ToolName {
             ToolName::Edit => "Edit",
             ToolName::Bash => "Bash",
             ToolName::Screenshot => "capture_screenshot",
+            ToolName::ProposePatch => "propose_patch",
+            ToolName::ApplyPatch => "apply_patch",
             ToolName::Skill => "Skill",
             ToolName::Delegate => "delegate_to_agent",
             ToolName::LockPaths => "lock_paths",
@@ -83,6 +89,8 @@ impl ToolName {
             "capture_screenshot" | "screenshot" | "take_screenshot" | "capturescreenshot" => {
                 ToolName::Screenshot
             }
+            "propose_patch" | "check_patch" | "validate_patch" => ToolName::ProposePatch,
+            "apply_patch" | "patch" | "apply_diff" => ToolName::ApplyPatch,
             "skill" | "use_skill" | "invoke_skill" => ToolName::Skill,
             "delegate_to_agent" | "delegate" | "delegate_task" => ToolName::Delegate,
             "lock_paths" | "lock" => ToolName::LockPaths,
@@ -92,9 +100,13 @@ impl ToolName {
         Some(tool)
     }
 
-    /// `Write` and `Edit`: the tools that change a file's contents (one rule covers both).
+    /// `Write`, `Edit` and `apply_patch`: the tools that change a file's contents (one rule,
+    /// `Write(path)`, covers them all).
     pub fn changes_files(self) -> bool {
-        matches!(self, ToolName::Write | ToolName::Edit)
+        matches!(
+            self,
+            ToolName::Write | ToolName::Edit | ToolName::ApplyPatch
+        )
     }
 
     pub fn is_session_tool(self) -> bool {

@@ -117,7 +117,7 @@ fn slash_completes_commands_with_hints() {
     let model = complete("/mod", 4, &f.ctx(false)).1;
     assert_eq!(replacements(model.clone()), ["/model ", "/mode "]);
     assert_eq!(model[0].hint.as_deref(), Some("<id>"));
-    assert_eq!(model[1].hint.as_deref(), Some("[chat|auto]"));
+    assert_eq!(model[1].hint.as_deref(), Some("[chat|auto|talk]"));
 }
 
 #[test]
@@ -207,7 +207,7 @@ fn builtin_arguments_come_from_the_context() {
     assert_eq!(f.at_end("/agent c"), ["coder"]);
     assert_eq!(f.at_end("/model qwen"), ["qwen3:8b", "qwen3:32b"]);
     assert_eq!(f.at_end("/model sonnet"), ["claude-sonnet"]);
-    assert_eq!(f.at_end("/mode "), ["chat", "auto"]);
+    assert_eq!(f.at_end("/mode "), ["chat", "auto", "talk"]);
     assert_eq!(
         f.at_end("/permissions "),
         ["default", "accept-edits", "plan", "bypass"]

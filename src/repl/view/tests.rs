@@ -261,17 +261,17 @@ fn settings_and_warnings_are_shown() {
     let (mut view, out) = view();
     view.on_event(&Event::SettingsUpdated {
         agent_id: "coder".into(),
-        mode: TurnMode::Chat,
+        mode: TurnMode::Talk,
         model: String::new(),
         permission_mode: PermissionMode::Default,
         max_iters: 0,
     });
     assert_eq!(view.settings().agent_id, "coder");
-    assert_eq!(view.settings().mode, TurnMode::Chat);
+    assert_eq!(view.settings().mode, TurnMode::Talk);
     view.on_event(&Event::Warning {
         message: "x/SKILL.md:1: bad".into(),
     });
-    assert_eq!(out.take(), "agent coder · mode chat\n⚠ x/SKILL.md:1: bad\n");
+    assert_eq!(out.take(), "agent coder · mode talk\n⚠ x/SKILL.md:1: bad\n");
 }
 
 /// The answer to `/model`, `/permissions` or `/settings max_iters` names what changed;
@@ -281,7 +281,7 @@ fn a_settings_answer_names_what_changed() {
     let (mut view, out) = view();
     let settings = |model: &str, permission_mode, max_iters| Event::SettingsUpdated {
         agent_id: "ling".into(),
-        mode: TurnMode::Auto,
+        mode: TurnMode::Chat,
         model: model.into(),
         permission_mode,
         max_iters,
@@ -297,7 +297,7 @@ fn a_settings_answer_names_what_changed() {
     view.on_event(&settings("second", PermissionMode::Plan, 3));
     assert_eq!(
         out.take(),
-        "agent ling · mode auto · model second · permission mode plan · max_iters = 3\n"
+        "agent ling · mode chat · model second · permission mode plan · max_iters = 3\n"
     );
 }
 

@@ -135,6 +135,10 @@ pub fn scope_rules(prepared: &Prepared) -> Vec<String> {
     match &prepared.access {
         Access::Read | Access::Screenshot { .. } => vec![prepared.tool.to_string()],
         Access::Write { rel, .. } => vec![format!("{}({})", ToolName::Write, escape_glob(rel))],
+        Access::Patch { files, .. } => files
+            .iter()
+            .map(|rel| format!("{}({})", ToolName::Write, escape_glob(rel)))
+            .collect(),
         Access::Command { analysis, .. } => {
             let mut rules: Vec<String> = Vec::new();
             for segment in &analysis.segments {
@@ -154,6 +158,7 @@ pub fn scope_rules(prepared: &Prepared) -> Vec<String> {
 pub fn writes_grant_path(prepared: &Prepared) -> bool {
     match &prepared.access {
         Access::Write { rel, .. } => trust::is_grant_path(rel),
+        Access::Patch { files, .. } => files.iter().any(|rel| trust::is_grant_path(rel)),
         Access::Command { analysis, .. } => {
             analysis
                 .write_targets()
@@ -176,12 +181,20 @@ fn names_grant_path(text: &str) -> bool {
 }
 
 /// Whether a person must approve this call each time it comes: it writes where grants
-/// live, or the model asked to run it outside the sandbox. "Always" answers do not stick.
+/// live, the model asked to run it outside the sandbox, or it is a patch too large to apply
+/// unseen. "Always" answers do not stick.
 pub fn once_only(prepared: &Prepared) -> bool {
     writes_grant_path(prepared)
         || matches!(
             &prepared.access,
             Access::Command { unconfined: Some(u), .. } if u.each_time
+        )
+        || matches!(
+            &prepared.access,
+            Access::Patch {
+                confirm: Some(_),
+                ..
+            }
         )
 }
 
@@ -323,6 +336,7 @@ impl Permissions {
                 None => Verdict::Allow,
             },
             Access::Write { rel, .. } => self.check_write(tool, rel),
+            Access::Patch { files, confirm, .. } => self.check_patch(tool, files, confirm),
             Access::Screenshot { url } => self.check_screenshot(tool, url),
             Access::Command {
                 command,
@@ -386,6 +400,28 @@ impl Permissions {
             PermissionMode::Default => Verdict::Ask {
                 reason: format!("{tool} changes {rel}"),
             },
+        }
+    }
+
+    /// A patch is decided as a write of each of its files: one file a rule denies or plan
+    /// mode refuses denies it whole, one that needs a person asks for it whole. A large patch
+    /// asks whatever the mode or rules (but a denial still wins).
+    fn check_patch(&self, tool: ToolName, files: &[String], confirm: &Option<String>) -> Verdict {
+        let mut asks: Vec<String> = Vec::new();
+        for rel in files {
+            match self.check_write(tool, rel) {
+                Verdict::Allow => {}
+                Verdict::Ask { reason } => asks.push(reason),
+                deny @ Verdict::Deny { .. } => return deny,
+            }
+        }
+        asks.extend(confirm.iter().cloned());
+        if asks.is_empty() {
+            Verdict::Allow
+        } else {
+            Verdict::Ask {
+                reason: asks.join("; "),
+            }
         }
     }
 

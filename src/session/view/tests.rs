@@ -68,7 +68,7 @@ fn settings_come_from_session_started_then_settings_updated() {
         },
         Event::SettingsUpdated {
             agent_id: "coder".into(),
-            mode: TurnMode::Auto,
+            mode: TurnMode::Chat,
             model: "cloud".into(),
             permission_mode: PermissionMode::Plan,
             max_iters: 5,
@@ -80,7 +80,7 @@ fn settings_come_from_session_started_then_settings_updated() {
             model: "cloud".into(),
             root: "/w".into(),
             agent_id: "coder".into(),
-            mode: TurnMode::Auto,
+            mode: TurnMode::Chat,
             permission_mode: PermissionMode::Plan,
             max_iters: 5,
         }
@@ -95,7 +95,7 @@ fn busy_until_idle_and_queue_follows_its_updates() {
         Event::StateUpdated {
             status: SessionStatus::Running,
             agent_id: "ling".into(),
-            mode: TurnMode::Chat,
+            mode: TurnMode::Talk,
         },
         Event::QueueUpdated {
             queued: vec!["next".into()],
@@ -107,7 +107,7 @@ fn busy_until_idle_and_queue_follows_its_updates() {
     view.apply(&Event::StateUpdated {
         status: SessionStatus::Idle,
         agent_id: "ling".into(),
-        mode: TurnMode::Chat,
+        mode: TurnMode::Talk,
     });
     assert!(view.is_idle());
     assert!(view.queue.is_empty());

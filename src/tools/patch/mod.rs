@@ -6,6 +6,7 @@
 
 mod apply;
 mod check;
+pub mod tool;
 
 pub use apply::apply;
 pub use check::{CONFIRM_ABOVE_FILES, CONFIRM_ABOVE_LINES, Change, Checked, check};
