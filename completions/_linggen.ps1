@@ -28,6 +28,7 @@ Register-ArgumentCompleter -Native -CommandName 'linggen' -ScriptBlock {
             [CompletionResult]::new('--root', '--root', [CompletionResultType]::ParameterName, 'Workspace root (default: nearest ancestor with .git, else the current directory)')
             [CompletionResult]::new('--max-iters', '--max-iters', [CompletionResultType]::ParameterName, 'Upper bound on model calls in one task')
             [CompletionResult]::new('--permission-mode', '--permission-mode', [CompletionResultType]::ParameterName, 'default | accept-edits | plan | bypass')
+            [CompletionResult]::new('--mode', '--mode', [CompletionResultType]::ParameterName, 'chat (tools, you in the loop) | auto (a JSON action loop until the task is finalized) | talk (no tools); default: the agent''s own mode, else chat')
             [CompletionResult]::new('--allowed-tools', '--allowed-tools', [CompletionResultType]::ParameterName, 'Rules that run without asking, e.g. "Bash(cargo test*),Write(src/**)"')
             [CompletionResult]::new('--disallowed-tools', '--disallowed-tools', [CompletionResultType]::ParameterName, 'Rules that are always refused, e.g. "Bash(git push*)"')
             [CompletionResult]::new('-r', '-r', [CompletionResultType]::ParameterName, 'Resume a session by id (or unique prefix)')

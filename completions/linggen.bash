@@ -59,7 +59,7 @@ _linggen() {
 
     case "${cmd}" in
         linggen)
-            opts="-p -c -r -q -h -V --print --model --agent --root --max-iters --permission-mode --allowed-tools --disallowed-tools --continue --resume --output-format --theme --quiet --help --version sessions models serve trust completions help"
+            opts="-p -c -r -q -h -V --print --model --agent --root --max-iters --permission-mode --mode --allowed-tools --disallowed-tools --continue --resume --output-format --theme --quiet --help --version sessions models serve trust completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -90,6 +90,10 @@ _linggen() {
                     return 0
                     ;;
                 --permission-mode)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --mode)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

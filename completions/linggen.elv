@@ -25,6 +25,7 @@ set edit:completion:arg-completer[linggen] = {|@words|
             cand --root 'Workspace root (default: nearest ancestor with .git, else the current directory)'
             cand --max-iters 'Upper bound on model calls in one task'
             cand --permission-mode 'default | accept-edits | plan | bypass'
+            cand --mode 'chat (tools, you in the loop) | auto (a JSON action loop until the task is finalized) | talk (no tools); default: the agent''s own mode, else chat'
             cand --allowed-tools 'Rules that run without asking, e.g. "Bash(cargo test*),Write(src/**)"'
             cand --disallowed-tools 'Rules that are always refused, e.g. "Bash(git push*)"'
             cand -r 'Resume a session by id (or unique prefix)'

@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_linggen_global_optspecs
-    string join \n p/print= model= agent= root= max-iters= permission-mode= allowed-tools= disallowed-tools= c/continue r/resume= output-format= theme= q/quiet h/help V/version
+    string join \n p/print= model= agent= root= max-iters= permission-mode= mode= allowed-tools= disallowed-tools= c/continue r/resume= output-format= theme= q/quiet h/help V/version
 end
 
 function __fish_linggen_needs_command
@@ -30,6 +30,7 @@ complete -c linggen -n "__fish_linggen_needs_command" -l agent -d 'Agent to talk
 complete -c linggen -n "__fish_linggen_needs_command" -l root -d 'Workspace root (default: nearest ancestor with .git, else the current directory)' -r -F
 complete -c linggen -n "__fish_linggen_needs_command" -l max-iters -d 'Upper bound on model calls in one task' -r
 complete -c linggen -n "__fish_linggen_needs_command" -l permission-mode -d 'default | accept-edits | plan | bypass' -r
+complete -c linggen -n "__fish_linggen_needs_command" -l mode -d 'chat (tools, you in the loop) | auto (a JSON action loop until the task is finalized) | talk (no tools); default: the agent\'s own mode, else chat' -r
 complete -c linggen -n "__fish_linggen_needs_command" -l allowed-tools -d 'Rules that run without asking, e.g. "Bash(cargo test*),Write(src/**)"' -r
 complete -c linggen -n "__fish_linggen_needs_command" -l disallowed-tools -d 'Rules that are always refused, e.g. "Bash(git push*)"' -r
 complete -c linggen -n "__fish_linggen_needs_command" -s r -l resume -d 'Resume a session by id (or unique prefix)' -r

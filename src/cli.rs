@@ -47,6 +47,11 @@ pub struct Cli {
     #[arg(long, value_name = "MODE", value_parser = parse_mode)]
     pub permission_mode: Option<PermissionMode>,
 
+    /// chat (tools, you in the loop) | auto (a JSON action loop until the task is
+    /// finalized) | talk (no tools); default: the agent's own mode, else chat.
+    #[arg(long, value_name = "MODE", value_parser = parse_turn_mode)]
+    pub mode: Option<crate::config::TurnMode>,
+
     /// Rules that run without asking, e.g. "Bash(cargo test*),Write(src/**)".
     #[arg(long, value_name = "RULES")]
     pub allowed_tools: Vec<String>,
@@ -138,6 +143,10 @@ fn parse_max_iters(v: &str) -> Result<u32, String> {
     config::parse_max_iters(v)
 }
 
+fn parse_turn_mode(v: &str) -> Result<crate::config::TurnMode, String> {
+    crate::config::TurnMode::parse(v).ok_or_else(|| "expected chat, auto or talk".to_string())
+}
+
 fn parse_mode(v: &str) -> Result<PermissionMode, String> {
     PermissionMode::parse(v).ok_or_else(|| format!("expected one of {}", PermissionMode::NAMES))
 }
@@ -180,6 +189,7 @@ impl Cli {
             agent: self.agent.clone(),
             resume: self.resume.clone(),
             continue_session: self.continue_session,
+            mode: self.mode,
             // Lines posted to `-p` and the page are read with the shell's commands known, so
             // that `/clear` there is refused with a hint instead of reaching the model.
             line: crate::session::line::message::<crate::repl::commands::Command>,

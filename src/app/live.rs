@@ -10,7 +10,7 @@ use crate::llm::router::{self, ResolveError};
 use crate::session::bus::Subscription;
 use crate::session::permissions::project;
 use crate::session::{
-    self, EventBus, Input, Permissions, SessionHandle, SessionSetup, TurnMode, ids, prompt,
+    self, EventBus, Input, Permissions, SessionHandle, SessionSetup, ids, prompt,
 };
 use crate::skills::SkillSet;
 use crate::store::{SessionInfo, Store, persisted, spawn_writer};
@@ -194,7 +194,8 @@ pub async fn open_session(
         skills: Arc::clone(&ws.skills),
         max_delegation_depth: config.max_delegation_depth,
         compact_at: config.compact_at,
-        mode: TurnMode::Chat,
+        mode: start.mode,
+        auto: config.auto.clone(),
     };
     Ok((setup, store))
 }

@@ -29,6 +29,8 @@ pub mod exit {
     pub const USAGE: i32 = 2;
     /// `max_iters` reached before a final answer.
     pub const MAX_ITERS: i32 = 3;
+    /// A limit stopped the run: a loop of failing calls, no progress, time or tokens.
+    pub const STOPPED: i32 = 4;
     /// Interrupted (SIGINT).
     pub const INTERRUPTED: i32 = 130;
 }
@@ -51,6 +53,8 @@ pub struct Start {
     pub resume: Option<String>,
     /// `--continue`.
     pub continue_session: bool,
+    /// `--mode`: every turn's mode (else each agent's own, else chat).
+    pub mode: Option<crate::config::TurnMode>,
     /// How a line the person posts is read (`-p`'s task, a browser's message): the core's
     /// line grammar with the shell's commands, supplied by whoever wires the frontends.
     pub line: LineReader,

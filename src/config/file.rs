@@ -234,12 +234,21 @@ impl Layer<'_> {
             checks,
         } = std::mem::take(&mut self.parsed);
         self.apply_auto(auto, &mut config.auto)?;
-        if let Some(allow) = checks.allow {
-            let allow = allow.into_iter().map(|c| c.trim().to_string());
-            config
-                .auto
-                .checks_allowed
-                .extend(allow.filter(|c| !c.is_empty()));
+        // A check runs without asking: from the project's own file that is a grant.
+        let allow = checks.allow.unwrap_or_default();
+        for check in allow.iter().map(|c| c.trim()).filter(|c| !c.is_empty()) {
+            let list = match &project {
+                Some(file) => {
+                    config.withheld.file = file.to_string();
+                    &mut config.withheld.checks
+                }
+                None => &mut config.auto.checks_allowed,
+            };
+            if !list.iter().any(|c| c == check) {
+                list.push(check.to_string());
+            }
+        }
+        if !allow.is_empty() && project.is_none() {
             config.set_origin("checks", self.path.display());
         }
         if let Some(at) = context.compact_at {

@@ -72,11 +72,18 @@ pub struct Withheld {
     pub chromium: Option<String>,
     /// `[tools] screenshot_hosts`: more hosts a screenshot may open.
     pub screenshot_hosts: Vec<String>,
+    /// `[checks] allow`: commands a check would run without asking.
+    pub checks: Vec<String>,
     /// `[[models]]` entries' `api_key_env`: which secret goes to which server.
     pub model_keys: Vec<ModelKey>,
     /// `[[models]]` entries on servers elsewhere that the person's own configuration does
     /// not use: the conversation would go there.
     pub models: Vec<super::ModelConfig>,
+}
+
+/// A verification command a check (`/check`, an agent's `checks:`) runs without asking.
+fn check_grant(command: &str, file: &str) -> String {
+    format!("[checks] allow: runs `{command}` without asking ({file})")
 }
 
 /// A grant by a project model on a server elsewhere: where the conversation would go, with
@@ -133,6 +140,7 @@ impl Withheld {
                 .iter()
                 .map(|h| tools_grant("screenshot_hosts", h, file)),
         );
+        grants.extend(self.checks.iter().map(|c| check_grant(c, file)));
         grants.extend(self.model_keys.iter().map(|k| k.grant(file)));
         grants.extend(self.models.iter().map(|m| model_grant(m, file)));
         grants
@@ -162,6 +170,14 @@ impl super::Config {
         {
             self.screenshot.chromium = Some(chromium.clone());
             self.origins.insert("chromium", format!("{file} (trusted)"));
+        }
+        for check in &withheld.checks {
+            if accepted.contains(&check_grant(check, &file))
+                && !self.auto.checks_allowed.contains(check)
+            {
+                self.auto.checks_allowed.push(check.clone());
+                self.origins.insert("checks", format!("{file} (trusted)"));
+            }
         }
         for key in &withheld.model_keys {
             let entry = self

@@ -42,6 +42,7 @@ impl Finished {
             OutcomeStatus::Completed => exit::SUCCESS,
             OutcomeStatus::Error => exit::FAILURE,
             OutcomeStatus::MaxIters => exit::MAX_ITERS,
+            OutcomeStatus::Stopped => exit::STOPPED,
             OutcomeStatus::Cancelled if interrupted => exit::INTERRUPTED,
             OutcomeStatus::Cancelled => exit::FAILURE,
         }
@@ -52,7 +53,9 @@ impl Finished {
         match self.status {
             OutcomeStatus::Completed => "success",
             OutcomeStatus::MaxIters => "error_max_turns",
-            OutcomeStatus::Error | OutcomeStatus::Cancelled => "error_during_execution",
+            OutcomeStatus::Error | OutcomeStatus::Cancelled | OutcomeStatus::Stopped => {
+                "error_during_execution"
+            }
         }
     }
 }

@@ -47,11 +47,13 @@ pub(crate) async fn run_child(
         id: ids::new_id(),
         parent_id: Some(parent.id.clone()),
         depth: parent.depth + 1,
+        // A child works the way its own agent does, else like its parent.
+        mode: child.agent.mode.unwrap_or(parent.mode),
         agent: child.agent,
         route: child.route,
-        mode: parent.mode,
         cancel: parent.cancel.child_token(),
         skill_rules: child.skill_rules,
+        writes: 0,
     };
     shared.bus.publish(Event::SubagentSpawned {
         parent_id: parent.id.clone(),
@@ -59,7 +61,7 @@ pub(crate) async fn run_child(
         agent_id: ctx.agent.name.clone(),
         task: child.label.clone(),
     });
-    let system = super::compose_prompt(shared, &ctx.agent);
+    let system = super::compose_prompt(shared, &ctx);
     let mut child_conv = Conversation {
         history: vec![ChatMessage::system(system)],
         permissions: conv.permissions.clone(),
@@ -146,7 +148,7 @@ pub(crate) fn as_tool_output(agent: &str, end: &RunEnd) -> ToolOutput {
         OutcomeStatus::Cancelled => {
             ToolOutput::error(format!("agent `{agent}` was cancelled before it finished"))
         }
-        OutcomeStatus::MaxIters | OutcomeStatus::Error => {
+        OutcomeStatus::MaxIters | OutcomeStatus::Error | OutcomeStatus::Stopped => {
             ToolOutput::error(format!("agent `{agent}` failed: {}", end.result))
         }
     }

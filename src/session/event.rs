@@ -17,6 +17,9 @@ pub enum OutcomeStatus {
     Error,
     Cancelled,
     MaxIters,
+    /// A limit stopped the run: the same call failing again and again, no file changed
+    /// for too many steps (auto mode), or the `[auto]` time or token budget.
+    Stopped,
 }
 
 impl OutcomeStatus {

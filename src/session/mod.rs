@@ -3,6 +3,7 @@
 //! runs (as its own task) the session keeps reading the queue, so approvals, cancellation
 //! and queued messages are handled without waiting for the model.
 
+mod auto;
 pub mod bus;
 pub mod call_ids;
 mod compact;
@@ -11,6 +12,7 @@ pub mod event;
 mod fit;
 pub mod ids;
 pub mod input;
+mod limits;
 pub mod line;
 mod locks;
 pub mod memory;
@@ -32,12 +34,13 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+pub use auto::OBSERVATION;
 pub use bus::{Envelope, EventBus};
 pub use event::{AgentState, Decision, Event, OutcomeStatus, SessionStatus};
 pub use input::{Answer, Input, Inputs, SkillInvocation, TurnMode, UserMessage};
 pub use permissions::Permissions;
 
-use crate::agents::{AgentSet, AgentSpec};
+use crate::agents::AgentSet;
 use crate::config::PermissionMode;
 use crate::llm::ChatMessage;
 pub use crate::llm::routing::{Choice, Router};
@@ -71,7 +74,10 @@ pub struct SessionSetup {
     pub max_delegation_depth: u32,
     /// `[context] compact_at`.
     pub compact_at: f64,
-    pub mode: TurnMode,
+    /// `--mode`: every turn's mode; `None`: the agent's `mode:`, else chat.
+    pub mode: Option<TurnMode>,
+    /// `[auto]` limits and the checks that run without asking.
+    pub auto: crate::config::AutoSettings,
 }
 
 /// The frontends' side of a running session.
@@ -111,6 +117,8 @@ pub(crate) struct TurnShared {
     pub max_delegation_depth: u32,
     /// `[context] compact_at`.
     pub compact_at: f64,
+    /// `[auto]` limits and the checks that run without asking.
+    pub auto: crate::config::AutoSettings,
     pub interactive: bool,
     pub agents: Arc<Live<AgentSet>>,
     pub skills: Arc<Live<SkillSet>>,
@@ -135,6 +143,7 @@ impl TurnShared {
             max_iters,
             max_delegation_depth: self.max_delegation_depth,
             compact_at: self.compact_at,
+            auto: self.auto.clone(),
             interactive: self.interactive,
             agents: Arc::clone(&self.agents),
             skills: Arc::clone(&self.skills),
@@ -150,25 +159,27 @@ impl TurnShared {
 /// this is the one the next turn gets.
 struct Settings {
     agent_id: String,
-    mode: TurnMode,
+    /// Chosen with `--mode` or `/mode`; `None`: the agent's own, else chat.
+    mode: Option<TurnMode>,
     /// The mode the next turn uses (the running one keeps its own).
     permission_mode: PermissionMode,
     /// Rules revoked while a turn ran, revoked when it ends.
     revoked: Vec<String>,
 }
 
-/// An agent's full system prompt: its own body, then the workspace facts and rules, then
-/// the project's memory.
-pub(crate) fn compose_prompt(shared: &TurnShared, agent: &AgentSpec) -> String {
-    let memory = shared.memory.as_ref().and_then(|m| m.section());
-    match memory {
-        Some(memory) => format!(
-            "{}\n\n{}\n\n{memory}",
-            agent.prompt.trim(),
-            shared.context_prompt
-        ),
-        None => format!("{}\n\n{}", agent.prompt.trim(), shared.context_prompt),
+/// A run's full system prompt: its agent's own body, then the workspace facts and rules,
+/// then the project's memory, and in auto mode the action protocol.
+pub(crate) fn compose_prompt(shared: &TurnShared, ctx: &run::RunCtx) -> String {
+    let mut prompt = format!("{}\n\n{}", ctx.agent.prompt.trim(), shared.context_prompt);
+    if let Some(memory) = shared.memory.as_ref().and_then(|m| m.section()) {
+        prompt.push_str("\n\n");
+        prompt.push_str(&memory);
     }
+    if ctx.mode == TurnMode::Auto {
+        prompt.push_str("\n\n");
+        prompt.push_str(&auto::protocol(shared, ctx));
+    }
+    prompt
 }
 
 /// What decides the model for an agent's or skill's `model` hint; without a hint, or when
@@ -242,6 +253,7 @@ async fn run(setup: SessionSetup, mut inputs: mpsc::Receiver<input::Sent>, bus: 
         max_iters: setup.max_iters,
         max_delegation_depth: setup.max_delegation_depth,
         compact_at: setup.compact_at,
+        auto: setup.auto,
         interactive: setup.interactive,
         agents: setup.agents,
         skills: setup.skills,
@@ -352,7 +364,7 @@ async fn run(setup: SessionSetup, mut inputs: mpsc::Receiver<input::Sent>, bus: 
                     }
                     if !busy {
                         busy = true;
-                        publish_state(&bus, SessionStatus::Running, &settings);
+                        publish_state(&shared, SessionStatus::Running, &settings);
                     }
                     running = Some(start_turn(
                         &shared,
@@ -365,7 +377,7 @@ async fn run(setup: SessionSetup, mut inputs: mpsc::Receiver<input::Sent>, bus: 
                 None => {
                     if busy {
                         busy = false;
-                        publish_state(&bus, SessionStatus::Idle, &settings);
+                        publish_state(&shared, SessionStatus::Idle, &settings);
                     }
                     idle = Some(conv);
                 }
@@ -415,7 +427,7 @@ fn start_turn(
     conv: Conversation,
     msg: UserMessage,
     agent_id: &str,
-    mode: TurnMode,
+    mode: Option<TurnMode>,
 ) -> Running {
     let cancel = CancellationToken::new();
     let backup = conv.clone();
@@ -438,12 +450,19 @@ fn publish_queue(bus: &EventBus, queue: &VecDeque<UserMessage>) {
     });
 }
 
-fn publish_state(bus: &EventBus, status: SessionStatus, settings: &Settings) {
-    bus.publish(Event::StateUpdated {
+fn publish_state(shared: &TurnShared, status: SessionStatus, settings: &Settings) {
+    shared.bus.publish(Event::StateUpdated {
         status,
         agent_id: settings.agent_id.clone(),
-        mode: settings.mode,
+        mode: effective_mode(shared, settings),
     });
+}
+
+/// The mode the next turn runs in: the person's choice, else the agent's `mode:`, else chat.
+fn effective_mode(shared: &TurnShared, settings: &Settings) -> TurnMode {
+    let agents = shared.agents.get();
+    let agent = agents.get(&settings.agent_id);
+    turn::mode_for(settings.mode, agent)
 }
 
 /// What was asked of the permissions while the turn ran applies now, before the next turn.
@@ -476,7 +495,7 @@ fn change_setting(
             }
         }
         Input::SetMode { mode } => {
-            settings.mode = mode;
+            settings.mode = Some(mode);
             None
         }
         Input::SetModel { model } => match shared.models.choose(&model) {
@@ -509,7 +528,7 @@ fn change_setting(
     }
     shared.bus.publish(Event::SettingsUpdated {
         agent_id: settings.agent_id.clone(),
-        mode: settings.mode,
+        mode: effective_mode(shared, settings),
         model: shared.models.label(&shared.choice),
         permission_mode: settings.permission_mode,
         max_iters: shared.max_iters,

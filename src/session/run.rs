@@ -8,10 +8,12 @@ use tokio_util::sync::CancellationToken;
 
 use super::event::{AgentState, Event, OutcomeStatus};
 use super::input::TurnMode;
+use super::limits::Watch;
 use super::permissions::Rule;
 use super::tokens::{self, TokenBatcher};
 use super::{
-    Choice, Conversation, TurnShared, call_ids, compact, delegate, lock, model_call, tool_call,
+    Choice, Conversation, TurnShared, auto, call_ids, compact, delegate, lock, model_call,
+    tool_call,
 };
 use crate::agents::AgentSpec;
 use crate::llm::{
@@ -34,6 +36,9 @@ pub(crate) struct RunCtx {
     /// Rules from skills invoked in this run (`allowed-tools`): allowed without asking
     /// until the run ends.
     pub skill_rules: Vec<Rule>,
+    /// Successful file writes (`Write`, `Edit`, `apply_patch`) so far: what tells a step
+    /// that changed something from one that did not.
+    pub writes: u32,
 }
 
 /// How a run ended.
@@ -115,6 +120,8 @@ async fn run_loop(
         iterations,
         usage,
     };
+    let mut watch = Watch::new(&shared.auto, ctx.mode);
+    let mut auto_state = auto::State::default();
     loop {
         if iterations == shared.max_iters {
             let message = format!(
@@ -122,6 +129,12 @@ async fn run_loop(
                 shared.max_iters
             );
             return end(OutcomeStatus::MaxIters, message, iterations, usage);
+        }
+        if let Some(why) = watch.exceeded(usage.input_tokens + usage.output_tokens) {
+            shared.bus.publish(Event::Warning {
+                message: why.clone(),
+            });
+            return end(OutcomeStatus::Stopped, why, iterations, usage);
         }
         iterations += 1;
         status(shared, ctx, AgentState::Thinking, None);
@@ -184,6 +197,36 @@ async fn run_loop(
                     "",
                     ChatMessage::assistant(text.clone(), tool_calls),
                 );
+                if ctx.mode == TurnMode::Auto && calls.is_empty() {
+                    let served = auto::Served {
+                        text: &text,
+                        by: served_by,
+                        window,
+                    };
+                    let flow = auto::step(
+                        shared,
+                        ctx,
+                        conv,
+                        &served,
+                        changed,
+                        &mut watch,
+                        &mut auto_state,
+                    )
+                    .await;
+                    watch.step_ended(ctx.writes);
+                    match flow {
+                        auto::Flow::Continue if ctx.cancel.is_cancelled() => {
+                            return end(OutcomeStatus::Cancelled, String::new(), iterations, usage);
+                        }
+                        auto::Flow::Continue => continue,
+                        auto::Flow::End(OutcomeStatus::Error, why) => {
+                            return failed(shared, why, iterations, usage);
+                        }
+                        auto::Flow::End(status, result) => {
+                            return end(status, result, iterations, usage);
+                        }
+                    }
+                }
                 if calls.is_empty() {
                     return end(OutcomeStatus::Completed, text, iterations, usage);
                 }
@@ -203,27 +246,43 @@ async fn run_loop(
                         vec![one_call(shared, ctx, conv, &batch[0], changed).await]
                     };
                     for (call, output) in batch.iter().zip(outputs) {
-                        let index = served_by.unwrap_or(0);
-                        let model = shared.models.model(index);
-                        let used = conv.ledger.estimate(index, model, &conv.history, 0);
-                        let content = match super::fit::budget(model, window, used) {
-                            Some(budget) => super::fit::fit(
-                                ToolName::resolve(&call.name),
-                                &call.arguments,
-                                &output.model,
-                                budget,
-                            ),
-                            None => output.model,
-                        };
+                        watch.call_ended(&call.name, &call.arguments, output.is_error);
+                        let content =
+                            fit_output(shared, conv, served_by, window, call, output.model);
                         let msg = ChatMessage::tool_result(call, content, output.is_error);
                         push(shared, ctx, conv, "", msg);
                     }
                 }
+                watch.step_ended(ctx.writes);
                 if ctx.cancel.is_cancelled() {
                     return end(OutcomeStatus::Cancelled, String::new(), iterations, usage);
                 }
             }
         }
+    }
+}
+
+/// A tool's output sized to what is left of the window of the model that answered (see
+/// [`super::fit`]).
+pub(crate) fn fit_output(
+    shared: &TurnShared,
+    conv: &Conversation,
+    served_by: Option<usize>,
+    window: Option<u32>,
+    call: &ToolCall,
+    output: String,
+) -> String {
+    let index = served_by.unwrap_or(0);
+    let model = shared.models.model(index);
+    let used = conv.ledger.estimate(index, model, &conv.history, 0);
+    match super::fit::budget(model, window, used) {
+        Some(budget) => super::fit::fit(
+            ToolName::resolve(&call.name),
+            &call.arguments,
+            &output,
+            budget,
+        ),
+        None => output,
     }
 }
 
@@ -277,17 +336,27 @@ async fn one_call(
     tool_call::execute(shared, ctx, conv, call, changed, tool_call::Caller::Model).await
 }
 
-/// The tools this run's agent is offered: none in talk mode; otherwise the file tools its
-/// spec allows, plus `Skill` when there are skills the model may use, `delegate_to_agent`
-/// when it has someone to delegate to, and the lock tools.
+/// The tools offered natively with each request: the agent's in chat mode; none in talk
+/// mode, and none in auto mode (the action protocol in the system prompt lists them).
 pub(crate) fn offered_tools(
     shared: &TurnShared,
     ctx: &RunCtx,
     context_window: Option<u32>,
 ) -> Vec<ToolSpec> {
-    if ctx.mode == TurnMode::Talk {
-        return Vec::new();
+    match ctx.mode {
+        TurnMode::Chat => agent_tools(shared, ctx, context_window),
+        TurnMode::Talk | TurnMode::Auto => Vec::new(),
     }
+}
+
+/// The tools this run's agent may use: the file tools its spec allows, plus `Skill` when
+/// there are skills the model may use, `delegate_to_agent` when it has someone to delegate
+/// to, and the lock tools.
+pub(crate) fn agent_tools(
+    shared: &TurnShared,
+    ctx: &RunCtx,
+    context_window: Option<u32>,
+) -> Vec<ToolSpec> {
     let agent = &ctx.agent;
     let mut tools: Vec<ToolSpec> = crate::tools::specs()
         .into_iter()

@@ -141,7 +141,8 @@ fn start_routed(
         }),
         max_delegation_depth: 2,
         compact_at: 0.75,
-        mode: TurnMode::Chat,
+        mode: None,
+        auto: Default::default(),
     };
     let handle = spawn(setup, bus);
     Harness {

@@ -17,6 +17,9 @@ use crate::tools::{self, Access, Prepared, SessionCall, ToolName, ToolOutput};
 pub(super) enum Caller {
     Model,
     Person,
+    /// A verification command the agent's spec names (`checks:`), run after a patch in auto
+    /// mode: not the model's choice, so its gates do not apply either.
+    Check,
 }
 
 pub(super) async fn execute(
@@ -47,8 +50,11 @@ pub(super) async fn execute(
     });
     let gated = |prepared: &Prepared| match caller {
         Caller::Model => gate(shared, ctx, prepared),
-        Caller::Person => Ok(()),
+        Caller::Person | Caller::Check => Ok(()),
     };
+    let writes = prepared
+        .as_ref()
+        .is_ok_and(|p| matches!(p.access, Access::Write { .. } | Access::Patch { .. }));
     let output = match prepared {
         Ok(prepared) => match gated(&prepared) {
             Err(refused) => refused,
@@ -66,6 +72,9 @@ pub(super) async fn execute(
         Err(invalid) => invalid,
     };
     finished(shared, ctx, &call.id, tool, &output);
+    if writes && !output.is_error {
+        ctx.writes += 1;
+    }
     output
 }
 

@@ -34,7 +34,7 @@ pub(super) async fn run_turn(
     conv: &mut Conversation,
     msg: UserMessage,
     agent_name: &str,
-    mode: TurnMode,
+    mode: Option<TurnMode>,
     cancel: CancellationToken,
 ) {
     let started = Instant::now();
@@ -73,14 +73,15 @@ pub(super) async fn run_turn(
                 id: ids::new_id(),
                 parent_id: None,
                 depth: 0,
+                mode: mode_for(mode, Some(&plan.agent)),
                 agent: plan.agent,
                 route,
-                mode,
                 cancel,
                 skill_rules: Vec::new(),
+                writes: 0,
             };
             // The agent may differ from the last turn's: its prompt leads the history.
-            let system = super::compose_prompt(shared, &ctx.agent);
+            let system = super::compose_prompt(shared, &ctx);
             match conv.history.first_mut() {
                 Some(first) if first.role == crate::llm::Role::System => first.content = system,
                 _ => conv.history.insert(0, ChatMessage::system(system)),
@@ -107,6 +108,14 @@ pub(super) async fn run_turn(
         }
     };
     finish(shared, end, changed, started);
+}
+
+/// The mode a turn runs in: the person's choice (`--mode`, `/mode`), else the agent's
+/// `mode:`, else chat.
+pub(super) fn mode_for(chosen: Option<TurnMode>, agent: Option<&AgentSpec>) -> TurnMode {
+    chosen
+        .or_else(|| agent.and_then(|a| a.mode))
+        .unwrap_or_default()
 }
 
 /// Reports what the turn changed and its one `Outcome`.
@@ -183,6 +192,7 @@ fn own_run(
         mode: TurnMode::Chat,
         cancel,
         skill_rules: Vec::new(),
+        writes: 0,
     };
     run::announce(shared, &ctx, msg.content.clone());
     super::lock(&shared.runs).insert(ctx.id.clone(), ctx.cancel.clone());

@@ -23,6 +23,7 @@ pub enum RunStatus {
     Error,
     Cancelled,
     MaxIters,
+    Stopped,
 }
 
 impl RunStatus {
@@ -32,6 +33,7 @@ impl RunStatus {
             OutcomeStatus::Error => RunStatus::Error,
             OutcomeStatus::Cancelled => RunStatus::Cancelled,
             OutcomeStatus::MaxIters => RunStatus::MaxIters,
+            OutcomeStatus::Stopped => RunStatus::Stopped,
         }
     }
 
@@ -45,7 +47,7 @@ impl RunStatus {
         match self {
             RunStatus::Running | RunStatus::WaitingApproval => "running",
             RunStatus::Completed => "completed",
-            RunStatus::Error | RunStatus::MaxIters => "failed",
+            RunStatus::Error | RunStatus::MaxIters | RunStatus::Stopped => "failed",
             RunStatus::Cancelled => "cancelled",
         }
     }

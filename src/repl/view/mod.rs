@@ -317,7 +317,7 @@ impl View {
                 from,
                 content,
                 ..
-            } if self.session.depth(run_id) == 0 => {
+            } if self.session.depth(run_id) == 0 && from != crate::session::OBSERVATION => {
                 // A line typed in the terminal shows as typed, or (typed during the last
                 // turn, its echo erased) where it runs; other frontends' are labelled.
                 let line = if from == "terminal" {
@@ -582,7 +582,7 @@ impl View {
         }
         match status {
             OutcomeStatus::Cancelled => self.hint("  ⎿ cancelled"),
-            OutcomeStatus::MaxIters => {
+            OutcomeStatus::MaxIters | OutcomeStatus::Stopped => {
                 let line = self.style.warn(result);
                 self.say(line);
             }

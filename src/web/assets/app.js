@@ -539,7 +539,10 @@ function onMessage(ev) {
   const d = depth(ev.run_id);
   if (ev.role === 'user') {
     // A delegated run's task was already shown as `agent ← task`.
-    if (d === 0) $('.md', bubble('user', ev.from, ev.run_id)).textContent = ev.content;
+    // An auto-mode observation: the tool call above already shows it.
+    if (d === 0 && ev.from !== 'observation') {
+      $('.md', bubble('user', ev.from, ev.run_id)).textContent = ev.content;
+    }
   } else if (ev.role === 'assistant') {
     onAssistantMessage(ev, d);
   } else if (ev.role === 'tool') {

@@ -1,0 +1,268 @@
+//! Auto mode: the structured action loop (see `doc/auto.md`). Each model answer is one JSON
+//! action — run a tool, apply a patch, or finalize the task — and what it did comes back
+//! as the next message, until the agent finalizes or a limit stops the run. The run loop
+//! in [`super::run`] makes the model calls (routing, compaction, budgets); this module
+//! reads an answer and carries out its action through the same tool path as chat mode, so
+//! the floor, the sandbox, permissions and the agent's gates apply unchanged.
+
+pub mod action;
+
+use serde_json::json;
+
+use self::action::Action;
+use super::event::OutcomeStatus;
+use super::run::{self, RunCtx};
+use super::{Conversation, TurnShared, call_ids, tool_call};
+use crate::agents::Capability;
+use crate::llm::{ChatMessage, ToolCall};
+use crate::tools::{ToolName, ToolOutput};
+
+/// The `from` of an observation: the message that tells the model what its action did.
+/// Frontends show the tool call itself, not this message.
+pub const OBSERVATION: &str = "observation";
+
+/// What the run does after one action.
+pub(crate) enum Flow {
+    Continue,
+    End(OutcomeStatus, String),
+}
+
+/// What one run's loop remembers between actions.
+#[derive(Default)]
+pub(crate) struct State {
+    /// The previous answer could not be read: another such answer ends the run.
+    malformed: bool,
+}
+
+/// The model's answer, and which model gave it (observations are sized to its window).
+pub(crate) struct Served<'a> {
+    pub text: &'a str,
+    pub by: Option<usize>,
+    pub window: Option<u32>,
+}
+
+/// The action protocol, appended to the system prompt in auto mode: the three shapes, the
+/// tools this run may use (names and parameters), and what the agent's policy withholds.
+pub(crate) fn protocol(shared: &TurnShared, ctx: &RunCtx) -> String {
+    let caps = &ctx.agent.capabilities;
+    let mut text = String::from(
+        "# Auto mode\nWork on the task on your own until it is done. Every answer is exactly \
+         one JSON object and nothing else (this replaces native tool calls and markdown \
+         answers):\n\
+         - {\"type\":\"tool\",\"tool\":\"Read\",\"args\":{\"path\":\"src/lib.rs\"}} runs a tool; \
+         its result is the next message.\n",
+    );
+    if caps.contains(&Capability::Patch) {
+        text.push_str(
+            "- {\"type\":\"patch\",\"diff\":\"--- a/src/lib.rs\\n+++ b/src/lib.rs\\n@@ -1 +1 @@\\n-old\\n+new\\n\"} \
+             changes files with a unified diff (--- /dev/null for a new file); read a file \
+             before you patch it.\n",
+        );
+    } else {
+        text.push_str("- You may not change files (this agent's policy has no Patch).\n");
+    }
+    if caps.contains(&Capability::Finalize) {
+        text.push_str(
+            "- {\"type\":\"finalize_task\",\"summary\":\"what you did and the result\"} ends the \
+             task; the summary is your answer.\n",
+        );
+    } else {
+        text.push_str(
+            "- You may not finalize the task (this agent's policy has no Finalize): keep \
+             working until the run is stopped.\n",
+        );
+    }
+    if !ctx.agent.checks.is_empty() && caps.contains(&Capability::Patch) {
+        text.push_str(&format!(
+            "After each patch these checks run, and a failure is the next message: {}.\n",
+            ctx.agent.checks.join("; ")
+        ));
+    }
+    text.push_str("Tools:\n");
+    for spec in run::agent_tools(shared, ctx, None) {
+        if ToolName::from_name(&spec.name).is_some_and(|t| t == ToolName::ApplyPatch) {
+            continue; // the patch action
+        }
+        // Required parameters first, in their order; then the optional ones, marked `?`.
+        let required: Vec<&str> = spec.parameters["required"]
+            .as_array()
+            .map(|r| r.iter().filter_map(|v| v.as_str()).collect())
+            .unwrap_or_default();
+        let optional = spec.parameters["properties"]
+            .as_object()
+            .into_iter()
+            .flat_map(|props| props.keys())
+            .filter(|k| !required.contains(&k.as_str()))
+            .map(|k| format!("{k}?"));
+        let params: Vec<String> = required
+            .iter()
+            .map(|k| k.to_string())
+            .chain(optional)
+            .collect();
+        text.push_str(&format!(
+            "- {}({}): {}\n",
+            spec.name,
+            params.join(", "),
+            spec.description.trim()
+        ));
+    }
+    text
+}
+
+/// Reads the model's answer (already in the history) and carries out its action.
+pub(crate) async fn step(
+    shared: &TurnShared,
+    ctx: &mut RunCtx,
+    conv: &mut Conversation,
+    served: &Served<'_>,
+    changed: &mut Vec<String>,
+    watch: &mut super::limits::Watch,
+    state: &mut State,
+) -> Flow {
+    let action = match action::parse(served.text) {
+        Ok(action) => {
+            state.malformed = false;
+            action
+        }
+        // One retry with the reason: small local models usually fix it.
+        Err(why) if !state.malformed => {
+            state.malformed = true;
+            observe(
+                shared,
+                ctx,
+                conv,
+                format!("That answer was not an action: {why}."),
+            );
+            return Flow::Continue;
+        }
+        Err(why) => {
+            return Flow::End(
+                OutcomeStatus::Error,
+                format!(
+                    "the model answered twice in a row with something that is not an action \
+                     ({why}); try a model that follows instructions better, or chat mode"
+                ),
+            );
+        }
+    };
+    let caps = ctx.agent.capabilities.clone();
+    match action {
+        Action::Finalize { summary } if caps.contains(&Capability::Finalize) => {
+            Flow::End(OutcomeStatus::Completed, summary)
+        }
+        Action::Finalize { .. } => {
+            let refusal = format!(
+                "refused: agent `{}` may not finalize the task (its policy has no Finalize); \
+                 keep working with tools and patches",
+                ctx.agent.name
+            );
+            watch.call_ended("finalize_task", &json!({}), true);
+            observe(shared, ctx, conv, refusal);
+            Flow::Continue
+        }
+        Action::Tool { tool, args } => {
+            let call = ToolCall {
+                id: call_ids::fresh(),
+                name: tool,
+                arguments: args,
+            };
+            let output = run_call(shared, ctx, conv, &call, changed, served, watch).await;
+            observe(shared, ctx, conv, output);
+            Flow::Continue
+        }
+        Action::Patch { diff } => {
+            let call = ToolCall {
+                id: call_ids::fresh(),
+                name: ToolName::ApplyPatch.name().to_string(),
+                arguments: json!({ "diff": diff }),
+            };
+            let writes = ctx.writes;
+            let mut observation = run_call(shared, ctx, conv, &call, changed, served, watch).await;
+            if ctx.writes > writes
+                && let Some(failed) = run_checks(shared, ctx, conv, changed, served).await
+            {
+                observation.push_str("\n\n");
+                observation.push_str(&failed);
+            }
+            observe(shared, ctx, conv, observation);
+            Flow::Continue
+        }
+    }
+}
+
+/// Runs one call as the model's (its gates apply) and returns the observation text.
+async fn run_call(
+    shared: &TurnShared,
+    ctx: &mut RunCtx,
+    conv: &mut Conversation,
+    call: &ToolCall,
+    changed: &mut Vec<String>,
+    served: &Served<'_>,
+    watch: &mut super::limits::Watch,
+) -> String {
+    let output = if ctx.cancel.is_cancelled() {
+        ToolOutput::error("not run: the user cancelled the turn")
+    } else {
+        tool_call::execute(shared, ctx, conv, call, changed, tool_call::Caller::Model).await
+    };
+    watch.call_ended(&call.name, &call.arguments, output.is_error);
+    let content = run::fit_output(shared, conv, served.by, served.window, call, output.model);
+    let verdict = if output.is_error { "failed" } else { "result" };
+    format!("[{} {verdict}]\n{content}", call.name)
+}
+
+/// Runs the agent's `checks:` after a patch that changed files; `Some(report)` when one
+/// fails (the next observation), `None` when all pass. A check that matches `[checks]
+/// allow` runs without asking (still inside the sandbox); any other is decided like any
+/// command.
+async fn run_checks(
+    shared: &TurnShared,
+    ctx: &mut RunCtx,
+    conv: &mut Conversation,
+    changed: &mut Vec<String>,
+    served: &Served<'_>,
+) -> Option<String> {
+    let mut check_ctx = ctx.clone();
+    check_ctx.skill_rules.extend(check_rules(shared));
+    for command in ctx.agent.checks.clone() {
+        let call = ToolCall {
+            id: call_ids::fresh(),
+            name: ToolName::Bash.name().to_string(),
+            arguments: json!({ "command": command }),
+        };
+        let output = tool_call::execute(
+            shared,
+            &mut check_ctx,
+            conv,
+            &call,
+            changed,
+            tool_call::Caller::Check,
+        )
+        .await;
+        if output.is_error {
+            let content =
+                run::fit_output(shared, conv, served.by, served.window, &call, output.model);
+            return Some(format!(
+                "[check failed: {command}]\n{content}\nFix the cause, then patch again."
+            ));
+        }
+    }
+    None
+}
+
+/// `[checks] allow` as permission rules: each prefix alone and with more arguments. Rules
+/// match each command of a chain on its own, so `cargo test; rm -rf x` is not let through.
+pub(crate) fn check_rules(shared: &TurnShared) -> Vec<super::permissions::Rule> {
+    shared
+        .auto
+        .checks_allowed
+        .iter()
+        .flat_map(|c| [format!("Bash({c})"), format!("Bash({c} *)")])
+        .filter_map(|r| super::permissions::Rule::parse(&r).ok())
+        .collect()
+}
+
+/// Adds what an action did to the history, for the model's next answer.
+fn observe(shared: &TurnShared, ctx: &RunCtx, conv: &mut Conversation, text: String) {
+    run::push(shared, ctx, conv, OBSERVATION, ChatMessage::user(text));
+}
