@@ -4,6 +4,7 @@
 
 pub mod agents;
 pub mod app;
+pub mod checkpoint;
 pub mod cli;
 pub mod clock;
 pub mod config;

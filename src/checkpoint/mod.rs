@@ -1,0 +1,518 @@
+//! Checkpoints: snapshots of a folder's files taken before an agent changes them, so the
+//! person can rewind later.
+//!
+//! A snapshot is a git commit of the whole working tree, so whatever changed the files (a
+//! file tool or any shell command) is covered. The commits live in a PRIVATE git directory
+//! that the caller chooses (e.g. `$LINGGEN_HOME/projects/<name>/checkpoints.git`), used with
+//! `GIT_DIR=<store>` and `GIT_WORK_TREE=<root>`. The person's own repository is never
+//! written: its branch, HEAD, index, stash, refs and objects are theirs, and a rewind that
+//! moved any of them (or left objects and reflog entries behind) would surprise them. Their
+//! repository is only read, for its `info/exclude`.
+//!
+//! How a snapshot is taken: the store keeps a persistent index, so git's stat cache makes a
+//! later snapshot re-read only the files that changed. Each snapshot lists that index plus
+//! the untracked files that are not ignored (`.gitignore`, the person's `info/exclude`, a few
+//! heavy folders), drops what is gone, too large or ignored, adds the rest, and writes a
+//! commit whose parent is the previous snapshot (the store's detached `HEAD`). The ref
+//! `refs/checkpoints/<name>` keeps it alive.
+//!
+//! Restore writes through `git checkout-index` from a temporary index, which replaces a
+//! symlink found in a leading path instead of following it; deletions check every leading
+//! folder themselves. Files that no snapshot holds (ignored, too large) are never touched.
+//!
+//! Every call runs `git` and waits for it: call from a blocking thread, not an async task.
+
+mod git;
+mod restore;
+
+#[cfg(test)]
+mod tests;
+
+use std::collections::{HashMap, HashSet};
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt as _;
+use std::path::{Path, PathBuf};
+
+use git::Git;
+
+/// Files larger than this are left out of snapshots (and reported): a checkpoint is for the
+/// sources an agent edits, not for build outputs or data sets.
+pub const MAX_FILE_BYTES: u64 = 5 * 1024 * 1024;
+
+/// A snapshot of more files than this fails instead of taking minutes; the fix is a
+/// `.gitignore` entry for the bulky folders.
+pub const MAX_FILES: usize = 50_000;
+
+/// Folders never worth a checkpoint, excluded even when no `.gitignore` says so.
+const ALWAYS_EXCLUDED: &[&str] = &["node_modules/", ".venv/", "__pycache__/"];
+
+/// Where snapshots of one folder are kept: a private git directory and the folder.
+#[derive(Debug, Clone)]
+pub struct Checkpoints {
+    git: Git,
+    git_dir: PathBuf,
+    root: PathBuf,
+    program: std::ffi::OsString,
+    max_files: usize,
+    max_file_bytes: u64,
+}
+
+/// A snapshot just taken.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Snapshot {
+    /// The commit id; give it to [`Checkpoints::changed`] and [`Checkpoints::restore`].
+    pub commit: String,
+    /// Files left out because they are larger than [`MAX_FILE_BYTES`] (relative, '/'
+    /// separated, sorted).
+    pub skipped: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChangeKind {
+    Added,
+    Modified,
+    Deleted,
+}
+
+/// One file that differs between two snapshots.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileChange {
+    /// Relative to the root, '/' separated (a name that is not UTF-8 is shown lossily).
+    pub path: String,
+    pub kind: ChangeKind,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum CheckpointError {
+    #[error(
+        "checkpoints need the `git` program, which is not installed or not on PATH; install git"
+    )]
+    NoGit,
+    #[error(
+        "git could not {what}: {stderr}; if the checkpoint store is damaged, move it aside and linggen starts a new one"
+    )]
+    Git { what: String, stderr: String },
+    #[error("could not {what} {}: {source}", path.display())]
+    Io {
+        what: String,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(
+        "the folder has more than {limit} files to snapshot; add its bulky folders (build output, dependencies, data) to .gitignore"
+    )]
+    TooMany {
+        /// How many were counted before giving up (one more than `limit`).
+        files: usize,
+        limit: usize,
+    },
+    #[error(
+        "`{0}` is not a valid checkpoint name; use letters, digits, '.', '_' and '-' (not starting or ending with '.')"
+    )]
+    BadName(String),
+    #[error(
+        "`{0}` is not a snapshot in this checkpoint store; use a commit id that a snapshot returned"
+    )]
+    UnknownSnapshot(String),
+}
+
+impl Checkpoints {
+    /// Opens the store at `git_dir` for the folder `root`, creating the store (mode 0700)
+    /// when it is missing.
+    pub fn open(git_dir: &Path, root: &Path) -> Result<Self, CheckpointError> {
+        Self::open_with(OsStr::new("git"), git_dir, root)
+    }
+
+    fn open_with(program: &OsStr, git_dir: &Path, root: &Path) -> Result<Self, CheckpointError> {
+        let root = root
+            .canonicalize()
+            .map_err(io_error("find the folder to snapshot", root))?;
+        if !root.is_dir() {
+            return Err(CheckpointError::Io {
+                what: "snapshot".to_owned(),
+                path: root,
+                source: std::io::Error::new(
+                    std::io::ErrorKind::NotADirectory,
+                    "it is not a folder",
+                ),
+            });
+        }
+        if !git_dir.join("HEAD").exists() {
+            create_store(program, git_dir)?;
+        }
+        let git_dir = git_dir
+            .canonicalize()
+            .map_err(io_error("open the checkpoint store", git_dir))?;
+        let info = git_dir.join("info");
+        std::fs::create_dir_all(&info).map_err(io_error("create", &info))?;
+        // Highest-precedence attributes: no eol conversion (`-text`, and the older `-crlf`),
+        // no clean/smudge filter, no `$Id$` expansion, no re-encoding, whatever the tree's
+        // own `.gitattributes` say, so a restore gives back the exact bytes.
+        let attributes = info.join("attributes");
+        write_if_changed(
+            &attributes,
+            b"* -text -crlf -eol -filter -ident -working-tree-encoding\n",
+        )?;
+        Ok(Self {
+            git: Git::new(program, &git_dir, &root),
+            git_dir,
+            root,
+            program: program.to_owned(),
+            max_files: MAX_FILES,
+            max_file_bytes: MAX_FILE_BYTES,
+        })
+    }
+
+    /// The folder whose files are snapshotted (canonical).
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Takes a snapshot of the working tree, kept as `refs/checkpoints/<name>` (a name used
+    /// before is moved) with `label` as its message.
+    pub fn snapshot(&self, name: &str, label: &str) -> Result<Snapshot, CheckpointError> {
+        check_name(name)?;
+        self.write_excludes()?;
+
+        // Files snapshotted before that an ignore rule now covers leave the index, so a
+        // rule added later is honoured too.
+        let ignored: HashSet<Vec<u8>> = split_paths(&self.git.run(
+            "list ignored files in the checkpoint index",
+            [
+                "ls-files",
+                "-z",
+                "--cached",
+                "--ignored",
+                "--exclude-standard",
+            ],
+            None,
+        )?)
+        .map(<[u8]>::to_vec)
+        .collect();
+        // `--others` prints a nested repository as `dir/`; its files are its own
+        // repository's business, and git could only record its HEAD.
+        let listed = self.git.list_paths(
+            "list the files to snapshot",
+            [
+                "ls-files",
+                "-z",
+                "--cached",
+                "--others",
+                "--exclude-standard",
+            ],
+            self.max_files,
+            |path| !path.ends_with(b"/") && !ignored.contains(path),
+        )?;
+
+        let mut add = Vec::new();
+        let mut remove: Vec<Vec<u8>> = ignored.into_iter().collect();
+        let mut skipped = Vec::new();
+        let mut folders = FolderCheck::new(&self.root);
+        for path in listed {
+            match self.classify(&path, &mut folders) {
+                Entry::Keep => add.push(path),
+                Entry::Gone => remove.push(path),
+                Entry::TooLarge => {
+                    skipped.push(String::from_utf8_lossy(&path).into_owned());
+                    remove.push(path);
+                }
+            }
+        }
+        // `--force-remove` never looks at the file: for paths beyond a symlink, which
+        // `update-index --remove` refuses with a fatal error, and for what we chose to drop.
+        if !remove.is_empty() {
+            self.git.run(
+                "drop files from the checkpoint index",
+                ["update-index", "--force-remove", "-z", "--stdin"],
+                Some(&join_paths(&remove)),
+            )?;
+        }
+        if !add.is_empty() {
+            // `--remove` covers a file deleted since we looked at it.
+            self.git.run(
+                "add files to the checkpoint index",
+                ["update-index", "--add", "--remove", "-z", "--stdin"],
+                Some(&join_paths(&add)),
+            )?;
+        }
+
+        let tree = self
+            .git
+            .run("write the snapshot tree", ["write-tree"], None)?;
+        let tree = String::from_utf8_lossy(&tree).trim().to_owned();
+        let mut args = vec!["commit-tree".to_owned(), "--no-gpg-sign".to_owned(), tree];
+        if let Some(parent) = self.git.commit_of("HEAD")? {
+            args.push("-p".to_owned());
+            args.push(parent);
+        }
+        let commit = self
+            .git
+            .run("write the snapshot commit", &args, Some(label.as_bytes()))?;
+        let commit = String::from_utf8_lossy(&commit).trim().to_owned();
+        // One transaction: the named ref, and the store's detached HEAD, which is the parent
+        // of the next snapshot.
+        let updates = format!(
+            "update refs/checkpoints/{name} {commit}\noption no-deref\nupdate HEAD {commit}\n"
+        );
+        self.git.run(
+            "record the snapshot",
+            ["update-ref", "--stdin"],
+            Some(updates.as_bytes()),
+        )?;
+
+        skipped.sort();
+        Ok(Snapshot { commit, skipped })
+    }
+
+    /// Files that differ between two snapshot commits, sorted by path, each with its kind
+    /// as seen going from `from` to `to`.
+    pub fn changed(&self, from: &str, to: &str) -> Result<Vec<FileChange>, CheckpointError> {
+        let from = self.snapshot_commit(from)?;
+        let to = self.snapshot_commit(to)?;
+        let mut changes: Vec<FileChange> = self
+            .diff(&from, &to)?
+            .into_iter()
+            .map(|(kind, path)| FileChange {
+                path: String::from_utf8_lossy(&path).into_owned(),
+                kind,
+            })
+            .collect();
+        changes.sort_by(|a, b| a.path.cmp(&b.path));
+        Ok(changes)
+    }
+
+    /// The commit `refs/checkpoints/<name>` points at, if there is one.
+    pub fn resolve(&self, name: &str) -> Result<Option<String>, CheckpointError> {
+        check_name(name)?;
+        self.git.commit_of(&format!("refs/checkpoints/{name}"))
+    }
+
+    /// The full id of a snapshot commit given by (a prefix of) its hex id. Only hex is
+    /// accepted: anything else could reach git as an option or a revision expression.
+    fn snapshot_commit(&self, commit: &str) -> Result<String, CheckpointError> {
+        let hex = (4..=64).contains(&commit.len()) && commit.bytes().all(|b| b.is_ascii_hexdigit());
+        if !hex {
+            return Err(CheckpointError::UnknownSnapshot(commit.to_owned()));
+        }
+        self.git
+            .commit_of(commit)?
+            .ok_or_else(|| CheckpointError::UnknownSnapshot(commit.to_owned()))
+    }
+
+    /// (kind going from `from` to `to`, raw path) for each file that differs.
+    fn diff(&self, from: &str, to: &str) -> Result<Vec<(ChangeKind, Vec<u8>)>, CheckpointError> {
+        let out = self.git.run(
+            "compare snapshots",
+            [
+                "diff-tree",
+                "-r",
+                "-z",
+                "--no-renames",
+                "--name-status",
+                from,
+                to,
+            ],
+            None,
+        )?;
+        let mut fields = split_paths(&out);
+        let mut changes = Vec::new();
+        while let (Some(status), Some(path)) = (fields.next(), fields.next()) {
+            let kind = match status.first() {
+                Some(b'A') => ChangeKind::Added,
+                Some(b'D') => ChangeKind::Deleted,
+                // M (content or mode), T (file <-> symlink).
+                _ => ChangeKind::Modified,
+            };
+            changes.push((kind, path.to_vec()));
+        }
+        Ok(changes)
+    }
+
+    /// What a snapshot does with one listed path.
+    fn classify(&self, path: &[u8], folders: &mut FolderCheck) -> Entry {
+        if !folders.leading_are_folders(path) {
+            // Beyond a symlink (or a file): not part of this tree any more.
+            return Entry::Gone;
+        }
+        match std::fs::symlink_metadata(self.root.join(OsStr::from_bytes(path))) {
+            Ok(meta) if meta.is_file() && meta.len() > self.max_file_bytes => Entry::TooLarge,
+            Ok(meta) if meta.is_file() || meta.is_symlink() => Entry::Keep,
+            // A folder (its files are listed on their own), a fifo or socket, missing, or
+            // unreadable: nothing git could record here.
+            _ => Entry::Gone,
+        }
+    }
+
+    /// Writes the store's `info/exclude`: the person's own, then the always-excluded
+    /// folders, then the store itself when it sits inside the root.
+    fn write_excludes(&self) -> Result<(), CheckpointError> {
+        let mut text = b"# Written by linggen before each snapshot.\n".to_vec();
+        if let Some(exclude) = self.person_exclude() {
+            text.extend_from_slice(&exclude);
+            if !text.ends_with(b"\n") {
+                text.push(b'\n');
+            }
+        }
+        for folder in ALWAYS_EXCLUDED {
+            text.extend_from_slice(folder.as_bytes());
+            text.push(b'\n');
+        }
+        if let Ok(inside) = self.git_dir.strip_prefix(&self.root) {
+            text.push(b'/');
+            text.extend_from_slice(&escape_pattern(inside.as_os_str().as_bytes()));
+            text.extend_from_slice(b"/\n");
+        }
+        write_if_changed(&self.git_dir.join("info/exclude"), &text)
+    }
+
+    /// The `info/exclude` of the repository the root belongs to, if any. Found by git
+    /// itself (worktrees keep it in the common dir), with the person's environment and
+    /// global config left out like everywhere else; `rev-parse` runs no hook or filter.
+    fn person_exclude(&self) -> Option<Vec<u8>> {
+        let mut cmd = git::neutral(&self.program);
+        cmd.current_dir(&self.root).args([
+            "rev-parse",
+            "--path-format=absolute",
+            "--git-common-dir",
+        ]);
+        // No repository (or an unusable one) simply means no person's rules to copy.
+        let (code, stdout, _) = git::execute(cmd, &self.program, None).ok()?;
+        if code != Some(0) {
+            return None;
+        }
+        let common = PathBuf::from(OsStr::from_bytes(stdout.trim_ascii_end()));
+        std::fs::read(common.join("info/exclude")).ok()
+    }
+}
+
+enum Entry {
+    Keep,
+    Gone,
+    TooLarge,
+}
+
+/// Whether each leading component of a relative path is a real folder (not a symlink),
+/// remembered per folder: a tree has far fewer folders than files.
+struct FolderCheck<'a> {
+    root: &'a Path,
+    seen: HashMap<Vec<u8>, bool>,
+}
+
+impl<'a> FolderCheck<'a> {
+    fn new(root: &'a Path) -> Self {
+        Self {
+            root,
+            seen: HashMap::new(),
+        }
+    }
+
+    fn leading_are_folders(&mut self, path: &[u8]) -> bool {
+        let mut end = 0;
+        while let Some(slash) = path[end..].iter().position(|b| *b == b'/') {
+            end += slash;
+            let folder = &path[..end];
+            let is_folder = match self.seen.get(folder) {
+                Some(known) => *known,
+                None => {
+                    let full = self.root.join(OsStr::from_bytes(folder));
+                    let known = std::fs::symlink_metadata(full).is_ok_and(|m| m.is_dir());
+                    self.seen.insert(folder.to_vec(), known);
+                    known
+                }
+            };
+            if !is_folder {
+                return false;
+            }
+            end += 1;
+        }
+        true
+    }
+}
+
+/// Creates the store directory (0700: snapshots hold the project's files, which may be
+/// private) and a bare repository in it.
+fn create_store(program: &OsStr, git_dir: &Path) -> Result<(), CheckpointError> {
+    use std::os::unix::fs::DirBuilderExt as _;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(git_dir)
+        .map_err(io_error("create the checkpoint store", git_dir))?;
+    let mut cmd = git::neutral(program);
+    // Run inside it with `.`: a path argument could start with '-'.
+    cmd.current_dir(git_dir).args([
+        "-c",
+        "init.defaultBranch=checkpoints",
+        "init",
+        "--bare",
+        "-q",
+        ".",
+    ]);
+    let (code, _, stderr) = git::execute(cmd, program, None)?;
+    if code != Some(0) {
+        return Err(CheckpointError::Git {
+            what: format!("create the checkpoint store {}", git_dir.display()),
+            stderr: stderr.trim().to_owned(),
+        });
+    }
+    Ok(())
+}
+
+/// Git ref rules for the part after `refs/checkpoints/`, narrowed to a plain alphabet.
+fn check_name(name: &str) -> Result<(), CheckpointError> {
+    let alphabet = name
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'));
+    let valid = !name.is_empty()
+        && alphabet
+        && !name.starts_with('.')
+        && !name.ends_with('.')
+        && !name.contains("..")
+        && !name.ends_with(".lock");
+    if valid {
+        Ok(())
+    } else {
+        Err(CheckpointError::BadName(name.to_owned()))
+    }
+}
+
+/// The non-empty NUL-separated items of git's `-z` output.
+fn split_paths(out: &[u8]) -> impl Iterator<Item = &[u8]> {
+    out.split(|b| *b == 0).filter(|item| !item.is_empty())
+}
+
+/// Paths as git's `--stdin -z` wants them.
+fn join_paths(paths: &[Vec<u8>]) -> Vec<u8> {
+    let mut bytes = Vec::with_capacity(paths.iter().map(|p| p.len() + 1).sum());
+    for path in paths {
+        bytes.extend_from_slice(path);
+        bytes.push(0);
+    }
+    bytes
+}
+
+/// A path as a gitignore pattern matching only itself.
+fn escape_pattern(path: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(path.len());
+    for &b in path {
+        if matches!(b, b'\\' | b'*' | b'?' | b'[' | b'!' | b'#' | b' ') {
+            out.push(b'\\');
+        }
+        out.push(b);
+    }
+    out
+}
+
+fn write_if_changed(path: &Path, bytes: &[u8]) -> Result<(), CheckpointError> {
+    if std::fs::read(path).is_ok_and(|old| old == bytes) {
+        return Ok(());
+    }
+    std::fs::write(path, bytes).map_err(io_error("write", path))
+}
+
+fn io_error(what: &str, path: &Path) -> impl FnOnce(std::io::Error) -> CheckpointError {
+    let what = what.to_owned();
+    let path = path.to_owned();
+    move |source| CheckpointError::Io { what, path, source }
+}
