@@ -25,6 +25,12 @@ _linggen() {
             linggen,models)
                 cmd="linggen__subcmd__models"
                 ;;
+            linggen,rewind)
+                cmd="linggen__subcmd__rewind"
+                ;;
+            linggen,runs)
+                cmd="linggen__subcmd__runs"
+                ;;
             linggen,serve)
                 cmd="linggen__subcmd__serve"
                 ;;
@@ -43,6 +49,12 @@ _linggen() {
             linggen__subcmd__help,models)
                 cmd="linggen__subcmd__help__subcmd__models"
                 ;;
+            linggen__subcmd__help,rewind)
+                cmd="linggen__subcmd__help__subcmd__rewind"
+                ;;
+            linggen__subcmd__help,runs)
+                cmd="linggen__subcmd__help__subcmd__runs"
+                ;;
             linggen__subcmd__help,serve)
                 cmd="linggen__subcmd__help__subcmd__serve"
                 ;;
@@ -52,6 +64,21 @@ _linggen() {
             linggen__subcmd__help,trust)
                 cmd="linggen__subcmd__help__subcmd__trust"
                 ;;
+            linggen__subcmd__help__subcmd__runs,show)
+                cmd="linggen__subcmd__help__subcmd__runs__subcmd__show"
+                ;;
+            linggen__subcmd__runs,help)
+                cmd="linggen__subcmd__runs__subcmd__help"
+                ;;
+            linggen__subcmd__runs,show)
+                cmd="linggen__subcmd__runs__subcmd__show"
+                ;;
+            linggen__subcmd__runs__subcmd__help,help)
+                cmd="linggen__subcmd__runs__subcmd__help__subcmd__help"
+                ;;
+            linggen__subcmd__runs__subcmd__help,show)
+                cmd="linggen__subcmd__runs__subcmd__help__subcmd__show"
+                ;;
             *)
                 ;;
         esac
@@ -59,7 +86,7 @@ _linggen() {
 
     case "${cmd}" in
         linggen)
-            opts="-p -c -r -q -h -V --print --model --agent --root --max-iters --permission-mode --mode --allowed-tools --disallowed-tools --continue --resume --output-format --theme --quiet --help --version sessions models serve trust completions help"
+            opts="-p -c -r -q -h -V --print --model --agent --root --max-iters --permission-mode --mode --allowed-tools --disallowed-tools --continue --resume --output-format --theme --quiet --help --version sessions models serve trust runs rewind completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -143,7 +170,7 @@ _linggen() {
             return 0
             ;;
         linggen__subcmd__help)
-            opts="sessions models serve trust completions help"
+            opts="sessions models serve trust runs rewind completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -187,6 +214,48 @@ _linggen() {
         linggen__subcmd__help__subcmd__models)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linggen__subcmd__help__subcmd__rewind)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linggen__subcmd__help__subcmd__runs)
+            opts="show"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linggen__subcmd__help__subcmd__runs__subcmd__show)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -243,6 +312,94 @@ _linggen() {
         linggen__subcmd__models)
             opts="-h --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linggen__subcmd__rewind)
+            opts="-h --list --only --force --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --only)
+                    COMPREPLY=($(compgen -W "code conversation both" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linggen__subcmd__runs)
+            opts="-h --help show help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linggen__subcmd__runs__subcmd__help)
+            opts="show help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linggen__subcmd__runs__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linggen__subcmd__runs__subcmd__help__subcmd__show)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linggen__subcmd__runs__subcmd__show)
+            opts="-h --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi

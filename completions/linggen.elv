@@ -44,6 +44,8 @@ set edit:completion:arg-completer[linggen] = {|@words|
             cand models 'List the configured models: provider, local or cloud, context window, whether each answers right now, and which one serves calls'
             cand serve 'Serve the web UI without a terminal: the page lists this workspace''s sessions, opens or starts one, and chats (see doc/web.md)'
             cand trust 'Show what this folder''s own files grant (permission rules, a looser mode, skills'' allowed-tools) and trust them; nothing they grant holds until then (see doc/trust.md)'
+            cand runs 'A run''s audit trail: `linggen runs show ID` (ids from /runs) prints every call, result, checkpoint and changed file of the run and the runs it delegated to'
+            cand rewind 'Go back to a checkpoint: the files as they were before a prompt changed them, and the conversation as it was before that prompt (see doc/auto.md#rewind)'
             cand completions 'Print a shell completion script to stdout (see completions/README.md)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
@@ -68,6 +70,31 @@ set edit:completion:arg-completer[linggen] = {|@words|
             cand -h 'Print help'
             cand --help 'Print help'
         }
+        &'linggen;runs'= {
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand show 'Print the audit trail of one run'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'linggen;runs;show'= {
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'linggen;runs;help'= {
+            cand show 'Print the audit trail of one run'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'linggen;runs;help;show'= {
+        }
+        &'linggen;runs;help;help'= {
+        }
+        &'linggen;rewind'= {
+            cand --only 'Restore only the files (code) or only the conversation; default both'
+            cand --list 'List the checkpoints of this folder''s newest session, one a line, ID first'
+            cand --force 'Overwrite files changed by hand since the checkpoint'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
         &'linggen;completions'= {
             cand -h 'Print help'
             cand --help 'Print help'
@@ -77,6 +104,8 @@ set edit:completion:arg-completer[linggen] = {|@words|
             cand models 'List the configured models: provider, local or cloud, context window, whether each answers right now, and which one serves calls'
             cand serve 'Serve the web UI without a terminal: the page lists this workspace''s sessions, opens or starts one, and chats (see doc/web.md)'
             cand trust 'Show what this folder''s own files grant (permission rules, a looser mode, skills'' allowed-tools) and trust them; nothing they grant holds until then (see doc/trust.md)'
+            cand runs 'A run''s audit trail: `linggen runs show ID` (ids from /runs) prints every call, result, checkpoint and changed file of the run and the runs it delegated to'
+            cand rewind 'Go back to a checkpoint: the files as they were before a prompt changed them, and the conversation as it was before that prompt (see doc/auto.md#rewind)'
             cand completions 'Print a shell completion script to stdout (see completions/README.md)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
@@ -87,6 +116,13 @@ set edit:completion:arg-completer[linggen] = {|@words|
         &'linggen;help;serve'= {
         }
         &'linggen;help;trust'= {
+        }
+        &'linggen;help;runs'= {
+            cand show 'Print the audit trail of one run'
+        }
+        &'linggen;help;runs;show'= {
+        }
+        &'linggen;help;rewind'= {
         }
         &'linggen;help;completions'= {
         }

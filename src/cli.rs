@@ -116,11 +116,42 @@ pub enum Command {
         #[arg(long)]
         list: bool,
     },
+    /// A run's audit trail: `linggen runs show ID` (ids from /runs) prints every call,
+    /// result, checkpoint and changed file of the run and the runs it delegated to.
+    Runs {
+        #[command(subcommand)]
+        action: RunsAction,
+    },
+    /// Go back to a checkpoint: the files as they were before a prompt changed them, and the
+    /// conversation as it was before that prompt (see doc/auto.md#rewind).
+    Rewind {
+        /// The checkpoint (or a unique prefix of its id); without one, the list.
+        #[arg(value_name = "ID")]
+        id: Option<String>,
+        /// List the checkpoints of this folder's newest session, one a line, ID first.
+        #[arg(long, conflicts_with = "id")]
+        list: bool,
+        /// Restore only the files (code) or only the conversation; default both.
+        #[arg(long, value_name = "WHAT", value_parser = ["code", "conversation", "both"])]
+        only: Option<String>,
+        /// Overwrite files changed by hand since the checkpoint.
+        #[arg(long)]
+        force: bool,
+    },
     /// Print a shell completion script to stdout (see completions/README.md).
     Completions {
         /// bash | zsh | fish | elvish | powershell.
         #[arg(value_enum)]
         shell: Shell,
+    },
+}
+
+#[derive(Debug, Clone, Subcommand)]
+pub enum RunsAction {
+    /// Print the audit trail of one run.
+    Show {
+        #[arg(value_name = "ID")]
+        id: String,
     },
 }
 
@@ -293,6 +324,26 @@ async fn dispatch(cli: Cli) -> i32 {
         (Some(Command::Sessions), _) => crate::app::list_sessions(&cli.start()),
         (Some(Command::Models), _) => crate::app::list_models(&cli.start()).await,
         (Some(Command::Completions { shell }), _) => print_completions(*shell),
+        (Some(Command::Runs { action }), _) => match action {
+            RunsAction::Show { id } => crate::app::show_run(&cli.start(), id),
+        },
+        (
+            Some(Command::Rewind {
+                id,
+                list,
+                only,
+                force,
+            }),
+            _,
+        ) => {
+            let what = only.as_deref().and_then(crate::app::rewind::What::parse);
+            crate::app::rewind::command(
+                &cli.start(),
+                id.as_deref().filter(|_| !list),
+                what.unwrap_or(crate::app::rewind::What::Both),
+                *force,
+            )
+        }
         (Some(Command::Trust { yes, revoke, list }), _) => {
             use crate::repl::trust::{self, TrustAction};
             let action = match (yes, revoke, list) {

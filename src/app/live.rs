@@ -196,6 +196,9 @@ pub async fn open_session(
         compact_at: config.compact_at,
         mode: start.mode,
         auto: config.auto.clone(),
+        checkpoints: Some(Arc::new(session::checkpoints::Checkpointer::new(
+            &ws.home, &ws.root,
+        ))),
     };
     Ok((setup, store))
 }

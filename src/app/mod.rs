@@ -6,6 +6,8 @@
 
 mod live;
 mod models;
+pub mod rewind;
+mod runs;
 mod sessions;
 mod workspace;
 
@@ -13,6 +15,7 @@ use std::path::PathBuf;
 
 pub use live::{LiveSession, MirrorFeed, first_run_help, open_session};
 pub use models::list_models;
+pub use runs::{run_lines, show_run};
 pub use sessions::{list_sessions, session_lines};
 pub use workspace::{LineReader, Workspace, load_workspace};
 

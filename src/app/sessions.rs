@@ -54,7 +54,7 @@ pub fn session_lines(home: &Path, root: &Path) -> Result<Vec<String>, Failure> {
     Ok(lines)
 }
 
-fn ago(ms: i64) -> String {
+pub(super) fn ago(ms: i64) -> String {
     let s = ms.max(0) / 1000;
     match s {
         0..60 => format!("{s}s ago"),

@@ -49,6 +49,7 @@ pub(crate) async fn run_child(
         depth: parent.depth + 1,
         // A child works the way its own agent does, else like its parent.
         mode: child.agent.mode.unwrap_or(parent.mode),
+        mark: parent.mark.clone(),
         agent: child.agent,
         route: child.route,
         cancel: parent.cancel.child_token(),
@@ -68,6 +69,8 @@ pub(crate) async fn run_child(
         ledger: Default::default(),
     };
     let from = parent.agent.name.clone();
+    // The child's own files, for its own ChangeReport; the parent's list gets them too.
+    let mut own = Vec::new();
     let end = run::run(
         shared,
         &mut ctx,
@@ -75,9 +78,15 @@ pub(crate) async fn run_child(
         ChatMessage::user(child.task),
         child.label,
         &from,
-        changed,
+        &mut own,
     )
     .await;
+    for file in &own {
+        if !changed.contains(file) {
+            changed.push(file.clone());
+        }
+    }
+    super::turn::report_changes(shared, &ctx.id, &ctx.agent.name, own);
     // Approvals the person gave inside the child ("always in this session") hold for the
     // parent too.
     conv.permissions = child_conv.permissions;

@@ -243,9 +243,27 @@ pub enum Event {
         #[serde(skip_serializing_if = "Option::is_none")]
         detail: Option<String>,
     },
-    /// Files written during a run.
+    /// The working tree was snapshotted before the first change of a prompt (`step` 0) or
+    /// of an auto-mode step: `/rewind` and `linggen rewind` can go back to it.
+    CheckpointCreated {
+        checkpoint_id: String,
+        /// The turn's top-level run.
+        run_id: String,
+        prompt: String,
+        step: u32,
+        /// The snapshot (a commit in the project's private checkpoint store).
+        commit: String,
+    },
+    /// The turn that took checkpoints ended; `commit` is the tree as it left it.
+    CheckpointClosed {
+        run_id: String,
+        commit: String,
+    },
+    /// Files written during a run (its delegated runs' included); closes each run that
+    /// changed files.
     ChangeReport {
         run_id: String,
+        agent_id: String,
         files: Vec<String>,
         truncated_count: usize,
     },

@@ -124,7 +124,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 /// `/home/me/proj` → `-home-me-proj`: one folder per workspace root, readable by people.
-fn folder_name(root: &Path) -> String {
+pub(crate) fn folder_name(root: &Path) -> String {
     root.display()
         .to_string()
         .chars()

@@ -6,6 +6,7 @@
 mod auto;
 pub mod bus;
 pub mod call_ids;
+pub mod checkpoints;
 mod compact;
 mod delegate;
 pub mod event;
@@ -78,6 +79,8 @@ pub struct SessionSetup {
     pub mode: Option<TurnMode>,
     /// `[auto]` limits and the checks that run without asking.
     pub auto: crate::config::AutoSettings,
+    /// Where checkpoints go; `None`: none are taken (no `git`).
+    pub checkpoints: Option<Arc<checkpoints::Checkpointer>>,
 }
 
 /// The frontends' side of a running session.
@@ -119,6 +122,7 @@ pub(crate) struct TurnShared {
     pub compact_at: f64,
     /// `[auto]` limits and the checks that run without asking.
     pub auto: crate::config::AutoSettings,
+    pub checkpoints: Option<Arc<checkpoints::Checkpointer>>,
     pub interactive: bool,
     pub agents: Arc<Live<AgentSet>>,
     pub skills: Arc<Live<SkillSet>>,
@@ -144,6 +148,7 @@ impl TurnShared {
             max_delegation_depth: self.max_delegation_depth,
             compact_at: self.compact_at,
             auto: self.auto.clone(),
+            checkpoints: self.checkpoints.clone(),
             interactive: self.interactive,
             agents: Arc::clone(&self.agents),
             skills: Arc::clone(&self.skills),
@@ -254,6 +259,7 @@ async fn run(setup: SessionSetup, mut inputs: mpsc::Receiver<input::Sent>, bus: 
         max_delegation_depth: setup.max_delegation_depth,
         compact_at: setup.compact_at,
         auto: setup.auto,
+        checkpoints: setup.checkpoints,
         interactive: setup.interactive,
         agents: setup.agents,
         skills: setup.skills,

@@ -36,6 +36,8 @@ pub(crate) struct RunCtx {
     /// Rules from skills invoked in this run (`allowed-tools`): allowed without asking
     /// until the run ends.
     pub skill_rules: Vec<Rule>,
+    /// The checkpoints of the prompt this run works for.
+    pub mark: std::sync::Arc<super::checkpoints::TurnMark>,
     /// Successful file writes (`Write`, `Edit`, `apply_patch`) so far: what tells a step
     /// that changed something from one that did not.
     pub writes: u32,

@@ -143,6 +143,7 @@ fn start_routed(
         compact_at: 0.75,
         mode: None,
         auto: Default::default(),
+        checkpoints: None,
     };
     let handle = spawn(setup, bus);
     Harness {

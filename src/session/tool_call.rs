@@ -64,7 +64,12 @@ pub(super) async fn execute(
                     session_tool(shared, ctx, conv, session_call, changed).await
                 }
                 None => match authorize(shared, ctx, conv, &prepared).await {
-                    Ok(()) => run(shared, ctx, &prepared, changed).await,
+                    Ok(()) => {
+                        if super::checkpoints::may_change_files(&prepared) {
+                            super::checkpoints::ensure(shared, ctx).await;
+                        }
+                        run(shared, ctx, &prepared, changed).await
+                    }
                     Err(denied) => denied,
                 },
             },

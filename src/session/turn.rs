@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use tokio_util::sync::CancellationToken;
 
+use super::checkpoints::TurnMark;
 use super::delegate::{self, ChildTask};
 use super::event::{AgentState, Event, OutcomeStatus};
 use super::input::{TurnMode, UserMessage};
@@ -69,8 +70,10 @@ pub(super) async fn run_turn(
         Err(message) => fail(shared, agent_name, &label, message),
         Ok(plan) => {
             let route = super::route_for(shared, plan.model.as_deref(), &shared.choice);
+            let id = ids::new_id();
             let mut ctx = RunCtx {
-                id: ids::new_id(),
+                mark: TurnMark::new(&id, &label),
+                id,
                 parent_id: None,
                 depth: 0,
                 mode: mode_for(mode, Some(&plan.agent)),
@@ -104,10 +107,32 @@ pub(super) async fn run_turn(
                 let task = ChatMessage::user(plan.content);
                 run::run(shared, &mut ctx, conv, task, label, &from, &mut changed).await
             };
-            (ctx.id, end)
+            super::checkpoints::close(shared, &ctx.mark).await;
+            (ctx.id, ctx.agent.name, end)
         }
     };
     finish(shared, end, changed, started);
+}
+
+/// Closes a run that changed files with a `ChangeReport` (its delegated runs' files
+/// included).
+pub(super) fn report_changes(
+    shared: &TurnShared,
+    run_id: &str,
+    agent_id: &str,
+    mut changed: Vec<String>,
+) {
+    if changed.is_empty() {
+        return;
+    }
+    let truncated_count = changed.len().saturating_sub(CHANGE_REPORT_MAX_FILES);
+    changed.truncate(CHANGE_REPORT_MAX_FILES);
+    shared.bus.publish(Event::ChangeReport {
+        run_id: run_id.to_string(),
+        agent_id: agent_id.to_string(),
+        files: changed,
+        truncated_count,
+    });
 }
 
 /// The mode a turn runs in: the person's choice (`--mode`, `/mode`), else the agent's
@@ -118,18 +143,13 @@ pub(super) fn mode_for(chosen: Option<TurnMode>, agent: Option<&AgentSpec>) -> T
         .unwrap_or_default()
 }
 
+/// How a turn's top-level run ended: its id, its agent, and the end.
+type Ended = (String, String, RunEnd);
+
 /// Reports what the turn changed and its one `Outcome`.
-fn finish(shared: &TurnShared, end: (String, RunEnd), mut changed: Vec<String>, started: Instant) {
-    let (run_id, end) = end;
-    if !changed.is_empty() {
-        let truncated_count = changed.len().saturating_sub(CHANGE_REPORT_MAX_FILES);
-        changed.truncate(CHANGE_REPORT_MAX_FILES);
-        shared.bus.publish(Event::ChangeReport {
-            run_id: run_id.clone(),
-            files: changed,
-            truncated_count,
-        });
-    }
+fn finish(shared: &TurnShared, end: Ended, changed: Vec<String>, started: Instant) {
+    let (run_id, agent_id, end) = end;
+    report_changes(shared, &run_id, &agent_id, changed);
     shared.bus.publish(Event::Outcome {
         run_id,
         status: end.status,
@@ -151,9 +171,10 @@ async fn person_command(
     cancel: CancellationToken,
     command: &str,
     changed: &mut Vec<String>,
-) -> (String, RunEnd) {
+) -> Ended {
     let mut ctx = own_run(shared, agent, cancel, msg);
     let output = super::tool_call::person_command(shared, &mut ctx, conv, command, changed).await;
+    super::checkpoints::close(shared, &ctx.mark).await;
     super::lock(&shared.runs).remove(&ctx.id);
     let seen = format!(
         "I ran `{command}` myself{}:\n```\n{}\n```",
@@ -172,7 +193,7 @@ async fn person_command(
         iterations: 0,
         usage: Usage::default(),
     };
-    (ctx.id, end)
+    (ctx.id, ctx.agent.name, end)
 }
 
 /// A top-level run the person started without asking the model anything (`!cmd`,
@@ -183,8 +204,10 @@ fn own_run(
     cancel: CancellationToken,
     msg: &UserMessage,
 ) -> RunCtx {
+    let id = ids::new_id();
     let ctx = RunCtx {
-        id: ids::new_id(),
+        mark: TurnMark::new(&id, &msg.content),
+        id,
         parent_id: None,
         depth: 0,
         agent,
@@ -208,7 +231,7 @@ async fn compact_now(
     agent_name: &str,
     cancel: CancellationToken,
     instructions: &str,
-) -> (String, RunEnd) {
+) -> Ended {
     let Some(agent) = shared.agents.get().get(agent_name).cloned() else {
         return fail(
             shared,
@@ -242,7 +265,7 @@ async fn compact_now(
         iterations: 0,
         usage: Usage::default(),
     };
-    (ctx.id, end)
+    (ctx.id, ctx.agent.name, end)
 }
 
 /// Works out the agent and the message; `Err` is what to tell the person.
@@ -337,7 +360,7 @@ async fn forked(
 
 /// A turn that cannot start (unknown agent or skill): still a run with an outcome, so every
 /// frontend sees it end.
-fn fail(shared: &TurnShared, agent: &str, label: &str, message: String) -> (String, RunEnd) {
+fn fail(shared: &TurnShared, agent: &str, label: &str, message: String) -> Ended {
     let run_id = ids::new_id();
     shared.bus.publish(Event::RunStarted {
         run_id: run_id.clone(),
@@ -354,5 +377,5 @@ fn fail(shared: &TurnShared, agent: &str, label: &str, message: String) -> (Stri
         iterations: 0,
         usage: Usage::default(),
     };
-    (run_id, end)
+    (run_id, agent.to_string(), end)
 }

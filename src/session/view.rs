@@ -317,6 +317,8 @@ impl SessionView {
             | Event::ToolCallStarted { .. }
             | Event::ToolCallFinished { .. }
             | Event::ChangeReport { .. }
+            | Event::CheckpointCreated { .. }
+            | Event::CheckpointClosed { .. }
             | Event::Error { .. }
             | Event::Warning { .. } => {}
         }

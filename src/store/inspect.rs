@@ -54,6 +54,25 @@ impl Store {
         )
     }
 
+    /// The run with this id, or the one run whose id starts with it.
+    pub fn find_run(&self, id: &str) -> Result<Option<RunDetail>, StoreError> {
+        if let Some(run) = self.run(id)? {
+            return Ok(Some(run));
+        }
+        if id.is_empty() || !id.chars().all(|c| c.is_ascii_alphanumeric()) {
+            return Ok(None);
+        }
+        let found = self.query_runs(
+            &format!("SELECT {RUN_COLUMNS} WHERE id LIKE ?1 || '%' LIMIT 2"),
+            id,
+        )?;
+        Ok(if found.len() == 1 {
+            found.into_iter().next()
+        } else {
+            None
+        })
+    }
+
     pub fn run(&self, run_id: &str) -> Result<Option<RunDetail>, StoreError> {
         self.conn
             .query_row(

@@ -2,6 +2,7 @@
 //! session's events: [`spawn_writer`] persists each message as soon as it is complete, so a
 //! crash loses at most the reply in flight.
 
+mod audit;
 mod inspect;
 mod schema;
 mod writer;
@@ -73,6 +74,8 @@ pub struct SessionInfo {
 }
 
 /// A run as stored in `runs`.
+pub use audit::{CheckpointRecord, LogEntry};
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RunRecord {
     pub id: String,
@@ -344,12 +347,22 @@ impl Store {
     /// The conversation to resume: after a compaction, its history and the messages
     /// since; otherwise every message of the session's turns.
     pub fn load_messages(&self, session_id: &str) -> Result<Vec<ChatMessage>, StoreError> {
+        self.messages_before(session_id, i64::MAX)
+    }
+
+    /// The conversation to resume as it was before message `before` was stored: the latest
+    /// compaction made before it, then the messages since, up to it.
+    pub(crate) fn messages_before(
+        &self,
+        session_id: &str,
+        before: i64,
+    ) -> Result<Vec<ChatMessage>, StoreError> {
         let compacted: Option<(i64, String)> = self
             .conn
             .query_row(
                 "SELECT after_message_id, history FROM compactions
-                 WHERE session_id = ?1 ORDER BY id DESC LIMIT 1",
-                [session_id],
+                 WHERE session_id = ?1 AND after_message_id < ?2 ORDER BY id DESC LIMIT 1",
+                params![session_id, before],
                 |r| Ok((r.get(0)?, r.get(1)?)),
             )
             .optional()
@@ -367,14 +380,14 @@ impl Store {
             .conn
             .prepare(
                 "SELECT role, content, tool_calls, tool_call_id, tool_name, is_error, run_id
-                 FROM messages WHERE session_id = ?1 AND id > ?2 AND role != 'system'
+                 FROM messages WHERE session_id = ?1 AND id > ?2 AND id < ?3 AND role != 'system'
                    AND (run_id IS NULL OR run_id NOT IN
                         (SELECT id FROM runs WHERE parent_id IS NOT NULL))
                  ORDER BY id",
             )
             .map_err(|e| self.err(e))?;
         let rows = stmt
-            .query_map(params![session_id, after], chat_message)
+            .query_map(params![session_id, after, before], chat_message)
             .map_err(|e| self.err(e))?;
         for row in rows {
             history.push(row.map_err(|e| self.err(e))?);

@@ -55,4 +55,27 @@ pub const MIGRATIONS: &[&str] = &[
         created_at INTEGER NOT NULL
     );
     CREATE INDEX compactions_by_session ON compactions(session_id, id);",
+    // 4: checkpoints (snapshots in the project's private checkpoint store) and each run's
+    // audit trail: its calls, their results, checkpoints, changes and outcome.
+    "CREATE TABLE checkpoints (
+        id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL REFERENCES sessions(id),
+        run_id TEXT NOT NULL,
+        prompt TEXT NOT NULL,
+        step INTEGER NOT NULL,
+        commit_id TEXT NOT NULL,
+        end_commit TEXT,
+        created_at INTEGER NOT NULL
+    );
+    CREATE INDEX checkpoints_by_session ON checkpoints(session_id, created_at);
+    CREATE TABLE run_log (
+        id INTEGER PRIMARY KEY,
+        run_id TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        text TEXT NOT NULL,
+        detail TEXT,
+        ok INTEGER,
+        created_at INTEGER NOT NULL
+    );
+    CREATE INDEX run_log_by_run ON run_log(run_id, id);",
 ];

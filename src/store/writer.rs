@@ -44,6 +44,11 @@ pub fn persisted(event: &Event) -> bool {
             | Event::SettingsUpdated { .. }
             | Event::ModelRouted { .. }
             | Event::Compacted { .. }
+            | Event::ToolCallStarted { .. }
+            | Event::ToolCallFinished { .. }
+            | Event::CheckpointCreated { .. }
+            | Event::CheckpointClosed { .. }
+            | Event::ChangeReport { .. }
     )
 }
 
@@ -87,13 +92,78 @@ impl Record {
                     )?;
                 }
             }
-            Event::Outcome { run_id: id, .. }
+            Event::Outcome {
+                run_id: id, result, ..
+            }
             | Event::SubagentResult {
-                subagent_id: id, ..
+                subagent_id: id,
+                result,
+                ..
             } => {
                 if let Some(run) = self.view.run(id) {
                     store.finish_run(id, run.status.stored())?;
+                    let ok = run.status == crate::session::view::RunStatus::Completed;
+                    let text = format!("{:?}", run.status).to_lowercase();
+                    store.log(id, "outcome", &text, Some(result), Some(ok))?;
                 }
+            }
+            // The audit trail (`linggen runs show`).
+            Event::ToolCallStarted {
+                run_id,
+                summary,
+                args,
+                ..
+            } => store.log(run_id, "call", summary, Some(&args.to_string()), None)?,
+            Event::ToolCallFinished {
+                run_id,
+                tool,
+                ok,
+                summary,
+                diff,
+                excerpt,
+                ..
+            } => {
+                let text = format!("{tool}: {summary}");
+                let detail = diff.as_deref().or(excerpt.as_deref());
+                store.log(run_id, "result", &text, detail, Some(*ok))?;
+            }
+            Event::CheckpointCreated {
+                checkpoint_id,
+                run_id,
+                prompt,
+                step,
+                commit,
+            } => {
+                store.add_checkpoint(&super::CheckpointRecord {
+                    id: checkpoint_id.clone(),
+                    session_id: session_id.to_string(),
+                    run_id: run_id.clone(),
+                    prompt: prompt.clone(),
+                    step: *step,
+                    commit: commit.clone(),
+                    end_commit: None,
+                    created_at: crate::session::ids::now_ms(),
+                })?;
+                let text = match step {
+                    0 => format!("checkpoint {checkpoint_id}"),
+                    n => format!("checkpoint {checkpoint_id} (step {n})"),
+                };
+                store.log(run_id, "checkpoint", &text, Some(commit), None)?;
+            }
+            Event::CheckpointClosed { run_id, commit } => {
+                store.close_checkpoints(run_id, commit)?;
+            }
+            Event::ChangeReport {
+                run_id,
+                files,
+                truncated_count,
+                ..
+            } => {
+                let mut text = files.join(", ");
+                if *truncated_count > 0 {
+                    text.push_str(&format!(" and {truncated_count} more"));
+                }
+                store.log(run_id, "changes", &text, None, None)?;
             }
             // What `--continue` resumes. A delegated run's compaction is its own: only the
             // turns' conversation is resumed.

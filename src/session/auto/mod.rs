@@ -145,6 +145,8 @@ pub(crate) async fn step(
             );
         }
     };
+    // Each step's first change gets a checkpoint of its own.
+    ctx.mark.next_step();
     let caps = ctx.agent.capabilities.clone();
     match action {
         Action::Finalize { summary } if caps.contains(&Capability::Finalize) => {

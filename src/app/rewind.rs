@@ -1,0 +1,372 @@
+//! Rewinding to a checkpoint (`linggen rewind`, `/rewind`): the files back as they were
+//! before a prompt (or auto-mode step) changed them, the conversation back to before that
+//! prompt, or both. A file the person changed by hand since is never overwritten unless
+//! they say so: the tree as each turn left it is known (its end snapshot), so whatever
+//! changed between one turn's end and the next turn's start, or since the last turn, was
+//! not the agent. The tree as it was just before the rewind becomes a checkpoint itself,
+//! so a rewind can be undone the same way.
+//!
+//! Everything here blocks (SQLite, `git`): call it off the async runtime.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use super::{Failure, exit};
+use crate::checkpoint::{ChangeKind, Checkpoints, FileChange};
+use crate::session::checkpoints::store_dir;
+use crate::session::ids;
+use crate::store::{CheckpointRecord, Store};
+
+/// What a rewind restores.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum What {
+    Both,
+    Code,
+    Conversation,
+}
+
+impl What {
+    pub fn parse(s: &str) -> Option<What> {
+        match s.trim() {
+            "both" | "" => Some(What::Both),
+            "code" | "files" => Some(What::Code),
+            "conversation" | "chat" => Some(What::Conversation),
+            _ => None,
+        }
+    }
+
+    fn code(self) -> bool {
+        self != What::Conversation
+    }
+
+    fn conversation(self) -> bool {
+        self != What::Code
+    }
+}
+
+/// A checkpoint as listed: the record and the files its prompt (or step) changed.
+pub struct Listed {
+    pub record: CheckpointRecord,
+    /// `None`: the turn did not end (it runs, or its process died), so it is not known.
+    pub files: Option<Vec<FileChange>>,
+}
+
+impl Listed {
+    /// One line: the ID first, then when, what changed and the prompt.
+    pub fn line(&self, now_ms: i64) -> String {
+        let files = match &self.files {
+            Some(files) if files.is_empty() => "no files changed".to_string(),
+            Some(files) => files.iter().map(change_label).collect::<Vec<_>>().join(" "),
+            None => "turn did not finish".to_string(),
+        };
+        let step = match self.record.step {
+            0 => String::new(),
+            n => format!(" · step {n}"),
+        };
+        let prompt: String = self
+            .record
+            .prompt
+            .lines()
+            .next()
+            .unwrap_or("")
+            .chars()
+            .take(60)
+            .collect();
+        format!(
+            "{}  {:>8}  {prompt}{step}  [{files}]",
+            self.record.id,
+            super::sessions::ago(now_ms - self.record.created_at),
+        )
+    }
+}
+
+fn change_label(c: &FileChange) -> String {
+    let sign = match c.kind {
+        ChangeKind::Added => "+",
+        ChangeKind::Modified => "~",
+        ChangeKind::Deleted => "-",
+    };
+    format!("{sign}{}", c.path)
+}
+
+/// Why a rewind did not happen.
+pub enum Refusal {
+    /// These files were changed by hand since the checkpoint and the rewind would
+    /// overwrite them.
+    HandEdits(Vec<String>),
+    Failed(Failure),
+}
+
+impl From<Failure> for Refusal {
+    fn from(f: Failure) -> Self {
+        Refusal::Failed(f)
+    }
+}
+
+/// What a rewind did.
+pub struct Rewound {
+    pub checkpoint: CheckpointRecord,
+    pub files: Vec<FileChange>,
+    pub conversation: bool,
+    /// The checkpoint of the tree as it was just before, to undo this rewind.
+    pub undo: Option<String>,
+}
+
+fn failure(message: impl Into<String>) -> Failure {
+    Failure {
+        code: exit::FAILURE,
+        message: message.into(),
+    }
+}
+
+fn engine(home: &Path, root: &Path) -> Result<Checkpoints, Failure> {
+    Checkpoints::open(&store_dir(home, root), root).map_err(|e| failure(e.to_string()))
+}
+
+/// The checkpoints of `session_id`, oldest first, with the files each one's changes touched.
+pub fn list(home: &Path, root: &Path, session_id: &str) -> Result<Vec<Listed>, Failure> {
+    let store = Store::open(home)?;
+    let records = store.checkpoints(session_id)?;
+    if records.is_empty() {
+        return Ok(Vec::new());
+    }
+    let engine = engine(home, root)?;
+    let mut listed = Vec::new();
+    for (i, record) in records.iter().enumerate() {
+        // A step's changes end where the next step of the same turn begins.
+        let next_step = records
+            .get(i + 1)
+            .filter(|next| next.run_id == record.run_id)
+            .map(|next| next.commit.clone());
+        let after = next_step.or_else(|| record.end_commit.clone());
+        let files = match after {
+            Some(after) => Some(
+                engine
+                    .changed(&record.commit, &after)
+                    .map_err(|e| failure(e.to_string()))?,
+            ),
+            None => None,
+        };
+        listed.push(Listed {
+            record: record.clone(),
+            files,
+        });
+    }
+    Ok(listed)
+}
+
+/// The newest session of `root` that has checkpoints, else the newest session.
+pub fn latest_session(home: &Path, root: &Path) -> Result<String, Failure> {
+    let store = Store::open(home)?;
+    let root_text = root.display().to_string();
+    let sessions = store.list_sessions(&root_text)?;
+    for session in &sessions {
+        if !store.checkpoints(&session.id)?.is_empty() {
+            return Ok(session.id.clone());
+        }
+    }
+    sessions
+        .first()
+        .map(|s| s.id.clone())
+        .ok_or_else(|| Failure {
+            code: exit::USAGE,
+            message: format!("no sessions in {} yet, so no checkpoints", root.display()),
+        })
+}
+
+/// Rewinds to checkpoint `id` (or a unique prefix of it). `force` overwrites hand edits.
+pub fn rewind(
+    home: &Path,
+    root: &Path,
+    id: &str,
+    what: What,
+    force: bool,
+) -> Result<Rewound, Refusal> {
+    let store = Store::open(home).map_err(Failure::from)?;
+    let checkpoint = store
+        .find_checkpoint(id)
+        .map_err(Failure::from)?
+        .ok_or_else(|| Failure {
+            code: exit::USAGE,
+            message: format!(
+                "no checkpoint `{id}`; `linggen rewind --list` (or /rewind in the shell) lists them"
+            ),
+        })?;
+    let mut rewound = Rewound {
+        checkpoint: checkpoint.clone(),
+        files: Vec::new(),
+        conversation: false,
+        undo: None,
+    };
+    if what.code() {
+        let engine = engine(home, root)?;
+        let now_name = format!("rewind-{}", ids::new_id());
+        let now = engine
+            .snapshot(&now_name, &format!("before rewinding to {}", checkpoint.id))
+            .map_err(|e| failure(e.to_string()))?
+            .commit;
+        let later: Vec<CheckpointRecord> = store
+            .checkpoints(&checkpoint.session_id)
+            .map_err(Failure::from)?
+            .into_iter()
+            .skip_while(|c| c.id != checkpoint.id)
+            .collect();
+        let hand = hand_edited(&engine, &later, &now)?;
+        let restores = engine
+            .changed(&checkpoint.commit, &now)
+            .map_err(|e| failure(e.to_string()))?;
+        let clobbered: Vec<String> = restores
+            .iter()
+            .filter(|c| hand.contains(&c.path))
+            .map(|c| c.path.clone())
+            .collect();
+        if !clobbered.is_empty() && !force {
+            return Err(Refusal::HandEdits(clobbered));
+        }
+        rewound.files = engine
+            .restore(&checkpoint.commit, &now)
+            .map_err(|e| failure(e.to_string()))?;
+        if !rewound.files.is_empty() {
+            // The tree before the rewind, as a checkpoint of its own: the way back.
+            let after = engine
+                .snapshot(&format!("{now_name}-end"), "after a rewind")
+                .map_err(|e| failure(e.to_string()))?
+                .commit;
+            let undo = CheckpointRecord {
+                id: ids::new_id(),
+                session_id: checkpoint.session_id.clone(),
+                run_id: now_name,
+                prompt: format!("(rewind to {})", checkpoint.id),
+                step: 0,
+                commit: now,
+                end_commit: Some(after),
+                created_at: ids::now_ms(),
+            };
+            store.add_checkpoint(&undo).map_err(Failure::from)?;
+            rewound.undo = Some(undo.id);
+        }
+    }
+    if what.conversation() {
+        let history = store
+            .conversation_before(&checkpoint.session_id, &checkpoint.run_id)
+            .map_err(Failure::from)?;
+        store
+            .save_compaction(&checkpoint.session_id, &history)
+            .map_err(Failure::from)?;
+        rewound.conversation = true;
+    }
+    Ok(rewound)
+}
+
+/// The files changed by something other than linggen's turns since the first of
+/// `checkpoints`: between one turn's end and the next one's start, and since the last
+/// turn's end (`now`). A turn that never ended leaves no end state: what happened after it
+/// cannot be told apart, so it is not counted against the person.
+fn hand_edited(
+    engine: &Checkpoints,
+    checkpoints: &[CheckpointRecord],
+    now: &str,
+) -> Result<BTreeSet<String>, Failure> {
+    let mut edited = BTreeSet::new();
+    let mut changed = |from: &str, to: &str| -> Result<(), Failure> {
+        for c in engine
+            .changed(from, to)
+            .map_err(|e| failure(e.to_string()))?
+        {
+            edited.insert(c.path);
+        }
+        Ok(())
+    };
+    let mut last_end: Option<&str> = None;
+    let mut last_run: Option<&str> = None;
+    for c in checkpoints {
+        if last_run == Some(c.run_id.as_str()) {
+            continue; // a later step of the same turn
+        }
+        if let Some(end) = last_end {
+            changed(end, &c.commit)?;
+        }
+        last_run = Some(&c.run_id);
+        last_end = c.end_commit.as_deref();
+    }
+    if let Some(end) = last_end {
+        changed(end, now)?;
+    }
+    Ok(edited)
+}
+
+/// `linggen rewind [--list] [ID] [--only code|conversation] [--force]`.
+pub fn command(start: &super::Start, id: Option<&str>, what: What, force: bool) -> i32 {
+    let ws = match super::load_workspace(start) {
+        Ok(ws) => ws,
+        Err(f) => {
+            eprintln!("linggen: error: {}", f.message);
+            return f.code;
+        }
+    };
+    let Some(id) = id else {
+        let listed = latest_session(&ws.home, &ws.root)
+            .and_then(|session| list(&ws.home, &ws.root, &session));
+        return match listed {
+            Ok(listed) if listed.is_empty() => {
+                println!(
+                    "No checkpoints yet: one is taken before the first change of each prompt."
+                );
+                exit::SUCCESS
+            }
+            Ok(listed) => {
+                let now = ids::now_ms();
+                for entry in listed.iter().rev() {
+                    println!("{}", entry.line(now));
+                }
+                exit::SUCCESS
+            }
+            Err(f) => {
+                eprintln!("linggen: error: {}", f.message);
+                f.code
+            }
+        };
+    };
+    match rewind(&ws.home, &ws.root, id, what, force) {
+        Ok(done) => {
+            for line in report(&done) {
+                println!("{line}");
+            }
+            exit::SUCCESS
+        }
+        Err(Refusal::HandEdits(files)) => {
+            eprintln!(
+                "linggen: error: not rewound: changed by hand since checkpoint {id}: {}; \
+                 rewinding would overwrite them. Rerun with --force to overwrite, or \
+                 --only conversation to leave the files alone",
+                files.join(", ")
+            );
+            exit::FAILURE
+        }
+        Err(Refusal::Failed(f)) => {
+            eprintln!("linggen: error: {}", f.message);
+            f.code
+        }
+    }
+}
+
+/// What a rewind did, for a person.
+pub fn report(done: &Rewound) -> Vec<String> {
+    let mut lines = Vec::new();
+    let prompt: String = done.checkpoint.prompt.chars().take(60).collect();
+    lines.push(format!(
+        "rewound to {} (before \"{prompt}\")",
+        done.checkpoint.id
+    ));
+    if !done.files.is_empty() {
+        let files: Vec<String> = done.files.iter().map(change_label).collect();
+        lines.push(format!("files restored: {}", files.join(" ")));
+    }
+    if done.conversation {
+        lines.push("conversation: back to before that prompt (--continue resumes it)".into());
+    }
+    if let Some(undo) = &done.undo {
+        lines.push(format!("undo with: linggen rewind {undo}"));
+    }
+    lines
+}
