@@ -78,13 +78,13 @@ fn person_invokes_a_skill_with_arguments_and_piped_input() {
     let (server, ws2) = setup(vec![Reply::text("Looks fine.").into()]);
     write_skill(
         &ws2,
-        "check",
+        "diffcheck",
         "description: Check a diff",
         "Check this diff for bugs.",
     );
     let mut child = ws2
         .cmd()
-        .args(["-p", "/check"])
+        .args(["-p", "/diffcheck"])
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .spawn()

@@ -284,7 +284,7 @@ fn a_delegated_run_is_shown_indented_under_its_parent() {
     repl.line("/runs");
     // The store writer may not have recorded the turn's end yet: its status can lag.
     // Each run names the model that served it.
-    let runs = repl.expect("  completed coder [test] count the lines of notes.txt…");
+    let runs = repl.expect("completed coder [test] count the lines of notes.txt…");
     assert!(
         runs.contains(" ling [test] how long is notes.txt?"),
         "{runs}"
@@ -722,5 +722,83 @@ fn model_and_max_iters_chosen_in_the_shell_take_effect() {
         settings.contains("max_iters             2  (this session)"),
         "{settings}"
     );
+    repl.line("/quit");
+}
+
+/// `/rewind` in the shell: the list names the checkpoint and its files; a hand edit since
+/// makes it ask, `n` leaves the file, `y` overwrites it and the conversation is rewound.
+/// `/check` runs an allowed check and hands a failure to the agent to summarise.
+#[test]
+fn rewind_asks_before_overwriting_a_hand_edit_and_check_summarises_failures() {
+    if std::process::Command::new("git")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("SKIPPED: git not installed (checkpoints need it)");
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "git is missing under CI=true"
+        );
+        return;
+    }
+    let (ws, server) = workspace(vec![
+        Step::from(write("a.txt", "by the agent\n")),
+        Reply::text("wrote a").into(),
+        Reply::text("The diff shows a.txt differs from expected.txt.").into(),
+    ]);
+    ws.write("a.txt", "original\n");
+    ws.write("expected.txt", "expected\n");
+    let config = ws.home().join("linggen-agent.toml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(&config, format!("{text}\n[checks]\nallow = [\"diff\"]\n")).unwrap();
+    let mut repl = Repl::start(&ws, &[]);
+    repl.line("/permissions accept-edits");
+    repl.expect("ling [accept-edits] › ");
+    repl.line("write a");
+    repl.expect("wrote a");
+    // The turn's closing line: the agent is done with the files.
+    repl.expect("context ");
+    ws.write("a.txt", "my hand edit\n");
+    repl.line("/rewind");
+    let listed = repl.expect("/rewind ID goes back");
+    let line = listed
+        .lines()
+        .find(|l| l.contains("write a"))
+        .unwrap_or_else(|| panic!("{listed}"));
+    assert!(line.contains("~a.txt"), "{line}");
+    // `ID  0s ago  prompt`: the word before the age ends with the id (the prompt and
+    // the terminal's escapes may come before it on the screen's line).
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let age = words.iter().position(|w| *w == "ago").unwrap();
+    let word = words[age - 2];
+    let id = &word[word.len().saturating_sub(16)..];
+    assert!(id.chars().all(|c| c.is_ascii_hexdigit()), "{line}");
+    repl.line(&format!("/rewind {id}"));
+    repl.expect("Overwrite? [y/N]");
+    repl.line("n");
+    repl.expect("not rewound");
+    assert_eq!(ws.read("a.txt"), "my hand edit\n");
+    repl.line(&format!("/rewind {id}"));
+    repl.expect("Overwrite? [y/N]");
+    repl.line("y");
+    repl.expect("conversation rewound");
+    assert_eq!(ws.read("a.txt"), "original\n");
+
+    repl.line("/check diff expected.txt a.txt");
+    repl.expect("The diff shows a.txt differs");
+    let asked = last_message(&server, "user");
+    assert!(
+        asked.contains("The check `diff expected.txt a.txt` failed"),
+        "{asked}"
+    );
+    // The rewound prompt is gone from the conversation the model sees.
+    let request = server.chat_requests().pop().unwrap();
+    let sent = request["messages"].to_string();
+    assert!(!sent.contains("write a"), "{sent}");
+    assert!(sent.contains("< expected"), "{sent}");
+    repl.line("/check rm -rf a.txt");
+    repl.expect("is not an allowed check");
+    assert_eq!(ws.read("a.txt"), "original\n");
     repl.line("/quit");
 }

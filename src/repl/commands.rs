@@ -17,8 +17,10 @@ pub enum Command {
     Sessions,
     Runs,
     Resume,
+    Rewind,
     Context,
     Compact,
+    Check,
     Memory,
     Theme,
     Share,
@@ -65,8 +67,10 @@ impl Command {
         Command::Sessions,
         Command::Runs,
         Command::Resume,
+        Command::Rewind,
         Command::Context,
         Command::Compact,
+        Command::Check,
         Command::Memory,
         Command::Theme,
         Command::Share,
@@ -88,6 +92,8 @@ impl Command {
             Command::Sessions => "sessions",
             Command::Runs => "runs",
             Command::Resume => "resume",
+            Command::Rewind => "rewind",
+            Command::Check => "check",
             Command::Context => "context",
             Command::Compact => "compact",
             Command::Memory => "memory",
@@ -116,6 +122,10 @@ impl Command {
             Command::Sessions => "list recent sessions",
             Command::Runs => "the runs of this session as a tree (delegations nested)",
             Command::Resume => "continue a previous session",
+            Command::Rewind => "go back to a checkpoint: files, conversation or both",
+            Command::Check => {
+                "run a verification command (cargo test…); the agent explains failures"
+            }
             Command::Context => "token usage of this session",
             Command::Compact => "summarise the older conversation now to free the context",
             Command::Memory => "what linggen remembers in this project (`# text` adds a line)",
@@ -137,6 +147,8 @@ impl Command {
             Command::Mode => Some("[chat|auto|talk]"),
             Command::Permissions => Some("[mode]"),
             Command::Resume => Some("[id]"),
+            Command::Rewind => Some("[id] [code|conversation|both]"),
+            Command::Check => Some("<command>"),
             Command::Theme => Some("[name]"),
             Command::Memory => Some("[forget N]"),
             Command::Compact => Some("[what to keep]"),
@@ -175,6 +187,8 @@ impl Command {
             | Command::Mode
             | Command::Permissions
             | Command::Compact
+            | Command::Check
+            | Command::Rewind
             | Command::Resume => false,
         }
     }
@@ -197,6 +211,8 @@ impl Command {
             | Command::Runs
             | Command::Context
             | Command::Compact
+            | Command::Check
+            | Command::Rewind
             | Command::Memory
             | Command::Quit
             | Command::Exit => ArgumentKind::None,
@@ -254,8 +270,10 @@ mod tests {
                 "sessions",
                 "runs",
                 "resume",
+                "rewind",
                 "context",
                 "compact",
+                "check",
                 "memory",
                 "theme",
                 "share",
@@ -283,13 +301,15 @@ mod tests {
             Command::Sessions => 8,
             Command::Runs => 9,
             Command::Resume => 10,
-            Command::Context => 11,
-            Command::Compact => 12,
-            Command::Memory => 13,
-            Command::Theme => 14,
-            Command::Share => 15,
-            Command::Quit => 16,
-            Command::Exit => 17,
+            Command::Rewind => 11,
+            Command::Context => 12,
+            Command::Compact => 13,
+            Command::Check => 14,
+            Command::Memory => 15,
+            Command::Theme => 16,
+            Command::Share => 17,
+            Command::Quit => 18,
+            Command::Exit => 19,
         }
     }
 

@@ -27,6 +27,9 @@ impl Shell {
         if self.answer_approval(&line).await {
             return true;
         }
+        if self.answer_rewind(&line).await {
+            return true;
+        }
         if let Some(fact) = memory_line(&line) {
             self.remember(fact).await;
             return true;
@@ -105,7 +108,7 @@ impl Shell {
         }
     }
 
-    async fn send(&mut self, message: UserMessage) {
+    pub(super) async fn send(&mut self, message: UserMessage) {
         if let Some(live) = self.session().await {
             let _ = live.handle.inputs.send(Input::UserMessage(message)).await;
         }
@@ -139,6 +142,8 @@ impl Shell {
             Command::Skills => self.skills(),
             Command::Context => self.view.context(),
             Command::Memory => self.memory(args).await,
+            Command::Rewind => self.rewind(args).await,
+            Command::Check => self.check(args).await,
             Command::Compact => {
                 let mut message = UserMessage::new(format!("/compact {args}").trim_end(), FROM);
                 message.compact = Some(args.to_string());
@@ -250,7 +255,11 @@ impl Shell {
             Ok(runs) if runs.is_empty() => self
                 .view
                 .hint("no runs in this session yet; send a message to start one"),
-            Ok(runs) => self.view.lines(super::run_tree::tree_lines(&runs)),
+            Ok(runs) => {
+                let mut lines = super::run_tree::tree_lines(&runs);
+                lines.push("linggen runs show ID prints a run's calls, results and changes".into());
+                self.view.lines(lines);
+            }
             Err(e) => self.view.error(&format!("cannot read the runs: {e}")),
         }
     }

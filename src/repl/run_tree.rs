@@ -15,8 +15,8 @@ pub fn indent(depth: usize) -> String {
     INDENT.repeat(depth)
 }
 
-/// `/runs`: one line per run, `status agent task`, children under their parent and
-/// indented, in the order the runs started.
+/// `/runs`: one line per run, `id status agent task` (the id for `linggen runs show`),
+/// children under their parent and indented, in the order the runs started.
 pub fn tree_lines(runs: &[RunRecord]) -> Vec<String> {
     let known = |id: &str| runs.iter().any(|r| r.id == id);
     let mut lines = Vec::new();
@@ -38,8 +38,9 @@ fn push_subtree(runs: &[RunRecord], run: &RunRecord, depth: usize, lines: &mut V
         .map(|m| format!(" [{m}]"))
         .unwrap_or_default();
     lines.push(format!(
-        "{}{:<9} {}{model} {task}",
+        "{}{}  {:<9} {}{model} {task}",
         indent(depth),
+        run.id,
         run.status,
         run.agent_id
     ));
@@ -89,12 +90,12 @@ mod tests {
         assert_eq!(
             tree_lines(&runs),
             [
-                "completed ling fix the build",
-                "  completed coder patch lib.rs…",
-                "    failed    coder inner",
-                "  cancelled coder another",
-                "running   ling second turn",
-                "completed coder orphan",
+                "1  completed ling fix the build",
+                "  2  completed coder patch lib.rs…",
+                "    3  failed    coder inner",
+                "  5  cancelled coder another",
+                "4  running   ling second turn",
+                "6  completed coder orphan",
             ]
         );
         assert!(tree_lines(&[]).is_empty());

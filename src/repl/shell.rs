@@ -61,6 +61,8 @@ pub(super) struct Shell {
     /// The model id last chosen with `/model` (the session shows only its label): a
     /// restart (`/clear`, `/resume`) starts the new session on it.
     pub model_choice: Option<String>,
+    /// A `/rewind` refused because of hand edits, waiting for the person's y/N.
+    pub pending_rewind: Option<(String, crate::app::rewind::What)>,
 }
 
 pub async fn run(start: Start) -> i32 {
@@ -148,6 +150,7 @@ async fn try_run(start: Start) -> Result<i32, Failure> {
         share: None,
         deferred_due: false,
         model_choice: None,
+        pending_rewind: None,
     };
     shell.refresh_lists().await;
     for problem in watch_problems {

@@ -35,6 +35,9 @@ pub struct UserMessage {
     /// `/compact [instructions]`: compact the conversation now instead of asking the model
     /// anything; the instructions (possibly empty) say what the summary must keep.
     pub compact: Option<String>,
+    /// `/check CMD`: `command` is a verification the person asked for; it runs without
+    /// asking when `[checks] allow` lists it, and when it fails the agent summarises why.
+    pub check: bool,
 }
 
 impl UserMessage {
@@ -47,6 +50,7 @@ impl UserMessage {
             attached: String::new(),
             command: None,
             compact: None,
+            check: false,
         }
     }
 }

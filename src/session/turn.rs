@@ -53,6 +53,7 @@ pub(super) async fn run_turn(
         let agent = shared.agents.get().get(agent_name).cloned();
         let end = match agent {
             Some(agent) => {
+                let cancel = cancel.clone();
                 person_command(shared, conv, &msg, agent, cancel, &command, &mut changed).await
             }
             None => fail(
@@ -62,7 +63,22 @@ pub(super) async fn run_turn(
                 format!("no agent named `{agent_name}`"),
             ),
         };
-        return finish(shared, end, changed, started);
+        // `/check`: a failing check is handed to the agent to summarise.
+        let summarise = msg.check && end.2.status == OutcomeStatus::Error;
+        finish(shared, end, std::mem::take(&mut changed), started);
+        if !summarise || cancel.is_cancelled() {
+            return;
+        }
+        let mut follow = UserMessage::new(
+            format!(
+                "The check `{command}` failed; its output is above. Summarise the failures: \
+                 which tests or checks failed, where, and the likely cause of each. Do not \
+                 change any files."
+            ),
+            msg.from.clone(),
+        );
+        follow.agent = msg.agent.clone();
+        return Box::pin(run_turn(shared, conv, follow, agent_name, mode, cancel)).await;
     }
     let mut msg = msg;
     msg.attached = super::fit::attachments(shared, conv, &msg.attached).await;
@@ -173,6 +189,10 @@ async fn person_command(
     changed: &mut Vec<String>,
 ) -> Ended {
     let mut ctx = own_run(shared, agent, cancel, msg);
+    if msg.check {
+        // An allowlisted check runs without asking (still inside the sandbox).
+        ctx.skill_rules = super::auto::check_rules(shared);
+    }
     let output = super::tool_call::person_command(shared, &mut ctx, conv, command, changed).await;
     super::checkpoints::close(shared, &ctx.mark).await;
     super::lock(&shared.runs).remove(&ctx.id);
@@ -184,6 +204,9 @@ async fn person_command(
     run::push(shared, &ctx, conv, &msg.from, ChatMessage::user(seen));
     let status = if ctx.cancel.is_cancelled() {
         OutcomeStatus::Cancelled
+    } else if output.is_error && msg.check {
+        // A failed check is a failed turn; a `!cmd` that failed is only its output.
+        OutcomeStatus::Error
     } else {
         OutcomeStatus::Completed
     };

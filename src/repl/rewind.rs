@@ -1,0 +1,126 @@
+//! `/rewind` and `/check` in the shell. `/rewind` lists this session's checkpoints and
+//! goes back to one (see [`crate::app::rewind`]); when the files were changed by hand since,
+//! it asks before overwriting them. A rewound conversation is picked up by reopening the
+//! session, as `/resume` does. `/check CMD` runs an allowlisted verification command; when
+//! it fails, the agent summarises the failures.
+
+use super::shell::Shell;
+use crate::app::rewind::{self, Refusal, What};
+use crate::session::{UserMessage, ids};
+
+impl Shell {
+    /// `/rewind`: the list; `/rewind ID [code|conversation|both]`: go back.
+    pub(super) async fn rewind(&mut self, args: &str) {
+        let Some(session_id) = self.live.as_ref().map(|l| l.session_id.clone()) else {
+            return self.view.hint("no session yet, so no checkpoints");
+        };
+        let mut words = args.split_whitespace();
+        let Some(id) = words.next() else {
+            return self.list_checkpoints(session_id).await;
+        };
+        let what = match words.next().map(What::parse) {
+            None => What::Both,
+            Some(Some(what)) => what,
+            Some(None) => {
+                return self
+                    .view
+                    .error("/rewind ID takes code, conversation or both after the id");
+            }
+        };
+        self.rewind_to(id.to_string(), what, false).await;
+    }
+
+    async fn list_checkpoints(&mut self, session_id: String) {
+        let (home, root) = (self.ws.home.clone(), self.ws.root.clone());
+        let listed =
+            tokio::task::spawn_blocking(move || rewind::list(&home, &root, &session_id)).await;
+        match listed {
+            Ok(Ok(listed)) if listed.is_empty() => self.view.hint(
+                "no checkpoints in this session yet: one is taken before the first change of each prompt",
+            ),
+            Ok(Ok(listed)) => {
+                let now = ids::now_ms();
+                let mut lines: Vec<String> = listed.iter().rev().map(|l| l.line(now)).collect();
+                lines.push(
+                    "/rewind ID goes back (files and conversation); add code or conversation for one of them"
+                        .into(),
+                );
+                self.view.lines(lines);
+            }
+            Ok(Err(f)) => self.view.error(&f.message),
+            Err(e) => self.view.error(&e.to_string()),
+        }
+    }
+
+    async fn rewind_to(&mut self, id: String, what: What, force: bool) {
+        let (home, root) = (self.ws.home.clone(), self.ws.root.clone());
+        let target = id.clone();
+        let done =
+            tokio::task::spawn_blocking(move || rewind::rewind(&home, &root, &target, what, force))
+                .await;
+        match done {
+            Ok(Ok(done)) => {
+                self.view.lines(rewind::report(&done));
+                if done.conversation {
+                    // The session reads the rewound conversation back from the store.
+                    let mut next = self.start.clone();
+                    next.continue_session = false;
+                    next.resume = Some(done.checkpoint.session_id.clone());
+                    self.switch(next, "conversation rewound").await;
+                }
+            }
+            Ok(Err(Refusal::HandEdits(files))) => {
+                self.view.error(&format!(
+                    "changed by hand since that checkpoint: {}; rewinding overwrites them. Overwrite? [y/N]",
+                    files.join(", ")
+                ));
+                self.pending_rewind = Some((id, what));
+            }
+            Ok(Err(Refusal::Failed(f))) => self.view.error(&f.message),
+            Err(e) => self.view.error(&e.to_string()),
+        }
+    }
+
+    /// The answer to the question a refused rewind asked: `y` overwrites, anything else
+    /// leaves the files alone. `false` when no question was open.
+    pub(super) async fn answer_rewind(&mut self, line: &str) -> bool {
+        let Some((id, what)) = self.pending_rewind.take() else {
+            return false;
+        };
+        if matches!(line.trim().to_lowercase().as_str(), "y" | "yes") {
+            self.rewind_to(id, what, true).await;
+        } else {
+            self.view.hint("not rewound; your files are as they were");
+        }
+        true
+    }
+
+    /// `/check CMD`: runs when `[checks] allow` lists it (with any further arguments), so
+    /// a person's check never asks; anything else is a `!command`.
+    pub(super) async fn check(&mut self, args: &str) {
+        let command = args.trim();
+        if command.is_empty() {
+            let allowed = self.ws.config.auto.checks_allowed.join(", ");
+            return self.view.hint(&format!(
+                "/check CMD runs a verification command; allowed: {allowed}"
+            ));
+        }
+        let allowed = self
+            .ws
+            .config
+            .auto
+            .checks_allowed
+            .iter()
+            .any(|c| command == c || command.starts_with(&format!("{c} ")));
+        if !allowed {
+            return self.view.error(&format!(
+                "`{command}` is not an allowed check; add it to [checks] allow in \
+                 linggen-agent.toml, or run it with !{command}"
+            ));
+        }
+        let mut message = UserMessage::new(format!("/check {command}"), "terminal");
+        message.command = Some(command.to_string());
+        message.check = true;
+        self.send(message).await;
+    }
+}
