@@ -37,6 +37,7 @@ Register-ArgumentCompleter -Native -CommandName 'linggen' -ScriptBlock {
             [CompletionResult]::new('--theme', '--theme', [CompletionResultType]::ParameterName, 'Colour theme of the interactive shell (dark, light, solarized, or one in $LINGGEN_HOME/themes)')
             [CompletionResult]::new('-c', '-c', [CompletionResultType]::ParameterName, 'Continue this workspace''s newest session')
             [CompletionResult]::new('--continue', '--continue', [CompletionResultType]::ParameterName, 'Continue this workspace''s newest session')
+            [CompletionResult]::new('--worktree', '--worktree', [CompletionResultType]::ParameterName, '-p only: run the task in a new git worktree on branch job/<id>, beside the repository; the result is committed there for you to merge')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress on stderr (errors are still shown)')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress on stderr (errors are still shown)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')

@@ -86,7 +86,7 @@ _linggen() {
 
     case "${cmd}" in
         linggen)
-            opts="-p -c -r -q -h -V --print --model --agent --root --max-iters --permission-mode --mode --allowed-tools --disallowed-tools --continue --resume --output-format --theme --quiet --help --version sessions models serve trust runs rewind completions help"
+            opts="-p -c -r -q -h -V --print --model --agent --root --max-iters --permission-mode --mode --allowed-tools --disallowed-tools --continue --resume --worktree --output-format --theme --quiet --help --version sessions models serve trust runs rewind completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

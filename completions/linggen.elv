@@ -34,6 +34,7 @@ set edit:completion:arg-completer[linggen] = {|@words|
             cand --theme 'Colour theme of the interactive shell (dark, light, solarized, or one in $LINGGEN_HOME/themes)'
             cand -c 'Continue this workspace''s newest session'
             cand --continue 'Continue this workspace''s newest session'
+            cand --worktree '-p only: run the task in a new git worktree on branch job/<id>, beside the repository; the result is committed there for you to merge'
             cand -q 'No progress on stderr (errors are still shown)'
             cand --quiet 'No progress on stderr (errors are still shown)'
             cand -h 'Print help (see more with ''--help'')'

@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_linggen_global_optspecs
-    string join \n p/print= model= agent= root= max-iters= permission-mode= mode= allowed-tools= disallowed-tools= c/continue r/resume= output-format= theme= q/quiet h/help V/version
+    string join \n p/print= model= agent= root= max-iters= permission-mode= mode= allowed-tools= disallowed-tools= c/continue r/resume= worktree output-format= theme= q/quiet h/help V/version
 end
 
 function __fish_linggen_needs_command
@@ -39,6 +39,7 @@ json\t'One JSON object when done'
 stream-json\t'One JSON event per line as it happens, then a `result` line'"
 complete -c linggen -n "__fish_linggen_needs_command" -l theme -d 'Colour theme of the interactive shell (dark, light, solarized, or one in $LINGGEN_HOME/themes)' -r
 complete -c linggen -n "__fish_linggen_needs_command" -s c -l continue -d 'Continue this workspace\'s newest session'
+complete -c linggen -n "__fish_linggen_needs_command" -l worktree -d '-p only: run the task in a new git worktree on branch job/<id>, beside the repository; the result is committed there for you to merge'
 complete -c linggen -n "__fish_linggen_needs_command" -s q -l quiet -d 'No progress on stderr (errors are still shown)'
 complete -c linggen -n "__fish_linggen_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c linggen -n "__fish_linggen_needs_command" -s V -l version -d 'Print version'

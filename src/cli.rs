@@ -68,6 +68,11 @@ pub struct Cli {
     #[arg(short = 'r', long, value_name = "ID")]
     pub resume: Option<String>,
 
+    /// -p only: run the task in a new git worktree on branch job/<id>, beside the
+    /// repository; the result is committed there for you to merge.
+    #[arg(long)]
+    pub worktree: bool,
+
     /// How -p prints: text (the answer), json (one object), stream-json (events, one per line).
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
     pub output_format: OutputFormat,
@@ -367,15 +372,58 @@ async fn dispatch(cli: Cli) -> i32 {
             // script means here.
             run_print(cli).await
         }
+        (None, false) if cli.worktree => {
+            eprintln!(
+                "linggen: error: --worktree runs a -p task; use linggen -p --worktree \"task\""
+            );
+            exit::USAGE
+        }
         (None, false) => crate::repl::run(cli.start()).await,
     }
 }
 
 async fn run_print(cli: Cli) -> i32 {
-    let options = PrintOptions {
+    let mut options = PrintOptions {
         start: cli.start(),
         format: cli.output_format,
         quiet: cli.quiet,
     };
-    crate::print::run::run(options, move || cli.task()).await
+    if !cli.worktree {
+        return crate::print::run::run(options, move || cli.task()).await;
+    }
+    // `--worktree`: the same run, in a worktree of its own (git calls block: off the runtime).
+    let dir = match &cli.root {
+        Some(root) => root.clone(),
+        None => std::env::current_dir().unwrap_or_else(|_| ".".into()),
+    };
+    let made = tokio::task::spawn_blocking(move || crate::app::worktree::create(&dir)).await;
+    let job = match made {
+        Ok(Ok(job)) => job,
+        Ok(Err(f)) => {
+            eprintln!("linggen: error: {}", f.message);
+            return f.code;
+        }
+        Err(e) => {
+            eprintln!("linggen: error: {e}");
+            return exit::FAILURE;
+        }
+    };
+    eprintln!(
+        "linggen: working in the worktree {} on branch {}",
+        job.path.display(),
+        job.branch
+    );
+    options.start.root = Some(job.root.clone());
+    let label = cli
+        .print
+        .clone()
+        .flatten()
+        .or(cli.prompt.clone())
+        .unwrap_or_default();
+    let code = crate::print::run::run(options, move || cli.task()).await;
+    let said = tokio::task::spawn_blocking(move || crate::app::worktree::finish(&job, &label));
+    if let Ok(line) = said.await {
+        eprintln!("linggen: {line}");
+    }
+    code
 }

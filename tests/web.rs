@@ -42,6 +42,7 @@ const GET_ROUTES: &[&str] = &[
     "/api/agent-runs",
     "/api/agent-children?run_id=x",
     "/api/agent-context?run_id=x",
+    "/api/run-log?run_id=x",
 ];
 
 /// Every `POST` route that needs a credential.

@@ -10,6 +10,7 @@ pub mod rewind;
 mod runs;
 mod sessions;
 mod workspace;
+pub mod worktree;
 
 use std::path::PathBuf;
 

@@ -190,6 +190,7 @@ async fn route(ctx: &Arc<Ctx>, req: Request<Incoming>, access: Access) -> Reply 
         (Method::GET, "/api/agent-runs") => runs::agent_runs(ctx, &req).await,
         (Method::GET, "/api/agent-children") => runs::agent_children(ctx, &req).await,
         (Method::GET, "/api/agent-context") => runs::agent_context(ctx, &req).await,
+        (Method::GET, "/api/run-log") => runs::run_log(ctx, &req).await,
         (Method::POST, "/api/agent-cancel") => runs::agent_cancel(ctx, req).await,
         (_, p) if p.starts_with("/api/approvals/") => Err(ApiError::new(
             StatusCode::METHOD_NOT_ALLOWED,
@@ -198,6 +199,7 @@ async fn route(ctx: &Arc<Ctx>, req: Request<Incoming>, access: Access) -> Reply 
         (_, "/" | "/app.js" | "/app.css" | "/favicon.ico" | "/api/events" | "/api/session")
         | (_, "/api/sessions" | "/api/messages" | "/api/cancel" | "/api/agent-runs")
         | (_, "/api/agent-children" | "/api/agent-context" | "/api/agent-cancel")
+        | (_, "/api/run-log")
         | (_, "/api/ticket" | "/api/stream-ticket") => Err(ApiError::new(
             StatusCode::METHOD_NOT_ALLOWED,
             format!("{} is not supported here", req.method()),

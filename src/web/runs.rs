@@ -41,6 +41,21 @@ pub(super) async fn agent_children(ctx: &Ctx, req: &Request<Incoming>) -> Reply 
     Ok(json_response(StatusCode::OK, &json!({ "runs": runs })))
 }
 
+/// A run's audit trail as `linggen runs show` prints it, one line each.
+pub(super) async fn run_log(ctx: &Ctx, req: &Request<Incoming>) -> Reply {
+    let run = inspectable_run(ctx, required(req, "run_id")?).await?;
+    let home = ctx.hub.home.clone();
+    let run_id = run.id.clone();
+    let lines = tokio::task::spawn_blocking(move || crate::app::run_lines(&home, &run_id))
+        .await
+        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
+        .map_err(|f| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, f.message))?;
+    Ok(json_response(
+        StatusCode::OK,
+        &json!({ "run_id": run.id, "lines": lines }),
+    ))
+}
+
 pub(super) async fn agent_context(ctx: &Ctx, req: &Request<Incoming>) -> Reply {
     let view = query(req, "view").unwrap_or_else(|| "summary".into());
     if view != "summary" && view != "raw" {

@@ -238,6 +238,35 @@ fn runs_and_their_context_can_be_inspected() {
 
     let raw = serve.get(&format!("/api/agent-context?run_id={child_id}&view=raw"));
     assert_eq!(raw.status, 200, "{}", raw.text());
+
+    // The audit trail the page links to: the delegation, and the child's run nested.
+    // Written by the store's subscriber just after the run's status: wait for its end.
+    let mut lines: Vec<String> = Vec::new();
+    wait_until("the audit trail to record the turn's outcome", || {
+        let log = serve.get(&format!("/api/run-log?run_id={parent_id}"));
+        assert_eq!(log.status, 200, "{}", log.text());
+        lines = log.json()["lines"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| l.as_str().unwrap().to_string())
+            .collect();
+        lines.iter().any(|l| l.starts_with("  outcome: completed"))
+    });
+    let text = lines.join("\n");
+    assert!(
+        lines[0].starts_with(&format!("run {parent_id} · ling")),
+        "{text}"
+    );
+    assert!(text.contains("→ delegate to coder"), "{text}");
+    assert!(
+        text.contains("✓ delegate_to_agent: coder finished"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("  run {child_id} · coder")),
+        "{text}"
+    );
     let raw = raw.json();
     let contents: Vec<&str> = raw["messages"]
         .as_array()
@@ -303,6 +332,7 @@ fn run_inspection_is_confined_to_the_served_workspace() {
     for path in [
         format!("/api/agent-context?run_id={run_id}&view=raw"),
         format!("/api/agent-runs?session_id={session_id}"),
+        format!("/api/run-log?run_id={run_id}"),
     ] {
         let response = request(serve.addr, "GET", &path, &[("Authorization", &viewer)], b"");
         assert!(

@@ -478,6 +478,7 @@ const HANDLERS = {
     const line = add(el('div', 'line changes', '✎ changed: '), ev.run_id);
     ev.files.forEach((f, k) => line.append(k ? ', ' : '', el('code', null, f)));
     if (ev.truncated_count) line.append(` and ${ev.truncated_count} more`);
+    line.append(' · ', auditLink(ev.run_id));
   },
   QueueUpdated(ev) {
     setQueue(ev.queued || []);
@@ -898,6 +899,27 @@ function onOutcome(ev) {
   for (const runId of [...S.activity.keys()]) if (rootOf(runId) === ev.run_id) S.activity.delete(runId);
   showActivity();
   sessionsChanged();
+}
+
+/** A link that unfolds the run's audit trail (`linggen runs show`) under its line. */
+function auditLink(runId) {
+  const link = el('a', 'audit', 'audit trail');
+  link.href = '#';
+  link.title = `linggen runs show ${runId}`;
+  link.addEventListener('click', async (e) => {
+    e.preventDefault();
+    const open = link.parentNode.nextElementSibling;
+    if (open && open.classList.contains('audit-log')) return open.remove();
+    const pre = el('pre', 'audit-log', 'loading…');
+    link.parentNode.after(pre);
+    try {
+      const data = await request(`/api/run-log?run_id=${encodeURIComponent(runId)}`);
+      pre.textContent = (data.lines || []).join('\n');
+    } catch (err) {
+      pre.textContent = err.message;
+    }
+  });
+  return link;
 }
 
 function outcomeText(ev) {

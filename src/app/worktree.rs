@@ -1,0 +1,128 @@
+//! `-p --worktree`: the task runs in a new `git worktree` on a branch of its own
+//! (`job/<id>`, made from HEAD), beside the repository, so the person's checkout is never
+//! touched while it works. When it ends, whatever it changed is committed on that branch
+//! and left there for the person to review and merge.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use super::{Failure, exit};
+
+/// A worktree made for one job.
+pub struct Job {
+    pub branch: String,
+    /// The worktree's top folder.
+    pub path: PathBuf,
+    /// Where the task runs: the same folder inside the worktree as the one it was started
+    /// from inside the repository.
+    pub root: PathBuf,
+}
+
+fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run git: {e}; --worktree needs git on PATH"))?;
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).trim_end().to_string())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).trim().to_string())
+    }
+}
+
+/// Makes the worktree for a job started in `dir` (the `--root`, else the current folder).
+pub fn create(dir: &Path) -> Result<Job, Failure> {
+    let usage = |message: String| Failure {
+        code: exit::USAGE,
+        message,
+    };
+    let top = git(dir, &["rev-parse", "--show-toplevel"]).map_err(|e| {
+        usage(format!(
+            "--worktree needs a git repository, and {} is not in one ({e})",
+            dir.display()
+        ))
+    })?;
+    let top = PathBuf::from(top);
+    git(&top, &["rev-parse", "--verify", "HEAD"]).map_err(|_| {
+        usage("--worktree needs a commit to branch from; this repository has none yet".into())
+    })?;
+    let id: String = crate::session::ids::new_id().chars().take(8).collect();
+    let name = top
+        .file_name()
+        .map_or("repo".into(), |n| n.to_string_lossy().into_owned());
+    let parent = top.parent().unwrap_or(&top);
+    let path = parent.join(format!("{name}-job-{id}"));
+    let branch = format!("job/{id}");
+    let path_text = path.display().to_string();
+    git(
+        &top,
+        &["worktree", "add", "-q", "-b", &branch, &path_text, "HEAD"],
+    )
+    .map_err(|e| Failure {
+        code: exit::FAILURE,
+        message: format!("cannot create the worktree {path_text}: {e}"),
+    })?;
+    let canonical_dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    let inside = canonical_dir
+        .strip_prefix(top.canonicalize().unwrap_or(top.clone()))
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    Ok(Job {
+        root: path.join(inside),
+        branch,
+        path,
+    })
+}
+
+/// Commits what the job changed on its branch; the line to tell the person.
+pub fn finish(job: &Job, task: &str) -> String {
+    let merge = format!(
+        "review with `git diff HEAD...{0}`, merge with `git merge {0}`, then `git worktree remove {1}`",
+        job.branch,
+        job.path.display()
+    );
+    let status = git(&job.path, &["status", "--porcelain"]).unwrap_or_default();
+    if status.is_empty() {
+        return format!(
+            "the job changed nothing; its worktree is {} (branch {}): `git worktree remove {}` cleans up",
+            job.path.display(),
+            job.branch,
+            job.path.display()
+        );
+    }
+    let title: String = task.lines().next().unwrap_or("").chars().take(60).collect();
+    let message = format!("linggen: {title}");
+    let committed = git(&job.path, &["add", "-A"]).and_then(|_| {
+        git(&job.path, &["commit", "-q", "-m", &message]).or_else(|_| {
+            // No identity configured: commit as linggen rather than leave it loose.
+            git(
+                &job.path,
+                &[
+                    "-c",
+                    "user.name=linggen",
+                    "-c",
+                    "user.email=linggen@localhost",
+                    "commit",
+                    "-q",
+                    "-m",
+                    &message,
+                ],
+            )
+        })
+    });
+    match committed {
+        Ok(_) => format!(
+            "the result is committed on branch {} in the worktree {}; {merge}",
+            job.branch,
+            job.path.display()
+        ),
+        Err(e) => format!(
+            "the result is in the worktree {} (branch {}), not committed ({e}); {merge}",
+            job.path.display(),
+            job.branch
+        ),
+    }
+}
