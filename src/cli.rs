@@ -121,11 +121,12 @@ pub enum Command {
         #[arg(long)]
         list: bool,
     },
-    /// A run's audit trail: `linggen runs show ID` (ids from /runs) prints every call,
-    /// result, checkpoint and changed file of the run and the runs it delegated to.
+    /// The runs of this folder's newest session with their ids; `linggen runs show ID`
+    /// prints one run's audit trail: every call, result, checkpoint and changed file, and
+    /// the runs it delegated to.
     Runs {
         #[command(subcommand)]
-        action: RunsAction,
+        action: Option<RunsAction>,
     },
     /// Go back to a checkpoint: the files as they were before a prompt changed them, and the
     /// conversation as it was before that prompt (see doc/auto.md#rewind).
@@ -330,7 +331,8 @@ async fn dispatch(cli: Cli) -> i32 {
         (Some(Command::Models), _) => crate::app::list_models(&cli.start()).await,
         (Some(Command::Completions { shell }), _) => print_completions(*shell),
         (Some(Command::Runs { action }), _) => match action {
-            RunsAction::Show { id } => crate::app::show_run(&cli.start(), id),
+            Some(RunsAction::Show { id }) => crate::app::show_run(&cli.start(), id),
+            None => crate::app::list_runs(&cli.start()),
         },
         (
             Some(Command::Rewind {

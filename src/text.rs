@@ -1,6 +1,17 @@
 //! Small text helpers shared by modules that must not depend on each other (the config
 //! reader and the line grammar both suggest what the person probably meant).
 
+/// The first line of `text`, cut to `max` characters; an ellipsis marks anything left out.
+pub fn one_line(text: &str, max: usize) -> String {
+    let text = text.trim();
+    let first = text.lines().next().unwrap_or_default().trim_end();
+    if text.lines().nth(1).is_none() && first.chars().count() <= max {
+        return first.to_string();
+    }
+    let kept: String = first.chars().take(max.saturating_sub(1)).collect();
+    format!("{}…", kept.trim_end())
+}
+
 /// Optimal-string-alignment distance over characters (not bytes, so `/模形` is one edit
 /// from `/模型`).
 pub fn edit_distance(a: &str, b: &str) -> usize {

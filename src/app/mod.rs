@@ -16,7 +16,7 @@ use std::path::PathBuf;
 
 pub use live::{LiveSession, MirrorFeed, first_run_help, open_session};
 pub use models::list_models;
-pub use runs::{run_lines, show_run};
+pub use runs::{list_runs, run_lines, show_run, tree_lines};
 pub use sessions::{list_sessions, session_lines};
 pub use workspace::{LineReader, Workspace, load_workspace};
 

@@ -174,6 +174,36 @@ pub fn latest_session(home: &Path, root: &Path) -> Result<String, Failure> {
         })
 }
 
+/// The checkpoint `id` (or the one its prefix names) among this folder's sessions: a
+/// checkpoint of another project is not this folder's to rewind.
+fn find(store: &Store, root: &Path, id: &str) -> Result<CheckpointRecord, Failure> {
+    let usage = |message: String| Failure {
+        code: exit::USAGE,
+        message,
+    };
+    let mut found = Vec::new();
+    for session in store.list_sessions(&root.display().to_string())? {
+        for c in store.checkpoints(&session.id)? {
+            if c.id == id {
+                return Ok(c);
+            }
+            if !id.is_empty() && c.id.starts_with(id) {
+                found.push(c);
+            }
+        }
+    }
+    match found.len() {
+        1 => Ok(found.remove(0)),
+        0 => Err(usage(format!(
+            "no checkpoint `{id}` in {}; `linggen rewind --list` (or /rewind in the shell) lists them",
+            root.display()
+        ))),
+        n => Err(usage(format!(
+            "`{id}` matches {n} checkpoints; give more of the id"
+        ))),
+    }
+}
+
 /// Rewinds to checkpoint `id` (or a unique prefix of it). `force` overwrites hand edits.
 pub fn rewind(
     home: &Path,
@@ -183,15 +213,7 @@ pub fn rewind(
     force: bool,
 ) -> Result<Rewound, Refusal> {
     let store = Store::open(home).map_err(Failure::from)?;
-    let checkpoint = store
-        .find_checkpoint(id)
-        .map_err(Failure::from)?
-        .ok_or_else(|| Failure {
-            code: exit::USAGE,
-            message: format!(
-                "no checkpoint `{id}`; `linggen rewind --list` (or /rewind in the shell) lists them"
-            ),
-        })?;
+    let checkpoint = find(&store, root, id)?;
     let mut rewound = Rewound {
         checkpoint: checkpoint.clone(),
         files: Vec::new(),

@@ -3,14 +3,18 @@
 //! it ended — with the runs it delegated to nested under it.
 
 use super::{Failure, Start, exit, load_workspace};
-use crate::store::{LogEntry, RunDetail, Store};
+use crate::store::{LogEntry, RunDetail, RunRecord, Store};
+use crate::text::one_line;
+
+/// `/runs` and `linggen runs` cut a task to this many characters.
+const TASK_CHARS: usize = 80;
 
 /// Lines of a diff or output shown per result; the store keeps them all.
 const DETAIL_LINES: usize = 40;
 
 /// `linggen runs show ID`.
 pub fn show_run(start: &Start, id: &str) -> i32 {
-    let lines = load_workspace(start).and_then(|ws| run_lines(&ws.home, id));
+    let lines = load_workspace(start).and_then(|ws| run_lines(&ws.home, id, Some(&ws.root)));
     match lines {
         Ok(lines) => {
             for line in lines {
@@ -25,15 +29,58 @@ pub fn show_run(start: &Start, id: &str) -> i32 {
     }
 }
 
-/// The audit trail of run `id` (or the one run it is a prefix of).
-pub fn run_lines(home: &std::path::Path, id: &str) -> Result<Vec<String>, Failure> {
+/// `linggen runs`: the newest session's runs as a tree, ids first.
+pub fn list_runs(start: &Start) -> i32 {
+    let lines = load_workspace(start).and_then(|ws| {
+        let store = Store::open(&ws.home)?;
+        let session = store.latest_session(&ws.root.display().to_string())?;
+        let Some(session) = session else {
+            return Ok(vec![format!(
+                "No sessions in {} yet. Start one with `linggen -p \"task\"`.",
+                ws.root.display()
+            )]);
+        };
+        let mut lines = vec![format!("session {} · {}", session.id, session.title)];
+        lines.extend(tree_lines(&store.runs(&session.id)?));
+        lines.push("linggen runs show ID prints a run's calls, results and changes".into());
+        Ok(lines)
+    });
+    match lines {
+        Ok(lines) => {
+            for line in lines {
+                println!("{line}");
+            }
+            exit::SUCCESS
+        }
+        Err(f) => {
+            eprintln!("linggen: error: {}", f.message);
+            f.code
+        }
+    }
+}
+
+/// The audit trail of run `id` (or the one run it is a prefix of). With `root`, only a
+/// run of that folder's sessions: another project's run is not shown.
+pub fn run_lines(
+    home: &std::path::Path,
+    id: &str,
+    root: Option<&std::path::Path>,
+) -> Result<Vec<String>, Failure> {
     let store = Store::open(home)?;
-    let run = store.find_run(id)?.ok_or_else(|| Failure {
+    let not_found = || Failure {
         code: exit::USAGE,
         message: format!(
-            "no run `{id}`; `/runs` in the shell lists a session's runs with their ids"
+            "no run `{id}` here (or the prefix names several); `linggen runs` lists this \
+             folder's runs with their ids"
         ),
-    })?;
+    };
+    let run = store.find_run(id)?.ok_or_else(not_found)?;
+    if let Some(root) = root {
+        let sessions = store.list_sessions(&root.display().to_string())?;
+        if !sessions.iter().any(|s| s.id == run.session_id) {
+            return Err(not_found());
+        }
+    }
     let mut lines = Vec::new();
     push_run(&store, &run, 0, &mut lines)?;
     Ok(lines)
@@ -76,7 +123,11 @@ fn push_entry(entry: &LogEntry, pad: &str, lines: &mut Vec<String>) {
         "call" => {
             let args = entry.detail.as_deref().unwrap_or("");
             lines.push(format!("{pad}  → {}", first_line(&entry.text)));
-            if !args.is_empty() && args != "{}" && args.len() <= 200 {
+            // A patch's diff shows with its result, as the files changed.
+            let patch = ["apply_patch", "propose_patch"]
+                .iter()
+                .any(|p| entry.text.starts_with(p));
+            if !patch && !args.is_empty() && args != "{}" && args.len() <= 200 {
                 lines.push(format!("{pad}      {args}"));
             }
         }
@@ -113,5 +164,92 @@ fn first_line(text: &str) -> String {
         format!("{first} …")
     } else {
         first
+    }
+}
+
+/// `/runs`: one line per run, `id status agent task` (the id for `linggen runs show`),
+/// children under their parent and indented, in the order the runs started.
+pub fn tree_lines(runs: &[RunRecord]) -> Vec<String> {
+    let known = |id: &str| runs.iter().any(|r| r.id == id);
+    let mut lines = Vec::new();
+    // A run whose parent is not in the list (never expected) is shown as a root, not lost.
+    for root in runs
+        .iter()
+        .filter(|r| r.parent_id.as_deref().is_none_or(|p| !known(p)))
+    {
+        push_subtree(runs, root, 0, &mut lines);
+    }
+    lines
+}
+
+fn push_subtree(runs: &[RunRecord], run: &RunRecord, depth: usize, lines: &mut Vec<String>) {
+    let task = one_line(&run.task, TASK_CHARS);
+    let model = run
+        .model
+        .as_deref()
+        .map(|m| format!(" [{m}]"))
+        .unwrap_or_default();
+    lines.push(format!(
+        "{}{}  {:<9} {}{model} {task}",
+        "  ".repeat(depth),
+        run.id,
+        run.status,
+        run.agent_id
+    ));
+    // Ids are unique, so a parent cycle cannot occur; the depth cap is a guard anyway.
+    if depth > 64 {
+        return;
+    }
+    for child in runs
+        .iter()
+        .filter(|r| r.parent_id.as_deref() == Some(run.id.as_str()))
+    {
+        push_subtree(runs, child, depth + 1, lines);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(id: &str, parent: Option<&str>, agent: &str, task: &str, status: &str) -> RunRecord {
+        RunRecord {
+            id: id.into(),
+            parent_id: parent.map(str::to_string),
+            agent_id: agent.into(),
+            task: task.into(),
+            status: status.into(),
+            model: None,
+        }
+    }
+
+    #[test]
+    fn runs_are_listed_as_a_tree_in_start_order() {
+        let runs = [
+            run("1", None, "ling", "fix the build", "completed"),
+            run(
+                "2",
+                Some("1"),
+                "coder",
+                "patch lib.rs\nwith details",
+                "completed",
+            ),
+            run("3", Some("2"), "coder", "inner", "failed"),
+            run("4", None, "ling", "second turn", "running"),
+            run("5", Some("1"), "coder", "another", "cancelled"),
+            run("6", Some("gone"), "coder", "orphan", "completed"),
+        ];
+        assert_eq!(
+            tree_lines(&runs),
+            [
+                "1  completed ling fix the build",
+                "  2  completed coder patch lib.rs…",
+                "    3  failed    coder inner",
+                "  5  cancelled coder another",
+                "4  running   ling second turn",
+                "6  completed coder orphan",
+            ]
+        );
+        assert!(tree_lines(&[]).is_empty());
     }
 }

@@ -95,22 +95,30 @@ pub fn finish(job: &Job, task: &str) -> String {
     }
     let title: String = task.lines().next().unwrap_or("").chars().take(60).collect();
     let message = format!("linggen: {title}");
+    // No hooks: the agent could write them into the worktree (`core.hooksPath = .husky`),
+    // and this commit runs outside the sandbox.
+    let commit = [
+        "-c",
+        "core.hooksPath=/dev/null",
+        "commit",
+        "-q",
+        "--no-verify",
+        "-m",
+    ];
     let committed = git(&job.path, &["add", "-A"]).and_then(|_| {
-        git(&job.path, &["commit", "-q", "-m", &message]).or_else(|_| {
+        let with_message: Vec<&str> = commit.iter().copied().chain([message.as_str()]).collect();
+        git(&job.path, &with_message).or_else(|_| {
             // No identity configured: commit as linggen rather than leave it loose.
-            git(
-                &job.path,
-                &[
-                    "-c",
-                    "user.name=linggen",
-                    "-c",
-                    "user.email=linggen@localhost",
-                    "commit",
-                    "-q",
-                    "-m",
-                    &message,
-                ],
-            )
+            let anonymous: Vec<&str> = [
+                "-c",
+                "user.name=linggen",
+                "-c",
+                "user.email=linggen@localhost",
+            ]
+            .into_iter()
+            .chain(with_message.iter().copied())
+            .collect();
+            git(&job.path, &anonymous)
         })
     });
     match committed {

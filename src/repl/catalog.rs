@@ -11,6 +11,7 @@ use super::complete::{self, Choice, CompletionContext, FileIndex};
 use super::triggers::{Parsed, Registry};
 use crate::agents::AgentSet;
 use crate::skills::SkillSet;
+pub use crate::text::one_line;
 
 /// The keys `/settings KEY VALUE` accepts, in completion order.
 pub const SETTING_KEYS: &[&str] = &[
@@ -179,17 +180,6 @@ fn help_lines(registry: &Registry) -> Vec<String> {
             .into(),
     );
     lines
-}
-
-/// The first line of `text`, cut to `max` characters; an ellipsis marks anything left out.
-pub fn one_line(text: &str, max: usize) -> String {
-    let text = text.trim();
-    let first = text.lines().next().unwrap_or_default().trim_end();
-    if text.lines().nth(1).is_none() && first.chars().count() <= max {
-        return first.to_string();
-    }
-    let kept: String = first.chars().take(max.saturating_sub(1)).collect();
-    format!("{}…", kept.trim_end())
 }
 
 #[cfg(test)]

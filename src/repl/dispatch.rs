@@ -256,7 +256,7 @@ impl Shell {
                 .view
                 .hint("no runs in this session yet; send a message to start one"),
             Ok(runs) => {
-                let mut lines = super::run_tree::tree_lines(&runs);
+                let mut lines = crate::app::tree_lines(&runs);
                 lines.push("linggen runs show ID prints a run's calls, results and changes".into());
                 self.view.lines(lines);
             }

@@ -524,7 +524,7 @@ async fn next_event(live: &mut Option<LiveSession>) -> Option<std::sync::Arc<ses
 }
 
 /// The current agent, then what differs from the defaults: `ling › `, `coder › `,
-/// `ling [chat] › `, `ling [accept-edits] › `.
+/// `ling [talk] › `, `ling [accept-edits] › `.
 fn prompt_text(
     agent: &str,
     mode: TurnMode,

@@ -25,7 +25,9 @@ pub struct Checkpointer {
     root: PathBuf,
     engine: Mutex<Option<Checkpoints>>,
     /// A failure was reported already: one warning a session is enough.
-    warned: AtomicBool,
+    warned_failure: AtomicBool,
+    /// Files left out for their size were reported already.
+    warned_skipped: AtomicBool,
 }
 
 impl Checkpointer {
@@ -35,7 +37,8 @@ impl Checkpointer {
             store: store_dir(home, root),
             root: root.to_path_buf(),
             engine: Mutex::new(None),
-            warned: AtomicBool::new(false),
+            warned_failure: AtomicBool::new(false),
+            warned_skipped: AtomicBool::new(false),
         }
     }
 
@@ -114,13 +117,15 @@ pub(crate) async fn ensure(shared: &TurnShared, ctx: &RunCtx) {
     }
     let id = ids::new_id();
     let (name, label) = (id.clone(), format!("before: {}", mark.prompt));
-    let taken = tokio::task::spawn_blocking(move || checkpointer.snapshot(&name, &label))
+    let store = Arc::clone(&checkpointer);
+    let taken = tokio::task::spawn_blocking(move || store.snapshot(&name, &label))
         .await
         .unwrap_or_else(|e| Err(e.to_string()));
     match taken {
         Ok(snapshot) => {
             if !snapshot.skipped.is_empty() {
                 warn_once(
+                    &checkpointer.warned_skipped,
                     shared,
                     format!(
                         "checkpoint: {} left out (larger than {} MiB): a rewind will not restore them",
@@ -138,6 +143,7 @@ pub(crate) async fn ensure(shared: &TurnShared, ctx: &RunCtx) {
             });
         }
         Err(why) => warn_once(
+            &checkpointer.warned_failure,
             shared,
             format!("no checkpoint was taken ({why}); changes in this session cannot be rewound"),
         ),
@@ -154,7 +160,8 @@ pub(crate) async fn close(shared: &TurnShared, mark: &Arc<TurnMark>) {
     }
     let name = format!("{}-end", mark.run_id);
     let label = format!("after: {}", mark.prompt);
-    let taken = tokio::task::spawn_blocking(move || checkpointer.snapshot(&name, &label))
+    let store = Arc::clone(&checkpointer);
+    let taken = tokio::task::spawn_blocking(move || store.snapshot(&name, &label))
         .await
         .unwrap_or_else(|e| Err(e.to_string()));
     match taken {
@@ -163,17 +170,15 @@ pub(crate) async fn close(shared: &TurnShared, mark: &Arc<TurnMark>) {
             commit: snapshot.commit,
         }),
         Err(why) => warn_once(
+            &checkpointer.warned_failure,
             shared,
             format!("the turn's end state was not saved ({why})"),
         ),
     }
 }
 
-fn warn_once(shared: &TurnShared, message: String) {
-    let Some(checkpointer) = &shared.checkpoints else {
-        return;
-    };
-    if !checkpointer.warned.swap(true, Ordering::Relaxed) {
+fn warn_once(told: &AtomicBool, shared: &TurnShared, message: String) {
+    if !told.swap(true, Ordering::Relaxed) {
         shared.bus.publish(Event::Warning { message });
     }
 }

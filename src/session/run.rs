@@ -133,9 +133,6 @@ async fn run_loop(
             return end(OutcomeStatus::MaxIters, message, iterations, usage);
         }
         if let Some(why) = watch.exceeded(usage.input_tokens + usage.output_tokens) {
-            shared.bus.publish(Event::Warning {
-                message: why.clone(),
-            });
             return end(OutcomeStatus::Stopped, why, iterations, usage);
         }
         iterations += 1;
@@ -409,6 +406,7 @@ pub(crate) async fn ask_model(
     provider: &dyn Provider,
 ) -> Step {
     let mut response = Response::default();
+    let auto_mode = ctx.mode == TurnMode::Auto;
     let bus = &shared.bus;
     let batcher = TokenBatcher::new(bus, &ctx.id, &ctx.agent.name);
     // From the first piece of output to the last: the generation time tok/s is over.
@@ -426,7 +424,9 @@ pub(crate) async fn ask_model(
             }
             match event {
                 StreamEvent::Text(t) => {
-                    batcher.push(&t, false);
+                    // An auto-mode answer is an action, not prose for the person: it
+                    // streams as thinking, and the run's summary is the answer shown.
+                    batcher.push(&t, auto_mode);
                     response.text.push_str(&t);
                 }
                 StreamEvent::Thinking(t) => batcher.push(&t, true),

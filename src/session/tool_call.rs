@@ -166,7 +166,12 @@ async fn session_tool(
                 Ok(child) => child,
                 Err(why) => return ToolOutput::error(why),
             };
+            let files_before = changed.len();
             let end = delegate::run_child(shared, ctx, conv, child, changed).await;
+            // Files the child changed are this run's progress too (auto mode's limits).
+            if changed.len() > files_before {
+                ctx.writes += 1;
+            }
             delegate::as_tool_output(&target, &end)
         }
         SessionCall::Lock { globs, ttl_ms } => {

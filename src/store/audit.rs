@@ -98,29 +98,6 @@ impl Store {
         rows.collect::<Result<_, _>>().map_err(|e| self.err(e))
     }
 
-    /// The checkpoint with this id, or the only one it is a prefix of.
-    pub fn find_checkpoint(&self, id: &str) -> Result<Option<CheckpointRecord>, StoreError> {
-        let mut stmt = self
-            .conn
-            .prepare(&format!(
-                "SELECT {CHECKPOINT_COLUMNS} WHERE id = ?1 OR id LIKE ?2 ESCAPE '\\' LIMIT 2"
-            ))
-            .map_err(|e| self.err(e))?;
-        let escaped = id
-            .replace('\\', "\\\\")
-            .replace('%', "\\%")
-            .replace('_', "\\_");
-        let rows = stmt
-            .query_map(params![id, format!("{escaped}%")], checkpoint)
-            .map_err(|e| self.err(e))?;
-        let found: Vec<CheckpointRecord> =
-            rows.collect::<Result<_, _>>().map_err(|e| self.err(e))?;
-        Ok(match found.len() {
-            1 => found.into_iter().next(),
-            _ => found.into_iter().find(|c| c.id == id),
-        })
-    }
-
     /// The conversation as it was before the turn `run_id` began (its first message).
     pub fn conversation_before(
         &self,

@@ -102,9 +102,18 @@ impl Record {
             } => {
                 if let Some(run) = self.view.run(id) {
                     store.finish_run(id, run.status.stored())?;
-                    let ok = run.status == crate::session::view::RunStatus::Completed;
-                    let text = format!("{:?}", run.status).to_lowercase();
-                    store.log(id, "outcome", &text, Some(result), Some(ok))?;
+                    use crate::session::view::RunStatus;
+                    // As events spell the outcome (`max_iters`, `stopped`).
+                    let text = match run.status {
+                        RunStatus::Completed => "completed",
+                        RunStatus::Error => "error",
+                        RunStatus::Cancelled => "cancelled",
+                        RunStatus::MaxIters => "max_iters",
+                        RunStatus::Stopped => "stopped",
+                        RunStatus::Running | RunStatus::WaitingApproval => "running",
+                    };
+                    let ok = run.status == RunStatus::Completed;
+                    store.log(id, "outcome", text, Some(result), Some(ok))?;
                 }
             }
             // The audit trail (`linggen runs show`).

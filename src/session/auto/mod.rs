@@ -52,14 +52,17 @@ pub(crate) fn protocol(shared: &TurnShared, ctx: &RunCtx) -> String {
          - {\"type\":\"tool\",\"tool\":\"Read\",\"args\":{\"path\":\"src/lib.rs\"}} runs a tool; \
          its result is the next message.\n",
     );
-    if caps.contains(&Capability::Patch) {
+    let can_patch = ctx.agent.allows_tool(ToolName::ApplyPatch);
+    if can_patch {
         text.push_str(
             "- {\"type\":\"patch\",\"diff\":\"--- a/src/lib.rs\\n+++ b/src/lib.rs\\n@@ -1 +1 @@\\n-old\\n+new\\n\"} \
              changes files with a unified diff (--- /dev/null for a new file); read a file \
              before you patch it.\n",
         );
     } else {
-        text.push_str("- You may not change files (this agent's policy has no Patch).\n");
+        text.push_str(
+            "- You may not change files (this agent has no Patch policy or no apply_patch tool).\n",
+        );
     }
     if caps.contains(&Capability::Finalize) {
         text.push_str(
@@ -72,7 +75,7 @@ pub(crate) fn protocol(shared: &TurnShared, ctx: &RunCtx) -> String {
              working until the run is stopped.\n",
         );
     }
-    if !ctx.agent.checks.is_empty() && caps.contains(&Capability::Patch) {
+    if !ctx.agent.checks.is_empty() && can_patch {
         text.push_str(&format!(
             "After each patch these checks run, and a failure is the next message: {}.\n",
             ctx.agent.checks.join("; ")

@@ -52,8 +52,13 @@ impl PatchArgs {
         let example =
             r#"{"diff": "--- a/src/lib.rs\n+++ b/src/lib.rs\n@@ -1 +1 @@\n-old\n+new\n"}"#;
         let diff = args::required_string(args, &["diff", "patch", "input"], tool.name(), example)?;
+        let verdict = if tool == ToolName::ApplyPatch {
+            "the patch was not applied"
+        } else {
+            "the patch does not apply"
+        };
         let checked = check(&ctx.root, ctx.linggen_home.as_deref(), &diff)
-            .map_err(|why| ToolOutput::error(format!("the patch was not applied: {why}")))?;
+            .map_err(|why| ToolOutput::error(format!("{verdict}: {why}")))?;
         let (preview, stat) = preview(&checked);
         Ok(PatchArgs {
             diff,

@@ -882,7 +882,7 @@ function onOutcome(ev) {
   }
   // A failed turn's result is usually the `Error` just shown (a dead model server): once.
   const repeated = ev.status === 'error' && S.errors.has(String(ev.result || '').trim());
-  if (ev.status === 'max_iters' || (ev.status === 'error' && ev.result && !repeated)) {
+  if (ev.status === 'max_iters' || ev.status === 'stopped' || (ev.status === 'error' && ev.result && !repeated)) {
     add(el('div', 'line warn', oneLine(ev.result, 300)));
   }
   S.errors.clear();
@@ -923,7 +923,7 @@ function auditLink(runId) {
 }
 
 function outcomeText(ev) {
-  const mark = { completed: '✓', cancelled: '⊘', error: '✗', max_iters: '⚠' }[ev.status] || '·';
+  const mark = { completed: '✓', cancelled: '⊘', error: '✗', max_iters: '⚠', stopped: '⚠' }[ev.status] || '·';
   const parts = [`${mark} ${ev.status.replace('_', ' ')}`];
   if (ev.num_turns) parts.push(`${ev.num_turns} step${ev.num_turns === 1 ? '' : 's'}`);
   const ms = ev.duration_ms || 0;
