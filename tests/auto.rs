@@ -64,8 +64,22 @@ fn an_auto_run_reads_patches_checks_fails_patches_again_and_finalizes() {
     assert_eq!(ws.read("value.txt"), "42\n");
     let requests = server.chat_requests();
     assert_eq!(requests.len(), 4);
-    // No native tools: the protocol in the system prompt lists them.
+    // No native tools: the protocol in the system prompt lists them, and the answer is
+    // constrained to an action's schema, one shape per tool with its own parameters.
     assert!(requests[0].get("tools").is_none(), "{}", requests[0]);
+    let format = &requests[0]["response_format"];
+    assert_eq!(format["type"], "json_schema", "{format}");
+    let shapes = format["json_schema"]["schema"]["anyOf"].as_array().unwrap();
+    let read = shapes
+        .iter()
+        .find(|s| s["properties"]["tool"]["const"] == "Read")
+        .unwrap_or_else(|| panic!("{format}"));
+    assert_eq!(read["properties"]["args"]["required"], json!(["path"]));
+    let kinds: Vec<&Value> = shapes
+        .iter()
+        .map(|s| &s["properties"]["type"]["const"])
+        .collect();
+    assert!(kinds.contains(&&json!("patch")) && kinds.contains(&&json!("finalize_task")));
     let system = texts(&requests[0], "system").join("\n");
     assert!(system.contains("# Auto mode"), "{system}");
     assert!(system.contains("- Read(path"), "{system}");
@@ -154,6 +168,9 @@ fn an_agent_without_finalize_cannot_finish() {
     assert_eq!(requests.len(), 3);
     let system = texts(&requests[0], "system").join("\n");
     assert!(system.contains("You may not finalize"), "{system}");
+    // Nor can a constrained model: the schema has no finalize shape.
+    let schema = requests[0]["response_format"]["json_schema"]["schema"].to_string();
+    assert!(!schema.contains("finalize_task"), "{schema}");
     let refused = last_observation(&requests[1]);
     assert!(
         refused.contains("may not finalize the task (its policy has no Finalize)"),

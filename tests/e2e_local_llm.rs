@@ -80,8 +80,18 @@ fn health_ok(port: u16) -> bool {
 }
 
 fn run_linggen(provider: &str, url: &str) -> (String, String) {
+    run_linggen_with(provider, url, &["-p", "Say hello"], |_| {})
+}
+
+fn run_linggen_with(
+    provider: &str,
+    url: &str,
+    args: &[&str],
+    prepare: impl FnOnce(&Path),
+) -> (String, String) {
     let home = tempfile::tempdir().unwrap();
     let root = tempfile::tempdir().unwrap();
+    prepare(root.path());
     std::fs::write(
         home.path().join("linggen-agent.toml"),
         format!(
@@ -90,14 +100,8 @@ fn run_linggen(provider: &str, url: &str) -> (String, String) {
     )
     .unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_linggen"))
-        .args([
-            "-p",
-            "Say hello",
-            "--output-format",
-            "stream-json",
-            "--max-iters",
-            "1",
-        ])
+        .args(args)
+        .args(["--output-format", "stream-json", "--max-iters", "1"])
         .env("LINGGEN_HOME", home.path())
         .current_dir(root.path())
         .stdin(Stdio::null())
@@ -148,4 +152,28 @@ fn real_model_streams_an_answer_over_openai_and_anthropic() {
     assert_streamed_answer("openai", &out, &err);
     let (out, err) = run_linggen("anthropic", &base);
     assert_streamed_answer("anthropic", &out, &err);
+
+    // Auto mode: the answer is constrained to an action's schema (`response_format`), so
+    // even this tiny model, which otherwise answers in prose, starts a JSON action.
+    let agent = "---\nname: closer\nmode: auto\ntools: []\npolicy: [Finalize]\n---\nFinalize the task with a one-line summary.\n";
+    let (out, err) = run_linggen_with(
+        "openai",
+        &format!("{base}/v1"),
+        &["-p", "Say hello", "--agent", "closer"],
+        |root| {
+            std::fs::create_dir_all(root.join("agents")).unwrap();
+            std::fs::write(root.join("agents/closer.md"), agent).unwrap();
+        },
+    );
+    let answer = out
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|e| e["type"] == "Message" && e["role"] == "assistant")
+        .and_then(|e| e["content"].as_str().map(str::to_string))
+        .unwrap_or_else(|| panic!("no answer: {out}\n{err}"));
+    assert!(
+        answer.trim_start().starts_with('{') && answer.contains("\"type\""),
+        "auto mode's answer is not a JSON action: {answer:?}\n{err}"
+    );
+    eprintln!("auto: {answer:?}");
 }

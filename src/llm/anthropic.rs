@@ -473,6 +473,7 @@ mod tests {
         let request = ChatRequest {
             messages: &messages,
             tools: &tools,
+            answer_schema: None,
         };
         let body = request_body("claude-sonnet-4-5", &request);
         assert_eq!(
@@ -505,6 +506,7 @@ mod tests {
             &ChatRequest {
                 messages: user_only,
                 tools: &[],
+                answer_schema: None,
             },
         );
         assert!(bare.get("tools").is_none() && bare.get("system").is_none());
@@ -611,6 +613,7 @@ mod tests {
         let request = ChatRequest {
             messages: &messages,
             tools: &[],
+            answer_schema: None,
         };
         let mut events = Vec::new();
         provider

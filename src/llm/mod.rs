@@ -186,6 +186,10 @@ pub struct ChatRequest<'a> {
     /// The full history, system prompt first.
     pub messages: &'a [ChatMessage],
     pub tools: &'a [ToolSpec],
+    /// A JSON schema the answer must follow (auto mode's actions). OpenAI-compatible
+    /// servers and Ollama constrain their decoding to it, which is what lets a small local
+    /// model answer with a valid action at all; the others only have the instructions.
+    pub answer_schema: Option<&'a serde_json::Value>,
 }
 
 /// The sink a provider pushes [`StreamEvent`]s into as they arrive.

@@ -170,6 +170,9 @@ pub fn request_body(model: &str, request: &ChatRequest<'_>, num_ctx: u32) -> Val
     if !request.tools.is_empty() {
         body["tools"] = super::openai::function_tools(request.tools);
     }
+    if let Some(schema) = request.answer_schema {
+        body["format"] = schema.clone();
+    }
     body
 }
 
@@ -346,6 +349,7 @@ mod tests {
         let request = ChatRequest {
             messages: &messages,
             tools: &tools,
+            answer_schema: None,
         };
         assert_eq!(
             request_body("qwen3:8b", &request, 16_384),
@@ -369,8 +373,17 @@ mod tests {
         let bare = ChatRequest {
             messages: &messages,
             tools: &[],
+            answer_schema: None,
         };
         assert!(request_body("m", &bare, 8192).get("tools").is_none());
+        assert!(request_body("m", &bare, 8192).get("format").is_none());
+        // Auto mode: Ollama constrains the answer to the schema given as `format`.
+        let schema = json!({"type": "object", "required": ["type"]});
+        let constrained = ChatRequest {
+            answer_schema: Some(&schema),
+            ..bare
+        };
+        assert_eq!(request_body("m", &constrained, 8192)["format"], schema);
     }
 
     #[test]
@@ -468,6 +481,7 @@ mod tests {
         let request = ChatRequest {
             messages: &messages,
             tools: &[],
+            answer_schema: None,
         };
         let mut events = Vec::new();
         for _ in 0..2 {
@@ -498,6 +512,7 @@ mod tests {
         let request = ChatRequest {
             messages: &messages,
             tools: &[],
+            answer_schema: None,
         };
         let err = provider.chat(request, &mut |_| {}).await.expect_err("404");
         let text = err.to_string();

@@ -132,6 +132,14 @@ pub fn request_body(model: &str, request: &ChatRequest<'_>) -> Value {
     if !request.tools.is_empty() {
         body["tools"] = function_tools(request.tools);
     }
+    if let Some(schema) = request.answer_schema {
+        // Not `strict`: OpenAI's strict mode limits schemas; llama.cpp, vLLM and LM Studio
+        // turn this into a grammar either way.
+        body["response_format"] = json!({
+            "type": "json_schema",
+            "json_schema": {"name": "action", "schema": schema},
+        });
+    }
     body
 }
 
@@ -409,6 +417,28 @@ mod tests {
         ]
     }
 
+    /// Auto mode: the answer's schema goes as `response_format`, which OpenAI, llama.cpp,
+    /// vLLM and LM Studio read; without one there is none.
+    #[test]
+    fn an_answer_schema_becomes_the_response_format() {
+        let messages = history();
+        let schema = json!({"type": "object", "anyOf": []});
+        let request = |answer_schema| ChatRequest {
+            messages: &messages,
+            tools: &[],
+            answer_schema,
+        };
+        assert!(
+            request_body("m", &request(None))
+                .get("response_format")
+                .is_none()
+        );
+        assert_eq!(
+            request_body("m", &request(Some(&schema)))["response_format"],
+            json!({"type": "json_schema", "json_schema": {"name": "action", "schema": schema}})
+        );
+    }
+
     #[test]
     fn request_body_maps_history_and_tools() {
         let messages = history();
@@ -422,6 +452,7 @@ mod tests {
             &ChatRequest {
                 messages: &messages,
                 tools: &tools,
+                answer_schema: None,
             },
         );
         assert_eq!(
@@ -451,6 +482,7 @@ mod tests {
             &ChatRequest {
                 messages: &messages,
                 tools: &[],
+                answer_schema: None,
             },
         );
         assert!(no_tools.get("tools").is_none());
@@ -602,6 +634,7 @@ mod tests {
         let request = ChatRequest {
             messages: &messages,
             tools: &[],
+            answer_schema: None,
         };
         let mut events = Vec::new();
         let err = provider.chat(request, &mut |e| events.push(e)).await;

@@ -416,6 +416,7 @@ async fn complete(
         let request = ChatRequest {
             messages: &messages,
             tools: &[],
+            answer_schema: None,
         };
         let mut sink = |e: StreamEvent| match e {
             StreamEvent::Text(t) => summary.push_str(&t),

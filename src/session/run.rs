@@ -407,6 +407,7 @@ pub(crate) async fn ask_model(
 ) -> Step {
     let mut response = Response::default();
     let auto_mode = ctx.mode == TurnMode::Auto;
+    let schema = auto_mode.then(|| auto::answer_schema(shared, ctx));
     let bus = &shared.bus;
     let batcher = TokenBatcher::new(bus, &ctx.id, &ctx.agent.name);
     // From the first piece of output to the last: the generation time tok/s is over.
@@ -438,6 +439,7 @@ pub(crate) async fn ask_model(
         let request = ChatRequest {
             messages: &conv.history,
             tools,
+            answer_schema: schema.as_ref(),
         };
         let chat = provider.chat(request, &mut sink);
         tokio::pin!(chat);

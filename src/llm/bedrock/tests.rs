@@ -120,6 +120,7 @@ fn request_body_maps_history_and_tools() {
     let body = request_body(&ChatRequest {
         messages: &messages,
         tools: &tools,
+        answer_schema: None,
     });
     assert_eq!(
         body,
@@ -140,6 +141,7 @@ fn request_body_maps_history_and_tools() {
     let plain = request_body(&ChatRequest {
         messages: &messages,
         tools: &[],
+        answer_schema: None,
     });
     assert!(plain.get("toolConfig").is_none());
     assert!(!plain.to_string().contains("toolUse"));

@@ -112,6 +112,37 @@ pub(crate) fn protocol(shared: &TurnShared, ctx: &RunCtx) -> String {
     text
 }
 
+/// The JSON schema of an action, sent with each auto-mode request: servers that constrain
+/// decoding to it (llama.cpp, vLLM, Ollama) make even a small model answer with an object
+/// of the right shape, naming only tools it has. The lenient reading stays for the rest.
+pub(crate) fn answer_schema(shared: &TurnShared, ctx: &RunCtx) -> serde_json::Value {
+    let object = |properties: serde_json::Value, required: &[&str]| json!({"type": "object", "properties": properties, "required": required});
+    // One shape per tool, with that tool's own parameters: a constrained model cannot
+    // leave out a required argument.
+    let mut shapes: Vec<serde_json::Value> = run::agent_tools(shared, ctx, None)
+        .into_iter()
+        .filter(|t| t.name != ToolName::ApplyPatch.name())
+        .map(|t| {
+            let properties = json!({
+                "type": {"const": "tool"},
+                "tool": {"const": t.name},
+                "args": t.parameters,
+            });
+            object(properties, &["type", "tool", "args"])
+        })
+        .collect();
+    if ctx.agent.allows_tool(ToolName::ApplyPatch) {
+        let properties = json!({"type": {"const": "patch"}, "diff": {"type": "string"}});
+        shapes.push(object(properties, &["type", "diff"]));
+    }
+    if ctx.agent.capabilities.contains(&Capability::Finalize) {
+        let properties = json!({"type": {"const": "finalize_task"}, "summary": {"type": "string"}});
+        shapes.push(object(properties, &["type", "summary"]));
+    }
+    // `type: object` at the root too: OpenAI refuses a root schema without it.
+    json!({ "type": "object", "anyOf": shapes })
+}
+
 /// Reads the model's answer (already in the history) and carries out its action.
 pub(crate) async fn step(
     shared: &TurnShared,
