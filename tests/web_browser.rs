@@ -189,6 +189,10 @@ fn a_shared_session_is_watched_and_driven_from_chromium() {
     );
     browser.wait_for_text(".msg.assistant", FINAL_ANSWER);
     browser.wait_for_text(".msg.user", WRITE_REQUEST);
+    // The change report links to the run's audit trail, as `linggen runs show` prints it.
+    browser.click(&browser.wait_for(".line.changes a.audit"));
+    let trail = browser.wait_for_text("pre.audit-log", &format!("→ Write {WRITTEN_FILE}"));
+    assert!(trail.starts_with("run "), "{trail}");
 
     // 5. What the page looks like now, for a person to check; then on a phone.
     browser.save_screenshot("share.png");

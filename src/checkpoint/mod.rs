@@ -270,16 +270,7 @@ impl Checkpoints {
     pub fn changed(&self, from: &str, to: &str) -> Result<Vec<FileChange>, CheckpointError> {
         let from = self.snapshot_commit(from)?;
         let to = self.snapshot_commit(to)?;
-        let mut changes: Vec<FileChange> = self
-            .diff(&from, &to)?
-            .into_iter()
-            .map(|(kind, path)| FileChange {
-                path: String::from_utf8_lossy(&path).into_owned(),
-                kind,
-            })
-            .collect();
-        changes.sort_by(|a, b| a.path.cmp(&b.path));
-        Ok(changes)
+        Ok(file_changes(self.diff(&from, &to)?))
     }
 
     /// The commit `refs/checkpoints/<name>` points at, if there is one.
@@ -515,4 +506,17 @@ fn io_error(what: &str, path: &Path) -> impl FnOnce(std::io::Error) -> Checkpoin
     let what = what.to_owned();
     let path = path.to_owned();
     move |source| CheckpointError::Io { what, path, source }
+}
+
+/// Changes as (kind, raw path) pairs, as callers get them: sorted by path.
+fn file_changes(pairs: Vec<(ChangeKind, Vec<u8>)>) -> Vec<FileChange> {
+    let mut changes: Vec<FileChange> = pairs
+        .into_iter()
+        .map(|(kind, path)| FileChange {
+            path: String::from_utf8_lossy(&path).into_owned(),
+            kind,
+        })
+        .collect();
+    changes.sort_by(|a, b| a.path.cmp(&b.path));
+    changes
 }

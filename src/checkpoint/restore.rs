@@ -55,15 +55,7 @@ impl Checkpoints {
             done.extend(write);
         }
 
-        let mut changes: Vec<FileChange> = done
-            .into_iter()
-            .map(|(kind, path)| FileChange {
-                path: String::from_utf8_lossy(&path).into_owned(),
-                kind,
-            })
-            .collect();
-        changes.sort_by(|a, b| a.path.cmp(&b.path));
-        Ok(changes)
+        Ok(super::file_changes(done))
     }
 
     /// Writes `paths` as they are in `commit`. A temporary index holds the commit's tree so

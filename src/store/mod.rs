@@ -174,27 +174,27 @@ impl Store {
                 known,
             });
         }
-        for (i, sql) in schema::MIGRATIONS.iter().enumerate().skip(version as usize) {
-            // Another linggen may be creating the same database right now (a `-p` run and
-            // `linggen sessions` started together): take the write lock first (waiting up to
-            // the busy timeout), then look again, so a step is never applied twice.
-            let tx = rusqlite::Transaction::new_unchecked(
-                &self.conn,
-                rusqlite::TransactionBehavior::Immediate,
-            )
-            .map_err(err)?;
-            let now: i64 = tx
-                .query_row("PRAGMA user_version", [], |r| r.get(0))
-                .map_err(err)?;
-            if now > i as i64 {
-                tx.commit().map_err(err)?;
-                continue;
-            }
-            tx.execute_batch(sql).map_err(err)?;
-            tx.pragma_update(None, "user_version", i as i64 + 1)
-                .map_err(err)?;
-            tx.commit().map_err(err)?;
+        if version == known {
+            return Ok(());
         }
+        // Another linggen may be creating the same database right now (a `-p` run and
+        // `linggen sessions` started together): take the write lock first (waiting up to the
+        // busy timeout), then look again, so a step is never applied twice. The pending
+        // steps go in one transaction: a first run creates the database in one commit.
+        let tx = rusqlite::Transaction::new_unchecked(
+            &self.conn,
+            rusqlite::TransactionBehavior::Immediate,
+        )
+        .map_err(err)?;
+        let now: i64 = tx
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .map_err(err)?;
+        for sql in schema::MIGRATIONS.iter().skip(now.max(0) as usize) {
+            tx.execute_batch(sql).map_err(err)?;
+        }
+        tx.pragma_update(None, "user_version", known.max(now))
+            .map_err(err)?;
+        tx.commit().map_err(err)?;
         Ok(())
     }
 
