@@ -133,6 +133,13 @@ fn rewind_restores_write_and_shell_changes_and_leaves_git_alone() {
         .filter(|e| e["type"] == "CheckpointCreated")
         .collect();
     assert_eq!(created.len(), 1, "one checkpoint per prompt: {created:?}");
+    // The turn's change report names the file the shell command made too.
+    let report = events(&r.stdout)
+        .into_iter()
+        .find(|e| e["type"] == "ChangeReport")
+        .unwrap();
+    assert_eq!(report["files"], json!(["a.txt", "b.txt"]), "{report}");
+    assert_eq!(report["agent_id"], "ling");
 
     let listed = run(&ws, &["rewind", "--list"]);
     assert_eq!(listed.code, Some(0), "{}", listed.stderr);

@@ -42,6 +42,14 @@ impl Checkpointer {
         }
     }
 
+    /// The files that differ between two snapshots (blocking: it runs `git`).
+    fn changed(&self, from: &str, to: &str) -> Result<Vec<crate::checkpoint::FileChange>, String> {
+        match lock(&self.engine).as_ref() {
+            Some(engine) => engine.changed(from, to).map_err(|e| e.to_string()),
+            None => Err("the checkpoint store is not open".into()),
+        }
+    }
+
     /// Takes a snapshot (blocking: it runs `git`).
     fn snapshot(&self, name: &str, label: &str) -> Result<crate::checkpoint::Snapshot, String> {
         let mut engine = lock(&self.engine);
@@ -73,6 +81,8 @@ pub(crate) struct TurnMark {
     step: AtomicU32,
     /// The step a snapshot was taken for.
     taken: Mutex<Option<u32>>,
+    /// The turn's first snapshot: what its end is compared with.
+    first: Mutex<Option<String>>,
 }
 
 impl TurnMark {
@@ -82,16 +92,13 @@ impl TurnMark {
             prompt: prompt.to_string(),
             step: AtomicU32::new(0),
             taken: Mutex::new(None),
+            first: Mutex::new(None),
         })
     }
 
     /// Auto mode: a new step begins; its first change gets a checkpoint of its own.
     pub fn next_step(&self) {
         self.step.fetch_add(1, Ordering::Relaxed);
-    }
-
-    fn any_taken(&self) -> bool {
-        lock(&self.taken).is_some()
     }
 }
 
@@ -134,6 +141,7 @@ pub(crate) async fn ensure(shared: &TurnShared, ctx: &RunCtx) {
                     ),
                 );
             }
+            lock(&mark.first).get_or_insert_with(|| snapshot.commit.clone());
             shared.bus.publish(Event::CheckpointCreated {
                 checkpoint_id: id,
                 run_id: mark.run_id.clone(),
@@ -151,29 +159,41 @@ pub(crate) async fn ensure(shared: &TurnShared, ctx: &RunCtx) {
 }
 
 /// After the turn: the tree as the agent left it, so a rewind can tell later hand edits.
-pub(crate) async fn close(shared: &TurnShared, mark: &Arc<TurnMark>) {
+/// Returns the files the turn changed by any means, shell commands included (for its
+/// `ChangeReport`).
+pub(crate) async fn close(shared: &TurnShared, mark: &Arc<TurnMark>) -> Vec<String> {
     let Some(checkpointer) = shared.checkpoints.clone() else {
-        return;
+        return Vec::new();
     };
-    if !mark.any_taken() {
-        return;
-    }
+    let Some(first) = lock(&mark.first).clone() else {
+        return Vec::new();
+    };
     let name = format!("{}-end", mark.run_id);
     let label = format!("after: {}", mark.prompt);
     let store = Arc::clone(&checkpointer);
-    let taken = tokio::task::spawn_blocking(move || store.snapshot(&name, &label))
-        .await
-        .unwrap_or_else(|e| Err(e.to_string()));
+    let taken = tokio::task::spawn_blocking(move || {
+        let end = store.snapshot(&name, &label)?.commit;
+        let changed = store.changed(&first, &end)?;
+        Ok::<_, String>((end, changed))
+    })
+    .await
+    .unwrap_or_else(|e| Err(e.to_string()));
     match taken {
-        Ok(snapshot) => shared.bus.publish(Event::CheckpointClosed {
-            run_id: mark.run_id.clone(),
-            commit: snapshot.commit,
-        }),
-        Err(why) => warn_once(
-            &checkpointer.warned_failure,
-            shared,
-            format!("the turn's end state was not saved ({why})"),
-        ),
+        Ok((commit, changed)) => {
+            shared.bus.publish(Event::CheckpointClosed {
+                run_id: mark.run_id.clone(),
+                commit,
+            });
+            changed.into_iter().map(|c| c.path).collect()
+        }
+        Err(why) => {
+            warn_once(
+                &checkpointer.warned_failure,
+                shared,
+                format!("the turn's end state was not saved ({why})"),
+            );
+            Vec::new()
+        }
     }
 }
 

@@ -81,11 +81,7 @@ pub(crate) async fn run_child(
         &mut own,
     )
     .await;
-    for file in &own {
-        if !changed.contains(file) {
-            changed.push(file.clone());
-        }
-    }
+    super::turn::merge(changed, own.clone());
     super::turn::report_changes(shared, &ctx.id, &ctx.agent.name, own);
     // Approvals the person gave inside the child ("always in this session") hold for the
     // parent too.

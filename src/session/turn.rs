@@ -123,11 +123,23 @@ pub(super) async fn run_turn(
                 let task = ChatMessage::user(plan.content);
                 run::run(shared, &mut ctx, conv, task, label, &from, &mut changed).await
             };
-            super::checkpoints::close(shared, &ctx.mark).await;
+            merge(
+                &mut changed,
+                super::checkpoints::close(shared, &ctx.mark).await,
+            );
             (ctx.id, ctx.agent.name, end)
         }
     };
     finish(shared, end, changed, started);
+}
+
+/// Adds `more` to the files a turn changed, each once.
+pub(super) fn merge(changed: &mut Vec<String>, more: Vec<String>) {
+    for file in more {
+        if !changed.contains(&file) {
+            changed.push(file);
+        }
+    }
 }
 
 /// Closes a run that changed files with a `ChangeReport` (its delegated runs' files
@@ -194,7 +206,7 @@ async fn person_command(
         ctx.skill_rules = super::auto::check_rules(shared);
     }
     let output = super::tool_call::person_command(shared, &mut ctx, conv, command, changed).await;
-    super::checkpoints::close(shared, &ctx.mark).await;
+    merge(changed, super::checkpoints::close(shared, &ctx.mark).await);
     super::lock(&shared.runs).remove(&ctx.id);
     let seen = format!(
         "I ran `{command}` myself{}:\n```\n{}\n```",

@@ -90,7 +90,7 @@ impl Mirror {
             .map(|m| {
                 Arc::new(Envelope {
                     seq: 0,
-                    event: Event::message("", agent_id, "user", m),
+                    event: Event::message("", agent_id, from_of(m), m),
                 })
             })
             .collect();
@@ -257,5 +257,15 @@ impl State {
         if keep {
             self.transcript.push(envelope.clone());
         }
+    }
+}
+
+/// Who a resumed user message is from: the person, or (auto mode) an observation, which
+/// the page does not show as a message.
+fn from_of(message: &crate::llm::ChatMessage) -> &'static str {
+    if crate::session::is_observation(message) {
+        crate::session::OBSERVATION
+    } else {
+        "user"
     }
 }

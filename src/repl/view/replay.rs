@@ -17,7 +17,7 @@ impl View {
         let said: Vec<usize> = history
             .iter()
             .enumerate()
-            .filter(|(_, m)| m.role == Role::User)
+            .filter(|(_, m)| m.role == Role::User && !crate::session::is_observation(m))
             .map(|(i, _)| i)
             .collect();
         if said.is_empty() {
@@ -30,7 +30,11 @@ impl View {
             "resumed session {session_id} · the last {shown} of {} exchanges:",
             said.len()
         ))];
-        for message in &history[from..] {
+        // An auto-mode observation is not the person's line; its tool call shows instead.
+        for message in history[from..]
+            .iter()
+            .filter(|m| !crate::session::is_observation(m))
+        {
             lines.extend(self.replayed(message));
         }
         lines.push(self.style.dim("─── resumed ───"));

@@ -165,7 +165,7 @@ pub(crate) async fn step(
                 shared,
                 ctx,
                 conv,
-                format!("That answer was not an action: {why}."),
+                format!("[not an action]\nThat answer was not an action: {why}."),
             );
             return Flow::Continue;
         }
@@ -188,8 +188,8 @@ pub(crate) async fn step(
         }
         Action::Finalize { .. } => {
             let refusal = format!(
-                "refused: agent `{}` may not finalize the task (its policy has no Finalize); \
-                 keep working with tools and patches",
+                "[finalize_task refused]\nrefused: agent `{}` may not finalize the task (its \
+                 policy has no Finalize); keep working with tools and patches",
                 ctx.agent.name
             );
             watch.call_ended("finalize_task", &json!({}), true);
@@ -299,6 +299,55 @@ pub(crate) fn check_rules(shared: &TurnShared) -> Vec<super::permissions::Rule> 
 }
 
 /// Adds what an action did to the history, for the model's next answer.
+/// Whether a stored user message is an observation (a resumed conversation has no `from`):
+/// each starts with a `[… result]`, `[… failed]`, `[… refused]` or `[not an action]` line.
+pub fn is_observation(message: &ChatMessage) -> bool {
+    if message.role != crate::llm::Role::User {
+        return false;
+    }
+    let first = message.content.lines().next().unwrap_or_default();
+    let Some(label) = first.strip_prefix('[').and_then(|l| l.strip_suffix(']')) else {
+        return false;
+    };
+    if label == "not an action" {
+        return true;
+    }
+    // `[Read result]`: one word (the tool as the model named it), then the verdict.
+    label.split_once(' ').is_some_and(|(tool, verdict)| {
+        !tool.is_empty() && matches!(verdict, "result" | "failed" | "refused")
+    })
+}
+
+/// Adds what an action did to the history, for the model's next answer; its first line is
+/// what [`is_observation`] knows it by.
 fn observe(shared: &TurnShared, ctx: &RunCtx, conv: &mut Conversation, text: String) {
     run::push(shared, ctx, conv, OBSERVATION, ChatMessage::user(text));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn observations_are_told_from_the_persons_lines() {
+        let user = ChatMessage::user;
+        for seen in [
+            "[Read result]\n1\tfn main() {}",
+            "[apply_patch failed]\nhunk 1 of 1 …",
+            "[finalize_task refused]\nrefused: …",
+            "[not an action]\nThat answer was not an action: …",
+        ] {
+            assert!(is_observation(&user(seen)), "{seen}");
+        }
+        for said in [
+            "fix the [bug] please",
+            "[a b result]",
+            "[ result]",
+            "[Read]",
+        ] {
+            assert!(!is_observation(&user(said)), "{said}");
+        }
+        let answer = ChatMessage::assistant("[Read result]", Vec::new());
+        assert!(!is_observation(&answer));
+    }
 }
