@@ -211,10 +211,12 @@ impl Shell {
             _ => "this session (/agent)",
         };
         let turn_mode = self.view.settings().mode;
-        let turn_mode_origin = if turn_mode == TurnMode::default() {
-            "default"
-        } else {
-            "this session (/mode)"
+        let agent_mode = self.ws.agents.get().get(agent).and_then(|a| a.mode);
+        let turn_mode_origin = match self.start.mode {
+            Some(flag) if flag == turn_mode => "--mode",
+            _ if agent_mode == Some(turn_mode) => "the agent's mode:",
+            _ if turn_mode == TurnMode::default() => "default",
+            _ => "this session (/mode)",
         };
         let row = |key: &str, value: &dyn std::fmt::Display, origin: &str| {
             format!("{key:<22}{value}  ({origin})")

@@ -500,7 +500,10 @@ impl Shell {
             let resumed = std::mem::take(&mut live.resumed);
             self.view.replay(&live.session_id, &resumed);
         }
-        if now.mode != TurnMode::default() {
+        // The mode carries over when it was a choice, not the agent's own default (which
+        // the new session applies by itself, and a choice would pin).
+        let agent_mode = self.ws.agents.get().get(agent).and_then(|a| a.mode);
+        if now.mode != agent_mode.unwrap_or_default() {
             self.ask(session::Input::SetMode { mode: now.mode }).await;
         }
         self.start = next;

@@ -86,6 +86,8 @@ pub enum Event {
         tools: Vec<String>,
         /// The most model calls a turn may make.
         max_iters: u32,
+        /// The mode the first turn runs in (`--mode`, else the agent's `mode:`, else chat).
+        mode: super::input::TurnMode,
     },
     /// A setting of the session changed (`/agent`, `/mode`, `/model`, `/permissions`,
     /// `/settings max_iters`); carries all of them, as they hold for the next turn.

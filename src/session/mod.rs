@@ -247,6 +247,7 @@ async fn run(setup: SessionSetup, mut inputs: mpsc::Receiver<input::Sent>, bus: 
             .map(|s| s.to_string())
             .collect(),
         max_iters: setup.max_iters,
+        mode: turn::mode_for(setup.mode, setup.agents.get().get(&setup.agent_id)),
     });
     let mut shared = Arc::new(TurnShared {
         models: setup.models,

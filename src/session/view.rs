@@ -177,6 +177,7 @@ impl SessionView {
                 agent_id,
                 permission_mode,
                 max_iters,
+                mode,
                 ..
             } => {
                 let s = &mut self.settings;
@@ -185,6 +186,7 @@ impl SessionView {
                 s.agent_id = agent_id.clone();
                 s.permission_mode = *permission_mode;
                 s.max_iters = *max_iters;
+                s.mode = *mode;
             }
             Event::SettingsUpdated {
                 agent_id,

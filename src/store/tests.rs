@@ -214,6 +214,7 @@ fn the_writer_stores_runs_and_the_current_model_from_the_projection() {
         permission_mode: PermissionMode::Default,
         tools: vec![],
         max_iters: 5,
+        mode: TurnMode::Chat,
     });
     bus.publish(Event::RunStarted {
         run_id: "r1".into(),

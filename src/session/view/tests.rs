@@ -65,6 +65,7 @@ fn settings_come_from_session_started_then_settings_updated() {
             permission_mode: PermissionMode::Default,
             tools: vec![],
             max_iters: 20,
+            mode: TurnMode::Chat,
         },
         Event::SettingsUpdated {
             agent_id: "coder".into(),
