@@ -57,11 +57,21 @@ pub fn create(dir: &Path) -> Result<Job, Failure> {
     let path = parent.join(format!("{name}-job-{id}"));
     let branch = format!("job/{id}");
     let path_text = path.display().to_string();
-    git(
-        &top,
-        &["worktree", "add", "-q", "-b", &branch, &path_text, "HEAD"],
-    )
-    .map_err(|e| Failure {
+    // No hooks (post-checkout): with `core.hooksPath` inside the tree, an agent could have
+    // written them, and linggen runs git outside the sandbox.
+    let add = [
+        "-c",
+        "core.hooksPath=/dev/null",
+        "worktree",
+        "add",
+        "-q",
+        "-b",
+    ];
+    let add: Vec<&str> = add
+        .into_iter()
+        .chain([branch.as_str(), &path_text, "HEAD"])
+        .collect();
+    git(&top, &add).map_err(|e| Failure {
         code: exit::FAILURE,
         message: format!("cannot create the worktree {path_text}: {e}"),
     })?;
