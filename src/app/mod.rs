@@ -104,6 +104,22 @@ impl From<ResolveError> for Failure {
     }
 }
 
+/// Prints the lines on stdout, or the failure on stderr; the exit code.
+pub(super) fn print_lines(lines: Result<Vec<String>, Failure>) -> i32 {
+    match lines {
+        Ok(lines) => {
+            for line in lines {
+                println!("{line}");
+            }
+            exit::SUCCESS
+        }
+        Err(f) => {
+            eprintln!("linggen: error: {}", f.message);
+            f.code
+        }
+    }
+}
+
 /// Runs start-up file and SQLite work on the blocking pool: the runtime's two threads
 /// never wait on the disk.
 pub async fn off_runtime<T: Send + 'static>(

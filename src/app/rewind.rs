@@ -321,55 +321,36 @@ fn hand_edited(
 pub fn command(start: &super::Start, id: Option<&str>, what: What, force: bool) -> i32 {
     let ws = match super::load_workspace(start) {
         Ok(ws) => ws,
-        Err(f) => {
-            eprintln!("linggen: error: {}", f.message);
-            return f.code;
-        }
+        Err(f) => return super::print_lines(Err(f)),
     };
     let Some(id) = id else {
         let listed = latest_session(&ws.home, &ws.root)
-            .and_then(|session| list(&ws.home, &ws.root, &session));
-        return match listed {
-            Ok(listed) if listed.is_empty() => {
-                println!(
-                    "No checkpoints yet: one is taken before the first change of each prompt."
-                );
-                exit::SUCCESS
-            }
-            Ok(listed) => {
-                let now = ids::now_ms();
-                for entry in listed.iter().rev() {
-                    println!("{}", entry.line(now));
+            .and_then(|session| list(&ws.home, &ws.root, &session))
+            .map(|listed| {
+                if listed.is_empty() {
+                    return vec![
+                        "No checkpoints yet: one is taken before the first change of each prompt."
+                            .to_string(),
+                    ];
                 }
-                exit::SUCCESS
-            }
-            Err(f) => {
-                eprintln!("linggen: error: {}", f.message);
-                f.code
-            }
-        };
+                let now = ids::now_ms();
+                listed.iter().rev().map(|entry| entry.line(now)).collect()
+            });
+        return super::print_lines(listed);
     };
-    match rewind(&ws.home, &ws.root, id, what, force) {
-        Ok(done) => {
-            for line in report(&done) {
-                println!("{line}");
-            }
-            exit::SUCCESS
-        }
-        Err(Refusal::HandEdits(files)) => {
-            eprintln!(
-                "linggen: error: not rewound: changed by hand since checkpoint {id}: {}; \
-                 rewinding would overwrite them. Rerun with --force to overwrite, or \
-                 --only conversation to leave the files alone",
+    let done = rewind(&ws.home, &ws.root, id, what, force).map_err(|refusal| match refusal {
+        Refusal::HandEdits(files) => Failure {
+            code: exit::FAILURE,
+            message: format!(
+                "not rewound: changed by hand since checkpoint {id}: {}; rewinding would \
+                 overwrite them. Rerun with --force to overwrite, or --only conversation to \
+                 leave the files alone",
                 files.join(", ")
-            );
-            exit::FAILURE
-        }
-        Err(Refusal::Failed(f)) => {
-            eprintln!("linggen: error: {}", f.message);
-            f.code
-        }
-    }
+            ),
+        },
+        Refusal::Failed(f) => f,
+    });
+    super::print_lines(done.map(|done| report(&done)))
 }
 
 /// What a rewind did, for a person.

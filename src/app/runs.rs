@@ -15,7 +15,7 @@ const DETAIL_LINES: usize = 40;
 /// `linggen runs show ID`.
 pub fn show_run(start: &Start, id: &str) -> i32 {
     let lines = load_workspace(start).and_then(|ws| run_lines(&ws.home, id, Some(&ws.root)));
-    print_lines(lines)
+    super::print_lines(lines)
 }
 
 /// `linggen runs`: the newest session's runs as a tree, ids first.
@@ -34,23 +34,7 @@ pub fn list_runs(start: &Start) -> i32 {
         lines.push("linggen runs show ID prints a run's calls, results and changes".into());
         Ok(lines)
     });
-    print_lines(lines)
-}
-
-/// Prints the lines on stdout, or the failure on stderr; the exit code.
-pub(super) fn print_lines(lines: Result<Vec<String>, Failure>) -> i32 {
-    match lines {
-        Ok(lines) => {
-            for line in lines {
-                println!("{line}");
-            }
-            exit::SUCCESS
-        }
-        Err(f) => {
-            eprintln!("linggen: error: {}", f.message);
-            f.code
-        }
-    }
+    super::print_lines(lines)
 }
 
 /// The audit trail of run `id` (or the one run it is a prefix of). With `root`, only a

@@ -2,27 +2,13 @@
 
 use std::path::Path;
 
-use super::{Failure, Start, exit, load_workspace};
+use super::{Failure, Start, load_workspace};
 use crate::session::ids;
 use crate::store::Store;
 
 /// `linggen sessions`.
 pub fn list_sessions(start: &Start) -> i32 {
-    match try_list_sessions(start) {
-        Ok(()) => exit::SUCCESS,
-        Err(f) => {
-            eprintln!("linggen: error: {}", f.message);
-            f.code
-        }
-    }
-}
-
-fn try_list_sessions(start: &Start) -> Result<(), Failure> {
-    let ws = load_workspace(start)?;
-    for line in session_lines(&ws.home, &ws.root)? {
-        println!("{line}");
-    }
-    Ok(())
+    super::print_lines(load_workspace(start).and_then(|ws| session_lines(&ws.home, &ws.root)))
 }
 
 /// The sessions of the workspace at `root` as a table, newest first (`linggen sessions`,

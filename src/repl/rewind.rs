@@ -105,13 +105,10 @@ impl Shell {
                 "/check CMD runs a verification command; allowed: {allowed}"
             ));
         }
-        let allowed = self
-            .ws
-            .config
-            .auto
-            .checks_allowed
+        // The rules a check runs under: an entry alone or with more arguments.
+        let allowed = crate::session::check_rules(&self.ws.config.auto.checks_allowed)
             .iter()
-            .any(|c| command == c || command.starts_with(&format!("{c} ")));
+            .any(|rule| rule.matches(crate::tools::ToolName::Bash, command));
         if !allowed {
             return self.view.error(&format!(
                 "`{command}` is not an allowed check; add it to [checks] allow in \

@@ -53,13 +53,13 @@ impl Checkpointer {
     /// Takes a snapshot (blocking: it runs `git`).
     fn snapshot(&self, name: &str, label: &str) -> Result<crate::checkpoint::Snapshot, String> {
         let mut engine = lock(&self.engine);
-        if engine.is_none() {
-            *engine = Some(Checkpoints::open(&self.store, &self.root).map_err(|e| e.to_string())?);
-        }
-        match engine.as_ref() {
-            Some(engine) => engine.snapshot(name, label).map_err(|e| e.to_string()),
-            None => Err("the checkpoint store did not open".into()),
-        }
+        let engine = match &mut *engine {
+            Some(engine) => engine,
+            empty => {
+                empty.insert(Checkpoints::open(&self.store, &self.root).map_err(|e| e.to_string())?)
+            }
+        };
+        engine.snapshot(name, label).map_err(|e| e.to_string())
     }
 }
 

@@ -9,8 +9,8 @@ use serde_json::Value;
 
 use crate::config::{AutoSettings, TurnMode};
 
-pub(crate) struct Watch {
-    settings: AutoSettings,
+pub(crate) struct Watch<'a> {
+    settings: &'a AutoSettings,
     mode: TurnMode,
     started: Instant,
     /// The last failing call (tool and arguments) and how many times in a row it failed.
@@ -20,10 +20,10 @@ pub(crate) struct Watch {
     writes_seen: u32,
 }
 
-impl Watch {
-    pub fn new(settings: &AutoSettings, mode: TurnMode) -> Watch {
+impl<'a> Watch<'a> {
+    pub fn new(settings: &'a AutoSettings, mode: TurnMode) -> Watch<'a> {
         Watch {
-            settings: settings.clone(),
+            settings,
             mode,
             started: Instant::now(),
             failing: None,
@@ -60,7 +60,7 @@ impl Watch {
     /// Which limit, if any, stops the run before its next model call. `tokens`: what the
     /// run's calls used so far (prompt plus answer).
     pub fn exceeded(&self, tokens: u64) -> Option<String> {
-        let s = &self.settings;
+        let s = self.settings;
         if let Some((call, count)) = &self.failing
             && *count >= s.max_repeated_failures
         {
@@ -104,7 +104,8 @@ mod tests {
 
     #[test]
     fn five_identical_failures_in_a_row_stop_the_run() {
-        let mut watch = Watch::new(&AutoSettings::default(), TurnMode::Chat);
+        let settings = AutoSettings::default();
+        let mut watch = Watch::new(&settings, TurnMode::Chat);
         let args = json!({"path": "missing.rs"});
         for _ in 0..4 {
             watch.call_ended("Read", &args, true);
@@ -152,13 +153,11 @@ mod tests {
         let watch = Watch::new(&settings, TurnMode::Chat);
         std::thread::sleep(std::time::Duration::from_millis(5));
         assert!(watch.exceeded(10).unwrap().contains("max_minutes"));
-        let watch = Watch::new(
-            &AutoSettings {
-                max_tokens: Some(1000),
-                ..AutoSettings::default()
-            },
-            TurnMode::Chat,
-        );
+        let tokens_only = AutoSettings {
+            max_tokens: Some(1000),
+            ..AutoSettings::default()
+        };
+        let watch = Watch::new(&tokens_only, TurnMode::Chat);
         assert_eq!(watch.exceeded(999), None);
         assert!(watch.exceeded(1000).unwrap().contains("max_tokens = 1000"));
     }

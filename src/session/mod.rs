@@ -35,7 +35,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-pub use auto::{OBSERVATION, is_observation};
+pub use auto::{OBSERVATION, check_rules, is_observation};
 pub use bus::{Envelope, EventBus};
 pub use event::{AgentState, Decision, Event, OutcomeStatus, SessionStatus};
 pub use input::{Answer, Input, Inputs, SkillInvocation, TurnMode, UserMessage};

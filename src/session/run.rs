@@ -322,7 +322,7 @@ async fn compact_if_full(
 /// Runs one of the model's calls. Every call gets a result, even after a cancel: providers
 /// reject a history where a tool call has no answer, and `--continue` must be able to
 /// resume it.
-async fn one_call(
+pub(crate) async fn one_call(
     shared: &TurnShared,
     ctx: &mut RunCtx,
     conv: &mut Conversation,

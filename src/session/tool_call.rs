@@ -52,9 +52,6 @@ pub(super) async fn execute(
         Caller::Model => gate(shared, ctx, prepared),
         Caller::Person | Caller::Check => Ok(()),
     };
-    let writes = prepared
-        .as_ref()
-        .is_ok_and(|p| matches!(p.access, Access::Write { .. } | Access::Patch { .. }));
     let output = match prepared {
         Ok(prepared) => match gated(&prepared) {
             Err(refused) => refused,
@@ -77,9 +74,6 @@ pub(super) async fn execute(
         Err(invalid) => invalid,
     };
     finished(shared, ctx, &call.id, tool, &output);
-    if writes && !output.is_error {
-        ctx.writes += 1;
-    }
     output
 }
 
@@ -247,7 +241,7 @@ fn unparsable_arguments(call: &ToolCall) -> Option<ToolOutput> {
 
 async fn run(
     shared: &TurnShared,
-    ctx: &RunCtx,
+    ctx: &mut RunCtx,
     prepared: &Prepared,
     changed: &mut Vec<String>,
 ) -> ToolOutput {
@@ -268,10 +262,10 @@ async fn run(
             Access::Patch { files, .. } => files,
             _ => &[],
         };
-        for rel in written {
-            if !changed.contains(rel) {
-                changed.push(rel.clone());
-            }
+        if !written.is_empty() {
+            // What tells a step that changed something (auto mode's limits).
+            ctx.writes += 1;
+            super::turn::merge(changed, written.to_vec());
         }
     }
     output

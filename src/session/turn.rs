@@ -203,7 +203,7 @@ async fn person_command(
     let mut ctx = own_run(shared, agent, cancel, msg);
     if msg.check {
         // An allowlisted check runs without asking (still inside the sandbox).
-        ctx.skill_rules = super::auto::check_rules(shared);
+        ctx.skill_rules = super::auto::check_rules(&shared.auto.checks_allowed);
     }
     let output = super::tool_call::person_command(shared, &mut ctx, conv, command, changed).await;
     merge(changed, super::checkpoints::close(shared, &ctx.mark).await);

@@ -15,7 +15,7 @@ use super::run::{self, RunCtx};
 use super::{Conversation, TurnShared, call_ids, tool_call};
 use crate::agents::Capability;
 use crate::llm::{ChatMessage, ToolCall};
-use crate::tools::{ToolName, ToolOutput};
+use crate::tools::ToolName;
 
 /// The `from` of an observation: the message that tells the model what its action did.
 /// Frontends show the tool call itself, not this message.
@@ -82,10 +82,7 @@ pub(crate) fn protocol(shared: &TurnShared, ctx: &RunCtx) -> String {
         ));
     }
     text.push_str("Tools:\n");
-    for spec in run::agent_tools(shared, ctx, None) {
-        if ToolName::from_name(&spec.name).is_some_and(|t| t == ToolName::ApplyPatch) {
-            continue; // the patch action
-        }
+    for spec in action_tools(shared, ctx) {
         // Required parameters first, in their order; then the optional ones, marked `?`.
         let required: Vec<&str> = spec.parameters["required"]
             .as_array()
@@ -112,6 +109,15 @@ pub(crate) fn protocol(shared: &TurnShared, ctx: &RunCtx) -> String {
     text
 }
 
+/// The tools a `tool` action may name: the agent's, but `apply_patch`, which is the patch
+/// action.
+fn action_tools(shared: &TurnShared, ctx: &RunCtx) -> Vec<crate::llm::ToolSpec> {
+    run::agent_tools(shared, ctx, None)
+        .into_iter()
+        .filter(|t| t.name != ToolName::ApplyPatch.name())
+        .collect()
+}
+
 /// The JSON schema of an action, sent with each auto-mode request: servers that constrain
 /// decoding to it (llama.cpp, vLLM, Ollama) make even a small model answer with an object
 /// of the right shape, naming only tools it has. The lenient reading stays for the rest.
@@ -119,9 +125,8 @@ pub(crate) fn answer_schema(shared: &TurnShared, ctx: &RunCtx) -> serde_json::Va
     let object = |properties: serde_json::Value, required: &[&str]| json!({"type": "object", "properties": properties, "required": required});
     // One shape per tool, with that tool's own parameters: a constrained model cannot
     // leave out a required argument.
-    let mut shapes: Vec<serde_json::Value> = run::agent_tools(shared, ctx, None)
+    let mut shapes: Vec<serde_json::Value> = action_tools(shared, ctx)
         .into_iter()
-        .filter(|t| t.name != ToolName::ApplyPatch.name())
         .map(|t| {
             let properties = json!({
                 "type": {"const": "tool"},
@@ -150,7 +155,7 @@ pub(crate) async fn step(
     conv: &mut Conversation,
     served: &Served<'_>,
     changed: &mut Vec<String>,
-    watch: &mut super::limits::Watch,
+    watch: &mut super::limits::Watch<'_>,
     state: &mut State,
 ) -> Flow {
     let action = match action::parse(served.text) {
@@ -181,9 +186,9 @@ pub(crate) async fn step(
     };
     // Each step's first change gets a checkpoint of its own.
     ctx.mark.next_step();
-    let caps = ctx.agent.capabilities.clone();
+    let may_finalize = ctx.agent.capabilities.contains(&Capability::Finalize);
     match action {
-        Action::Finalize { summary } if caps.contains(&Capability::Finalize) => {
+        Action::Finalize { summary } if may_finalize => {
             Flow::End(OutcomeStatus::Completed, summary)
         }
         Action::Finalize { .. } => {
@@ -234,13 +239,9 @@ async fn run_call(
     call: &ToolCall,
     changed: &mut Vec<String>,
     served: &Served<'_>,
-    watch: &mut super::limits::Watch,
+    watch: &mut super::limits::Watch<'_>,
 ) -> String {
-    let output = if ctx.cancel.is_cancelled() {
-        ToolOutput::error("not run: the user cancelled the turn")
-    } else {
-        tool_call::execute(shared, ctx, conv, call, changed, tool_call::Caller::Model).await
-    };
+    let output = run::one_call(shared, ctx, conv, call, changed).await;
     watch.call_ended(&call.name, &call.arguments, output.is_error);
     let content = run::fit_output(shared, conv, served.by, served.window, call, output.model);
     let verdict = if output.is_error { "failed" } else { "result" };
@@ -259,7 +260,9 @@ async fn run_checks(
     served: &Served<'_>,
 ) -> Option<String> {
     let mut check_ctx = ctx.clone();
-    check_ctx.skill_rules.extend(check_rules(shared));
+    check_ctx
+        .skill_rules
+        .extend(check_rules(&shared.auto.checks_allowed));
     for command in ctx.agent.checks.clone() {
         let call = ToolCall {
             id: call_ids::fresh(),
@@ -288,17 +291,14 @@ async fn run_checks(
 
 /// `[checks] allow` as permission rules: each prefix alone and with more arguments. Rules
 /// match each command of a chain on its own, so `cargo test; rm -rf x` is not let through.
-pub(crate) fn check_rules(shared: &TurnShared) -> Vec<super::permissions::Rule> {
-    shared
-        .auto
-        .checks_allowed
+pub fn check_rules(allowed: &[String]) -> Vec<super::permissions::Rule> {
+    allowed
         .iter()
         .flat_map(|c| [format!("Bash({c})"), format!("Bash({c} *)")])
         .filter_map(|r| super::permissions::Rule::parse(&r).ok())
         .collect()
 }
 
-/// Adds what an action did to the history, for the model's next answer.
 /// Whether a stored user message is an observation (a resumed conversation has no `from`):
 /// each starts with a `[… result]`, `[… failed]`, `[… refused]` or `[not an action]` line.
 pub fn is_observation(message: &ChatMessage) -> bool {

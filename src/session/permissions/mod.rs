@@ -93,7 +93,7 @@ impl Rule {
     }
 
     /// Matches a call to `tool` touching `subject` (a command segment or a relative path).
-    fn matches(&self, tool: ToolName, subject: &str) -> bool {
+    pub fn matches(&self, tool: ToolName, subject: &str) -> bool {
         // An Edit rule covers Write and vice versa: both change files.
         let same_tool = self.tool == tool || (self.tool.changes_files() && tool.changes_files());
         if !same_tool {
