@@ -419,3 +419,30 @@ fn writes_need_approval_in_default_mode_and_rules_opt_in() {
     assert!(results[0].contains("plan mode"), "{}", results[0]);
     assert!(results[1].contains("denied by rule"), "{}", results[1]);
 }
+
+/// A rule lifts a question, never plan mode's limit: with `python3` allowed (as after
+/// "always this session"), plan mode still refuses a `python3 -c` that writes a file.
+#[test]
+fn plan_mode_is_read_only_with_an_allow_rule() {
+    let (ws, _outside) = setup();
+    let calls = vec![
+        (
+            "Bash",
+            json!({"command": "python3 -c 'open(\"pwned\",\"w\").write(\"1\")'"}),
+        ),
+        ("Bash", json!({"command": "make pwned"})),
+    ];
+    let args = [
+        "-p",
+        "x",
+        "--permission-mode",
+        "plan",
+        "--allowed-tools",
+        "Bash(python3*),Bash(make*)",
+    ];
+    let (_, results) = run_calls(&ws, calls, &args);
+    assert!(!ws.root().join("pwned").exists());
+    for result in &results {
+        assert!(result.contains("plan mode"), "{result}");
+    }
+}

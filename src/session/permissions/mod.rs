@@ -458,6 +458,15 @@ impl Permissions {
         }
         match class {
             SegmentClass::ReadOnly => Verdict::Allow,
+            // Plan mode's limit comes before every rule: a rule (configured, a session's
+            // "always", a skill's allowed-tools) lifts a question, never the limit.
+            SegmentClass::Never { reason } | SegmentClass::Unlisted { reason }
+                if self.mode == PermissionMode::Plan =>
+            {
+                Verdict::Deny {
+                    reason: format!("plan mode runs only read-only commands: {reason}"),
+                }
+            }
             // The floor: no mode and no rule auto-runs these; only a person can.
             SegmentClass::Never { reason } => {
                 if !names_grant_path(text)
@@ -489,18 +498,14 @@ impl Permissions {
                     reason: format!("`{text}` writes {}", targets.join(", ")),
                 },
             },
+            // Plan mode was refused above, before the rules.
             SegmentClass::Unlisted { reason } => {
-                if self.allowed_by(ToolName::Bash, text) {
-                    return Verdict::Allow;
-                }
-                match self.mode {
-                    PermissionMode::Bypass => Verdict::Allow,
-                    PermissionMode::Plan => Verdict::Deny {
-                        reason: format!("plan mode runs only read-only commands: {reason}"),
-                    },
-                    PermissionMode::Default | PermissionMode::AcceptEdits => Verdict::Ask {
+                if self.mode == PermissionMode::Bypass || self.allowed_by(ToolName::Bash, text) {
+                    Verdict::Allow
+                } else {
+                    Verdict::Ask {
                         reason: reason.clone(),
-                    },
+                    }
                 }
             }
         }

@@ -241,3 +241,31 @@ fn commands_outside_the_sandbox_always_go_to_a_person() {
     p.allow_for_session(&prepared);
     assert_eq!(p.check(&prepared), Verdict::Allow);
 }
+
+/// Found by an attacker: after "always this session" for `python3`, plan mode ran a
+/// `python3 -c` that wrote a file. Neither a configured rule nor a session's rule lifts plan
+/// mode's limit; they only lift questions in the other modes.
+#[test]
+fn plan_mode_is_read_only_whatever_the_rules_say() {
+    let f = fixture();
+    let write_py = json!({"cmd": "python3 -c 'open(\"x\",\"w\").write(\"1\")'"});
+    let mut p = perms(PermissionMode::Default, &["Bash(make*)"], &[]);
+    let prepared = prepare(&f.ctx, "Bash", &write_py).unwrap();
+    p.allow_for_session(&prepared);
+    assert_eq!(
+        verdict(&p, &f, "Bash", write_py.clone()),
+        Verdict::Allow,
+        "the session's rule lifts the question outside plan mode"
+    );
+    assert_eq!(
+        verdict(&p, &f, "Bash", json!({"cmd": "make"})),
+        Verdict::Allow
+    );
+    p.mode = PermissionMode::Plan;
+    assert!(is_deny(&verdict(&p, &f, "Bash", write_py)));
+    assert!(is_deny(&verdict(&p, &f, "Bash", json!({"cmd": "make"}))));
+    assert_eq!(
+        verdict(&p, &f, "Bash", json!({"cmd": "git status"})),
+        Verdict::Allow
+    );
+}
