@@ -4,7 +4,8 @@
 //! and left there for the person to review and merge.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+
+use crate::tools::launch::{self, Confinement, Lifetime};
 
 use super::{Failure, exit};
 
@@ -18,14 +19,25 @@ pub struct Job {
     pub root: PathBuf,
 }
 
+/// Runs a git of linggen's own (`launch::git`: no hook, fsmonitor, filter, submodule or
+/// signing program, whatever the repository's configuration says).
 fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .map_err(|e| format!("cannot run git: {e}; --worktree needs git on PATH"))?;
+    let run = || -> Result<std::process::Output, String> {
+        let mut cmd = launch::git::command(dir, UNCONFINED, Lifetime::Contained)
+            .map_err(|e| format!("cannot run git: {e}; --worktree needs git"))?;
+        let names = cmd
+            .args(launch::git::LIST_FILTERS)
+            .output()
+            .map(|out| String::from_utf8_lossy(&out.stdout).into_owned())
+            .unwrap_or_default();
+        let mut cmd = launch::git::command(dir, UNCONFINED, Lifetime::Contained)
+            .map_err(|e| format!("cannot run git: {e}; --worktree needs git"))?;
+        cmd.args(launch::git::filter_overrides(&names))
+            .args(args)
+            .output()
+            .map_err(|e| format!("cannot run git: {e}; --worktree needs git on PATH"))
+    };
+    let out = run()?;
     if out.status.success() {
         Ok(String::from_utf8_lossy(&out.stdout).trim_end().to_string())
     } else {
@@ -33,8 +45,17 @@ fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
     }
 }
 
+/// The job's git writes the person's repository (its objects, refs and the worktree's
+/// index), which the sandbox keeps read-only to commands. It runs no repository code: see
+/// `launch::git`.
+const UNCONFINED: Confinement<'static> =
+    Confinement::Unconfined("writes the person's .git, which the sandbox protects");
+
 /// Makes the worktree for a job started in `dir` (the `--root`, else the current folder).
 pub fn create(dir: &Path) -> Result<Job, Failure> {
+    // The repository's own folders: a program planted there by an earlier session is
+    // never what runs as git.
+    launch::distrust(&[dir]);
     let usage = |message: String| Failure {
         code: exit::USAGE,
         message,
@@ -57,16 +78,8 @@ pub fn create(dir: &Path) -> Result<Job, Failure> {
     let path = parent.join(format!("{name}-job-{id}"));
     let branch = format!("job/{id}");
     let path_text = path.display().to_string();
-    // No hooks (post-checkout): with `core.hooksPath` inside the tree, an agent could have
-    // written them, and linggen runs git outside the sandbox.
-    let add = [
-        "-c",
-        "core.hooksPath=/dev/null",
-        "worktree",
-        "add",
-        "-q",
-        "-b",
-    ];
+    // No hooks (post-checkout) run: `launch::git`'s hardening.
+    let add = ["worktree", "add", "-q", "-b"];
     let add: Vec<&str> = add
         .into_iter()
         .chain([branch.as_str(), &path_text, "HEAD"])
@@ -105,16 +118,9 @@ pub fn finish(job: &Job, task: &str) -> String {
     }
     let title: String = task.lines().next().unwrap_or("").chars().take(60).collect();
     let message = format!("linggen: {title}");
-    // No hooks: the agent could write them into the worktree (`core.hooksPath = .husky`),
-    // and this commit runs outside the sandbox.
-    let commit = [
-        "-c",
-        "core.hooksPath=/dev/null",
-        "commit",
-        "-q",
-        "--no-verify",
-        "-m",
-    ];
+    // No hooks: the agent could write them into the worktree (`core.hooksPath = .husky`);
+    // `launch::git` switches them off, and `--no-verify` says so twice.
+    let commit = ["commit", "-q", "--no-verify", "-m"];
     let committed = git(&job.path, &["add", "-A"]).and_then(|_| {
         let with_message: Vec<&str> = commit.iter().copied().chain([message.as_str()]).collect();
         git(&job.path, &with_message).or_else(|_| {

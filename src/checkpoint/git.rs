@@ -9,6 +9,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::CheckpointError;
+use crate::tools::launch;
 
 /// Given with `-c` on every call into the store. No line-ending conversion (restore must give
 /// back the exact bytes), no fsmonitor or hook program, no automatic gc (it would pack and
@@ -58,12 +59,12 @@ impl Git {
         }
     }
 
-    fn command<I, S>(&self, args: I) -> Command
+    fn command<I, S>(&self, args: I) -> Result<Command, CheckpointError>
     where
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
     {
-        let mut cmd = neutral(&self.program);
+        let mut cmd = neutral(&self.program)?;
         cmd.env("GIT_DIR", &self.git_dir)
             .env("GIT_WORK_TREE", &self.root)
             // Paths given and printed are then relative to the root, whatever our own cwd.
@@ -75,7 +76,7 @@ impl Git {
             cmd.arg("-c").arg(setting);
         }
         cmd.args(args);
-        cmd
+        Ok(cmd)
     }
 
     /// Runs git with `input` on its stdin (or none); its stdout, or an error naming `what`.
@@ -89,7 +90,7 @@ impl Git {
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
     {
-        let (code, stdout, stderr) = execute(self.command(args), &self.program, input)?;
+        let (code, stdout, stderr) = execute(self.command(args)?, &self.program, input)?;
         if code != Some(0) {
             return Err(git_error(what, &stderr));
         }
@@ -106,7 +107,7 @@ impl Git {
             "--quiet",
             &format!("{rev}^{{commit}}"),
         ];
-        let (code, stdout, stderr) = execute(self.command(args), &self.program, None)?;
+        let (code, stdout, stderr) = execute(self.command(args)?, &self.program, None)?;
         match code {
             Some(0) => Ok(Some(String::from_utf8_lossy(&stdout).trim().to_owned())),
             Some(1) if stderr.trim_ascii().is_empty() => Ok(None),
@@ -128,7 +129,7 @@ impl Git {
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
     {
-        let mut cmd = self.command(args);
+        let mut cmd = self.command(args)?;
         cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
         let mut child = cmd.spawn().map_err(|e| spawn_error(e, &self.program))?;
         let (Some(stdout), Some(stderr)) = (child.stdout.take(), child.stderr.take()) else {
@@ -173,14 +174,26 @@ impl Git {
 }
 
 /// A git command with the person's environment and configuration left out; the caller adds
-/// where the repository is.
-pub(super) fn neutral(program: &OsStr) -> Command {
-    let mut cmd = Command::new(program);
-    for (key, _) in std::env::vars_os() {
-        if key.as_encoded_bytes().starts_with(b"GIT_") {
-            cmd.env_remove(key);
-        }
-    }
+/// where the repository is. It starts through the launcher: the trusted `git`, a minimal
+/// environment, the hardening settings of `launch::git`, and a PID namespace of its own.
+pub(super) fn neutral(program: &OsStr) -> Result<Command, CheckpointError> {
+    let program = if Path::new(program).is_absolute() {
+        launch::Program::Path(Path::new(program))
+    } else {
+        launch::Program::Named(program)
+    };
+    let launch = launch::Launch {
+        program,
+        env: launch::Env::Minimal,
+        // The store lives under $LINGGEN_HOME, which the sandbox hides, and a restore writes
+        // the work tree's protected paths back too. No repository code runs: the store's
+        // configuration is linggen's, the person's is not read, and the hardening is on.
+        confinement: launch::Confinement::Unconfined(
+            "writes the private checkpoint store, which the sandbox hides from commands",
+        ),
+        lifetime: launch::Lifetime::Contained,
+    };
+    let mut cmd = launch.command().map_err(launch_error)?;
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())
@@ -196,9 +209,20 @@ pub(super) fn neutral(program: &OsStr) -> Command {
         .env("GIT_COMMITTER_NAME", IDENTITY.0)
         .env("GIT_COMMITTER_EMAIL", IDENTITY.1)
         .env("GIT_COMMITTER_DATE", &date)
-        .env("LC_ALL", "C")
         .stdin(Stdio::null());
-    cmd
+    for setting in launch::git::HARDENING {
+        cmd.arg("-c").arg(setting);
+    }
+    Ok(cmd)
+}
+
+fn launch_error(error: launch::LaunchError) -> CheckpointError {
+    match error {
+        launch::LaunchError::Program(launch::ProgramError::NotFound { .. }) => {
+            CheckpointError::NoGit
+        }
+        other => CheckpointError::Launch(other),
+    }
 }
 
 /// Runs `cmd` to the end: (exit code, stdout, stderr as text).

@@ -107,6 +107,8 @@ pub enum CheckpointError {
         files: usize,
         limit: usize,
     },
+    #[error("cannot start git for checkpoints: {0}")]
+    Launch(#[source] crate::tools::launch::LaunchError),
     #[error(
         "`{0}` is not a valid checkpoint name; use letters, digits, '.', '_' and '-' (not starting or ending with '.')"
     )]
@@ -138,6 +140,8 @@ impl Checkpoints {
                 ),
             });
         }
+        // Agents write here: git is never taken from this folder (a `.venv/bin` on PATH).
+        crate::tools::launch::distrust(&[&root]);
         if !git_dir.join("HEAD").exists() {
             create_store(program, git_dir)?;
         }
@@ -361,7 +365,7 @@ impl Checkpoints {
     /// itself (worktrees keep it in the common dir), with the person's environment and
     /// global config left out like everywhere else; `rev-parse` runs no hook or filter.
     fn person_exclude(&self) -> Option<Vec<u8>> {
-        let mut cmd = git::neutral(&self.program);
+        let mut cmd = git::neutral(&self.program).ok()?;
         cmd.current_dir(&self.root).args([
             "rev-parse",
             "--path-format=absolute",
@@ -430,7 +434,7 @@ fn create_store(program: &OsStr, git_dir: &Path) -> Result<(), CheckpointError> 
         .mode(0o700)
         .create(git_dir)
         .map_err(io_error("create the checkpoint store", git_dir))?;
-    let mut cmd = git::neutral(program);
+    let mut cmd = git::neutral(program)?;
     // Run inside it with `.`: a path argument could start with '-'.
     cmd.current_dir(git_dir).args([
         "-c",

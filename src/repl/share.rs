@@ -111,12 +111,10 @@ impl Shell {
                 "listening on every interface: anyone on your network with the link can drive the agent",
             );
         }
-        // The browser gets a link of its own: the printed one stays usable, and the opener's
-        // command line (which every user can see) holds only a ticket that dies on first use.
+        // The browser gets a link of its own, so the printed one stays usable; it reaches the
+        // browser through a private page, never the opener's command line.
         if request.open
-            && let Err(e) = server
-                .link()
-                .and_then(|link| open_browser(&link).map_err(|e| e.to_string()))
+            && let Err(e) = server.link().and_then(|link| open_browser(&link))
         {
             self.view.warning(&format!(
                 "cannot open a browser ({e}); open the link yourself"
@@ -142,9 +140,10 @@ impl Shell {
     }
 }
 
-/// Opens `url` with `$BROWSER`, else the desktop's opener.
-fn open_browser(url: &str) -> std::io::Result<()> {
-    open_with(&browser_program(), url)
+/// Opens `url` with `$BROWSER`, else the desktop's opener, through a private page: the
+/// opener's command line, which every user can read, never holds the ticket.
+fn open_browser(url: &str) -> Result<(), String> {
+    crate::tools::launch::opener::open(&browser_program(), url)
 }
 
 fn browser_program() -> String {
@@ -160,25 +159,10 @@ fn browser_program() -> String {
         })
 }
 
-/// Runs `program url` in the background. Its command line is visible to every user of the
-/// machine (`ps`): `url` must hold nothing that outlives its first use.
-fn open_with(program: &str, url: &str) -> std::io::Result<()> {
-    let mut child = std::process::Command::new(program)
-        .arg(url)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()?;
-    // Reaped when it exits, so no zombie stays behind; openers usually exit at once.
-    std::thread::spawn(move || {
-        let _ = child.wait();
-    });
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
-    use super::{open_with, parse};
+    use super::parse;
+    use crate::tools::launch::opener;
 
     /// This process's zombie children named `comm`.
     fn zombies(comm: &str) -> usize {
@@ -206,7 +190,7 @@ mod tests {
         // A name of its own, so no other test's child is counted.
         let opener = dir.path().join("lg-test-opener");
         std::fs::copy("/bin/true", &opener).unwrap();
-        open_with(opener.to_str().unwrap(), "http://127.0.0.1:1/?ticket=x").unwrap();
+        opener::open(opener.to_str().unwrap(), "http://127.0.0.1:1/?ticket=x").unwrap();
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
         // It exits at once; then it must not stay behind as a zombie.
         std::thread::sleep(std::time::Duration::from_millis(200));

@@ -6,6 +6,7 @@
 //! would; stdin is closed so nothing waits for input.
 
 use std::io::Read as _;
+use std::path::Path;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -17,6 +18,7 @@ use tokio::sync::oneshot;
 use super::ToolName;
 use super::glob::plural;
 use super::guard::{paths, shell};
+use super::launch::{Confinement, Env, Launch, LaunchError, Lifetime, Program};
 use super::terminal_text::strip_controls;
 use super::{Access, ToolContext, ToolOutput, Unconfined, args, sandbox};
 use crate::llm::ToolSpec;
@@ -269,7 +271,22 @@ async fn execute(
     let (reader, writer) = std::io::pipe()?;
     let root = paths::canonical_root(&ctx.root);
     let mut child = {
-        let mut cmd = Command::new("/bin/sh");
+        let launch = Launch {
+            program: Program::Path(Path::new("/bin/sh")),
+            env: Env::Scrubbed(&ctx.sandbox),
+            confinement: if confine {
+                Confinement::Sandbox(&ctx.sandbox)
+            } else {
+                Confinement::Unconfined(
+                    "a person approved it outside the sandbox, or the sandbox is off",
+                )
+            },
+            lifetime: Lifetime::Contained,
+        };
+        let mut cmd = launch.tokio_command().map_err(|e| match e {
+            LaunchError::Sandbox(why) => Start::Sandbox(why),
+            other => Start::Io(std::io::Error::other(other.to_string())),
+        })?;
         cmd.arg("-c")
             .arg(command)
             .current_dir(&root)
@@ -287,14 +304,8 @@ async fn execute(
             // Nothing can answer a prompt or scroll a pager.
             .env("PAGER", "cat")
             .env("GIT_PAGER", "cat")
-            .env("GIT_TERMINAL_PROMPT", "0")
-            .process_group(0)
-            .kill_on_drop(true);
+            .env("GIT_TERMINAL_PROMPT", "0");
         refuse_embedded_bare_repositories(&mut cmd);
-        ctx.sandbox.scrub_env(&mut cmd);
-        if confine {
-            ctx.sandbox.confine(&mut cmd).map_err(Start::Sandbox)?;
-        }
         // The command (and with it our copies of the pipe's write end) is dropped at the end
         // of this block, so the reader sees end-of-file once the children are gone.
         cmd.spawn()?

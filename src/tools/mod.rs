@@ -11,6 +11,7 @@ pub mod edit;
 pub mod glob;
 pub mod grep;
 pub mod guard;
+pub mod launch;
 mod name;
 pub mod patch;
 pub mod read;

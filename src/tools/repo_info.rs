@@ -1,10 +1,11 @@
 //! `get_repo_info`: where the agent is and what state the repository is in.
 
+use std::ffi::OsString;
 use std::process::Stdio;
 use std::time::Duration;
 
+use super::launch::{self, Confinement, LaunchError, Lifetime, ProgramError};
 use serde_json::json;
-use tokio::process::Command;
 
 use super::ToolName;
 use super::guard::paths;
@@ -88,33 +89,27 @@ enum GitRun {
     NotInstalled,
 }
 
-async fn git(ctx: &ToolContext, args: &[&str]) -> GitRun {
-    let mut cmd = Command::new("git");
-    cmd.args(["--no-optional-locks", "--no-pager"])
-        .args(args)
-        .current_dir(&ctx.root)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .kill_on_drop(true);
-    super::bash::refuse_embedded_bare_repositories(&mut cmd);
-    // A repository that arrived as an archive brings its own `.git/config`, whose
-    // `core.fsmonitor` or clean filters `git status` would run: confine git like any
-    // command, and never hand it the API keys.
-    ctx.sandbox.scrub_env(&mut cmd);
-    match ctx.sandbox.unconfined_reason() {
-        None => {
-            if let Err(why) = ctx.sandbox.confine(&mut cmd) {
-                return GitRun::Failed(format!("the sandbox could not be set up for git: {why}"));
-            }
-        }
+/// Runs a git of linggen's own (see `launch::git`), confined like any command. `filters`
+/// are the overrides of the filter drivers the repository defines.
+async fn git(ctx: &ToolContext, filters: &[OsString], args: &[&str]) -> GitRun {
+    let confinement = match ctx.sandbox.unconfined_reason() {
+        None => Confinement::Sandbox(&ctx.sandbox),
         // Fail closed, as for Bash: nothing runs unconfined without a person.
         Some(why) if ctx.sandbox.unconfined_asks() => {
             return GitRun::Failed(format!("git was not run unconfined: {why}"));
         }
-        Some(_) => {}
-    }
+        Some(_) => Confinement::Unconfined("[sandbox] unconfined = \"allow\": the person's choice"),
+    };
+    let mut cmd = match launch::git::command(&ctx.root, confinement, Lifetime::Contained) {
+        Ok(cmd) => tokio::process::Command::from(cmd),
+        Err(LaunchError::Program(ProgramError::NotFound { .. })) => return GitRun::NotInstalled,
+        Err(e) => return GitRun::Failed(format!("cannot run git: {e}")),
+    };
+    cmd.args(filters)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
     match tokio::time::timeout(GIT_TIMEOUT, cmd.output()).await {
         Err(_) => GitRun::Failed(format!("git {} timed out", args.join(" "))),
         Ok(Err(e)) if e.kind() == std::io::ErrorKind::NotFound => GitRun::NotInstalled,
@@ -127,7 +122,14 @@ async fn git(ctx: &ToolContext, args: &[&str]) -> GitRun {
 }
 
 async fn git_state(ctx: &ToolContext) -> GitState {
-    match git(ctx, &["rev-parse", "--is-inside-work-tree"]).await {
+    // A repository that arrived as an archive brings its own `.git/config`, whose
+    // `core.fsmonitor` or clean filters `git status` would run.
+    let filters = match git(ctx, &[], launch::git::LIST_FILTERS).await {
+        GitRun::Ok(names) => launch::git::filter_overrides(&names),
+        _ => Vec::new(),
+    };
+    let git = |args: &'static [&'static str]| git(ctx, &filters, args);
+    match git(&["rev-parse", "--is-inside-work-tree"]).await {
         GitRun::NotInstalled => return GitState::NotInstalled,
         GitRun::Failed(why) if why.contains("not a git repository") => {
             return GitState::NoRepository;
@@ -136,14 +138,14 @@ async fn git_state(ctx: &ToolContext) -> GitState {
         GitRun::Ok(_) => {}
     }
     // symbolic-ref works on an unborn branch too; it fails only when HEAD is detached.
-    let head = match git(ctx, &["symbolic-ref", "--short", "-q", "HEAD"]).await {
+    let head = match git(&["symbolic-ref", "--short", "-q", "HEAD"]).await {
         GitRun::Ok(branch) => format!("branch {branch}"),
-        _ => match git(ctx, &["rev-parse", "--short", "HEAD"]).await {
+        _ => match git(&["rev-parse", "--short", "HEAD"]).await {
             GitRun::Ok(sha) => format!("detached at {sha}"),
             _ => "detached".into(),
         },
     };
-    match git(ctx, &["status", "--porcelain"]).await {
+    match git(&["status", "--porcelain"]).await {
         GitRun::Ok(status) => GitState::Repository {
             head,
             changed_files: status.lines().count(),

@@ -1,6 +1,9 @@
-//! What the child does between `fork` and `exec`: a new user, mount and (unless the
-//! network is allowed) network namespace; read-only bind mounts over the protected paths
-//! inside the root; empty mounts over the secret stores; loopback up; then Landlock.
+//! What the child does between `fork` and `exec`: a parent-death signal; a new user, mount,
+//! PID (when contained) and (unless the network is allowed) network namespace; a read-only
+//! view of every mount, with the writable paths bound back writable; read-only bind mounts
+//! over the protected paths inside the root; empty mounts over the secret stores; loopback
+//! up; every capability dropped where no user namespace could be made; Landlock; and last
+//! the split into keeper and pid 1 (`launch::lifetime`).
 //!
 //! Everything here runs in a forked copy of a multi-threaded process, so it may only make
 //! system calls: every string and flag is prepared by [`ChildSetup::new`] in the parent.
@@ -11,6 +14,7 @@ use std::os::unix::ffi::OsStrExt as _;
 use std::path::Path;
 
 use super::landlock;
+use crate::tools::launch::lifetime::{self, IdMaps};
 
 /// A path to mount over, with the flags its current mount has (a remount inside a user
 /// namespace must keep `nosuid`, `nodev`, `noexec` and the atime flags it inherited).
@@ -21,8 +25,13 @@ struct MountPoint {
 
 pub struct ChildSetup {
     new_network: bool,
-    uid_map: CString,
-    gid_map: CString,
+    /// A PID namespace of its own, with a keeper outside it (`Lifetime::Contained`).
+    contain: bool,
+    /// linggen's pid: the child checks it is still its parent after arming the death signal.
+    parent: libc::pid_t,
+    maps: IdMaps,
+    /// Bound back writable on top of the read-only view of everything.
+    writable: Vec<CString>,
     /// Bound read-only onto themselves.
     read_only: Vec<MountPoint>,
     /// Directories covered by an empty read-only tmpfs.
@@ -64,14 +73,14 @@ fn kept_flags(path: &CString) -> libc::c_ulong {
 }
 
 impl ChildSetup {
-    pub fn new(
-        network: bool,
-        read_only: &[std::path::PathBuf],
-        hidden: &[std::path::PathBuf],
-        ruleset: landlock::Ruleset,
-    ) -> ChildSetup {
-        // SAFETY: getuid and getgid cannot fail.
-        let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+    pub fn new(walls: Walls<'_>, ruleset: landlock::Ruleset) -> ChildSetup {
+        let Walls {
+            network,
+            contain,
+            writable,
+            read_only,
+            hidden,
+        } = walls;
         let mount_point = |path: &Path| {
             c_path(path).map(|path| MountPoint {
                 kept_flags: kept_flags(&path),
@@ -93,8 +102,14 @@ impl ChildSetup {
         }
         ChildSetup {
             new_network: !network,
-            uid_map: CString::new(format!("{uid} {uid} 1\n")).unwrap_or_default(),
-            gid_map: CString::new(format!("{gid} {gid} 1\n")).unwrap_or_default(),
+            contain,
+            parent: std::process::id() as libc::pid_t,
+            maps: IdMaps::current(),
+            writable: writable
+                .iter()
+                .filter(|p| p.exists())
+                .filter_map(|p| c_path(p))
+                .collect(),
             read_only: read_only
                 .iter()
                 .filter(|p| p.exists())
@@ -109,23 +124,26 @@ impl ChildSetup {
 
     /// Runs in the child. Any failure stops the command before it runs (fail closed).
     pub fn enter(&self) -> io::Result<()> {
+        lifetime::die_with(self.parent)?;
         let net = if self.new_network {
             libc::CLONE_NEWNET
         } else {
             0
         };
+        let pid = if self.contain { libc::CLONE_NEWPID } else { 0 };
         // SAFETY: from here on only system calls on prepared, NUL-terminated strings.
         unsafe {
-            if libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS | net) == 0 {
-                write_file(c"/proc/self/setgroups", c"deny")?;
-                write_file(c"/proc/self/uid_map", &self.uid_map)?;
-                write_file(c"/proc/self/gid_map", &self.gid_map)?;
+            let mut privileged = false;
+            if libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS | net | pid) == 0 {
+                self.maps.write()?;
             } else {
-                // Root may be denied user namespaces (a sysctl) but can make the others.
+                // Root may be denied user namespaces (a sysctl) but can make the others;
+                // then it must give up its real capabilities below.
                 let denied = io::Error::last_os_error();
-                if libc::geteuid() != 0 || libc::unshare(libc::CLONE_NEWNS | net) != 0 {
+                if libc::geteuid() != 0 || libc::unshare(libc::CLONE_NEWNS | net | pid) != 0 {
                     return Err(denied);
                 }
+                privileged = true;
             }
             // Our mounts must not propagate back to the person's mount namespace.
             check(libc::mount(
@@ -135,6 +153,13 @@ impl ChildSetup {
                 libc::MS_REC | libc::MS_PRIVATE,
                 std::ptr::null(),
             ))?;
+            self.read_only_view()?;
+            // The working folder was entered before the writable paths were bound back:
+            // enter it again by name, or it stays the read-only copy underneath.
+            let mut cwd = [0u8; libc::PATH_MAX as usize];
+            if !libc::getcwd(cwd.as_mut_ptr().cast(), cwd.len()).is_null() {
+                check(libc::chdir(cwd.as_ptr().cast()))?;
+            }
             for point in &self.read_only {
                 bind_read_only(&point.path, point)?;
             }
@@ -153,9 +178,145 @@ impl ChildSetup {
             if self.new_network {
                 loopback_up()?;
             }
+            if privileged {
+                drop_capabilities()?;
+            }
         }
-        landlock::restrict_self(self.ruleset.raw_fd())
+        landlock::restrict_self(self.ruleset.raw_fd())?;
+        if self.contain {
+            lifetime::keep()?;
+        }
+        Ok(())
     }
+
+    /// Every mount read-only, then the writable paths bound back writable: outside them
+    /// nothing changes, metadata included (`chmod`, `chown`, times, xattrs), which Landlock
+    /// does not mediate. As bubblewrap does, by construction rather than by a list.
+    unsafe fn read_only_view(&self) -> io::Result<()> {
+        // SAFETY: mount and mount_setattr on prepared, NUL-terminated paths.
+        unsafe {
+            set_mount_attr(c"/", MOUNT_ATTR_RDONLY, 0)?;
+            for path in &self.writable {
+                check(libc::mount(
+                    path.as_ptr(),
+                    path.as_ptr(),
+                    std::ptr::null(),
+                    libc::MS_BIND | libc::MS_REC,
+                    std::ptr::null(),
+                ))?;
+                // Mounts below it that were read-only before stay so: the kernel refuses to
+                // clear a flag it locked, and then only the top mount is made writable.
+                if set_mount_attr(path, 0, MOUNT_ATTR_RDONLY).is_err() {
+                    let kept = kept_flags(path);
+                    check(libc::mount(
+                        std::ptr::null(),
+                        path.as_ptr(),
+                        std::ptr::null(),
+                        libc::MS_REMOUNT | libc::MS_BIND | kept,
+                        std::ptr::null(),
+                    ))?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+const MOUNT_ATTR_RDONLY: u64 = 0x1;
+const AT_RECURSIVE: libc::c_uint = 0x8000;
+
+/// `struct mount_attr` of `mount_setattr(2)`.
+#[repr(C)]
+struct MountAttr {
+    attr_set: u64,
+    attr_clr: u64,
+    propagation: u64,
+    userns_fd: u64,
+}
+
+/// Sets and clears mount attributes on `path` and every mount below it.
+unsafe fn set_mount_attr(path: &std::ffi::CStr, set: u64, clear: u64) -> io::Result<()> {
+    let attr = MountAttr {
+        attr_set: set,
+        attr_clr: clear,
+        propagation: 0,
+        userns_fd: 0,
+    };
+    // SAFETY: the syscall reads a NUL-terminated path and a struct we own, of the size given.
+    let result = unsafe {
+        libc::syscall(
+            libc::SYS_mount_setattr,
+            libc::AT_FDCWD,
+            path.as_ptr(),
+            AT_RECURSIVE,
+            &attr as *const MountAttr,
+            std::mem::size_of::<MountAttr>(),
+        )
+    };
+    if result == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// Without a user namespace, root's capabilities are the machine's (the clock, kernel
+/// modules, raw sockets, every file). All of them go: the bounding set (so `exec` cannot
+/// give them back, not even to a root-owned program), the ambient set, then the effective,
+/// permitted and inheritable sets. Any failure stops the command (fail closed).
+unsafe fn drop_capabilities() -> io::Result<()> {
+    // SAFETY: prctl and capset take integers and a header and data we own.
+    unsafe {
+        for cap in 0..64 {
+            if libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0) != 0
+                && io::Error::last_os_error().raw_os_error() != Some(libc::EINVAL)
+            {
+                return Err(io::Error::last_os_error());
+            }
+        }
+        check(libc::prctl(
+            libc::PR_CAP_AMBIENT,
+            libc::PR_CAP_AMBIENT_CLEAR_ALL,
+            0,
+            0,
+            0,
+        ))?;
+        #[repr(C)]
+        struct Header {
+            version: u32,
+            pid: libc::c_int,
+        }
+        #[repr(C)]
+        #[derive(Clone, Copy)]
+        struct Data {
+            effective: u32,
+            permitted: u32,
+            inheritable: u32,
+        }
+        const VERSION_3: u32 = 0x2008_0522;
+        let header = Header {
+            version: VERSION_3,
+            pid: 0,
+        };
+        let data = [Data {
+            effective: 0,
+            permitted: 0,
+            inheritable: 0,
+        }; 2];
+        if libc::syscall(libc::SYS_capset, &header as *const Header, data.as_ptr()) != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// What the child's walls are made of, prepared by the parent.
+pub struct Walls<'a> {
+    pub network: bool,
+    pub contain: bool,
+    pub writable: &'a [std::path::PathBuf],
+    pub read_only: &'a [std::path::PathBuf],
+    pub hidden: &'a [std::path::PathBuf],
 }
 
 fn check(result: libc::c_int) -> io::Result<()> {
@@ -187,24 +348,6 @@ unsafe fn bind_read_only(source: &CString, target: &MountPoint) -> io::Result<()
             std::ptr::null(),
         ))
     }
-}
-
-unsafe fn write_file(path: &std::ffi::CStr, text: &std::ffi::CStr) -> io::Result<()> {
-    // SAFETY: open/write/close on a NUL-terminated path and a buffer we own.
-    unsafe {
-        let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
-        if fd < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        let bytes = text.to_bytes();
-        let written = libc::write(fd, bytes.as_ptr().cast(), bytes.len());
-        let err = io::Error::last_os_error();
-        libc::close(fd);
-        if written != bytes.len() as isize {
-            return Err(err);
-        }
-    }
-    Ok(())
 }
 
 /// A new network namespace has only a loopback device, and it is down: bring it up so

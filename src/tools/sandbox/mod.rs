@@ -171,6 +171,10 @@ pub struct Sandbox {
 
 impl Sandbox {
     pub fn new(root: &Path, settings: SandboxSettings) -> Sandbox {
+        // Commands may write here: linggen never takes a program from these folders.
+        let mut writable = vec![root];
+        writable.extend(settings.write_paths.iter().map(PathBuf::as_path));
+        super::launch::distrust(&writable);
         Sandbox {
             settings,
             root: root.to_path_buf(),
@@ -245,14 +249,19 @@ impl Sandbox {
 
     /// The private temporary directory (mode 0700), made on first use.
     pub fn temp_dir(&self) -> Result<&Path, String> {
-        match self.temp.get_or_init(make_temp_dir) {
+        let made = || {
+            let dir = make_temp_dir()?;
+            super::launch::distrust(&[&dir]);
+            Ok(dir)
+        };
+        match self.temp.get_or_init(made) {
             Ok(path) => Ok(path),
             Err(e) => Err(e.clone()),
         }
     }
 
     /// Removes secrets from the command's environment (always, confined or not).
-    pub fn scrub_env(&self, cmd: &mut tokio::process::Command) {
+    pub fn scrub_env(&self, cmd: &mut std::process::Command) {
         for (name, _) in std::env::vars_os() {
             let Some(name) = name.to_str() else { continue };
             if env::is_secret(name, &self.secret_env)
@@ -263,9 +272,15 @@ impl Sandbox {
         }
     }
 
-    /// Makes `cmd` start inside the sandbox. An `Err` says why it could not be set up; the
-    /// command must then not run.
-    pub fn confine(&self, cmd: &mut tokio::process::Command) -> Result<(), String> {
+    /// Makes `cmd` start inside the sandbox, in a PID namespace of its own when `contain`
+    /// (see `launch::lifetime`). An `Err` says why it could not be set up; the command must
+    /// then not run. Called only by the launcher.
+    pub(in crate::tools) fn confine(
+        &self,
+        cmd: &mut std::process::Command,
+        contain: bool,
+    ) -> Result<(), String> {
+        use std::os::unix::process::CommandExt as _;
         let Support::Available { landlock_abi } = support() else {
             return Err(self.unconfined_reason().unwrap_or_default());
         };
@@ -273,15 +288,20 @@ impl Sandbox {
         let mut ruleset = landlock::Ruleset::new(*landlock_abi)
             .map_err(|e| format!("cannot create a Landlock ruleset: {e}"))?;
         grant_reads(&mut ruleset).map_err(|e| format!("Landlock rule: {e}"))?;
-        for path in self.writable_paths() {
+        let writable = self.writable_paths();
+        for path in &writable {
             ruleset
-                .allow(&path, landlock::READ_WRITE)
+                .allow(path, landlock::READ_WRITE)
                 .map_err(|e| format!("Landlock rule for {}: {e}", path.display()))?;
         }
         let setup = child::ChildSetup::new(
-            self.settings.network,
-            &self.protected_paths(),
-            &self.hidden_paths(),
+            child::Walls {
+                network: self.settings.network,
+                contain,
+                writable: &writable,
+                read_only: &self.protected_paths(),
+                hidden: &self.hidden_paths(),
+            },
             ruleset,
         );
         cmd.env("TMPDIR", &temp);

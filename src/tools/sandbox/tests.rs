@@ -46,15 +46,19 @@ fn available() -> bool {
 
 /// Runs `script` under `/bin/sh` in the sandbox; returns (success, stdout+stderr).
 async fn run(sandbox: &Sandbox, cwd: &Path, script: &str) -> (bool, String) {
-    let mut cmd = tokio::process::Command::new("/bin/sh");
+    let launch = crate::tools::launch::Launch {
+        program: crate::tools::launch::Program::Path(Path::new("/bin/sh")),
+        env: crate::tools::launch::Env::Scrubbed(sandbox),
+        confinement: crate::tools::launch::Confinement::Sandbox(sandbox),
+        lifetime: crate::tools::launch::Lifetime::Contained,
+    };
+    let mut cmd = launch.tokio_command().unwrap();
     cmd.arg("-c")
         .arg(script)
         .current_dir(cwd)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    sandbox.scrub_env(&mut cmd);
-    sandbox.confine(&mut cmd).unwrap();
     let out = cmd.output().await.unwrap();
     let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
     text.push_str(&String::from_utf8_lossy(&out.stderr));
@@ -86,7 +90,7 @@ async fn writes_stay_inside_the_root_and_the_private_temp_dir() {
     let outside = f.outside.join("pwned");
     let (ok, out) = run(&sandbox, &f.root, &format!("touch {}", outside.display())).await;
     assert!(!ok && !outside.exists(), "{out}");
-    assert!(out.contains("Permission denied"), "{out}");
+    assert!(out.contains("Read-only file system"), "{out}");
     assert_eq!(
         walls::explain(&sandbox, &out).unwrap_or_default(),
         format!(

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
-use tokio::process::Command;
+use crate::tools::launch::{Confinement, Env, Launch, Lifetime, Program};
 
 use crate::tools::bash::ProcessGroup;
 
@@ -168,7 +168,24 @@ async fn capture_in(shot: &Shot<'_>, scratch: &Scratch) -> Result<Vec<u8>, Strin
     let stderr = log
         .try_clone()
         .map_err(|e| format!("cannot create a log file for Chromium: {e}"))?;
-    let mut cmd = Command::new(shot.program);
+    let launch = Launch {
+        program: Program::Path(shot.program),
+        env: match shot.sandbox {
+            Some(sandbox) => Env::Scrubbed(sandbox),
+            None => Env::Minimal,
+        },
+        // It must reach the page's server on this machine's network, which the sandbox's
+        // network namespace would cut off; it writes only its scratch profile, runs with no
+        // credential, and its own sandbox confines the pages it renders.
+        confinement: Confinement::Unconfined("must reach the page's server on this machine"),
+        lifetime: Lifetime::Tied,
+    };
+    let mut cmd = launch.tokio_command().map_err(|e| {
+        format!(
+            "cannot start Chromium ({}): {e}. Tell the user to check [tools] chromium",
+            shot.program.display()
+        )
+    })?;
     cmd.args(flags(shot, &scratch.path, &png))
         // The URL is one argument after every flag; it was normalized by the URL check and
         // starts with `http`, so it cannot be read as a flag.
@@ -180,12 +197,7 @@ async fn capture_in(shot: &Shot<'_>, scratch: &Scratch) -> Result<Vec<u8>, Strin
         .env("XDG_CACHE_HOME", scratch.path.join("cache"))
         .stdin(Stdio::null())
         .stdout(log)
-        .stderr(stderr)
-        .process_group(0)
-        .kill_on_drop(true);
-    if let Some(sandbox) = shot.sandbox {
-        sandbox.scrub_env(&mut cmd);
-    }
+        .stderr(stderr);
     let mut child = cmd.spawn().map_err(|e| {
         format!(
             "cannot start Chromium ({}): {e}. Tell the user to check the installation or \
