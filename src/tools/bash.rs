@@ -130,6 +130,26 @@ impl BashArgs {
     pub async fn run(&self, ctx: &ToolContext) -> ToolOutput {
         let confine = !self.unsandboxed && ctx.sandbox.unconfined_reason().is_none();
         let timeout = Duration::from_millis(self.timeout_ms);
+        let sandbox = Arc::clone(&ctx.sandbox);
+        let _ = tokio::task::spawn_blocking(move || sandbox.watch_git_entries()).await;
+        let mut output = self.run_command(ctx, timeout, confine).await;
+        let sandbox = Arc::clone(&ctx.sandbox);
+        let traps = tokio::task::spawn_blocking(move || sandbox.sweep_git_traps())
+            .await
+            .unwrap_or_default();
+        if !traps.is_empty() {
+            output.model.push_str(&format!("\n{}", traps.join("\n")));
+            output.summary.push_str(" · a git trap was undone");
+            let excerpt = output.excerpt.get_or_insert_with(String::new);
+            if !excerpt.is_empty() {
+                excerpt.push('\n');
+            }
+            excerpt.push_str(&traps.join("\n"));
+        }
+        output
+    }
+
+    async fn run_command(&self, ctx: &ToolContext, timeout: Duration, confine: bool) -> ToolOutput {
         match execute(ctx, &self.command, timeout, confine).await {
             Ok(result) => {
                 let wall = match &result.status {

@@ -17,6 +17,7 @@
 mod child;
 pub mod env;
 mod landlock;
+mod traps;
 pub mod walls;
 
 use std::path::{Path, PathBuf};
@@ -167,6 +168,8 @@ pub struct Sandbox {
     /// The models' `api_key_env` names: scrubbed whatever they are called.
     secret_env: Vec<String>,
     temp: OnceLock<Result<PathBuf, String>>,
+    /// The `.git` entries under the root, recorded before the first command (see [`traps`]).
+    git_entries: std::sync::Mutex<Option<traps::Baseline>>,
 }
 
 impl Sandbox {
@@ -184,6 +187,7 @@ impl Sandbox {
             linggen_home: None,
             secret_env: Vec::new(),
             temp: OnceLock::new(),
+            git_entries: std::sync::Mutex::new(None),
         }
     }
 
@@ -258,6 +262,30 @@ impl Sandbox {
             Ok(path) => Ok(path),
             Err(e) => Err(e.clone()),
         }
+    }
+
+    /// Records the `.git` entries under the root, once, before the first command. Walks
+    /// the tree: call from a blocking thread.
+    pub fn watch_git_entries(&self) {
+        let mut entries = match self.git_entries.lock() {
+            Ok(entries) => entries,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        if entries.is_none() {
+            *entries = Some(traps::Baseline::take(&self.root));
+        }
+    }
+
+    /// After a command: undoes each nested repository it left that would make the person's
+    /// git run a program, one line each. Walks the tree: call from a blocking thread.
+    pub fn sweep_git_traps(&self) -> Vec<String> {
+        let mut entries = match self.git_entries.lock() {
+            Ok(entries) => entries,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        entries
+            .get_or_insert_with(traps::Baseline::default)
+            .sweep(&self.root)
     }
 
     /// Removes secrets from the command's environment (always, confined or not).
