@@ -407,3 +407,92 @@ fn worktree_git_runs_no_repository_code() {
         }
     }
 }
+
+/// Installs, in the child before exec, a seccomp filter that refuses `unshare` with
+/// `CLONE_NEWUSER` (EPERM): a root whose user namespaces are denied, as a sysctl or a
+/// container's profile does. linggen then takes its fallback.
+#[cfg(target_arch = "x86_64")]
+fn deny_user_namespaces(cmd: &mut Command) {
+    use std::os::unix::process::CommandExt as _;
+    #[repr(C)]
+    struct Filter {
+        code: u16,
+        jt: u8,
+        jf: u8,
+        k: u32,
+    }
+    #[repr(C)]
+    struct Program {
+        len: u16,
+        filter: *const Filter,
+    }
+    const LD_ABS: u16 = 0x20;
+    const JEQ: u16 = 0x15;
+    const JSET: u16 = 0x45;
+    const RET: u16 = 0x06;
+    let f = |code, jt, jf, k| Filter { code, jt, jf, k };
+    let filter = [
+        f(LD_ABS, 0, 0, 0),
+        f(JEQ, 0, 2, libc::SYS_unshare as u32),
+        f(LD_ABS, 0, 0, 16),
+        f(JSET, 1, 0, libc::CLONE_NEWUSER as u32),
+        f(RET, 0, 0, 0x7fff_0000),
+        f(RET, 0, 0, 0x0005_0000 | libc::EPERM as u32),
+    ];
+    // SAFETY: prctl with a filter program that outlives the call (moved into the closure).
+    unsafe {
+        cmd.pre_exec(move || {
+            let program = Program {
+                len: filter.len() as u16,
+                filter: filter.as_ptr(),
+            };
+            if libc::prctl(libc::PR_SET_SECCOMP, 2, &program as *const Program) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
+
+/// Root without user namespaces: the sandbox's fallback keeps the mount and network walls
+/// but must give up every capability (the clock, modules, raw network) before exec.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn the_fallback_without_user_namespaces_drops_every_capability() {
+    if !sandbox_available() {
+        return;
+    }
+    // SAFETY: geteuid cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("SKIPPED: the no-user-namespace fallback is root's; not root here");
+        assert!(std::env::var("CI").is_err(), "CI runs as root");
+        return;
+    }
+    let ws = Workspace::new();
+    script(&ws, "caps.sh", "grep ^Cap /proc/self/status > caps.txt");
+    let server = ScriptedServer::start_background(
+        Protocol::Ollama,
+        vec![
+            Step::from(Reply::tool("Bash", json!({"command": "./caps.sh"}))),
+            Reply::text("done").into(),
+        ],
+    );
+    ws.configure(Protocol::Ollama, &server.url());
+    let mut cmd = ws.cmd();
+    cmd.args(["-p", "go", "--permission-mode", "bypass"]);
+    deny_user_namespaces(&mut cmd);
+    let out = run_with_timeout(&mut cmd, TIMEOUT);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let caps = ws.read("caps.txt");
+    assert_eq!(caps.lines().count(), 5, "{caps}");
+    for line in caps.lines() {
+        assert!(
+            line.ends_with("0000000000000000"),
+            "a capability kept: {caps}"
+        );
+    }
+}

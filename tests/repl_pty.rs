@@ -802,3 +802,53 @@ fn rewind_asks_before_overwriting_a_hand_edit_and_check_summarises_failures() {
     assert_eq!(ws.read("a.txt"), "original\n");
     repl.line("/quit");
 }
+
+/// `/share --open` never puts a ticket on a command line (every user can read
+/// `/proc/*/cmdline`): the opener gets a private `file://` page that leads to the link.
+#[test]
+fn share_open_hands_the_browser_no_ticket_on_its_command_line() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let (ws, _server) = workspace(vec![Step::from(Reply::text("hi"))]);
+    let bin = tempfile::tempdir().unwrap();
+    let argv_file = bin.path().join("argv.txt");
+    let opener = bin.path().join("recording-browser");
+    std::fs::write(
+        &opener,
+        format!(
+            "#!/bin/sh\nprintf '%s\\n' \"$0\" \"$@\" > {}.tmp && mv {0}.tmp {0}\n",
+            argv_file.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&opener, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut repl = Repl::start_with_env(&ws, &[], &[("BROWSER", opener.to_str().unwrap())]);
+    repl.line("/share --open");
+    let printed = repl.expect_share_link();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !argv_file.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the browser was not opened"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let argv = std::fs::read_to_string(&argv_file).unwrap();
+    assert!(
+        !argv.contains("ticket"),
+        "a ticket on the opener's command line: {argv}"
+    );
+    let page = argv
+        .lines()
+        .nth(1)
+        .and_then(|a| a.strip_prefix("file://"))
+        .unwrap_or_else(|| panic!("not a file:// page: {argv}"));
+    let mode = std::fs::metadata(page).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600, "the page is readable by others");
+    let html = std::fs::read_to_string(page).unwrap();
+    // A link of its own (the printed one stays usable), to the same server.
+    assert!(
+        html.contains(&format!("http://{}/?ticket=", printed.addr)),
+        "{html}"
+    );
+    assert!(!html.contains(&printed.ticket), "{html}");
+}

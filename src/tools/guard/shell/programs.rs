@@ -304,6 +304,11 @@ pub fn classify(name: &str, args: &[Word]) -> Verdict {
         "hostname" if !args.is_empty() => {
             Verdict::Unlisted("`hostname` with arguments can set the host name".into())
         }
+        // `date MMDDhhmm[[CC]YY][.ss]` sets the clock like `-s`: only `+FORMAT` operands
+        // (and none) leave it alone.
+        "date" if sets_the_clock(args) => Verdict::Unlisted(
+            "`date` with an operand that is not a +FORMAT sets the system clock".into(),
+        ),
         "uniq" if positionals(args).count() > 1 => {
             Verdict::Unlisted("`uniq` with two file arguments writes the second one".into())
         }
@@ -354,6 +359,22 @@ pub fn is_harmless_device(text: &str) -> bool {
 }
 
 /// Indices of arguments that are not options.
+/// Whether `date` has an operand other than `+FORMAT` (`date 01011200` sets the clock).
+/// The values of `-d`, `-f`, `-r` and their long forms are not operands.
+fn sets_the_clock(args: &[Word]) -> bool {
+    let mut words = args.iter().map(|w| w.text.as_str());
+    while let Some(word) = words.next() {
+        match word {
+            "-d" | "-f" | "-r" | "--date" | "--file" | "--reference" => {
+                words.next();
+            }
+            w if w.starts_with('-') => {}
+            w => return !w.starts_with('+'),
+        }
+    }
+    false
+}
+
 fn positionals(args: &[Word]) -> impl Iterator<Item = usize> + '_ {
     args.iter()
         .enumerate()
