@@ -6,7 +6,10 @@
 //!   the first byte of the chat request (config parsing, database open, model routing);
 //! - streaming: `linggen -p` receiving 1 MB of markdown as 4-byte content deltas from the
 //!   scripted server (≈260k SSE events), wall and CPU time;
-//! - peak RSS of those `-p` runs (`ru_maxrss` of the waited children).
+//! - peak RSS of those `-p` runs (`ru_maxrss` of the waited children);
+//! - processes: one `-p` run of 40 `Bash true` calls (each through the launcher: sandbox,
+//!   PID namespace, keeper) confined and with the sandbox off, and one of 20 `Write` calls,
+//!   each prompt's first change taking a checkpoint (git through the launcher); per call.
 //!
 //! Each figure is the median of N runs, with min and max. Set `LINGGEN_BENCH_RUNS` to change N.
 
@@ -183,6 +186,53 @@ fn bench_peak_rss() {
     );
 }
 
+/// One `-p` run of `calls` tool calls in one turn, with `extra` config; wall time per call.
+fn per_call(calls: Vec<(&str, serde_json::Value)>, extra: &str, args: &[&str]) -> Duration {
+    let n = calls.len() as u32;
+    let server = ScriptedServer::start_background(
+        Protocol::Ollama,
+        vec![Step::from(Reply::tools(calls)), Reply::text("done").into()],
+    );
+    let ws = Workspace::new();
+    support::write_config_with(ws.home(), Protocol::Ollama, &server.url(), extra);
+    let started = Instant::now();
+    let status = ws
+        .cmd()
+        .args(["-q", "-p", "go"])
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .expect("run linggen -p");
+    assert!(status.success());
+    started.elapsed() / n
+}
+
+fn bench_processes() {
+    let bash = || (0..40).map(|_| ("Bash", serde_json::json!({"command": "true"}))).collect();
+    for (name, extra) in [
+        ("Bash true, confined (per call)", ""),
+        (
+            "Bash true, sandbox off (per call)",
+            "[sandbox]\nenabled = false\nunconfined = \"allow\"\n",
+        ),
+    ] {
+        let times = (0..runs().min(10))
+            .map(|_| per_call(bash(), extra, &["--permission-mode", "bypass"]))
+            .collect();
+        Stats(times).report(name);
+    }
+    // Each prompt snapshots once before its first change: one prompt per run, so a run of
+    // one Write is one checkpoint; the run without a write is subtracted.
+    let write = || vec![("Write", serde_json::json!({"path": "a.txt", "content": "x"}))];
+    let read = || vec![("Read", serde_json::json!({"path": "."}))];
+    let args = ["--allowed-tools", "Write"];
+    let with: Vec<Duration> = (0..runs().min(10)).map(|_| per_call(write(), "", &args)).collect();
+    let without: Vec<Duration> = (0..runs().min(10)).map(|_| per_call(read(), "", &args)).collect();
+    Stats(with).report("one Write with its checkpoint (whole -p run)");
+    Stats(without).report("one Read, no checkpoint (whole -p run)");
+}
+
 fn main() {
     if std::env::var_os("LINGGEN_BENCH_SERVE").is_some() {
         serve_corpus_forever();
@@ -202,5 +252,8 @@ fn main() {
     }
     if wanted("streaming") {
         bench_streaming();
+    }
+    if wanted("processes") {
+        bench_processes();
     }
 }
