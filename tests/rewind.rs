@@ -276,3 +276,47 @@ fn a_rewind_after_an_auto_run_restores_git_status() {
         "the emptied folder is gone"
     );
 }
+
+/// A shell command that changes a file and writes `.gitignore` = `*` (which ignores every
+/// file, itself included) is still rewound: the file and the old `.gitignore` come back,
+/// whatever the ignore rules say now, and the report names both.
+#[test]
+fn rewind_restores_files_a_new_ignore_rule_covers() {
+    if !git_available() {
+        return;
+    }
+    let (_server, ws) = setup(vec![
+        Reply::tool(
+            "Bash",
+            json!({"command": "printf 'agent\\n' > a.txt && printf '*\\n' > .gitignore"}),
+        )
+        .into(),
+        Reply::text("ignored everything").into(),
+    ]);
+    git(&ws, &["init", "-q", "-b", "main"]);
+    ws.write(".gitignore", "target/\n");
+    ws.write("a.txt", "original\n");
+    git(&ws, &["add", "."]);
+    git(&ws, &["commit", "-qm", "first"]);
+    let before = git_state(&ws);
+    let r = run(&ws, &["-p", "ignore it all", "--permission-mode", "bypass"]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert_eq!(ws.read("a.txt"), "agent\n");
+    assert_eq!(ws.read(".gitignore"), "*\n");
+
+    let id = checkpoint_ids(&ws).last().unwrap().clone();
+    let rewound = run(&ws, &["rewind", &id, "--only", "code"]);
+    assert_eq!(rewound.code, Some(0), "{}", rewound.stderr);
+    assert_eq!(ws.read("a.txt"), "original\n");
+    assert_eq!(ws.read(".gitignore"), "target/\n");
+    assert_eq!(git_state(&ws), before);
+    let restored = rewound
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("files restored:"))
+        .unwrap_or_else(|| panic!("no files restored line: {}", rewound.stdout));
+    assert!(
+        restored.contains("a.txt") && restored.contains(".gitignore"),
+        "{restored}"
+    );
+}

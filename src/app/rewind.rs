@@ -106,7 +106,13 @@ impl From<Failure> for Refusal {
 /// What a rewind did.
 pub struct Rewound {
     pub checkpoint: CheckpointRecord,
+    /// Whether the files were rewound (not `--only conversation`).
+    pub code: bool,
+    /// What it changed, as going from now back to the checkpoint.
     pub files: Vec<FileChange>,
+    /// Files that differ from the checkpoint but were left as they are: a file the tree
+    /// now holds that no snapshot can (too large), a folder or symlink in the way.
+    pub left: Vec<String>,
     pub conversation: bool,
     /// The checkpoint of the tree as it was just before, to undo this rewind.
     pub undo: Option<String>,
@@ -216,57 +222,14 @@ pub fn rewind(
     let checkpoint = find(&store, root, id)?;
     let mut rewound = Rewound {
         checkpoint: checkpoint.clone(),
+        code: what.code(),
         files: Vec::new(),
+        left: Vec::new(),
         conversation: false,
         undo: None,
     };
     if what.code() {
-        let engine = engine(home, root)?;
-        let now_name = format!("rewind-{}", ids::new_id());
-        let now = engine
-            .snapshot(&now_name, &format!("before rewinding to {}", checkpoint.id))
-            .map_err(|e| failure(e.to_string()))?
-            .commit;
-        let later: Vec<CheckpointRecord> = store
-            .checkpoints(&checkpoint.session_id)
-            .map_err(Failure::from)?
-            .into_iter()
-            .skip_while(|c| c.id != checkpoint.id)
-            .collect();
-        let hand = hand_edited(&engine, &later, &now)?;
-        let restores = engine
-            .changed(&checkpoint.commit, &now)
-            .map_err(|e| failure(e.to_string()))?;
-        let clobbered: Vec<String> = restores
-            .iter()
-            .filter(|c| hand.contains(&c.path))
-            .map(|c| c.path.clone())
-            .collect();
-        if !clobbered.is_empty() && !force {
-            return Err(Refusal::HandEdits(clobbered));
-        }
-        rewound.files = engine
-            .restore(&checkpoint.commit, &now)
-            .map_err(|e| failure(e.to_string()))?;
-        if !rewound.files.is_empty() {
-            // The tree before the rewind, as a checkpoint of its own: the way back.
-            let after = engine
-                .snapshot(&format!("{now_name}-end"), "after a rewind")
-                .map_err(|e| failure(e.to_string()))?
-                .commit;
-            let undo = CheckpointRecord {
-                id: ids::new_id(),
-                session_id: checkpoint.session_id.clone(),
-                run_id: now_name,
-                prompt: format!("(rewind to {})", checkpoint.id),
-                step: 0,
-                commit: now,
-                end_commit: Some(after),
-                created_at: ids::now_ms(),
-            };
-            store.add_checkpoint(&undo).map_err(Failure::from)?;
-            rewound.undo = Some(undo.id);
-        }
+        rewind_files(home, root, &store, force, &mut rewound)?;
     }
     if what.conversation() {
         let history = store
@@ -278,6 +241,81 @@ pub fn rewind(
         rewound.conversation = true;
     }
     Ok(rewound)
+}
+
+/// The files half of a rewind: snapshots the tree as it is, refuses to overwrite hand edits
+/// unless `force`, restores the checkpoint's files and records the undo checkpoint.
+fn rewind_files(
+    home: &Path,
+    root: &Path,
+    store: &Store,
+    force: bool,
+    rewound: &mut Rewound,
+) -> Result<(), Refusal> {
+    let checkpoint = rewound.checkpoint.clone();
+    let engine = engine(home, root)?;
+    let now_name = format!("rewind-{}", ids::new_id());
+    // Holding every file the checkpoint recorded, whatever the ignore rules say now: what
+    // it does not hold, the restore cannot write (nor the undo give back).
+    let now = engine
+        .snapshot_keeping(
+            &now_name,
+            &format!("before rewinding to {}", checkpoint.id),
+            &checkpoint.commit,
+        )
+        .map_err(|e| failure(e.to_string()))?
+        .commit;
+    let later: Vec<CheckpointRecord> = store
+        .checkpoints(&checkpoint.session_id)
+        .map_err(Failure::from)?
+        .into_iter()
+        .skip_while(|c| c.id != checkpoint.id)
+        .collect();
+    let hand = hand_edited(&engine, &later, &now)?;
+    let restores = engine
+        .changed(&checkpoint.commit, &now)
+        .map_err(|e| failure(e.to_string()))?;
+    let clobbered: Vec<String> = restores
+        .iter()
+        .filter(|c| hand.contains(&c.path))
+        .map(|c| c.path.clone())
+        .collect();
+    if !clobbered.is_empty() && !force {
+        return Err(Refusal::HandEdits(clobbered));
+    }
+    rewound.files = engine
+        .restore(&checkpoint.commit, &now)
+        .map_err(|e| failure(e.to_string()))?;
+    let written: BTreeSet<&str> = rewound.files.iter().map(|c| c.path.as_str()).collect();
+    rewound.left = restores
+        .iter()
+        .filter(|c| !written.contains(c.path.as_str()))
+        .map(|c| c.path.clone())
+        .collect();
+    if !rewound.files.is_empty() {
+        // The tree before the rewind, as a checkpoint of its own: the way back.
+        let after = engine
+            .snapshot_keeping(
+                &format!("{now_name}-end"),
+                "after a rewind",
+                &checkpoint.commit,
+            )
+            .map_err(|e| failure(e.to_string()))?
+            .commit;
+        let undo = CheckpointRecord {
+            id: ids::new_id(),
+            session_id: checkpoint.session_id.clone(),
+            run_id: now_name,
+            prompt: format!("(rewind to {})", checkpoint.id),
+            step: 0,
+            commit: now,
+            end_commit: Some(after),
+            created_at: ids::now_ms(),
+        };
+        store.add_checkpoint(&undo).map_err(Failure::from)?;
+        rewound.undo = Some(undo.id);
+    }
+    Ok(())
 }
 
 /// The files changed by something other than linggen's turns since the first of
@@ -361,9 +399,20 @@ pub fn report(done: &Rewound) -> Vec<String> {
         "rewound to {} (before \"{prompt}\")",
         done.checkpoint.id
     ));
-    if !done.files.is_empty() {
-        let files: Vec<String> = done.files.iter().map(change_label).collect();
-        lines.push(format!("files restored: {}", files.join(" ")));
+    if done.code {
+        if done.files.is_empty() {
+            lines.push("files restored: none (they were as at the checkpoint)".into());
+        } else {
+            let files: Vec<String> = done.files.iter().map(change_label).collect();
+            lines.push(format!("files restored: {}", capped(&files, " ")));
+        }
+    }
+    if !done.left.is_empty() {
+        lines.push(format!(
+            "not restored (larger than {} MiB now, or a folder or symlink in the way): {}",
+            crate::checkpoint::MAX_FILE_BYTES / (1024 * 1024),
+            capped(&done.left, ", ")
+        ));
     }
     if done.conversation {
         lines.push("conversation: back to before that prompt (--continue resumes it)".into());
@@ -372,4 +421,72 @@ pub fn report(done: &Rewound) -> Vec<String> {
         lines.push(format!("undo with: linggen rewind {undo}"));
     }
     lines
+}
+
+/// How many files a report names before it says how many more there are.
+const LISTED_FILES: usize = 20;
+
+/// `items` joined by `separator`, the first [`LISTED_FILES`] of them and a count of the rest.
+fn capped(items: &[String], separator: &str) -> String {
+    let mut text = items
+        .iter()
+        .take(LISTED_FILES)
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .join(separator);
+    if items.len() > LISTED_FILES {
+        text.push_str(&format!(" … and {} more", items.len() - LISTED_FILES));
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rewound(files: usize, left: &[&str]) -> Rewound {
+        Rewound {
+            checkpoint: CheckpointRecord {
+                id: "4b1e0c9a".into(),
+                session_id: "s".into(),
+                run_id: "r".into(),
+                prompt: "edit".into(),
+                step: 0,
+                commit: "c".into(),
+                end_commit: None,
+                created_at: 0,
+            },
+            code: true,
+            files: (0..files)
+                .map(|i| FileChange {
+                    path: format!("f{i:02}.txt"),
+                    kind: ChangeKind::Modified,
+                })
+                .collect(),
+            left: left.iter().map(|s| s.to_string()).collect(),
+            conversation: false,
+            undo: None,
+        }
+    }
+
+    #[test]
+    fn the_report_names_what_was_restored_and_what_was_left() {
+        let lines = report(&rewound(0, &[]));
+        assert_eq!(
+            lines[1],
+            "files restored: none (they were as at the checkpoint)"
+        );
+
+        let lines = report(&rewound(25, &["big.bin"]));
+        let restored = &lines[1];
+        assert!(
+            restored.starts_with("files restored: ~f00.txt ~f01.txt"),
+            "{restored}"
+        );
+        assert!(restored.contains("~f19.txt"), "{restored}");
+        assert!(!restored.contains("f20.txt"), "{restored}");
+        assert!(restored.ends_with(" … and 5 more"), "{restored}");
+        assert!(lines[2].starts_with("not restored ("), "{}", lines[2]);
+        assert!(lines[2].ends_with("): big.bin"), "{}", lines[2]);
+    }
 }

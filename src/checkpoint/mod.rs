@@ -14,11 +14,17 @@
 //! the untracked files that are not ignored (`.gitignore`, the person's `info/exclude`, a few
 //! heavy folders), drops what is gone, too large or ignored, adds the rest, and writes a
 //! commit whose parent is the previous snapshot (the store's detached `HEAD`). The ref
-//! `refs/checkpoints/<name>` keeps it alive.
+//! `refs/checkpoints/<name>` keeps it alive. Two things are held whatever the rules say: the
+//! `.gitignore` files of the folders it covers (the rules are part of what a rewind puts
+//! back), and, when asked ([`Checkpoints::snapshot_keeping`]), every file an earlier
+//! snapshot recorded. A rewind asks for the snapshot it goes back to, so a rule written
+//! since (a `*`, say) cannot hide the files it must restore; a turn's end asks for the
+//! turn's first, so the turn's changes stay visible.
 //!
 //! Restore writes through `git checkout-index` from a temporary index, which replaces a
 //! symlink found in a leading path instead of following it; deletions check every leading
-//! folder themselves. Files that no snapshot holds (ignored, too large) are never touched.
+//! folder themselves. Files that no snapshot holds (ignored and never recorded, too large)
+//! are never touched.
 //!
 //! Every call runs `git` and waits for it: call from a blocking thread, not an async task.
 
@@ -176,12 +182,48 @@ impl Checkpoints {
     /// Takes a snapshot of the working tree, kept as `refs/checkpoints/<name>` (a name used
     /// before is moved) with `label` as its message.
     pub fn snapshot(&self, name: &str, label: &str) -> Result<Snapshot, CheckpointError> {
-        check_name(name)?;
-        self.write_excludes()?;
+        self.take(name, label, None)
+    }
 
+    /// A snapshot that also holds every file the snapshot `keep` recorded and that is still
+    /// there, whatever the ignore rules say now. Take it before restoring `keep` (the tree's
+    /// current content of those files is then what an undo gives back, and the restore can
+    /// write them), and at the end of a turn with the turn's first snapshot (a command that
+    /// makes a rule covering its own changes does not hide them).
+    pub fn snapshot_keeping(
+        &self,
+        name: &str,
+        label: &str,
+        keep: &str,
+    ) -> Result<Snapshot, CheckpointError> {
+        self.take(name, label, Some(keep))
+    }
+
+    fn take(
+        &self,
+        name: &str,
+        label: &str,
+        keep: Option<&str>,
+    ) -> Result<Snapshot, CheckpointError> {
+        check_name(name)?;
+        let kept = match keep {
+            Some(commit) => self.recorded(&self.snapshot_commit(commit)?)?,
+            None => HashSet::new(),
+        };
+        self.write_excludes()?;
+        let mut skipped = self.stage(kept)?;
+        let commit = self.commit_index(name, label)?;
+        skipped.sort();
+        Ok(Snapshot { commit, skipped })
+    }
+
+    /// Makes the store's index the tree as it is now: the files it lists plus the untracked
+    /// ones that are not ignored, plus `kept` and the ignore files that decide what is
+    /// listed. Returns the files left out for their size.
+    fn stage(&self, kept: HashSet<Vec<u8>>) -> Result<Vec<String>, CheckpointError> {
         // Files snapshotted before that an ignore rule now covers leave the index, so a
         // rule added later is honoured too.
-        let ignored: HashSet<Vec<u8>> = split_paths(&self.git.run(
+        let mut ignored: HashSet<Vec<u8>> = split_paths(&self.git.run(
             "list ignored files in the checkpoint index",
             [
                 "ls-files",
@@ -192,11 +234,12 @@ impl Checkpoints {
             ],
             None,
         )?)
+        .filter(|path| !kept.contains(*path))
         .map(<[u8]>::to_vec)
         .collect();
         // `--others` prints a nested repository as `dir/`; its files are its own
         // repository's business, and git could only record its HEAD.
-        let listed = self.git.list_paths(
+        let mut listed = self.git.list_paths(
             "list the files to snapshot",
             [
                 "ls-files",
@@ -208,6 +251,19 @@ impl Checkpoints {
             self.max_files,
             |path| !path.ends_with(b"/") && !ignored.contains(path),
         )?;
+        let mut seen: HashSet<Vec<u8>> = listed.iter().cloned().collect();
+        let mut also = |path: Vec<u8>, listed: &mut Vec<Vec<u8>>| {
+            if seen.insert(path.clone()) {
+                ignored.remove(&path);
+                listed.push(path);
+            }
+        };
+        for path in kept {
+            also(path, &mut listed);
+        }
+        for path in self.ignore_files(&listed) {
+            also(path, &mut listed);
+        }
 
         let mut add = Vec::new();
         let mut remove: Vec<Vec<u8>> = ignored.into_iter().collect();
@@ -240,7 +296,41 @@ impl Checkpoints {
                 Some(&join_paths(&add)),
             )?;
         }
+        Ok(skipped)
+    }
 
+    /// The `.gitignore` files of the root and of every folder leading to one of `paths`
+    /// that are there, ignored or not. They decide what a snapshot holds, so a snapshot
+    /// holds them: a `*` written by a command (which ignores itself too) is then a change a
+    /// rewind undoes, not a rule that hides itself.
+    fn ignore_files(&self, paths: &[Vec<u8>]) -> Vec<Vec<u8>> {
+        let mut folders: HashSet<&[u8]> = HashSet::from([&b""[..]]);
+        for path in paths {
+            let mut end = 0;
+            while let Some(slash) = path[end..].iter().position(|b| *b == b'/') {
+                end += slash;
+                folders.insert(&path[..end]);
+                end += 1;
+            }
+        }
+        let mut files: Vec<Vec<u8>> = folders
+            .into_iter()
+            .map(|folder| match folder {
+                b"" => b".gitignore".to_vec(),
+                _ => [folder, b"/.gitignore"].concat(),
+            })
+            .filter(|file| {
+                std::fs::symlink_metadata(self.root.join(OsStr::from_bytes(file)))
+                    .is_ok_and(|meta| meta.is_file())
+            })
+            .collect();
+        files.sort();
+        files
+    }
+
+    /// Writes the store's index as a commit whose parent is the previous snapshot, and
+    /// points `refs/checkpoints/<name>` and the store's `HEAD` at it.
+    fn commit_index(&self, name: &str, label: &str) -> Result<String, CheckpointError> {
         let tree = self
             .git
             .run("write the snapshot tree", ["write-tree"], None)?;
@@ -264,9 +354,17 @@ impl Checkpoints {
             ["update-ref", "--stdin"],
             Some(updates.as_bytes()),
         )?;
+        Ok(commit)
+    }
 
-        skipped.sort();
-        Ok(Snapshot { commit, skipped })
+    /// The paths a snapshot commit holds.
+    fn recorded(&self, commit: &str) -> Result<HashSet<Vec<u8>>, CheckpointError> {
+        let out = self.git.run(
+            "list the files of a snapshot",
+            ["ls-tree", "-r", "-z", "--name-only", "--full-tree", commit],
+            None,
+        )?;
+        Ok(split_paths(&out).map(<[u8]>::to_vec).collect())
     }
 
     /// Files that differ between two snapshot commits, sorted by path, each with its kind

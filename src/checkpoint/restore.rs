@@ -10,11 +10,14 @@ use super::{ChangeKind, CheckpointError, Checkpoints, FileChange, FolderCheck, j
 
 impl Checkpoints {
     /// Makes the snapshotted files as they are in `target`, given `current`, a snapshot of
-    /// the tree as it is now (take it just before). Files that differ are rewritten from
-    /// `target` (content, exec bit, symlinks), files absent from `target` are deleted (with
-    /// the folders that this empties, never the root), files only in `target` are recreated.
-    /// Ignored and too-large files are never touched: no snapshot holds them. Returns what
-    /// it changed, sorted by path.
+    /// the tree as it is now: take it just before with
+    /// [`snapshot_keeping`](Checkpoints::snapshot_keeping)`(.., target)`, so that it holds
+    /// every file `target` recorded whatever the ignore rules say now. Files that differ are
+    /// rewritten from `target` (content, exec bit, symlinks), files absent from `target` are
+    /// deleted (with the folders that this empties, never the root), files only in `target`
+    /// are recreated. A file `current` does not hold is never overwritten or deleted (too
+    /// large now, or ignored when `current` is a plain snapshot): its content could not be
+    /// given back. Returns what it changed, sorted by path.
     ///
     /// The store's own index needs no reset afterwards: it is a stat cache, and every file
     /// written here has a new inode and mtime, so the next snapshot re-reads it.

@@ -328,6 +328,105 @@ fn ignored_files_are_neither_snapshotted_nor_touched() {
     assert_eq!(read(root, "cache"), "ignored file\n");
 }
 
+/// A command that changes files and writes `.gitignore` = `*` (which ignores every file,
+/// itself too): the turn's end still holds its changes, and a restore from a snapshot that
+/// keeps the checkpoint's files brings every one of them back, the old rules included.
+#[test]
+fn a_rule_written_since_cannot_hide_what_a_restore_brings_back() {
+    if !git_available() {
+        return;
+    }
+    let f = fixture();
+    let root = &f.root;
+    write(root, ".gitignore", "build/\n");
+    write(root, "a.txt", "alpha\n");
+    write(root, "sub/b.txt", "beta\n");
+    write(root, "run.sh", "#!/bin/sh\n");
+    chmod(root, "run.sh", 0o755);
+    let cp = Checkpoints::open(&f.store, root).unwrap();
+    let start = cp.snapshot("start", "before the turn").unwrap();
+
+    write(root, "a.txt", "changed\n");
+    write(root, "sub/b.txt", "changed\n");
+    chmod(root, "run.sh", 0o644);
+    write(root, ".gitignore", "*\n");
+    let plain = cp.snapshot("plain", "as the rules say").unwrap();
+    assert_eq!(
+        tree_paths(&cp, &plain.commit),
+        vec![".gitignore"],
+        "the rule file itself is held, what it ignores is not"
+    );
+    let end = cp
+        .snapshot_keeping("end", "after the turn", &start.commit)
+        .unwrap();
+    let modified = vec![
+        change(".gitignore", ChangeKind::Modified),
+        change("a.txt", ChangeKind::Modified),
+        change("run.sh", ChangeKind::Modified),
+        change("sub/b.txt", ChangeKind::Modified),
+    ];
+    assert_eq!(cp.changed(&start.commit, &end.commit).unwrap(), modified);
+
+    let now = cp
+        .snapshot_keeping("now", "before the rewind", &start.commit)
+        .unwrap();
+    assert!(cp.changed(&end.commit, &now.commit).unwrap().is_empty());
+    assert_eq!(cp.restore(&start.commit, &now.commit).unwrap(), modified);
+    assert_eq!(read(root, "a.txt"), "alpha\n");
+    assert_eq!(read(root, "sub/b.txt"), "beta\n");
+    assert_eq!(read(root, ".gitignore"), "build/\n");
+    assert_eq!(mode(root, "run.sh"), 0o755);
+    // The rules are back, so a plain snapshot is the checkpoint again; and the snapshot of
+    // before the rewind holds what the undo gives back.
+    let again = cp.snapshot("again", "after the rewind").unwrap();
+    assert_eq!(tree_of(&cp, &again.commit), tree_of(&cp, &start.commit));
+    assert_eq!(
+        tree_paths(&cp, &now.commit),
+        vec![".gitignore", "a.txt", "run.sh", "sub/b.txt"]
+    );
+}
+
+/// A `.gitignore` = `*` created where there was none (at the root, and in a folder holding
+/// recorded files) is held by the snapshot taken before the rewind, so the restore deletes
+/// it like any file created since, and the files it hid come back.
+#[test]
+fn a_new_self_ignoring_rule_file_is_removed_by_a_restore() {
+    if !git_available() {
+        return;
+    }
+    let f = fixture();
+    let root = &f.root;
+    write(root, "a.txt", "alpha\n");
+    write(root, "sub/c.txt", "gamma\n");
+    let cp = Checkpoints::open(&f.store, root).unwrap();
+    let start = cp.snapshot("start", "before the turn").unwrap();
+
+    write(root, "a.txt", "changed\n");
+    write(root, "sub/c.txt", "changed\n");
+    write(root, "sub/.gitignore", "*\n");
+    write(root, ".gitignore", "*\n");
+    let now = cp
+        .snapshot_keeping("now", "before the rewind", &start.commit)
+        .unwrap();
+    assert_eq!(
+        tree_paths(&cp, &now.commit),
+        vec![".gitignore", "a.txt", "sub/.gitignore", "sub/c.txt"]
+    );
+    assert_eq!(
+        cp.restore(&start.commit, &now.commit).unwrap(),
+        vec![
+            change(".gitignore", ChangeKind::Deleted),
+            change("a.txt", ChangeKind::Modified),
+            change("sub/.gitignore", ChangeKind::Deleted),
+            change("sub/c.txt", ChangeKind::Modified),
+        ]
+    );
+    assert!(!root.join(".gitignore").exists());
+    assert!(!root.join("sub/.gitignore").exists());
+    assert_eq!(read(root, "a.txt"), "alpha\n");
+    assert_eq!(read(root, "sub/c.txt"), "gamma\n");
+}
+
 #[test]
 fn large_files_are_skipped_and_left_alone() {
     if !git_available() {

@@ -1,8 +1,10 @@
 //! Checkpoints in a session: before the first call of a prompt that may change files (and
 //! of each auto-mode step), the working tree is snapshotted (see [`crate::checkpoint`]);
 //! when the turn ends, once more, so a rewind can tell the agent's changes from a person's
-//! later hand edits. Each snapshot is an event (`CheckpointCreated`, `CheckpointClosed`)
-//! that the store records; `/rewind` and `linggen rewind` read them back.
+//! later hand edits. The later snapshots of a turn hold every file its first one did, even
+//! when a command of the turn wrote a rule that ignores them. Each snapshot is an event
+//! (`CheckpointCreated`, `CheckpointClosed`) that the store records; `/rewind` and
+//! `linggen rewind` read them back.
 //!
 //! A snapshot that fails (no `git`, too many files) is a warning, once: the work goes on,
 //! it just cannot be rewound.
@@ -50,8 +52,14 @@ impl Checkpointer {
         }
     }
 
-    /// Takes a snapshot (blocking: it runs `git`).
-    fn snapshot(&self, name: &str, label: &str) -> Result<crate::checkpoint::Snapshot, String> {
+    /// Takes a snapshot (blocking: it runs `git`), holding whatever `keep` (the turn's first
+    /// snapshot) recorded even if a rule made since ignores it.
+    fn snapshot(
+        &self,
+        name: &str,
+        label: &str,
+        keep: Option<&str>,
+    ) -> Result<crate::checkpoint::Snapshot, String> {
         let mut engine = lock(&self.engine);
         let engine = match &mut *engine {
             Some(engine) => engine,
@@ -59,7 +67,11 @@ impl Checkpointer {
                 empty.insert(Checkpoints::open(&self.store, &self.root).map_err(|e| e.to_string())?)
             }
         };
-        engine.snapshot(name, label).map_err(|e| e.to_string())
+        match keep {
+            Some(keep) => engine.snapshot_keeping(name, label, keep),
+            None => engine.snapshot(name, label),
+        }
+        .map_err(|e| e.to_string())
     }
 }
 
@@ -124,10 +136,14 @@ pub(crate) async fn ensure(shared: &TurnShared, ctx: &RunCtx) {
     }
     let id = ids::new_id();
     let (name, label) = (id.clone(), format!("before: {}", mark.prompt));
+    // A later auto step keeps what the turn began with: a rule an earlier step wrote does
+    // not hide that step's changes.
+    let first = lock(&mark.first).clone();
     let store = Arc::clone(&checkpointer);
-    let taken = tokio::task::spawn_blocking(move || store.snapshot(&name, &label))
-        .await
-        .unwrap_or_else(|e| Err(e.to_string()));
+    let taken =
+        tokio::task::spawn_blocking(move || store.snapshot(&name, &label, first.as_deref()))
+            .await
+            .unwrap_or_else(|e| Err(e.to_string()));
     match taken {
         Ok(snapshot) => {
             if !snapshot.skipped.is_empty() {
@@ -172,7 +188,7 @@ pub(crate) async fn close(shared: &TurnShared, mark: &Arc<TurnMark>) -> Vec<Stri
     let label = format!("after: {}", mark.prompt);
     let store = Arc::clone(&checkpointer);
     let taken = tokio::task::spawn_blocking(move || {
-        let end = store.snapshot(&name, &label)?.commit;
+        let end = store.snapshot(&name, &label, Some(&first))?.commit;
         let changed = store.changed(&first, &end)?;
         Ok::<_, String>((end, changed))
     })
