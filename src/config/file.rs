@@ -324,37 +324,36 @@ impl Layer<'_> {
         config: &mut Config,
         project: Option<&str>,
     ) -> Result<(), ConfigError> {
+        // The project's file is the last layer: what is configured before it is the
+        // person's own.
+        let own = OwnModels::of(config);
         for entry in models {
             let span = entry.span();
+            let at = span.start;
             let mut model = model_config(entry.into_inner())
                 .map_err(|(s, m)| self.error_at(s.unwrap_or(span), &m))?;
-            // A project model on a server elsewhere, one the person's own configuration
-            // does not use, would receive the conversation: a grant, held back whole (its
-            // key with it) until the folder is trusted. `local = true` does not count here:
-            // it is the project's say, not the address.
             if let Some(file) = project {
-                let servers = model.servers();
-                let elsewhere = servers.iter().any(|u| !super::model::is_local_url(u));
-                let known = config
-                    .models
-                    .iter()
-                    .any(|m| m.servers().iter().any(|u| servers.contains(u)));
-                if elsewhere && !known {
+                // A project entry with one of the person's ids would take that model's
+                // place: every `--model`, `default_model` and routing rule naming it would
+                // reach the project's server. Refused, trusted or not.
+                if own.ids.contains(&model.id) {
+                    self.refuse_own_id(config, &model.id, at);
+                    continue;
+                }
+                if own.sends_elsewhere(&model) {
                     config.withheld.models.retain(|m| m.id != model.id);
                     config.withheld.models.push(model);
                     config.withheld.file = file.to_string();
                     continue;
                 }
-            }
-            if let Some(file) = project
-                && let Some(env) = model.api_key_env.take()
-            {
-                config.withheld.model_keys.push(super::trust::ModelKey {
-                    id: model.id.clone(),
-                    env,
-                    url: model.url.clone(),
-                });
-                config.withheld.file = file.to_string();
+                if let Some(env) = model.api_key_env.take() {
+                    config.withheld.model_keys.push(super::trust::ModelKey {
+                        id: model.id.clone(),
+                        env,
+                        url: model.url.clone(),
+                    });
+                    config.withheld.file = file.to_string();
+                }
             }
             match config.models.iter_mut().find(|m| m.id == model.id) {
                 Some(existing) => *existing = model,
@@ -362,6 +361,18 @@ impl Layer<'_> {
             }
         }
         Ok(())
+    }
+
+    /// The warning for a project model entry that reuses one of the person's ids.
+    fn refuse_own_id(&self, config: &mut Config, id: &str, at: usize) {
+        config.warnings.push(format!(
+            "{}:{}: [[models]] id = \"{id}\" ignored: your own $LINGGEN_HOME/{} already has \
+             a model with that id, and a workspace's file cannot replace it; rename the id in \
+             this file to use the workspace's model",
+            self.path.display(),
+            line_of(self.text, at),
+            super::CONFIG_FILE,
+        ));
     }
 
     /// `chromium` replaces what an earlier layer set; `screenshot_hosts` adds to it, like
@@ -666,6 +677,39 @@ fn model_config(entry: ModelEntry) -> Result<ModelConfig, SpanError> {
         max_tokens: entry.max_tokens.filter(|n| *n > 0),
         local: entry.local,
     })
+}
+
+/// The person's own models, as configured before a project's file is applied.
+struct OwnModels {
+    ids: Vec<String>,
+    servers: Vec<String>,
+}
+
+impl OwnModels {
+    fn of(config: &Config) -> OwnModels {
+        OwnModels {
+            ids: config.models.iter().map(|m| m.id.clone()).collect(),
+            servers: config
+                .models
+                .iter()
+                .flat_map(|m| m.servers())
+                .map(str::to_string)
+                .collect(),
+        }
+    }
+
+    /// Whether a project's model would send the conversation to a server that is neither
+    /// this machine nor one of the person's own: a grant, held back whole (its key with it)
+    /// until the folder is trusted. Every server of a pool counts, each on its own. This
+    /// machine means loopback by the parser that sends the request
+    /// ([`super::model::is_loopback_url`]); a private network can be anyone's server. The
+    /// project's `local = true` does not count: it is the project's say, not the address.
+    fn sends_elsewhere(&self, model: &ModelConfig) -> bool {
+        model
+            .servers()
+            .into_iter()
+            .any(|u| !super::model::is_loopback_url(u) && !self.servers.iter().any(|s| s == u))
+    }
 }
 
 /// `us-west-2` from `https://bedrock-runtime.us-west-2.amazonaws.com`.

@@ -1,5 +1,8 @@
 //! `[[models]]` entries.
 
+use std::net::{Ipv4Addr, Ipv6Addr};
+
+use reqwest::Url;
 use serde::{Deserialize, Serialize};
 
 /// The wire protocol a model is reached by.
@@ -107,9 +110,10 @@ impl ModelConfig {
     }
 
     /// Local when `local = true` says so, or, unset, when its URL is this machine or a
-    /// private network.
+    /// private network ([`is_nearby_url`]). For routing and display only: trust never
+    /// asks this (a project's `local = true` is the project's say, not the address).
     pub fn is_local(&self) -> bool {
-        self.local.unwrap_or_else(|| is_local_url(&self.url))
+        self.local.unwrap_or_else(|| is_nearby_url(&self.url))
     }
 
     /// The API key, read from the environment variable the entry names.
@@ -119,21 +123,147 @@ impl ModelConfig {
     }
 }
 
-/// Whether a server URL points at this machine or a private network.
-pub fn is_local_url(url: &str) -> bool {
-    let after_scheme = url.split_once("://").map_or(url, |(_, rest)| rest);
-    let authority = after_scheme.split('/').next().unwrap_or_default();
-    let host = match authority.strip_prefix('[') {
-        Some(v6) => v6.split(']').next().unwrap_or_default(),
-        None => authority.split(':').next().unwrap_or_default(),
-    };
-    host == "localhost"
-        || host.ends_with(".local")
-        || match host.parse::<std::net::IpAddr>() {
-            Ok(std::net::IpAddr::V4(ip)) => {
-                ip.is_loopback() || ip.is_private() || ip.is_link_local()
-            }
-            Ok(std::net::IpAddr::V6(ip)) => ip.is_loopback(),
-            Err(_) => false,
+/// Whether requests to `url` stay on this machine: its host, as reqwest's own parser
+/// (WHATWG `url`) reads it, is `localhost`, `127.0.0.0/8` or `::1` (IPv4-mapped too). This
+/// is the test trust decisions use. Reading the URL any other way lets spellings like
+/// `http://localhost:1@elsewhere/` (a user name and password before `@`) pass for local
+/// while the request goes elsewhere. What does not parse is not local (nor sent anywhere).
+///
+/// The HTTP clients append the endpoint's path after a `/` (`llm::http::join_url`), which
+/// cannot move the host: the authority ends at that `/` whatever came before it.
+pub fn is_loopback_url(url: &str) -> bool {
+    host_is(url, |host| match host {
+        Host::Domain(name) => is_localhost_name(name),
+        Host::Ipv4(ip) => ip.is_loopback(),
+        Host::Ipv6(ip) => {
+            ip.is_loopback() || ip.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback())
         }
+    })
+}
+
+/// Whether `url` is this machine or a private network (`10/8`, `172.16/12`, `192.168/16`,
+/// `169.254/16`, `*.local`), by the same parser. For routing's `local`/`cloud` preference
+/// and `linggen models`, where a GPU box on the LAN is "local" in the sense that matters
+/// there (no per-token bill, nothing leaves the site). It grants nothing: whether a
+/// project's model may receive the conversation untrusted is [`is_loopback_url`]'s call,
+/// because a private address can be anyone's server on the network you happen to be on.
+pub fn is_nearby_url(url: &str) -> bool {
+    is_loopback_url(url)
+        || host_is(url, |host| match host {
+            Host::Domain(name) => name.trim_end_matches('.').ends_with(".local"),
+            Host::Ipv4(ip) => ip.is_private() || ip.is_link_local(),
+            Host::Ipv6(_) => false,
+        })
+}
+
+/// `localhost`, in any case, with or without the trailing dot of a fully qualified name.
+fn is_localhost_name(name: &str) -> bool {
+    name.strip_suffix('.')
+        .unwrap_or(name)
+        .eq_ignore_ascii_case("localhost")
+}
+
+/// A URL's host as the parser reads it. (reqwest re-exports `Url` but not `url::Host`;
+/// `host_str` is its serialization: domains lower-cased and punycoded, IPv4 in dotted form
+/// (`127.1` is `127.0.0.1`), IPv6 bracketed; a domain never looks like an address.)
+enum Host<'a> {
+    Domain(&'a str),
+    Ipv4(Ipv4Addr),
+    Ipv6(Ipv6Addr),
+}
+
+fn host_is(url: &str, test: impl Fn(Host<'_>) -> bool) -> bool {
+    let Ok(parsed) = Url::parse(url) else {
+        return false;
+    };
+    let Some(text) = parsed.host_str().filter(|h| !h.is_empty()) else {
+        return false;
+    };
+    let host = if let Some(inner) = text.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
+        match inner.parse() {
+            Ok(ip) => Host::Ipv6(ip),
+            Err(_) => return false,
+        }
+    } else if let Ok(ip) = text.parse() {
+        Host::Ipv4(ip)
+    } else {
+        Host::Domain(text)
+    };
+    test(host)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Where reqwest would send a request for `url`: what the test compares against.
+    fn sent_to(url: &str) -> Option<String> {
+        reqwest::Url::parse(url)
+            .ok()
+            .and_then(|u| u.host_str().map(str::to_string))
+    }
+
+    #[test]
+    fn this_machine_is_local() {
+        for url in [
+            "http://localhost:11434",
+            "http://127.0.0.1:8080/v1",
+            "http://[::1]:1234",
+            "http://LOCALHOST:11434",
+            "http://localhost.:11434",
+            "http://127.1:8080",
+            "http://127.0.0.2:8080",
+            "http://[::ffff:127.0.0.1]:8080/v1",
+            "http://127.0.0.1:1@127.0.0.1:8080/v1",
+            // `\` ends the host for http(s): this request does go to localhost.
+            "http://localhost\\@example.invalid/",
+        ] {
+            assert!(is_loopback_url(url), "{url} -> {:?}", sent_to(url));
+        }
+    }
+
+    #[test]
+    fn a_disguised_or_distant_host_is_not_local() {
+        for url in [
+            "http://localhost:1@example.invalid/v1",
+            "http://127.0.0.1:1@example.invalid/v1",
+            "http://[::1]@example.invalid/v1",
+            "http://localhost@example.invalid",
+            "http://example.invalid\\localhost",
+            "http://example.invalid\\@localhost/",
+            "http://localhost.example.invalid/v1",
+            "http://0.0.0.0:11434",
+            "http://192.168.1.5:11434",
+            "http://10.0.0.2:11434",
+            "http://gpu.local:11434",
+            "http://[fe80::1]:11434",
+            "https://api.openai.com/v1",
+            "localhost:11434",
+            "http://[::1",
+            "",
+        ] {
+            assert!(!is_loopback_url(url), "{url} -> {:?}", sent_to(url));
+        }
+    }
+
+    #[test]
+    fn routing_counts_private_networks_as_local_by_the_real_host() {
+        let local = |url: &str| ModelConfig::new("m", ProviderKind::Ollama, "q", url).is_local();
+        for url in [
+            "http://127.0.0.1:11434",
+            "http://192.168.1.5:11434",
+            "http://10.0.0.2:11434",
+            "http://gpu.local:11434",
+        ] {
+            assert!(local(url), "{url}");
+        }
+        for url in [
+            "http://192.168.1.5:1@example.invalid/v1",
+            "http://gpu.local@example.invalid/v1",
+            "http://localhost:1@example.invalid/v1",
+            "https://api.openai.com/v1",
+        ] {
+            assert!(!local(url), "{url} -> {:?}", sent_to(url));
+        }
+    }
 }

@@ -61,11 +61,17 @@ api_key_env = "KEY"
     let selected = c.selected_model().unwrap().unwrap();
     assert_eq!(selected.id, "b");
     assert_eq!(selected.url, "http://127.0.0.1:8080/v1");
-    // The project's entry replaces the person's with the same id (a server on this
-    // machine; one elsewhere would wait for trust, see trust_tests).
+    // The project's entry with the person's id is refused, even on this machine: the
+    // person's model stays, and the person is told (see trust_tests).
     let a = c.models.iter().find(|m| m.id == "a").unwrap();
-    assert_eq!(a.provider, ProviderKind::Anthropic);
-    assert_eq!(a.url, "http://127.0.0.1:8082");
+    assert_eq!(a.provider, ProviderKind::Ollama);
+    assert_eq!(a.url, "http://127.0.0.1:11434");
+    assert_eq!(c.warnings.len(), 1, "{:?}", c.warnings);
+    assert!(
+        c.warnings[0].contains("id = \"a\" ignored"),
+        "{:?}",
+        c.warnings
+    );
 
     let env = |k: &str| (k == "LINGGEN_MODEL").then(|| "a".to_string());
     let c = Config::load(home.path(), root.path(), &env, &FlagOverrides::default()).unwrap();
