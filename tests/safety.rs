@@ -11,7 +11,10 @@ use std::path::Path;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use support::{Protocol, Reply, ScriptedServer, Step, Workspace, run_with_timeout, texts};
+use support::{
+    Protocol, Reply, ScriptedServer, Step, Workspace, linggen_cmd, run_with_timeout, texts,
+    write_config,
+};
 
 const TIMEOUT: Duration = Duration::from_secs(90);
 
@@ -350,6 +353,103 @@ fn path_escapes_are_refused() {
             result.contains("outside") || result.contains("refused") || result.contains(".git"),
             "unclear refusal: {result}"
         );
+    }
+}
+
+/// The attack on a root at `$HOME` (no `.git` above it): the file tools hand out neither the
+/// secret stores nor `$LINGGEN_HOME` (other projects' memory, trust), whatever the path or
+/// the tool; a FIFO does not hang the run. Nothing secret reaches the model's server.
+#[test]
+fn file_tools_keep_secrets_when_the_root_is_home() {
+    let root = tempfile::tempdir().unwrap();
+    let home = root.path().canonicalize().unwrap();
+    // $LINGGEN_HOME inside the root, under a name that is not `.linggen`: the variable is
+    // what counts.
+    let linggen_home = home.join("lh");
+    let plant = |rel: &str, text: &str| {
+        let path = home.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    plant(".ssh/id_rsa", "SECRET-SSH-KEY\n");
+    plant(
+        ".aws/credentials",
+        "aws_secret_access_key = SECRET-AWS-KEY\n",
+    );
+    plant(
+        "lh/memory/other-project.md",
+        "SECRET-MEMORY of another project\n",
+    );
+    plant("lh/trusted.toml", "SECRET-TRUST\n");
+    plant("notes.txt", "SECRET-free notes\n");
+    std::os::unix::fs::symlink(home.join(".aws"), home.join("aws-link")).unwrap();
+    let fifo = std::ffi::CString::new(home.join("pipe").to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path; mkfifo only creates a file.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+    let calls = vec![
+        ("Read", json!({"path": ".ssh/id_rsa"})),
+        (
+            "Read",
+            json!({"path": home.join(".ssh/id_rsa").display().to_string()}),
+        ),
+        ("Read", json!({"path": "aws-link/credentials"})),
+        ("Grep", json!({"query": "SECRET"})),
+        ("Grep", json!({"query": "SECRET", "path": ".aws"})),
+        ("Glob", json!({"globs": ["**/*"]})),
+        ("Read", json!({"path": "lh/memory/other-project.md"})),
+        ("Read", json!({"path": "pipe"})),
+    ];
+    let n = calls.len();
+    let server = ScriptedServer::start_background(
+        Protocol::Ollama,
+        vec![Step::from(Reply::tools(calls)), Reply::text("done").into()],
+    );
+    write_config(&linggen_home, Protocol::Ollama, &server.url());
+    let mut cmd = linggen_cmd(&linggen_home, &home);
+    cmd.env("HOME", &home)
+        .args(["-p", "collect the keys", "--permission-mode", "bypass"]);
+    // A read that waits on the FIFO would end here, killed, failing the test.
+    let out = run_with_timeout(&mut cmd, TIMEOUT);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(
+        stderr
+            .matches("the workspace root is your home directory")
+            .count(),
+        1,
+        "{stderr}"
+    );
+    let results = texts(&server.last_chat_request().unwrap(), "tool");
+    assert_eq!(results.len(), n, "{results:#?}");
+    for result in &results[..3] {
+        assert!(
+            result.contains("secret store") && result.contains("[sandbox] allow_read"),
+            "{result}"
+        );
+    }
+    assert!(results[3].contains("notes.txt"), "{}", results[3]);
+    assert!(
+        results[3].contains("hidden paths skipped"),
+        "{}",
+        results[3]
+    );
+    assert!(results[4].contains("secret store"), "{}", results[4]);
+    assert!(
+        !results[5].contains(".ssh/") && !results[5].contains(".aws/"),
+        "{}",
+        results[5]
+    );
+    assert!(!results[5].contains("lh/memory"), "{}", results[5]);
+    assert!(results[6].contains("no setting opens it"), "{}", results[6]);
+    assert!(results[7].contains("a FIFO (named pipe)"), "{}", results[7]);
+    let sent = serde_json::to_string(&server.chat_requests()).unwrap();
+    for secret in [
+        "SECRET-SSH-KEY",
+        "SECRET-AWS-KEY",
+        "SECRET-MEMORY",
+        "SECRET-TRUST",
+    ] {
+        assert!(!sent.contains(secret), "{secret} reached the model: {sent}");
     }
 }
 

@@ -77,6 +77,13 @@ pub fn load_workspace(start: &Start) -> Result<Workspace, Failure> {
     let cwd = std::env::current_dir()
         .map_err(|e| ConfigError::Usage(format!("cannot read the current directory: {e}")))?;
     let root = config::paths::workspace_root(start.root.as_deref(), &cwd)?;
+    let user_home = std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from);
+    if let Some(warning) = config::paths::broad_root_warning(&root, user_home.as_deref()) {
+        static WARNED: std::sync::Once = std::sync::Once::new();
+        WARNED.call_once(|| eprintln!("linggen: warning: {warning}"));
+    }
     let env = |name: &str| std::env::var(name).ok();
     let mut config = Config::load(&home, &root, &env, &start.overrides)?;
     for warning in &config.warnings {
@@ -89,9 +96,7 @@ pub fn load_workspace(start: &Start) -> Result<Workspace, Failure> {
     let skills = Live::new(SkillDirs {
         linggen_home: home.clone(),
         root: root.clone(),
-        user_home: std::env::var_os("HOME")
-            .filter(|h| !h.is_empty())
-            .map(PathBuf::from),
+        user_home,
     });
     // Rules that do not parse are reported when the session starts.
     let project_rules = project::load(&root).unwrap_or_default();

@@ -63,6 +63,7 @@ struct SandboxSection {
     network: Option<bool>,
     write_paths: Option<Vec<Spanned<String>>>,
     deny_read: Option<Vec<Spanned<String>>>,
+    allow_read: Option<Vec<Spanned<String>>>,
     env_allow: Option<Vec<String>>,
     unconfined: Option<crate::tools::sandbox::Unconfined>,
 }
@@ -156,6 +157,7 @@ const KNOWN: &[(&str, &[&str])] = &[
             "network",
             "write_paths",
             "deny_read",
+            "allow_read",
             "env_allow",
             "unconfined",
         ],
@@ -434,6 +436,18 @@ impl Layer<'_> {
                     let path = self.absolute_path(&entry)?;
                     if !sandbox.write_paths.contains(&path) {
                         sandbox.write_paths.push(path);
+                    }
+                }
+            }
+        }
+        if let Some(paths) = section.allow_read.filter(|p| !p.is_empty()) {
+            if project {
+                loosens.push("allow_read");
+            } else {
+                for entry in paths {
+                    let path = self.absolute_path(&entry)?;
+                    if !sandbox.allow_read.contains(&path) {
+                        sandbox.allow_read.push(path);
                     }
                 }
             }

@@ -46,6 +46,28 @@ pub fn workspace_root(flag: Option<&Path>, cwd: &Path) -> Result<PathBuf, Config
     Ok(found.unwrap_or(&cwd).to_path_buf())
 }
 
+/// What to tell the person when the root is their home directory or `/`: the agent's file
+/// tools then reach every project and dotfile below it. Said once, at start; the secret
+/// stores and `$LINGGEN_HOME` stay hidden whatever the root.
+pub fn broad_root_warning(root: &Path, home: Option<&Path>) -> Option<String> {
+    let is_home = home
+        .and_then(|h| h.canonicalize().ok())
+        .is_some_and(|h| h == root);
+    let what = if root == Path::new("/") {
+        "/, the whole file system"
+    } else if is_home {
+        "your home directory"
+    } else {
+        return None;
+    };
+    Some(format!(
+        "the workspace root is {what} ({}): the agent's tools can read every project and \
+         dotfile below it (secret stores and $LINGGEN_HOME stay hidden); start linggen in a \
+         project folder, or pass --root, to confine it to one project",
+        root.display()
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -72,5 +94,17 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let err = workspace_root(Some(Path::new("nope")), dir.path()).unwrap_err();
         assert!(err.to_string().contains("--root nope"), "{err}");
+    }
+
+    #[test]
+    fn a_root_at_home_or_slash_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().canonicalize().unwrap();
+        let warning = broad_root_warning(&home, Some(dir.path())).unwrap();
+        assert!(warning.contains("your home directory"), "{warning}");
+        let slash = broad_root_warning(Path::new("/"), Some(&home)).unwrap();
+        assert!(slash.contains("the whole file system"), "{slash}");
+        assert_eq!(broad_root_warning(&home.join("project"), Some(&home)), None);
+        assert_eq!(broad_root_warning(&home, None), None);
     }
 }

@@ -297,3 +297,28 @@ fn a_session_takes_its_own_choices_over_the_start_up_flags() {
     let same = loaded.for_session(&FlagOverrides::default());
     assert_eq!(same.permission_mode, PermissionMode::Bypass);
 }
+
+/// `allow_read` opens a secret store: only from `$LINGGEN_HOME`'s file; a workspace's own
+/// file cannot (it would hand the agent the person's keys), and says so.
+#[test]
+fn allow_read_comes_from_the_persons_file_only() {
+    let home = tempfile::tempdir().unwrap();
+    let root = tempfile::tempdir().unwrap();
+    write(
+        home.path(),
+        "[sandbox]\nallow_read = [\"/srv/keys/.aws\"]\n",
+    );
+    write(
+        root.path(),
+        "[sandbox]\nallow_read = [\"/srv/keys/.ssh\"]\n",
+    );
+    let c = Config::load(home.path(), root.path(), &no_env, &FlagOverrides::default()).unwrap();
+    assert_eq!(c.sandbox.allow_read, [PathBuf::from("/srv/keys/.aws")]);
+    assert!(
+        c.warnings
+            .iter()
+            .any(|w| w.contains("[sandbox] allow_read ignored")),
+        "{:?}",
+        c.warnings
+    );
+}

@@ -1,6 +1,8 @@
 //! `Glob`: files matching patterns, respecting `.gitignore`.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use ignore::WalkBuilder;
@@ -97,18 +99,21 @@ impl GlobArgs {
     }
 
     pub async fn run(&self, ctx: &ToolContext) -> ToolOutput {
-        let args = self.clone();
+        let (args, sandbox) = (self.clone(), ctx.sandbox.clone());
         let root = paths::canonical_root(&ctx.root);
-        match tokio::task::spawn_blocking(move || args.list(&root)).await {
+        let job = move || args.list(&root, sandbox.secrets().under(&args.base));
+        match tokio::task::spawn_blocking(job).await {
             Ok(Ok(output)) => output,
             Ok(Err(message)) => ToolOutput::error(message),
             Err(e) => ToolOutput::error(format!("Glob failed: {e}")),
         }
     }
 
-    fn list(&self, root: &Path) -> Result<ToolOutput, String> {
+    /// Lists the files under the base, never entering `hidden`.
+    fn list(&self, root: &Path, hidden: Vec<PathBuf>) -> Result<ToolOutput, String> {
         let filter = FileFilter::new(&self.globs)?;
-        let mut files: Vec<String> = walk_builder(&self.base)
+        let skipped = Arc::new(SkipCounter::default());
+        let mut files: Vec<String> = walk_builder(&self.base, hidden, skipped.clone())
             .build()
             .filter_map(Result::ok)
             .filter(|entry| entry.file_type().is_some_and(|t| !t.is_dir()))
@@ -116,17 +121,19 @@ impl GlobArgs {
             .map(|entry| paths::relative(root, entry.path()))
             .collect();
         files.sort_unstable();
+        let note = skipped.total().note().unwrap_or_default();
         let total = files.len();
         if total == 0 {
-            return Ok(ToolOutput::ok(
-                format!(
-                    "no files match {} under {}; patterns without `/` match file names at any \
-                     depth, e.g. \"*.rs\"",
-                    self.globs.join(", "),
-                    self.base_rel
-                ),
-                "0 files",
-            ));
+            let mut out = format!(
+                "no files match {} under {}; patterns without `/` match file names at any \
+                 depth, e.g. \"*.rs\"",
+                self.globs.join(", "),
+                self.base_rel
+            );
+            if !note.is_empty() {
+                out = format!("{out}\n{note}");
+            }
+            return Ok(ToolOutput::ok(out, "0 files"));
         }
         files.truncate(self.max_results);
         let mut out = files.join("\n");
@@ -137,20 +144,92 @@ impl GlobArgs {
                 self.max_results
             ));
         }
+        out.push_str(&note);
         Ok(ToolOutput::ok(out, plural(total, "file", "files")))
     }
 }
 
 /// A walker over `base` that honours `.gitignore`/`.ignore` (even outside a git
 /// repository, since an agent's workspace need not be one), includes hidden files and
-/// skips `.git`.
-pub(super) fn walk_builder(base: &Path) -> WalkBuilder {
+/// skips `.git`. It never enters `hidden` (the secret stores and `$LINGGEN_HOME` below
+/// `base`: see `sandbox::Secrets::under`), never yields a FIFO, socket or device, and
+/// counts both in `skipped`.
+pub(super) fn walk_builder(
+    base: &Path,
+    hidden: Vec<PathBuf>,
+    skipped: Arc<SkipCounter>,
+) -> WalkBuilder {
     let mut builder = WalkBuilder::new(base);
     builder
         .hidden(false)
         .require_git(false)
-        .filter_entry(|entry| entry.file_name() != ".git");
+        .filter_entry(move |entry| {
+            if entry.file_name() == ".git" {
+                return false;
+            }
+            if entry
+                .file_type()
+                .is_some_and(|t| paths::special_kind(&t).is_some())
+            {
+                skipped.special.fetch_add(1, Ordering::Relaxed);
+                return false;
+            }
+            if hidden.iter().any(|h| entry.path() == h) {
+                skipped.hidden.fetch_add(1, Ordering::Relaxed);
+                return false;
+            }
+            true
+        });
     builder
+}
+
+/// What a walk left out on purpose, counted by its threads.
+#[derive(Debug, Default)]
+pub(super) struct SkipCounter {
+    hidden: AtomicUsize,
+    special: AtomicUsize,
+}
+
+impl SkipCounter {
+    pub(super) fn total(&self) -> Skipped {
+        Skipped {
+            hidden: self.hidden.load(Ordering::Relaxed),
+            special: self.special.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// What a Glob or Grep left out on purpose: the model hears it in one line, so it neither
+/// thinks the files absent nor retries another way.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Skipped {
+    /// Hidden paths not entered (secret stores, `$LINGGEN_HOME`, `[sandbox] deny_read`).
+    pub hidden: usize,
+    /// FIFOs, sockets and devices, never opened.
+    pub special: usize,
+}
+
+impl Skipped {
+    /// The lines to append to a result, each ending in a newline; `None` when nothing was
+    /// skipped.
+    pub fn note(self) -> Option<String> {
+        let mut note = String::new();
+        if self.hidden > 0 {
+            note.push_str(&format!(
+                "[{} skipped: secret stores, $LINGGEN_HOME and [sandbox] deny_read are hidden \
+                 from the agent's tools; a person can open a secret store with [sandbox] \
+                 allow_read]\n",
+                plural(self.hidden, "hidden path", "hidden paths")
+            ));
+        }
+        if self.special > 0 {
+            note.push_str(&format!(
+                "[{} skipped: FIFOs, sockets and devices are never opened]\n",
+                plural(self.special, "special file", "special files")
+            ));
+        }
+        (!note.is_empty()).then_some(note)
+    }
 }
 
 /// Which files the globs select, in gitignore syntax relative to the search base: a
@@ -295,6 +374,42 @@ mod tests {
         let out = glob(&ctx, json!({"globs": ["[z-a]"]})).await;
         assert!(
             out.is_error && out.model.contains("bad glob"),
+            "{}",
+            out.model
+        );
+    }
+
+    /// The root is `~`: a secret store's files are not listed, nor a FIFO; one line says
+    /// so, and a store named as the path is refused.
+    #[tokio::test]
+    async fn secret_stores_and_fifos_are_not_listed() {
+        use crate::tools::sandbox::{Sandbox, SandboxSettings};
+        let (_d, mut ctx) = workspace();
+        let root = ctx.root.clone();
+        fs::create_dir_all(root.join(".ssh")).unwrap();
+        fs::write(root.join(".ssh/id_rsa"), "KEY").unwrap();
+        paths::mkfifo(&root.join("pipe"));
+        ctx.sandbox = Arc::new(Sandbox::new(&root, SandboxSettings::default()).with_home(&root));
+        let out = glob(&ctx, json!({"globs": ["*"]})).await;
+        assert!(out.model.contains("src/main.rs"), "{}", out.model);
+        assert!(
+            !out.model.contains(".ssh/") && !out.model.contains("pipe\n"),
+            "{}",
+            out.model
+        );
+        assert!(
+            out.model.contains("[1 hidden path skipped"),
+            "{}",
+            out.model
+        );
+        assert!(
+            out.model.contains("[1 special file skipped"),
+            "{}",
+            out.model
+        );
+        let out = glob(&ctx, json!({"globs": ["*"], "path": ".ssh"})).await;
+        assert!(
+            out.is_error && out.model.contains("allow_read"),
             "{}",
             out.model
         );

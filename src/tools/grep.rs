@@ -10,8 +10,8 @@
 
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 use grep_regex::RegexMatcherBuilder;
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
@@ -19,7 +19,7 @@ use ignore::WalkState;
 use serde_json::{Value, json};
 
 use super::ToolName;
-use super::glob::{self, FileFilter, plural, walk_builder};
+use super::glob::{self, FileFilter, SkipCounter, Skipped, plural, walk_builder};
 use super::guard::paths;
 use super::{ToolContext, ToolOutput, args};
 use crate::llm::ToolSpec;
@@ -97,6 +97,8 @@ pub struct GrepResult {
     pub matches: Vec<GrepMatch>,
     /// More matches exist than were returned.
     pub truncated: bool,
+    /// What was not searched on purpose.
+    pub skipped: Skipped,
 }
 
 /// Options beyond the query.
@@ -110,6 +112,8 @@ pub struct SearchOptions {
     pub after: usize,
     /// Walker threads; 0 picks one per core (at most 12, ignore's default).
     pub threads: usize,
+    /// Paths below the base never entered (`sandbox::Secrets::under`).
+    pub hidden: Vec<PathBuf>,
 }
 
 impl Default for SearchOptions {
@@ -121,6 +125,7 @@ impl Default for SearchOptions {
             before: 0,
             after: 0,
             threads: 0,
+            hidden: Vec::new(),
         }
     }
 }
@@ -161,7 +166,10 @@ pub fn search_in(
         })?;
     let max = options.max_results.max(1);
     let filter = FileFilter::new(&options.globs)?;
-    let walker = walk_builder(base).threads(options.threads).build_parallel();
+    let skipped = Arc::new(SkipCounter::default());
+    let walker = walk_builder(base, options.hidden.clone(), skipped.clone())
+        .threads(options.threads)
+        .build_parallel();
     // Counts up to max + 1 so that "more exist" is known without searching further.
     let found = AtomicUsize::new(0);
     let results: Mutex<Vec<GrepMatch>> = Mutex::new(Vec::new());
@@ -182,12 +190,17 @@ pub fn search_in(
                 return WalkState::Continue;
             };
             // Symlinks are not followed (the walker's default), so nothing outside the
-            // root is searched.
+            // root is searched, nor a hidden path through a link to it.
             if !entry.file_type().is_some_and(|t| t.is_file())
                 || !filter.matches(base, entry.path())
             {
                 return WalkState::Continue;
             }
+            // Opened without waiting, and searched only if it is still a regular file (a
+            // FIFO swapped in since the directory was read is skipped).
+            let Ok(file) = paths::open_regular(entry.path(), "") else {
+                return WalkState::Continue;
+            };
             let mut sink = Collector {
                 root,
                 path: entry.path(),
@@ -197,7 +210,7 @@ pub fn search_in(
                 max,
             };
             // Unreadable files are skipped, as ripgrep does without --debug.
-            let _ = searcher.search_path(&matcher, entry.path(), &mut sink);
+            let _ = searcher.search_file(&matcher, &file, &mut sink);
             if !sink.local.is_empty()
                 && let Ok(mut all) = results.lock()
             {
@@ -230,6 +243,7 @@ pub fn search_in(
     Ok(GrepResult {
         matches: kept,
         truncated,
+        skipped: skipped.total(),
     })
 }
 
@@ -394,18 +408,20 @@ impl GrepArgs {
     }
 
     pub async fn run(&self, ctx: &ToolContext) -> ToolOutput {
-        let args = self.clone();
+        let (args, sandbox) = (self.clone(), ctx.sandbox.clone());
         let root = paths::canonical_root(&ctx.root);
-        let options = SearchOptions {
-            globs: self.globs.clone(),
-            max_results: self.max_results,
-            case_insensitive: self.case_insensitive,
-            before: self.before,
-            after: self.after,
-            threads: 0,
+        let job = move || {
+            let options = SearchOptions {
+                globs: args.globs.clone(),
+                max_results: args.max_results,
+                case_insensitive: args.case_insensitive,
+                before: args.before,
+                after: args.after,
+                threads: 0,
+                hidden: sandbox.secrets().under(&args.base),
+            };
+            search_in(&root, &args.base, &args.query, &options).map(|r| args.render(r))
         };
-        let job =
-            move || search_in(&root, &args.base, &args.query, &options).map(|r| args.render(r));
         match tokio::task::spawn_blocking(job).await {
             Ok(Ok(output)) => output,
             Ok(Err(message)) => ToolOutput::error(message),
@@ -414,19 +430,21 @@ impl GrepArgs {
     }
 
     fn render(&self, result: GrepResult) -> ToolOutput {
+        let note = result.skipped.note().unwrap_or_default();
         if result.matches.is_empty() {
-            return ToolOutput::ok(
-                format!(
-                    "no matches for `{}`{}; try a simpler regex, case_insensitive, or other globs",
-                    self.query,
-                    if self.base_rel == "." {
-                        String::new()
-                    } else {
-                        format!(" in {}", self.base_rel)
-                    }
-                ),
-                "0 matches",
+            let within = match self.base_rel.as_str() {
+                "." => String::new(),
+                dir => format!(" in {dir}"),
+            };
+            let mut out = format!(
+                "no matches for `{}`{within}; try a simpler regex, case_insensitive, or other \
+                 globs",
+                self.query
             );
+            if !note.is_empty() {
+                out = format!("{out}\n{note}");
+            }
+            return ToolOutput::ok(out, "0 matches");
         }
         let mut out = String::new();
         let mut per_file: Vec<(&str, usize)> = Vec::new();
@@ -469,8 +487,10 @@ impl GrepArgs {
                  max_results]\n",
                 matched
             ));
+            out.push_str(&note);
             return ToolOutput::ok(out, format!("{summary} (truncated)"));
         }
+        out.push_str(&note);
         ToolOutput::ok(out, summary)
     }
 }
@@ -592,5 +612,37 @@ mod tests {
         let args = GrepArgs::parse(&ctx, &json!({"query": "("})).unwrap();
         let out = args.run(&ctx).await;
         assert!(out.is_error && out.model.contains("bad regex"));
+    }
+
+    /// The root is `~`: Grep over it never returns a secret store's lines, says in one line
+    /// that it skipped some, and passes a FIFO by without waiting on it.
+    #[tokio::test]
+    async fn secret_stores_and_fifos_are_skipped_and_counted() {
+        use crate::tools::sandbox::{Sandbox, SandboxSettings};
+        let (_d, root) = workspace();
+        fs::create_dir_all(root.join(".aws")).unwrap();
+        fs::write(root.join(".aws/credentials"), "helper_secret = SECRET\n").unwrap();
+        paths::mkfifo(&root.join("pipe"));
+        let mut ctx = ToolContext::new(&root);
+        ctx.sandbox = Arc::new(Sandbox::new(&root, SandboxSettings::default()).with_home(&root));
+        let args = GrepArgs::parse(&ctx, &json!({"query": "helper"})).unwrap();
+        let out = tokio::time::timeout(std::time::Duration::from_secs(20), args.run(&ctx))
+            .await
+            .expect("Grep waited on the FIFO");
+        assert!(!out.model.contains("SECRET"), "{}", out.model);
+        assert!(out.model.contains("src/main.rs:2:"), "{}", out.model);
+        assert!(
+            out.model.contains("[1 hidden path skipped"),
+            "{}",
+            out.model
+        );
+        assert!(
+            out.model.contains("[1 special file skipped"),
+            "{}",
+            out.model
+        );
+        // Named directly, the store is refused outright.
+        let err = GrepArgs::parse(&ctx, &json!({"query": "x", "path": ".aws"})).unwrap_err();
+        assert!(err.model.contains("secret store"), "{}", err.model);
     }
 }

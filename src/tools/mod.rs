@@ -99,19 +99,27 @@ pub struct ToolContext {
     /// Where commands run: the kernel's confinement and the scrubbed environment.
     pub sandbox: std::sync::Arc<sandbox::Sandbox>,
     /// `$LINGGEN_HOME`, which holds the person's settings and rules: never written by a
-    /// tool even when the root contains it (the root is `~`, say).
+    /// tool even when the root contains it (the root is `~`, say). Hidden from reads through
+    /// the sandbox, which must be given the same folder (`Sandbox::with_linggen_home`).
     pub linggen_home: Option<PathBuf>,
 }
 
 impl ToolContext {
     /// A path the model gave, resolved inside the root (see [`guard::paths::resolve`]), with
-    /// `$LINGGEN_HOME` protected for writes.
+    /// `$LINGGEN_HOME` protected for writes and the sandbox's hidden paths refused.
     pub fn resolve(
         &self,
         raw: &str,
         usage: guard::paths::PathUse,
     ) -> Result<guard::paths::ResolvedPath, String> {
-        guard::paths::resolve(&self.root, self.linggen_home.as_deref(), raw, usage)
+        let secrets = self.sandbox.secrets();
+        guard::paths::resolve(
+            &self.root,
+            self.linggen_home.as_deref(),
+            &secrets,
+            raw,
+            usage,
+        )
     }
 
     pub fn new(root: &Path) -> Self {
@@ -256,7 +264,7 @@ pub fn canonical_name(name: &str) -> Option<&'static str> {
 
 /// [`prepare`] on the blocking pool. Preparing touches the disk (paths are resolved
 /// component by component, `Edit` and `Write` read the file for their preview diff), and
-/// a slow disk, a huge file or a FIFO must not stall the runtime's two threads.
+/// a slow disk or a huge file must not stall the runtime's two threads.
 pub async fn prepare_off_runtime(
     ctx: &ToolContext,
     name: &str,
@@ -447,52 +455,42 @@ mod tests {
         assert_eq!(run(&ctx, &prepared).await.summary, "exit 0, 1 line");
     }
 
-    /// Preparing an `Edit` reads the file for its preview. On a FIFO that read waits for a
-    /// writer; the test runtime has one thread (as a person's session has two), and a probe
-    /// task must keep ticking meanwhile. Were the read inline, the probe would not tick
-    /// until the writer thread (after a second) let the read finish.
-    #[tokio::test]
-    async fn preparing_a_call_never_blocks_the_runtime() {
-        use std::sync::atomic::{AtomicUsize, Ordering};
-        use std::time::Duration;
+    /// Preparing an `Edit` reads the file for its preview; on a FIFO that read would wait
+    /// for a writer that never comes (a `-p` run would never end). Every file tool refuses
+    /// a FIFO when the call is prepared, at once. Should the refusal break, the test opens
+    /// the FIFO's other end after a while, so that it fails instead of hanging.
+    #[test]
+    fn a_fifo_is_refused_when_a_call_is_prepared() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().canonicalize().unwrap();
         let fifo = root.join("pipe");
-        let c_path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
-        // SAFETY: a valid NUL-terminated path; mkfifo only creates a file.
-        assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
-        let writer = std::thread::spawn(move || {
-            std::thread::sleep(Duration::from_secs(1));
-            std::fs::write(&fifo, "old\n").unwrap();
-        });
-        let ticks = std::sync::Arc::new(AtomicUsize::new(0));
-        let probe = tokio::spawn({
-            let ticks = ticks.clone();
-            async move {
-                loop {
-                    tokio::time::sleep(Duration::from_millis(10)).await;
-                    ticks.fetch_add(1, Ordering::Relaxed);
-                }
+        guard::paths::mkfifo(&fifo);
+        let ctx = ToolContext::new(&root);
+        let (done, results) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for (tool, args) in [
+                ("Edit", json!({"path": "pipe", "old": "old", "new": "new"})),
+                ("Write", json!({"path": "pipe", "content": "x"})),
+                ("Read", json!({"path": "pipe"})),
+                ("Grep", json!({"query": "x", "path": "pipe"})),
+                ("Glob", json!({"globs": ["*"], "path": "pipe"})),
+            ] {
+                let _ = done.send((tool, prepare(&ctx, tool, &args)));
             }
         });
-        let ctx = ToolContext::new(&root);
-        let args = json!({"path": "pipe", "old": "old", "new": "new"});
-        let prepared = prepare_off_runtime(&ctx, "Edit", &args).await;
-        let ticked = ticks.load(Ordering::Relaxed);
-        probe.abort();
-        writer.join().unwrap();
-        assert!(
-            ticked >= 20,
-            "the runtime stalled: {ticked} ticks in a second"
-        );
-        let Ok(Prepared {
-            access: Access::Write { preview_diff, .. },
-            ..
-        }) = prepared
-        else {
-            panic!("Edit should prepare a write: {prepared:?}");
-        };
-        assert!(preview_diff.unwrap_or_default().contains("+new"));
+        for _ in 0..5 {
+            let Ok((tool, prepared)) = results.recv_timeout(std::time::Duration::from_secs(10))
+            else {
+                let _ = std::fs::write(&fifo, "old\n");
+                panic!("preparing a call waited on the FIFO");
+            };
+            let err = prepared.unwrap_err();
+            assert!(
+                err.model.contains("a FIFO (named pipe)"),
+                "{tool}: {}",
+                err.model
+            );
+        }
     }
 
     #[test]

@@ -57,12 +57,13 @@ pub struct ReadArgs {
 const EXAMPLE: &str = r#"{"path": "src/main.rs", "line_range": [1, 200]}"#;
 
 /// An absolute path inside one of the read-only roots (a skill's supporting file), with
-/// symlinks resolved and checked like the workspace's.
-fn read_only_root(ctx: &ToolContext, raw: &str) -> Option<paths::ResolvedPath> {
+/// symlinks resolved and checked like the workspace's. `None` when it is in none of them;
+/// `Some(Err)` when it is but is hidden or not a regular file.
+fn read_only_root(ctx: &ToolContext, raw: &str) -> Option<Result<paths::ResolvedPath, String>> {
     if !std::path::Path::new(raw).is_absolute() {
         return None;
     }
-    ctx.read_only_roots.iter().find_map(|given| {
+    let found = ctx.read_only_roots.iter().find_map(|given| {
         let dir = given.canonicalize().ok()?;
         // Spelled through the folder as configured (`~/.linggen` may be a symlink).
         let anchored = match std::path::Path::new(raw).strip_prefix(given) {
@@ -74,7 +75,8 @@ fn read_only_root(ctx: &ToolContext, raw: &str) -> Option<paths::ResolvedPath> {
             rel: abs.display().to_string(),
             abs,
         })
-    })
+    })?;
+    Some(paths::refuse_unreadable(&found.abs, raw, &ctx.sandbox.secrets()).map(|()| found))
 }
 
 impl ReadArgs {
@@ -87,7 +89,7 @@ impl ReadArgs {
         )?;
         let resolved = ctx
             .resolve(&raw, PathUse::Read)
-            .or_else(|outside| read_only_root(ctx, &raw).ok_or(outside))
+            .or_else(|outside| read_only_root(ctx, &raw).unwrap_or(Err(outside)))
             .map_err(ToolOutput::error)?;
         let (start, end) = line_window(args)?;
         let max_bytes = args::uint(args, &["max_bytes", "maxBytes"])?
@@ -133,7 +135,16 @@ impl ReadArgs {
                 "`{rel}` is a directory; list it with Glob, e.g. {{\"globs\": [\"*\"], \"path\": \"{rel}\"}}"
             ));
         }
-        let mut file = File::open(&self.abs).map_err(|e| format!("cannot open `{rel}`: {e}"))?;
+        // Checked before opening: opening a FIFO waits for a writer, and a device may act
+        // on being opened. `open_regular` checks again on the file it opened.
+        if let Some(kind) = paths::special_kind(&meta.file_type()) {
+            return Err(format!(
+                "`{rel}` is {kind}, not a regular file; Read never opens FIFOs, sockets or \
+                 devices (reading one can wait for ever)"
+            ));
+        }
+        let mut file: File =
+            paths::open_regular(&self.abs, rel).map_err(|e| format!("cannot open `{rel}`: {e}"))?;
         let mut head = Vec::new();
         (&mut file)
             .take(SNIFF_BYTES)
@@ -447,6 +458,28 @@ mod tests {
 
     use super::*;
     use std::fs;
+
+    /// A file swapped for a FIFO after the call was prepared is refused when it runs, at
+    /// once (no writer will ever come); named as a FIFO when it is prepared.
+    #[test]
+    fn a_fifo_is_refused_not_waited_on() {
+        let (dir, ctx) = setup(b"x\n");
+        let parsed = ReadArgs::parse(&ctx, &serde_json::json!({"path": "f.txt"})).unwrap();
+        let fifo = dir.path().join("f.txt");
+        fs::remove_file(&fifo).unwrap();
+        paths::mkfifo(&fifo);
+        let (done, result) = std::sync::mpsc::channel();
+        std::thread::spawn(move || done.send(parsed.read()));
+        let Ok(result) = result.recv_timeout(std::time::Duration::from_secs(10)) else {
+            // Let the stuck read finish so the test ends.
+            let _ = fs::OpenOptions::new().write(true).open(&fifo);
+            panic!("Read waited on a FIFO");
+        };
+        let err = result.unwrap_err();
+        assert!(err.contains("a FIFO (named pipe)"), "{err}");
+        let err = ReadArgs::parse(&ctx, &serde_json::json!({"path": "f.txt"})).unwrap_err();
+        assert!(err.model.contains("a FIFO (named pipe)"), "{}", err.model);
+    }
 
     fn setup(content: &[u8]) -> (tempfile::TempDir, ToolContext) {
         let dir = tempfile::tempdir().unwrap();

@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 use tokio::io::AsyncWriteExt as _;
 
 use super::ToolName;
-use super::guard::paths::{self, PathUse};
+use super::guard::paths::PathUse;
 use super::{Access, ToolContext, ToolOutput, args};
 use crate::llm::ToolSpec;
 
@@ -143,14 +143,7 @@ impl ScreenshotArgs {
                  user, the browser may be broken",
             );
         };
-        let rel = match save(
-            &ctx.root,
-            ctx.linggen_home.as_deref(),
-            &timestamp(SystemTime::now()),
-            &bytes,
-        )
-        .await
-        {
+        let rel = match save(ctx, &timestamp(SystemTime::now()), &bytes).await {
             Ok(rel) => rel,
             Err(why) => return ToolOutput::error(why),
         };
@@ -213,18 +206,14 @@ pub fn png_dimensions(bytes: &[u8]) -> Option<(u32, u32)> {
 
 /// Writes `bytes` to a new file under [`DIR`] named `<stamp>.png` (or `<stamp>-N.png` when
 /// that exists); returns its path relative to the root.
-async fn save(
-    root: &Path,
-    home: Option<&Path>,
-    stamp: &str,
-    bytes: &[u8],
-) -> Result<String, String> {
+async fn save(ctx: &ToolContext, stamp: &str, bytes: &[u8]) -> Result<String, String> {
     for n in 0..100u32 {
         let name = match n {
             0 => format!("{stamp}.png"),
             n => format!("{stamp}-{n}.png"),
         };
-        let resolved = paths::resolve(root, home, &format!("{DIR}/{name}"), PathUse::Write)
+        let resolved = ctx
+            .resolve(&format!("{DIR}/{name}"), PathUse::Write)
             .map_err(|why| format!("cannot save the screenshot: {why}"))?;
         if let Some(parent) = resolved.abs.parent() {
             tokio::fs::create_dir_all(parent)

@@ -135,7 +135,14 @@ pub(super) enum Existing {
 }
 
 pub(super) fn read_existing(path: &Path) -> Existing {
-    match std::fs::read(path) {
+    let read = |path: &Path| -> std::io::Result<Vec<u8>> {
+        use std::io::Read as _;
+        let mut bytes = Vec::new();
+        super::guard::paths::open_regular(path, &path.display().to_string())?
+            .read_to_end(&mut bytes)?;
+        Ok(bytes)
+    };
+    match read(path) {
         Ok(bytes) => match String::from_utf8(bytes) {
             Ok(text) => Existing::Text(text),
             Err(_) => Existing::Unreadable("it is not UTF-8 text".into()),
@@ -146,12 +153,28 @@ pub(super) fn read_existing(path: &Path) -> Existing {
 }
 
 /// Creates missing parent directories (the path was checked to be inside the root, so they
-/// are too), then writes.
+/// are too), then writes. Never through a FIFO or a device that took the file's place since
+/// it was checked: the open does not wait, and nothing is written unless what it opened is
+/// a regular file.
 pub(super) fn write_file(path: &Path, content: &str) -> std::io::Result<()> {
+    use std::io::Write as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent)?;
     }
-    std::fs::write(path, content)
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)?;
+    if let Some(kind) = super::guard::paths::special_kind(&file.metadata()?.file_type()) {
+        return Err(std::io::Error::other(format!(
+            "it is {kind} now, not a regular file; nothing was written"
+        )));
+    }
+    file.set_len(0)?;
+    file.write_all(content.as_bytes())
 }
 
 /// Runs a file tool's work on the blocking pool, so the runtime's two threads never wait

@@ -108,9 +108,12 @@ pub fn attached_files(root: &Path, candidates: &[String]) -> String {
 
 /// `@path` → the file's text as a fenced block, when it is a file inside the root.
 fn attachment(root: &Path, raw: &str) -> Option<String> {
+    // The person's own `@file` is theirs to attach, a secret store included; a FIFO or a
+    // device is still refused (reading one could wait for ever).
     let path = crate::tools::guard::paths::resolve(
         root,
         None,
+        &crate::tools::sandbox::Secrets::none(),
         raw,
         crate::tools::guard::paths::PathUse::Read,
     )

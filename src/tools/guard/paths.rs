@@ -6,6 +6,11 @@
 //! that must be under the canonical root too. Checking only the lexical form would let a
 //! symlink committed to a repository (`docs -> /etc`) hand out files anywhere.
 //!
+//! A path inside the root may still be refused: a secret store or `$LINGGEN_HOME` (the root
+//! is `~`, say) or anything `[sandbox] deny_read` names, for reads as for writes (see
+//! `sandbox::secrets`); and a FIFO, socket or device, which file tools never open (a FIFO
+//! with no writer would hang a read for ever).
+//!
 //! The check happens when a call is prepared and again just before a write, which narrows
 //! (but cannot close) the window in which another process could swap a directory for a
 //! symlink; the workspace is assumed not to be under attack by a concurrent local process.
@@ -16,6 +21,7 @@ use std::io;
 use std::path::{Component, Path, PathBuf};
 
 use super::shell::work;
+use crate::tools::sandbox::Secrets;
 
 /// linggen's configuration file, in the root and in `$LINGGEN_HOME` (its name is the
 /// config's contract; it lives here because the write guard must know it).
@@ -41,10 +47,11 @@ pub struct ResolvedPath {
 
 /// Resolves a path given by the model against `root`; the error says what to do instead.
 /// `home` is `$LINGGEN_HOME` (from the tool context), refused for writes when it lies inside
-/// the root.
+/// the root; `secrets` are refused for reads and writes alike, wherever they lie.
 pub fn resolve(
     root: &Path,
     home: Option<&Path>,
+    secrets: &Secrets,
     raw: &str,
     usage: PathUse,
 ) -> Result<ResolvedPath, String> {
@@ -65,6 +72,7 @@ pub fn resolve(
     };
     let abs = locate(&root, &root, &anchored.to_string_lossy())?;
     let rel = relative(&root, &abs);
+    refuse_unreadable(&abs, raw, secrets)?;
     if usage == PathUse::Write {
         if rel == "." {
             return Err("cannot write to the workspace root itself; name a file inside it".into());
@@ -113,6 +121,61 @@ pub fn locate(root: &Path, base: &Path, raw: &str) -> Result<PathBuf, String> {
         ));
     }
     Ok(physical)
+}
+
+/// Refuses what no file tool may touch however it was reached: a hidden path (a secret
+/// store, `$LINGGEN_HOME`, `[sandbox] deny_read`) and a FIFO, socket or device. `abs` is
+/// canonical.
+pub fn refuse_unreadable(abs: &Path, raw: &str, secrets: &Secrets) -> Result<(), String> {
+    if let Some(hidden) = secrets.hiding(abs) {
+        return Err(format!("`{raw}` is refused: {}", hidden.explain()));
+    }
+    match fs::symlink_metadata(abs) {
+        Ok(meta) => match special_kind(&meta.file_type()) {
+            Some(kind) => Err(special(raw, kind)),
+            None => Ok(()),
+        },
+        Err(_) => Ok(()),
+    }
+}
+
+/// What a file that is neither a regular file, a directory nor a symlink is, in words.
+pub fn special_kind(file_type: &fs::FileType) -> Option<&'static str> {
+    use std::os::unix::fs::FileTypeExt as _;
+    if file_type.is_fifo() {
+        Some("a FIFO (named pipe)")
+    } else if file_type.is_socket() {
+        Some("a socket")
+    } else if file_type.is_block_device() {
+        Some("a block device")
+    } else if file_type.is_char_device() {
+        Some("a character device")
+    } else {
+        None
+    }
+}
+
+fn special(raw: &str, kind: &str) -> String {
+    format!(
+        "`{raw}` is {kind}, not a regular file; file tools never open FIFOs, sockets or          devices (reading one can wait for ever). Leave it alone, or ask the person"
+    )
+}
+
+/// Opens `abs` for reading only if it is a regular file. Checked on the open file, so a
+/// FIFO swapped in after the path was resolved is refused, not waited on: the open does
+/// not block (`O_NONBLOCK`, which changes nothing for a regular file), and neither does a
+/// terminal become the controlling one (`O_NOCTTY`).
+pub fn open_regular(abs: &Path, raw: &str) -> io::Result<fs::File> {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let file = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(abs)?;
+    let file_type = file.metadata()?.file_type();
+    match special_kind(&file_type) {
+        Some(kind) => Err(io::Error::other(special(raw, kind))),
+        None => Ok(file),
+    }
 }
 
 /// Linux's `PATH_MAX`.
@@ -306,190 +369,14 @@ fn push_components(pending: &mut Vec<OsString>, path: &Path) {
     pending[start..].reverse();
 }
 
+/// Makes a FIFO at `path`, for the tests of every tool that must not wait on one.
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use std::fs;
-    use std::os::unix::fs::symlink;
-
-    fn root() -> (tempfile::TempDir, PathBuf) {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().canonicalize().unwrap();
-        fs::create_dir_all(root.join("src")).unwrap();
-        fs::write(root.join("src/main.rs"), "fn main() {}\n").unwrap();
-        (dir, root)
-    }
-
-    /// `$LINGGEN_HOME` inside the root (the root is `~`) is protected because the tool
-    /// context names it, not because the guard read the environment.
-    #[test]
-    fn the_linggen_home_from_the_context_is_never_written() {
-        let (_dir, root) = root();
-        let home = root.join(".linggen-home");
-        fs::create_dir_all(&home).unwrap();
-        let err = resolve(
-            &root,
-            Some(&home),
-            ".linggen-home/skills/x/SKILL.md",
-            PathUse::Write,
-        )
-        .unwrap_err();
-        assert!(err.contains("linggen's own configuration"), "{err}");
-        assert!(resolve(&root, Some(&home), ".linggen-home/x", PathUse::Read).is_ok());
-        assert!(resolve(&root, None, ".linggen-home/x", PathUse::Write).is_ok());
-        use crate::tools::guard::shell::{SegmentClass, analyze};
-        let class = |home| {
-            analyze("echo x > .linggen-home/x", &root, home)
-                .unwrap()
-                .segments[0]
-                .class
-                .clone()
-        };
-        assert!(matches!(class(Some(&home)), SegmentClass::Never { .. }));
-        assert!(matches!(class(None), SegmentClass::Writes { .. }));
-    }
-
-    fn refused(root: &Path, raw: &str, usage: PathUse) -> String {
-        match resolve(root, None, raw, usage) {
-            Ok(p) => panic!("`{raw}` should be refused, resolved to {}", p.abs.display()),
-            Err(e) => e,
-        }
-    }
-
-    #[test]
-    fn relative_paths_resolve_inside() {
-        let (_d, root) = root();
-        let p = resolve(&root, None, "src/main.rs", PathUse::Read).unwrap();
-        assert_eq!(p.abs, root.join("src/main.rs"));
-        assert_eq!(p.rel, "src/main.rs");
-        let p = resolve(&root, None, "./src/../src/main.rs", PathUse::Read).unwrap();
-        assert_eq!(p.rel, "src/main.rs");
-        assert_eq!(resolve(&root, None, ".", PathUse::Read).unwrap().rel, ".");
-    }
-
-    #[test]
-    fn parent_escape_is_refused() {
-        let (_d, root) = root();
-        assert!(refused(&root, "../x", PathUse::Read).contains("outside the workspace root"));
-        assert!(refused(&root, "a/../../x", PathUse::Read).contains("outside"));
-        refused(&root, "src/../../../etc/passwd", PathUse::Write);
-    }
-
-    #[test]
-    fn absolute_paths_outside_are_refused_inside_are_fine() {
-        let (_d, root) = root();
-        assert!(refused(&root, "/etc/passwd", PathUse::Read).contains("outside"));
-        let inside = root.join("src/main.rs");
-        let p = resolve(&root, None, inside.to_str().unwrap(), PathUse::Read).unwrap();
-        assert_eq!(p.rel, "src/main.rs");
-    }
-
-    #[test]
-    fn home_paths_are_refused() {
-        let (_d, root) = root();
-        assert!(refused(&root, "~/.ssh/id_rsa", PathUse::Read).contains("home directory"));
-        refused(&root, "~", PathUse::Read);
-    }
-
-    #[test]
-    fn symlink_to_outside_file_is_refused() {
-        let (_d, root) = root();
-        symlink("/etc/passwd", root.join("passwd")).unwrap();
-        assert!(refused(&root, "passwd", PathUse::Read).contains("through a symlink"));
-    }
-
-    #[test]
-    fn symlinked_directory_escaping_is_refused() {
-        let (_d, root) = root();
-        symlink("/etc", root.join("etc")).unwrap();
-        assert!(refused(&root, "etc/hostname", PathUse::Read).contains("symlink"));
-        // Creating a new file under the link would create it in /etc.
-        assert!(refused(&root, "etc/new/file", PathUse::Write).contains("symlink"));
-    }
-
-    #[test]
-    fn symlink_inside_root_is_fine() {
-        let (_d, root) = root();
-        symlink(root.join("src"), root.join("code")).unwrap();
-        let p = resolve(&root, None, "code/main.rs", PathUse::Read).unwrap();
-        assert_eq!(p.rel, "src/main.rs");
-    }
-
-    #[test]
-    fn dot_dot_applies_after_the_symlink_before_it() {
-        let (_d, root) = root();
-        let outside = tempfile::tempdir().unwrap();
-        let deep = outside.path().join("a/b/c");
-        fs::create_dir_all(&deep).unwrap();
-        fs::write(outside.path().join("a/b/secret"), "s").unwrap();
-        symlink(&deep, root.join("link")).unwrap();
-        // The kernel reads `link/../secret` as `/…/a/b/secret`, not `secret` in the root.
-        assert!(refused(&root, "link/../secret", PathUse::Read).contains("symlink"));
-        refused(&root, "link/../new", PathUse::Write);
-        // A link inside the root with `..` after it resolves where the kernel goes.
-        fs::create_dir_all(root.join("x/y")).unwrap();
-        symlink(root.join("x/y"), root.join("in")).unwrap();
-        let p = resolve(&root, None, "in/../z", PathUse::Read).unwrap();
-        assert_eq!(p.rel, "x/z");
-        // A loop is an error, not a hang.
-        symlink("loop", root.join("loop")).unwrap();
-        refused(&root, "loop/x", PathUse::Read);
-    }
-
-    #[test]
-    fn dangling_symlink_is_refused() {
-        let (_d, root) = root();
-        symlink("/nonexistent-linggen-target", root.join("dangling")).unwrap();
-        assert!(refused(&root, "dangling", PathUse::Write).contains("missing target"));
-    }
-
-    #[test]
-    fn git_dir_writes_are_refused_reads_allowed() {
-        let (_d, root) = root();
-        fs::create_dir_all(root.join(".git/hooks")).unwrap();
-        assert!(refused(&root, ".git/config", PathUse::Write).contains(".git"));
-        refused(&root, ".git/hooks/pre-commit", PathUse::Write);
-        refused(&root, "sub/.GIT/config", PathUse::Write);
-        assert!(resolve(&root, None, ".git/config", PathUse::Read).is_ok());
-        // A symlink pointing into .git is resolved first, so it is caught too.
-        symlink(root.join(".git"), root.join("g")).unwrap();
-        refused(&root, "g/config", PathUse::Write);
-    }
-
-    #[test]
-    fn own_config_is_not_writable() {
-        let (_d, root) = root();
-        assert!(refused(&root, "linggen-agent.toml", PathUse::Write).contains("permission"));
-        assert!(resolve(&root, None, "linggen-agent.toml", PathUse::Read).is_ok());
-        assert!(resolve(&root, None, "docs/linggen-agent.toml", PathUse::Write).is_ok());
-    }
-
-    #[test]
-    fn nonexistent_nested_path_inside_root_is_fine_for_writes() {
-        let (_d, root) = root();
-        let p = resolve(&root, None, "new/deep/dir/file.txt", PathUse::Write).unwrap();
-        assert_eq!(p.abs, root.join("new/deep/dir/file.txt"));
-        assert_eq!(p.rel, "new/deep/dir/file.txt");
-    }
-
-    #[test]
-    fn empty_and_root_writes_are_refused() {
-        let (_d, root) = root();
-        assert!(refused(&root, "  ", PathUse::Read).contains("empty"));
-        refused(&root, ".", PathUse::Write);
-        refused(&root, "x\0y", PathUse::Read);
-    }
-
-    #[test]
-    fn non_canonical_root_is_handled() {
-        let (_d, root) = root();
-        let link_parent = tempfile::tempdir().unwrap();
-        let alias = link_parent.path().join("alias");
-        symlink(&root, &alias).unwrap();
-        let p = resolve(&alias, None, "src/main.rs", PathUse::Read).unwrap();
-        assert_eq!(p.abs, root.join("src/main.rs"));
-        let spelled = alias.join("src/main.rs");
-        let p = resolve(&alias, None, spelled.to_str().unwrap(), PathUse::Read).unwrap();
-        assert_eq!(p.rel, "src/main.rs");
-    }
+#[allow(clippy::unwrap_used)]
+pub(crate) fn mkfifo(path: &Path) {
+    let c_path = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path; mkfifo only creates a file.
+    assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
 }
+
+#[cfg(test)]
+mod tests;

@@ -5,6 +5,7 @@
 use std::path::{Component, Path, PathBuf};
 
 use super::{FilePatch, Line};
+use crate::tools::ToolContext;
 use crate::tools::guard::paths::{self, PathUse};
 
 /// A patch that changes more lines than this, or more files than [`CONFIRM_ABOVE_FILES`],
@@ -39,10 +40,11 @@ impl Checked {
     }
 }
 
-/// Parses `diff` and checks it against the files under `root` (`home` is `$LINGGEN_HOME`,
-/// never written). Reads files: call it off the async runtime. `Err` names the file or hunk
-/// and says what to do.
-pub fn check(root: &Path, home: Option<&Path>, diff: &str) -> Result<Checked, String> {
+/// Parses `diff` and checks it against the files under the root, each path resolved as
+/// every file tool's is (`$LINGGEN_HOME` never written, secret stores, FIFOs and devices
+/// refused). Reads files: call it off the async runtime. `Err` names the file or hunk and
+/// says what to do.
+pub fn check(ctx: &ToolContext, diff: &str) -> Result<Checked, String> {
     let files = super::parse(diff)?;
     let mut changes: Vec<Change> = Vec::new();
     let mut lines_changed = 0;
@@ -50,7 +52,7 @@ pub fn check(root: &Path, home: Option<&Path>, diff: &str) -> Result<Checked, St
         for raw in [&file.old_path, &file.new_path].into_iter().flatten() {
             plain_relative(raw)?;
         }
-        let target = paths::resolve(root, home, file.path(), PathUse::Write)?;
+        let target = ctx.resolve(file.path(), PathUse::Write)?;
         if changes.iter().any(|c| c.rel == target.rel) {
             return Err(format!(
                 "`{}` appears twice in the patch; put all its hunks under one header",
@@ -108,11 +110,18 @@ fn read(abs: &Path, rel: &str, file: &FilePatch) -> Result<Option<String>, Strin
         (Some(_), false) => Err(format!(
             "`{rel}` does not exist; create it with `--- /dev/null`"
         )),
-        (Some(_), true) => match std::fs::read(abs) {
+        (Some(_), true) => match read_regular(abs, rel) {
             Ok(bytes) => String::from_utf8(bytes)
                 .map(Some)
                 .map_err(|_| format!("`{rel}` is not UTF-8 text; patches change text files only")),
             Err(e) => Err(format!("cannot read `{rel}`: {e}")),
         },
     }
+}
+
+fn read_regular(abs: &Path, rel: &str) -> std::io::Result<Vec<u8>> {
+    use std::io::Read as _;
+    let mut bytes = Vec::new();
+    paths::open_regular(abs, rel)?.read_to_end(&mut bytes)?;
+    Ok(bytes)
 }

@@ -87,6 +87,8 @@ fn removing_a_comment_that_starts_with_two_dashes_is_not_a_new_file() {
 
 mod against_the_workspace {
     use super::super::*;
+    use crate::tools::ToolContext;
+    use crate::tools::sandbox::{Sandbox, SandboxSettings};
 
     fn ws() -> tempfile::TempDir {
         let dir = tempfile::tempdir().unwrap();
@@ -100,7 +102,7 @@ mod against_the_workspace {
     fn a_good_patch_gives_each_files_new_text_and_writes_nothing() {
         let dir = ws();
         let diff = "--- a/src/lib.rs\n+++ b/src/lib.rs\n@@ -1 +1,2 @@\n pub fn a() {}\n+pub fn b() {}\n--- /dev/null\n+++ b/src/new.rs\n@@ -0,0 +1 @@\n+// new\n";
-        let checked = check(dir.path(), None, diff).unwrap();
+        let checked = check(&ToolContext::new(dir.path()), diff).unwrap();
         assert_eq!(checked.lines_changed, 2);
         assert!(!checked.needs_confirmation());
         assert_eq!(checked.changes[0].rel, "src/lib.rs");
@@ -127,12 +129,12 @@ mod against_the_workspace {
         ];
         for (path, why) in cases {
             let diff = format!("--- /dev/null\n+++ b/{path}\n@@ -0,0 +1 @@\n+x\n");
-            let error = check(dir.path(), None, &diff).unwrap_err();
+            let error = check(&ToolContext::new(dir.path()), &diff).unwrap_err();
             assert!(error.contains(why), "{path}: {error}");
         }
         let absolute = "--- /dev/null\n+++ /etc/x\n@@ -0,0 +1 @@\n+x\n";
         assert!(
-            check(dir.path(), None, absolute)
+            check(&ToolContext::new(dir.path()), absolute)
                 .unwrap_err()
                 .contains("absolute")
         );
@@ -143,13 +145,13 @@ mod against_the_workspace {
         let dir = ws();
         let create = "--- /dev/null\n+++ b/src/lib.rs\n@@ -0,0 +1 @@\n+x\n";
         assert!(
-            check(dir.path(), None, create)
+            check(&ToolContext::new(dir.path()), create)
                 .unwrap_err()
                 .contains("already exists")
         );
         let missing = "--- a/src/nope.rs\n+++ b/src/nope.rs\n@@ -1 +1 @@\n-a\n+b\n";
         assert!(
-            check(dir.path(), None, missing)
+            check(&ToolContext::new(dir.path()), missing)
                 .unwrap_err()
                 .contains("does not exist")
         );
@@ -157,6 +159,46 @@ mod against_the_workspace {
             .map(|n| format!("+line {n}\n"))
             .collect();
         let big = format!("--- /dev/null\n+++ b/big.txt\n@@ -0,0 +1 @@\n{many}");
-        assert!(check(dir.path(), None, &big).unwrap().needs_confirmation());
+        assert!(
+            check(&ToolContext::new(dir.path()), &big)
+                .unwrap()
+                .needs_confirmation()
+        );
+    }
+
+    /// The root is `~`: a patch may not create or change a secret store's files, nor read
+    /// (or write through) a FIFO.
+    #[test]
+    fn secret_stores_and_fifos_are_refused() {
+        let dir = ws();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join(".ssh")).unwrap();
+        std::fs::write(root.join(".ssh/authorized_keys"), "mine\n").unwrap();
+        crate::tools::guard::paths::mkfifo(&root.join("pipe"));
+        let mut ctx = ToolContext::new(&root);
+        ctx.sandbox =
+            std::sync::Arc::new(Sandbox::new(&root, SandboxSettings::default()).with_home(&root));
+        let cases = [
+            (
+                "--- a/.ssh/authorized_keys\n+++ b/.ssh/authorized_keys\n@@ -1 +1 @@\n-mine\n+evil\n",
+                "secret store",
+            ),
+            (
+                "--- /dev/null\n+++ b/.aws/credentials\n@@ -0,0 +1 @@\n+x\n",
+                "secret store",
+            ),
+            (
+                "--- a/pipe\n+++ b/pipe\n@@ -1 +1 @@\n-a\n+b\n",
+                "a FIFO (named pipe)",
+            ),
+        ];
+        for (diff, why) in cases {
+            let error = check(&ctx, diff).unwrap_err();
+            assert!(error.contains(why), "{diff}: {error}");
+        }
+        assert_eq!(
+            std::fs::read_to_string(root.join(".ssh/authorized_keys")).unwrap(),
+            "mine\n"
+        );
     }
 }

@@ -57,8 +57,8 @@ impl PatchArgs {
         } else {
             "the patch does not apply"
         };
-        let checked = check(&ctx.root, ctx.linggen_home.as_deref(), &diff)
-            .map_err(|why| ToolOutput::error(format!("{verdict}: {why}")))?;
+        let checked =
+            check(ctx, &diff).map_err(|why| ToolOutput::error(format!("{verdict}: {why}")))?;
         let (preview, stat) = preview(&checked);
         Ok(PatchArgs {
             diff,
@@ -106,7 +106,7 @@ impl PatchArgs {
     }
 
     fn carry_out(&self, ctx: &ToolContext) -> ToolOutput {
-        let checked = match check(&ctx.root, ctx.linggen_home.as_deref(), &self.diff) {
+        let checked = match check(ctx, &self.diff) {
             Ok(checked) => checked,
             Err(why) => return ToolOutput::error(format!("the patch was not applied: {why}")),
         };

@@ -17,8 +17,11 @@
 mod child;
 pub mod env;
 mod landlock;
+pub mod secrets;
 mod traps;
 pub mod walls;
+
+pub use secrets::{HiddenKind, HiddenPath, Secrets};
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -32,8 +35,11 @@ pub struct SandboxSettings {
     pub network: bool,
     /// Folders outside the root that commands may write (toolchain caches: `~/.cargo`…).
     pub write_paths: Vec<PathBuf>,
-    /// Paths hidden from commands besides the built-in secret stores.
+    /// Paths hidden from commands and file tools besides the built-in secret stores.
     pub deny_read: Vec<PathBuf>,
+    /// Built-in secret stores opened to commands and file tools (a store, or a folder that
+    /// contains some). Never `$LINGGEN_HOME` nor what `deny_read` lists.
+    pub allow_read: Vec<PathBuf>,
     /// Environment variables passed to commands although they look like secrets.
     pub env_allow: Vec<String>,
     pub unconfined: Unconfined,
@@ -46,6 +52,7 @@ impl Default for SandboxSettings {
             network: false,
             write_paths: Vec::new(),
             deny_read: Vec::new(),
+            allow_read: Vec::new(),
             env_allow: Vec::new(),
             unconfined: Unconfined::Ask,
         }
@@ -73,7 +80,7 @@ pub const PROTECTED: &[&str] = &[
     ".agents",
 ];
 
-/// Secret stores under the home directory, hidden from every command.
+/// Secret stores under the home directory, hidden from every command and file tool.
 const SECRET_STORES: &[&str] = &[
     ".ssh",
     ".aws",
@@ -191,6 +198,12 @@ impl Sandbox {
         }
     }
 
+    /// The person's home, where the secret stores are (`$HOME` unless set here).
+    pub fn with_home(mut self, home: &Path) -> Sandbox {
+        self.home = Some(home.to_path_buf());
+        self
+    }
+
     pub fn with_linggen_home(mut self, home: &Path) -> Sandbox {
         self.linggen_home = Some(home.to_path_buf());
         self
@@ -226,19 +239,52 @@ impl Sandbox {
         PROTECTED.iter().map(|p| self.root.join(p)).collect()
     }
 
+    /// Every hidden path and why: the secret stores (less those `allow_read` opens),
+    /// `$LINGGEN_HOME`'s private part and `deny_read`. See [`secrets`].
+    pub fn hidden(&self) -> Vec<HiddenPath> {
+        let mut hidden: Vec<HiddenPath> = Vec::new();
+        let entry = |kind| move |path| HiddenPath { path, kind };
+        if let Some(home) = &self.home {
+            let allowed = |p: &PathBuf| self.settings.allow_read.iter().any(|a| p.starts_with(a));
+            hidden.extend(
+                SECRET_STORES
+                    .iter()
+                    .map(|s| home.join(s))
+                    .filter(|p| !allowed(p))
+                    .map(entry(HiddenKind::SecretStore)),
+            );
+        }
+        if let Some(linggen_home) = &self.linggen_home {
+            hidden.extend(
+                linggen_home_private(linggen_home)
+                    .into_iter()
+                    .map(entry(HiddenKind::LinggenHome)),
+            );
+        }
+        hidden.extend(
+            self.settings
+                .deny_read
+                .iter()
+                .cloned()
+                .map(entry(HiddenKind::DenyRead)),
+        );
+        hidden
+    }
+
     /// Paths hidden from commands. One that contains the root is left visible: hiding it
     /// would hide the workspace itself.
     pub fn hidden_paths(&self) -> Vec<PathBuf> {
-        let mut hidden: Vec<PathBuf> = Vec::new();
-        if let Some(home) = &self.home {
-            hidden.extend(SECRET_STORES.iter().map(|s| home.join(s)));
-        }
-        if let Some(linggen_home) = &self.linggen_home {
-            hidden.extend(linggen_home_private(linggen_home));
-        }
-        hidden.extend(self.settings.deny_read.iter().cloned());
-        hidden.retain(|p| !self.root.starts_with(p));
-        hidden
+        self.hidden()
+            .into_iter()
+            .map(|h| h.path)
+            .filter(|p| !self.root.starts_with(p))
+            .collect()
+    }
+
+    /// The same paths as file tools check them (canonical; see [`Secrets`]). Lists
+    /// `$LINGGEN_HOME` and canonicalizes each path: compute it once per call, not per file.
+    pub fn secrets(&self) -> Secrets {
+        Secrets::new(&self.root, self.hidden())
     }
 
     /// Paths commands may write: the root, the private temporary directory, `write_paths`.

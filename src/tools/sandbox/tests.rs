@@ -160,7 +160,10 @@ async fn hidden_paths_read_as_empty_and_the_rest_stays_readable() {
     .await;
     assert!(!ok && !out.contains("s3cret"), "{out}");
     let wall = walls::explain(&sandbox, &out).unwrap_or_default();
-    assert!(wall.contains("is hidden from commands"), "{out} → {wall}");
+    assert!(
+        wall.contains("is hidden from the agent's tools and commands"),
+        "{out} → {wall}"
+    );
     let (ok, out) = run(
         &sandbox,
         &f.root,

@@ -38,7 +38,11 @@ pub fn explain(sandbox: &Sandbox, output: &str) -> Option<String> {
     let mut outside = None;
     let mut hidden = None;
     let mut network = false;
-    let hidden_paths = sandbox.hidden_paths();
+    let hidden_paths: Vec<_> = sandbox
+        .hidden()
+        .into_iter()
+        .filter(|h| !sandbox.root.starts_with(&h.path))
+        .collect();
     let protected_paths = sandbox.protected_paths();
     let writable = sandbox.writable_paths();
     for line in output.lines() {
@@ -51,7 +55,7 @@ pub fn explain(sandbox: &Sandbox, output: &str) -> Option<String> {
             continue;
         }
         for path in paths_in(line, &sandbox.root) {
-            if let Some(h) = hidden_paths.iter().find(|h| path.starts_with(h)) {
+            if let Some(h) = hidden_paths.iter().find(|h| path.starts_with(&h.path)) {
                 hidden.get_or_insert_with(|| h.clone());
             } else if !refused {
                 continue;
@@ -74,11 +78,7 @@ pub fn explain(sandbox: &Sandbox, output: &str) -> Option<String> {
         ));
     }
     if let Some(h) = hidden {
-        walls.push(format!(
-            "sandbox: {} is hidden from commands (a secret store, or [sandbox] deny_read); \
-             it cannot be read from here",
-            h.display()
-        ));
+        walls.push(format!("sandbox: {}", h.explain()));
     }
     if let Some(o) = outside {
         walls.push(format!(

@@ -154,12 +154,8 @@ fn timestamps_are_utc_and_sortable() {
 async fn saves_under_the_screenshot_folder_without_overwriting() {
     let (dir, ctx) = setup();
     let png = png_header(2, 2);
-    let first = save(&ctx.root, None, "20250101-000000-000", &png)
-        .await
-        .unwrap();
-    let second = save(&ctx.root, None, "20250101-000000-000", &png)
-        .await
-        .unwrap();
+    let first = save(&ctx, "20250101-000000-000", &png).await.unwrap();
+    let second = save(&ctx, "20250101-000000-000", &png).await.unwrap();
     assert_eq!(first, ".linggen/screenshots/20250101-000000-000.png");
     assert_eq!(second, ".linggen/screenshots/20250101-000000-000-1.png");
     assert_eq!(fs::read(dir.path().join(&first)).unwrap(), png);
@@ -173,9 +169,7 @@ async fn a_screenshot_folder_leading_outside_is_refused() {
     let outside = tempfile::tempdir().unwrap();
     fs::create_dir(dir.path().join(".linggen")).unwrap();
     std::os::unix::fs::symlink(outside.path(), dir.path().join(".linggen/screenshots")).unwrap();
-    let err = save(&ctx.root, None, "x", &png_header(1, 1))
-        .await
-        .unwrap_err();
+    let err = save(&ctx, "x", &png_header(1, 1)).await.unwrap_err();
     assert!(err.contains("outside the workspace root"), "{err}");
     assert_eq!(fs::read_dir(outside.path()).unwrap().count(), 0);
 }
