@@ -209,7 +209,11 @@ fn per_call(calls: Vec<(&str, serde_json::Value)>, extra: &str, args: &[&str]) -
 }
 
 fn bench_processes() {
-    let bash = || (0..40).map(|_| ("Bash", serde_json::json!({"command": "true"}))).collect();
+    let bash = || {
+        (0..40)
+            .map(|_| ("Bash", serde_json::json!({"command": "true"})))
+            .collect()
+    };
     for (name, extra) in [
         ("Bash true, confined (per call)", ""),
         (
@@ -224,11 +228,20 @@ fn bench_processes() {
     }
     // Each prompt snapshots once before its first change: one prompt per run, so a run of
     // one Write is one checkpoint; the run without a write is subtracted.
-    let write = || vec![("Write", serde_json::json!({"path": "a.txt", "content": "x"}))];
+    let write = || {
+        vec![(
+            "Write",
+            serde_json::json!({"path": "a.txt", "content": "x"}),
+        )]
+    };
     let read = || vec![("Read", serde_json::json!({"path": "."}))];
     let args = ["--allowed-tools", "Write"];
-    let with: Vec<Duration> = (0..runs().min(10)).map(|_| per_call(write(), "", &args)).collect();
-    let without: Vec<Duration> = (0..runs().min(10)).map(|_| per_call(read(), "", &args)).collect();
+    let with: Vec<Duration> = (0..runs().min(10))
+        .map(|_| per_call(write(), "", &args))
+        .collect();
+    let without: Vec<Duration> = (0..runs().min(10))
+        .map(|_| per_call(read(), "", &args))
+        .collect();
     Stats(with).report("one Write with its checkpoint (whole -p run)");
     Stats(without).report("one Read, no checkpoint (whole -p run)");
 }
