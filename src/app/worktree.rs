@@ -3,6 +3,7 @@
 //! touched while it works. When it ends, whatever it changed is committed on that branch
 //! and left there for the person to review and merge.
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use crate::tools::launch::{self, Confinement, Lifetime};
@@ -19,30 +20,42 @@ pub struct Job {
     pub root: PathBuf,
 }
 
-/// Runs a git of linggen's own (`launch::git`: no hook, fsmonitor, filter, submodule or
-/// signing program, whatever the repository's configuration says).
-fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
-    let run = || -> Result<std::process::Output, String> {
-        let mut cmd = launch::git::command(dir, UNCONFINED, Lifetime::Contained)
-            .map_err(|e| format!("cannot run git: {e}; --worktree needs git"))?;
-        let names = cmd
+/// linggen's own git in the person's repository (`launch::git`: no hook, fsmonitor,
+/// filter, submodule or signing program, whatever its configuration says). The filter
+/// drivers the configuration defines are listed once, then emptied on every call.
+struct RepoGit {
+    filters: Vec<OsString>,
+}
+
+impl RepoGit {
+    fn of(dir: &Path) -> Result<RepoGit, String> {
+        let names = command(dir)?
             .args(launch::git::LIST_FILTERS)
             .output()
             .map(|out| String::from_utf8_lossy(&out.stdout).into_owned())
             .unwrap_or_default();
-        let mut cmd = launch::git::command(dir, UNCONFINED, Lifetime::Contained)
-            .map_err(|e| format!("cannot run git: {e}; --worktree needs git"))?;
-        cmd.args(launch::git::filter_overrides(&names))
+        Ok(RepoGit {
+            filters: launch::git::filter_overrides(&names),
+        })
+    }
+
+    fn run(&self, dir: &Path, args: &[&str]) -> Result<String, String> {
+        let out = command(dir)?
+            .args(&self.filters)
             .args(args)
             .output()
-            .map_err(|e| format!("cannot run git: {e}; --worktree needs git on PATH"))
-    };
-    let out = run()?;
-    if out.status.success() {
-        Ok(String::from_utf8_lossy(&out.stdout).trim_end().to_string())
-    } else {
-        Err(String::from_utf8_lossy(&out.stderr).trim().to_string())
+            .map_err(|e| format!("cannot run git: {e}; --worktree needs git on PATH"))?;
+        if out.status.success() {
+            Ok(String::from_utf8_lossy(&out.stdout).trim_end().to_string())
+        } else {
+            Err(String::from_utf8_lossy(&out.stderr).trim().to_string())
+        }
     }
+}
+
+fn command(dir: &Path) -> Result<std::process::Command, String> {
+    launch::git::command(dir, UNCONFINED, Lifetime::Contained)
+        .map_err(|e| format!("cannot run git: {e}; --worktree needs git"))
 }
 
 /// The job's git writes the person's repository (its objects, refs and the worktree's
@@ -56,20 +69,27 @@ pub fn create(dir: &Path) -> Result<Job, Failure> {
     // The repository's own folders: a program planted there by an earlier session is
     // never what runs as git.
     launch::distrust(&[dir]);
+    let git = RepoGit::of(dir).map_err(|message| Failure {
+        code: exit::USAGE,
+        message,
+    })?;
     let usage = |message: String| Failure {
         code: exit::USAGE,
         message,
     };
-    let top = git(dir, &["rev-parse", "--show-toplevel"]).map_err(|e| {
-        usage(format!(
-            "--worktree needs a git repository, and {} is not in one ({e})",
-            dir.display()
-        ))
-    })?;
+    let top = git
+        .run(dir, &["rev-parse", "--show-toplevel"])
+        .map_err(|e| {
+            usage(format!(
+                "--worktree needs a git repository, and {} is not in one ({e})",
+                dir.display()
+            ))
+        })?;
     let top = PathBuf::from(top);
-    git(&top, &["rev-parse", "--verify", "HEAD"]).map_err(|_| {
-        usage("--worktree needs a commit to branch from; this repository has none yet".into())
-    })?;
+    git.run(&top, &["rev-parse", "--verify", "HEAD"])
+        .map_err(|_| {
+            usage("--worktree needs a commit to branch from; this repository has none yet".into())
+        })?;
     let id: String = crate::session::ids::new_id().chars().take(8).collect();
     let name = top
         .file_name()
@@ -84,7 +104,7 @@ pub fn create(dir: &Path) -> Result<Job, Failure> {
         .into_iter()
         .chain([branch.as_str(), &path_text, "HEAD"])
         .collect();
-    git(&top, &add).map_err(|e| Failure {
+    git.run(&top, &add).map_err(|e| Failure {
         code: exit::FAILURE,
         message: format!("cannot create the worktree {path_text}: {e}"),
     })?;
@@ -107,7 +127,19 @@ pub fn finish(job: &Job, task: &str) -> String {
         job.branch,
         job.path.display()
     );
-    let status = git(&job.path, &["status", "--porcelain"]).unwrap_or_default();
+    let git = match RepoGit::of(&job.path) {
+        Ok(git) => git,
+        Err(e) => {
+            return format!(
+                "the result is in the worktree {} (branch {}), not committed ({e})",
+                job.path.display(),
+                job.branch
+            );
+        }
+    };
+    let status = git
+        .run(&job.path, &["status", "--porcelain"])
+        .unwrap_or_default();
     if status.is_empty() {
         return format!(
             "the job changed nothing; its worktree is {} (branch {}): `git worktree remove {}` cleans up",
@@ -121,9 +153,9 @@ pub fn finish(job: &Job, task: &str) -> String {
     // No hooks: the agent could write them into the worktree (`core.hooksPath = .husky`);
     // `launch::git` switches them off, and `--no-verify` says so twice.
     let commit = ["commit", "-q", "--no-verify", "-m"];
-    let committed = git(&job.path, &["add", "-A"]).and_then(|_| {
+    let committed = git.run(&job.path, &["add", "-A"]).and_then(|_| {
         let with_message: Vec<&str> = commit.iter().copied().chain([message.as_str()]).collect();
-        git(&job.path, &with_message).or_else(|_| {
+        git.run(&job.path, &with_message).or_else(|_| {
             // No identity configured: commit as linggen rather than leave it loose.
             let anonymous: Vec<&str> = [
                 "-c",
@@ -134,7 +166,7 @@ pub fn finish(job: &Job, task: &str) -> String {
             .into_iter()
             .chain(with_message.iter().copied())
             .collect();
-            git(&job.path, &anonymous)
+            git.run(&job.path, &anonymous)
         })
     });
     match committed {

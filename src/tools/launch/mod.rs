@@ -24,9 +24,8 @@ pub mod program;
 #[cfg(test)]
 mod tests;
 
-use std::ffi::OsStr;
 use std::os::unix::process::CommandExt as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use super::sandbox::Sandbox;
@@ -156,12 +155,6 @@ fn minimal_env(cmd: &mut Command, extra: &[&str]) {
         }
     }
     cmd.env("LC_ALL", "C");
-}
-
-/// The path of a program as [`Program::resolve`] finds it, for messages and checks that
-/// name it before it runs (Chromium's `find`).
-pub fn resolve_name(name: &OsStr) -> Result<PathBuf, ProgramError> {
-    Program::Named(name).resolve()
 }
 
 /// Marks folders a confined command can write (the root, `[sandbox] write_paths`, the

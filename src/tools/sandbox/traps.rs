@@ -65,12 +65,6 @@ pub struct Baseline {
     entries: HashMap<PathBuf, GitEntry>,
 }
 
-/// Folders whose `.git` entries are never walked into: nothing of theirs is a folder a
-/// person runs git in by habit, and they can hold hundreds of thousands of files.
-fn skip_folder(name: &std::ffi::OsStr) -> bool {
-    name == ".git"
-}
-
 impl Baseline {
     pub fn take(root: &Path) -> Baseline {
         Baseline {
@@ -116,7 +110,8 @@ impl Baseline {
                 Some(old) => lines.push(restore(path, old, entry, &shown)),
             }
         }
-        self.entries = scan(root);
+        // Only an undone trap changed the tree since the walk above.
+        self.entries = if lines.is_empty() { now } else { scan(root) };
         lines
     }
 }
@@ -170,7 +165,7 @@ fn scan(root: &Path) -> HashMap<PathBuf, GitEntry> {
             let name = entry.file_name();
             if name == ".git" && (kind.is_dir() || kind.is_file()) {
                 found.insert(entry.path(), describe(&entry.path(), kind.is_dir()));
-            } else if kind.is_dir() && !skip_folder(&name) {
+            } else if kind.is_dir() {
                 folders.push(entry.path());
             }
         }
