@@ -14,35 +14,12 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use support::{Protocol, Reply, ScriptedServer, Step, Workspace, run_with_timeout, texts};
+use support::{
+    Protocol, Reply, ScriptedServer, Step, Workspace, git, git_available, run_with_timeout,
+    sandbox_available, texts,
+};
 
 const TIMEOUT: Duration = Duration::from_secs(90);
-
-fn sandbox_available() -> bool {
-    // SAFETY: with a null attribute, size 0 and flag 1 this only asks for the ABI version.
-    let abi = unsafe {
-        libc::syscall(
-            libc::SYS_landlock_create_ruleset,
-            std::ptr::null::<u8>(),
-            0usize,
-            1u32,
-        )
-    };
-    if abi < 1 {
-        eprintln!("SKIPPED: this kernel has no Landlock; the launcher tests cannot run here");
-        assert!(std::env::var("CI").is_err(), "CI machines have Landlock");
-    }
-    abi >= 1
-}
-
-fn git_available() -> bool {
-    let ok = Command::new("git").arg("--version").output().is_ok();
-    if !ok {
-        eprintln!("SKIPPED: git is not installed");
-        assert!(std::env::var("CI").is_err(), "git is missing under CI=true");
-    }
-    ok
-}
 
 fn script(ws: &Workspace, name: &str, body: &str) {
     let path = ws.write(name, &format!("#!/bin/sh\n{body}\n"));
@@ -278,18 +255,6 @@ fn a_planted_git_on_a_workspace_path_entry_never_runs() {
         "{list:?}"
     );
     assert!(!marker.exists(), "the planted git ran for rewind");
-}
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
-        .args(["-c", "protocol.file.allow=always"])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// `-p --worktree` runs git in the person's repository: hooks under a `core.hooksPath` the

@@ -8,10 +8,8 @@
 
 mod support;
 
-use std::process::Command;
-
 use serde_json::{Value, json};
-use support::{Protocol, Reply, ScriptedServer, Step, Workspace, run, texts};
+use support::{Protocol, Reply, ScriptedServer, Step, Workspace, git_available, run, texts};
 
 fn setup(steps: Vec<Step>) -> (ScriptedServer, Workspace) {
     let server = ScriptedServer::start_background(Protocol::OpenAi, steps);
@@ -20,27 +18,8 @@ fn setup(steps: Vec<Step>) -> (ScriptedServer, Workspace) {
     (server, ws)
 }
 
-fn git_available() -> bool {
-    let found = Command::new("git").arg("--version").output().is_ok();
-    if !found {
-        eprintln!("SKIPPED: git not installed (checkpoints need it)");
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "git is missing under CI=true"
-        );
-    }
-    found
-}
-
 fn git(ws: &Workspace, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
-        .args(args)
-        .current_dir(ws.root())
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    support::git(ws.root(), args)
 }
 
 /// Everything of the person's repository a rewind must leave as it was. The index is

@@ -14,26 +14,9 @@ use std::time::Duration;
 
 use serde_json::json;
 use support::{
-    Protocol, Reply, ScriptedServer, Step, TEST_KEY, Workspace, run_with_timeout, texts,
+    Protocol, Reply, ScriptedServer, Step, TEST_KEY, Workspace, run_with_timeout,
+    sandbox_available, texts,
 };
-
-/// Whether the kernel here has Landlock; otherwise SKIPPED (a failure under CI).
-fn sandbox_available() -> bool {
-    // SAFETY: with a null attribute, size 0 and flag 1 this only asks for the ABI version.
-    let abi = unsafe {
-        libc::syscall(
-            libc::SYS_landlock_create_ruleset,
-            std::ptr::null::<u8>(),
-            0usize,
-            1u32,
-        )
-    };
-    if abi < 1 {
-        eprintln!("SKIPPED: this kernel has no Landlock; the sandbox tests cannot run here");
-        assert!(std::env::var("CI").is_err(), "CI machines have Landlock");
-    }
-    abi >= 1
-}
 
 #[test]
 fn a_command_wrongly_allowed_still_cannot_escape_in_bypass_mode() {

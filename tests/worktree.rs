@@ -6,30 +6,12 @@
 
 mod support;
 
-use std::process::Command;
-
 use serde_json::json;
-use support::{Protocol, Reply, ScriptedServer, Workspace, run};
-
-fn git(dir: &std::path::Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
+use support::{Protocol, Reply, ScriptedServer, Workspace, git, git_available, run};
 
 #[test]
 fn a_worktree_job_leaves_the_main_tree_untouched() {
-    if Command::new("git").arg("--version").output().is_err() {
-        eprintln!("SKIPPED: git not installed (--worktree needs it)");
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "git is missing under CI=true"
-        );
+    if !git_available() {
         return;
     }
     let server = ScriptedServer::start_background(

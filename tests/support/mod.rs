@@ -23,6 +23,7 @@
 mod cli;
 mod connection;
 mod corpus;
+mod host;
 mod http;
 pub mod pty;
 mod script;
@@ -36,6 +37,7 @@ pub use cli::{
     write_config_with,
 };
 pub use corpus::markdown_corpus;
+pub use host::{git, git_available, sandbox_available};
 pub use script::{Fault, Protocol, Reply, Step, ToolCall, Usage};
 pub use server::{RecordedRequest, Responder, ScriptedServer, ServerOptions};
 pub use window::Window;

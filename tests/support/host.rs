@@ -1,0 +1,52 @@
+//! What the machine running a test must have, and git as the tests use it to set up a
+//! repository. A test that lacks something says SKIPPED and fails under `CI=true`.
+
+use std::path::Path;
+use std::process::Command;
+
+fn skipped(what: &str) {
+    eprintln!("SKIPPED: {what}");
+    assert!(
+        std::env::var("CI").as_deref() != Ok("true"),
+        "under CI=true nothing may be skipped: {what}"
+    );
+}
+
+/// Whether the kernel has Landlock, which the sandbox needs.
+pub fn sandbox_available() -> bool {
+    // SAFETY: with a null attribute, size 0 and flag 1 this only asks for the ABI version.
+    let abi = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            std::ptr::null::<u8>(),
+            0usize,
+            1u32,
+        )
+    };
+    if abi < 1 {
+        skipped("this kernel has no Landlock; the sandbox tests cannot run here");
+    }
+    abi >= 1
+}
+
+/// Whether `git` is installed (checkpoints, rewind and `--worktree` need it).
+pub fn git_available() -> bool {
+    let found = Command::new("git").arg("--version").output().is_ok();
+    if !found {
+        skipped("git is not installed");
+    }
+    found
+}
+
+/// Runs git in `dir` with a test identity (local submodules allowed); its stdout.
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+        .args(["-c", "protocol.file.allow=always"])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
