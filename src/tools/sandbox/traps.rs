@@ -125,7 +125,7 @@ fn restore(path: &Path, old: &GitEntry, new: &GitEntry, shown: &str) -> String {
     };
     let mut failed = Vec::new();
     let put_back = match &old.config {
-        Some(bytes) => std::fs::write(&config, bytes),
+        Some(bytes) => replace(&config, bytes),
         None => std::fs::remove_file(&config),
     };
     if let Err(e) = put_back {
@@ -148,6 +148,18 @@ fn restore(path: &Path, old: &GitEntry, new: &GitEntry, shown: &str) -> String {
             failed.join("; ")
         )
     }
+}
+
+/// Writes `bytes` as `path` atomically (a temporary file beside it, then a rename), so a
+/// failure midway leaves the command's version, never half of the old one.
+fn replace(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut temp = path.as_os_str().to_owned();
+    temp.push(".linggen-restore");
+    let temp = PathBuf::from(temp);
+    std::fs::write(&temp, bytes)?;
+    std::fs::rename(&temp, path).inspect_err(|_| {
+        let _ = std::fs::remove_file(&temp);
+    })
 }
 
 /// Every `.git` under `root` (the root's own included), not following symlinks.
