@@ -2,6 +2,7 @@
 //! and running with its store writer: what every frontend starts from.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::{DEFAULT_AGENT, Failure, Start, Workspace, off_runtime};
 use crate::config::{Config, ConfigError};
@@ -13,7 +14,7 @@ use crate::session::{
     self, EventBus, Input, Permissions, SessionHandle, SessionSetup, ids, prompt,
 };
 use crate::skills::SkillSet;
-use crate::store::{SessionInfo, Store, persisted, spawn_writer};
+use crate::store::{HolderKind, SessionInfo, SessionLease, Store, persisted, spawn_writer};
 use crate::tools::ToolContext;
 use crate::tools::sandbox::Sandbox;
 
@@ -29,6 +30,10 @@ pub struct MirrorFeed {
 pub struct LiveSession {
     pub handle: SessionHandle,
     writer: std::thread::JoinHandle<()>,
+    /// This process's hold on the session: no other linggen writes it meanwhile.
+    lease: SessionLease,
+    /// Set once the store could not write an event: the session on disk is incomplete.
+    save_failed: Arc<AtomicBool>,
     pub session_id: String,
     /// The model it started on, as people read it (`local (qwen2.5 @ http://…)`).
     pub model_label: String,
@@ -49,7 +54,7 @@ impl LiveSession {
         ws: &Workspace,
         interactive: bool,
     ) -> Result<LiveSession, Failure> {
-        let (setup, store) = open_session(start, ws, interactive).await?;
+        let (setup, store, lease) = open_session(start, ws, interactive).await?;
         let session_id = setup.session_id.clone();
         let model_label = setup.models.label(&setup.model);
         let resumed = if interactive {
@@ -68,13 +73,18 @@ impl LiveSession {
             history: setup.history.clone(),
             agent_id: setup.agent_id.clone(),
         });
-        let writer = spawn_writer(store, session_id.clone(), stored, |e| {
-            eprintln!("linggen: warning: {e}")
+        let save_failed = Arc::new(AtomicBool::new(false));
+        let failed = Arc::clone(&save_failed);
+        let writer = spawn_writer(store, session_id.clone(), stored, move |e| {
+            failed.store(true, Ordering::SeqCst);
+            eprintln!("linggen: error: {e}")
         });
         let handle = session::spawn(setup, bus);
         Ok(LiveSession {
             handle,
             writer,
+            lease,
+            save_failed,
             session_id,
             model_label,
             resumed,
@@ -89,12 +99,21 @@ impl LiveSession {
         std::mem::replace(&mut self.events, Subscription::ended())
     }
 
-    /// Shuts the session down and waits until everything is stored.
-    pub async fn stop(self) {
+    /// Whether something of the session could not be saved (told once on stderr).
+    pub fn save_failed(&self) -> bool {
+        self.save_failed.load(Ordering::SeqCst)
+    }
+
+    /// Shuts the session down and waits until everything is stored. Returns whether all of
+    /// it was (a failure was told on stderr when it happened).
+    pub async fn stop(self) -> bool {
         let _ = self.handle.inputs.send(Input::Shutdown).await;
         self.handle.join().await;
         let writer = self.writer;
         let _ = tokio::task::spawn_blocking(move || writer.join()).await;
+        // Released only once everything is stored: a waiting run must read all of it.
+        drop(self.lease);
+        !self.save_failed.load(Ordering::SeqCst)
     }
 }
 
@@ -104,7 +123,7 @@ pub async fn open_session(
     start: &Start,
     ws: &Workspace,
     interactive: bool,
-) -> Result<(SessionSetup, Store), Failure> {
+) -> Result<(SessionSetup, Store, SessionLease), Failure> {
     let (root, trust) = (ws.root.clone(), ws.trust.trust.clone());
     let (project_rules, trust) = off_runtime(move || {
         // A broken project rules file stops start-up: silently dropping rules the person
@@ -147,17 +166,33 @@ pub async fn open_session(
     .await?;
 
     let model_id = models.stored_id(&choice);
-    let (store, session_id, history) = off_runtime(move || match resumed {
+    let kind = match interactive {
+        true => HolderKind::Interactive,
+        false => HolderKind::OneShot,
+    };
+    let home = ws.home.clone();
+    let (store, session_id, history, lease) = off_runtime(move || match resumed {
         Some(info) => {
+            let lease = SessionLease::acquire_waiting(&home, &info.id, kind, |holder| {
+                eprintln!(
+                    "linggen: session {} is in use by {holder}; waiting for it to finish",
+                    info.id
+                )
+            })?;
+            // Read after the lease: a run that held the session has stored all of it.
             store.close_stale_runs(&info.id)?;
             let mut history = store.load_messages(&info.id)?;
             session::call_ids::make_unique(&mut history);
-            Ok((store, info.id, history))
+            // Whatever ended the last process (a kill mid-call, a closed terminal), the
+            // history sent from now on pairs every call with a result.
+            session::resume::pair_tool_results(&mut history);
+            Ok((store, info.id, history, lease))
         }
         None => {
             let id = ids::new_id();
+            let lease = SessionLease::try_acquire(&home, &id, kind)?;
             store.create_session(&id, &root_text, &model_id)?;
-            Ok((store, id, Vec::new()))
+            Ok((store, id, Vec::new(), lease))
         }
     })
     .await?;
@@ -200,7 +235,7 @@ pub async fn open_session(
             &ws.home, &ws.root,
         ))),
     };
-    Ok((setup, store))
+    Ok((setup, store, lease))
 }
 
 /// How to give linggen a model, for a first run with nothing configured or found: one

@@ -9,6 +9,7 @@ mod models;
 pub mod rewind;
 mod runs;
 mod sessions;
+pub mod signals;
 mod workspace;
 pub mod worktree;
 
@@ -22,7 +23,7 @@ pub use workspace::{LineReader, Workspace, load_workspace};
 
 use crate::config::{ConfigError, FlagOverrides};
 use crate::llm::router::ResolveError;
-use crate::store::StoreError;
+use crate::store::{LeaseError, StoreError};
 
 /// Exit codes, documented in `doc/cli.md`.
 pub mod exit {
@@ -35,8 +36,15 @@ pub mod exit {
     pub const MAX_ITERS: i32 = 3;
     /// A limit stopped the run: a loop of failing calls, no progress, time or tokens.
     pub const STOPPED: i32 = 4;
+    /// The task ran and its answer was printed, but the session could not be saved (a
+    /// full disk, a read-only `$LINGGEN_HOME`): `--continue` will not find it.
+    pub const NOT_SAVED: i32 = 5;
+    /// Ended by SIGHUP (the terminal closed): 128 + 1.
+    pub const HANGUP: i32 = 129;
     /// Interrupted (SIGINT).
     pub const INTERRUPTED: i32 = 130;
+    /// Ended by SIGTERM: 128 + 15.
+    pub const TERMINATED: i32 = 143;
 }
 
 /// The agent every session starts with unless `--agent` says otherwise.
@@ -87,6 +95,15 @@ impl From<StoreError> for Failure {
         };
         Failure {
             code,
+            message: e.to_string(),
+        }
+    }
+}
+
+impl From<LeaseError> for Failure {
+    fn from(e: LeaseError) -> Self {
+        Failure {
+            code: exit::FAILURE,
             message: e.to_string(),
         }
     }

@@ -37,14 +37,15 @@ pub struct Finished {
 }
 
 impl Finished {
-    pub fn exit_code(&self, interrupted: bool) -> i32 {
-        match self.status {
-            OutcomeStatus::Completed => exit::SUCCESS,
-            OutcomeStatus::Error => exit::FAILURE,
-            OutcomeStatus::MaxIters => exit::MAX_ITERS,
-            OutcomeStatus::Stopped => exit::STOPPED,
-            OutcomeStatus::Cancelled if interrupted => exit::INTERRUPTED,
-            OutcomeStatus::Cancelled => exit::FAILURE,
+    /// The exit code; `ended_by` is the signal that cancelled the run, if one did.
+    pub fn exit_code(&self, ended_by: Option<crate::app::signals::Ending>) -> i32 {
+        match (self.status, ended_by) {
+            (OutcomeStatus::Cancelled, Some(signal)) => signal.exit_code(),
+            (OutcomeStatus::Completed, _) => exit::SUCCESS,
+            (OutcomeStatus::Error, _) => exit::FAILURE,
+            (OutcomeStatus::MaxIters, _) => exit::MAX_ITERS,
+            (OutcomeStatus::Stopped, _) => exit::STOPPED,
+            (OutcomeStatus::Cancelled, None) => exit::FAILURE,
         }
     }
 

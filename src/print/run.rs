@@ -5,6 +5,7 @@
 use tokio::sync::oneshot;
 
 use super::{Finished, OutputFormat, Printer, error_json};
+use crate::app::signals::{Ending, Signals};
 use crate::app::{Failure, LiveSession, Start, Workspace, exit, load_workspace, off_runtime};
 use crate::config::ConfigError;
 use crate::session::bus::Subscription;
@@ -60,16 +61,20 @@ async fn try_run(
     let mut live = LiveSession::start(&options.start, &ws, false).await?;
     let _ = live.handle.inputs.send(Input::UserMessage(message)).await;
     let printer = Printer::new(options.format, options.quiet, &live.session_id);
-    let (finished, interrupted) = drive(options.quiet, &mut live, printer).await;
+    let (finished, ended_by) = drive(options.quiet, &mut live, printer).await;
     // Everything is persisted once the writer has drained the closed bus.
-    live.stop().await;
+    let saved = live.stop().await;
     let Some((mut printer, done)) = finished else {
         return Err(Failure {
             code: exit::FAILURE,
             message: "the session ended without an outcome".into(),
         });
     };
-    let code = done.exit_code(interrupted);
+    let code = match done.exit_code(ended_by) {
+        // The answer is printed, yet `--continue` would not find it: a script must know.
+        exit::SUCCESS if !saved => exit::NOT_SAVED,
+        code => code,
+    };
     // The closing line goes to stdout, which may block too.
     let _ = tokio::task::spawn_blocking(move || printer.finish(&done)).await;
     Ok(code)
@@ -125,23 +130,25 @@ fn spawn_printer(
     result
 }
 
-/// Waits for the printer's outcome; Ctrl+C and a closed stdout cancel the run.
-/// Returns the printer with the outcome, and whether the person interrupted.
+/// Waits for the printer's outcome; Ctrl+C, SIGTERM, SIGHUP and a closed stdout cancel the
+/// run, which then ends as any cancelled run does (every call answered, all of it saved).
+/// Returns the printer with the outcome, and the signal that ended the run, if one did.
 async fn drive(
     quiet: bool,
     live: &mut LiveSession,
     printer: Printer,
-) -> (Option<(Printer, Finished)>, bool) {
+) -> (Option<(Printer, Finished)>, Option<Ending>) {
     let (gone_tx, mut gone) = oneshot::channel();
     let mut printed = spawn_printer(printer, live.take_events(), gone_tx);
     let handle = &live.handle;
-    let mut interrupted = false;
+    let mut signals = Some(Signals::all());
+    let mut ended_by = None;
     let mut reader_gone = false;
     loop {
         tokio::select! {
             result = &mut printed => {
                 let finished = result.ok().and_then(|(p, done)| done.map(|d| (p, d)));
-                return (finished, interrupted);
+                return (finished, ended_by);
             }
             // The reader is gone: stop the model instead of generating output nobody
             // will see.
@@ -151,19 +158,24 @@ async fn drive(
                     let _ = handle.inputs.send(Input::Cancel).await;
                 }
             }
-            _ = tokio::signal::ctrl_c(), if !interrupted => {
-                interrupted = true;
+            signal = next_signal(&mut signals) => {
+                ended_by = Some(signal);
                 if !quiet {
-                    eprintln!("linggen: interrupted; cancelling (press Ctrl+C again to quit now)");
+                    eprintln!("linggen: {}; cancelling (again to quit now)", signal.describe());
                 }
                 let _ = handle.inputs.send(Input::Cancel).await;
-                // A second Ctrl+C quits at once.
-                tokio::spawn(async {
-                    if tokio::signal::ctrl_c().await.is_ok() {
-                        std::process::exit(exit::INTERRUPTED);
-                    }
-                });
+                // A second signal quits at once, even while the session is being saved.
+                if let Some(signals) = signals.take() {
+                    signals.second_quits(|| {});
+                }
             }
         }
+    }
+}
+
+async fn next_signal(signals: &mut Option<Signals>) -> Ending {
+    match signals {
+        Some(signals) => signals.next().await,
+        None => std::future::pending().await,
     }
 }

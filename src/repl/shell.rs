@@ -104,6 +104,8 @@ async fn try_run(start: Start) -> Result<i32, Failure> {
     let mirror = live.as_mut().and_then(Mirror::of);
 
     let mut sigint = interrupts();
+    let mut endings = Some(app::signals::Signals::terminal_endings());
+    let mut ended_by = None;
     let (typed_tx, mut typed) = mpsc::unbounded_channel();
     let (printer_tx, printer_rx) = std::sync::mpsc::channel();
     let (again_tx, again_rx) = std::sync::mpsc::channel();
@@ -202,6 +204,18 @@ async fn try_run(start: Start) -> Result<i32, Failure> {
                     break;
                 }
             }
+            // The terminal closed, or someone asked linggen to stop: as Ctrl+C on a running
+            // turn, then out through the same door as /exit (the session saved, the
+            // terminal put back).
+            ending = next_ending(&mut endings) => {
+                ended_by = Some(ending);
+                shell.cancel().await;
+                if let Some(endings) = endings.take() {
+                    endings.second_quits(super::tty::restore);
+                }
+                let _ = again_tx.send(false);
+                break;
+            }
             typed = typed.recv() => match typed {
                 None | Some(Typed::Eof) => break,
                 Some(Typed::Interrupted) => {
@@ -253,7 +267,14 @@ async fn try_run(start: Start) -> Result<i32, Failure> {
         ));
     }
     flush.wait(OUTPUT_FLUSH_LIMIT);
-    Ok(exit::SUCCESS)
+    Ok(ended_by.map_or(exit::SUCCESS, app::signals::Ending::exit_code))
+}
+
+async fn next_ending(endings: &mut Option<app::signals::Signals>) -> app::signals::Ending {
+    match endings {
+        Some(endings) => endings.next().await,
+        None => std::future::pending().await,
+    }
 }
 
 impl Shell {

@@ -20,6 +20,7 @@ pub mod memory;
 mod model_call;
 pub mod permissions;
 pub mod prompt;
+pub mod resume;
 mod run;
 mod skill_call;
 mod tokens;

@@ -4,6 +4,7 @@
 
 mod audit;
 mod inspect;
+mod lease;
 mod schema;
 mod writer;
 
@@ -13,6 +14,7 @@ use std::time::Duration;
 use rusqlite::{Connection, ErrorCode, OptionalExtension, params};
 
 pub use inspect::RunDetail;
+pub use lease::{Holder, HolderKind, LeaseError, SessionLease, holders};
 pub use writer::{persisted, spawn_writer};
 
 use crate::llm::{ChatMessage, Role};
@@ -44,6 +46,17 @@ pub enum StoreError {
         path: PathBuf,
         found: i64,
         known: i64,
+    },
+    #[error(
+        "the disk holding the session database {0} is full; free some space there (or set LINGGEN_HOME to a folder on another disk) and retry"
+    )]
+    DiskFull(PathBuf),
+    #[error(
+        "the session database {path} could not be read or written (disk I/O error: {source}); check that its disk is mounted and healthy, or set LINGGEN_HOME elsewhere"
+    )]
+    DiskIo {
+        path: PathBuf,
+        source: rusqlite::Error,
     },
     #[error("no session matches `{0}`; `linggen sessions` lists them")]
     NoSuchSession(String),
@@ -98,20 +111,13 @@ impl Store {
     /// created 0700, and the database files are made 0600 even when an older linggen or the
     /// umask left them readable to other users.
     pub fn open(home: &Path) -> Result<Store, StoreError> {
-        let io = |source| StoreError::Io {
-            path: home.to_path_buf(),
-            source,
-        };
-        private_dir(home).map_err(io)?;
+        private_dir(home).map_err(|e| io_error(home, e))?;
         let store = Self::open_path(&home.join(DB_FILE))?;
         for suffix in ["", "-wal", "-shm"] {
             let file = home.join(format!("{DB_FILE}{suffix}"));
             match make_private(&file, 0o600) {
                 Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                    return Err(StoreError::Io {
-                        path: file,
-                        source: e,
-                    });
+                    return Err(io_error(&file, e));
                 }
                 _ => {}
             }
@@ -510,10 +516,17 @@ fn chat_message(r: &rusqlite::Row<'_>) -> rusqlite::Result<ChatMessage> {
     })
 }
 
-/// Turns SQLite's codes into the errors a person can act on.
+/// Turns SQLite's codes into the errors a person can act on. SQLite reports a full disk as
+/// `SQLITE_FULL` only where it notices it itself; a write refused by the kernel is an I/O
+/// error, so an I/O error on a disk with no room left is called what it is.
 fn classify(path: &Path, e: rusqlite::Error) -> StoreError {
     let path = path.to_path_buf();
     match e.sqlite_error_code() {
+        Some(ErrorCode::DiskFull) => StoreError::DiskFull(path),
+        Some(ErrorCode::SystemIoFailure | ErrorCode::CannotOpen) if disk_is_full(&path) => {
+            StoreError::DiskFull(path)
+        }
+        Some(ErrorCode::SystemIoFailure) => StoreError::DiskIo { path, source: e },
         Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => StoreError::Locked(path),
         Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt) => StoreError::Corrupt(path),
         Some(ErrorCode::ReadOnly | ErrorCode::CannotOpen | ErrorCode::PermissionDenied) => {
@@ -521,6 +534,32 @@ fn classify(path: &Path, e: rusqlite::Error) -> StoreError {
         }
         _ => StoreError::Sqlite { path, source: e },
     }
+}
+
+/// A file error around the database, named as [`classify`] names SQLite's.
+fn io_error(path: &Path, source: std::io::Error) -> StoreError {
+    let path = path.to_path_buf();
+    match source.raw_os_error() {
+        Some(libc::ENOSPC | libc::EDQUOT) => StoreError::DiskFull(path),
+        Some(libc::EROFS) => StoreError::ReadOnly(path),
+        _ => StoreError::Io { path, source },
+    }
+}
+
+/// Whether the file system holding `path` has (almost) no room left for us: less than a
+/// few pages, which is what one more write of SQLite needs.
+pub(crate) fn disk_is_full(path: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt as _;
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
+    let Ok(dir) = std::ffi::CString::new(dir.unwrap_or(path).as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: statvfs writes only into the struct it is given; `dir` is NUL-terminated.
+    let mut stat: libc::statvfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statvfs(dir.as_ptr(), &mut stat) } != 0 {
+        return false;
+    }
+    (stat.f_bavail as u64).saturating_mul(stat.f_frsize as u64) < 64 * 1024
 }
 
 /// Creates `dir` (and its parents) with mode 0700. An existing `.linggen` folder that

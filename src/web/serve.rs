@@ -78,22 +78,35 @@ async fn try_run(start: Start, options: ServeOptions) -> Result<i32, Failure> {
         ws.root.display()
     );
     let mut asked = link_requests();
+    let mut endings = crate::app::signals::Signals::all();
+    let ended_by;
     loop {
         tokio::select! {
-            _ = tokio::signal::ctrl_c() => break,
+            // Ctrl+C, SIGTERM (a service manager) or SIGHUP: every open session is
+            // cancelled and saved before the server exits.
+            ending = endings.next() => {
+                ended_by = ending;
+                break;
+            }
             Some(()) = asked.recv() => match server.link() {
                 Ok(link) => println!("new link: {link}"),
                 Err(e) => eprintln!("linggen: error: {e}"),
             },
         }
     }
+    endings.second_quits(|| {});
     closer.abort();
     server.stop().await;
     let open: Vec<LiveSession> = std::mem::take(&mut *lock(&sessions));
     for live in open {
+        let _ = live.handle.inputs.send(crate::session::Input::Cancel).await;
         live.stop().await;
     }
-    Ok(exit::SUCCESS)
+    // Ctrl+C is how a person stops the server: a success, as before.
+    Ok(match ended_by {
+        crate::app::signals::Ending::Interrupt => exit::SUCCESS,
+        other => other.exit_code(),
+    })
 }
 
 /// Starts sessions for the browser and keeps them running until the server stops.

@@ -5,6 +5,7 @@ mod anthropic;
 pub mod bedrock;
 mod ollama;
 mod openai;
+mod pairing;
 
 use std::collections::BTreeMap;
 
@@ -75,9 +76,13 @@ pub(super) fn validate(
         return Err("messages: field required (an array)".to_string());
     }
     match protocol {
-        Protocol::Anthropic => anthropic::validate(&request.headers, body),
+        Protocol::Anthropic => {
+            anthropic::validate(&request.headers, body)?;
+            pairing::anthropic(body)
+        }
         Protocol::Bedrock => bedrock::validate(request, body),
-        Protocol::OpenAi | Protocol::Ollama => Ok(()),
+        Protocol::OpenAi => pairing::openai(body),
+        Protocol::Ollama => Ok(()),
     }
 }
 
