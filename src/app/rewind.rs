@@ -220,6 +220,19 @@ pub fn rewind(
 ) -> Result<Rewound, Refusal> {
     let store = Store::open(home).map_err(Failure::from)?;
     let checkpoint = find(&store, root, id)?;
+    // The conversation is the session's: not rewound under another linggen running it
+    // (this process's own shell holds it already, and may).
+    let _lease = match what.conversation() {
+        true => Some(
+            crate::store::SessionLease::try_acquire(
+                home,
+                &checkpoint.session_id,
+                crate::store::HolderKind::OneShot,
+            )
+            .map_err(Failure::from)?,
+        ),
+        false => None,
+    };
     let mut rewound = Rewound {
         checkpoint: checkpoint.clone(),
         code: what.code(),

@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::process::Command;
 
-fn skipped(what: &str) {
+pub(super) fn skipped(what: &str) {
     eprintln!("SKIPPED: {what}");
     assert!(
         std::env::var("CI").as_deref() != Ok("true"),

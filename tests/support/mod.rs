@@ -23,6 +23,7 @@
 mod cli;
 mod connection;
 mod corpus;
+mod full_disk;
 mod host;
 mod http;
 pub mod pty;
@@ -37,6 +38,7 @@ pub use cli::{
     write_config_with,
 };
 pub use corpus::markdown_corpus;
+pub use full_disk::{private_tmpfs_available, run_on_small_disk};
 pub use host::{git, git_available, sandbox_available};
 pub use script::{Fault, Protocol, Reply, Step, ToolCall, Usage};
 pub use server::{RecordedRequest, Responder, ScriptedServer, ServerOptions};
