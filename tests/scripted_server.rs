@@ -1075,3 +1075,57 @@ fn markdown_corpus_is_deterministic_with_closed_fences() {
     );
     assert_eq!(text, markdown_corpus(1 << 20));
 }
+
+// ---------------------------------------------------------------------------------------
+// Pairing: the cloud APIs' rule that every tool call is answered at once
+
+/// A history whose last call has no result, and one whose result answers no call, are
+/// rejected with 400 the way OpenAI and Anthropic reject them; a paired one is served.
+#[tokio::test]
+async fn unpaired_tool_calls_are_rejected_like_the_cloud_apis_do() {
+    let openai_call = json!({"role": "assistant", "content": null, "tool_calls": [
+        {"id": "call_1", "type": "function", "function": {"name": "Bash", "arguments": "{}"}}
+    ]});
+    let openai_result = json!({"role": "tool", "tool_call_id": "call_1", "content": "ok"});
+    let anthropic_call = json!({"role": "assistant", "content": [
+        {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {}}
+    ]});
+    let anthropic_result = json!({"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "toolu_1", "content": "ok"}
+    ]});
+    let user = |text: &str| json!({"role": "user", "content": text});
+    for (protocol, call, result, unanswered) in [
+        (
+            Protocol::OpenAi,
+            &openai_call,
+            &openai_result,
+            "did not have response messages",
+        ),
+        (
+            Protocol::Anthropic,
+            &anthropic_call,
+            &anthropic_result,
+            "without `tool_result` blocks",
+        ),
+    ] {
+        let server = ScriptedServer::start(protocol, vec![Reply::text("served")]).await;
+        let with = |messages: Vec<Value>| {
+            let mut body = chat_body(protocol, false);
+            body["messages"] = json!(messages);
+            body
+        };
+        let cases = [
+            (vec![user("a"), call.clone(), user("b")], unanswered),
+            (vec![user("a"), call.clone()], unanswered),
+            (vec![user("a"), result.clone()], "tool"),
+        ];
+        for (messages, needle) in cases {
+            let response = post(&server, &with(messages)).await;
+            assert_eq!(response.status(), 400, "{protocol:?}");
+            let text = response.text().await.unwrap();
+            assert!(text.contains(needle), "{protocol:?}: {text}");
+        }
+        let paired = with(vec![user("a"), call.clone(), result.clone(), user("b")]);
+        assert_eq!(post(&server, &paired).await.status(), 200, "{protocol:?}");
+    }
+}

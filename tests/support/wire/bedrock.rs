@@ -53,7 +53,7 @@ fn check_body(body: &Value) -> Result<(), String> {
             return Err("messages[].content: expected a list of content blocks".into());
         }
     }
-    Ok(())
+    super::pairing::bedrock(body)
 }
 
 /// Recomputes the signature from the request as received.

@@ -61,11 +61,45 @@ fn unanswered_openai(open: &BTreeSet<String>) -> String {
 /// API merges consecutive messages of one role, so it is the next message of the other
 /// role that counts.)
 pub(super) fn anthropic(body: &Value) -> Result<(), String> {
+    let ids = |blocks: &[Value], kind: &str| {
+        let field = if kind == "tool_use" {
+            "id"
+        } else {
+            "tool_use_id"
+        };
+        blocks
+            .iter()
+            .filter(|b| b["type"] == kind)
+            .filter_map(|b| b[field].as_str().map(str::to_string))
+            .collect()
+    };
+    blocks_paired(body, ids)
+}
+
+/// Bedrock's Converse API: the same rule, with `toolUse` / `toolResult` blocks.
+pub(super) fn bedrock(body: &Value) -> Result<(), String> {
+    let ids = |blocks: &[Value], kind: &str| {
+        let key = if kind == "tool_use" {
+            "toolUse"
+        } else {
+            "toolResult"
+        };
+        blocks
+            .iter()
+            .filter_map(|b| b[key]["toolUseId"].as_str().map(str::to_string))
+            .collect()
+    };
+    blocks_paired(body, ids)
+}
+
+/// The pairing of block-structured conversations; `ids(blocks, "tool_use" | "tool_result")`
+/// lists the call ids the blocks of that kind carry.
+fn blocks_paired(body: &Value, ids: impl Fn(&[Value], &str) -> Vec<String>) -> Result<(), String> {
     let messages = body["messages"].as_array().map_or(&[][..], Vec::as_slice);
     let turns = merged_turns(messages);
     let mut asked: Vec<String> = Vec::new();
     for (i, (role, blocks)) in turns.iter().enumerate() {
-        let results: Vec<String> = blocks_of(blocks, "tool_result", "tool_use_id");
+        let results: Vec<String> = ids(blocks, "tool_result");
         let missing: Vec<&str> = asked
             .iter()
             .filter(|id| !results.contains(id))
@@ -87,7 +121,7 @@ pub(super) fn anthropic(body: &Value) -> Result<(), String> {
             ));
         }
         asked = if role == "assistant" {
-            blocks_of(blocks, "tool_use", "id")
+            ids(blocks, "tool_use")
         } else {
             Vec::new()
         };
@@ -120,12 +154,4 @@ fn merged_turns(messages: &[Value]) -> Vec<(String, Vec<Value>)> {
         }
     }
     turns
-}
-
-fn blocks_of(blocks: &[Value], kind: &str, field: &str) -> Vec<String> {
-    blocks
-        .iter()
-        .filter(|b| b["type"] == kind)
-        .filter_map(|b| b[field].as_str().map(str::to_string))
-        .collect()
 }
