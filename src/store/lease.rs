@@ -7,7 +7,6 @@
 //! `kill -9` never leaves a stale lock. The file is opened close-on-exec, so no child
 //! process keeps it.
 
-use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::io::{Read as _, Seek as _, SeekFrom, Write as _};
 use std::os::fd::AsRawFd as _;
@@ -189,7 +188,7 @@ fn write_holder(file: &mut File, kind: HolderKind) -> std::io::Result<()> {
 }
 
 /// The holder as it described itself; a holder that has not written yet (it took the lock
-/// a moment ago) is an unnamed one-shot run, which is waited for.
+/// a moment ago) is an unnamed one-shot run, which is waited for (a moment).
 fn read_holder(file: &mut File) -> Holder {
     let mut text = String::new();
     let _ = file.seek(SeekFrom::Start(0));
@@ -201,20 +200,18 @@ fn read_holder(file: &mut File) -> Holder {
         _ => HolderKind::OneShot,
     };
     let command = lines.next().unwrap_or_default().to_string();
+    // What a holder that has just taken the lock has not overwritten yet is its
+    // predecessor's: a process that no longer exists says nothing about the holder.
+    // SAFETY: signal 0 only checks that the process exists.
+    let alive = pid > 0 && unsafe { libc::kill(pid as i32, 0) } == 0;
+    if !alive {
+        return Holder {
+            pid: 0,
+            kind: HolderKind::OneShot,
+            command: String::new(),
+        };
+    }
     Holder { pid, kind, command }
-}
-
-/// Which sessions under `home` are held now, by whom (for listings).
-pub fn holders(home: &Path, ids: &[&str]) -> HashMap<String, Holder> {
-    ids.iter()
-        .filter_map(|id| {
-            let mut file = File::open(lock_path(home, id)).ok()?;
-            // A shared lock we can take means nobody holds the exclusive one.
-            // SAFETY: the descriptor is open for the duration of the call.
-            let free = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) } == 0;
-            (!free).then(|| (id.to_string(), read_holder(&mut file)))
-        })
-        .collect()
 }
 
 #[cfg(test)]
@@ -232,7 +229,6 @@ mod tests {
         let holder = read_holder(&mut rival);
         assert_eq!(holder.pid, std::process::id());
         assert_eq!(holder.kind, HolderKind::Interactive);
-        assert_eq!(holders(home.path(), &["abc"]).len(), 1);
         drop(lease);
         assert!(
             try_flock(&rival).unwrap(),

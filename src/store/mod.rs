@@ -14,7 +14,7 @@ use std::time::Duration;
 use rusqlite::{Connection, ErrorCode, OptionalExtension, params};
 
 pub use inspect::RunDetail;
-pub use lease::{Holder, HolderKind, LeaseError, SessionLease, holders};
+pub use lease::{Holder, HolderKind, LeaseError, SessionLease};
 pub use writer::{persisted, spawn_writer};
 
 use crate::llm::{ChatMessage, Role};
