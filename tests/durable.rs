@@ -1,0 +1,344 @@
+//! Nothing is lost and nothing is left broken (issue 23), through the real binary:
+//!
+//! - On a full disk, `Write`, `Edit` and `apply_patch` leave the file exactly as it was,
+//!   leave no temporary file behind, say that the disk is full, and end the run with an
+//!   error (exit 1): the model cannot free space, so the run must not pretend it worked.
+//!   The full disk is a real one: a small tmpfs mounted over the workspace in a mount
+//!   namespace of the test's own (`unshare`), filled to the last page.
+//! - Twenty `-p` runs at once in one workspace each get their checkpoint: they wait for the
+//!   shared checkpoint store instead of failing on git's lock files.
+
+// Test code may unwrap: a failure is a failed test, reported with its message.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::process::Command;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use support::{
+    Protocol, Reply, ScriptedServer, ServerOptions, Step, Workspace, git_available, linggen_cmd,
+    run_with_timeout, texts,
+};
+
+fn events(stdout: &str) -> Vec<Value> {
+    stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
+/// The 112 KB source file of the issue: 28 pages of 4 KiB exactly, lines of 64 bytes.
+fn original_source() -> String {
+    let text: String = (0..1792)
+        .map(|n| format!("    let value_{n:05} = compute({n:05}); // keep this line intact!\n"))
+        .map(|line| format!("{line:>64}"))
+        .collect();
+    assert_eq!(text.len(), 114_688);
+    text
+}
+
+/// Mounts a tmpfs over the workspace, copies the original in as `big.rs`, fills every
+/// remaining page, runs linggen (the arguments after the first two), and copies out what
+/// the test checks: the mount disappears with the namespace.
+const FULL_DISK_SCRIPT: &str = r#"
+set -e
+ws="$1"; out="$2"; shift 2
+mount -t tmpfs -o size=1m tmpfs "$ws"
+cd "$ws"
+cp "$out/original.rs" big.rs
+dd if=/dev/zero of=filler bs=4096 2>/dev/null || true
+dd if=/dev/zero of=filler2 bs=1 2>/dev/null || true
+set +e
+"$@" > "$out/stdout" 2> "$out/stderr"
+echo $? > "$out/code"
+cp big.rs "$out/after.rs"
+ls -A > "$out/listing"
+"#;
+
+/// How this machine lets the test mount a tmpfs: a user namespace where it is root (works
+/// unprivileged), else a plain mount namespace (when it is root already); `None` (after a
+/// loud SKIPPED) when neither works.
+fn namespace_prefix() -> Option<Vec<&'static str>> {
+    for prefix in [
+        vec!["unshare", "--user", "--map-root-user", "--mount"],
+        vec!["unshare", "--mount"],
+    ] {
+        let works = Command::new(prefix[0])
+            .args(&prefix[1..])
+            .args([
+                "sh",
+                "-c",
+                "d=$(mktemp -d) && mount -t tmpfs -o size=64k tmpfs \"$d\"",
+            ])
+            .output()
+            .is_ok_and(|out| out.status.success());
+        if works {
+            return Some(prefix);
+        }
+    }
+    eprintln!("SKIPPED: cannot mount a tmpfs in a namespace here (no unshare, or not allowed)");
+    assert!(
+        std::env::var("CI").as_deref() != Ok("true"),
+        "under CI=true nothing may be skipped: the full-disk tests need unshare and mount"
+    );
+    None
+}
+
+/// What a run on the full disk left.
+struct FullDiskRun {
+    code: i32,
+    stdout: String,
+    stderr: String,
+    after: Vec<u8>,
+    listing: Vec<String>,
+}
+
+/// Runs `linggen -p` (bypass mode, stream-json) in a workspace on a full tmpfs holding
+/// `big.rs` = [`original_source`], with the model scripted to make `call`.
+fn run_on_full_disk(prefix: &[&str], call: Reply) -> FullDiskRun {
+    let server = ScriptedServer::start_background(
+        Protocol::OpenAi,
+        vec![Step::from(call), Reply::text("done, all written").into()],
+    );
+    let ws = Workspace::new();
+    ws.configure(Protocol::OpenAi, &server.url());
+    let out = tempfile::tempdir().unwrap();
+    std::fs::write(out.path().join("original.rs"), original_source()).unwrap();
+    let base = linggen_cmd(ws.home(), ws.root());
+    let mut cmd = Command::new(prefix[0]);
+    cmd.args(&prefix[1..])
+        .args(["sh", "-c", FULL_DISK_SCRIPT, "sh"]);
+    cmd.arg(ws.root()).arg(out.path());
+    cmd.arg(base.get_program()).args([
+        "-p",
+        "rewrite big.rs",
+        "--permission-mode",
+        "bypass",
+        "--output-format",
+        "stream-json",
+    ]);
+    for (name, value) in base.get_envs() {
+        match value {
+            Some(value) => cmd.env(name, value),
+            None => cmd.env_remove(name),
+        };
+    }
+    cmd.stdin(std::process::Stdio::null());
+    let done = run_with_timeout(&mut cmd, Duration::from_secs(60));
+    let read = |name: &str| std::fs::read(out.path().join(name)).unwrap_or_default();
+    let text = |name: &str| String::from_utf8_lossy(&read(name)).into_owned();
+    assert!(
+        out.path().join("code").exists(),
+        "the namespace script failed: {done:?}"
+    );
+    FullDiskRun {
+        code: text("code").trim().parse().unwrap(),
+        stdout: text("stdout"),
+        stderr: text("stderr"),
+        after: read("after.rs"),
+        listing: text("listing").lines().map(str::to_string).collect(),
+    }
+}
+
+/// Everything a full disk must not change: the file, byte for byte; no temporary file;
+/// the failed call, the reason and an error outcome (exit 1) naming the unmade change.
+fn assert_nothing_lost(run: &FullDiskRun, tool: &str) {
+    // The stdout lines worth reading: not the messages, which quote the whole file.
+    let told: Vec<&str> = run
+        .stdout
+        .lines()
+        .filter(|l| {
+            !l.contains("\"type\":\"Message\"") && !l.contains("\"type\":\"ToolCallStarted\"")
+        })
+        .collect();
+    let context = format!(
+        "{tool}: exit {}\n--- stderr ---\n{}\n--- stdout ---\n{}",
+        run.code,
+        run.stderr,
+        told.join("\n")
+    );
+    assert!(
+        run.after == original_source().as_bytes(),
+        "{tool}: big.rs changed ({} bytes now)\n{context}",
+        run.after.len()
+    );
+    assert_eq!(
+        run.listing,
+        ["big.rs", "filler", "filler2"],
+        "a temporary file was left: {context}"
+    );
+    assert_eq!(run.code, 1, "{context}");
+    let events = events(&run.stdout);
+    let finished = events
+        .iter()
+        .find(|e| e["type"] == "ToolCallFinished")
+        .unwrap_or_else(|| panic!("no tool call finished: {context}"));
+    assert_eq!(finished["tool"], tool, "{context}");
+    assert_eq!(finished["ok"], false, "{context}");
+    let outcome = events.iter().find(|e| e["type"] == "Outcome").unwrap();
+    assert_eq!(outcome["status"], "error", "{context}");
+    let result = outcome["result"].as_str().unwrap();
+    assert!(
+        result.contains("disk is full") && result.contains("big.rs"),
+        "{context}"
+    );
+    assert!(
+        result.contains("was not changed") || result.contains("no file was changed"),
+        "{context}"
+    );
+    assert!(run.stderr.contains("disk is full"), "{context}");
+    assert!(!run.stderr.contains("panicked"), "{context}");
+    // The run stopped at the fault: the model was not asked to carry on as if it worked.
+    assert!(
+        !run.stdout.contains("done, all written"),
+        "the run went on after the failed write: {context}"
+    );
+}
+
+/// A whole new version of the file, larger than the space the old one frees, and different
+/// from its first byte (a cut-off write of it is then never the original by chance).
+fn larger_content() -> String {
+    original_source().replace("keep this line intact!", "this line was rewritten")
+        + &"// more\n".repeat(4096)
+}
+
+#[test]
+fn write_on_a_full_disk_leaves_the_file_intact_and_fails_the_run() {
+    let Some(prefix) = namespace_prefix() else {
+        return;
+    };
+    let call = Reply::tool(
+        "Write",
+        json!({"path": "big.rs", "content": larger_content()}),
+    );
+    assert_nothing_lost(&run_on_full_disk(&prefix, call), "Write");
+}
+
+#[test]
+fn edit_on_a_full_disk_leaves_the_file_intact_and_fails_the_run() {
+    let Some(prefix) = namespace_prefix() else {
+        return;
+    };
+    let old = format!(
+        "{:>64}",
+        "    let value_00900 = compute(00900); // keep this line intact!\n"
+    );
+    let call = Reply::tool(
+        "Edit",
+        json!({"path": "big.rs", "old_string": old, "new_string": format!("{old}{}", "// more\n".repeat(4096))}),
+    );
+    assert_nothing_lost(&run_on_full_disk(&prefix, call), "Edit");
+}
+
+#[test]
+fn apply_patch_on_a_full_disk_leaves_the_file_intact_and_fails_the_run() {
+    let Some(prefix) = namespace_prefix() else {
+        return;
+    };
+    let line = format!(
+        "{:>63}",
+        "    let value_00900 = compute(00900); // keep this line intact!"
+    );
+    // Under the 400 lines above which a person must confirm a patch, whatever the mode.
+    let added: String = (0..300)
+        .map(|n| format!("+// added line {n:03} {}\n", "x".repeat(80)))
+        .collect();
+    let diff = format!("--- a/big.rs\n+++ b/big.rs\n@@ -901,1 +901,301 @@\n {line}\n{added}");
+    let call = Reply::tool("apply_patch", json!({ "diff": diff }));
+    assert_nothing_lost(&run_on_full_disk(&prefix, call), "apply_patch");
+}
+
+/// Answers every run of the concurrent test from the request itself: the first request of
+/// a run (its prompt names the file) gets a `Write` of that file, a request that carries
+/// the tool's result gets the final answer.
+fn write_the_named_file(body: &Value) -> Option<Reply> {
+    let answered = body["messages"]
+        .as_array()?
+        .iter()
+        .any(|m| m["role"] == "tool");
+    if answered {
+        return Some(Reply::text("written"));
+    }
+    let prompt = texts(body, "user").last()?.clone();
+    let file = prompt.strip_prefix("write ")?.trim().to_string();
+    Some(Reply::tool(
+        "Write",
+        json!({"path": file, "content": format!("made for {file}\n")}),
+    ))
+}
+
+/// Twenty runs at once in one workspace, each writing its own file in bypass mode: every
+/// one takes its checkpoint (before) and closes it (after), none warns, and no git text
+/// reaches stderr; `linggen runs show` lists each run's checkpoint.
+#[test]
+fn twenty_concurrent_runs_each_get_their_checkpoint() {
+    if !git_available() {
+        return;
+    }
+    const RUNS: usize = 20;
+    let mut options = ServerOptions::new(Protocol::OpenAi);
+    options.responder = Some(write_the_named_file);
+    let server = ScriptedServer::start_with(options, Vec::<Step>::new());
+    let ws = Workspace::new();
+    ws.configure(Protocol::OpenAi, &server.url());
+    // Enough files that a snapshot takes a while, so the runs overlap.
+    for n in 0..300 {
+        ws.write(&format!("src/f{n}.txt"), &format!("file {n}\n"));
+    }
+    let children: Vec<_> = (0..RUNS)
+        .map(|n| {
+            let root = ws.root().to_path_buf();
+            let home = ws.home().to_path_buf();
+            std::thread::spawn(move || {
+                let mut cmd = linggen_cmd(&home, &root);
+                cmd.args([
+                    "-p",
+                    &format!("write out{n}.txt"),
+                    "--permission-mode",
+                    "bypass",
+                    "--output-format",
+                    "stream-json",
+                ]);
+                run_with_timeout(&mut cmd, Duration::from_secs(240))
+            })
+        })
+        .collect();
+    let mut run_ids = Vec::new();
+    for (n, child) in children.into_iter().enumerate() {
+        let out = child.join().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let context = format!("run {n}: {:?}\n{stderr}", out.status);
+        assert!(out.status.success(), "{context}");
+        let events = events(&stdout);
+        let count = |kind: &str| events.iter().filter(|e| e["type"] == kind).count();
+        assert_eq!(count("CheckpointCreated"), 1, "{context}");
+        assert_eq!(count("CheckpointClosed"), 1, "{context}");
+        assert_eq!(count("Warning"), 0, "{context}");
+        for noise in ["fatal:", "index.lock", "checkpoint", "git"] {
+            assert!(!stderr.contains(noise), "{noise:?} on stderr: {context}");
+        }
+        assert_eq!(
+            ws.read(&format!("out{n}.txt")),
+            format!("made for out{n}.txt\n")
+        );
+        let run_id = events
+            .iter()
+            .find(|e| e["type"] == "RunStarted")
+            .and_then(|e| e["run_id"].as_str())
+            .unwrap()
+            .to_string();
+        run_ids.push(run_id);
+    }
+    for run_id in run_ids {
+        let shown = support::run(&ws, &["runs", "show", &run_id]);
+        assert_eq!(shown.code, Some(0), "{}", shown.stderr);
+        assert!(
+            shown.stdout.to_lowercase().contains("checkpoint"),
+            "{run_id}: {}",
+            shown.stdout
+        );
+    }
+}
