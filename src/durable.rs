@@ -122,6 +122,7 @@ pub enum Step {
     WriteTemporary,
     Rename,
     Remove,
+    Append,
 }
 
 impl std::fmt::Display for Step {
@@ -132,6 +133,7 @@ impl std::fmt::Display for Step {
             Step::WriteTemporary => "write a temporary file for",
             Step::Rename => "put the new version in place of",
             Step::Remove => "remove",
+            Step::Append => "append to",
         })
     }
 }
@@ -171,6 +173,66 @@ fn explain(error: &io::Error) -> String {
 /// Replaces `path` with `bytes` (see the module's documentation). The folder must exist.
 pub fn replace(path: &Path, bytes: &[u8], options: Options) -> Result<(), WriteError> {
     stage(path, bytes, options)?.commit()
+}
+
+/// Adds `bytes` at the end of `path` (created when missing), whole or not at all: a
+/// failed write is cut back off, so a full disk never leaves half a line. Appenders that
+/// all come through here take turns (an exclusive `flock` while appending), so cutting
+/// back never removes another's line.
+pub fn append(path: &Path, bytes: &[u8], options: Options) -> Result<(), WriteError> {
+    let target = if options.through_symlinks {
+        final_target(path)?
+    } else {
+        path.to_path_buf()
+    };
+    existing(&target)?;
+    let failed = |step, source| WriteError::Io {
+        step,
+        path: target.clone(),
+        source,
+    };
+    let file = OpenOptions::new()
+        .append(true)
+        .create(true)
+        .mode(options.new_mode)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(&target)
+        .map_err(|e| failed(Step::Append, e))?;
+    let _turn = FileLock::exclusive(&file).map_err(|e| failed(Step::Append, e))?;
+    let meta = file.metadata().map_err(|e| failed(Step::Inspect, e))?;
+    if let Some(kind) = special_kind(&meta.file_type()) {
+        return Err(WriteError::NotRegular { path: target, kind });
+    }
+    let written = (&file).write_all(bytes).and_then(|()| file.sync_all());
+    if let Err(e) = written {
+        // Best effort: truncating frees space, so it works on a full disk too.
+        let _ = file.set_len(meta.len());
+        return Err(failed(Step::Append, e));
+    }
+    Ok(())
+}
+
+/// An exclusive `flock` on an open file, released when dropped (and by the kernel when the
+/// process dies).
+struct FileLock<'a>(&'a File);
+
+impl<'a> FileLock<'a> {
+    fn exclusive(file: &'a File) -> io::Result<FileLock<'a>> {
+        use std::os::fd::AsRawFd as _;
+        // SAFETY: flock on a descriptor this function borrows; no memory is involved.
+        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(FileLock(file))
+    }
+}
+
+impl Drop for FileLock<'_> {
+    fn drop(&mut self) {
+        use std::os::fd::AsRawFd as _;
+        // SAFETY: as in `exclusive`.
+        unsafe { libc::flock(self.0.as_raw_fd(), libc::LOCK_UN) };
+    }
 }
 
 /// New content written and flushed beside its target, not yet in place: [`Staged::commit`]
@@ -597,6 +659,22 @@ mod tests {
             "{err}"
         );
         assert_eq!(entries(dir.path()), ["a.txt"]);
+    }
+
+    #[test]
+    fn appends_whole_lines_to_a_private_file_and_refuses_a_fifo() {
+        let dir = tempfile::tempdir().unwrap();
+        let memory = dir.path().join("memory.md");
+        append(&memory, b"- one\n", Options::private()).unwrap();
+        append(&memory, b"- two\n", Options::private()).unwrap();
+        assert_eq!(fs::read_to_string(&memory).unwrap(), "- one\n- two\n");
+        assert_eq!(mode(&memory), 0o600);
+        let fifo = dir.path().join("pipe");
+        let c_path = std::ffi::CString::new(fifo.as_os_str().as_bytes()).unwrap();
+        // SAFETY: mkfifo with a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
+        // Refused before it is opened: nothing waits for a reader.
+        assert!(append(&fifo, b"x", Options::default()).is_err());
     }
 
     #[test]

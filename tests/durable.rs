@@ -39,19 +39,42 @@ fn original_source() -> String {
     text
 }
 
-/// Mounts a tmpfs over the workspace, copies the original in as `big.rs`, fills every
-/// remaining page, runs linggen (the arguments after the first two), and copies out what
-/// the test checks: the mount disappears with the namespace.
+/// Mounts a tmpfs over the workspace (`$1`), copies the original in as `big.rs`, fills
+/// every remaining page, runs linggen (`$3`) with the arguments after it, and copies out
+/// to `$2` what the test checks: the mount disappears with the namespace.
 const FULL_DISK_SCRIPT: &str = r#"
 set -e
-ws="$1"; out="$2"; shift 2
+ws="$1"; out="$2"; bin="$3"; shift 3
 mount -t tmpfs -o size=1m tmpfs "$ws"
 cd "$ws"
 cp "$out/original.rs" big.rs
 dd if=/dev/zero of=filler bs=4096 2>/dev/null || true
 dd if=/dev/zero of=filler2 bs=1 2>/dev/null || true
 set +e
-"$@" > "$out/stdout" 2> "$out/stderr"
+"$bin" "$@" > "$out/stdout" 2> "$out/stderr"
+echo $? > "$out/code"
+cp big.rs "$out/after.rs"
+ls -A > "$out/listing"
+"#;
+
+/// Like [`FULL_DISK_SCRIPT`], but the disk fills between a run that rewrites `big.rs`
+/// (while there is room) and the rewind of that run (`linggen rewind ID --only code`):
+/// putting the original back needs room too. The filler is ignored, so it is neither in a
+/// checkpoint nor a hand edit the rewind would refuse to overwrite.
+const FULL_DISK_REWIND_SCRIPT: &str = r#"
+set -e
+ws="$1"; out="$2"; bin="$3"; shift 3
+mount -t tmpfs -o size=1m tmpfs "$ws"
+cd "$ws"
+cp "$out/original.rs" big.rs
+printf 'filler*\n' > .gitignore
+"$bin" "$@" > "$out/first" 2>&1
+cp big.rs "$out/rewritten.rs"
+dd if=/dev/zero of=filler bs=4096 2>/dev/null || true
+dd if=/dev/zero of=filler2 bs=1 2>/dev/null || true
+id=$("$bin" rewind --list | head -n 1 | cut -d ' ' -f 1)
+set +e
+"$bin" rewind "$id" --only code > "$out/stdout" 2> "$out/stderr"
 echo $? > "$out/code"
 cp big.rs "$out/after.rs"
 ls -A > "$out/listing"
@@ -98,6 +121,13 @@ struct FullDiskRun {
 /// Runs `linggen -p` (bypass mode, stream-json) in a workspace on a full tmpfs holding
 /// `big.rs` = [`original_source`], with the model scripted to make `call`.
 fn run_on_full_disk(prefix: &[&str], call: Reply) -> FullDiskRun {
+    let (run, _) = in_namespace(prefix, FULL_DISK_SCRIPT, call);
+    run
+}
+
+/// Runs `script` (see [`FULL_DISK_SCRIPT`]) in a mount namespace, with linggen's arguments
+/// for one `-p` run whose model makes `call`. Also returns the folder the script copied to.
+fn in_namespace(prefix: &[&str], script: &str, call: Reply) -> (FullDiskRun, tempfile::TempDir) {
     let server = ScriptedServer::start_background(
         Protocol::OpenAi,
         vec![Step::from(call), Reply::text("done, all written").into()],
@@ -108,10 +138,9 @@ fn run_on_full_disk(prefix: &[&str], call: Reply) -> FullDiskRun {
     std::fs::write(out.path().join("original.rs"), original_source()).unwrap();
     let base = linggen_cmd(ws.home(), ws.root());
     let mut cmd = Command::new(prefix[0]);
-    cmd.args(&prefix[1..])
-        .args(["sh", "-c", FULL_DISK_SCRIPT, "sh"]);
-    cmd.arg(ws.root()).arg(out.path());
-    cmd.arg(base.get_program()).args([
+    cmd.args(&prefix[1..]).args(["sh", "-c", script, "sh"]);
+    cmd.arg(ws.root()).arg(out.path()).arg(base.get_program());
+    cmd.args([
         "-p",
         "rewrite big.rs",
         "--permission-mode",
@@ -126,20 +155,22 @@ fn run_on_full_disk(prefix: &[&str], call: Reply) -> FullDiskRun {
         };
     }
     cmd.stdin(std::process::Stdio::null());
-    let done = run_with_timeout(&mut cmd, Duration::from_secs(60));
+    let done = run_with_timeout(&mut cmd, Duration::from_secs(90));
     let read = |name: &str| std::fs::read(out.path().join(name)).unwrap_or_default();
     let text = |name: &str| String::from_utf8_lossy(&read(name)).into_owned();
     assert!(
         out.path().join("code").exists(),
-        "the namespace script failed: {done:?}"
+        "the namespace script failed: {done:?}\n{}",
+        text("first")
     );
-    FullDiskRun {
+    let run = FullDiskRun {
         code: text("code").trim().parse().unwrap(),
         stdout: text("stdout"),
         stderr: text("stderr"),
         after: read("after.rs"),
         listing: text("listing").lines().map(str::to_string).collect(),
-    }
+    };
+    (run, out)
 }
 
 /// Everything a full disk must not change: the file, byte for byte; no temporary file;
@@ -248,6 +279,37 @@ fn apply_patch_on_a_full_disk_leaves_the_file_intact_and_fails_the_run() {
     let diff = format!("--- a/big.rs\n+++ b/big.rs\n@@ -901,1 +901,301 @@\n {line}\n{added}");
     let call = Reply::tool("apply_patch", json!({ "diff": diff }));
     assert_nothing_lost(&run_on_full_disk(&prefix, call), "apply_patch");
+}
+
+/// A rewind needs room to put the old version back: on a full disk it fails before it
+/// changes anything (the file stays as the run left it, no temporary file stays), says the
+/// disk is full, and exits 1.
+#[test]
+fn rewind_on_a_full_disk_changes_nothing() {
+    if !git_available() {
+        return;
+    }
+    let Some(prefix) = namespace_prefix() else {
+        return;
+    };
+    // The run makes the file small, so putting the 112 KB original back needs more room
+    // than removing the small one frees (writing in place would cut it off).
+    let small = "fn main() {}\n";
+    let call = Reply::tool("Write", json!({"path": "big.rs", "content": small}));
+    let (run, out) = in_namespace(&prefix, FULL_DISK_REWIND_SCRIPT, call);
+    let rewritten = std::fs::read(out.path().join("rewritten.rs")).unwrap();
+    let context = format!("exit {}\n{}{}", run.code, run.stdout, run.stderr);
+    assert_eq!(rewritten, small.as_bytes(), "the run's Write: {context}");
+    assert!(run.after == rewritten, "big.rs changed: {context}");
+    assert_eq!(
+        run.listing,
+        [".gitignore", "big.rs", "filler", "filler2"],
+        "{context}"
+    );
+    assert_eq!(run.code, 1, "{context}");
+    assert!(run.stderr.contains("the disk is full"), "{context}");
+    assert!(run.stderr.contains("no file was changed"), "{context}");
+    assert_eq!(run.stderr.lines().count(), 1, "{context}");
 }
 
 /// Answers every run of the concurrent test from the request itself: the first request of
