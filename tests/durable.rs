@@ -121,17 +121,21 @@ struct FullDiskRun {
 /// Runs `linggen -p` (bypass mode, stream-json) in a workspace on a full tmpfs holding
 /// `big.rs` = [`original_source`], with the model scripted to make `call`.
 fn run_on_full_disk(prefix: &[&str], call: Reply) -> FullDiskRun {
-    let (run, _) = in_namespace(prefix, FULL_DISK_SCRIPT, call);
+    let (run, _) = in_namespace(prefix, FULL_DISK_SCRIPT, vec![Step::from(call)], &[]);
     run
 }
 
 /// Runs `script` (see [`FULL_DISK_SCRIPT`]) in a mount namespace, with linggen's arguments
-/// for one `-p` run whose model makes `call`. Also returns the folder the script copied to.
-fn in_namespace(prefix: &[&str], script: &str, call: Reply) -> (FullDiskRun, tempfile::TempDir) {
-    let server = ScriptedServer::start_background(
-        Protocol::OpenAi,
-        vec![Step::from(call), Reply::text("done, all written").into()],
-    );
+/// for one `-p` run (plus `extra`) whose model answers with `steps`, then says it is done.
+/// Also returns the folder the script copied to.
+fn in_namespace(
+    prefix: &[&str],
+    script: &str,
+    mut steps: Vec<Step>,
+    extra: &[&str],
+) -> (FullDiskRun, tempfile::TempDir) {
+    steps.push(Reply::text("done, all written").into());
+    let server = ScriptedServer::start_background(Protocol::OpenAi, steps);
     let ws = Workspace::new();
     ws.configure(Protocol::OpenAi, &server.url());
     let out = tempfile::tempdir().unwrap();
@@ -148,6 +152,7 @@ fn in_namespace(prefix: &[&str], script: &str, call: Reply) -> (FullDiskRun, tem
         "--output-format",
         "stream-json",
     ]);
+    cmd.args(extra);
     for (name, value) in base.get_envs() {
         match value {
             Some(value) => cmd.env(name, value),
@@ -268,17 +273,46 @@ fn apply_patch_on_a_full_disk_leaves_the_file_intact_and_fails_the_run() {
     let Some(prefix) = namespace_prefix() else {
         return;
     };
-    let line = format!(
-        "{:>63}",
-        "    let value_00900 = compute(00900); // keep this line intact!"
-    );
-    // Under the 400 lines above which a person must confirm a patch, whatever the mode.
-    let added: String = (0..300)
-        .map(|n| format!("+// added line {n:03} {}\n", "x".repeat(80)))
-        .collect();
-    let diff = format!("--- a/big.rs\n+++ b/big.rs\n@@ -901,1 +901,301 @@\n {line}\n{added}");
-    let call = Reply::tool("apply_patch", json!({ "diff": diff }));
+    let call = Reply::tool("apply_patch", json!({ "diff": edit_patch() }));
     assert_nothing_lost(&run_on_full_disk(&prefix, call), "apply_patch");
+}
+
+/// Auto mode's patch action is an `apply_patch` call: a full disk ends the run the same
+/// way, with no further step asked of the model.
+#[test]
+fn an_auto_mode_patch_on_a_full_disk_fails_the_run() {
+    let Some(prefix) = namespace_prefix() else {
+        return;
+    };
+    let action = json!({"type": "patch", "diff": edit_patch()});
+    let steps = vec![Reply::text(format!("```json\n{action}\n```")).into()];
+    let (run, _) = in_namespace(&prefix, FULL_DISK_SCRIPT, steps, &["--mode", "auto"]);
+    assert_nothing_lost(&run, "apply_patch");
+}
+
+/// A delegated run that meets a full disk stops, and so does the run that delegated: the
+/// parent is not asked to carry on either.
+#[test]
+fn a_delegated_write_on_a_full_disk_stops_the_parent_too() {
+    let Some(prefix) = namespace_prefix() else {
+        return;
+    };
+    let steps = vec![
+        Reply::tool(
+            "delegate_to_agent",
+            json!({"target_agent_id": "coder", "task": "rewrite big.rs"}),
+        )
+        .into(),
+        Reply::tool(
+            "Write",
+            json!({"path": "big.rs", "content": larger_content()}),
+        )
+        .into(),
+    ];
+    let (run, _) = in_namespace(&prefix, FULL_DISK_SCRIPT, steps, &[]);
+    assert_nothing_lost(&run, "Write");
+    let errors = run.stderr.matches("linggen: error:").count();
+    assert_eq!(errors, 1, "one error line: {}", run.stderr);
 }
 
 /// A rewind needs room to put the old version back: on a full disk it fails before it
@@ -296,7 +330,7 @@ fn rewind_on_a_full_disk_changes_nothing() {
     // than removing the small one frees (writing in place would cut it off).
     let small = "fn main() {}\n";
     let call = Reply::tool("Write", json!({"path": "big.rs", "content": small}));
-    let (run, out) = in_namespace(&prefix, FULL_DISK_REWIND_SCRIPT, call);
+    let (run, out) = in_namespace(&prefix, FULL_DISK_REWIND_SCRIPT, vec![call.into()], &[]);
     let rewritten = std::fs::read(out.path().join("rewritten.rs")).unwrap();
     let context = format!("exit {}\n{}{}", run.code, run.stdout, run.stderr);
     assert_eq!(rewritten, small.as_bytes(), "the run's Write: {context}");
@@ -310,6 +344,19 @@ fn rewind_on_a_full_disk_changes_nothing() {
     assert!(run.stderr.contains("the disk is full"), "{context}");
     assert!(run.stderr.contains("no file was changed"), "{context}");
     assert_eq!(run.stderr.lines().count(), 1, "{context}");
+}
+
+/// A patch that adds 300 long lines after line 901 of `big.rs`: under the 400 lines above
+/// which a person must confirm a patch, whatever the mode.
+fn edit_patch() -> String {
+    let line = format!(
+        "{:>63}",
+        "    let value_00900 = compute(00900); // keep this line intact!"
+    );
+    let added: String = (0..300)
+        .map(|n| format!("+// added line {n:03} {}\n", "x".repeat(80)))
+        .collect();
+    format!("--- a/big.rs\n+++ b/big.rs\n@@ -901,1 +901,301 @@\n {line}\n{added}")
 }
 
 /// Answers every run of the concurrent test from the request itself: the first request of
