@@ -163,6 +163,7 @@ pub(super) fn write_file(path: &Path, content: &str) -> Result<(), durable::Writ
 
 /// `content` written beside `path`, ready to replace it (see [`StagedFile`]).
 pub(super) fn stage_file(path: &Path, content: &str) -> Result<StagedFile, durable::WriteError> {
+    refuse_read_only(path)?;
     let made = match path.parent() {
         Some(parent) => create_folders(parent)?,
         None => Vec::new(),
@@ -204,6 +205,31 @@ impl Drop for StagedFile {
             let _ = std::fs::remove_dir(folder);
         }
     }
+}
+
+/// A file the person may not write stays unwritten: replacing it needs only the folder's
+/// permission, but writing it in place needed the file's, and a read-only file is a
+/// person's way of saying "not this one".
+fn refuse_read_only(path: &Path) -> Result<(), durable::WriteError> {
+    use std::os::unix::ffi::OsStrExt as _;
+    let Ok(c_path) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
+        return Ok(());
+    };
+    // SAFETY: access with a valid NUL-terminated path; no memory is written.
+    if unsafe { libc::access(c_path.as_ptr(), libc::W_OK) } == 0 {
+        return Ok(());
+    }
+    let source = std::io::Error::last_os_error();
+    if source.kind() != std::io::ErrorKind::PermissionDenied {
+        // Missing (a new file), or what the write itself will say better (a read-only
+        // file system).
+        return Ok(());
+    }
+    Err(durable::WriteError::Io {
+        step: durable::Step::Inspect,
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 /// Creates `folder` and its missing parents; returns those it created, deepest first.
