@@ -8,6 +8,7 @@ pub mod checkpoint;
 pub mod cli;
 pub mod clock;
 pub mod config;
+pub mod durable;
 pub mod llm;
 pub mod print;
 pub mod repl;

@@ -31,14 +31,12 @@ const CONFIG: &[&str] = &[
 /// The identity written into snapshot commits; nobody pushes these anywhere.
 const IDENTITY: (&str, &str) = ("linggen", "linggen@localhost");
 
-/// One way of calling git on the store: its directory, the work tree, and which index.
+/// One way of calling git on the store: its directory and the work tree.
 #[derive(Debug, Clone)]
 pub(super) struct Git {
     program: OsString,
     git_dir: PathBuf,
     root: PathBuf,
-    /// `None`: the store's persistent index (`<git_dir>/index`).
-    index: Option<PathBuf>,
 }
 
 impl Git {
@@ -47,15 +45,6 @@ impl Git {
             program: program.to_owned(),
             git_dir: git_dir.to_owned(),
             root: root.to_owned(),
-            index: None,
-        }
-    }
-
-    /// The same store and work tree, with another index file.
-    pub(super) fn with_index(&self, index: &Path) -> Self {
-        Self {
-            index: Some(index.to_owned()),
-            ..self.clone()
         }
     }
 
@@ -69,9 +58,6 @@ impl Git {
             .env("GIT_WORK_TREE", &self.root)
             // Paths given and printed are then relative to the root, whatever our own cwd.
             .current_dir(&self.root);
-        if let Some(index) = &self.index {
-            cmd.env("GIT_INDEX_FILE", index);
-        }
         for setting in CONFIG {
             cmd.arg("-c").arg(setting);
         }
@@ -92,7 +78,7 @@ impl Git {
     {
         let (code, stdout, stderr) = execute(self.command(args)?, &self.program, input)?;
         if code != Some(0) {
-            return Err(git_error(what, &stderr));
+            return Err(git_error(&self.git_dir, what, &stderr));
         }
         Ok(stdout)
     }
@@ -111,7 +97,7 @@ impl Git {
         match code {
             Some(0) => Ok(Some(String::from_utf8_lossy(&stdout).trim().to_owned())),
             Some(1) if stderr.trim_ascii().is_empty() => Ok(None),
-            _ => Err(git_error(&what, &stderr)),
+            _ => Err(git_error(&self.git_dir, &what, &stderr)),
         }
     }
 
@@ -166,10 +152,96 @@ impl Git {
             let status = child.wait().map_err(|e| spawn_error(e, &self.program))?;
             let stderr = errors.join().unwrap_or_default();
             if !status.success() {
-                return Err(git_error(what, &stderr));
+                return Err(git_error(&self.git_dir, what, &stderr));
             }
             Ok(paths)
         })
+    }
+}
+
+impl Git {
+    /// Streams the content of each blob of `oids`, in order, to `each` (with its index),
+    /// from one `cat-file --batch`: a restore holds one file in memory at a time, not all.
+    pub(super) fn each_blob(
+        &self,
+        oids: &[String],
+        mut each: impl FnMut(usize, Vec<u8>) -> Result<(), CheckpointError>,
+    ) -> Result<(), CheckpointError> {
+        if oids.is_empty() {
+            return Ok(());
+        }
+        let mut cmd = self.command(["cat-file", "--batch"])?;
+        cmd.stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = cmd.spawn().map_err(|e| spawn_error(e, &self.program))?;
+        let (Some(mut stdin), Some(stdout), Some(stderr)) =
+            (child.stdin.take(), child.stdout.take(), child.stderr.take())
+        else {
+            stop(&mut child);
+            return Err(piped_missing(&self.program));
+        };
+        let mut input = Vec::new();
+        for oid in oids {
+            input.extend_from_slice(oid.as_bytes());
+            input.push(b'\n');
+        }
+        std::thread::scope(|scope| {
+            // Written on the side, as in `execute`; dropping stdin at the end tells git
+            // that was all. A failed write shows in what git prints, or does not.
+            scope.spawn(move || {
+                let _ = stdin.write_all(&input);
+            });
+            let errors = scope.spawn(move || read_all(stderr));
+            let mut objects = BufReader::new(stdout);
+            let read = (0..oids.len()).try_for_each(|i| {
+                let bytes = self.read_object(&mut objects)?;
+                each(i, bytes)
+            });
+            if let Err(e) = read {
+                // Git may be blocked writing what we no longer read: end it, so the
+                // writer thread ends too.
+                stop(&mut child);
+                return Err(e);
+            }
+            let status = child.wait().map_err(|e| spawn_error(e, &self.program))?;
+            let stderr = errors.join().unwrap_or_default();
+            if !status.success() {
+                return Err(git_error(
+                    &self.git_dir,
+                    "read the snapshot's files",
+                    &stderr,
+                ));
+            }
+            Ok(())
+        })
+    }
+
+    /// One object of `cat-file --batch` output: `<oid> <type> <size>\n<content>\n`.
+    fn read_object(&self, objects: &mut impl BufRead) -> Result<Vec<u8>, CheckpointError> {
+        let io_error = |source| CheckpointError::Io {
+            what: "read the snapshot's files from".to_owned(),
+            path: self.git_dir.clone(),
+            source,
+        };
+        let mut header = Vec::new();
+        objects.read_until(b'\n', &mut header).map_err(io_error)?;
+        let header = String::from_utf8_lossy(&header);
+        let size = header
+            .split_whitespace()
+            .nth(2)
+            .and_then(|size| size.parse::<usize>().ok());
+        let Some(size) = size else {
+            return Err(git_error(
+                &self.git_dir,
+                "read the snapshot's files",
+                &format!("unexpected object header `{}`", header.trim()),
+            ));
+        };
+        let mut content = vec![0; size + 1];
+        objects.read_exact(&mut content).map_err(io_error)?;
+        content.truncate(size);
+        Ok(content)
     }
 }
 
@@ -268,10 +340,22 @@ fn stop(child: &mut Child) {
     let _ = child.wait();
 }
 
-fn git_error(what: &str, stderr: &str) -> CheckpointError {
+/// A failed git call on the store at `store`, with the first line git said (its `fatal:`
+/// taken off): the rest is hints for people at a git prompt, not for ours.
+pub(super) fn git_error(store: &Path, what: &str, stderr: &str) -> CheckpointError {
+    let first = stderr
+        .lines()
+        .map(str::trim)
+        .find(|line| !line.is_empty())
+        .unwrap_or("it exited with an error and said nothing");
+    let first = ["fatal: ", "error: "]
+        .iter()
+        .find_map(|prefix| first.strip_prefix(prefix))
+        .unwrap_or(first);
     CheckpointError::Git {
+        store: store.to_owned(),
         what: what.to_owned(),
-        stderr: stderr.trim().to_owned(),
+        stderr: first.to_owned(),
     }
 }
 

@@ -29,6 +29,7 @@
 //! Every call runs `git` and waits for it: call from a blocking thread, not an async task.
 
 mod git;
+mod lock;
 mod restore;
 
 #[cfg(test)]
@@ -40,6 +41,7 @@ use std::os::unix::ffi::OsStrExt as _;
 use std::path::{Path, PathBuf};
 
 use git::Git;
+use lock::StoreLock;
 
 /// Files larger than this are left out of snapshots (and reported): a checkpoint is for the
 /// sources an agent edits, not for build outputs or data sets.
@@ -61,6 +63,8 @@ pub struct Checkpoints {
     program: std::ffi::OsString,
     max_files: usize,
     max_file_bytes: u64,
+    /// How long a snapshot or restore waits for another linggen's (see [`lock`]).
+    lock_wait: std::time::Duration,
 }
 
 /// A snapshot just taken.
@@ -94,10 +98,30 @@ pub enum CheckpointError {
         "checkpoints need the `git` program, which is not installed or not on PATH; install git"
     )]
     NoGit,
+    /// One line: git's first (its hints would make seven).
     #[error(
-        "git could not {what}: {stderr}; if the checkpoint store is damaged, move it aside and linggen starts a new one"
+        "the checkpoint store {} could not {what} (git: {stderr}); if it is damaged, move it aside and linggen starts a new one",
+        store.display()
     )]
-    Git { what: String, stderr: String },
+    Git {
+        store: PathBuf,
+        what: String,
+        stderr: String,
+    },
+    #[error(
+        "the checkpoint store {} is in use by another linggen for over {waited_secs} s; try again when it is done",
+        store.display()
+    )]
+    Busy { store: PathBuf, waited_secs: u64 },
+    #[error("{0}")]
+    Write(#[source] crate::durable::WriteError),
+    /// A restore that failed to write a file; `message` says what was restored before.
+    #[error("{message}")]
+    Restore {
+        message: String,
+        #[source]
+        source: crate::durable::WriteError,
+    },
     #[error("could not {what} {}: {source}", path.display())]
     Io {
         what: String,
@@ -148,12 +172,15 @@ impl Checkpoints {
         }
         // Agents write here: git is never taken from this folder (a `.venv/bin` on PATH).
         crate::tools::launch::distrust(&[&root]);
-        if !git_dir.join("HEAD").exists() {
-            create_store(program, git_dir)?;
-        }
+        create_folder(git_dir)?;
         let git_dir = git_dir
             .canonicalize()
             .map_err(io_error("open the checkpoint store", git_dir))?;
+        // Runs starting together would otherwise create the store together.
+        let _turn = StoreLock::acquire(&git_dir, lock::WAIT)?;
+        if !git_dir.join("HEAD").exists() {
+            init_store(program, &git_dir)?;
+        }
         let info = git_dir.join("info");
         std::fs::create_dir_all(&info).map_err(io_error("create", &info))?;
         // Highest-precedence attributes: no eol conversion (`-text`, and the older `-crlf`),
@@ -171,7 +198,13 @@ impl Checkpoints {
             program: program.to_owned(),
             max_files: MAX_FILES,
             max_file_bytes: MAX_FILE_BYTES,
+            lock_wait: lock::WAIT,
         })
+    }
+
+    /// Waits for the store: one snapshot or restore at a time, across processes.
+    fn lock(&self) -> Result<StoreLock, CheckpointError> {
+        StoreLock::acquire(&self.git_dir, self.lock_wait)
     }
 
     /// The folder whose files are snapshotted (canonical).
@@ -206,6 +239,7 @@ impl Checkpoints {
         keep: Option<&str>,
     ) -> Result<Snapshot, CheckpointError> {
         check_name(name)?;
+        let _turn = self.lock()?;
         let kept = match keep {
             Some(commit) => self.recorded(&self.snapshot_commit(commit)?)?,
             None => HashSet::new(),
@@ -524,14 +558,18 @@ impl<'a> FolderCheck<'a> {
 }
 
 /// Creates the store directory (0700: snapshots hold the project's files, which may be
-/// private) and a bare repository in it.
-fn create_store(program: &OsStr, git_dir: &Path) -> Result<(), CheckpointError> {
+/// private); already there is fine.
+fn create_folder(git_dir: &Path) -> Result<(), CheckpointError> {
     use std::os::unix::fs::DirBuilderExt as _;
     std::fs::DirBuilder::new()
         .recursive(true)
         .mode(0o700)
         .create(git_dir)
-        .map_err(io_error("create the checkpoint store", git_dir))?;
+        .map_err(io_error("create the checkpoint store", git_dir))
+}
+
+/// Makes the (empty) store folder a bare repository; called with the store locked.
+fn init_store(program: &OsStr, git_dir: &Path) -> Result<(), CheckpointError> {
     let mut cmd = git::neutral(program)?;
     // Run inside it with `.`: a path argument could start with '-'.
     cmd.current_dir(git_dir).args([
@@ -544,10 +582,7 @@ fn create_store(program: &OsStr, git_dir: &Path) -> Result<(), CheckpointError> 
     ]);
     let (code, _, stderr) = git::execute(cmd, program, None)?;
     if code != Some(0) {
-        return Err(CheckpointError::Git {
-            what: format!("create the checkpoint store {}", git_dir.display()),
-            stderr: stderr.trim().to_owned(),
-        });
+        return Err(git::git_error(git_dir, "be created", &stderr));
     }
     Ok(())
 }
@@ -597,11 +632,14 @@ fn escape_pattern(path: &[u8]) -> Vec<u8> {
     out
 }
 
+/// Rewrites one of the store's own files when its content changed. Durably: git reads
+/// these files, and half of one (a full disk) would change what every snapshot holds.
 fn write_if_changed(path: &Path, bytes: &[u8]) -> Result<(), CheckpointError> {
     if std::fs::read(path).is_ok_and(|old| old == bytes) {
         return Ok(());
     }
-    std::fs::write(path, bytes).map_err(io_error("write", path))
+    crate::durable::replace(path, bytes, crate::durable::Options::default())
+        .map_err(CheckpointError::Write)
 }
 
 fn io_error(what: &str, path: &Path) -> impl FnOnce(std::io::Error) -> CheckpointError {

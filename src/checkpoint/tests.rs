@@ -693,3 +693,77 @@ fn the_tree_own_attributes_cannot_change_the_bytes() {
     }
     assert_eq!(read(root, ".gitattributes"), attributes);
 }
+
+/// Processes sharing a store (here: threads with a store handle each, which lock it the
+/// way separate processes do) take turns instead of failing on git's `index.lock`, the
+/// first one creating the store included; every snapshot chains onto the one before.
+#[test]
+fn concurrent_snapshots_wait_their_turn() {
+    if !git_available() {
+        return;
+    }
+    let f = fixture();
+    for n in 0..50 {
+        write(&f.root, &format!("f{n}.txt"), "x\n");
+    }
+    let snapshots: Vec<_> = (0..8)
+        .map(|n| {
+            let (store, root) = (f.store.clone(), f.root.clone());
+            std::thread::spawn(move || {
+                let cp = Checkpoints::open(&store, &root)?;
+                cp.snapshot(&format!("run-{n}"), "concurrent")
+            })
+        })
+        .collect();
+    let mut commits = Vec::new();
+    for handle in snapshots {
+        commits.push(handle.join().unwrap().unwrap().commit);
+    }
+    let cp = Checkpoints::open(&f.store, &f.root).unwrap();
+    for (n, commit) in commits.iter().enumerate() {
+        assert_eq!(
+            cp.resolve(&format!("run-{n}")).unwrap().as_ref(),
+            Some(commit)
+        );
+    }
+    // One chain: seven of the eight have another snapshot as their parent.
+    let parents = commits
+        .iter()
+        .filter(|c| cp.git.commit_of(&format!("{c}^")).unwrap().is_some())
+        .count();
+    assert_eq!(parents, 7);
+}
+
+/// A store another linggen holds for longer than the wait is reported in one line naming
+/// it; git's own multi-line complaints are cut to their first line too.
+#[test]
+fn a_store_that_cannot_be_used_says_why_in_one_line() {
+    if !git_available() {
+        return;
+    }
+    let f = fixture();
+    write(&f.root, "a.txt", "a\n");
+    let mut cp = Checkpoints::open(&f.store, &f.root).unwrap();
+    cp.lock_wait = std::time::Duration::from_millis(200);
+    let held = cp.lock().unwrap();
+    let other = cp.clone();
+    let err = other.snapshot("x", "x").unwrap_err();
+    let message = err.to_string();
+    assert!(matches!(err, CheckpointError::Busy { .. }), "{message}");
+    assert!(message.contains("in use by another linggen"), "{message}");
+    assert_eq!(message.lines().count(), 1);
+    drop(held);
+
+    let err = git::git_error(
+        &f.store,
+        "add files to the checkpoint index",
+        "fatal: Unable to create 'index.lock': File exists.\n\nAnother git process seems to be \
+         running in this repository, e.g.\nan editor opened by 'git commit'.\n",
+    );
+    let message = err.to_string();
+    assert_eq!(message.lines().count(), 1, "{message}");
+    assert!(
+        message.contains("(git: Unable to create 'index.lock': File exists.)"),
+        "{message}"
+    );
+}

@@ -12,7 +12,6 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde::Deserialize;
 use toml::Spanned;
@@ -328,11 +327,8 @@ impl TrustStore {
             })
     }
 
-    /// Writes through a private temporary file and a rename, so a crash never leaves half a
-    /// store, and the store is never readable by other users (it decides what runs).
     fn write(&self, file: &StoreFile) -> Result<(), String> {
-        use std::io::Write as _;
-        use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _};
+        use std::os::unix::fs::DirBuilderExt as _;
 
         let mut text = HEADER.to_string();
         for folder in &file.folder {
@@ -353,26 +349,19 @@ impl TrustStore {
                 .create(dir)
                 .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
         }
-        // Unique per process and call: two linggen processes may trust at once.
-        static SAVES: AtomicU64 = AtomicU64::new(0);
-        let tmp = dir.join(format!(
-            ".{FILE}.{}.{}.tmp",
-            std::process::id(),
-            SAVES.fetch_add(1, Ordering::Relaxed)
-        ));
-        let written = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&tmp)
-            .and_then(|mut f| f.write_all(text.as_bytes()).and_then(|()| f.sync_all()));
-        if let Err(e) = written {
-            let _ = std::fs::remove_file(&tmp);
-            return Err(format!("cannot write {}: {e}", tmp.display()));
-        }
-        std::fs::rename(&tmp, &self.path).map_err(|e| {
-            let _ = std::fs::remove_file(&tmp);
-            format!("cannot replace {}: {e}", self.path.display())
+        // Durable and private: a crash or a full disk never leaves half a store, and the
+        // store is never readable by other users (it decides what runs).
+        crate::durable::replace(
+            &self.path,
+            text.as_bytes(),
+            crate::durable::Options::private(),
+        )
+        .map_err(|e| {
+            format!(
+                "cannot save {}: {} — the folder trust is as it was",
+                self.path.display(),
+                e.reason()
+            )
         })
     }
 }

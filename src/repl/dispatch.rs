@@ -277,16 +277,20 @@ impl Shell {
             let memory = memory.clone();
             tokio::task::spawn_blocking(move || memory.remember(&fact))
         };
-        match saved.await.map_err(std::io::Error::other).and_then(|r| r) {
-            Ok(()) => self.view.hint(&format!(
-                "remembered in {} (from your next message on; /memory lists it)",
-                memory.path().display()
-            )),
-            Err(e) => self.view.error(&format!(
-                "cannot save to {}: {e}; nothing was remembered",
-                memory.path().display()
-            )),
-        }
+        let failed = match saved.await {
+            Ok(Ok(())) => {
+                return self.view.hint(&format!(
+                    "remembered in {} (from your next message on; /memory lists it)",
+                    memory.path().display()
+                ));
+            }
+            Ok(Err(e)) => e.reason(),
+            Err(e) => e.to_string(),
+        };
+        self.view.error(&format!(
+            "cannot save to {}: {failed} — nothing was remembered",
+            memory.path().display()
+        ));
     }
 
     /// `/memory`: the numbered lines; `/memory forget N` removes one.

@@ -107,19 +107,18 @@ impl History {
                 keep[i] = true;
             }
         }
-        let temp = self.file.with_extension("jsonl.tmp");
-        let mut out = OpenOptions::new()
-            .create(true)
-            .write(true)
-            .truncate(true)
-            .mode(0o600)
-            .open(&temp)?;
+        let mut out = String::new();
         for (row, _) in rows.iter().zip(&keep).filter(|(_, keep)| **keep) {
-            out.write_all(row.as_bytes())?;
-            out.write_all(b"\n")?;
+            out.push_str(row);
+            out.push('\n');
         }
-        out.sync_all()?;
-        std::fs::rename(&temp, &self.file)
+        // Durable: a full disk leaves the whole history, never a cut one.
+        crate::durable::replace(
+            &self.file,
+            out.as_bytes(),
+            crate::durable::Options::private(),
+        )
+        .map_err(std::io::Error::other)
     }
 }
 

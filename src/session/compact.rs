@@ -197,7 +197,7 @@ async fn remember_durable_facts(shared: &TurnShared, summary: &str) {
                 memory.remember(&fact)?;
             }
         }
-        Ok::<(), std::io::Error>(())
+        Ok::<(), crate::durable::WriteError>(())
     });
     if let Ok(Err(e)) = saved.await {
         shared.bus.publish(Event::Warning {

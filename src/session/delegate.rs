@@ -55,6 +55,7 @@ pub(crate) async fn run_child(
         cancel: parent.cancel.child_token(),
         skill_rules: child.skill_rules,
         writes: 0,
+        halt: parent.halt.clone(),
     };
     shared.bus.publish(Event::SubagentSpawned {
         parent_id: parent.id.clone(),

@@ -7,11 +7,11 @@
 //! they may also edit the file by hand (it is plain markdown). `AGENTS.md` and `CLAUDE.md`
 //! stay the project's own, shared instructions.
 
-use std::fs::OpenOptions;
-use std::io::Write;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+
+use crate::durable::{self, WriteError};
 
 /// At most this much memory goes into the prompt (about 1,000 tokens): enough for dozens of
 /// conventions and commands, small enough for a 4k window.
@@ -43,21 +43,23 @@ impl Memory {
 
     /// Appends `fact` as one list item. The folder is made private (0700): what a person
     /// remembers may be sensitive.
-    pub fn remember(&self, fact: &str) -> std::io::Result<()> {
+    pub fn remember(&self, fact: &str) -> Result<(), WriteError> {
         let fact = fact.split_whitespace().collect::<Vec<_>>().join(" ");
         if let Some(dir) = self.path.parent() {
             std::fs::DirBuilder::new()
                 .recursive(true)
                 .mode(0o700)
-                .create(dir)?;
+                .create(dir)
+                .map_err(|source| WriteError::Io {
+                    step: durable::Step::CreateFolder,
+                    path: dir.to_path_buf(),
+                    source,
+                })?;
         }
-        let mut file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .mode(0o600)
-            .open(&self.path)?;
-        // One write: two shells remembering at once cannot interleave within a line.
-        file.write_all(format!("- {fact}\n").as_bytes())?;
+        // Whole or not at all, and one shell at a time: two shells remembering at once
+        // cannot interleave within a line, and a full disk leaves no half line.
+        let line = format!("- {fact}\n");
+        durable::append(&self.path, line.as_bytes(), durable::Options::private())?;
         self.refresh();
         Ok(())
     }
@@ -98,11 +100,14 @@ impl Memory {
         };
         let mut out = kept.join("\n");
         out.push('\n');
-        // Replaced by a rename, so a crash never leaves half a file.
-        let tmp = self.path.with_extension("md.tmp");
-        std::fs::write(&tmp, out)
-            .and_then(|()| std::fs::rename(&tmp, &self.path))
-            .map_err(|e| format!("cannot write {}: {e}", self.path.display()))?;
+        // Durable: a crash or a full disk leaves the memory as it was, never half a file.
+        durable::replace(&self.path, out.as_bytes(), durable::Options::private()).map_err(|e| {
+            format!(
+                "cannot write {}: {} — the memory is as it was",
+                self.path.display(),
+                e.reason()
+            )
+        })?;
         self.refresh();
         Ok(removed)
     }

@@ -41,6 +41,26 @@ pub(crate) struct RunCtx {
     /// Successful file writes (`Write`, `Edit`, `apply_patch`) so far: what tells a step
     /// that changed something from one that did not.
     pub writes: u32,
+    /// Set when a call failed for the machine's reason (see [`Halt`]); shared by the turn's
+    /// runs.
+    pub halt: Halt,
+}
+
+/// Why a turn must stop: a tool failed for a reason in the machine (a full disk, see
+/// `ToolOutput::fault`) that no model answer can fix, and a run that went on would only
+/// retry, or end with a "done" over a change that was not made. Shared by every run of
+/// the turn, so a delegated run's fault stops its parent too. The first reason wins.
+#[derive(Clone, Default)]
+pub(crate) struct Halt(std::sync::Arc<std::sync::Mutex<Option<String>>>);
+
+impl Halt {
+    pub fn raise(&self, why: String) {
+        lock(&self.0).get_or_insert(why);
+    }
+
+    pub fn reason(&self) -> Option<String> {
+        lock(&self.0).clone()
+    }
 }
 
 /// How a run ended.
@@ -125,6 +145,9 @@ async fn run_loop(
     let mut watch = Watch::new(&shared.auto, ctx.mode);
     let mut auto_state = auto::State::default();
     loop {
+        if let Some(why) = ctx.halt.reason() {
+            return halted(shared, ctx, why, iterations, usage);
+        }
         if iterations == shared.max_iters {
             let message = format!(
                 "stopped after {} model calls (max_iters); raise it with --max-iters or [agent] max_iters",
@@ -298,6 +321,20 @@ fn failed(shared: &TurnShared, message: String, iterations: u32, usage: Usage) -
     }
 }
 
+/// A run stopped by its turn's [`Halt`]: an error, said once on the bus by the turn's
+/// top-level run (a delegated run's parent stops for the same reason right after).
+fn halted(shared: &TurnShared, ctx: &RunCtx, why: String, iterations: u32, usage: Usage) -> RunEnd {
+    if ctx.depth == 0 {
+        return failed(shared, why, iterations, usage);
+    }
+    RunEnd {
+        status: OutcomeStatus::Error,
+        result: why,
+        iterations,
+        usage,
+    }
+}
+
 /// Compacts the conversation before a request that would pass `[context] compact_at` of the
 /// window; `Err` when it must be compacted and cannot be.
 async fn compact_if_full(
@@ -331,6 +368,9 @@ pub(crate) async fn one_call(
 ) -> crate::tools::ToolOutput {
     if ctx.cancel.is_cancelled() {
         return crate::tools::ToolOutput::error("not run: the user cancelled the turn");
+    }
+    if let Some(why) = ctx.halt.reason() {
+        return crate::tools::ToolOutput::error(format!("not run: {why}"));
     }
     tool_call::execute(shared, ctx, conv, call, changed, tool_call::Caller::Model).await
 }

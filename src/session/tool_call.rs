@@ -256,6 +256,9 @@ async fn run(
         // Dropping the tool future kills a running command's whole process group.
         _ = ctx.cancel.cancelled() => ToolOutput::error("cancelled by the user"),
     };
+    if output.fault.is_some() {
+        ctx.halt.raise(format!("stopped: {}", output.model));
+    }
     if !output.is_error {
         let written: &[String] = match &prepared.access {
             Access::Write { rel, .. } => std::slice::from_ref(rel),

@@ -98,6 +98,7 @@ pub(super) async fn run_turn(
                 cancel,
                 skill_rules: Vec::new(),
                 writes: 0,
+                halt: Default::default(),
             };
             // The agent may differ from the last turn's: its prompt leads the history.
             let system = super::compose_prompt(shared, &ctx);
@@ -251,6 +252,7 @@ fn own_run(
         cancel,
         skill_rules: Vec::new(),
         writes: 0,
+        halt: Default::default(),
     };
     run::announce(shared, &ctx, msg.content.clone());
     super::lock(&shared.runs).insert(ctx.id.clone(), ctx.cancel.clone());

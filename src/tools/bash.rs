@@ -247,6 +247,7 @@ impl Finished {
             // A success says enough in its summary; a failure shows how it failed.
             excerpt: excerpt.filter(|_| is_error),
             is_error,
+            fault: None,
         }
     }
 }

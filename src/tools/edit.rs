@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use super::ToolName;
 use super::diff;
 use super::guard::paths::PathUse;
-use super::write::{Existing, PATH_NAMES, off_runtime, read_existing, write_file};
+use super::write::{Existing, PATH_NAMES, off_runtime, read_existing, write_failed, write_file};
 use super::{Access, ToolContext, ToolOutput, args};
 use crate::llm::ToolSpec;
 
@@ -138,7 +138,10 @@ impl EditArgs {
             Err(e) => return ToolOutput::error(e),
         };
         if let Err(e) = write_file(&self.abs, &new) {
-            return ToolOutput::error(format!("cannot write `{}`: {e}", self.rel));
+            // A failed write neither creates nor removes the file: it is there now if it
+            // was before (an empty old_string creates a missing one).
+            let existed = self.abs.exists();
+            return write_failed(&self.rel, existed, &e);
         }
         let (diff, stat) = diff::unified(&self.rel, &old, &new);
         let what = if count == 1 {

@@ -42,6 +42,11 @@ pub struct ToolOutput {
     /// A few lines of what happened, for the person (a failed command's first lines of
     /// output): the summary alone would leave them guessing.
     pub excerpt: Option<String>,
+    /// Set when the call failed for the machine's reason, not the call's (the disk is full,
+    /// read-only or failing): the model cannot fix that, and handed the failure it would
+    /// retry or talk its way to a "done". The run stops instead, with an error that says
+    /// the change was not made.
+    pub fault: Option<crate::durable::StorageFault>,
 }
 
 impl ToolOutput {
@@ -52,6 +57,7 @@ impl ToolOutput {
             diff: None,
             is_error: false,
             excerpt: None,
+            fault: None,
         }
     }
 
@@ -64,6 +70,16 @@ impl ToolOutput {
             diff: None,
             is_error: true,
             excerpt: None,
+            fault: None,
+        }
+    }
+
+    /// A failure of the machine (see [`ToolOutput::fault`]); `message` says what failed,
+    /// what the person can do, and that nothing was changed.
+    pub fn storage_fault(message: impl Into<String>, fault: crate::durable::StorageFault) -> Self {
+        ToolOutput {
+            fault: Some(fault),
+            ..ToolOutput::error(message)
         }
     }
 

@@ -244,10 +244,14 @@ async fn save(ctx: &ToolContext, stamp: &str, bytes: &[u8]) -> Result<String, St
         };
         return match written.await {
             Ok(()) => Ok(resolved.rel),
-            Err(e) => Err(format!(
-                "cannot save the screenshot to {}: {e}",
-                resolved.rel
-            )),
+            Err(e) => {
+                // Half a PNG (a full disk) is worth nothing, and the name was new: remove it.
+                let _ = tokio::fs::remove_file(&resolved.abs).await;
+                Err(format!(
+                    "cannot save the screenshot to {}: {e}",
+                    resolved.rel
+                ))
+            }
         };
     }
     Err(format!(

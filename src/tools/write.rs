@@ -8,6 +8,7 @@ use super::ToolName;
 use super::diff::{self, DiffStat};
 use super::guard::paths::PathUse;
 use super::{Access, ToolContext, ToolOutput, args};
+use crate::durable;
 use crate::llm::ToolSpec;
 
 pub fn spec() -> ToolSpec {
@@ -106,7 +107,7 @@ impl WriteArgs {
             Existing::Unreadable(_) => Some(String::new()),
         };
         if let Err(e) = write_file(&resolved.abs, &self.content) {
-            return ToolOutput::error(format!("cannot write `{}`: {e}", self.rel));
+            return write_failed(&self.rel, old.is_some(), &e);
         }
         let (diff, stat) = diff::unified(&self.rel, old.as_deref().unwrap_or(""), &self.content);
         let lines = crate::text::plural(self.content.lines().count(), "line", "lines");
@@ -152,29 +153,114 @@ pub(super) fn read_existing(path: &Path) -> Existing {
     }
 }
 
-/// Creates missing parent directories (the path was checked to be inside the root, so they
-/// are too), then writes. Never through a FIFO or a device that took the file's place since
-/// it was checked: the open does not wait, and nothing is written unless what it opened is
-/// a regular file.
-pub(super) fn write_file(path: &Path, content: &str) -> std::io::Result<()> {
-    use std::io::Write as _;
-    use std::os::unix::fs::OpenOptionsExt as _;
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent)?;
+/// Replaces (or creates) `path` with `content` durably: the old content stays whole until
+/// the new one is all on disk (see [`crate::durable`]), and a symlink at the path leads to
+/// the file replaced, as the path check resolved it. Never through a FIFO or a device that
+/// took the file's place since it was checked: neither is opened nor replaced.
+pub(super) fn write_file(path: &Path, content: &str) -> Result<(), durable::WriteError> {
+    stage_file(path, content)?.commit()
+}
+
+/// `content` written beside `path`, ready to replace it (see [`StagedFile`]).
+pub(super) fn stage_file(path: &Path, content: &str) -> Result<StagedFile, durable::WriteError> {
+    refuse_read_only(path)?;
+    let made = match path.parent() {
+        Some(parent) => create_folders(parent)?,
+        None => Vec::new(),
+    };
+    let mut staged = StagedFile { staged: None, made };
+    staged.staged = Some(durable::stage(
+        path,
+        content.as_bytes(),
+        durable::Options::default(),
+    )?);
+    Ok(staged)
+}
+
+/// A new version of a file, staged beside it, and the parent folders made for it (the path
+/// was checked to be inside the root, so they are too). Dropped uncommitted, it removes
+/// both: a failed write leaves no trace.
+pub(super) struct StagedFile {
+    staged: Option<durable::Staged>,
+    /// Deepest first.
+    made: Vec<PathBuf>,
+}
+
+impl StagedFile {
+    pub(super) fn commit(mut self) -> Result<(), durable::WriteError> {
+        if let Some(staged) = self.staged.take() {
+            staged.commit()?;
+        }
+        self.made.clear();
+        Ok(())
     }
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
-        .open(path)?;
-    if let Some(kind) = super::guard::paths::special_kind(&file.metadata()?.file_type()) {
-        return Err(std::io::Error::other(format!(
-            "it is {kind} now, not a regular file; nothing was written"
-        )));
+}
+
+impl Drop for StagedFile {
+    fn drop(&mut self) {
+        // The temporary file first: its folder must be empty to go.
+        drop(self.staged.take());
+        for folder in &self.made {
+            // `remove_dir` leaves a folder something else put a file in since.
+            let _ = std::fs::remove_dir(folder);
+        }
     }
-    file.set_len(0)?;
-    file.write_all(content.as_bytes())
+}
+
+/// A file the person may not write stays unwritten: replacing it needs only the folder's
+/// permission, but writing it in place needed the file's, and a read-only file is a
+/// person's way of saying "not this one".
+fn refuse_read_only(path: &Path) -> Result<(), durable::WriteError> {
+    use std::os::unix::ffi::OsStrExt as _;
+    let Ok(c_path) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
+        return Ok(());
+    };
+    // SAFETY: access with a valid NUL-terminated path; no memory is written.
+    if unsafe { libc::access(c_path.as_ptr(), libc::W_OK) } == 0 {
+        return Ok(());
+    }
+    let source = std::io::Error::last_os_error();
+    if source.kind() != std::io::ErrorKind::PermissionDenied {
+        // Missing (a new file), or what the write itself will say better (a read-only
+        // file system).
+        return Ok(());
+    }
+    Err(durable::WriteError::Io {
+        step: durable::Step::Inspect,
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// Creates `folder` and its missing parents; returns those it created, deepest first.
+fn create_folders(folder: &Path) -> Result<Vec<PathBuf>, durable::WriteError> {
+    let missing: Vec<PathBuf> = folder
+        .ancestors()
+        .take_while(|f| std::fs::symlink_metadata(f).is_err())
+        .map(Path::to_path_buf)
+        .collect();
+    std::fs::create_dir_all(folder).map_err(|source| durable::WriteError::Io {
+        step: durable::Step::CreateFolder,
+        path: folder.to_path_buf(),
+        source,
+    })?;
+    Ok(missing)
+}
+
+/// A file tool's write that failed. What the model reads says what failed, what to do and
+/// that the file is as it was; a failure of the machine (a full disk) also stops the run,
+/// since the model cannot fix it (see [`ToolOutput::fault`]).
+pub(super) fn write_failed(rel: &str, existed: bool, error: &durable::WriteError) -> ToolOutput {
+    let unchanged = if existed {
+        "the file was not changed"
+    } else {
+        "the file was not created"
+    };
+    let message = format!("cannot write `{rel}`: {} — {unchanged}", error.reason());
+    match error.fault() {
+        Some(fault) => ToolOutput::storage_fault(message, fault),
+        None => ToolOutput::error(message),
+    }
 }
 
 /// Runs a file tool's work on the blocking pool, so the runtime's two threads never wait
@@ -229,6 +315,32 @@ mod tests {
         assert_eq!(out.summary, "+1 -1");
         let diff = out.diff.unwrap();
         assert!(diff.contains("-two\n+2\n"), "{diff}");
+    }
+
+    /// The file a symlink leads to is replaced, not the link (as writing in place did), and
+    /// it keeps its mode; no temporary file is left beside it.
+    #[tokio::test]
+    async fn writes_through_a_symlink_and_keeps_the_mode() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let (dir, ctx) = setup();
+        fs::create_dir(dir.path().join("real")).unwrap();
+        let target = dir.path().join("real/run.sh");
+        fs::write(&target, "echo old\n").unwrap();
+        fs::set_permissions(&target, fs::Permissions::from_mode(0o755)).unwrap();
+        std::os::unix::fs::symlink("real/run.sh", dir.path().join("run.sh")).unwrap();
+        let args =
+            WriteArgs::parse(&ctx, &json!({"path": "run.sh", "content": "echo new\n"})).unwrap();
+        let out = args.run(&ctx).await;
+        assert!(!out.is_error, "{}", out.model);
+        assert!(
+            fs::symlink_metadata(dir.path().join("run.sh"))
+                .unwrap()
+                .is_symlink()
+        );
+        assert_eq!(fs::read_to_string(&target).unwrap(), "echo new\n");
+        let mode = fs::metadata(&target).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o755);
+        assert_eq!(fs::read_dir(dir.path().join("real")).unwrap().count(), 1);
     }
 
     #[tokio::test]

@@ -62,12 +62,13 @@ pub fn save_if_moved(home: &Path, config: &ModelConfig, now: f64) {
     let Ok(text) = serde_json::to_string_pretty(&known) else {
         return;
     };
-    // Through a rename, so a reader never sees half a file; a failure is not worth telling
-    // the person about (the next process starts cold, that is all).
-    let tmp = path(home).with_extension("json.tmp");
-    if std::fs::write(&tmp, text).is_ok() {
-        let _ = std::fs::rename(&tmp, path(home));
-    }
+    // Durable, so a reader never sees half a file; a failure is not worth telling the
+    // person about (the next process starts cold, that is all).
+    let _ = crate::durable::replace(
+        &path(home),
+        text.as_bytes(),
+        crate::durable::Options::default(),
+    );
 }
 
 #[cfg(test)]

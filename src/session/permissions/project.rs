@@ -8,7 +8,6 @@
 
 use std::ops::Range;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde::Deserialize;
 use toml::Spanned;
@@ -153,18 +152,18 @@ fn write(root: &Path, parsed: &Parsed) -> Result<(), String> {
     let path = path_of(root);
     let dir = path.parent().unwrap_or(root);
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    // A unique name in the same directory: the rename is atomic only within one file
-    // system, and two sessions saving at once must not share a temporary file.
-    static SAVES: AtomicU64 = AtomicU64::new(0);
-    let tmp = dir.join(format!(
-        ".permissions.toml.{}.{}.tmp",
-        std::process::id(),
-        SAVES.fetch_add(1, Ordering::Relaxed)
-    ));
-    std::fs::write(&tmp, text).map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
-    std::fs::rename(&tmp, &path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        format!("cannot replace {}: {e}", path.display())
+    // Durable: a crash or a full disk leaves the rules as they were, never half a file. A
+    // symlink there is replaced, never followed: the repository decides where it leads.
+    let options = crate::durable::Options {
+        through_symlinks: false,
+        ..crate::durable::Options::default()
+    };
+    crate::durable::replace(&path, text.as_bytes(), options).map_err(|e| {
+        format!(
+            "cannot save {}: {} — the project's rules are as they were",
+            path.display(),
+            e.reason()
+        )
     })
 }
 

@@ -139,21 +139,7 @@ pub fn refuse_unreadable(abs: &Path, raw: &str, secrets: &Secrets) -> Result<(),
     }
 }
 
-/// What a file that is neither a regular file, a directory nor a symlink is, in words.
-pub fn special_kind(file_type: &fs::FileType) -> Option<&'static str> {
-    use std::os::unix::fs::FileTypeExt as _;
-    if file_type.is_fifo() {
-        Some("a FIFO (named pipe)")
-    } else if file_type.is_socket() {
-        Some("a socket")
-    } else if file_type.is_block_device() {
-        Some("a block device")
-    } else if file_type.is_char_device() {
-        Some("a character device")
-    } else {
-        None
-    }
-}
+pub use crate::durable::special_kind;
 
 fn special(raw: &str, kind: &str) -> String {
     format!(

@@ -132,8 +132,8 @@ impl PatchArgs {
                  read them again and send a new patch",
             );
         }
-        if let Err(why) = write_all(&checked) {
-            return ToolOutput::error(why);
+        if let Err(failed) = write_all(&checked) {
+            return failed;
         }
         let model = format!("applied the patch: {} ({})", files.join(", "), stat.label());
         ToolOutput::ok(model, format!("applied, {}", stat.label())).with_diff(preview)
@@ -145,26 +145,59 @@ impl PatchArgs {
     }
 }
 
-/// Writes every change. The patch was checked as a whole first, so this fails only on a
-/// disk error; what was written before that is named, so nothing is left unexplained.
-fn write_all(checked: &Checked) -> Result<(), String> {
-    let mut done: Vec<&str> = Vec::new();
+/// Writes every change: each new version is staged beside its file first, and only when
+/// all are on disk are they put in place (and deleted files removed). The patch was checked
+/// as a whole, so a write fails on the machine's account (a full disk), and then no file
+/// changes. Only a failure between the renames, which a disk hardly ever gives, leaves part
+/// of the patch written; the message then names that part.
+fn write_all(checked: &Checked) -> Result<(), ToolOutput> {
+    use crate::tools::write::{StagedFile, stage_file};
+    let mut staged: Vec<Option<StagedFile>> = Vec::new();
     for change in &checked.changes {
-        let result = match &change.after {
-            Some(text) => crate::tools::write::write_file(&change.abs, text),
-            None => std::fs::remove_file(&change.abs),
+        let stage = match &change.after {
+            Some(text) => stage_file(&change.abs, text).map(Some),
+            None => Ok(None),
+        };
+        match stage {
+            Ok(file) => staged.push(file),
+            Err(e) => return Err(failed(&change.rel, &e, &[])),
+        }
+    }
+    let mut done: Vec<&str> = Vec::new();
+    for (change, file) in checked.changes.iter().zip(staged) {
+        let result = match file {
+            Some(file) => file.commit(),
+            None => {
+                std::fs::remove_file(&change.abs).map_err(|source| crate::durable::WriteError::Io {
+                    step: crate::durable::Step::Remove,
+                    path: change.abs.clone(),
+                    source,
+                })
+            }
         };
         if let Err(e) = result {
-            let written = if done.is_empty() {
-                "nothing was written".to_string()
-            } else {
-                format!("already written: {}", done.join(", "))
-            };
-            return Err(format!("cannot write `{}`: {e}; {written}", change.rel));
+            return Err(failed(&change.rel, &e, &done));
         }
         done.push(&change.rel);
     }
     Ok(())
+}
+
+/// Why the patch was not (wholly) applied, naming what was written before the failure.
+fn failed(rel: &str, error: &crate::durable::WriteError, done: &[&str]) -> ToolOutput {
+    let written = if done.is_empty() {
+        "the patch was not applied: no file was changed".to_string()
+    } else {
+        format!(
+            "the rest of the patch was not applied; already written: {}",
+            done.join(", ")
+        )
+    };
+    let message = format!("cannot write `{rel}`: {} — {written}", error.reason());
+    match error.fault() {
+        Some(fault) => ToolOutput::storage_fault(message, fault),
+        None => ToolOutput::error(message),
+    }
 }
 
 /// The patch as a person reads it: a diff of each file as it will be, not the model's

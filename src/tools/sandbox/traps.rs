@@ -150,16 +150,15 @@ fn restore(path: &Path, old: &GitEntry, new: &GitEntry, shown: &str) -> String {
     }
 }
 
-/// Writes `bytes` as `path` atomically (a temporary file beside it, then a rename), so a
-/// failure midway leaves the command's version, never half of the old one.
+/// Writes `bytes` as `path` durably (see [`crate::durable`]), so a failure midway leaves
+/// the command's version, never half of the old one. A symlink the command put there is
+/// replaced, not followed.
 fn replace(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let mut temp = path.as_os_str().to_owned();
-    temp.push(".linggen-restore");
-    let temp = PathBuf::from(temp);
-    std::fs::write(&temp, bytes)?;
-    std::fs::rename(&temp, path).inspect_err(|_| {
-        let _ = std::fs::remove_file(&temp);
-    })
+    let options = crate::durable::Options {
+        through_symlinks: false,
+        ..crate::durable::Options::default()
+    };
+    crate::durable::replace(path, bytes, options).map_err(std::io::Error::other)
 }
 
 /// Every `.git` under `root` (the root's own included), not following symlinks.
