@@ -19,7 +19,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use support::{
     Protocol, Reply, ScriptedServer, ServerOptions, Step, Workspace, git_available, linggen_cmd,
-    run_with_timeout, texts,
+    namespace_prefix, run_with_timeout, texts,
 };
 
 fn events(stdout: &str) -> Vec<Value> {
@@ -79,35 +79,6 @@ echo $? > "$out/code"
 cp big.rs "$out/after.rs"
 ls -A > "$out/listing"
 "#;
-
-/// How this machine lets the test mount a tmpfs: a user namespace where it is root (works
-/// unprivileged), else a plain mount namespace (when it is root already); `None` (after a
-/// loud SKIPPED) when neither works.
-fn namespace_prefix() -> Option<Vec<&'static str>> {
-    for prefix in [
-        vec!["unshare", "--user", "--map-root-user", "--mount"],
-        vec!["unshare", "--mount"],
-    ] {
-        let works = Command::new(prefix[0])
-            .args(&prefix[1..])
-            .args([
-                "sh",
-                "-c",
-                "d=$(mktemp -d) && mount -t tmpfs -o size=64k tmpfs \"$d\"",
-            ])
-            .output()
-            .is_ok_and(|out| out.status.success());
-        if works {
-            return Some(prefix);
-        }
-    }
-    eprintln!("SKIPPED: cannot mount a tmpfs in a namespace here (no unshare, or not allowed)");
-    assert!(
-        std::env::var("CI").as_deref() != Ok("true"),
-        "under CI=true nothing may be skipped: the full-disk tests need unshare and mount"
-    );
-    None
-}
 
 /// What a run on the full disk left.
 struct FullDiskRun {

@@ -8,8 +8,7 @@
 mod support;
 
 use support::{
-    Protocol, Reply, ScriptedServer, Workspace, private_tmpfs_available, run_on_small_disk,
-    write_config,
+    Protocol, Reply, ScriptedServer, Workspace, namespace_prefix, run_on_small_disk, write_config,
 };
 
 /// What one step of the script left behind: exit code, stdout, stderr.
@@ -31,9 +30,9 @@ fn error_lines(stderr: &str) -> Vec<&str> {
 
 #[test]
 fn a_full_linggen_home_is_one_clear_line_and_a_failing_exit() {
-    if !private_tmpfs_available() {
+    let Some(prefix) = namespace_prefix() else {
         return;
-    }
+    };
     let server = ScriptedServer::start_background(
         Protocol::OpenAi,
         vec![
@@ -64,6 +63,7 @@ step 5 sessions
 step 6 -p -c "third task"
 "#;
     let out = run_on_small_disk(
+        &prefix,
         &ws,
         ws.home(),
         2048,

@@ -8,25 +8,45 @@ use std::time::Duration;
 
 use super::{Workspace, run_with_timeout};
 
-/// Whether this machine lets a test mount a private tmpfs; says SKIPPED (and fails under
-/// `CI=true`) when it does not.
-pub fn private_tmpfs_available() -> bool {
-    let works = Command::new("unshare")
-        .args(["--user", "--map-root-user", "--mount", "true"])
-        .output()
-        .is_ok_and(|out| out.status.success());
-    if !works {
-        super::host::skipped("unshare cannot make a user and mount namespace here");
+/// How this machine lets a test mount a tmpfs: a user namespace where it is root (works
+/// unprivileged), else a plain mount namespace (when it is root already); `None` (after a
+/// loud SKIPPED, a failure under `CI=true`) when neither works.
+pub fn namespace_prefix() -> Option<Vec<&'static str>> {
+    for prefix in [
+        vec!["unshare", "--user", "--map-root-user", "--mount"],
+        vec!["unshare", "--mount"],
+    ] {
+        let works = Command::new(prefix[0])
+            .args(&prefix[1..])
+            .args([
+                "sh",
+                "-c",
+                "d=$(mktemp -d) && mount -t tmpfs -o size=64k tmpfs \"$d\"",
+            ])
+            .output()
+            .is_ok_and(|out| out.status.success());
+        if works {
+            return Some(prefix);
+        }
     }
-    works
+    super::host::skipped("cannot mount a tmpfs in a namespace here (no unshare, or not allowed)");
+    None
 }
 
-/// Runs `script` with `sh` after mounting a `size_kib` tmpfs on `mount_at`, in `ws`'s
-/// environment (`$LINGGEN` is the binary, the working directory is the root).
-pub fn run_on_small_disk(ws: &Workspace, mount_at: &Path, size_kib: u32, script: &str) -> Output {
+/// Runs `script` with `sh` (through `prefix`, from [`namespace_prefix`]) after mounting a
+/// `size_kib` tmpfs on `mount_at`, in `ws`'s environment (`$LINGGEN` is the binary, the
+/// working directory is the root).
+pub fn run_on_small_disk(
+    prefix: &[&str],
+    ws: &Workspace,
+    mount_at: &Path,
+    size_kib: u32,
+    script: &str,
+) -> Output {
     let template = ws.cmd();
-    let mut cmd = Command::new("unshare");
-    cmd.args(["--user", "--map-root-user", "--mount", "sh", "-euc"])
+    let mut cmd = Command::new(prefix[0]);
+    cmd.args(&prefix[1..])
+        .args(["sh", "-euc"])
         .arg(format!(
             "mount -t tmpfs -o size={size_kib}k tmpfs \"$MOUNT_AT\"\n{script}"
         ))

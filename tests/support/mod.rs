@@ -38,7 +38,7 @@ pub use cli::{
     write_config_with,
 };
 pub use corpus::markdown_corpus;
-pub use full_disk::{private_tmpfs_available, run_on_small_disk};
+pub use full_disk::{namespace_prefix, run_on_small_disk};
 pub use host::{git, git_available, sandbox_available};
 pub use script::{Fault, Protocol, Reply, Step, ToolCall, Usage};
 pub use server::{RecordedRequest, Responder, ScriptedServer, ServerOptions};
