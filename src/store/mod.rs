@@ -539,9 +539,10 @@ fn classify(path: &Path, e: rusqlite::Error) -> StoreError {
 /// A file error around the database, named as [`classify`] names SQLite's.
 fn io_error(path: &Path, source: std::io::Error) -> StoreError {
     let path = path.to_path_buf();
-    match source.raw_os_error() {
-        Some(libc::ENOSPC | libc::EDQUOT) => StoreError::DiskFull(path),
-        Some(libc::EROFS) => StoreError::ReadOnly(path),
+    use crate::durable::StorageFault;
+    match StorageFault::of(&source) {
+        Some(StorageFault::DiskFull | StorageFault::QuotaExceeded) => StoreError::DiskFull(path),
+        Some(StorageFault::ReadOnly) => StoreError::ReadOnly(path),
         _ => StoreError::Io { path, source },
     }
 }
