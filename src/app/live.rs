@@ -171,31 +171,9 @@ pub async fn open_session(
         false => HolderKind::OneShot,
     };
     let home = ws.home.clone();
-    let (store, session_id, history, lease) = off_runtime(move || match resumed {
-        Some(info) => {
-            let lease = SessionLease::acquire_waiting(&home, &info.id, kind, |holder| {
-                eprintln!(
-                    "linggen: session {} is in use by {holder}; waiting for it to finish",
-                    info.id
-                )
-            })?;
-            // Read after the lease: a run that held the session has stored all of it.
-            store.close_stale_runs(&info.id)?;
-            let mut history = store.load_messages(&info.id)?;
-            session::call_ids::make_unique(&mut history);
-            // Whatever ended the last process (a kill mid-call, a closed terminal), the
-            // history sent from now on pairs every call with a result.
-            session::resume::pair_tool_results(&mut history);
-            Ok((store, info.id, history, lease))
-        }
-        None => {
-            let id = ids::new_id();
-            let lease = SessionLease::try_acquire(&home, &id, kind)?;
-            store.create_session(&id, &root_text, &model_id)?;
-            Ok((store, id, Vec::new(), lease))
-        }
-    })
-    .await?;
+    let (store, session_id, history, lease) =
+        off_runtime(move || take_session(store, resumed, &home, kind, &root_text, &model_id))
+            .await?;
     let root = ws.root.clone();
     let context_prompt = off_runtime(move || {
         let workspace = prompt::Workspace::detect(&root);
@@ -236,6 +214,39 @@ pub async fn open_session(
         ))),
     };
     Ok((setup, store, lease))
+}
+
+/// This process's session: the resumed one once no other linggen runs it (its history made
+/// sendable), or a new one. Blocks while another one-shot run holds it.
+fn take_session(
+    store: Store,
+    resumed: Option<SessionInfo>,
+    home: &std::path::Path,
+    kind: HolderKind,
+    root: &str,
+    model_id: &str,
+) -> Result<(Store, String, Vec<ChatMessage>, SessionLease), Failure> {
+    let Some(info) = resumed else {
+        let id = ids::new_id();
+        let lease = SessionLease::try_acquire(home, &id, kind)?;
+        store.create_session(&id, root, model_id)?;
+        return Ok((store, id, Vec::new(), lease));
+    };
+    let lease = SessionLease::acquire_waiting(home, &info.id, kind, |holder| {
+        eprintln!(
+            "linggen: session {} is in use by {holder}; waiting for it to finish",
+            info.id
+        )
+    })?;
+    // Read after the lease: a run that held the session has stored all of it, and its runs
+    // still marked running are really dead.
+    store.close_stale_runs(&info.id)?;
+    let mut history = store.load_messages(&info.id)?;
+    session::call_ids::make_unique(&mut history);
+    // Whatever ended the last process (a kill mid-call, a closed terminal), the history
+    // sent from now on pairs every call with a result.
+    session::resume::pair_tool_results(&mut history);
+    Ok((store, info.id, history, lease))
 }
 
 /// How to give linggen a model, for a first run with nothing configured or found: one
