@@ -292,7 +292,7 @@ async fn sweep(ctx: Arc<Ctx>) {
 async fn accept(listener: TcpListener, ctx: Arc<Ctx>) {
     loop {
         let stream = tokio::select! {
-            _ = ctx.shutdown.cancelled() => return,
+            _ = ctx.shutdown.cancelled() => return stop_listening(&listener),
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => stream,
                 // Out of file descriptors and the like: wait instead of spinning.
@@ -333,6 +333,16 @@ async fn accept(listener: TcpListener, ctx: Arc<Ctx>) {
             ctx.connections.remove(connection.id);
         });
     }
+}
+
+/// Stops the socket listening before it is closed. Closing only drops this process's
+/// descriptor: a child forked at that moment (git for a checkpoint, between its fork and
+/// its exec) still holds a copy, and the kernel would go on accepting connections for a
+/// server that said it stopped. `shutdown` acts on the socket itself, every copy included.
+fn stop_listening(listener: &TcpListener) {
+    use std::os::fd::AsRawFd as _;
+    // SAFETY: shutdown on a descriptor this listener owns, open for the whole call.
+    unsafe { libc::shutdown(listener.as_raw_fd(), libc::SHUT_RDWR) };
 }
 
 /// Connections the kernel queues before the server accepts them. A burst of connections
