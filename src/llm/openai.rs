@@ -174,7 +174,7 @@ fn message_json(message: &ChatMessage) -> Value {
             let content = if message.content.is_empty() {
                 Value::Null
             } else {
-                Value::String(message.content.clone())
+                Value::String(message.content.to_string())
             };
             json!({"role": "assistant", "content": content, "tool_calls": calls})
         }

@@ -3,6 +3,8 @@
 //! `max_iters`. A turn is a top-level run; `delegate_to_agent` and forked skills start child
 //! runs through the same loop (see [`super::delegate`]).
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use futures_util::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 
@@ -19,6 +21,7 @@ use crate::agents::AgentSpec;
 use crate::llm::{
     ChatMessage, ChatRequest, LlmError, Provider, StreamEvent, ToolCall, ToolSpec, Usage,
 };
+use crate::shared_text::SharedText;
 use crate::tools::{ToolName, session_tools};
 
 /// Everything one run works with.
@@ -46,7 +49,8 @@ pub(crate) struct RunCtx {
 /// How a run ended.
 pub(crate) struct RunEnd {
     pub status: OutcomeStatus,
-    pub result: String,
+    /// The final answer (shared with the message that carried it) or why the run ended.
+    pub result: SharedText,
     pub iterations: u32,
     pub usage: Usage,
 }
@@ -116,9 +120,9 @@ async fn run_loop(
     let mut calls_made = 0;
     // A server's context rejection gets one compaction and one retry, not a loop.
     let mut compacted_for_rejection = false;
-    let end = |status, result, iterations, usage| RunEnd {
+    let end = |status, result: String, iterations, usage| RunEnd {
         status,
-        result,
+        result: result.into(),
         iterations,
         usage,
     };
@@ -189,6 +193,8 @@ async fn run_loop(
                 // pair results with calls by these ids (see `call_ids`).
                 call_ids::assign(&mut tool_calls);
                 let calls = tool_calls.clone();
+                // The history, the `Message` event and the outcome share the one copy.
+                let text = SharedText::from(text);
                 push(
                     shared,
                     ctx,
@@ -227,7 +233,12 @@ async fn run_loop(
                     }
                 }
                 if calls.is_empty() {
-                    return end(OutcomeStatus::Completed, text, iterations, usage);
+                    return RunEnd {
+                        status: OutcomeStatus::Completed,
+                        result: text,
+                        iterations,
+                        usage,
+                    };
                 }
                 calls_made += calls.len() as u32;
                 let mut next = 0;
@@ -292,7 +303,7 @@ fn failed(shared: &TurnShared, message: String, iterations: u32, usage: Usage) -
     });
     RunEnd {
         status: OutcomeStatus::Error,
-        result: message,
+        result: message.into(),
         iterations,
         usage,
     }
@@ -397,6 +408,53 @@ fn catalog_budget(context_window: Option<u32>) -> usize {
     }
 }
 
+/// Who a model call waits for, and after how much silence the person is told so.
+pub(crate) struct Patience<'a> {
+    pub model: &'a str,
+    /// `[llm] stall_secs`.
+    pub after: std::time::Duration,
+}
+
+/// When the model last said something, shared between the sink (which the provider calls
+/// while it holds it) and the loop that watches for silence.
+struct Heard {
+    start: std::time::Instant,
+    /// Milliseconds from `start` to the first and the latest piece of output; `u64::MAX`
+    /// for the first until there is one.
+    first_ms: AtomicU64,
+    last_ms: AtomicU64,
+}
+
+impl Heard {
+    fn new() -> Heard {
+        Heard {
+            start: std::time::Instant::now(),
+            first_ms: AtomicU64::new(u64::MAX),
+            last_ms: AtomicU64::new(0),
+        }
+    }
+
+    fn now_ms(&self) -> u64 {
+        self.start.elapsed().as_millis() as u64
+    }
+
+    fn output(&self) {
+        let now = self.now_ms();
+        let _ = self
+            .first_ms
+            .compare_exchange(u64::MAX, now, Ordering::Relaxed, Ordering::Relaxed);
+        self.last_ms.store(now, Ordering::Relaxed);
+    }
+
+    /// From the first piece of output to the last: the generation time tok/s is over.
+    fn generation_ms(&self) -> u64 {
+        match self.first_ms.load(Ordering::Relaxed) {
+            u64::MAX => 0,
+            first => self.last_ms.load(Ordering::Relaxed).saturating_sub(first),
+        }
+    }
+}
+
 /// Streams one response of `provider`, publishing tokens as they arrive.
 pub(crate) async fn ask_model(
     shared: &TurnShared,
@@ -404,24 +462,21 @@ pub(crate) async fn ask_model(
     conv: &Conversation,
     tools: &[ToolSpec],
     provider: &dyn Provider,
+    patience: &Patience<'_>,
 ) -> Step {
     let mut response = Response::default();
     let auto_mode = ctx.mode == TurnMode::Auto;
     let schema = auto_mode.then(|| auto::answer_schema(shared, ctx));
     let bus = &shared.bus;
     let batcher = TokenBatcher::new(bus, &ctx.id, &ctx.agent.name);
-    // From the first piece of output to the last: the generation time tok/s is over.
-    let mut first_output: Option<std::time::Instant> = None;
-    let mut last_output: Option<std::time::Instant> = None;
+    let heard = Heard::new();
     let result = {
         let mut sink = |event: StreamEvent| {
             if matches!(
                 event,
                 StreamEvent::Text(_) | StreamEvent::Thinking(_) | StreamEvent::ToolCall(_)
             ) {
-                let now = std::time::Instant::now();
-                first_output.get_or_insert(now);
-                last_output = Some(now);
+                heard.output();
             }
             match event {
                 StreamEvent::Text(t) => {
@@ -442,17 +497,7 @@ pub(crate) async fn ask_model(
             answer_schema: schema.as_ref(),
         };
         let chat = provider.chat(request, &mut sink);
-        tokio::pin!(chat);
-        let mut frame = tokio::time::interval(tokens::FRAME);
-        frame.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-        loop {
-            tokio::select! {
-                r = &mut chat => break Some(r),
-                _ = ctx.cancel.cancelled() => break None,
-                // Text that arrived and then paused is shown within a frame.
-                _ = frame.tick() => batcher.flush(),
-            }
-        }
+        follow(shared, ctx, chat, &batcher, &heard, patience).await
     };
     batcher.flush();
     bus.publish(Event::Token {
@@ -462,9 +507,7 @@ pub(crate) async fn ask_model(
         thinking: false,
         done: true,
     });
-    if let (Some(first), Some(last)) = (first_output, last_output) {
-        response.usage.generation_ms = last.duration_since(first).as_millis() as u64;
-    }
+    response.usage.generation_ms = heard.generation_ms();
     match result {
         None => Step::Cancelled(response),
         Some(Err(e)) => Step::Failed(e),
@@ -474,6 +517,52 @@ pub(crate) async fn ask_model(
                 recover_text_calls(&mut response);
             }
             Step::Done(response)
+        }
+    }
+}
+
+/// Drives a response to its end (`None`: cancelled). Every frame, text that arrived is
+/// shown; while the terminal is behind, the response is not read (see `bus`); after
+/// `patience.after` without output, and again after each further stretch, the person is
+/// told what linggen waits for (the shell's status line, a line from `-p`).
+async fn follow(
+    shared: &TurnShared,
+    ctx: &RunCtx,
+    chat: impl std::future::Future<Output = Result<(), LlmError>>,
+    batcher: &TokenBatcher<'_>,
+    heard: &Heard,
+    patience: &Patience<'_>,
+) -> Option<Result<(), LlmError>> {
+    let bus = &shared.bus;
+    tokio::pin!(chat);
+    let mut frame = tokio::time::interval(tokens::FRAME);
+    frame.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    let after = patience.after.as_millis() as u64;
+    // Waiting for our own terminal is not the model's silence.
+    let mut resumed_ms = 0;
+    let mut told_ms = 0;
+    loop {
+        let behind = bus.is_behind();
+        let quiet_from = heard.last_ms.load(Ordering::Relaxed).max(resumed_ms);
+        let tell_at = heard.start
+            + std::time::Duration::from_millis(quiet_from.max(told_ms).saturating_add(after));
+        tokio::select! {
+            r = &mut chat, if !behind => return Some(r),
+            _ = ctx.cancel.cancelled() => return None,
+            // Text that arrived and then paused is shown within a frame.
+            _ = frame.tick() => batcher.flush(),
+            // The terminal draws slower than a fast server streams: the response is not
+            // read further until it catches up, rather than queued in memory.
+            () = bus.caught_up(), if behind => resumed_ms = heard.now_ms(),
+            () = tokio::time::sleep_until(tell_at.into()), if !behind => {
+                told_ms = heard.now_ms();
+                let silent = told_ms.saturating_sub(quiet_from) / 1000;
+                let waiting = format!(
+                    "waiting for `{}`: nothing received for {silent} s",
+                    patience.model
+                );
+                status(shared, ctx, AgentState::Thinking, Some(waiting));
+            }
         }
     }
 }

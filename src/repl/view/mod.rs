@@ -214,9 +214,14 @@ impl View {
             Event::ModelRouted { .. } => self.waiting_detail = None,
             // A delegated run's tokens are not shown, so they do not end the wait either.
             Event::Token { run_id, .. } if self.session.depth(run_id) > 0 => {}
-            // The model answers (or something else happens): no longer waiting for it.
-            Event::Token { .. }
-            | Event::ToolCallStarted { .. }
+            // The model answers (or something else happens): no longer waiting for it, nor
+            // for what a waiting notice named.
+            Event::Token { .. } => {
+                self.waiting_since = None;
+                self.waiting_for = None;
+                self.waiting_detail = None;
+            }
+            Event::ToolCallStarted { .. }
             | Event::ApprovalRequested { .. }
             | Event::SubagentSpawned { .. }
             | Event::SubagentResult { .. }
