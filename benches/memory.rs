@@ -8,8 +8,8 @@
 //!   shell, read once the answer is on screen and the turn has ended);
 //! - the size of the SQLite database the run left behind (with its WAL).
 //!
-//! Answer shapes: 1 MB and 10 MB of markdown in 16-byte content deltas (many small SSE
-//! events), and 50 MB as one single SSE event. A filter argument picks shapes or frontends
+//! Answer shapes: 4 KB (the baseline), 1 MB and 10 MB of markdown in 16-byte content
+//! deltas (many small SSE events), and 50 MB as one single SSE event. A filter argument picks shapes or frontends
 //! by name (`cargo bench --bench memory -- 10mb`, `-- shell`).
 
 // A benchmark that cannot run its setup should stop with the reason.
@@ -38,7 +38,14 @@ struct Shape {
     delta: Option<usize>,
 }
 
-const SHAPES: [Shape; 3] = [
+const SHAPES: [Shape; 4] = [
+    // What the rest is measured against: the same markdown (a code block included, so the
+    // shell loads its highlighter), 4 KB of it.
+    Shape {
+        name: "short",
+        bytes: 4 << 10,
+        delta: Some(16),
+    },
     Shape {
         name: "1mb",
         bytes: 1 << 20,
@@ -194,26 +201,33 @@ fn vm_hwm_kib(pid: u32) -> u64 {
         .unwrap_or(0)
 }
 
-/// Reads the terminal until `needle` has been printed `times` times in all.
-fn read_until(terminal: &mut std::fs::File, needle: &[u8], times: usize, timeout: Duration) {
-    let deadline = Instant::now() + timeout;
-    let mut seen = 0;
-    let mut tail: Vec<u8> = Vec::new();
-    let mut buf = vec![0u8; 64 * 1024];
-    while seen < times {
-        assert!(
-            Instant::now() < deadline,
-            "the shell did not print {needle:?}"
-        );
-        let n = terminal.read(&mut buf).expect("read the terminal");
-        assert!(n > 0, "the shell closed the terminal");
-        tail.extend_from_slice(&buf[..n]);
-        while let Some(at) = tail.windows(needle.len()).position(|w| w == needle) {
-            seen += 1;
-            tail.drain(..at + needle.len());
+/// The leader side of the shell's terminal, and what was read past the last wait.
+struct Terminal {
+    file: std::fs::File,
+    unread: Vec<u8>,
+}
+
+impl Terminal {
+    /// Reads until `needle` has been printed; what follows it stays for the next wait.
+    fn read_until(&mut self, needle: &[u8], timeout: Duration) {
+        let deadline = Instant::now() + timeout;
+        let mut buf = vec![0u8; 64 * 1024];
+        loop {
+            if let Some(at) = self.unread.windows(needle.len()).position(|w| w == needle) {
+                self.unread.drain(..at + needle.len());
+                return;
+            }
+            // Only a possible start of the needle needs keeping: the output is megabytes.
+            let keep = self.unread.len().saturating_sub(needle.len());
+            self.unread.drain(..keep);
+            assert!(
+                Instant::now() < deadline,
+                "the shell did not print {needle:?}"
+            );
+            let n = self.file.read(&mut buf).expect("read the terminal");
+            assert!(n > 0, "the shell closed the terminal");
+            self.unread.extend_from_slice(&buf[..n]);
         }
-        let keep = tail.len().saturating_sub(needle.len());
-        tail.drain(..keep);
     }
 }
 
@@ -234,39 +248,29 @@ fn run_shell(url: &str, shape: &Shape) {
             Ok(())
         });
     }
-    let mut terminal = std::fs::File::from(leader);
+    let mut terminal = Terminal {
+        file: std::fs::File::from(leader),
+        unread: Vec::new(),
+    };
     let start = Instant::now();
     let mut child = cmd.spawn().expect("spawn the shell");
     // The command holds the follower's fds; the terminal reports EOF only once they close.
     drop(cmd);
-    read_until(
-        &mut terminal,
-        b"ling \xe2\x80\xba ",
-        1,
-        Duration::from_secs(20),
-    );
-    terminal.write_all(b"write the document\r").unwrap();
-    read_until(
-        &mut terminal,
-        END_MARK.as_bytes(),
-        1,
-        Duration::from_secs(600),
-    );
+    let prompt = "ling › ".as_bytes();
+    terminal.read_until(prompt, Duration::from_secs(20));
+    terminal.file.write_all(b"write the document\r").unwrap();
+    terminal.read_until(END_MARK.as_bytes(), Duration::from_secs(600));
     // The turn ends after the last line is on screen: wait for the next prompt.
-    read_until(
-        &mut terminal,
-        b"ling \xe2\x80\xba ",
-        1,
-        Duration::from_secs(60),
-    );
+    terminal.read_until(prompt, Duration::from_secs(60));
     let elapsed = start.elapsed().as_secs_f64();
     std::thread::sleep(Duration::from_millis(500));
     let peak = vm_hwm_kib(child.id());
-    let _ = terminal.write_all(b"\x04");
+    let _ = terminal.file.write_all(b"\x04");
     // Whatever the shell prints on its way out must be read, or it could block on a full
     // terminal; the read fails once the shell has closed its side.
+    let mut file = terminal.file;
     let drain = std::thread::spawn(move || {
-        let _ = std::io::copy(&mut terminal, &mut std::io::sink());
+        let _ = std::io::copy(&mut file, &mut std::io::sink());
     });
     let _ = child.wait();
     let _ = drain.join();

@@ -94,8 +94,9 @@ pub trait FrameProtocol: Send {
         frames: Vec<<Self::Decoder as FrameDecoder>::Frame>,
         sink: &mut EventSink<'_>,
     ) -> Result<bool, ErrorKind> {
-        for frame in &frames {
-            if self.on_frame(frame, sink)? {
+        // By value: each frame is freed once handled, not when the last one is.
+        for frame in frames {
+            if self.on_frame(&frame, sink)? {
                 return Ok(true);
             }
         }

@@ -483,7 +483,12 @@ pub(crate) async fn ask_model(
                     // An auto-mode answer is an action, not prose for the person: it
                     // streams as thinking, and the run's summary is the answer shown.
                     batcher.push(&t, auto_mode);
-                    response.text.push_str(&t);
+                    // The first piece is kept as it came: one piece can be a whole answer.
+                    if response.text.is_empty() {
+                        response.text = t;
+                    } else {
+                        response.text.push_str(&t);
+                    }
                 }
                 StreamEvent::Thinking(t) => batcher.push(&t, true),
                 StreamEvent::ToolCall(call) => response.tool_calls.push(call),

@@ -109,6 +109,20 @@ impl Streaming {
     /// Appends a piece, dropping the oldest half of the kept text when it outgrows the
     /// limit (halving, not trimming each time, keeps the cost per byte constant).
     fn push(&mut self, piece: &str) {
+        // Of a piece longer than the limit only the end would stay: copy just that.
+        let mut start = if piece.len() > STREAMED_TEXT_LIMIT {
+            piece.len() - STREAMED_TEXT_LIMIT / 2
+        } else {
+            0
+        };
+        while !piece.is_char_boundary(start) {
+            start += 1;
+        }
+        if start > 0 {
+            self.skipped_bytes += self.text.len() + start;
+            self.text.clear();
+        }
+        let piece = &piece[start..];
         self.text.push_str(piece);
         if self.text.len() <= STREAMED_TEXT_LIMIT {
             return;

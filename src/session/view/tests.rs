@@ -283,3 +283,15 @@ fn a_long_response_in_flight_keeps_its_end() {
     assert_eq!(s.skipped_bytes + s.text.len(), sent);
     assert!(s.text.chars().all(|c| c == 'é'));
 }
+
+#[test]
+fn one_piece_longer_than_the_limit_keeps_its_end() {
+    let mut view = SessionView::new("ling").keeping_streamed_text();
+    view.apply(&token("r1", "start ", false, false));
+    let long = format!("{}end", "ü".repeat(super::STREAMED_TEXT_LIMIT));
+    view.apply(&token("r1", &long, false, false));
+    let s = &view.streaming[0];
+    assert!(s.text.ends_with("end"));
+    assert!(s.text.len() <= super::STREAMED_TEXT_LIMIT);
+    assert_eq!(s.skipped_bytes + s.text.len(), "start ".len() + long.len());
+}
