@@ -17,7 +17,7 @@
 //! renderer can be slower than a fast local server streams, and the text it has not drawn
 //! yet would otherwise wait in its queue, a second copy of the answer in memory. While more
 //! than [`PACE_BYTES`] of streamed text wait for it, [`EventBus::is_behind`] says so and the
-//! model call stops reading the response (see `run::ask_model`) until the reader is back
+//! model call stops reading the response (see `ask::follow`) until the reader is back
 //! under the bound: the server's stream waits in the socket instead. `publish` itself still
 //! never waits, and readers that are not ours to pace (a `-p` pipe, the mirror) never slow
 //! the session down.

@@ -160,11 +160,11 @@ async fn try_model(
         });
         // With somewhere else to go, a refused connection is not waited out.
         let elsewhere = !at.is_last() || model.others(&attempts.failed).len() > 1;
-        let patience = run::Patience {
+        let patience = super::ask::Patience {
             model: model.id(),
             after: std::time::Duration::from_secs(model.config.stall_secs.max(1)),
         };
-        let ask = run::ask_model(shared, ctx, conv, tools, &*member.provider, &patience);
+        let ask = super::ask::ask_model(shared, ctx, conv, tools, &*member.provider, &patience);
         let step = retry::FALLBACK_READY.scope(elsewhere, ask).await;
         drop(slot);
         let error = match step {

@@ -3,8 +3,6 @@
 //! `max_iters`. A turn is a top-level run; `delegate_to_agent` and forked skills start child
 //! runs through the same loop (see [`super::delegate`]).
 
-use std::sync::atomic::{AtomicU64, Ordering};
-
 use futures_util::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 
@@ -12,15 +10,12 @@ use super::event::{AgentState, Event, OutcomeStatus};
 use super::input::TurnMode;
 use super::limits::Watch;
 use super::permissions::Rule;
-use super::tokens::{self, TokenBatcher};
 use super::{
     Choice, Conversation, TurnShared, auto, call_ids, compact, delegate, lock, model_call,
     tool_call,
 };
 use crate::agents::AgentSpec;
-use crate::llm::{
-    ChatMessage, ChatRequest, LlmError, Provider, StreamEvent, ToolCall, ToolSpec, Usage,
-};
+use crate::llm::{ChatMessage, LlmError, ToolCall, ToolSpec, Usage};
 use crate::shared_text::SharedText;
 use crate::tools::{ToolName, session_tools};
 
@@ -241,33 +236,56 @@ async fn run_loop(
                     };
                 }
                 calls_made += calls.len() as u32;
-                let mut next = 0;
-                while next < calls.len() {
-                    // Delegations side by side run at once; everything else in order.
-                    let together = calls[next..]
-                        .iter()
-                        .take_while(|c| ToolName::resolve(&c.name) == Some(ToolName::Delegate))
-                        .count();
-                    let batch = &calls[next..next + together.max(1)];
-                    next += batch.len();
-                    let outputs = if batch.len() > 1 && !ctx.cancel.is_cancelled() {
-                        delegate::side_by_side(shared, ctx, conv, batch, changed).await
-                    } else {
-                        vec![one_call(shared, ctx, conv, &batch[0], changed).await]
-                    };
-                    for (call, output) in batch.iter().zip(outputs) {
-                        watch.call_ended(&call.name, &call.arguments, output.is_error);
-                        let content =
-                            fit_output(shared, conv, served_by, window, call, output.model);
-                        let msg = ChatMessage::tool_result(call, content, output.is_error);
-                        push(shared, ctx, conv, "", msg);
-                    }
-                }
+                let served = Served {
+                    by: served_by,
+                    window,
+                };
+                run_calls(shared, ctx, conv, &calls, served, changed, &mut watch).await;
                 watch.step_ended(ctx.writes);
                 if ctx.cancel.is_cancelled() {
                     return end(OutcomeStatus::Cancelled, String::new(), iterations, usage);
                 }
             }
+        }
+    }
+}
+
+/// Which of the router's models answered, and its window: what tool results are sized to.
+#[derive(Clone, Copy)]
+struct Served {
+    by: Option<usize>,
+    window: Option<u32>,
+}
+
+/// Runs a response's tool calls and adds their results to the history: delegations side by
+/// side at once, everything else in order.
+async fn run_calls(
+    shared: &TurnShared,
+    ctx: &mut RunCtx,
+    conv: &mut Conversation,
+    calls: &[ToolCall],
+    served: Served,
+    changed: &mut Vec<String>,
+    watch: &mut Watch<'_>,
+) {
+    let mut next = 0;
+    while next < calls.len() {
+        let together = calls[next..]
+            .iter()
+            .take_while(|c| ToolName::resolve(&c.name) == Some(ToolName::Delegate))
+            .count();
+        let batch = &calls[next..next + together.max(1)];
+        next += batch.len();
+        let outputs = if batch.len() > 1 && !ctx.cancel.is_cancelled() {
+            delegate::side_by_side(shared, ctx, conv, batch, changed).await
+        } else {
+            vec![one_call(shared, ctx, conv, &batch[0], changed).await]
+        };
+        for (call, output) in batch.iter().zip(outputs) {
+            watch.call_ended(&call.name, &call.arguments, output.is_error);
+            let content = fit_output(shared, conv, served.by, served.window, call, output.model);
+            let msg = ChatMessage::tool_result(call, content, output.is_error);
+            push(shared, ctx, conv, "", msg);
         }
     }
 }
@@ -408,170 +426,6 @@ fn catalog_budget(context_window: Option<u32>) -> usize {
     }
 }
 
-/// Who a model call waits for, and after how much silence the person is told so.
-pub(crate) struct Patience<'a> {
-    pub model: &'a str,
-    /// `[llm] stall_secs`.
-    pub after: std::time::Duration,
-}
-
-/// When the model last said something, shared between the sink (which the provider calls
-/// while it holds it) and the loop that watches for silence.
-struct Heard {
-    start: std::time::Instant,
-    /// Milliseconds from `start` to the first and the latest piece of output; `u64::MAX`
-    /// for the first until there is one.
-    first_ms: AtomicU64,
-    last_ms: AtomicU64,
-}
-
-impl Heard {
-    fn new() -> Heard {
-        Heard {
-            start: std::time::Instant::now(),
-            first_ms: AtomicU64::new(u64::MAX),
-            last_ms: AtomicU64::new(0),
-        }
-    }
-
-    fn now_ms(&self) -> u64 {
-        self.start.elapsed().as_millis() as u64
-    }
-
-    fn output(&self) {
-        let now = self.now_ms();
-        let _ = self
-            .first_ms
-            .compare_exchange(u64::MAX, now, Ordering::Relaxed, Ordering::Relaxed);
-        self.last_ms.store(now, Ordering::Relaxed);
-    }
-
-    /// From the first piece of output to the last: the generation time tok/s is over.
-    fn generation_ms(&self) -> u64 {
-        match self.first_ms.load(Ordering::Relaxed) {
-            u64::MAX => 0,
-            first => self.last_ms.load(Ordering::Relaxed).saturating_sub(first),
-        }
-    }
-}
-
-/// Streams one response of `provider`, publishing tokens as they arrive.
-pub(crate) async fn ask_model(
-    shared: &TurnShared,
-    ctx: &RunCtx,
-    conv: &Conversation,
-    tools: &[ToolSpec],
-    provider: &dyn Provider,
-    patience: &Patience<'_>,
-) -> Step {
-    let mut response = Response::default();
-    let auto_mode = ctx.mode == TurnMode::Auto;
-    let schema = auto_mode.then(|| auto::answer_schema(shared, ctx));
-    let bus = &shared.bus;
-    let batcher = TokenBatcher::new(bus, &ctx.id, &ctx.agent.name);
-    let heard = Heard::new();
-    let result = {
-        let mut sink = |event: StreamEvent| {
-            if matches!(
-                event,
-                StreamEvent::Text(_) | StreamEvent::Thinking(_) | StreamEvent::ToolCall(_)
-            ) {
-                heard.output();
-            }
-            match event {
-                StreamEvent::Text(t) => {
-                    // An auto-mode answer is an action, not prose for the person: it
-                    // streams as thinking, and the run's summary is the answer shown.
-                    batcher.push(&t, auto_mode);
-                    // The first piece is kept as it came: one piece can be a whole answer.
-                    if response.text.is_empty() {
-                        response.text = t;
-                    } else {
-                        response.text.push_str(&t);
-                    }
-                }
-                StreamEvent::Thinking(t) => batcher.push(&t, true),
-                StreamEvent::ToolCall(call) => response.tool_calls.push(call),
-                StreamEvent::Usage(u) => response.usage = u,
-                StreamEvent::CutShort => response.cut_short = true,
-            }
-        };
-        let request = ChatRequest {
-            messages: &conv.history,
-            tools,
-            answer_schema: schema.as_ref(),
-        };
-        let chat = provider.chat(request, &mut sink);
-        follow(shared, ctx, chat, &batcher, &heard, patience).await
-    };
-    batcher.flush();
-    bus.publish(Event::Token {
-        run_id: ctx.id.clone(),
-        agent_id: ctx.agent.name.clone(),
-        token: String::new(),
-        thinking: false,
-        done: true,
-    });
-    response.usage.generation_ms = heard.generation_ms();
-    match result {
-        None => Step::Cancelled(response),
-        Some(Err(e)) => Step::Failed(e),
-        Some(Ok(())) => {
-            // Talk mode offers no tools; a tool call typed out as text stays text there.
-            if response.tool_calls.is_empty() && !tools.is_empty() {
-                recover_text_calls(&mut response);
-            }
-            Step::Done(response)
-        }
-    }
-}
-
-/// Drives a response to its end (`None`: cancelled). Every frame, text that arrived is
-/// shown; while the terminal is behind, the response is not read (see `bus`); after
-/// `patience.after` without output, and again after each further stretch, the person is
-/// told what linggen waits for (the shell's status line, a line from `-p`).
-async fn follow(
-    shared: &TurnShared,
-    ctx: &RunCtx,
-    chat: impl std::future::Future<Output = Result<(), LlmError>>,
-    batcher: &TokenBatcher<'_>,
-    heard: &Heard,
-    patience: &Patience<'_>,
-) -> Option<Result<(), LlmError>> {
-    let bus = &shared.bus;
-    tokio::pin!(chat);
-    let mut frame = tokio::time::interval(tokens::FRAME);
-    frame.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-    let after = patience.after.as_millis() as u64;
-    // Waiting for our own terminal is not the model's silence.
-    let mut resumed_ms = 0;
-    let mut told_ms = 0;
-    loop {
-        let behind = bus.is_behind();
-        let quiet_from = heard.last_ms.load(Ordering::Relaxed).max(resumed_ms);
-        let tell_at = heard.start
-            + std::time::Duration::from_millis(quiet_from.max(told_ms).saturating_add(after));
-        tokio::select! {
-            r = &mut chat, if !behind => return Some(r),
-            _ = ctx.cancel.cancelled() => return None,
-            // Text that arrived and then paused is shown within a frame.
-            _ = frame.tick() => batcher.flush(),
-            // The terminal draws slower than a fast server streams: the response is not
-            // read further until it catches up, rather than queued in memory.
-            () = bus.caught_up(), if behind => resumed_ms = heard.now_ms(),
-            () = tokio::time::sleep_until(tell_at.into()), if !behind => {
-                told_ms = heard.now_ms();
-                let silent = told_ms.saturating_sub(quiet_from) / 1000;
-                let waiting = format!(
-                    "waiting for `{}`: nothing received for {silent} s",
-                    patience.model
-                );
-                status(shared, ctx, AgentState::Thinking, Some(waiting));
-            }
-        }
-    }
-}
-
 /// Tells the person when an answer ended oddly: cut off by the output limit, or empty
 /// (neither text nor a tool call), instead of leaving them to guess.
 fn notice_odd_endings(shared: &TurnShared, response: &Response) {
@@ -598,16 +452,6 @@ fn notice_odd_endings(shared: &TurnShared, response: &Response) {
     shared.bus.publish(Event::Warning {
         message: message.to_string(),
     });
-}
-
-/// Small local models often print a tool call as text instead of using native tool calling;
-/// turning it into a real call is what makes them usable at all.
-fn recover_text_calls(response: &mut Response) {
-    let known = |name: &str| crate::tools::canonical_name(name).is_some();
-    if let Some((text, calls)) = crate::llm::textcalls::recover(&response.text, known) {
-        response.text = text;
-        response.tool_calls = calls;
-    }
 }
 
 pub(crate) fn status(
