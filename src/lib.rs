@@ -13,6 +13,7 @@ pub mod llm;
 pub mod print;
 pub mod repl;
 pub mod session;
+pub mod shared_text;
 pub mod skills;
 pub mod store;
 pub mod text;

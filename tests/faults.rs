@@ -119,22 +119,51 @@ fn rate_limit_honours_retry_after() {
     assert_eq!(server.chat_requests().len(), 2);
 }
 
+/// An answer that breaks off is asked for once more (announced); when that breaks off too,
+/// the error stands.
 #[test]
 fn disconnect_mid_stream() {
     for protocol in [Protocol::OpenAi, Protocol::Ollama, Protocol::Anthropic] {
         let server = ScriptedServer::start_background(
             protocol,
-            vec![Step::from(Fault::DisconnectMidStream)],
+            vec![
+                Step::from(Fault::DisconnectMidStream),
+                Fault::DisconnectMidStream.into(),
+            ],
         );
         let ws = Workspace::new();
         ws.configure(protocol, &server.url());
         let r = run(&ws, &["-p", "the task"]);
         assert_eq!(r.code, Some(1), "{protocol:?}: {}", r.stderr);
         assert_one_clear_line(&r, &server.url(), "closed the connection");
-        // Streamed text is never duplicated by a retry.
-        assert_eq!(server.chat_requests().len(), 1, "{protocol:?}");
+        assert!(
+            r.stderr.contains("broke off the answer; asking it again"),
+            "{protocol:?}: {}",
+            r.stderr
+        );
+        assert_eq!(server.chat_requests().len(), 2, "{protocol:?}");
         assert_database_intact(&ws);
     }
+}
+
+/// The answer asked for again replaces what had streamed before the break: streamed text
+/// is never joined to the new answer.
+#[test]
+fn a_broken_off_answer_is_asked_for_again() {
+    let server = ScriptedServer::start_background(
+        Protocol::OpenAi,
+        vec![
+            Step::from(Fault::DisconnectMidStream),
+            Reply::text("the whole answer").into(),
+        ],
+    );
+    let ws = Workspace::new();
+    ws.configure(Protocol::OpenAi, &server.url());
+    let r = run(&ws, &["-p", "the task"]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert_eq!(r.stdout, "the whole answer\n");
+    assert!(r.stderr.contains("asking it again"), "{}", r.stderr);
+    assert_eq!(server.chat_requests().len(), 2);
 }
 
 #[test]

@@ -197,7 +197,14 @@ fn quota_server_errors_dropped_streams_and_context_rejections_fall_back() {
                 .map(|_| Fault::api_error(500, "boom").into())
                 .collect(),
         ),
-        ("broke off", vec![Fault::DisconnectMidStream.into()]),
+        // Asked for once more first (see faults.rs), then left for the next model.
+        (
+            "broke off",
+            vec![
+                Fault::DisconnectMidStream.into(),
+                Fault::DisconnectMidStream.into(),
+            ],
+        ),
         (
             "too long",
             vec![

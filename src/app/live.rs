@@ -66,7 +66,12 @@ impl LiveSession {
         // Three lossless queues (the terminal or `-p` printer, the store writer, the
         // mirror's fold). Each is bounded by coalescing continuing tokens and never makes
         // the session wait; see `session::bus` and doc/events.md "Queues".
-        let events = bus.subscribe_lossless();
+        // The terminal sets the pace of a fast stream; `-p` never waits for its reader.
+        let events = if interactive {
+            bus.subscribe_pacing()
+        } else {
+            bus.subscribe_lossless()
+        };
         let stored = bus.subscribe_lossless_to(persisted);
         let mirror_feed = interactive.then(|| MirrorFeed {
             events: bus.subscribe_lossless(),

@@ -33,6 +33,14 @@ struct FileConfig {
     auto: AutoSection,
     #[serde(default)]
     checks: ChecksSection,
+    #[serde(default)]
+    llm: LlmSection,
+}
+
+/// `[llm]`: how linggen treats every model's streams.
+#[derive(Debug, Default, Deserialize)]
+struct LlmSection {
+    stall_secs: Option<Spanned<u64>>,
 }
 
 /// `[auto]`: the limits of a run (see `doc/auto.md`).
@@ -135,8 +143,10 @@ const KNOWN: &[(&str, &[&str])] = &[
             "context",
             "auto",
             "checks",
+            "llm",
         ],
     ),
+    ("llm", &["stall_secs"]),
     (
         "auto",
         &[
@@ -234,8 +244,10 @@ impl Layer<'_> {
             context,
             auto,
             checks,
+            llm,
         } = std::mem::take(&mut self.parsed);
         self.apply_auto(auto, &mut config.auto)?;
+        self.apply_llm(llm, config)?;
         // A check runs without asking: from the project's own file that is a grant.
         let allow = checks.allow.unwrap_or_default();
         for check in allow.iter().map(|c| c.trim()).filter(|c| !c.is_empty()) {
@@ -316,6 +328,23 @@ impl Layer<'_> {
             let origin = format!("{}:{line}: [agent] default_model", self.path.display());
             (m.into_inner(), origin)
         }))
+    }
+
+    /// `[llm]`. Not a grant: a project that sets a short `stall_secs` only makes linggen
+    /// give up on a silent stream sooner.
+    fn apply_llm(&self, llm: LlmSection, config: &mut Config) -> Result<(), ConfigError> {
+        if let Some(secs) = llm.stall_secs {
+            let value = *secs.get_ref();
+            if value == 0 {
+                return Err(self.error_at(
+                    secs.span(),
+                    "stall_secs = 0: expected seconds of silence, at least 1 (60 by default)",
+                ));
+            }
+            config.stall_secs = value;
+            config.set_origin("stall_secs", self.path.display());
+        }
+        Ok(())
     }
 
     /// Merges `[[models]]` by id. A project model that names a key variable would send that
@@ -688,6 +717,8 @@ fn model_config(entry: ModelEntry) -> Result<ModelConfig, SpanError> {
         context_window: entry.context_window,
         max_inflight: entry.max_inflight.unwrap_or(1).max(1),
         timeout_secs: entry.timeout_secs.unwrap_or(DEFAULT_TIMEOUT_SECS).max(1),
+        // `[llm] stall_secs` is set on every model when the session's router is built.
+        stall_secs: super::model::DEFAULT_STALL_SECS,
         max_tokens: entry.max_tokens.filter(|n| *n > 0),
         local: entry.local,
     })

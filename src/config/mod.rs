@@ -186,6 +186,10 @@ pub struct Config {
     /// `[context] compact_at`: the share of the window at which the conversation is
     /// compacted before the next request.
     pub compact_at: f64,
+    /// `[llm] stall_secs`: seconds a model's stream that has started may stay silent before
+    /// it is treated as dropped (retried, then the next model), and after which the person
+    /// is told what linggen waits for.
+    pub stall_secs: u64,
     /// `[auto]` limits and `[checks] allow`.
     pub auto: AutoSettings,
     /// Where each non-default setting came from (a file, an environment variable, a flag),
@@ -218,6 +222,7 @@ impl Default for Config {
             sandbox: Default::default(),
             routing: None,
             compact_at: DEFAULT_COMPACT_AT,
+            stall_secs: model::DEFAULT_STALL_SECS,
             auto: AutoSettings::default(),
             origins: std::collections::BTreeMap::new(),
             files: Vec::new(),

@@ -49,6 +49,11 @@ pub fn bedrock_url(region: &str) -> String {
 /// model on a laptop CPU can take minutes to process a long prompt before its first token.
 pub const DEFAULT_TIMEOUT_SECS: u64 = 300;
 
+/// `[llm] stall_secs` by default: a stream that has started and then goes silent this long
+/// is treated as dropped. Far below [`DEFAULT_TIMEOUT_SECS`], which only has to allow for
+/// the wait before the first token; once a model writes, it writes every second or so.
+pub const DEFAULT_STALL_SECS: u64 = 60;
+
 /// One model a session can talk to.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ModelConfig {
@@ -73,6 +78,10 @@ pub struct ModelConfig {
     pub max_inflight: u32,
     /// Seconds without a byte from the server before a request is abandoned.
     pub timeout_secs: u64,
+    /// `[llm] stall_secs`, the same for every model (not a `[[models]]` key): seconds a
+    /// stream that has started may stay silent before it counts as dropped.
+    #[serde(skip)]
+    pub stall_secs: u64,
     /// Upper bound on tokens generated per response (`max_tokens`, Ollama's
     /// `num_predict`); the server's default when absent (Anthropic: 8192).
     pub max_tokens: Option<u32>,
@@ -95,6 +104,7 @@ impl ModelConfig {
             context_window: None,
             max_inflight: 1,
             timeout_secs: DEFAULT_TIMEOUT_SECS,
+            stall_secs: DEFAULT_STALL_SECS,
             max_tokens: None,
             local: None,
         }

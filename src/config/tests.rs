@@ -322,3 +322,18 @@ fn allow_read_comes_from_the_persons_file_only() {
         c.warnings
     );
 }
+
+#[test]
+fn llm_stall_secs_is_read_and_checked() {
+    let home = tempfile::tempdir().unwrap();
+    let root = tempfile::tempdir().unwrap();
+    let load = || Config::load(home.path(), root.path(), &no_env, &FlagOverrides::default());
+    assert_eq!(load().unwrap().stall_secs, 60);
+    write(home.path(), "[llm]\nstall_secs = 5\n");
+    let c = load().unwrap();
+    assert_eq!(c.stall_secs, 5);
+    assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+    write(home.path(), "[llm]\nstall_secs = 0\n");
+    let err = load().unwrap_err().to_string();
+    assert!(err.contains("line 2: stall_secs = 0"), "{err}");
+}

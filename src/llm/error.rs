@@ -11,6 +11,9 @@ pub enum ErrorKind {
     Connect(String),
     /// No bytes arrived for this long.
     Timeout(Duration),
+    /// The answer had started and then nothing arrived for this long (`[llm] stall_secs`):
+    /// a dropped stream whose connection happens to be still open.
+    Stalled(Duration),
     /// The server answered with an HTTP error status; `message` is the server's own text.
     Http {
         status: u16,
@@ -73,6 +76,12 @@ impl fmt::Display for LlmError {
                 "model `{model}` at {url} sent nothing for {} s; giving up",
                 d.as_secs()
             ),
+            ErrorKind::Stalled(d) => write!(
+                f,
+                "model `{model}` at {url} went silent mid-response: nothing for {} s \
+                 ([llm] stall_secs)",
+                d.as_secs()
+            ),
             ErrorKind::Http {
                 status, message, ..
             } => {
@@ -114,6 +123,7 @@ impl LlmError {
                 d.clone()
             }
             ErrorKind::Timeout(d) => format!("no answer within {} s", d.as_secs()),
+            ErrorKind::Stalled(d) => format!("nothing for {} s mid-answer", d.as_secs()),
             ErrorKind::Http {
                 status, message, ..
             } => format!("HTTP {status}: {message}"),

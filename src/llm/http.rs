@@ -1,7 +1,9 @@
 //! The HTTP plumbing every provider shares: concurrency limit, retries before the body is
-//! read, idle timeout between received bytes, and turning HTTP failures into [`LlmError`]s
-//! that carry the server's own explanation.
+//! read, how long a server may stay silent (`timeout_secs` until the answer starts,
+//! `[llm] stall_secs` once it has), and turning HTTP failures into [`LlmError`]s that carry
+//! the server's own explanation.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -92,8 +94,9 @@ pub trait FrameProtocol: Send {
         frames: Vec<<Self::Decoder as FrameDecoder>::Frame>,
         sink: &mut EventSink<'_>,
     ) -> Result<bool, ErrorKind> {
-        for frame in &frames {
-            if self.on_frame(frame, sink)? {
+        // By value: each frame is freed once handled, not when the last one is.
+        for frame in frames {
+            if self.on_frame(&frame, sink)? {
                 return Ok(true);
             }
         }
@@ -125,7 +128,10 @@ impl<P: FrameProtocol> WireStream for P {
 pub struct Endpoint {
     model: String,
     http: Client,
+    /// Silence allowed until the answer starts (`timeout_secs`).
     idle: Duration,
+    /// Silence allowed once it has (`[llm] stall_secs`), if shorter than `idle`.
+    stall: Duration,
     retry: RetryPolicy,
 }
 
@@ -135,13 +141,21 @@ impl Endpoint {
             model: model.to_string(),
             http,
             idle,
+            stall: idle,
             retry: RetryPolicy::default(),
         }
     }
 
     pub fn for_model(cfg: &ModelConfig, http: Client) -> Self {
         let idle = Duration::from_secs(cfg.timeout_secs.max(1));
-        Self::new(&cfg.model, http, idle)
+        let mut endpoint = Self::new(&cfg.model, http, idle);
+        endpoint.set_stall(Duration::from_secs(cfg.stall_secs.max(1)));
+        endpoint
+    }
+
+    /// How long a stream that has started may stay silent before it counts as dropped.
+    pub fn set_stall(&mut self, stall: Duration) {
+        self.stall = stall;
     }
 
     pub fn set_retry_policy(&mut self, retry: RetryPolicy) {
@@ -172,6 +186,11 @@ impl Endpoint {
 
     /// POSTs exactly `body` (a signed request must send the bytes it signed) and streams
     /// the answer through `wire` into `sink`.
+    ///
+    /// Until the answer has started (the first text, reasoning, tool call or usage the wire
+    /// decodes) the server may be silent for `timeout_secs`: a local CPU model can read a
+    /// long prompt for minutes, and some servers send their headers, or a role-only first
+    /// chunk, before they do. Once it has, silence for `stall_secs` is a broken stream.
     pub async fn post_stream_bytes(
         &self,
         url: &str,
@@ -181,15 +200,30 @@ impl Endpoint {
         sink: EventSink<'_>,
     ) -> Result<(), LlmError> {
         let mut response = self.send_bytes(url, Some(body), headers).await?;
-        while let Some(chunk) = self.next_chunk(url, &mut response).await? {
+        let started = AtomicBool::new(false);
+        let mut watched = |event: StreamEvent| {
+            started.store(true, Ordering::Relaxed);
+            sink(event);
+        };
+        loop {
+            let chunk = if started.load(Ordering::Relaxed) && self.stall < self.idle {
+                self.next_chunk_within(url, &mut response, self.stall, ErrorKind::Stalled)
+                    .await?
+            } else {
+                self.next_chunk(url, &mut response).await?
+            };
+            let Some(chunk) = chunk else { break };
             if wire
-                .feed(&chunk, &mut *sink)
+                .feed(&chunk, &mut watched)
                 .map_err(|k| self.error(url, k))?
             {
                 return Ok(());
             }
+            // A fast server's body is always ready: give the task's other work (the
+            // frame's token flush, a paused reader, cancellation) its turn now and then.
+            tokio::task::coop::consume_budget().await;
         }
-        wire.finish(sink).map_err(|k| self.error(url, k))?;
+        wire.finish(&mut watched).map_err(|k| self.error(url, k))?;
         Ok(())
     }
 
@@ -291,8 +325,20 @@ impl Endpoint {
         url: &str,
         response: &mut Response,
     ) -> Result<Option<Bytes>, LlmError> {
-        match tokio::time::timeout(self.idle, response.chunk()).await {
-            Err(_) => Err(self.error(url, ErrorKind::Timeout(self.idle))),
+        self.next_chunk_within(url, response, self.idle, ErrorKind::Timeout)
+            .await
+    }
+
+    /// [`Self::next_chunk`] with `limit` of silence, reported as `silent(limit)`.
+    async fn next_chunk_within(
+        &self,
+        url: &str,
+        response: &mut Response,
+        limit: Duration,
+        silent: fn(Duration) -> ErrorKind,
+    ) -> Result<Option<Bytes>, LlmError> {
+        match tokio::time::timeout(limit, response.chunk()).await {
+            Err(_) => Err(self.error(url, silent(limit))),
             Ok(Err(e)) => Err(self.error(url, ErrorKind::Disconnected(error_chain(&e)))),
             Ok(Ok(chunk)) => Ok(chunk),
         }
@@ -545,6 +591,45 @@ mod tests {
         assert_eq!(
             err.map_err(|e| e.kind),
             Err(ErrorKind::Timeout(Duration::from_millis(300)))
+        );
+    }
+
+    async fn stream_until_silent(endpoint: &Endpoint, first_chunk: &str) -> ErrorKind {
+        let server = serve(vec![
+            Reply::stream("text/event-stream", &[first_chunk]).hang(),
+        ])
+        .await;
+        let mut wire = super::super::openai::OpenAiStream::default();
+        let mut events = Vec::new();
+        let result = endpoint
+            .post_stream(&server.url("/x"), &json!({}), &[], &mut wire, &mut |e| {
+                events.push(e)
+            })
+            .await;
+        result
+            .err()
+            .map(|e| e.kind)
+            .unwrap_or(ErrorKind::NoModel("no error".into()))
+    }
+
+    /// Once the answer has started, `stall` of silence breaks it off; before that (a
+    /// role-only first chunk, as some servers send before reading the prompt) the model's
+    /// own, longer limit applies.
+    #[tokio::test]
+    async fn silence_after_the_answer_started_is_a_stall() {
+        let mut endpoint = fast_endpoint(1500);
+        endpoint.set_stall(Duration::from_millis(200));
+        let started = "data: {\"choices\":[{\"delta\":{\"content\":\"Hel\"}}]}\n\n";
+        let began = std::time::Instant::now();
+        assert_eq!(
+            stream_until_silent(&endpoint, started).await,
+            ErrorKind::Stalled(Duration::from_millis(200))
+        );
+        assert!(began.elapsed() < Duration::from_millis(1400));
+        let role_only = "data: {\"choices\":[{\"delta\":{\"role\":\"assistant\"}}]}\n\n";
+        assert_eq!(
+            stream_until_silent(&endpoint, role_only).await,
+            ErrorKind::Timeout(Duration::from_millis(1500))
         );
     }
 }

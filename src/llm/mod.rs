@@ -22,6 +22,8 @@ use serde::{Deserialize, Serialize};
 
 pub use error::LlmError;
 
+use crate::shared_text::SharedText;
+
 /// Who wrote a message in the conversation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -66,8 +68,10 @@ pub struct ToolCall {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ChatMessage {
     pub role: Role,
+    /// Shared, not copied, with the events that announce the message (see
+    /// [`SharedText`]).
     #[serde(default)]
-    pub content: String,
+    pub content: SharedText,
     /// Tool calls made by an assistant message.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tool_calls: Vec<ToolCall>,
@@ -88,22 +92,22 @@ pub struct ChatMessage {
 }
 
 impl ChatMessage {
-    pub fn system(content: impl Into<String>) -> Self {
+    pub fn system(content: impl Into<SharedText>) -> Self {
         Self::text(Role::System, content)
     }
 
-    pub fn user(content: impl Into<String>) -> Self {
+    pub fn user(content: impl Into<SharedText>) -> Self {
         Self::text(Role::User, content)
     }
 
-    pub fn assistant(content: impl Into<String>, tool_calls: Vec<ToolCall>) -> Self {
+    pub fn assistant(content: impl Into<SharedText>, tool_calls: Vec<ToolCall>) -> Self {
         ChatMessage {
             tool_calls,
             ..Self::text(Role::Assistant, content)
         }
     }
 
-    pub fn tool_result(call: &ToolCall, content: impl Into<String>, is_error: bool) -> Self {
+    pub fn tool_result(call: &ToolCall, content: impl Into<SharedText>, is_error: bool) -> Self {
         ChatMessage {
             tool_call_id: Some(call.id.clone()),
             tool_name: Some(call.name.clone()),
@@ -112,7 +116,7 @@ impl ChatMessage {
         }
     }
 
-    fn text(role: Role, content: impl Into<String>) -> Self {
+    fn text(role: Role, content: impl Into<SharedText>) -> Self {
         ChatMessage {
             role,
             content: content.into(),

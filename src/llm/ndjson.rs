@@ -4,6 +4,9 @@
 //! buffered and only complete lines are decoded; a `\n` byte never occurs inside a UTF-8
 //! sequence, so every complete line of a valid stream is valid UTF-8 on its own.
 
+/// Buffer capacity kept whatever the lines were; above it, an emptied buffer shrinks.
+const SHRINK_ABOVE: usize = 256 * 1024;
+
 /// Splits a byte stream into lines (`\n` or `\r\n`), remembering how far it has already
 /// looked so a long line arriving in tiny chunks costs linear, not quadratic, time.
 #[derive(Debug, Default)]
@@ -34,6 +37,10 @@ impl LineBuffer {
         // one partial line.
         self.buf.drain(..line_start);
         self.scanned = self.buf.len();
+        // A megabytes-long line leaves a buffer that size behind: give it back.
+        if self.buf.capacity() > SHRINK_ABOVE && self.buf.len() < self.buf.capacity() / 4 {
+            self.buf.shrink_to(self.buf.len().max(SHRINK_ABOVE / 4));
+        }
     }
 
     /// Hands out a final line that had no line ending when the stream closed.

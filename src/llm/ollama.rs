@@ -219,10 +219,18 @@ impl FrameProtocol for OllamaStream {
     }
 }
 
+/// The non-empty string at `key`, moved out of the parsed chunk rather than copied.
+fn take_text(message: &mut Value, key: &str) -> Option<String> {
+    match message.get_mut(key).map(Value::take) {
+        Some(Value::String(text)) if !text.is_empty() => Some(text),
+        _ => None,
+    }
+}
+
 impl OllamaStream {
     /// Handles one line; `true` at the final `"done": true` line.
     fn on_line(&mut self, line: &str, sink: &mut EventSink<'_>) -> Result<bool, ErrorKind> {
-        let chunk: Value = serde_json::from_str(line).map_err(|e| {
+        let mut chunk: Value = serde_json::from_str(line).map_err(|e| {
             ErrorKind::Malformed(format!(
                 "a stream line is not valid JSON ({e}): {}",
                 truncate_chars(line, 200)
@@ -232,7 +240,7 @@ impl OllamaStream {
             let message = json_error_message(&chunk).unwrap_or_else(|| error.to_string());
             return Err(ErrorKind::Server(message));
         }
-        if let Some(message) = chunk.get("message") {
+        if let Some(message) = chunk.get_mut("message") {
             self.on_message(message, sink);
         }
         if chunk.get("done").and_then(Value::as_bool) != Some(true) {
@@ -257,19 +265,12 @@ impl OllamaStream {
         Ok(true)
     }
 
-    fn on_message(&mut self, message: &Value, sink: &mut EventSink<'_>) {
-        let text = |key: &str| {
-            message
-                .get(key)
-                .and_then(Value::as_str)
-                .filter(|t| !t.is_empty())
-                .map(str::to_string)
-        };
-        if let Some(thinking) = text("thinking") {
+    fn on_message(&mut self, message: &mut Value, sink: &mut EventSink<'_>) {
+        if let Some(thinking) = take_text(message, "thinking") {
             emit(sink, StreamEvent::Thinking(thinking));
         }
-        if let Some(content) = text("content") {
-            self.think.push(&content, &mut |e| emit(sink, e));
+        if let Some(content) = take_text(message, "content") {
+            self.think.push_owned(content, &mut |e| emit(sink, e));
         }
         let calls = message.get("tool_calls").and_then(Value::as_array);
         // Ollama sends each call complete, so it can be passed on at once.

@@ -174,7 +174,7 @@ fn message_json(message: &ChatMessage) -> Value {
             let content = if message.content.is_empty() {
                 Value::Null
             } else {
-                Value::String(message.content.clone())
+                Value::String(message.content.to_string())
             };
             json!({"role": "assistant", "content": content, "tool_calls": calls})
         }
@@ -242,7 +242,7 @@ impl OpenAiStream {
             }
             return Ok(true);
         }
-        let chunk: Value = serde_json::from_str(data).map_err(|e| {
+        let mut chunk: Value = serde_json::from_str(data).map_err(|e| {
             ErrorKind::Malformed(format!(
                 "a stream chunk is not valid JSON ({e}): {}",
                 truncate_chars(data, 200)
@@ -261,10 +261,10 @@ impl OpenAiStream {
             });
         }
         // Only the first choice matters: we never ask for more than one.
-        let Some(choice) = chunk.pointer("/choices/0") else {
+        let Some(choice) = chunk.pointer_mut("/choices/0") else {
             return Ok(false);
         };
-        if let Some(delta) = choice.get("delta") {
+        if let Some(delta) = choice.get_mut("delta") {
             self.on_delta(delta, sink);
         }
         if choice
@@ -279,20 +279,22 @@ impl OpenAiStream {
         Ok(false)
     }
 
-    fn on_delta(&mut self, delta: &Value, sink: &mut EventSink<'_>) {
+    fn on_delta(&mut self, delta: &mut Value, sink: &mut EventSink<'_>) {
+        // Texts are moved out of the parsed chunk, not copied: one event can carry a
+        // whole long answer.
+        let mut take = |key: &str| match delta.get_mut(key).map(Value::take) {
+            Some(Value::String(text)) if !text.is_empty() => Some(text),
+            _ => None,
+        };
         // llama.cpp, vLLM and DeepSeek say `reasoning_content`; OpenRouter and newer vLLM
         // say `reasoning`.
         for key in ["reasoning_content", "reasoning"] {
-            if let Some(text) = delta.get(key).and_then(Value::as_str)
-                && !text.is_empty()
-            {
-                emit(sink, StreamEvent::Thinking(text.to_string()));
+            if let Some(text) = take(key) {
+                emit(sink, StreamEvent::Thinking(text));
             }
         }
-        if let Some(text) = delta.get("content").and_then(Value::as_str)
-            && !text.is_empty()
-        {
-            self.think.push(text, &mut |e| emit(sink, e));
+        if let Some(text) = take("content") {
+            self.think.push_owned(text, &mut |e| emit(sink, e));
         }
         if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
             for call in calls {

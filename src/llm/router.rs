@@ -54,6 +54,10 @@ pub async fn resolve(
         // What was found is spread over local first, falling back to the rest.
         config.routing.get_or_insert_with(Default::default);
     }
+    // `[llm] stall_secs` holds for every model's streams.
+    for model in &mut config.models {
+        model.stall_secs = config.stall_secs;
+    }
     let config = &config;
     let asked = config.model_choice.as_deref();
     // `local` and `cloud` (unless a model has that id) ask for those models first.

@@ -243,7 +243,7 @@ fn mistral_calls(text: &str, resolve: &dyn Fn(&str) -> Option<String>, found: &m
 fn bare_json_calls(text: &str, resolve: &dyn Fn(&str) -> Option<String>, found: &mut Found) {
     const PYTHON_TAG: &str = "<|python_tag|>";
     let mut claimed_until = 0;
-    for (start, _, line) in line_spans(text) {
+    for (start, line) in line_spans(text) {
         if start < claimed_until {
             continue;
         }
@@ -262,16 +262,15 @@ fn bare_json_calls(text: &str, resolve: &dyn Fn(&str) -> Option<String>, found: 
     }
 }
 
-/// Byte spans of each line: (line start, start of the next line, line without `\n`).
-fn line_spans(text: &str) -> Vec<(usize, usize, &str)> {
-    let mut spans = Vec::new();
-    let mut start = 0;
-    for line in text.split_inclusive('\n') {
-        let next = start + line.len();
-        spans.push((start, next, line.trim_end_matches(['\n', '\r'])));
-        start = next;
-    }
-    spans
+/// Each line with the byte offset it starts at, without its `\n`. An iterator, not a
+/// list: every plain answer is scanned, and a list of a long answer's lines cost as much
+/// memory as the answer.
+fn line_spans(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    text.split_inclusive('\n').scan(0, |start, line| {
+        let at = *start;
+        *start += line.len();
+        Some((at, line.trim_end_matches(['\n', '\r'])))
+    })
 }
 
 /// Parses calls separated by whitespace, `,` or `;`, with nothing after them but glue (an

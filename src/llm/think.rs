@@ -29,7 +29,17 @@ pub struct ThinkSplitter {
 
 impl ThinkSplitter {
     pub fn push(&mut self, chunk: &str, emit: &mut impl FnMut(StreamEvent)) {
-        self.held.push_str(chunk);
+        self.push_owned(chunk.to_string(), emit);
+    }
+
+    /// [`Self::push`] for a piece already owned: a long piece of plain answer text is
+    /// passed on as it is, never copied (one event can carry megabytes).
+    pub fn push_owned(&mut self, chunk: String, emit: &mut impl FnMut(StreamEvent)) {
+        if self.held.is_empty() {
+            self.held = chunk;
+        } else {
+            self.held.push_str(&chunk);
+        }
         loop {
             match self.state {
                 State::Start => {

@@ -11,7 +11,8 @@ pub mod run;
 use crate::app::exit;
 use crate::llm::Usage;
 use crate::session::view::SessionView;
-use crate::session::{Event, OutcomeStatus};
+use crate::session::{AgentState, Event, OutcomeStatus};
+use crate::shared_text::SharedText;
 use crate::tools::terminal_text::strip_controls;
 
 /// How `-p` prints.
@@ -30,7 +31,8 @@ pub enum OutputFormat {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Finished {
     pub status: OutcomeStatus,
-    pub result: String,
+    /// The answer the outcome carried, shared with it rather than copied.
+    pub result: SharedText,
     pub num_turns: u32,
     pub usage: Usage,
     pub duration_ms: u64,
@@ -90,10 +92,8 @@ impl Printer {
 
     /// Shows one event. Returns the outcome when the run is over.
     pub fn on_event(&mut self, event: &Event) -> Option<Finished> {
-        if self.format == OutputFormat::StreamJson
-            && let Ok(line) = serde_json::to_string(event)
-        {
-            self.stdout_line(&line);
+        if self.format == OutputFormat::StreamJson {
+            self.stdout_json(event);
         }
         self.progress(event);
         match event {
@@ -136,6 +136,14 @@ impl Printer {
             Event::ToolCallStarted {
                 run_id, summary, ..
             } => Some(format!("{}⏺ {summary}", indent(run_id))),
+            // What a silent wait is for (a busy model, a model that says nothing yet), so
+            // a script's log does not just stop.
+            Event::AgentStatus {
+                run_id,
+                status: AgentState::Thinking,
+                detail: Some(detail),
+                ..
+            } => Some(format!("{}linggen: {detail}", indent(run_id))),
             Event::ToolCallFinished {
                 run_id,
                 ok,
@@ -186,8 +194,10 @@ impl Printer {
                 }
             }
             OutputFormat::Json | OutputFormat::StreamJson => {
-                let line = result_line(&self.session_id, done);
-                self.stdout_line(&line);
+                if !self.stdout_closed {
+                    let line = result_line(&self.session_id, done);
+                    self.stdout_closed = json_line(&line).is_err();
+                }
             }
         }
     }
@@ -195,7 +205,7 @@ impl Printer {
     fn ending(&self, done: &Finished) -> String {
         match done.status {
             OutcomeStatus::Cancelled => "cancelled".to_string(),
-            _ => done.result.clone(),
+            _ => done.result.to_string(),
         }
     }
 
@@ -208,6 +218,22 @@ impl Printer {
             self.stdout_closed = true;
         }
     }
+
+    fn stdout_json(&mut self, value: &impl Serialize) {
+        if !self.stdout_closed {
+            self.stdout_closed = json_line(value).is_err();
+        }
+    }
+}
+
+/// One JSON line on stdout, serialized straight into it: an event or a result carrying a
+/// long answer is never also held as one long `String`.
+fn json_line(value: &impl Serialize) -> std::io::Result<()> {
+    // stdout's own buffer is line-sized; serde writes many small pieces.
+    let mut out = std::io::BufWriter::with_capacity(64 * 1024, std::io::stdout().lock());
+    serde_json::to_writer(&mut out, value)?;
+    out.write_all(b"\n")?;
+    out.flush()
 }
 
 /// One progress line on stderr. Lines quote the model (tool summaries, errors, agent names),
@@ -234,8 +260,8 @@ struct ResultLine<'a> {
 }
 
 /// The `result` line of `json` / `stream-json` output.
-fn result_line(session_id: &str, done: &Finished) -> String {
-    let line = ResultLine {
+fn result_line<'a>(session_id: &'a str, done: &'a Finished) -> ResultLine<'a> {
+    ResultLine {
         kind: "result",
         subtype: done.subtype(),
         status: done.status,
@@ -245,19 +271,18 @@ fn result_line(session_id: &str, done: &Finished) -> String {
         num_turns: done.num_turns,
         duration_ms: done.duration_ms,
         usage: done.usage,
-    };
-    // A struct of strings and numbers always serializes.
-    serde_json::to_string(&line).unwrap_or_default()
+    }
 }
 
 /// The result line for failures that happen before the session starts.
 pub fn error_json(session_id: &str, message: &str) -> String {
     let failed = Finished {
         status: OutcomeStatus::Error,
-        result: message.to_string(),
+        result: message.into(),
         num_turns: 0,
         usage: Usage::default(),
         duration_ms: 0,
     };
-    result_line(session_id, &failed)
+    // A struct of strings and numbers always serializes.
+    serde_json::to_string(&result_line(session_id, &failed)).unwrap_or_default()
 }

@@ -12,6 +12,15 @@
 //! session's work (a message, a tool call, a status change), not of the model's stream, so
 //! a stalled reader holds at most `COALESCE_AFTER` events plus, after each later event, one
 //! growing token piece — no more text than the conversation itself holds.
+//!
+//! One reader may instead set the pace: the terminal ([`EventBus::subscribe_pacing`]). Its
+//! renderer can be slower than a fast local server streams, and the text it has not drawn
+//! yet would otherwise wait in its queue, a second copy of the answer in memory. While more
+//! than [`PACE_BYTES`] of streamed text wait for it, [`EventBus::is_behind`] says so and the
+//! model call stops reading the response (see `ask::follow`) until the reader is back
+//! under the bound: the server's stream waits in the socket instead. `publish` itself still
+//! never waits, and readers that are not ours to pace (a `-p` pipe, the mirror) never slow
+//! the session down.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -26,6 +35,11 @@ const BROADCAST_CAPACITY: usize = 4096;
 /// Waiting events in a lossless queue past which continuing tokens are coalesced. Far above
 /// what a reader that keeps up ever holds (the batcher publishes at most a token a frame).
 pub const COALESCE_AFTER: usize = 256;
+
+/// Bytes of streamed text a pacing reader may have waiting before the model's stream pauses
+/// for it: many frames of text, so the pause only happens when the reader truly cannot keep
+/// up, never because of one slow redraw.
+pub const PACE_BYTES: usize = 256 * 1024;
 
 /// An event with its sequence number (the SSE `id:`). A coalesced `Token` carries the
 /// number of the last piece in it, so numbers rise but may skip.
@@ -51,6 +65,8 @@ struct Inner {
 struct Lossless {
     queue: Arc<Queue>,
     wants: fn(&Event) -> bool,
+    /// The model's stream waits for this reader (see the module doc).
+    paces: bool,
 }
 
 impl Drop for Lossless {
@@ -67,6 +83,8 @@ struct Queue {
     waiting: Mutex<Waiting>,
     task: Notify,
     thread: Condvar,
+    /// Told when the reader takes an event and is back under [`PACE_BYTES`].
+    drained: Notify,
 }
 
 #[derive(Default)]
@@ -76,6 +94,23 @@ struct Waiting {
     closed: bool,
     /// The reader is gone; the bus forgets this queue.
     abandoned: bool,
+    /// Bytes of token text in `events`.
+    token_bytes: usize,
+}
+
+impl Waiting {
+    fn pop(&mut self) -> Option<Arc<Envelope>> {
+        let envelope = self.events.pop_front()?;
+        self.token_bytes = self.token_bytes.saturating_sub(token_len(&envelope.event));
+        Some(envelope)
+    }
+}
+
+fn token_len(event: &Event) -> usize {
+    match event {
+        Event::Token { token, .. } => token.len(),
+        _ => 0,
+    }
 }
 
 impl Queue {
@@ -88,6 +123,20 @@ impl Queue {
     fn wake(&self) {
         self.task.notify_one();
         self.thread.notify_one();
+    }
+
+    /// Takes the next event, telling a paused stream when the reader has caught up.
+    fn take(&self, waiting: &mut Waiting) -> Option<Arc<Envelope>> {
+        let envelope = waiting.pop()?;
+        if waiting.token_bytes <= PACE_BYTES && token_len(&envelope.event) > 0 {
+            self.drained.notify_waiters();
+        }
+        Some(envelope)
+    }
+
+    fn is_behind(&self) -> bool {
+        let waiting = self.lock();
+        !waiting.abandoned && waiting.token_bytes > PACE_BYTES
     }
 
     /// Queues (or coalesces) `envelope`; false once the reader is gone.
@@ -104,6 +153,7 @@ impl Queue {
         if !coalesced {
             waiting.events.push_back(envelope.clone());
         }
+        waiting.token_bytes += token_len(&envelope.event);
         drop(waiting);
         self.wake();
         true
@@ -162,7 +212,7 @@ impl Subscription {
         loop {
             {
                 let mut waiting = self.queue.lock();
-                if let Some(envelope) = waiting.events.pop_front() {
+                if let Some(envelope) = self.queue.take(&mut waiting) {
                     return Some(envelope);
                 }
                 if waiting.closed {
@@ -178,7 +228,7 @@ impl Subscription {
     pub fn blocking_recv(&mut self) -> Option<Arc<Envelope>> {
         let mut waiting = self.queue.lock();
         loop {
-            if let Some(envelope) = waiting.events.pop_front() {
+            if let Some(envelope) = self.queue.take(&mut waiting) {
                 return Some(envelope);
             }
             if waiting.closed {
@@ -194,7 +244,8 @@ impl Subscription {
 
     /// The next event if one waits.
     pub fn try_recv(&mut self) -> Option<Arc<Envelope>> {
-        self.queue.lock().events.pop_front()
+        let mut waiting = self.queue.lock();
+        self.queue.take(&mut waiting)
     }
 
     /// How many events wait to be read.
@@ -208,6 +259,10 @@ impl Drop for Subscription {
         let mut waiting = self.queue.lock();
         waiting.abandoned = true;
         waiting.events.clear();
+        waiting.token_bytes = 0;
+        drop(waiting);
+        // A stream paused for this reader must not wait for it any longer.
+        self.queue.drained.notify_waiters();
     }
 }
 
@@ -247,12 +302,48 @@ impl EventBus {
     /// Like [`subscribe_lossless`](Self::subscribe_lossless), for the events `wants` accepts
     /// only; the store, say, never needs to wake up for a token.
     pub fn subscribe_lossless_to(&self, wants: fn(&Event) -> bool) -> Subscription {
+        self.add_lossless(wants, false)
+    }
+
+    /// A lossless subscriber that sets the pace of the model's stream: the terminal, whose
+    /// rendering is ours to wait for (see the module doc).
+    pub fn subscribe_pacing(&self) -> Subscription {
+        self.add_lossless(|_| true, true)
+    }
+
+    fn add_lossless(&self, wants: fn(&Event) -> bool, paces: bool) -> Subscription {
         let queue = Arc::new(Queue::default());
         self.lossless().push(Lossless {
             queue: queue.clone(),
             wants,
+            paces,
         });
         Subscription { queue }
+    }
+
+    /// Whether a pacing reader has more than [`PACE_BYTES`] of streamed text waiting.
+    pub fn is_behind(&self) -> bool {
+        self.behind().is_some()
+    }
+
+    fn behind(&self) -> Option<Arc<Queue>> {
+        self.lossless()
+            .iter()
+            .find(|sub| sub.paces && sub.queue.is_behind())
+            .map(|sub| sub.queue.clone())
+    }
+
+    /// Waits until no pacing reader is behind (at once if none is).
+    pub async fn caught_up(&self) {
+        while let Some(queue) = self.behind() {
+            let drained = queue.drained.notified();
+            tokio::pin!(drained);
+            // Registered before looking again, so a take in between is not missed.
+            drained.as_mut().enable();
+            if queue.is_behind() {
+                drained.await;
+            }
+        }
     }
 
     /// A viewer that may lag (it then gets `RecvError::Lagged` and should resync).
@@ -375,6 +466,37 @@ mod tests {
         assert_eq!(stalled.waiting(), COALESCE_AFTER);
         let last = drain(&mut stalled).pop().unwrap();
         assert_eq!(last.seq, COALESCE_AFTER as u64 + 10);
+    }
+
+    /// A pacing reader that falls behind by more than `PACE_BYTES` of text holds the
+    /// stream until it has read back under the bound; other readers never do.
+    #[tokio::test]
+    async fn a_pacing_reader_behind_holds_the_stream_until_it_catches_up() {
+        let bus = EventBus::new();
+        let mut terminal = bus.subscribe_pacing();
+        let _stalled_pipe = bus.subscribe_lossless();
+        let piece = "x".repeat(64 * 1024);
+        while !bus.is_behind() {
+            bus.publish(token("r1", &piece, false));
+        }
+        let waiter = {
+            let bus = bus.clone();
+            tokio::spawn(async move { bus.caught_up().await })
+        };
+        tokio::task::yield_now().await;
+        assert!(!waiter.is_finished());
+        assert!(terminal.recv().await.is_some());
+        tokio::time::timeout(std::time::Duration::from_secs(5), waiter)
+            .await
+            .expect("caught up once the reader read")
+            .unwrap();
+        assert!(!bus.is_behind());
+        // A reader that leaves releases the stream too.
+        while !bus.is_behind() {
+            bus.publish(token("r1", &piece, false));
+        }
+        drop(terminal);
+        bus.caught_up().await;
     }
 
     #[tokio::test]

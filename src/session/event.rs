@@ -5,6 +5,7 @@
 use serde::Serialize;
 
 use crate::llm::{ChatMessage, Role, ToolCall, Usage};
+use crate::shared_text::SharedText;
 
 /// Version of the event schema, announced in `SessionStarted`.
 pub const EVENT_VERSION: u32 = 1;
@@ -118,7 +119,7 @@ pub enum Event {
         from: String,
         to: String,
         role: Role,
-        content: String,
+        content: SharedText,
         #[serde(skip_serializing_if = "Vec::is_empty")]
         tool_calls: Vec<ToolCall>,
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -287,14 +288,14 @@ pub enum Event {
         subagent_id: String,
         agent_id: String,
         outcome: OutcomeStatus,
-        result: String,
+        result: SharedText,
     },
     /// How a top-level run (a turn) ended. `result` is the final answer (or the error text).
     /// Delegated runs end with `SubagentResult` instead.
     Outcome {
         run_id: String,
         status: OutcomeStatus,
-        result: String,
+        result: SharedText,
         num_turns: u32,
         usage: Usage,
         duration_ms: u64,

@@ -3,6 +3,7 @@
 //! runs (as its own task) the session keeps reading the queue, so approvals, cancellation
 //! and queued messages are handled without waiting for the model.
 
+mod ask;
 mod auto;
 pub mod bus;
 pub mod call_ids;

@@ -82,107 +82,190 @@ async fn walk(
     tools: &[crate::llm::ToolSpec],
     plan: &Plan,
 ) -> Step {
-    let router = &shared.models;
     // Why the model being tried is not the plan's first (busy, or a fallback).
     let mut detour: Option<String> = None;
     let mut position = 0;
     loop {
-        let (index, why) = &plan.order[position];
-        let model = router.model(*index);
-        let is_last = position + 1 == plan.order.len();
-        // The servers of this model that failed during this call.
-        let mut failed_servers: Vec<String> = Vec::new();
-        loop {
-            let Some((member, slot)) = (match model.try_slot(&failed_servers) {
-                Some(taken) => Some(taken),
-                None if !is_last
-                    && failed_servers.is_empty()
-                    && router.when_busy() == WhenBusy::Next
-                    && plan.order[position + 1..]
-                        .iter()
-                        .any(|(i, _)| router.model(*i).has_free_slot()) =>
-                {
-                    None
-                }
-                None => {
-                    let waiting = format!("waiting for {}", model.id());
-                    run::status(shared, ctx, AgentState::Thinking, Some(waiting));
-                    tokio::select! {
-                        taken = model.slot(&failed_servers) => Some(taken),
-                        _ = ctx.cancel.cancelled() => return Step::Cancelled(Default::default()),
-                    }
-                }
-            }) else {
-                detour = Some(format!("`{}` is busy", model.id()));
-                break;
-            };
-            let reason = match &detour {
-                Some(d) => format!("{d}; {why} · {}", plan.assessed),
-                None => format!("{why} · {}", plan.assessed),
-            };
-            shared.bus.publish(Event::ModelRouted {
-                run_id: ctx.id.clone(),
-                model_id: model.id().to_string(),
-                policy: plan.policy.clone(),
-                complexity: plan.complexity,
-                reason,
-            });
-            // With somewhere else to go, a refused connection is not waited out.
-            let elsewhere = !is_last || model.others(&failed_servers).len() > 1;
-            let ask = run::ask_model(shared, ctx, conv, tools, &*member.provider);
-            let step = retry::FALLBACK_READY.scope(elsewhere, ask).await;
-            drop(slot);
-            let error = match step {
-                Step::Done(mut response) => {
-                    member.server.recovered();
-                    let counted = response.usage.input_tokens;
-                    super::usage::learning(shared, model, || {
-                        conv.ledger.counted(*index, model, &conv.history, counted)
-                    });
-                    response.context_window = model.context_window().await;
-                    response.served_by = Some(*index);
-                    return Step::Done(response);
-                }
-                Step::Failed(error) => error,
-                cancelled => return cancelled,
-            };
-            // A rejection that says how long the prompt was is as good as a count.
-            if let Some(tokens) = super::compact::rejected_tokens(&error) {
-                super::usage::learning(shared, model, || {
-                    conv.ledger.counted(*index, model, &conv.history, tokens)
-                });
-            }
-            let Some(what) = routing::falls_back(&error) else {
-                return Step::Failed(error);
-            };
-            member.server.cool_down(router.cooldown());
-            failed_servers.push(member.url.clone());
-            // A pool: the same model on another server first.
-            if let Some(next) = model.others(&failed_servers).first() {
-                shared.bus.publish(Event::Warning {
-                    message: format!(
-                        "model `{}` at {} {what}; trying its server {}",
-                        model.id(),
-                        member.url,
-                        next.url
-                    ),
-                });
-                continue;
-            }
-            if is_last {
-                return Step::Failed(error);
-            }
-            let next = router.model(plan.order[position + 1].0).id();
-            shared.bus.publish(Event::Warning {
-                message: format!(
-                    "model `{}` {what}: {}; falling back to `{next}`",
-                    model.id(),
-                    error.kind_summary()
-                ),
-            });
-            detour = Some(format!("fallback: `{}` {what}", model.id()));
-            break;
+        let at = Position {
+            plan,
+            position,
+            detour: detour.as_deref(),
+        };
+        match try_model(shared, ctx, conv, tools, &at).await {
+            Tried::Ended(step) => return step,
+            Tried::Next(why) => detour = Some(why),
         }
         position += 1;
     }
+}
+
+/// The plan's model being tried, and why it is not the first.
+struct Position<'a> {
+    plan: &'a Plan,
+    position: usize,
+    detour: Option<&'a str>,
+}
+
+impl Position<'_> {
+    fn is_last(&self) -> bool {
+        self.position + 1 == self.plan.order.len()
+    }
+}
+
+/// What trying one model of the plan came to.
+enum Tried {
+    /// The call's result: an answer, the failure to report, or a cancel.
+    Ended(Step),
+    /// On to the plan's next model, for this reason.
+    Next(String),
+}
+
+/// One model's servers during one call: those that failed, and those asked again after
+/// their answer broke off (once each).
+#[derive(Default)]
+struct Attempts {
+    failed: Vec<String>,
+    asked_again: Vec<String>,
+}
+
+/// Tries the model at `at`: a free server of it (waiting for one, unless a later model is
+/// free and the policy says go there), the same server once more after a broken-off answer,
+/// then the pool's other servers.
+async fn try_model(
+    shared: &TurnShared,
+    ctx: &RunCtx,
+    conv: &mut Conversation,
+    tools: &[crate::llm::ToolSpec],
+    at: &Position<'_>,
+) -> Tried {
+    let (index, why) = &at.plan.order[at.position];
+    let model = shared.models.model(*index);
+    let mut attempts = Attempts::default();
+    loop {
+        let (member, slot) = match take_slot(shared, ctx, at, &attempts.failed).await {
+            Ok(Some(taken)) => taken,
+            Ok(None) => return Tried::Next(format!("`{}` is busy", model.id())),
+            Err(cancelled) => return Tried::Ended(cancelled),
+        };
+        let reason = match at.detour {
+            Some(d) => format!("{d}; {why} · {}", at.plan.assessed),
+            None => format!("{why} · {}", at.plan.assessed),
+        };
+        shared.bus.publish(Event::ModelRouted {
+            run_id: ctx.id.clone(),
+            model_id: model.id().to_string(),
+            policy: at.plan.policy.clone(),
+            complexity: at.plan.complexity,
+            reason,
+        });
+        // With somewhere else to go, a refused connection is not waited out.
+        let elsewhere = !at.is_last() || model.others(&attempts.failed).len() > 1;
+        let patience = super::ask::Patience {
+            model: model.id(),
+            after: std::time::Duration::from_secs(model.config.stall_secs.max(1)),
+        };
+        let ask = super::ask::ask_model(shared, ctx, conv, tools, &*member.provider, &patience);
+        let step = retry::FALLBACK_READY.scope(elsewhere, ask).await;
+        drop(slot);
+        let error = match step {
+            Step::Done(mut response) => {
+                member.server.recovered();
+                let counted = response.usage.input_tokens;
+                super::usage::learning(shared, model, || {
+                    conv.ledger.counted(*index, model, &conv.history, counted)
+                });
+                response.context_window = model.context_window().await;
+                response.served_by = Some(*index);
+                return Tried::Ended(Step::Done(response));
+            }
+            Step::Failed(error) => error,
+            cancelled => return Tried::Ended(cancelled),
+        };
+        // A rejection that says how long the prompt was is as good as a count.
+        if let Some(tokens) = super::compact::rejected_tokens(&error) {
+            super::usage::learning(shared, model, || {
+                conv.ledger.counted(*index, model, &conv.history, tokens)
+            });
+        }
+        if let Some(end) = after_failure(shared, at, member, error, &mut attempts) {
+            return end;
+        }
+    }
+}
+
+/// A free server of the model at `at`; `Ok(None)` when it is busy and the call goes to a
+/// later model instead, `Err` when the run was cancelled while waiting.
+async fn take_slot<'m>(
+    shared: &'m TurnShared,
+    ctx: &RunCtx,
+    at: &Position<'_>,
+    failed: &[String],
+) -> Result<Option<(&'m routing::Member, routing::capacity::Slot)>, Step> {
+    let router = &shared.models;
+    let model = router.model(at.plan.order[at.position].0);
+    if let Some(taken) = model.try_slot(failed) {
+        return Ok(Some(taken));
+    }
+    let later_free = || {
+        at.plan.order[at.position + 1..]
+            .iter()
+            .any(|(i, _)| router.model(*i).has_free_slot())
+    };
+    if !at.is_last() && failed.is_empty() && router.when_busy() == WhenBusy::Next && later_free() {
+        return Ok(None);
+    }
+    let waiting = format!("waiting for {}", model.id());
+    run::status(shared, ctx, AgentState::Thinking, Some(waiting));
+    tokio::select! {
+        taken = model.slot(failed) => Ok(Some(taken)),
+        _ = ctx.cancel.cancelled() => Err(Step::Cancelled(Default::default())),
+    }
+}
+
+/// Where a failed attempt leads, announced: `None` to try again (the same server once
+/// after a broken-off answer, else the pool's next server), or how trying this model ends.
+fn after_failure(
+    shared: &TurnShared,
+    at: &Position<'_>,
+    member: &routing::Member,
+    error: crate::llm::LlmError,
+    attempts: &mut Attempts,
+) -> Option<Tried> {
+    let router = &shared.models;
+    let model = router.model(at.plan.order[at.position].0);
+    let Some(what) = routing::falls_back(&error) else {
+        return Some(Tried::Ended(Step::Failed(error)));
+    };
+    let warn = |message: String| shared.bus.publish(Event::Warning { message });
+    if routing::asks_again(&error) && !attempts.asked_again.contains(&member.url) {
+        attempts.asked_again.push(member.url.clone());
+        warn(format!(
+            "model `{}` at {} {what}; asking it again",
+            model.id(),
+            member.url
+        ));
+        return None;
+    }
+    member.server.cool_down(router.cooldown());
+    attempts.failed.push(member.url.clone());
+    // A pool: the same model on another server first.
+    if let Some(next) = model.others(&attempts.failed).first() {
+        warn(format!(
+            "model `{}` at {} {what}; trying its server {}",
+            model.id(),
+            member.url,
+            next.url
+        ));
+        return None;
+    }
+    if at.is_last() {
+        return Some(Tried::Ended(Step::Failed(error)));
+    }
+    let next = router.model(at.plan.order[at.position + 1].0).id();
+    warn(format!(
+        "model `{}` {what}: {}; falling back to `{next}`",
+        model.id(),
+        error.kind_summary()
+    ));
+    Some(Tried::Next(format!("fallback: `{}` {what}", model.id())))
 }

@@ -10,15 +10,13 @@ use super::event::{AgentState, Event, OutcomeStatus};
 use super::input::TurnMode;
 use super::limits::Watch;
 use super::permissions::Rule;
-use super::tokens::{self, TokenBatcher};
 use super::{
     Choice, Conversation, TurnShared, auto, call_ids, compact, delegate, lock, model_call,
     tool_call,
 };
 use crate::agents::AgentSpec;
-use crate::llm::{
-    ChatMessage, ChatRequest, LlmError, Provider, StreamEvent, ToolCall, ToolSpec, Usage,
-};
+use crate::llm::{ChatMessage, LlmError, ToolCall, ToolSpec, Usage};
+use crate::shared_text::SharedText;
 use crate::tools::{ToolName, session_tools};
 
 /// Everything one run works with.
@@ -66,7 +64,8 @@ impl Halt {
 /// How a run ended.
 pub(crate) struct RunEnd {
     pub status: OutcomeStatus,
-    pub result: String,
+    /// The final answer (shared with the message that carried it) or why the run ended.
+    pub result: SharedText,
     pub iterations: u32,
     pub usage: Usage,
 }
@@ -136,9 +135,9 @@ async fn run_loop(
     let mut calls_made = 0;
     // A server's context rejection gets one compaction and one retry, not a loop.
     let mut compacted_for_rejection = false;
-    let end = |status, result, iterations, usage| RunEnd {
+    let end = |status, result: String, iterations, usage| RunEnd {
         status,
-        result,
+        result: result.into(),
         iterations,
         usage,
     };
@@ -212,6 +211,8 @@ async fn run_loop(
                 // pair results with calls by these ids (see `call_ids`).
                 call_ids::assign(&mut tool_calls);
                 let calls = tool_calls.clone();
+                // The history, the `Message` event and the outcome share the one copy.
+                let text = SharedText::from(text);
                 push(
                     shared,
                     ctx,
@@ -250,36 +251,64 @@ async fn run_loop(
                     }
                 }
                 if calls.is_empty() {
-                    return end(OutcomeStatus::Completed, text, iterations, usage);
+                    return RunEnd {
+                        status: OutcomeStatus::Completed,
+                        result: text,
+                        iterations,
+                        usage,
+                    };
                 }
                 calls_made += calls.len() as u32;
-                let mut next = 0;
-                while next < calls.len() {
-                    // Delegations side by side run at once; everything else in order.
-                    let together = calls[next..]
-                        .iter()
-                        .take_while(|c| ToolName::resolve(&c.name) == Some(ToolName::Delegate))
-                        .count();
-                    let batch = &calls[next..next + together.max(1)];
-                    next += batch.len();
-                    let outputs = if batch.len() > 1 && !ctx.cancel.is_cancelled() {
-                        delegate::side_by_side(shared, ctx, conv, batch, changed).await
-                    } else {
-                        vec![one_call(shared, ctx, conv, &batch[0], changed).await]
-                    };
-                    for (call, output) in batch.iter().zip(outputs) {
-                        watch.call_ended(&call.name, &call.arguments, output.is_error);
-                        let content =
-                            fit_output(shared, conv, served_by, window, call, output.model);
-                        let msg = ChatMessage::tool_result(call, content, output.is_error);
-                        push(shared, ctx, conv, "", msg);
-                    }
-                }
+                let served = Served {
+                    by: served_by,
+                    window,
+                };
+                run_calls(shared, ctx, conv, &calls, served, changed, &mut watch).await;
                 watch.step_ended(ctx.writes);
                 if ctx.cancel.is_cancelled() {
                     return end(OutcomeStatus::Cancelled, String::new(), iterations, usage);
                 }
             }
+        }
+    }
+}
+
+/// Which of the router's models answered, and its window: what tool results are sized to.
+#[derive(Clone, Copy)]
+struct Served {
+    by: Option<usize>,
+    window: Option<u32>,
+}
+
+/// Runs a response's tool calls and adds their results to the history: delegations side by
+/// side at once, everything else in order.
+async fn run_calls(
+    shared: &TurnShared,
+    ctx: &mut RunCtx,
+    conv: &mut Conversation,
+    calls: &[ToolCall],
+    served: Served,
+    changed: &mut Vec<String>,
+    watch: &mut Watch<'_>,
+) {
+    let mut next = 0;
+    while next < calls.len() {
+        let together = calls[next..]
+            .iter()
+            .take_while(|c| ToolName::resolve(&c.name) == Some(ToolName::Delegate))
+            .count();
+        let batch = &calls[next..next + together.max(1)];
+        next += batch.len();
+        let outputs = if batch.len() > 1 && !ctx.cancel.is_cancelled() {
+            delegate::side_by_side(shared, ctx, conv, batch, changed).await
+        } else {
+            vec![one_call(shared, ctx, conv, &batch[0], changed).await]
+        };
+        for (call, output) in batch.iter().zip(outputs) {
+            watch.call_ended(&call.name, &call.arguments, output.is_error);
+            let content = fit_output(shared, conv, served.by, served.window, call, output.model);
+            let msg = ChatMessage::tool_result(call, content, output.is_error);
+            push(shared, ctx, conv, "", msg);
         }
     }
 }
@@ -315,7 +344,7 @@ fn failed(shared: &TurnShared, message: String, iterations: u32, usage: Usage) -
     });
     RunEnd {
         status: OutcomeStatus::Error,
-        result: message,
+        result: message.into(),
         iterations,
         usage,
     }
@@ -329,7 +358,7 @@ fn halted(shared: &TurnShared, ctx: &RunCtx, why: String, iterations: u32, usage
     }
     RunEnd {
         status: OutcomeStatus::Error,
-        result: why,
+        result: why.into(),
         iterations,
         usage,
     }
@@ -437,87 +466,6 @@ fn catalog_budget(context_window: Option<u32>) -> usize {
     }
 }
 
-/// Streams one response of `provider`, publishing tokens as they arrive.
-pub(crate) async fn ask_model(
-    shared: &TurnShared,
-    ctx: &RunCtx,
-    conv: &Conversation,
-    tools: &[ToolSpec],
-    provider: &dyn Provider,
-) -> Step {
-    let mut response = Response::default();
-    let auto_mode = ctx.mode == TurnMode::Auto;
-    let schema = auto_mode.then(|| auto::answer_schema(shared, ctx));
-    let bus = &shared.bus;
-    let batcher = TokenBatcher::new(bus, &ctx.id, &ctx.agent.name);
-    // From the first piece of output to the last: the generation time tok/s is over.
-    let mut first_output: Option<std::time::Instant> = None;
-    let mut last_output: Option<std::time::Instant> = None;
-    let result = {
-        let mut sink = |event: StreamEvent| {
-            if matches!(
-                event,
-                StreamEvent::Text(_) | StreamEvent::Thinking(_) | StreamEvent::ToolCall(_)
-            ) {
-                let now = std::time::Instant::now();
-                first_output.get_or_insert(now);
-                last_output = Some(now);
-            }
-            match event {
-                StreamEvent::Text(t) => {
-                    // An auto-mode answer is an action, not prose for the person: it
-                    // streams as thinking, and the run's summary is the answer shown.
-                    batcher.push(&t, auto_mode);
-                    response.text.push_str(&t);
-                }
-                StreamEvent::Thinking(t) => batcher.push(&t, true),
-                StreamEvent::ToolCall(call) => response.tool_calls.push(call),
-                StreamEvent::Usage(u) => response.usage = u,
-                StreamEvent::CutShort => response.cut_short = true,
-            }
-        };
-        let request = ChatRequest {
-            messages: &conv.history,
-            tools,
-            answer_schema: schema.as_ref(),
-        };
-        let chat = provider.chat(request, &mut sink);
-        tokio::pin!(chat);
-        let mut frame = tokio::time::interval(tokens::FRAME);
-        frame.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-        loop {
-            tokio::select! {
-                r = &mut chat => break Some(r),
-                _ = ctx.cancel.cancelled() => break None,
-                // Text that arrived and then paused is shown within a frame.
-                _ = frame.tick() => batcher.flush(),
-            }
-        }
-    };
-    batcher.flush();
-    bus.publish(Event::Token {
-        run_id: ctx.id.clone(),
-        agent_id: ctx.agent.name.clone(),
-        token: String::new(),
-        thinking: false,
-        done: true,
-    });
-    if let (Some(first), Some(last)) = (first_output, last_output) {
-        response.usage.generation_ms = last.duration_since(first).as_millis() as u64;
-    }
-    match result {
-        None => Step::Cancelled(response),
-        Some(Err(e)) => Step::Failed(e),
-        Some(Ok(())) => {
-            // Talk mode offers no tools; a tool call typed out as text stays text there.
-            if response.tool_calls.is_empty() && !tools.is_empty() {
-                recover_text_calls(&mut response);
-            }
-            Step::Done(response)
-        }
-    }
-}
-
 /// Tells the person when an answer ended oddly: cut off by the output limit, or empty
 /// (neither text nor a tool call), instead of leaving them to guess.
 fn notice_odd_endings(shared: &TurnShared, response: &Response) {
@@ -544,16 +492,6 @@ fn notice_odd_endings(shared: &TurnShared, response: &Response) {
     shared.bus.publish(Event::Warning {
         message: message.to_string(),
     });
-}
-
-/// Small local models often print a tool call as text instead of using native tool calling;
-/// turning it into a real call is what makes them usable at all.
-fn recover_text_calls(response: &mut Response) {
-    let known = |name: &str| crate::tools::canonical_name(name).is_some();
-    if let Some((text, calls)) = crate::llm::textcalls::recover(&response.text, known) {
-        response.text = text;
-        response.tool_calls = calls;
-    }
 }
 
 pub(crate) fn status(

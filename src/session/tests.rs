@@ -208,7 +208,7 @@ impl Harness {
         last.iter()
             .rev()
             .find(|m| m.role == crate::llm::Role::Tool)
-            .map(|m| m.content.clone())
+            .map(|m| m.content.to_string())
             .unwrap_or_default()
     }
 }

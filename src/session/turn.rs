@@ -14,6 +14,7 @@ use super::run::{self, RunCtx, RunEnd};
 use super::{Conversation, TurnShared, ids, skill_call};
 use crate::agents::AgentSpec;
 use crate::llm::{ChatMessage, Usage};
+use crate::shared_text::SharedText;
 
 /// Files written in a turn are listed in one `ChangeReport`; past this many only a count.
 const CHANGE_REPORT_MAX_FILES: usize = 50;
@@ -103,7 +104,9 @@ pub(super) async fn run_turn(
             // The agent may differ from the last turn's: its prompt leads the history.
             let system = super::compose_prompt(shared, &ctx);
             match conv.history.first_mut() {
-                Some(first) if first.role == crate::llm::Role::System => first.content = system,
+                Some(first) if first.role == crate::llm::Role::System => {
+                    first.content = system.into()
+                }
                 _ => conv.history.insert(0, ChatMessage::system(system)),
             }
             let end = if plan.fork {
@@ -225,7 +228,7 @@ async fn person_command(
     };
     let end = RunEnd {
         status,
-        result: String::new(),
+        result: SharedText::default(),
         iterations: 0,
         usage: Usage::default(),
     };
@@ -298,7 +301,7 @@ async fn compact_now(
     };
     let end = RunEnd {
         status,
-        result,
+        result: result.into(),
         iterations: 0,
         usage: Usage::default(),
     };
@@ -382,7 +385,7 @@ async fn forked(
     let end = delegate::run_child(shared, ctx, conv, child, changed).await;
     let answer = match end.status {
         OutcomeStatus::Completed => end.result.clone(),
-        _ => format!("[the skill's run ended: {}]", end.status.run_status()),
+        _ => format!("[the skill's run ended: {}]", end.status.run_status()).into(),
     };
     run::push(
         shared,
@@ -410,7 +413,7 @@ fn fail(shared: &TurnShared, agent: &str, label: &str, message: String) -> Ended
     });
     let end = RunEnd {
         status: OutcomeStatus::Error,
-        result: message,
+        result: message.into(),
         iterations: 0,
         usage: Usage::default(),
     };

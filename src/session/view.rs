@@ -88,8 +88,53 @@ pub struct RunState {
 pub struct Streaming {
     pub run_id: String,
     pub agent_id: String,
+    /// The end of the text so far: at most [`STREAMED_TEXT_LIMIT`] bytes of it.
     pub text: String,
     pub thinking: bool,
+    /// Bytes at the start of the response that `text` no longer holds.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub skipped_bytes: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+/// How much of a response in flight a view keeps. A late joiner sees the end of a longer
+/// one (and the whole answer once its message arrives); the turn holds the text anyway,
+/// and a view holding a second full copy made memory grow with the answer.
+pub const STREAMED_TEXT_LIMIT: usize = 256 * 1024;
+
+impl Streaming {
+    /// Appends a piece, dropping the oldest half of the kept text when it outgrows the
+    /// limit (halving, not trimming each time, keeps the cost per byte constant).
+    fn push(&mut self, piece: &str) {
+        // Of a piece longer than the limit only the end would stay: copy just that.
+        let mut start = if piece.len() > STREAMED_TEXT_LIMIT {
+            piece.len() - STREAMED_TEXT_LIMIT / 2
+        } else {
+            0
+        };
+        while !piece.is_char_boundary(start) {
+            start += 1;
+        }
+        if start > 0 {
+            self.skipped_bytes += self.text.len() + start;
+            self.text.clear();
+        }
+        let piece = &piece[start..];
+        self.text.push_str(piece);
+        if self.text.len() <= STREAMED_TEXT_LIMIT {
+            return;
+        }
+        let mut cut = self.text.len() - STREAMED_TEXT_LIMIT / 2;
+        while !self.text.is_char_boundary(cut) {
+            cut += 1;
+        }
+        self.text.drain(..cut);
+        self.text.shrink_to(STREAMED_TEXT_LIMIT);
+        self.skipped_bytes += cut;
+    }
 }
 
 /// How full the context is, as the last `ContextUsage` of a turn's own run said.
@@ -115,10 +160,14 @@ pub struct SessionView {
     pub runs: Vec<RunState>,
     /// The `ApprovalRequested` events still waiting for an answer, oldest first.
     pub pending: Vec<Event>,
+    /// The responses being streamed, when this view keeps them (see
+    /// [`SessionView::keeping_streamed_text`]); empty otherwise.
     pub streaming: Vec<Streaming>,
     /// The last usage a turn's own run reported.
     pub context: Option<ContextState>,
     pub queue: Vec<String>,
+    /// Whether `streaming` gathers the text of responses in flight.
+    keeps_streamed_text: bool,
 }
 
 impl SessionView {
@@ -127,6 +176,15 @@ impl SessionView {
         let mut view = SessionView::default();
         view.settings.agent_id = agent_id.to_string();
         view
+    }
+
+    /// This view also gathers each response's text while it streams, for a viewer who
+    /// arrives mid-answer (the web mirror's snapshot). Only a view that shows it should: the
+    /// printer and the shell render tokens as they pass, and the store writes the finished
+    /// message, so a copy of a long answer in each of their views was memory for nothing.
+    pub fn keeping_streamed_text(mut self) -> SessionView {
+        self.keeps_streamed_text = true;
+        self
     }
 
     pub fn is_busy(&self) -> bool {
@@ -327,7 +385,7 @@ impl SessionView {
     }
 
     fn on_token(&mut self, run_id: &str, agent_id: &str, token: &str, thinking: bool, done: bool) {
-        if done {
+        if done || !self.keeps_streamed_text {
             self.streaming.retain(|s| s.run_id != run_id);
             return;
         }
@@ -336,13 +394,18 @@ impl SessionView {
             .iter_mut()
             .find(|s| s.run_id == run_id && s.thinking == thinking)
         {
-            Some(s) => s.text.push_str(token),
-            None => self.streaming.push(Streaming {
-                run_id: run_id.to_string(),
-                agent_id: agent_id.to_string(),
-                text: token.to_string(),
-                thinking,
-            }),
+            Some(s) => s.push(token),
+            None => {
+                let mut s = Streaming {
+                    run_id: run_id.to_string(),
+                    agent_id: agent_id.to_string(),
+                    text: String::new(),
+                    thinking,
+                    skipped_bytes: 0,
+                };
+                s.push(token);
+                self.streaming.push(s);
+            }
         }
     }
 

@@ -135,13 +135,37 @@ impl Store {
         Ok(())
     }
 
-    /// A run's audit trail, oldest first.
+    /// The outcome of a run whose result is the text of message `message_id` (its final
+    /// answer): the entry names the message instead of holding a second copy of it.
+    pub fn log_outcome_answer(
+        &self,
+        run_id: &str,
+        text: &str,
+        message_id: i64,
+        ok: bool,
+    ) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "INSERT INTO run_log (run_id, kind, text, message_id, ok, created_at)
+                 VALUES (?1, 'outcome', ?2, ?3, ?4, ?5)",
+                params![run_id, text, message_id, ok, now_ms()],
+            )
+            .map_err(|e| self.err(e))?;
+        Ok(())
+    }
+
+    /// A run's audit trail, oldest first. An outcome that names its answer's message reads
+    /// the answer from it, so the entry looks as if it held the text.
     pub fn run_log(&self, run_id: &str) -> Result<Vec<LogEntry>, StoreError> {
         let mut stmt = self
             .conn
-            .prepare(
-                "SELECT kind, text, detail, ok, created_at FROM run_log WHERE run_id = ?1 ORDER BY id",
-            )
+            .prepare(&format!(
+                "SELECT kind, text,
+                    COALESCE(detail, (SELECT {} FROM messages m WHERE m.id = run_log.message_id)),
+                    ok, created_at
+                 FROM run_log WHERE run_id = ?1 ORDER BY id",
+                super::long_text::CONTENT
+            ))
             .map_err(|e| self.err(e))?;
         let rows = stmt
             .query_map([run_id], |r| {

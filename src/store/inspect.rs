@@ -88,10 +88,11 @@ impl Store {
     pub fn run_messages(&self, run_id: &str) -> Result<Vec<ChatMessage>, StoreError> {
         let mut stmt = self
             .conn
-            .prepare(
-                "SELECT role, content, tool_calls, tool_call_id, tool_name, is_error, run_id
+            .prepare(&format!(
+                "SELECT role, {}, tool_calls, tool_call_id, tool_name, is_error, run_id
                  FROM messages WHERE run_id = ?1 ORDER BY id",
-            )
+                super::long_text::CONTENT
+            ))
             .map_err(|e| self.err(e))?;
         let rows = stmt
             .query_map(params![run_id], super::chat_message)

@@ -5,6 +5,7 @@
 mod audit;
 mod inspect;
 mod lease;
+mod long_text;
 mod schema;
 mod writer;
 
@@ -299,13 +300,14 @@ impl Store {
         rows.collect::<Result<_, _>>().map_err(|e| self.err(e))
     }
 
-    /// Appends one complete message; the first user message becomes the session's title.
+    /// Appends one complete message and returns its id; the first user message becomes the
+    /// session's title.
     pub fn append_message(
         &self,
         session_id: &str,
         run_id: Option<&str>,
         msg: &ChatMessage,
-    ) -> Result<(), StoreError> {
+    ) -> Result<i64, StoreError> {
         let tool_calls = if msg.tool_calls.is_empty() {
             None
         } else {
@@ -313,22 +315,14 @@ impl Store {
         };
         let now = now_ms();
         let tx = self.conn.unchecked_transaction().map_err(|e| self.err(e))?;
-        tx.execute(
-            "INSERT INTO messages (session_id, run_id, role, content, tool_calls, tool_call_id, tool_name, is_error, created_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-            params![
-                session_id,
-                run_id,
-                msg.role.as_str(),
-                msg.content,
-                tool_calls,
-                msg.tool_call_id,
-                msg.tool_name,
-                msg.is_error,
-                now
-            ],
-        )
-        .map_err(|e| self.err(e))?;
+        let row = long_text::MessageRow {
+            session_id,
+            run_id,
+            message: msg,
+            tool_calls,
+            created_at: now,
+        };
+        let id = long_text::insert_message(&tx, &row).map_err(|e| self.err(e))?;
         let title: String = msg
             .content
             .lines()
@@ -344,7 +338,8 @@ impl Store {
             params![session_id, now, msg.role.as_str(), title],
         )
         .map_err(|e| self.err(e))?;
-        tx.commit().map_err(|e| self.err(e))
+        tx.commit().map_err(|e| self.err(e))?;
+        Ok(id)
     }
 
     /// The stored conversation, oldest first, without system messages and without the
@@ -384,13 +379,14 @@ impl Store {
         };
         let mut stmt = self
             .conn
-            .prepare(
-                "SELECT role, content, tool_calls, tool_call_id, tool_name, is_error, run_id
+            .prepare(&format!(
+                "SELECT role, {}, tool_calls, tool_call_id, tool_name, is_error, run_id
                  FROM messages WHERE session_id = ?1 AND id > ?2 AND id < ?3 AND role != 'system'
                    AND (run_id IS NULL OR run_id NOT IN
                         (SELECT id FROM runs WHERE parent_id IS NOT NULL))
                  ORDER BY id",
-            )
+                long_text::CONTENT
+            ))
             .map_err(|e| self.err(e))?;
         let rows = stmt
             .query_map(params![session_id, after, before], chat_message)
@@ -498,14 +494,14 @@ impl Store {
     }
 }
 
-/// A message row selected as `role, content, tool_calls, tool_call_id, tool_name, is_error,
-/// run_id`.
+/// A message row selected as `role, CONTENT, tool_calls, tool_call_id, tool_name, is_error,
+/// run_id` (`CONTENT`: [`long_text::CONTENT`]).
 fn chat_message(r: &rusqlite::Row<'_>) -> rusqlite::Result<ChatMessage> {
     let role: String = r.get(0)?;
     let calls: Option<String> = r.get(2)?;
     Ok(ChatMessage {
         role: Role::parse(&role).unwrap_or(Role::User),
-        content: r.get(1)?,
+        content: r.get::<_, String>(1)?.into(),
         tool_calls: calls
             .and_then(|c| serde_json::from_str(&c).ok())
             .unwrap_or_default(),

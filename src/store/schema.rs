@@ -78,4 +78,10 @@ pub const MIGRATIONS: &[&str] = &[
         created_at INTEGER NOT NULL
     );
     CREATE INDEX run_log_by_run ON run_log(run_id, id);",
+    // 5: each answer stored once. A long message's text goes to `body`, the row's last
+    // column, written in place (see `long_text`); an `outcome` entry whose result is its
+    // run's last answer names that message (`message_id`) instead of copying it into
+    // `detail`.
+    "ALTER TABLE messages ADD COLUMN body BLOB;
+    ALTER TABLE run_log ADD COLUMN message_id INTEGER REFERENCES messages(id);",
 ];

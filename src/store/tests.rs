@@ -1,5 +1,6 @@
 use super::*;
 use crate::llm::ToolCall;
+use crate::shared_text::SharedText;
 
 fn open() -> (tempfile::TempDir, Store) {
     let dir = tempfile::tempdir().unwrap();
@@ -245,12 +246,12 @@ fn the_writer_stores_runs_and_the_current_model_from_the_projection() {
         subagent_id: "r2".into(),
         agent_id: "coder".into(),
         outcome: OutcomeStatus::Error,
-        result: String::new(),
+        result: SharedText::default(),
     });
     bus.publish(Event::Outcome {
         run_id: "r1".into(),
         status: OutcomeStatus::Completed,
-        result: String::new(),
+        result: SharedText::default(),
         num_turns: 1,
         usage: Default::default(),
         duration_ms: 1,

@@ -7,6 +7,7 @@ use super::{RunRecord, Store};
 use crate::session::Event;
 use crate::session::bus::Subscription;
 use crate::session::view::SessionView;
+use crate::shared_text::SharedText;
 
 /// Persists `session_id`'s events until the bus closes. Write failures (disk full, the file
 /// removed) are reported once through `on_error` and do not stop the session: losing the
@@ -61,6 +62,9 @@ struct Record {
     model: Option<String>,
     /// The model last written for each run.
     stored_models: std::collections::HashMap<String, String>,
+    /// Each running run's latest assistant message: its id and its text (shared with the
+    /// event, not a copy). An outcome whose result is that text names the message.
+    answers: std::collections::HashMap<String, (i64, SharedText)>,
 }
 
 impl Record {
@@ -74,7 +78,10 @@ impl Record {
         match event {
             Event::Message { run_id, .. } => {
                 if let Some(msg) = event.as_chat_message() {
-                    store.append_message(session_id, Some(run_id), &msg)?;
+                    let id = store.append_message(session_id, Some(run_id), &msg)?;
+                    if msg.role == crate::llm::Role::Assistant {
+                        self.answers.insert(run_id.clone(), (id, msg.content));
+                    }
                 }
             }
             Event::RunStarted { run_id, .. } => {
@@ -100,20 +107,10 @@ impl Record {
                 result,
                 ..
             } => {
+                let answer = self.answers.remove(id);
                 if let Some(run) = self.view.run(id) {
                     store.finish_run(id, run.status.stored())?;
-                    use crate::session::view::RunStatus;
-                    // As events spell the outcome (`max_iters`, `stopped`).
-                    let text = match run.status {
-                        RunStatus::Completed => "completed",
-                        RunStatus::Error => "error",
-                        RunStatus::Cancelled => "cancelled",
-                        RunStatus::MaxIters => "max_iters",
-                        RunStatus::Stopped => "stopped",
-                        RunStatus::Running | RunStatus::WaitingApproval => "running",
-                    };
-                    let ok = run.status == RunStatus::Completed;
-                    store.log(id, "outcome", text, Some(result), Some(ok))?;
+                    log_outcome(store, id, run.status, result, answer)?;
                 }
             }
             // The audit trail (`linggen runs show`).
@@ -200,5 +197,37 @@ impl Record {
             _ => {}
         }
         Ok(())
+    }
+}
+
+/// The outcome's line in the audit trail. A result that is the run's last answer (the usual
+/// end of a run) is not stored a second time: the entry names the answer's message.
+fn log_outcome(
+    store: &Store,
+    run_id: &str,
+    status: crate::session::view::RunStatus,
+    result: &SharedText,
+    answer: Option<(i64, SharedText)>,
+) -> Result<(), super::StoreError> {
+    use crate::session::view::RunStatus;
+    // As events spell the outcome (`max_iters`, `stopped`).
+    let text = match status {
+        RunStatus::Completed => "completed",
+        RunStatus::Error => "error",
+        RunStatus::Cancelled => "cancelled",
+        RunStatus::MaxIters => "max_iters",
+        RunStatus::Stopped => "stopped",
+        RunStatus::Running | RunStatus::WaitingApproval => "running",
+    };
+    let ok = status == RunStatus::Completed;
+    match answer {
+        // The same allocation when the run ended on its answer; equal text otherwise
+        // (compared only when the pointers differ, which is rare).
+        Some((message_id, answer))
+            if !result.is_empty() && (result.same_as(&answer) || *result == answer) =>
+        {
+            store.log_outcome_answer(run_id, text, message_id, ok)
+        }
+        _ => store.log(run_id, "outcome", text, Some(result), Some(ok)),
     }
 }

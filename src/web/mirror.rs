@@ -21,6 +21,11 @@ use crate::session::{Answer, Envelope, Event, Input, Inputs, SessionStatus, lock
 /// Events kept for replay after a reconnect. A client that was away longer resynchronises.
 const REPLAY_EVENTS: usize = 4096;
 
+/// Streamed text the replay ring holds at most, whatever the number of events: 4,096
+/// batches of a fast server's tokens would otherwise be a whole long answer a second time.
+/// A client that was away longer resynchronises, as for the event count.
+const REPLAY_TOKEN_BYTES: usize = 256 * 1024;
+
 /// Events a browser may fall behind the live stream before it must resynchronise. Per
 /// client, a lagging receiver costs nothing: the channel overwrites the oldest events and
 /// tells the receiver it lagged.
@@ -56,6 +61,8 @@ struct State {
     /// view's streaming text and then superseded by the finished `Message`).
     transcript: Vec<Arc<Envelope>>,
     recent: VecDeque<Arc<Envelope>>,
+    /// The bytes of token text in `recent`.
+    recent_token_bytes: usize,
 }
 
 /// A run as the snapshot shows it (its status spelled as the `runs` table does).
@@ -80,7 +87,7 @@ impl Mirror {
     ) -> Arc<Mirror> {
         let (fanout, _) = broadcast::channel(FANOUT_CAPACITY);
         let mut state = State {
-            view: SessionView::new(agent_id),
+            view: SessionView::new(agent_id).keeping_streamed_text(),
             ..State::default()
         };
         // Resumed messages have no event of their own; they come first, with seq 0.
@@ -228,10 +235,7 @@ impl Mirror {
         let mut state = lock(&self.state);
         state.seq = envelope.seq;
         state.fold(&envelope);
-        if state.recent.len() == REPLAY_EVENTS {
-            state.recent.pop_front();
-        }
-        state.recent.push_back(envelope.clone());
+        state.remember(envelope.clone());
         // Sent under the lock: `attach` subscribes under it too, so a stream sees every
         // event after its replay exactly once. No viewers is fine.
         let _ = self.fanout.send(envelope);
@@ -239,6 +243,19 @@ impl Mirror {
 }
 
 impl State {
+    /// Adds an event to the replay ring, dropping the oldest past either bound.
+    fn remember(&mut self, envelope: Arc<Envelope>) {
+        self.recent_token_bytes += token_bytes(&envelope);
+        self.recent.push_back(envelope);
+        while self.recent.len() > REPLAY_EVENTS
+            || (self.recent_token_bytes > REPLAY_TOKEN_BYTES && self.recent.len() > 1)
+        {
+            if let Some(old) = self.recent.pop_front() {
+                self.recent_token_bytes -= token_bytes(&old);
+            }
+        }
+    }
+
     fn fold(&mut self, envelope: &Arc<Envelope>) {
         let event = &envelope.event;
         self.view.apply(event);
@@ -257,6 +274,13 @@ impl State {
         if keep {
             self.transcript.push(envelope.clone());
         }
+    }
+}
+
+fn token_bytes(envelope: &Envelope) -> usize {
+    match &envelope.event {
+        Event::Token { token, .. } => token.len(),
+        _ => 0,
     }
 }
 

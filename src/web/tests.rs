@@ -167,6 +167,39 @@ async fn replay_starts_after_the_last_seen_event_and_unknown_history_resyncs() {
     assert!(f.mirror.attach(Some(99)).resync);
 }
 
+/// A long answer's tokens do not stay in the replay ring (or the snapshot) a second time:
+/// a client that was away for more than their budget resynchronises.
+#[tokio::test]
+async fn the_replay_ring_and_the_snapshot_hold_a_bounded_part_of_a_long_answer() {
+    let mut f = Fixture::new();
+    let piece = "x".repeat(64 * 1024);
+    // 4 MB in 64 events: well under the ring's event count.
+    for _ in 0..64 {
+        f.publish(token(&piece));
+    }
+    f.settled().await;
+    let kept: usize = f
+        .mirror
+        .attach(Some(f.seq - 1))
+        .replay
+        .iter()
+        .map(|e| match &e.event {
+            Event::Token { token, .. } => token.len(),
+            _ => 0,
+        })
+        .sum();
+    assert_eq!(kept, piece.len());
+    assert!(f.mirror.attach(Some(1)).resync);
+    let snap = f.mirror.snapshot("full");
+    let part = &snap["streaming"][0];
+    let text = part["text"].as_str().unwrap();
+    assert!(text.len() <= crate::session::view::STREAMED_TEXT_LIMIT);
+    assert_eq!(
+        part["skipped_bytes"].as_u64().unwrap() as usize + text.len(),
+        64 * piece.len()
+    );
+}
+
 #[tokio::test]
 async fn tokens_are_coalesced_without_losing_or_reordering_text() {
     let mut f = Fixture::new();

@@ -482,6 +482,17 @@ impl Router {
     }
 }
 
+/// Whether the same server is asked once more before moving on: the answer had started and
+/// broke off (the connection dropped, or went silent for `[llm] stall_secs`), which a
+/// restarted or momentarily stuck local server usually answers the second time. The text
+/// already streamed is replaced by the new answer, never joined to it.
+pub fn asks_again(error: &LlmError) -> bool {
+    matches!(
+        error.kind,
+        ErrorKind::Disconnected(_) | ErrorKind::Stalled(_)
+    )
+}
+
 /// Why another model may do better than `error`'s, or `None` when the error would be the
 /// same anywhere (a malformed request, a wrong key) or is not the server's fault.
 pub fn falls_back(error: &LlmError) -> Option<String> {
@@ -489,6 +500,7 @@ pub fn falls_back(error: &LlmError) -> Option<String> {
         ErrorKind::Connect(_) => Some("cannot be reached".into()),
         ErrorKind::Timeout(d) => Some(format!("sent nothing for {} s", d.as_secs())),
         ErrorKind::Disconnected(_) => Some("broke off the answer".into()),
+        ErrorKind::Stalled(d) => Some(format!("went silent mid-answer for {} s", d.as_secs())),
         ErrorKind::Http {
             status, message, ..
         } => {

@@ -18,6 +18,9 @@ use crate::tools::terminal_text::strip_controls;
 /// Longest diff shown inline; the rest is counted.
 const DIFF_LINES: usize = 40;
 
+/// Bytes of one token rendered at once (see `on_token`).
+const RENDER_SLICE: usize = 64 * 1024;
+
 /// An approval waiting for the person.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PendingApproval {
@@ -214,9 +217,14 @@ impl View {
             Event::ModelRouted { .. } => self.waiting_detail = None,
             // A delegated run's tokens are not shown, so they do not end the wait either.
             Event::Token { run_id, .. } if self.session.depth(run_id) > 0 => {}
-            // The model answers (or something else happens): no longer waiting for it.
-            Event::Token { .. }
-            | Event::ToolCallStarted { .. }
+            // The model answers (or something else happens): no longer waiting for it, nor
+            // for what a waiting notice named.
+            Event::Token { .. } => {
+                self.waiting_since = None;
+                self.waiting_for = None;
+                self.waiting_detail = None;
+            }
+            Event::ToolCallStarted { .. }
             | Event::ApprovalRequested { .. }
             | Event::SubagentSpawned { .. }
             | Event::SubagentResult { .. }
@@ -468,10 +476,25 @@ impl View {
             return;
         }
         let (style, width) = (self.style.clone(), self.width);
-        let stream = self
-            .markdown
+        self.markdown
             .get_or_insert_with(|| MarkdownStream::new(style, width));
-        let mut lines = stream.push(token);
+        // A slice at a time, each printed before the next is rendered: one token can be a
+        // whole long answer, and its styled lines take several times its size.
+        let mut rest = token;
+        while rest.len() > RENDER_SLICE {
+            let mut cut = RENDER_SLICE;
+            while !rest.is_char_boundary(cut) {
+                cut += 1;
+            }
+            let (slice, after) = rest.split_at(cut);
+            let lines = self.markdown.as_mut().map(|s| s.push(slice));
+            self.print(lines.unwrap_or_default());
+            rest = after;
+        }
+        let Some(stream) = self.markdown.as_mut() else {
+            return;
+        };
+        let mut lines = stream.push(rest);
         if done {
             lines.extend(stream.finish());
             self.markdown = None;

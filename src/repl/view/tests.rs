@@ -1,5 +1,6 @@
 //! The view fed with events, printing plain text into a buffer.
 
+use crate::shared_text::SharedText;
 use std::sync::{Arc, Mutex};
 
 use super::*;
@@ -425,7 +426,7 @@ fn tokens_per_second_count_generation_time_only() {
     view.on_event(&Event::Outcome {
         run_id: "t".into(),
         status: OutcomeStatus::Completed,
-        result: String::new(),
+        result: SharedText::default(),
         num_turns: 2,
         usage: Usage {
             input_tokens: 10,

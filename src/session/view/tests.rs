@@ -1,5 +1,6 @@
 use super::*;
 use crate::session::Decision;
+use crate::shared_text::SharedText;
 
 fn run_started(run_id: &str, parent: Option<&str>, agent: &str) -> Event {
     Event::RunStarted {
@@ -38,7 +39,7 @@ fn outcome(run_id: &str, status: OutcomeStatus) -> Event {
     Event::Outcome {
         run_id: run_id.into(),
         status,
-        result: String::new(),
+        result: SharedText::default(),
         num_turns: 1,
         usage: Default::default(),
         duration_ms: 1,
@@ -124,7 +125,7 @@ fn runs_keep_their_parent_and_end_with_their_outcome() {
             subagent_id: "r2".into(),
             agent_id: "coder".into(),
             outcome: OutcomeStatus::MaxIters,
-            result: String::new(),
+            result: SharedText::default(),
         },
         outcome("r1", OutcomeStatus::Completed),
     ]);
@@ -164,12 +165,18 @@ fn the_end_of_a_turn_drops_approvals_nobody_answered() {
 
 #[test]
 fn streamed_text_gathers_per_run_until_done_or_the_message() {
-    let mut view = fold(&[
+    let tokens = [
         token("r1", "hm", true, false),
         token("r1", "Hel", false, false),
         token("r1", "lo", false, false),
         token("r2", "other", false, false),
-    ]);
+    ];
+    // Only a view that shows partial answers keeps them.
+    assert!(fold(&tokens).streaming.is_empty());
+    let mut view = SessionView::new("ling").keeping_streamed_text();
+    for e in &tokens {
+        view.apply(e);
+    }
     let texts: Vec<_> = view
         .streaming
         .iter()
@@ -254,9 +261,37 @@ fn a_turn_runs_until_its_own_outcome_not_its_childs() {
         subagent_id: "r2".into(),
         agent_id: "coder".into(),
         outcome: OutcomeStatus::Completed,
-        result: String::new(),
+        result: SharedText::default(),
     });
     assert!(view.turn_running());
     view.apply(&outcome("r1", OutcomeStatus::Error));
     assert!(!view.turn_running());
+}
+
+#[test]
+fn a_long_response_in_flight_keeps_its_end() {
+    let mut view = SessionView::new("ling").keeping_streamed_text();
+    let piece = "é".repeat(1000);
+    let mut sent = 0;
+    while sent <= 3 * super::STREAMED_TEXT_LIMIT {
+        view.apply(&token("r1", &piece, false, false));
+        sent += piece.len();
+    }
+    let s = &view.streaming[0];
+    assert!(s.text.len() <= super::STREAMED_TEXT_LIMIT);
+    assert!(s.text.len() >= super::STREAMED_TEXT_LIMIT / 2);
+    assert_eq!(s.skipped_bytes + s.text.len(), sent);
+    assert!(s.text.chars().all(|c| c == 'é'));
+}
+
+#[test]
+fn one_piece_longer_than_the_limit_keeps_its_end() {
+    let mut view = SessionView::new("ling").keeping_streamed_text();
+    view.apply(&token("r1", "start ", false, false));
+    let long = format!("{}end", "ü".repeat(super::STREAMED_TEXT_LIMIT));
+    view.apply(&token("r1", &long, false, false));
+    let s = &view.streaming[0];
+    assert!(s.text.ends_with("end"));
+    assert!(s.text.len() <= super::STREAMED_TEXT_LIMIT);
+    assert_eq!(s.skipped_bytes + s.text.len(), "start ".len() + long.len());
 }

@@ -1217,7 +1217,9 @@ function renderSnapshot(snap) {
   for (const run of snap.runs || []) S.runs.set(run.run_id, { parent: run.parent_id || null, agent: run.agent_id, model: run.model || null });
   for (const ev of snap.transcript || []) apply(ev);
   for (const part of snap.streaming || []) {
-    apply({ type: 'Token', run_id: part.run_id, agent_id: part.agent_id, token: part.text || '', thinking: !!part.thinking, done: false });
+    // A long answer in flight comes as its end only; the whole arrives with its message.
+    const token = (part.skipped_bytes ? '…\n\n' : '') + (part.text || '');
+    apply({ type: 'Token', run_id: part.run_id, agent_id: part.agent_id, token, thinking: !!part.thinking, done: false });
   }
   for (const ev of snap.pending_approvals || []) apply({ type: 'ApprovalRequested', ...ev });
   setBusy(state.status === 'running');
