@@ -521,6 +521,7 @@ impl Shell {
             let resumed = std::mem::take(&mut live.resumed);
             self.view.replay(&live.session_id, &resumed);
         }
+        self.fold_until_started().await;
         // The mode carries over when it was a choice, not the agent's own default (which
         // the new session applies by itself, and a choice would pin).
         let agent_mode = self.ws.agents.get().get(agent).and_then(|a| a.mode);
@@ -540,6 +541,27 @@ impl Shell {
 }
 
 /// The next event of the running session (never, while there is none).
+impl Shell {
+    /// Folds the new session's events up to its `SessionStarted`: until then the view holds
+    /// no settings, and a `/settings` typed at the next prompt would show blanks. Bounded:
+    /// a session that does not start within the limit is shown as it comes.
+    async fn fold_until_started(&mut self) {
+        let limit = tokio::time::sleep(std::time::Duration::from_secs(5));
+        tokio::pin!(limit);
+        loop {
+            let envelope = tokio::select! {
+                () = &mut limit => return,
+                envelope = next_event(&mut self.live) => envelope,
+            };
+            let Some(envelope) = envelope else { return };
+            self.on_event(&envelope.event);
+            if matches!(envelope.event, session::Event::SessionStarted { .. }) {
+                return;
+            }
+        }
+    }
+}
+
 async fn next_event(live: &mut Option<LiveSession>) -> Option<std::sync::Arc<session::Envelope>> {
     match live {
         Some(live) => live.events.recv().await,
