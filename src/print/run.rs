@@ -161,7 +161,11 @@ async fn drive(
             signal = next_signal(&mut signals) => {
                 ended_by = Some(signal);
                 if !quiet {
-                    eprintln!("linggen: {}; cancelling (again to quit now)", signal.describe());
+                    let again = match signal {
+                        Ending::Interrupt => "press Ctrl+C again",
+                        Ending::Terminate | Ending::Hangup => "send it again",
+                    };
+                    eprintln!("linggen: {}; cancelling ({again} to quit now)", signal.describe());
                 }
                 let _ = handle.inputs.send(Input::Cancel).await;
                 // A second signal quits at once, even while the session is being saved.
