@@ -6,7 +6,6 @@
 //! the kernel releases the lock when its holder exits, however it dies.
 
 use std::fs::{File, OpenOptions};
-use std::os::fd::AsRawFd as _;
 use std::os::unix::fs::OpenOptionsExt as _;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -53,7 +52,7 @@ impl StoreLock {
         let started = Instant::now();
         // Polled rather than a blocking `flock`: that one cannot be given a time limit.
         let mut pause = Duration::from_millis(2);
-        while !try_lock(&file).map_err(io_error)? {
+        while !crate::durable::try_lock_exclusive(&file).map_err(io_error)? {
             let waited = started.elapsed();
             if waited >= wait {
                 return Err(CheckpointError::Busy {
@@ -69,20 +68,6 @@ impl StoreLock {
             let _ = std::fs::remove_file(git_dir.join(stale));
         }
         Ok(StoreLock { _file: file })
-    }
-}
-
-/// Takes the exclusive lock if it is free: `Ok(false)` when another holds it.
-fn try_lock(file: &File) -> std::io::Result<bool> {
-    // SAFETY: flock on a descriptor we own; no memory is involved.
-    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
-        return Ok(true);
-    }
-    let error = std::io::Error::last_os_error();
-    match error.raw_os_error() {
-        Some(libc::EWOULDBLOCK) => Ok(false),
-        Some(libc::EINTR) => Ok(false),
-        _ => Err(error),
     }
 }
 

@@ -214,24 +214,45 @@ pub fn append(path: &Path, bytes: &[u8], options: Options) -> Result<(), WriteEr
 
 /// An exclusive `flock` on an open file, released when dropped (and by the kernel when the
 /// process dies).
-struct FileLock<'a>(&'a File);
+pub struct FileLock<'a>(&'a File);
 
 impl<'a> FileLock<'a> {
-    fn exclusive(file: &'a File) -> io::Result<FileLock<'a>> {
-        use std::os::fd::AsRawFd as _;
-        // SAFETY: flock on a descriptor this function borrows; no memory is involved.
-        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } != 0 {
-            return Err(io::Error::last_os_error());
-        }
+    /// Waits for the lock.
+    pub fn exclusive(file: &'a File) -> io::Result<FileLock<'a>> {
+        flock(file, libc::LOCK_EX)?;
         Ok(FileLock(file))
     }
 }
 
 impl Drop for FileLock<'_> {
     fn drop(&mut self) {
-        use std::os::fd::AsRawFd as _;
-        // SAFETY: as in `exclusive`.
-        unsafe { libc::flock(self.0.as_raw_fd(), libc::LOCK_UN) };
+        let _ = flock(self.0, libc::LOCK_UN);
+    }
+}
+
+/// Takes the exclusive advisory lock on `file` if no other open file holds it: `Ok(false)`
+/// when one does. The lock lasts as long as the open file (or the process) does; the
+/// session lease and the checkpoint store's lock are built on it.
+pub fn try_lock_exclusive(file: &File) -> io::Result<bool> {
+    match flock(file, libc::LOCK_EX | libc::LOCK_NB) {
+        Ok(()) => Ok(true),
+        Err(e) if e.raw_os_error() == Some(libc::EWOULDBLOCK) => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+/// `flock(2)`, retried when a signal interrupts it.
+fn flock(file: &File, operation: libc::c_int) -> io::Result<()> {
+    use std::os::fd::AsRawFd as _;
+    loop {
+        // SAFETY: flock on a descriptor the caller borrows; no memory is involved.
+        if unsafe { libc::flock(file.as_raw_fd(), operation) } == 0 {
+            return Ok(());
+        }
+        let error = io::Error::last_os_error();
+        if error.raw_os_error() != Some(libc::EINTR) {
+            return Err(error);
+        }
     }
 }
 

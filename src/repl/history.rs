@@ -78,7 +78,7 @@ impl History {
             .append(true)
             .mode(0o600)
             .open(&self.file)?;
-        let _lock = Lock::exclusive(&file)?;
+        let _lock = crate::durable::FileLock::exclusive(&file)?;
         (&file).write_all(row.as_bytes())?;
         if file.metadata()?.len() > self.compact_bytes {
             self.compact()?;
@@ -119,28 +119,6 @@ impl History {
             crate::durable::Options::private(),
         )
         .map_err(std::io::Error::other)
-    }
-}
-
-/// An exclusive `flock` on a file, released when dropped.
-struct Lock<'a>(&'a File);
-
-impl<'a> Lock<'a> {
-    fn exclusive(file: &'a File) -> std::io::Result<Lock<'a>> {
-        use std::os::fd::AsRawFd;
-        // SAFETY: flock on a descriptor this function borrows; no memory is involved.
-        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        Ok(Lock(file))
-    }
-}
-
-impl Drop for Lock<'_> {
-    fn drop(&mut self) {
-        use std::os::fd::AsRawFd;
-        // SAFETY: as above.
-        unsafe { libc::flock(self.0.as_raw_fd(), libc::LOCK_UN) };
     }
 }
 

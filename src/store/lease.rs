@@ -9,7 +9,6 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read as _, Seek as _, SeekFrom, Write as _};
-use std::os::fd::AsRawFd as _;
 use std::os::unix::fs::OpenOptionsExt as _;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
@@ -89,7 +88,7 @@ impl SessionLease {
             source,
         };
         let mut file = open(&path).map_err(io)?;
-        if !try_flock(&file).map_err(io)? {
+        if !crate::durable::try_lock_exclusive(&file).map_err(io)? {
             let holder = read_holder(&mut file);
             return Err(LeaseError::Held {
                 id: id.to_string(),
@@ -151,23 +150,6 @@ fn open(path: &Path) -> std::io::Result<File> {
         .open(path)
 }
 
-/// `Ok(false)` when another open file holds the lock.
-fn try_flock(file: &File) -> std::io::Result<bool> {
-    loop {
-        // SAFETY: the descriptor is open for the duration of the call.
-        let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
-        if rc == 0 {
-            return Ok(true);
-        }
-        let e = std::io::Error::last_os_error();
-        match e.raw_os_error() {
-            Some(libc::EWOULDBLOCK) => return Ok(false),
-            Some(libc::EINTR) => continue,
-            _ => return Err(e),
-        }
-    }
-}
-
 fn write_holder(file: &mut File, kind: HolderKind) -> std::io::Result<()> {
     let kind = match kind {
         HolderKind::OneShot => "one-shot",
@@ -225,13 +207,13 @@ mod tests {
         assert!(lease.is_ok());
         // Another process is another open file description: flock sees it as a rival.
         let mut rival = open(&lock_path(home.path(), "abc")).unwrap();
-        assert!(!try_flock(&rival).unwrap());
+        assert!(!crate::durable::try_lock_exclusive(&rival).unwrap());
         let holder = read_holder(&mut rival);
         assert_eq!(holder.pid, std::process::id());
         assert_eq!(holder.kind, HolderKind::Interactive);
         drop(lease);
         assert!(
-            try_flock(&rival).unwrap(),
+            crate::durable::try_lock_exclusive(&rival).unwrap(),
             "released when the lease is dropped"
         );
     }
@@ -244,10 +226,10 @@ mod tests {
         drop(first);
         let rival = open(&lock_path(home.path(), "s")).unwrap();
         assert!(
-            !try_flock(&rival).unwrap(),
+            !crate::durable::try_lock_exclusive(&rival).unwrap(),
             "still held by the second handle"
         );
         drop(second);
-        assert!(try_flock(&rival).unwrap());
+        assert!(crate::durable::try_lock_exclusive(&rival).unwrap());
     }
 }
