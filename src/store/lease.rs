@@ -135,11 +135,7 @@ fn lock_path(home: &Path, id: &str) -> PathBuf {
 
 fn open(path: &Path) -> std::io::Result<File> {
     if let Some(dir) = path.parent() {
-        use std::os::unix::fs::DirBuilderExt as _;
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(dir)?;
+        super::private_dir(dir)?;
     }
     OpenOptions::new()
         .read(true)

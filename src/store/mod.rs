@@ -545,7 +545,7 @@ fn io_error(path: &Path, source: std::io::Error) -> StoreError {
 
 /// Whether the file system holding `path` has (almost) no room left for us: less than a
 /// few pages, which is what one more write of SQLite needs.
-pub(crate) fn disk_is_full(path: &Path) -> bool {
+fn disk_is_full(path: &Path) -> bool {
     use std::os::unix::ffi::OsStrExt as _;
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
     let Ok(dir) = std::ffi::CString::new(dir.unwrap_or(path).as_os_str().as_bytes()) else {
