@@ -109,12 +109,8 @@ fn processes_with(token: &str) -> Vec<u32> {
     .collect()
 }
 
-fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !done() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+fn wait_for(what: &str, done: impl FnMut() -> bool) {
+    support::wait_until(what, Duration::from_secs(20), done)
 }
 
 /// Continues the workspace's session against a fresh server for `protocol` (which enforces

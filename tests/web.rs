@@ -119,10 +119,6 @@ fn approval_request(stream: &mut EventStream) -> Value {
     events.last().unwrap().data.clone()
 }
 
-fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
-    let deadline = Instant::now() + WAIT;
-    while !done() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+fn wait_until(what: &str, done: impl FnMut() -> bool) {
+    support::wait_until(what, WAIT, done)
 }

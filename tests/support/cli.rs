@@ -121,6 +121,18 @@ pub fn run_with_timeout(cmd: &mut Command, timeout: Duration) -> Output {
     }
 }
 
+/// Polls `done` every 20 ms until it holds; fails the test, naming `what`, after `limit`.
+pub fn wait_until(what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + limit;
+    while !done() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "timed out waiting for {what}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// A fresh `LINGGEN_HOME` and workspace root, both deleted when dropped.
 pub struct Workspace {
     pub home: TempDir,
