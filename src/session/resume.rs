@@ -21,20 +21,20 @@ pub const INTERRUPTED: &str = "interrupted: linggen stopped before this call fin
 /// (`call_ids::make_unique`). Returns how many calls got an interrupted result.
 pub fn pair_tool_results(history: &mut Vec<ChatMessage>) -> usize {
     let mut results: HashMap<String, ChatMessage> = HashMap::new();
-    for msg in history.iter() {
-        if msg.role == Role::Tool
-            && let Some(id) = &msg.tool_call_id
-        {
+    let mut rest = Vec::with_capacity(history.len());
+    for msg in history.drain(..) {
+        match (&msg.role, &msg.tool_call_id) {
             // The first result stored for a call is the one its turn saw.
-            results.entry(id.clone()).or_insert_with(|| msg.clone());
+            (Role::Tool, Some(id)) => {
+                results.entry(id.clone()).or_insert(msg);
+            }
+            (Role::Tool, None) => {}
+            _ => rest.push(msg),
         }
     }
     let mut interrupted = 0;
-    let mut paired = Vec::with_capacity(history.len());
-    for msg in history.drain(..) {
-        if msg.role == Role::Tool {
-            continue;
-        }
+    let mut paired = Vec::with_capacity(rest.len() + results.len());
+    for msg in rest {
         let calls = msg.tool_calls.clone();
         let run_id = msg.run_id.clone();
         paired.push(msg);
