@@ -297,6 +297,7 @@ fn stdin_is_pipe_or_file() -> bool {
 
 /// Entry point: returns the process exit code.
 pub fn main() -> i32 {
+    crate::app::allocator::keep_large_blocks_separate();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {

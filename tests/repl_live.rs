@@ -174,7 +174,8 @@ fn a_resumed_session_shows_where_it_left_off() {
         Reply::text("after resuming").into(),
     ]);
     let mut repl = Repl::start(&ws, &[]);
-    repl.expect("test (scripted @ http://");
+    let before = repl.before_prompt.clone();
+    repl.expect_unless_in(&before, "test (scripted @ http://");
     repl.line("hello there");
     repl.expect("first");
     repl.expect(PROMPT);

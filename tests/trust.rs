@@ -291,7 +291,10 @@ fn the_shell_asks_once_before_the_first_prompt_and_yes_applies_the_grants() {
         .stderr(std::process::Stdio::inherit());
     let mut session = Session::spawn(cmd).expect("spawn linggen in a pty");
     session.set_expect_timeout(Some(support::pty::EXPECT_TIMEOUT));
-    let mut repl = Repl { session };
+    let mut repl = Repl {
+        session,
+        before_prompt: String::new(),
+    };
     let asked = repl.expect("Trust them? [y/N] ");
     assert!(
         asked.contains("This folder's files would grant:"),

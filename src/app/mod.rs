@@ -4,6 +4,7 @@
 //! ([`crate::print`]) and the web server ([`crate::web`]) build on it, and [`crate::cli`]
 //! picks one of them, so no two top-level modules import each other.
 
+pub mod allocator;
 mod live;
 mod models;
 pub mod rewind;

@@ -13,6 +13,8 @@ pub const EXPECT_TIMEOUT: Duration = Duration::from_secs(20);
 
 pub struct Repl {
     pub session: expectrl::session::OsSession,
+    /// What the shell printed up to its first prompt.
+    pub before_prompt: String,
 }
 
 impl Repl {
@@ -43,9 +45,21 @@ impl Repl {
         }
         let mut session = Session::spawn(cmd).expect("spawn linggen in a pty");
         session.set_expect_timeout(Some(EXPECT_TIMEOUT));
-        let mut repl = Repl { session };
-        repl.expect(prompt);
+        let mut repl = Repl {
+            session,
+            before_prompt: String::new(),
+        };
+        repl.before_prompt = repl.expect(prompt);
         repl
+    }
+
+    /// Waits for `needle` unless `printed` (output already consumed) holds it: for lines whose
+    /// place relative to the prompt depends on timing (the banner is drawn when the session
+    /// has started, which may be before or after the first prompt).
+    pub fn expect_unless_in(&mut self, printed: &str, needle: &str) {
+        if !printed.contains(needle) {
+            self.expect(needle);
+        }
     }
 
     /// Whether `needle` shows up within `timeout` (for polling; [`Repl::expect`] fails).
