@@ -13,7 +13,7 @@ mod tests;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use crate::tools::ToolName;
+use crate::tools::{ToolId, ToolName};
 
 pub use discover::builtin_sources;
 pub use parse::{DEFAULT_CAPABILITIES, canonical_tool};
@@ -89,9 +89,20 @@ impl AgentSpec {
     /// Whether `tool` (canonical name) is offered to and usable by this agent, counting the
     /// policy: `Write`/`Edit`/`apply_patch` need `Patch`, `delegate_to_agent` needs `Delegate`.
     pub fn allows_tool(&self, tool: ToolName) -> bool {
+        self.allows(&ToolId::Builtin(tool))
+    }
+
+    /// [`AgentSpec::allows_tool`] for any tool: a registered one (an MCP server's) must be
+    /// listed by name or pattern (`mcp__github__*`, `mcp__github`) unless the agent has all.
+    pub fn allows(&self, tool: &ToolId) -> bool {
         let listed = match &self.tools {
             ToolAllow::All => true,
-            ToolAllow::Only(names) => names.iter().any(|n| n == tool.name()),
+            ToolAllow::Only(names) => names
+                .iter()
+                .any(|n| n == tool.name() || crate::tools::registry::name_matches(n, tool.name())),
+        };
+        let Some(tool) = tool.builtin() else {
+            return listed;
         };
         listed
             && match tool {

@@ -163,7 +163,10 @@ fn tools(
     }
     let mut names: Vec<String> = Vec::new();
     for tool in &listed {
-        match canonical_tool(tool) {
+        // An MCP server's tools are registered while the session runs, so their names are
+        // kept as written (`mcp__github__create_issue`, `mcp__github__*`, `mcp__github`).
+        let mcp = tool.trim().starts_with("mcp__").then(|| tool.trim());
+        match canonical_tool(tool).or(mcp) {
             Some(canonical) => {
                 if !names.iter().any(|n| n == canonical) {
                     names.push(canonical.to_string());

@@ -351,3 +351,19 @@ fn an_agent_file_names_tools_by_canonical_name_or_alias() {
     assert_eq!(canonical_tool("LOCK_PATHS"), Some("lock_paths"));
     assert_eq!(canonical_tool("launch_missiles"), None);
 }
+
+#[test]
+fn an_agent_lists_mcp_tools_by_name_or_server() {
+    let (a, warnings) =
+        parse("---\ntools: [Read, mcp__github__*, mcp__docs, mcp__db__query]\n---\n").unwrap();
+    assert!(warnings.is_empty(), "{warnings:?}");
+    let tool = |name: &str| ToolId::Registered(name.into());
+    assert!(a.allows(&tool("mcp__github__create_issue")));
+    assert!(a.allows(&tool("mcp__docs__search")));
+    assert!(a.allows(&tool("mcp__db__query")));
+    assert!(!a.allows(&tool("mcp__db__drop")));
+    assert!(!a.allows(&tool("mcp__documents__search")));
+    assert!(a.allows_tool(ToolName::Read));
+    let (all, _) = parse("---\nname: x\n---\n").unwrap();
+    assert!(all.allows(&tool("mcp__anything__at_all")));
+}

@@ -108,7 +108,7 @@ impl Shell {
         // The rules a check runs under: an entry alone or with more arguments.
         let allowed = crate::session::check_rules(&self.ws.config.auto.checks_allowed)
             .iter()
-            .any(|rule| rule.matches(crate::tools::ToolName::Bash, command));
+            .any(|rule| rule.matches(&crate::tools::ToolName::Bash.into(), command));
         if !allowed {
             return self.view.error(&format!(
                 "`{command}` is not an allowed check; add it to [checks] allow in \

@@ -130,7 +130,7 @@ pub(crate) async fn ask_model(
         Some(Ok(())) => {
             // Talk mode offers no tools; a tool call typed out as text stays text there.
             if response.tool_calls.is_empty() && !tools.is_empty() {
-                recover_text_calls(&mut response);
+                recover_text_calls(&mut response, tools);
             }
             Step::Done(response)
         }
@@ -185,8 +185,10 @@ async fn follow(
 
 /// Small local models often print a tool call as text instead of using native tool calling;
 /// turning it into a real call is what makes them usable at all.
-fn recover_text_calls(response: &mut Response) {
-    let known = |name: &str| crate::tools::canonical_name(name).is_some();
+fn recover_text_calls(response: &mut Response, offered: &[crate::llm::ToolSpec]) {
+    let known = |name: &str| {
+        crate::tools::canonical_name(name).is_some() || offered.iter().any(|t| t.name == name)
+    };
     if let Some((text, calls)) = crate::llm::textcalls::recover(&response.text, known) {
         response.text = text;
         response.tool_calls = calls;

@@ -454,6 +454,17 @@ pub(crate) fn agent_tools(
     if agent.allows_tool(ToolName::UnlockPaths) {
         tools.push(session_tools::unlock_spec());
     }
+    // Registered tools (MCP servers') after linggen's own, in name order: the order is
+    // stable from request to request, so a server's prompt cache keeps matching.
+    tools.extend(
+        shared
+            .tools
+            .registry
+            .registered()
+            .into_iter()
+            .filter(|entry| agent.allows(&entry.id()))
+            .map(|entry| entry.spec),
+    );
     tools
 }
 

@@ -40,7 +40,9 @@ pub(super) async fn execute(
     };
     let tool = prepared
         .as_ref()
-        .map_or(call.name.as_str(), |p| p.tool.name());
+        .map_or(call.name.as_str(), |p| p.tool.name())
+        .to_string();
+    let tool = tool.as_str();
     shared.bus.publish(Event::ToolCallStarted {
         run_id: ctx.id.clone(),
         call_id: call.id.clone(),
@@ -99,18 +101,24 @@ fn gate(shared: &TurnShared, ctx: &RunCtx, prepared: &Prepared) -> Result<(), To
             "tools are off in talk mode; answer in plain text (the user can switch with /mode chat)",
         ));
     }
-    if !agent.allows_tool(prepared.tool) {
+    if !agent.allows(&prepared.tool) {
+        let registered = shared.tools.registry.registered();
+        let usable: Vec<&str> = ToolName::FILE_TOOLS
+            .into_iter()
+            .chain(ToolName::SESSION_TOOLS)
+            .filter(|t| agent.allows_tool(*t))
+            .map(|t| t.name())
+            .chain(
+                registered
+                    .iter()
+                    .filter(|e| agent.allows(&e.id()))
+                    .map(|e| e.spec.name.as_str()),
+            )
+            .collect();
+        let usable = usable.join(", ");
         return Err(ToolOutput::error(format!(
-            "agent `{}` may not use `{}`; use one of its tools: {}",
-            agent.name,
-            prepared.tool,
-            ToolName::FILE_TOOLS
-                .into_iter()
-                .chain(ToolName::SESSION_TOOLS)
-                .filter(|t| agent.allows_tool(*t))
-                .map(ToolName::name)
-                .collect::<Vec<_>>()
-                .join(", ")
+            "agent `{}` may not use `{}`; use one of its tools: {usable}",
+            agent.name, prepared.tool,
         )));
     }
     let targets: Vec<String> = match &prepared.access {
@@ -123,7 +131,8 @@ fn gate(shared: &TurnShared, ctx: &RunCtx, prepared: &Prepared) -> Result<(), To
             .collect(),
         // A screenshot is a new file in linggen's own `.linggen/screenshots/`, never a
         // project file, so work globs and locks (which guard project files) do not apply.
-        Access::Read | Access::Screenshot { .. } => Vec::new(),
+        // A registered tool names no paths linggen could check; permission decides it.
+        Access::Read | Access::Screenshot { .. } | Access::Registered { .. } => Vec::new(),
     };
     for rel in targets {
         agent

@@ -15,6 +15,7 @@ pub mod launch;
 mod name;
 pub mod patch;
 pub mod read;
+pub mod registry;
 pub mod repo_info;
 pub mod sandbox;
 pub mod screenshot;
@@ -29,6 +30,7 @@ use serde_json::Value;
 use crate::llm::ToolSpec;
 pub use guard::shell::{CommandAnalysis, Segment, SegmentClass};
 pub use name::ToolName;
+pub use registry::{AccessClass, ToolEntry, ToolHandler, ToolHints, ToolId, ToolRegistry};
 pub use session_tools::SessionCall;
 
 /// What a finished tool call reports. The model gets `model` (compact facts); a person gets
@@ -118,6 +120,9 @@ pub struct ToolContext {
     /// tool even when the root contains it (the root is `~`, say). Hidden from reads through
     /// the sandbox, which must be given the same folder (`Sandbox::with_linggen_home`).
     pub linggen_home: Option<PathBuf>,
+    /// Every tool by name: the built-ins and what is registered while the session runs
+    /// (MCP servers' tools). Shared by the session's runs, so a server's tools reach them all.
+    pub registry: std::sync::Arc<ToolRegistry>,
 }
 
 impl ToolContext {
@@ -146,6 +151,7 @@ impl ToolContext {
             screenshot: screenshot::ScreenshotSettings::default(),
             sandbox: std::sync::Arc::new(sandbox::Sandbox::new(root, Default::default())),
             linggen_home: None,
+            registry: std::sync::Arc::new(ToolRegistry::new()),
         }
     }
 }
@@ -181,6 +187,13 @@ pub enum Access {
     /// `.linggen/screenshots/`. Neither a read nor an edit of the project: see
     /// `Permissions::check` for how it is decided.
     Screenshot { url: String },
+    /// A registered tool (an MCP server's): what its registration declares, for every call.
+    Registered {
+        class: AccessClass,
+        hints: ToolHints,
+        /// Where the tool comes from, for the question: `MCP server github`.
+        origin: String,
+    },
 }
 
 /// Why a command would run outside the sandbox, and how often a person must say yes.
@@ -196,7 +209,7 @@ pub struct Unconfined {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Prepared {
     /// The tool (aliases resolved).
-    pub tool: ToolName,
+    pub tool: ToolId,
     /// One line for a person, e.g. `Read src/main.rs (1-120)`.
     pub summary: String,
     pub access: Access,
@@ -217,6 +230,12 @@ impl Prepared {
                 format!("{} {}", self.tool, files.join(", "))
             }
             Access::Screenshot { .. } | Access::Read => visible(&self.summary),
+            Access::Registered { .. } => match &self.call {
+                Call::Registered(call) => {
+                    format!("{} {}", self.tool, visible(&call.args.to_string()))
+                }
+                _ => visible(&self.summary),
+            },
         }
     }
 }
@@ -234,6 +253,21 @@ enum Call {
     Screenshot(screenshot::ScreenshotArgs),
     Patch(patch::tool::PatchArgs),
     Session(SessionCall),
+    Registered(RegisteredCall),
+}
+
+/// A call of a registered tool: its handler and the arguments as the model sent them.
+#[derive(Debug, Clone)]
+struct RegisteredCall {
+    name: String,
+    args: Value,
+    handler: std::sync::Arc<dyn ToolHandler>,
+}
+
+impl PartialEq for RegisteredCall {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name && self.args == other.args
+    }
 }
 
 /// The canonical names of every tool this module implements, in the order offered.
@@ -247,7 +281,7 @@ pub const TOOL_NAMES: [&str; 10] = {
     names
 };
 
-/// Every tool name, file tools first.
+/// Every built-in tool name, file tools first.
 pub fn all_tool_names() -> Vec<&'static str> {
     ToolName::FILE_TOOLS
         .into_iter()
@@ -296,10 +330,7 @@ pub async fn prepare_off_runtime(
 /// Blocking (it reads the disk): from async code use [`prepare_off_runtime`].
 pub fn prepare(ctx: &ToolContext, name: &str, args: &Value) -> Result<Prepared, ToolOutput> {
     let Some(tool) = ToolName::resolve(name) else {
-        return Err(ToolOutput::error(format!(
-            "unknown tool `{name}`; available tools: {}",
-            all_tool_names().join(", ")
-        )));
+        return prepare_registered(ctx, name, args);
     };
     let args = args::normalize(args).map_err(ToolOutput::error)?;
     let (call, summary, access) = match tool {
@@ -350,10 +381,41 @@ pub fn prepare(ctx: &ToolContext, name: &str, args: &Value) -> Result<Prepared, 
         }
     };
     Ok(Prepared {
-        tool,
+        tool: ToolId::Builtin(tool),
         summary,
         access,
         call,
+    })
+}
+
+/// A call of a tool registered under exactly `name`.
+fn prepare_registered(ctx: &ToolContext, name: &str, args: &Value) -> Result<Prepared, ToolOutput> {
+    let Some(entry) = ctx.registry.get(name) else {
+        let mut names: Vec<String> = all_tool_names().iter().map(|n| n.to_string()).collect();
+        names.extend(ctx.registry.registered().into_iter().map(|e| e.spec.name));
+        return Err(ToolOutput::error(format!(
+            "unknown tool `{name}`; available tools: {}",
+            names.join(", ")
+        )));
+    };
+    let registry::Runner::Handler(handler) = entry.runner.clone() else {
+        return Err(ToolOutput::error(format!("`{name}` is a built-in tool")));
+    };
+    let args = args::normalize(args).map_err(ToolOutput::error)?;
+    let summary = handler.summarize(name, &args)?;
+    Ok(Prepared {
+        tool: entry.id(),
+        summary,
+        access: Access::Registered {
+            class: entry.class,
+            hints: entry.hints.clone(),
+            origin: entry.origin.clone(),
+        },
+        call: Call::Registered(RegisteredCall {
+            name: name.to_string(),
+            args,
+            handler,
+        }),
     })
 }
 
@@ -370,6 +432,7 @@ pub async fn run(ctx: &ToolContext, prepared: &Prepared) -> ToolOutput {
         Call::Bash(a) => a.run(ctx).await,
         Call::Screenshot(a) => a.run(ctx).await,
         Call::Patch(a) => a.run(ctx).await,
+        Call::Registered(call) => call.handler.run(&call.name, &call.args).await,
         // The session intercepts these before they get here (it owns the state they need).
         Call::Session(_) => {
             ToolOutput::error(format!("`{}` can only run inside a session", prepared.tool))
@@ -441,8 +504,8 @@ mod tests {
         // Arguments sent as a JSON string, with an alias, under an alternative tool name.
         let prepared = prepare(&ctx, "read_file", &json!("{\"file\": \"a.txt\"}")).unwrap();
         assert_eq!(
-            (prepared.tool, prepared.access.clone()),
-            (ToolName::Read, Access::Read)
+            (prepared.tool.clone(), prepared.access.clone()),
+            (ToolId::Builtin(ToolName::Read), Access::Read)
         );
         assert_eq!(prepared.summary, "Read a.txt");
         assert_eq!(run(&ctx, &prepared).await.model, "1\thello\n");

@@ -12,9 +12,13 @@ use globset::{Glob, GlobMatcher};
 
 use crate::config::PermissionMode;
 use crate::skills::Skill;
-use crate::tools::{Access, Prepared, SegmentClass, ToolName};
+use crate::tools::registry::wildcard_match;
+use crate::tools::{Access, AccessClass, Prepared, SegmentClass, ToolHints, ToolId, ToolName};
 
 pub use trust::Trust;
+
+/// Command segments are decided as `Bash` calls.
+const BASH: ToolId = ToolId::Builtin(ToolName::Bash);
 
 /// The outcome of a permission check.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,12 +33,45 @@ pub enum Verdict {
     },
 }
 
-/// A rule like `Bash(cargo test*)`, `Write(src/**)` or a bare tool name `Read`.
+/// A rule like `Bash(cargo test*)`, `Write(src/**)`, a bare tool name `Read`, or a
+/// registered tool's name `mcp__github__create_issue` (also `mcp__github__*` and
+/// `mcp__github`, every tool of that server, as Claude Code reads them).
 #[derive(Debug, Clone)]
 pub struct Rule {
     text: String,
-    tool: ToolName,
+    tool: RuleTool,
     pattern: Option<Pattern>,
+}
+
+#[derive(Debug, Clone)]
+enum RuleTool {
+    Builtin(ToolName),
+    /// A registered tool's name, with `*` matching any run of characters.
+    Registered(String),
+}
+
+impl RuleTool {
+    fn matches(&self, tool: &ToolId) -> bool {
+        match (self, tool) {
+            (RuleTool::Builtin(rule), ToolId::Builtin(tool)) => {
+                // An Edit rule covers Write and vice versa: both change files.
+                rule == tool || (rule.changes_files() && tool.changes_files())
+            }
+            (RuleTool::Registered(rule), ToolId::Registered(name)) => {
+                crate::tools::registry::name_matches(rule, name)
+            }
+            _ => false,
+        }
+    }
+}
+
+/// `mcp__SERVER`, `mcp__SERVER__TOOL` or a `*` pattern of them.
+fn registered_rule(name: &str) -> bool {
+    name.starts_with("mcp__")
+        && name.len() > "mcp__".len()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '*')
 }
 
 #[derive(Debug, Clone)]
@@ -59,13 +96,10 @@ impl Rule {
             }
             None => (text, None),
         };
-        let Some(tool) = ToolName::resolve(tool) else {
-            return Err(format!(
-                "permission rule `{text}`: unknown tool `{tool}`; tools are {}",
-                crate::tools::all_tool_names().join(", ")
-            ));
+        let Some(builtin) = ToolName::resolve(tool) else {
+            return Self::parse_registered(text, tool, pattern);
         };
-        let pattern = match (tool, pattern) {
+        let pattern = match (builtin, pattern) {
             (_, None) | (_, Some("*")) | (_, Some("")) => None,
             (ToolName::Bash, Some(p)) => {
                 // Claude Code writes prefixes as `git diff:*`; treat it as `git diff*`.
@@ -87,16 +121,35 @@ impl Rule {
         };
         Ok(Rule {
             text: text.to_string(),
-            tool,
+            tool: RuleTool::Builtin(builtin),
             pattern,
         })
     }
 
+    /// A rule naming a registered tool: `mcp__…`, without a pattern in parentheses.
+    fn parse_registered(text: &str, tool: &str, pattern: Option<&str>) -> Result<Rule, String> {
+        if !registered_rule(tool) {
+            return Err(format!(
+                "permission rule `{text}`: unknown tool `{tool}`; tools are {}, and MCP tools \
+                 as `mcp__SERVER__TOOL` (or `mcp__SERVER__*`)",
+                crate::tools::all_tool_names().join(", ")
+            ));
+        }
+        if pattern.is_some_and(|p| !p.is_empty() && p != "*") {
+            return Err(format!(
+                "permission rule `{text}`: MCP tool rules take no pattern; write `{tool}`"
+            ));
+        }
+        Ok(Rule {
+            text: text.to_string(),
+            tool: RuleTool::Registered(tool.to_string()),
+            pattern: None,
+        })
+    }
+
     /// Matches a call to `tool` touching `subject` (a command segment or a relative path).
-    pub fn matches(&self, tool: ToolName, subject: &str) -> bool {
-        // An Edit rule covers Write and vice versa: both change files.
-        let same_tool = self.tool == tool || (self.tool.changes_files() && tool.changes_files());
-        if !same_tool {
+    pub fn matches(&self, tool: &ToolId, subject: &str) -> bool {
+        if !self.tool.matches(tool) {
             return false;
         }
         match &self.pattern {
@@ -107,33 +160,13 @@ impl Rule {
     }
 }
 
-/// `*` matches any run of characters; everything else is literal.
-fn wildcard_match(pattern: &str, text: &str) -> bool {
-    let parts: Vec<&str> = pattern.split('*').collect();
-    let (first, rest) = match parts.split_first() {
-        Some(x) => x,
-        None => return text.is_empty(),
-    };
-    let Some(mut remaining) = text.strip_prefix(first) else {
-        return false;
-    };
-    let Some((last, middle)) = rest.split_last() else {
-        return remaining.is_empty();
-    };
-    for part in middle {
-        match remaining.find(part) {
-            Some(i) => remaining = &remaining[i + part.len()..],
-            None => return false,
-        }
-    }
-    remaining.ends_with(last)
-}
-
 /// The rules that "always allow this" means for a call: each command segment's program
 /// (`Bash(cargo*)`), the file (`Write(src/main.rs)`, which covers Edit too), or the tool.
 pub fn scope_rules(prepared: &Prepared) -> Vec<String> {
     match &prepared.access {
-        Access::Read | Access::Screenshot { .. } => vec![prepared.tool.to_string()],
+        Access::Read | Access::Screenshot { .. } | Access::Registered { .. } => {
+            vec![prepared.tool.to_string()]
+        }
         Access::Write { rel, .. } => vec![format!("{}({})", ToolName::Write, escape_glob(rel))],
         Access::Patch { files, .. } => files
             .iter()
@@ -168,7 +201,7 @@ pub fn writes_grant_path(prepared: &Prepared) -> bool {
                     matches!(s.class, SegmentClass::Never { .. }) && names_grant_path(&s.text)
                 })
         }
-        Access::Read | Access::Screenshot { .. } => false,
+        Access::Read | Access::Screenshot { .. } | Access::Registered { .. } => false,
     }
 }
 
@@ -327,7 +360,7 @@ impl Permissions {
     }
 
     pub fn check(&self, prepared: &Prepared) -> Verdict {
-        let tool = prepared.tool;
+        let tool = &prepared.tool;
         match &prepared.access {
             Access::Read => match self.denied_by(tool, "") {
                 Some(rule) => Verdict::Deny {
@@ -338,6 +371,11 @@ impl Permissions {
             Access::Write { rel, .. } => self.check_write(tool, rel),
             Access::Patch { files, confirm, .. } => self.check_patch(tool, files, confirm),
             Access::Screenshot { url } => self.check_screenshot(tool, url),
+            Access::Registered {
+                class,
+                hints,
+                origin,
+            } => self.check_registered(tool, *class, hints, origin),
             Access::Command {
                 command,
                 analysis,
@@ -354,11 +392,10 @@ impl Permissions {
                 // when the model asked to leave the sandbox.
                 if let Some(unconfined) = unconfined {
                     let approved = !unconfined.each_time
-                        && analysis.segments.iter().all(|s| {
-                            self.session_allow
-                                .iter()
-                                .any(|r| r.matches(ToolName::Bash, &s.text))
-                        });
+                        && analysis
+                            .segments
+                            .iter()
+                            .all(|s| self.session_allow.iter().any(|r| r.matches(&BASH, &s.text)));
                     if !approved {
                         asks.push(unconfined.reason.clone());
                     }
@@ -381,7 +418,7 @@ impl Permissions {
         }
     }
 
-    fn check_write(&self, tool: ToolName, rel: &str) -> Verdict {
+    fn check_write(&self, tool: &ToolId, rel: &str) -> Verdict {
         if let Some(rule) = self.denied_by(tool, rel) {
             return Verdict::Deny {
                 reason: format!("denied by rule `{rule}`"),
@@ -406,7 +443,7 @@ impl Permissions {
     /// A patch is decided as a write of each of its files: one file a rule denies or plan
     /// mode refuses denies it whole, one that needs a person asks for it whole. A large patch
     /// asks whatever the mode or rules (but a denial still wins).
-    fn check_patch(&self, tool: ToolName, files: &[String], confirm: &Option<String>) -> Verdict {
+    fn check_patch(&self, tool: &ToolId, files: &[String], confirm: &Option<String>) -> Verdict {
         let mut asks: Vec<String> = Vec::new();
         for rel in files {
             match self.check_write(tool, rel) {
@@ -431,7 +468,7 @@ impl Permissions {
     /// accepts edits of files, not fetches), plan mode refuses it even with an allow rule
     /// (it writes), bypass runs it, and an allow rule (`capture_screenshot`, no pattern)
     /// lets it run in the other modes.
-    fn check_screenshot(&self, tool: ToolName, url: &str) -> Verdict {
+    fn check_screenshot(&self, tool: &ToolId, url: &str) -> Verdict {
         if let Some(rule) = self.denied_by(tool, url) {
             return Verdict::Deny {
                 reason: format!("denied by rule `{rule}`"),
@@ -451,7 +488,7 @@ impl Permissions {
     }
 
     fn check_segment(&self, text: &str, class: &SegmentClass) -> Verdict {
-        if let Some(rule) = self.denied_by(ToolName::Bash, text) {
+        if let Some(rule) = self.denied_by(&BASH, text) {
             return Verdict::Deny {
                 reason: format!("denied by rule `{rule}`"),
             };
@@ -470,10 +507,7 @@ impl Permissions {
             // The floor: no mode and no rule auto-runs these; only a person can.
             SegmentClass::Never { reason } => {
                 if !names_grant_path(text)
-                    && self
-                        .session_allow
-                        .iter()
-                        .any(|r| r.matches(ToolName::Bash, text))
+                    && self.session_allow.iter().any(|r| r.matches(&BASH, text))
                 {
                     Verdict::Allow
                 } else {
@@ -493,14 +527,14 @@ impl Permissions {
                         .map_or_else(String::new, |t| trust::grant_path_reason(t)),
                 },
                 PermissionMode::AcceptEdits | PermissionMode::Bypass => Verdict::Allow,
-                PermissionMode::Default if self.allowed_by(ToolName::Bash, text) => Verdict::Allow,
+                PermissionMode::Default if self.allowed_by(&BASH, text) => Verdict::Allow,
                 PermissionMode::Default => Verdict::Ask {
                     reason: format!("`{text}` writes {}", targets.join(", ")),
                 },
             },
             // Plan mode was refused above, before the rules.
             SegmentClass::Unlisted { reason } => {
-                if self.mode == PermissionMode::Bypass || self.allowed_by(ToolName::Bash, text) {
+                if self.mode == PermissionMode::Bypass || self.allowed_by(&BASH, text) {
                     Verdict::Allow
                 } else {
                     Verdict::Ask {
@@ -511,14 +545,50 @@ impl Permissions {
         }
     }
 
-    fn denied_by(&self, tool: ToolName, subject: &str) -> Option<&str> {
+    /// A registered tool (an MCP server's) may do anything its server does: it asks unless a
+    /// rule allows it by name, whatever its author's hints say. Plan mode refuses it unless
+    /// it is declared read-only, and even then a person decides. Bypass runs it.
+    fn check_registered(
+        &self,
+        tool: &ToolId,
+        class: AccessClass,
+        hints: &ToolHints,
+        origin: &str,
+    ) -> Verdict {
+        if let Some(rule) = self.denied_by(tool, "") {
+            return Verdict::Deny {
+                reason: format!("denied by rule `{rule}`"),
+            };
+        }
+        let what = match (hints.read_only, hints.destructive) {
+            (true, _) => "says it only reads",
+            (false, true) => "says it may delete or overwrite",
+            (false, false) => "may change things",
+        };
+        match self.mode {
+            PermissionMode::Plan if class == AccessClass::Read => Verdict::Allow,
+            PermissionMode::Plan if hints.read_only => Verdict::Ask {
+                reason: format!("plan mode: {tool} from {origin} {what}"),
+            },
+            PermissionMode::Plan => Verdict::Deny {
+                reason: format!("plan mode is read-only; {tool} from {origin} {what}"),
+            },
+            PermissionMode::Bypass => Verdict::Allow,
+            _ if self.allowed_by(tool, "") => Verdict::Allow,
+            _ => Verdict::Ask {
+                reason: format!("{tool} from {origin} {what}"),
+            },
+        }
+    }
+
+    fn denied_by(&self, tool: &ToolId, subject: &str) -> Option<&str> {
         self.deny
             .iter()
             .find(|r| r.matches(tool, subject))
             .map(|r| r.text.as_str())
     }
 
-    fn allowed_by(&self, tool: ToolName, subject: &str) -> bool {
+    fn allowed_by(&self, tool: &ToolId, subject: &str) -> bool {
         self.allow
             .iter()
             .chain(&self.session_allow)

@@ -269,3 +269,113 @@ fn plan_mode_is_read_only_whatever_the_rules_say() {
         Verdict::Allow
     );
 }
+
+/// A registered tool standing in for an MCP server's.
+#[derive(Debug)]
+struct Remote;
+
+#[async_trait::async_trait]
+impl crate::tools::ToolHandler for Remote {
+    fn summarize(
+        &self,
+        name: &str,
+        _args: &serde_json::Value,
+    ) -> Result<String, crate::tools::ToolOutput> {
+        Ok(name.to_string())
+    }
+    async fn run(&self, _name: &str, _args: &serde_json::Value) -> crate::tools::ToolOutput {
+        crate::tools::ToolOutput::ok("ran", "ran")
+    }
+}
+
+fn register(f: &Fixture, name: &str, hints: crate::tools::ToolHints) {
+    f.ctx
+        .registry
+        .register(crate::tools::ToolEntry {
+            spec: crate::llm::ToolSpec {
+                name: name.into(),
+                description: "remote".into(),
+                parameters: json!({"type": "object"}),
+            },
+            class: AccessClass::Other,
+            hints,
+            origin: "MCP server everything".into(),
+            runner: crate::tools::registry::Runner::Handler(std::sync::Arc::new(Remote)),
+        })
+        .unwrap();
+}
+
+#[test]
+fn a_registered_tool_asks_unless_a_rule_names_it_and_hints_never_lift_a_question() {
+    let f = fixture();
+    let read_only = crate::tools::ToolHints {
+        read_only: true,
+        ..Default::default()
+    };
+    register(&f, "mcp__everything__echo", read_only);
+    register(&f, "mcp__everything__add", Default::default());
+    register(&f, "mcp__other__echo", Default::default());
+    let echo = |p: &Permissions| verdict(p, &f, "mcp__everything__echo", json!({"message": "hi"}));
+    let add = |p: &Permissions| verdict(p, &f, "mcp__everything__add", json!({}));
+    let other = |p: &Permissions| verdict(p, &f, "mcp__other__echo", json!({}));
+
+    let default = perms(PermissionMode::Default, &[], &[]);
+    assert!(
+        is_ask(&echo(&default)),
+        "a read-only hint alone lifts nothing"
+    );
+    assert!(is_ask(&add(&default)));
+    assert!(is_ask(&add(&perms(PermissionMode::AcceptEdits, &[], &[]))));
+    assert_eq!(
+        echo(&perms(PermissionMode::Bypass, &[], &[])),
+        Verdict::Allow
+    );
+
+    let exact = perms(PermissionMode::Default, &["mcp__everything__echo"], &[]);
+    assert_eq!(echo(&exact), Verdict::Allow);
+    assert!(is_ask(&add(&exact)));
+    for rule in ["mcp__everything__*", "mcp__everything"] {
+        let server = perms(PermissionMode::Default, &[rule], &[]);
+        assert_eq!(add(&server), Verdict::Allow, "{rule}");
+        assert!(is_ask(&other(&server)), "{rule} covers only its server");
+    }
+    // `mcp__every` is not a prefix of the server `everything`.
+    assert!(is_ask(&add(&perms(
+        PermissionMode::Default,
+        &["mcp__every"],
+        &[]
+    ))));
+
+    let denied = perms(
+        PermissionMode::Bypass,
+        &["mcp__everything"],
+        &["mcp__everything__add"],
+    );
+    assert!(is_deny(&add(&denied)));
+
+    let plan = perms(PermissionMode::Plan, &["mcp__everything"], &[]);
+    assert!(
+        is_deny(&add(&plan)),
+        "plan mode refuses what may change things"
+    );
+    assert!(
+        is_ask(&echo(&plan)),
+        "a read-only hint in plan mode: a person decides"
+    );
+}
+
+#[test]
+fn mcp_rules_parse_as_claude_code_writes_them() {
+    for ok in [
+        "mcp__github",
+        "mcp__github__create_issue",
+        "mcp__github__*",
+        "mcp__*",
+    ] {
+        assert!(Rule::parse(ok).is_ok(), "{ok}");
+    }
+    let err = Rule::parse("mcp__github__x(repo)").unwrap_err();
+    assert!(err.contains("take no pattern"), "{err}");
+    let err = Rule::parse("github__x").unwrap_err();
+    assert!(err.contains("mcp__SERVER__TOOL"), "{err}");
+}

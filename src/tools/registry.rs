@@ -1,0 +1,380 @@
+//! The tool registry: every tool the model may call, by the name it calls it. Built-ins are
+//! registered when a context is made; other tools (an MCP server's) are registered and
+//! removed while a session runs, as their servers start, change their lists or go away.
+//!
+//! A registered tool brings what the rest of linggen needs to treat it like a built-in: its
+//! schema (what the model is offered), its [`AccessClass`] (what the permission decision
+//! starts from), hints from its author (never enough to lift a question on their own), and
+//! its runner. Permission rules, agents' `tools:` lists, approvals, events and the audit
+//! trail all work on the name, so `mcp__github__*` in an allow rule means what it means in
+//! Claude Code.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+use async_trait::async_trait;
+use serde_json::Value;
+
+use super::{ToolName, ToolOutput};
+use crate::llm::ToolSpec;
+
+/// A tool by identity: one of linggen's own, or one registered at run time.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum ToolId {
+    Builtin(ToolName),
+    /// The registered name, e.g. `mcp__everything__echo`.
+    Registered(Arc<str>),
+}
+
+impl ToolId {
+    pub fn name(&self) -> &str {
+        match self {
+            ToolId::Builtin(tool) => tool.name(),
+            ToolId::Registered(name) => name,
+        }
+    }
+
+    pub fn builtin(&self) -> Option<ToolName> {
+        match self {
+            ToolId::Builtin(tool) => Some(*tool),
+            ToolId::Registered(_) => None,
+        }
+    }
+
+    /// `Write`, `Edit` and `apply_patch` (one rule, `Write(path)`, covers them all).
+    pub fn changes_files(&self) -> bool {
+        self.builtin().is_some_and(ToolName::changes_files)
+    }
+}
+
+impl std::fmt::Display for ToolId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl From<ToolName> for ToolId {
+    fn from(tool: ToolName) -> Self {
+        ToolId::Builtin(tool)
+    }
+}
+
+/// What a tool may touch, as its registration declares it: where the permission decision
+/// starts. Built-ins refine it per call (the path, the command); a registered tool's class
+/// holds for every call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AccessClass {
+    /// Reads inside the root only.
+    Read,
+    /// Writes files it names.
+    WritePaths,
+    /// Runs commands.
+    Command,
+    /// Reaches the network.
+    Network,
+    /// Anything else, or unknown: an MCP server's tool may do whatever its server does.
+    Other,
+}
+
+impl AccessClass {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AccessClass::Read => "read",
+            AccessClass::WritePaths => "write",
+            AccessClass::Command => "command",
+            AccessClass::Network => "network",
+            AccessClass::Other => "other",
+        }
+    }
+}
+
+/// What a tool's author says about it (MCP's annotations). Shown to the person and used to
+/// phrase the question; they never allow a call on their own, since a server can claim
+/// anything.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ToolHints {
+    pub read_only: bool,
+    pub destructive: bool,
+    pub open_world: bool,
+}
+
+/// How a registered tool runs. Implemented by the MCP client for each server's tools.
+#[async_trait]
+pub trait ToolHandler: Send + Sync + std::fmt::Debug {
+    /// One line for a person about this call, e.g. `mcp__github__create_issue title="x"`;
+    /// an `Err` is handed back to the model (bad arguments) without running anything.
+    fn summarize(&self, name: &str, args: &Value) -> Result<String, ToolOutput>;
+
+    /// Runs the call. Dropping the future cancels it.
+    async fn run(&self, name: &str, args: &Value) -> ToolOutput;
+}
+
+/// One tool the model may be offered.
+#[derive(Debug, Clone)]
+pub struct ToolEntry {
+    pub spec: ToolSpec,
+    pub class: AccessClass,
+    pub hints: ToolHints,
+    /// Where it comes from, for people: `built-in`, `MCP server everything`.
+    pub origin: String,
+    pub runner: Runner,
+}
+
+#[derive(Debug, Clone)]
+pub enum Runner {
+    /// Parsed and run by linggen's own typed code (`tools::prepare` / `tools::run`).
+    Builtin(ToolName),
+    Handler(Arc<dyn ToolHandler>),
+}
+
+impl ToolEntry {
+    pub fn id(&self) -> ToolId {
+        match &self.runner {
+            Runner::Builtin(tool) => ToolId::Builtin(*tool),
+            Runner::Handler(_) => ToolId::Registered(Arc::from(self.spec.name.as_str())),
+        }
+    }
+}
+
+/// Why a tool could not be registered.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum RegisterError {
+    #[error("`{0}` is the name of a built-in tool")]
+    Builtin(String),
+    #[error("tool name `{0}` is not allowed: use letters, digits, `_` and `-` (at most 64)")]
+    BadName(String),
+}
+
+/// The tools of one session (shared by its runs and their children).
+#[derive(Debug, Default)]
+pub struct ToolRegistry {
+    registered: RwLock<BTreeMap<String, ToolEntry>>,
+    /// Bumped on every change, so a cached list of offered tools knows it is stale.
+    generation: std::sync::atomic::AtomicU64,
+}
+
+impl ToolRegistry {
+    pub fn new() -> Self {
+        ToolRegistry::default()
+    }
+
+    /// Every built-in, in the order offered, then the registered tools by name.
+    pub fn entries(&self) -> Vec<ToolEntry> {
+        let mut all: Vec<ToolEntry> = builtin_entries();
+        all.extend(self.read().values().cloned());
+        all
+    }
+
+    /// The registered (non built-in) tools, by name.
+    pub fn registered(&self) -> Vec<ToolEntry> {
+        self.read().values().cloned().collect()
+    }
+
+    /// The registered tool with exactly this name.
+    pub fn get(&self, name: &str) -> Option<ToolEntry> {
+        self.read().get(name).cloned()
+    }
+
+    /// Adds or replaces a tool under `entry.spec.name`.
+    pub fn register(&self, entry: ToolEntry) -> Result<(), RegisterError> {
+        let name = entry.spec.name.clone();
+        if ToolName::from_name(&name).is_some() || ToolName::resolve(&name).is_some() {
+            return Err(RegisterError::Builtin(name));
+        }
+        if !valid_name(&name) {
+            return Err(RegisterError::BadName(name));
+        }
+        self.write().insert(name, entry);
+        self.bump();
+        Ok(())
+    }
+
+    /// Removes every registered tool whose name starts with `prefix` (a server's tools,
+    /// `mcp__NAME__`). Returns how many went.
+    pub fn unregister_prefix(&self, prefix: &str) -> usize {
+        let mut map = self.write();
+        let before = map.len();
+        map.retain(|name, _| !name.starts_with(prefix));
+        let removed = before - map.len();
+        drop(map);
+        if removed > 0 {
+            self.bump();
+        }
+        removed
+    }
+
+    pub fn generation(&self) -> u64 {
+        self.generation.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    fn bump(&self) {
+        self.generation
+            .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+    }
+
+    // A poisoned lock only means a panic elsewhere while holding it; the map is still whole.
+    fn read(&self) -> RwLockReadGuard<'_, BTreeMap<String, ToolEntry>> {
+        self.registered.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn write(&self) -> RwLockWriteGuard<'_, BTreeMap<String, ToolEntry>> {
+        self.registered.write().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// Whether a name in a rule or an agent's `tools:` list covers the registered tool `name`:
+/// the exact name, a `*` pattern (`mcp__github__*`), or a server's prefix alone
+/// (`mcp__github`: every tool of that server, as Claude Code reads it).
+pub fn name_matches(pattern: &str, name: &str) -> bool {
+    if pattern.contains('*') {
+        return wildcard_match(pattern, name);
+    }
+    name == pattern
+        || (pattern.matches("__").count() == 1
+            && name
+                .strip_prefix(pattern)
+                .is_some_and(|rest| rest.starts_with("__")))
+}
+
+/// `*` matches any run of characters; everything else is literal.
+pub fn wildcard_match(pattern: &str, text: &str) -> bool {
+    let parts: Vec<&str> = pattern.split('*').collect();
+    let (first, rest) = match parts.split_first() {
+        Some(x) => x,
+        None => return text.is_empty(),
+    };
+    let Some(mut remaining) = text.strip_prefix(first) else {
+        return false;
+    };
+    let Some((last, middle)) = rest.split_last() else {
+        return remaining.is_empty();
+    };
+    for part in middle {
+        match remaining.find(part) {
+            Some(i) => remaining = &remaining[i + part.len()..],
+            None => return false,
+        }
+    }
+    remaining.ends_with(last)
+}
+
+/// What every provider accepts as a function name (OpenAI's rule is the strictest).
+fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
+/// The built-ins as registry entries: the file tools with their schemas and classes. The
+/// session's own tools (`Skill`, `delegate_to_agent`, locks) are offered by the session,
+/// whose state their schemas describe.
+fn builtin_entries() -> Vec<ToolEntry> {
+    super::specs()
+        .into_iter()
+        .filter_map(|spec| {
+            let tool = ToolName::from_name(&spec.name)?;
+            Some(ToolEntry {
+                class: builtin_class(tool),
+                hints: ToolHints {
+                    read_only: builtin_class(tool) == AccessClass::Read,
+                    ..ToolHints::default()
+                },
+                origin: "built-in".to_string(),
+                runner: Runner::Builtin(tool),
+                spec,
+            })
+        })
+        .collect()
+}
+
+pub fn builtin_class(tool: ToolName) -> AccessClass {
+    match tool {
+        ToolName::RepoInfo | ToolName::Glob | ToolName::Read | ToolName::Grep => AccessClass::Read,
+        ToolName::ProposePatch => AccessClass::Read,
+        ToolName::Write | ToolName::Edit | ToolName::ApplyPatch => AccessClass::WritePaths,
+        ToolName::Bash => AccessClass::Command,
+        ToolName::Screenshot => AccessClass::Network,
+        ToolName::Skill | ToolName::Delegate | ToolName::LockPaths | ToolName::UnlockPaths => {
+            AccessClass::Other
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug)]
+    struct Echo;
+
+    #[async_trait]
+    impl ToolHandler for Echo {
+        fn summarize(&self, name: &str, _args: &Value) -> Result<String, ToolOutput> {
+            Ok(name.to_string())
+        }
+        async fn run(&self, _name: &str, args: &Value) -> ToolOutput {
+            ToolOutput::ok(args.to_string(), "echoed")
+        }
+    }
+
+    fn entry(name: &str) -> ToolEntry {
+        ToolEntry {
+            spec: ToolSpec {
+                name: name.to_string(),
+                description: "echo".into(),
+                parameters: serde_json::json!({"type": "object"}),
+            },
+            class: AccessClass::Other,
+            hints: ToolHints::default(),
+            origin: "MCP server s".into(),
+            runner: Runner::Handler(Arc::new(Echo)),
+        }
+    }
+
+    #[test]
+    fn tools_register_beside_the_built_ins_and_leave_by_server() {
+        let registry = ToolRegistry::new();
+        let start = registry.generation();
+        registry.register(entry("mcp__s__echo")).unwrap();
+        registry.register(entry("mcp__s__add")).unwrap();
+        registry.register(entry("mcp__t__echo")).unwrap();
+        assert!(registry.generation() > start);
+        let names: Vec<String> = registry
+            .entries()
+            .into_iter()
+            .map(|e| e.spec.name)
+            .collect();
+        assert_eq!(names[0], "get_repo_info");
+        assert!(names.ends_with(&[
+            "mcp__s__add".to_string(),
+            "mcp__s__echo".to_string(),
+            "mcp__t__echo".to_string()
+        ]));
+        assert_eq!(
+            registry.get("mcp__s__echo").unwrap().id(),
+            ToolId::Registered("mcp__s__echo".into())
+        );
+        assert_eq!(registry.unregister_prefix("mcp__s__"), 2);
+        assert_eq!(registry.registered().len(), 1);
+    }
+
+    #[test]
+    fn a_built_in_name_or_a_bad_name_is_refused() {
+        let registry = ToolRegistry::new();
+        assert_eq!(
+            registry.register(entry("Bash")),
+            Err(RegisterError::Builtin("Bash".into()))
+        );
+        assert_eq!(
+            registry.register(entry("read_file")),
+            Err(RegisterError::Builtin("read_file".into()))
+        );
+        assert!(matches!(
+            registry.register(entry("mcp__s__has space")),
+            Err(RegisterError::BadName(_))
+        ));
+        assert!(registry.registered().is_empty());
+    }
+}
