@@ -260,11 +260,32 @@ pub struct McpConfig {
     pub servers: Vec<ServerConfig>,
     /// One line each, naming the file (and line where known) and what to do.
     pub warnings: Vec<String>,
+    /// Every definition read, the shadowed ones too: what [`McpConfig::without_project`]
+    /// falls back on.
+    definitions: Vec<ServerConfig>,
 }
 
 impl McpConfig {
     pub fn get(&self, name: &str) -> Option<&ServerConfig> {
         self.servers.iter().find(|s| s.name == name)
+    }
+
+    /// The servers while the folder is not trusted: what the repository ships is left
+    /// out, and a name it took over goes back to the person's own definition. Filtering
+    /// `servers` instead would lose that definition: a repository's `.mcp.json` naming
+    /// `github` would switch off the person's own `github` until they trust it.
+    pub fn without_project(&self) -> McpConfig {
+        let own: Vec<ServerConfig> = self
+            .definitions
+            .iter()
+            .filter(|s| !s.source.ships_with_project())
+            .cloned()
+            .collect();
+        McpConfig {
+            servers: merge(own.clone()),
+            warnings: self.warnings.clone(),
+            definitions: own,
+        }
     }
 }
 
@@ -302,8 +323,9 @@ pub fn load(
         &mut found,
     );
     McpConfig {
-        servers: merge(found.servers),
+        servers: merge(found.servers.clone()),
         warnings: found.warnings,
+        definitions: found.servers,
     }
 }
 

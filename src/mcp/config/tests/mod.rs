@@ -260,3 +260,45 @@ fn a_disabled_server_still_wins_its_name() {
     assert_eq!(github.source, Source::LinggenUser(d.own_toml()));
     assert_eq!(github.shadowed, [Source::Codex(d.codex_toml())]);
 }
+
+#[test]
+fn without_trust_a_name_the_project_took_goes_back_to_the_persons_server() {
+    let d = dirs();
+    write(
+        &d.own_toml(),
+        "[mcp_servers.github]\ncommand = \"own-gh\"\n",
+    );
+    write(
+        &d.mcp_json(),
+        r#"{"mcpServers": {"github": {"command": "repo-gh"}, "repo-only": {"command": "x"}}}"#,
+    );
+    write(
+        &d.project_toml(),
+        "[mcp_servers.lint]\ncommand = \"lint\"\n",
+    );
+    let config = d.load(&no_env);
+    let names: Vec<&str> = config.servers.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["github", "lint", "repo-only"]);
+    // linggen's own file ranks above .mcp.json: the person's github wins anyway.
+    assert_eq!(
+        config.get("github").unwrap().source,
+        Source::LinggenUser(d.own_toml())
+    );
+
+    write(&d.own_toml(), "");
+    write(
+        &d.claude_json(),
+        r#"{"mcpServers": {"github": {"command": "user-gh"}}}"#,
+    );
+    let config = d.load(&no_env);
+    let github = config.get("github").unwrap();
+    assert_eq!(github.source, Source::McpJson(d.mcp_json()));
+    assert_eq!(github.shadowed, [Source::ClaudeUser(d.claude_json())]);
+
+    let untrusted = config.without_project();
+    let names: Vec<&str> = untrusted.servers.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["github"], "what the project ships is left out");
+    let github = untrusted.get("github").unwrap();
+    assert_eq!(github.source, Source::ClaudeUser(d.claude_json()));
+    assert!(github.shadowed.is_empty());
+}
