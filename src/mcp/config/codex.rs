@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use super::entry::{
-    Context, EntryError, EntryResult, REACHED, STARTED, check_url, misplaced, seconds,
+    Context, EntryError, EntryResult, Found, REACHED, STARTED, check_url, misplaced, seconds,
 };
 use super::toml_entries::{self, Format};
 use super::{DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, ServerConfig, Source, Transport};
@@ -55,7 +55,7 @@ const KEYS: &[(&str, &str)] = &[
     ("disabled_tools", "a list of tool names"),
 ];
 
-pub(super) fn read(source: Source, ctx: &Context, found: &mut super::entry::Found) {
+pub(super) fn read(source: Source, ctx: &Context, found: &mut Found) {
     let format = Format {
         keys: KEYS,
         warn_unknown: false,
@@ -64,64 +64,12 @@ pub(super) fn read(source: Source, ctx: &Context, found: &mut super::entry::Foun
     toml_entries::read(source, ctx, found, &format);
 }
 
-fn settings(name: &str, table: Table, source: &Source, ctx: &Context) -> EntryResult {
-    let Table {
-        command,
-        args,
-        env,
-        cwd,
-        url,
-        bearer_token_env_var,
-        http_headers,
-        env_http_headers,
-        enabled,
-        startup_timeout_sec,
-        startup_timeout_ms,
-        tool_timeout_sec,
-        enabled_tools,
-        disabled_tools,
-    } = table;
-    let transport = match (command, url) {
-        (Some(_), Some(_)) => return Err(EntryError::BothTransports),
-        (None, None) => return Err(EntryError::NoTransport),
-        (Some(command), None) => {
-            let http_only = [
-                ("bearer_token_env_var", bearer_token_env_var.is_some()),
-                ("http_headers", http_headers.is_some()),
-                ("env_http_headers", env_http_headers.is_some()),
-            ];
-            misplaced(&http_only, REACHED)?;
-            if command.trim().is_empty() {
-                return Err(EntryError::Empty("command"));
-            }
-            Transport::Stdio {
-                command,
-                args: args.unwrap_or_default(),
-                env: env.unwrap_or_default(),
-                cwd: cwd.map(|c| ctx.folder(&c)),
-            }
-        }
-        (None, Some(url)) => {
-            let stdio_only = [
-                ("args", args.is_some()),
-                ("env", env.is_some()),
-                ("cwd", cwd.is_some()),
-            ];
-            misplaced(&stdio_only, STARTED)?;
-            check_url(&url, &url)?;
-            Transport::Http {
-                url,
-                headers: http_headers.unwrap_or_default(),
-                env_headers: env_http_headers.unwrap_or_default(),
-                bearer_token_env_var: bearer_token_env_var.filter(|v| !v.is_empty()),
-                sse_only: false,
-            }
-        }
-    };
+fn settings(name: &str, mut table: Table, source: &Source, ctx: &Context) -> EntryResult {
+    let transport = transport(&mut table, ctx)?;
     let mut server = ServerConfig::new(name, transport, source.clone());
-    server.enabled = enabled.unwrap_or(true);
+    server.enabled = table.enabled.unwrap_or(true);
     // codex reads `_sec` first and `_ms` only without it.
-    server.startup_timeout = match (startup_timeout_sec, startup_timeout_ms) {
+    server.startup_timeout = match (table.startup_timeout_sec, table.startup_timeout_ms) {
         (None, Some(0)) => {
             return Err(EntryError::Timeout {
                 key: "startup_timeout_ms",
@@ -132,8 +80,54 @@ fn settings(name: &str, table: Table, source: &Source, ctx: &Context) -> EntryRe
         (None, Some(ms)) => Duration::from_millis(ms),
         (secs, _) => seconds("startup_timeout_sec", secs, DEFAULT_STARTUP_TIMEOUT)?,
     };
-    server.tool_timeout = seconds("tool_timeout_sec", tool_timeout_sec, DEFAULT_TOOL_TIMEOUT)?;
-    server.enabled_tools = enabled_tools;
-    server.disabled_tools = disabled_tools.unwrap_or_default();
+    server.tool_timeout = seconds(
+        "tool_timeout_sec",
+        table.tool_timeout_sec,
+        DEFAULT_TOOL_TIMEOUT,
+    )?;
+    server.enabled_tools = table.enabled_tools;
+    server.disabled_tools = table.disabled_tools.unwrap_or_default();
     Ok(server)
+}
+
+/// As codex decides: `command` makes a stdio server and `url` a streamable-HTTP one, and a
+/// key of the other kind is an error there too.
+fn transport(table: &mut Table, ctx: &Context) -> Result<Transport, EntryError> {
+    match (table.command.take(), table.url.take()) {
+        (Some(_), Some(_)) => Err(EntryError::BothTransports),
+        (None, None) => Err(EntryError::NoTransport),
+        (Some(command), None) => {
+            let http_only = [
+                ("bearer_token_env_var", table.bearer_token_env_var.is_some()),
+                ("http_headers", table.http_headers.is_some()),
+                ("env_http_headers", table.env_http_headers.is_some()),
+            ];
+            misplaced(&http_only, REACHED)?;
+            if command.trim().is_empty() {
+                return Err(EntryError::Empty("command"));
+            }
+            Ok(Transport::Stdio {
+                command,
+                args: table.args.take().unwrap_or_default(),
+                env: table.env.take().unwrap_or_default(),
+                cwd: table.cwd.take().map(|c| ctx.folder(&c)),
+            })
+        }
+        (None, Some(url)) => {
+            let stdio_only = [
+                ("args", table.args.is_some()),
+                ("env", table.env.is_some()),
+                ("cwd", table.cwd.is_some()),
+            ];
+            misplaced(&stdio_only, STARTED)?;
+            check_url(&url, &url)?;
+            Ok(Transport::Http {
+                url,
+                headers: table.http_headers.take().unwrap_or_default(),
+                env_headers: table.env_http_headers.take().unwrap_or_default(),
+                bearer_token_env_var: table.bearer_token_env_var.take().filter(|v| !v.is_empty()),
+                sse_only: false,
+            })
+        }
+    }
 }

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 
 use super::entry::{
-    Context, EntryError, EntryResult, REACHED, STARTED, check_url, misplaced, seconds,
+    Context, EntryError, EntryResult, Found, REACHED, STARTED, check_url, misplaced, seconds,
 };
 use super::toml_entries::{self, Format};
 use super::{DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, ServerConfig, Source, Transport};
@@ -52,7 +52,7 @@ const KEYS: &[(&str, &str)] = &[
 
 /// Reads the servers of one `linggen-agent.toml`. A file that is not TOML stops the
 /// configuration loader too; here it only costs its servers.
-pub(super) fn read(source: Source, ctx: &Context, found: &mut super::entry::Found) {
+pub(super) fn read(source: Source, ctx: &Context, found: &mut Found) {
     let format = Format {
         keys: KEYS,
         warn_unknown: true,
@@ -61,73 +61,64 @@ pub(super) fn read(source: Source, ctx: &Context, found: &mut super::entry::Foun
     toml_entries::read(source, ctx, found, &format);
 }
 
-fn settings(name: &str, table: Table, source: &Source, ctx: &Context) -> EntryResult {
-    let Table {
-        command,
-        args,
-        env,
-        cwd,
-        url,
-        headers,
-        bearer_token_env_var,
-        enabled,
-        startup_timeout_sec,
-        tool_timeout_sec,
-        network,
-        enabled_tools,
-        disabled_tools,
-    } = table;
-    let transport = match (command, url) {
-        (Some(_), Some(_)) => return Err(EntryError::BothTransports),
-        (None, None) => return Err(EntryError::NoTransport),
+fn settings(name: &str, mut table: Table, source: &Source, ctx: &Context) -> EntryResult {
+    let transport = transport(&mut table, ctx)?;
+    let mut server = ServerConfig::new(name, transport, source.clone());
+    server.enabled = table.enabled.unwrap_or(true);
+    server.startup_timeout = seconds(
+        "startup_timeout_sec",
+        table.startup_timeout_sec,
+        DEFAULT_STARTUP_TIMEOUT,
+    )?;
+    server.tool_timeout = seconds(
+        "tool_timeout_sec",
+        table.tool_timeout_sec,
+        DEFAULT_TOOL_TIMEOUT,
+    )?;
+    server.network = table.network.unwrap_or(false);
+    server.enabled_tools = table.enabled_tools;
+    server.disabled_tools = table.disabled_tools.unwrap_or_default();
+    Ok(server)
+}
+
+/// `command` or `url`, with the keys of that kind of server; a key of the other kind is
+/// refused rather than ignored, since it shows the entry is not what its author thinks.
+fn transport(table: &mut Table, ctx: &Context) -> Result<Transport, EntryError> {
+    match (table.command.take(), table.url.take()) {
+        (Some(_), Some(_)) => Err(EntryError::BothTransports),
+        (None, None) => Err(EntryError::NoTransport),
         (Some(command), None) => {
-            misplaced(
-                &[
-                    ("headers", headers.is_some()),
-                    ("bearer_token_env_var", bearer_token_env_var.is_some()),
-                ],
-                REACHED,
-            )?;
+            let http_only = [
+                ("headers", table.headers.is_some()),
+                ("bearer_token_env_var", table.bearer_token_env_var.is_some()),
+            ];
+            misplaced(&http_only, REACHED)?;
             if command.trim().is_empty() {
                 return Err(EntryError::Empty("command"));
             }
-            Transport::Stdio {
+            Ok(Transport::Stdio {
                 command,
-                args: args.unwrap_or_default(),
-                env: env.unwrap_or_default(),
-                cwd: cwd.map(|c| ctx.folder(&c)),
-            }
+                args: table.args.take().unwrap_or_default(),
+                env: table.env.take().unwrap_or_default(),
+                cwd: table.cwd.take().map(|c| ctx.folder(&c)),
+            })
         }
         (None, Some(url)) => {
-            misplaced(
-                &[
-                    ("args", args.is_some()),
-                    ("env", env.is_some()),
-                    ("cwd", cwd.is_some()),
-                    ("network", network.is_some()),
-                ],
-                STARTED,
-            )?;
+            let stdio_only = [
+                ("args", table.args.is_some()),
+                ("env", table.env.is_some()),
+                ("cwd", table.cwd.is_some()),
+                ("network", table.network.is_some()),
+            ];
+            misplaced(&stdio_only, STARTED)?;
             check_url(&url, &url)?;
-            Transport::Http {
+            Ok(Transport::Http {
                 url,
-                headers: headers.unwrap_or_default(),
+                headers: table.headers.take().unwrap_or_default(),
                 env_headers: BTreeMap::new(),
-                bearer_token_env_var: bearer_token_env_var.filter(|v| !v.is_empty()),
+                bearer_token_env_var: table.bearer_token_env_var.take().filter(|v| !v.is_empty()),
                 sse_only: false,
-            }
+            })
         }
-    };
-    let mut server = ServerConfig::new(name, transport, source.clone());
-    server.enabled = enabled.unwrap_or(true);
-    server.startup_timeout = seconds(
-        "startup_timeout_sec",
-        startup_timeout_sec,
-        DEFAULT_STARTUP_TIMEOUT,
-    )?;
-    server.tool_timeout = seconds("tool_timeout_sec", tool_timeout_sec, DEFAULT_TOOL_TIMEOUT)?;
-    server.network = network.unwrap_or(false);
-    server.enabled_tools = enabled_tools;
-    server.disabled_tools = disabled_tools.unwrap_or_default();
-    Ok(server)
+    }
 }

@@ -147,8 +147,8 @@ impl Entry<'_> {
     }
 
     /// Reads the entry as `T`. A value of the wrong kind is reported by its key with what
-    /// `keys` says it must be, never with the value itself (it may be a secret); the line
-    /// is the value's.
+    /// `keys` says it must be, not with the deserializer's message, which quotes the value
+    /// (an `env` or `headers` value may be a secret); the line is the value's.
     fn parse<T: DeserializeOwned>(
         self,
         text: &str,
@@ -169,7 +169,7 @@ impl Entry<'_> {
             let line = line_of(text, span.start);
             let key = spans
                 .iter()
-                .find(|(_, s)| s.start <= span.start && span.start < s.end.max(s.start + 1))
+                .find(|(_, s)| s.contains(&span.start))
                 .and_then(|(k, _)| keys.iter().find(|(known, _)| known == k));
             let why = match key {
                 Some((key, expected)) => EntryError::Type { key, expected },
