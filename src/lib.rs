@@ -10,6 +10,7 @@ pub mod clock;
 pub mod config;
 pub mod durable;
 pub mod llm;
+pub mod mcp;
 pub mod print;
 pub mod repl;
 pub mod session;

@@ -144,6 +144,7 @@ const KNOWN: &[(&str, &[&str])] = &[
             "auto",
             "checks",
             "llm",
+            "mcp_servers",
         ],
     ),
     ("llm", &["stall_secs"]),
@@ -800,6 +801,11 @@ fn unknown_keys(path: &Path, text: &str) -> Vec<String> {
     for (key, value) in &table {
         if !known("").contains(&key.as_str()) {
             report("", key);
+            continue;
+        }
+        // `[mcp_servers.NAME]`: the names are the person's, and `mcp::config` reads (and
+        // checks) each server's keys.
+        if key == "mcp_servers" {
             continue;
         }
         let tables: Vec<&toml::Table> = match value {
