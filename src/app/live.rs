@@ -45,6 +45,24 @@ pub struct LiveSession {
     /// starts the mirror at once), so that `/share` can start at any time and still show
     /// everything from the start.
     pub mirror_feed: Option<MirrorFeed>,
+    /// The session's MCP servers (started in the background; their tools arrive in the
+    /// session's tool registry as each comes up).
+    pub mcp: Arc<crate::mcp::servers::McpServers>,
+}
+
+/// Starts the workspace's MCP servers in the background; what goes wrong with one is a
+/// warning on the session's bus, one line each.
+fn start_mcp(
+    ws: &Workspace,
+    tools: &crate::tools::ToolContext,
+    bus: &EventBus,
+) -> crate::mcp::servers::McpServers {
+    let warnings = bus.clone();
+    let notify: Arc<dyn Fn(String) + Send + Sync> =
+        Arc::new(move |message| warnings.publish(crate::session::Event::Warning { message }));
+    let trust = ws.trust.trust.clone();
+    let accepted = move |grant: &str| trust.is_accepted(grant);
+    crate::mcp::servers::McpServers::start(&ws.mcp, &ws.root, &accepted, tools, notify)
 }
 
 impl LiveSession {
@@ -84,8 +102,10 @@ impl LiveSession {
             failed.store(true, Ordering::SeqCst);
             eprintln!("linggen: error: {e}")
         });
+        let mcp = Arc::new(start_mcp(ws, &setup.tools, &bus));
         let handle = session::spawn(setup, bus);
         Ok(LiveSession {
+            mcp,
             handle,
             writer,
             lease,

@@ -37,6 +37,9 @@ pub struct Workspace {
     pub trust: FolderTrust,
     /// How posted lines are read (see [`Start::line`]).
     pub line: LineReader,
+    /// The MCP servers configured anywhere the person keeps them (and the workspace's own,
+    /// which start only once trusted).
+    pub mcp: Arc<crate::mcp::config::McpConfig>,
 }
 
 impl Workspace {
@@ -93,6 +96,10 @@ pub fn load_workspace(start: &Start) -> Result<Workspace, Failure> {
         linggen_home: home.clone(),
         root: root.clone(),
     });
+    let mcp = crate::mcp::config::load(user_home.as_deref().unwrap_or(&home), &home, &root, &env);
+    for warning in &mcp.warnings {
+        eprintln!("linggen: warning: {warning}");
+    }
     let skills = Live::new(SkillDirs {
         linggen_home: home.clone(),
         root: root.clone(),
@@ -100,7 +107,15 @@ pub fn load_workspace(start: &Start) -> Result<Workspace, Failure> {
     });
     // Rules that do not parse are reported when the session starts.
     let project_rules = project::load(&root).unwrap_or_default();
-    let trust = FolderTrust::load(&home, &root, &config, &project_rules, &skills.get());
+    let mcp_grants = crate::mcp::servers::project_grants(&mcp, &root);
+    let trust = FolderTrust::load(
+        &home,
+        &root,
+        &config,
+        &project_rules,
+        &skills.get(),
+        &mcp_grants,
+    );
     if let Some(warning) = &trust.warning {
         eprintln!("linggen: warning: {warning}");
     }
@@ -113,6 +128,7 @@ pub fn load_workspace(start: &Start) -> Result<Workspace, Failure> {
         skills,
         trust,
         line: start.line,
+        mcp: Arc::new(mcp),
     };
     // A broken agent or skill file is skipped; the person hears which and why.
     for warning in ws.extension_warnings() {

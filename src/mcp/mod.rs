@@ -1,8 +1,14 @@
-//! MCP (Model Context Protocol): servers' tools registered as `mcp__SERVER__TOOL`, and
-//! `linggen mcp serve`. [`config`] finds the servers a person already has configured;
-//! [`names`] is how their tools are named.
+//! MCP (Model Context Protocol): the servers people already configured, their tools
+//! registered as `mcp__SERVER__TOOL`, and `linggen mcp serve`. [`config`] finds the servers
+//! a person already has configured; [`names`] is how their tools are named; [`client`]
+//! talks to one server; [`server`] keeps one running for a session and registers its
+//! tools ([`tools`]); [`servers`] is a session's set, with what waits for trust.
 
+pub mod client;
 pub mod config;
 pub mod names;
+pub mod server;
+pub mod servers;
+pub mod tools;
 
 pub use names::{NameError, check_server_name, split_tool_name, tool_name};

@@ -34,6 +34,10 @@ pub(crate) async fn call(
     // prompt's size on the tools: plan without them, then again with them.
     let draft = router.plan(&ctx.route, &signal);
     let window = router.model(draft.order[0].0).context_window().await;
+    if ctx.mode == super::input::TurnMode::Chat {
+        // MCP servers still starting: their tools belong in this request.
+        shared.tools.registry.settled().await;
+    }
     let tools = run::offered_tools(shared, ctx, window);
     let tools_chars = serde_json::to_string(&tools).map_or(0, |t| t.len());
     signal.prompt_tokens = estimate(tools_chars);

@@ -151,6 +151,26 @@ pub struct ToolRegistry {
     registered: RwLock<BTreeMap<String, ToolEntry>>,
     /// Bumped on every change, so a cached list of offered tools knows it is stale.
     generation: std::sync::atomic::AtomicU64,
+    /// Sources still finding their tools (MCP servers starting): a model request waits for
+    /// them, so the first request already offers their tools; start-up itself never waits.
+    pending: std::sync::atomic::AtomicUsize,
+    settled: tokio::sync::Notify,
+}
+
+/// Held while a source of tools is starting; dropping it says it is done (or failed).
+#[derive(Debug)]
+pub struct Starting(Arc<ToolRegistry>);
+
+impl Drop for Starting {
+    fn drop(&mut self) {
+        let before = self
+            .0
+            .pending
+            .fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
+        if before == 1 {
+            self.0.settled.notify_waiters();
+        }
+    }
 }
 
 impl ToolRegistry {
@@ -201,6 +221,28 @@ impl ToolRegistry {
             self.bump();
         }
         removed
+    }
+
+    /// Marks a source of tools as starting until the returned guard is dropped.
+    pub fn starting(self: &Arc<Self>) -> Starting {
+        self.pending
+            .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+        Starting(self.clone())
+    }
+
+    /// Waits until no source is starting. Each source bounds its own start-up (an MCP
+    /// server's `startup_timeout_sec`), so this cannot wait forever.
+    pub async fn settled(&self) {
+        loop {
+            let notified = self.settled.notified();
+            tokio::pin!(notified);
+            // Registered before the check, so a guard dropped in between still wakes us.
+            notified.as_mut().enable();
+            if self.pending.load(std::sync::atomic::Ordering::Acquire) == 0 {
+                return;
+            }
+            notified.await;
+        }
     }
 
     pub fn generation(&self) -> u64 {
@@ -358,6 +400,25 @@ mod tests {
         );
         assert_eq!(registry.unregister_prefix("mcp__s__"), 2);
         assert_eq!(registry.registered().len(), 1);
+    }
+
+    #[tokio::test]
+    async fn a_request_waits_for_sources_still_starting() {
+        let registry = Arc::new(ToolRegistry::new());
+        registry.settled().await;
+        let starting = registry.starting();
+        let waiter = {
+            let registry = registry.clone();
+            tokio::spawn(async move { registry.settled().await })
+        };
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        assert!(!waiter.is_finished());
+        registry.register(entry("mcp__s__echo")).unwrap();
+        drop(starting);
+        tokio::time::timeout(std::time::Duration::from_secs(5), waiter)
+            .await
+            .unwrap()
+            .unwrap();
     }
 
     #[test]

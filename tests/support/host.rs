@@ -50,3 +50,29 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
     assert!(out.status.success(), "git {args:?}: {out:?}");
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
+
+/// The entry script of the MCP reference server `@modelcontextprotocol/server-everything`,
+/// which `.ci/run` installs into `~/.cache/linggen-mcp` (or `LINGGEN_TEST_MCP_EVERYTHING`),
+/// when it and `node` are there.
+pub fn mcp_everything() -> Option<std::path::PathBuf> {
+    let path = std::env::var_os("LINGGEN_TEST_MCP_EVERYTHING")
+        .map(std::path::PathBuf::from)
+        .or_else(|| {
+            let home = std::env::var_os("HOME")?;
+            Some(Path::new(&home).join(
+                ".cache/linggen-mcp/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
+            ))
+        })
+        .filter(|p| p.is_file());
+    let node = Command::new("node").arg("--version").output().is_ok();
+    match (path, node) {
+        (Some(path), true) => Some(path),
+        _ => {
+            skipped(
+                "the MCP reference server is not installed: run .ci/run, or `npm install \
+                 @modelcontextprotocol/server-everything` in ~/.cache/linggen-mcp",
+            );
+            None
+        }
+    }
+}

@@ -104,8 +104,10 @@ pub fn workspace_grants(
     root: &Path,
     project_rules: &[String],
     skills: &SkillSet,
+    other: &[String],
 ) -> Vec<String> {
     let mut grants: BTreeSet<String> = config.withheld.grants().into_iter().collect();
+    grants.extend(other.iter().cloned());
     grants.extend(project_rules.iter().map(|r| project_rule_grant(r)));
     let untrusted = Trust::new(root, None, BTreeSet::new());
     for skill in &skills.skills {
@@ -126,13 +128,15 @@ pub struct FolderTrust {
 
 impl FolderTrust {
     /// Reads the store and the workspace's grants. `project_rules` are those of
-    /// `.linggen/permissions.toml` (a broken file stops start-up elsewhere).
+    /// `.linggen/permissions.toml` (a broken file stops start-up elsewhere); `other` are
+    /// grants read elsewhere (the workspace's MCP servers).
     pub fn load(
         linggen_home: &Path,
         root: &Path,
         config: &Config,
         project_rules: &[String],
         skills: &SkillSet,
+        other: &[String],
     ) -> FolderTrust {
         let store = TrustStore::new(linggen_home);
         let (accepted, warning) = match store.accepted(root) {
@@ -143,7 +147,7 @@ impl FolderTrust {
             ),
         };
         FolderTrust {
-            grants: workspace_grants(config, root, project_rules, skills),
+            grants: workspace_grants(config, root, project_rules, skills, other),
             trust: Trust::new(root, Some(store), accepted),
             warning,
         }
@@ -190,7 +194,7 @@ const GRANT_FOLDERS: &[&str] = &[
     ".linggen/agents/",
     "agents/",
 ];
-const GRANT_FILES: &[&str] = &[crate::config::CONFIG_FILE, project::FILE];
+const GRANT_FILES: &[&str] = &[crate::config::CONFIG_FILE, project::FILE, ".mcp.json"];
 
 /// Whether writing `rel` (relative to the root, `/`-separated) could change what the
 /// workspace grants. Compared without case, as macOS and Windows file systems do.

@@ -91,7 +91,7 @@ fn workspace_grants_list_config_rules_and_skills_sorted() {
         skills: vec![skill(&root, "x", SkillSource::Project, &["Bash(touch*)"])],
         warnings: Vec::new(),
     };
-    let grants = workspace_grants(&config, &root, &["Write(src/**)".to_string()], &skills);
+    let grants = workspace_grants(&config, &root, &["Write(src/**)".to_string()], &skills, &[]);
     assert_eq!(
         grants,
         vec![
@@ -101,12 +101,26 @@ fn workspace_grants_list_config_rules_and_skills_sorted() {
             "skill x: allowed-tools Bash(touch*) (.linggen/skills/x/SKILL.md)",
         ]
     );
-    let mut folder = FolderTrust::load(&home, &root, &config, &["Write(src/**)".into()], &skills);
+    let mut folder = FolderTrust::load(
+        &home,
+        &root,
+        &config,
+        &["Write(src/**)".into()],
+        &skills,
+        &[],
+    );
     assert_eq!(folder.untrusted().len(), 4);
     assert!(folder.note().unwrap().contains("linggen trust"));
     folder.trust_all().unwrap();
     assert!(folder.note().is_none());
-    let again = FolderTrust::load(&home, &root, &config, &["Write(src/**)".into()], &skills);
+    let again = FolderTrust::load(
+        &home,
+        &root,
+        &config,
+        &["Write(src/**)".into()],
+        &skills,
+        &[],
+    );
     assert!(again.untrusted().is_empty(), "saved to the store");
 }
 

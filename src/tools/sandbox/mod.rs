@@ -209,6 +209,20 @@ impl Sandbox {
         self
     }
 
+    /// The same walls with the machine's network shared: for a program whose configuration
+    /// says it needs the network (an MCP server with `network = true`).
+    pub fn with_network(&self) -> Sandbox {
+        let settings = SandboxSettings {
+            network: true,
+            ..self.settings.clone()
+        };
+        let mut sandbox = Sandbox::new(&self.root, settings);
+        sandbox.home = self.home.clone();
+        sandbox.linggen_home = self.linggen_home.clone();
+        sandbox.secret_env = self.secret_env.clone();
+        sandbox
+    }
+
     pub fn with_secret_env(mut self, names: Vec<String>) -> Sandbox {
         self.secret_env = names;
         self

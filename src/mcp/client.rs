@@ -1,0 +1,362 @@
+//! One connection to an MCP server, on the official SDK (`rmcp`): a stdio server is started
+//! through the launcher (scrubbed environment plus what its entry names, confined unless the
+//! entry says otherwise, killed with the session); an HTTP server is reached with streamable
+//! HTTP. The connection then lists the server's tools and calls them, each call bounded by
+//! the entry's timeout.
+
+use std::path::Path;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, Implementation,
+    JsonObject, Tool,
+};
+use rmcp::service::{NotificationContext, RoleClient, RunningService, ServiceExt};
+use rmcp::{ClientHandler, ServiceError};
+use tokio::io::AsyncReadExt;
+
+use super::config::{ServerConfig, Transport};
+use crate::tools::launch::{Confinement, Env, Launch, Lifetime, Program};
+use crate::tools::sandbox::Sandbox;
+
+/// The last bytes of a server's stderr kept for error messages: what it said before dying.
+const STDERR_TAIL: usize = 2_000;
+
+/// Why a server could not be reached or a call failed. Messages are one line, name the
+/// server and say what to do; they never carry a header or token value.
+#[derive(Debug, thiserror::Error)]
+pub enum McpError {
+    #[error("MCP server `{server}` could not start: {reason}")]
+    Start { server: String, reason: String },
+    #[error("MCP server `{server}` did not answer the handshake: {reason}{stderr}")]
+    Handshake {
+        server: String,
+        reason: String,
+        stderr: String,
+    },
+    #[error("MCP server `{server}` did not answer {what} within {secs} s")]
+    Timeout {
+        server: String,
+        what: String,
+        secs: u64,
+    },
+    #[error("MCP server `{server}` stopped{stderr}; it is started again on the next call")]
+    Closed { server: String, stderr: String },
+    #[error("MCP server `{server}`: {reason}")]
+    Protocol { server: String, reason: String },
+}
+
+/// What a connection needs from the session to start a stdio server.
+pub struct Spawn<'a> {
+    /// The session's sandbox: a confined server gets its walls (and, when its entry says
+    /// `network = true`, a copy of it with the network on).
+    pub sandbox: &'a Sandbox,
+    /// Where a server without `cwd` runs: the workspace root.
+    pub root: &'a Path,
+}
+
+/// A live connection. Dropping it ends the server (a stdio server's process group is
+/// killed with it).
+pub struct Connection {
+    name: String,
+    service: RunningService<RoleClient, Events>,
+    stderr: Arc<Mutex<String>>,
+    /// Held so the process lives as long as the connection (killed on drop).
+    _child: Option<tokio::process::Child>,
+}
+
+/// What the server tells linggen without being asked.
+#[derive(Clone)]
+struct Events {
+    /// Called when the server says its tool list changed.
+    tools_changed: Arc<dyn Fn() + Send + Sync>,
+}
+
+impl ClientHandler for Events {
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        (self.tools_changed)();
+    }
+
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new("linggen", env!("CARGO_PKG_VERSION")),
+        )
+    }
+}
+
+impl Connection {
+    /// Starts or reaches the server and completes the handshake within the entry's start-up
+    /// timeout. `tools_changed` is called whenever the server announces a new tool list.
+    pub async fn open(
+        server: &ServerConfig,
+        spawn: &Spawn<'_>,
+        tools_changed: Arc<dyn Fn() + Send + Sync>,
+    ) -> Result<Connection, McpError> {
+        let events = Events { tools_changed };
+        let limit = server.startup_timeout;
+        let opening = async {
+            match &server.transport {
+                Transport::Stdio { .. } => open_stdio(server, spawn, events).await,
+                Transport::Http { .. } => open_http(server, events).await,
+            }
+        };
+        match tokio::time::timeout(limit, opening).await {
+            Ok(result) => result,
+            Err(_) => Err(McpError::Timeout {
+                server: server.name.clone(),
+                what: "its start-up handshake".into(),
+                secs: limit.as_secs(),
+            }),
+        }
+    }
+
+    /// Every tool the server offers (all pages).
+    pub async fn tools(&self, limit: Duration) -> Result<Vec<Tool>, McpError> {
+        let listing = self.service.list_all_tools();
+        match tokio::time::timeout(limit, listing).await {
+            Ok(result) => result.map_err(|e| self.service_error(e)),
+            Err(_) => Err(self.timeout("tools/list", limit)),
+        }
+    }
+
+    /// Calls `tool` with `args`, waiting at most `limit`.
+    pub async fn call(
+        &self,
+        tool: &str,
+        args: JsonObject,
+        limit: Duration,
+    ) -> Result<CallToolResult, McpError> {
+        let params = CallToolRequestParams::new(tool.to_string()).with_arguments(args);
+        match tokio::time::timeout(limit, self.service.call_tool(params)).await {
+            Ok(result) => result.map_err(|e| self.service_error(e)),
+            Err(_) => Err(self.timeout(&format!("the call of `{tool}`"), limit)),
+        }
+    }
+
+    /// The connection is gone (the process exited, the HTTP session ended).
+    pub fn is_closed(&self) -> bool {
+        self.service.is_closed()
+    }
+
+    /// The server's name and version as it introduced itself, for `/mcp`.
+    pub fn server_version(&self) -> Option<String> {
+        let info = self.service.peer_info()?;
+        let server = info.server_info.as_ref()?;
+        Some(format!("{} {}", server.name, server.version))
+    }
+
+    fn service_error(&self, e: ServiceError) -> McpError {
+        match e {
+            ServiceError::TransportClosed | ServiceError::Cancelled { .. } => McpError::Closed {
+                server: self.name.clone(),
+                stderr: stderr_note(&self.stderr),
+            },
+            other => McpError::Protocol {
+                server: self.name.clone(),
+                reason: other.to_string(),
+            },
+        }
+    }
+
+    fn timeout(&self, what: &str, limit: Duration) -> McpError {
+        McpError::Timeout {
+            server: self.name.clone(),
+            what: what.to_string(),
+            secs: limit.as_secs(),
+        }
+    }
+}
+
+async fn open_stdio(
+    server: &ServerConfig,
+    spawn: &Spawn<'_>,
+    events: Events,
+) -> Result<Connection, McpError> {
+    let Transport::Stdio {
+        command,
+        args,
+        env,
+        cwd,
+    } = &server.transport
+    else {
+        unreachable_transport()?
+    };
+    let start_error = |reason: String| McpError::Start {
+        server: server.name.clone(),
+        reason,
+    };
+    // A server that needs the network gets the session's walls with the network opened.
+    let networked;
+    let sandbox = if server.network && !spawn.sandbox.settings().network {
+        networked = spawn.sandbox.with_network();
+        &networked
+    } else {
+        spawn.sandbox
+    };
+    let program = if Path::new(command).is_absolute() {
+        Program::Path(Path::new(command))
+    } else {
+        Program::Named(std::ffi::OsStr::new(command))
+    };
+    let launch = Launch {
+        program,
+        env: Env::Scrubbed(sandbox),
+        confinement: if sandbox.settings().enabled {
+            Confinement::Sandbox(sandbox)
+        } else {
+            Confinement::Unconfined("[sandbox] enabled = false")
+        },
+        lifetime: Lifetime::Contained,
+    };
+    let mut cmd = launch
+        .tokio_command()
+        .map_err(|e| start_error(e.to_string()))?;
+    cmd.args(args)
+        .envs(env)
+        .current_dir(cwd.as_deref().unwrap_or(spawn.root))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| start_error(format!("`{command}`: {e}")))?;
+    let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
+        return Err(start_error(
+            "its standard streams could not be opened".into(),
+        ));
+    };
+    let stderr = Arc::new(Mutex::new(String::new()));
+    if let Some(err) = child.stderr.take() {
+        tokio::spawn(keep_tail(err, stderr.clone()));
+    }
+    let service = events
+        .serve((stdout, stdin))
+        .await
+        .map_err(|e| McpError::Handshake {
+            server: server.name.clone(),
+            reason: e.to_string(),
+            stderr: stderr_note(&stderr),
+        })?;
+    Ok(Connection {
+        name: server.name.clone(),
+        service,
+        stderr,
+        _child: Some(child),
+    })
+}
+
+async fn open_http(server: &ServerConfig, events: Events) -> Result<Connection, McpError> {
+    use rmcp::transport::StreamableHttpClientTransport;
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+
+    let Transport::Http { url, sse_only, .. } = &server.transport else {
+        unreachable_transport()?
+    };
+    if *sse_only {
+        return Err(McpError::Start {
+            server: server.name.clone(),
+            reason: "the older HTTP+SSE transport (`\"type\": \"sse\"`) is not supported yet; \
+                     use the server's streamable HTTP endpoint (often `/mcp`)"
+                .into(),
+        });
+    }
+    install_tls_provider();
+    let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
+    let mut custom = std::collections::HashMap::new();
+    // Header values and the bearer token are read from the environment now, never kept.
+    let env = |name: &str| std::env::var(name).ok();
+    for (name, value) in server.transport.request_headers(&env) {
+        // rmcp sends the bearer token itself, from `auth_header`.
+        if name.eq_ignore_ascii_case("authorization")
+            && let Some(token) = value.strip_prefix("Bearer ")
+        {
+            config = config.auth_header(token.to_string());
+            continue;
+        }
+        let header = reqwest::header::HeaderName::from_bytes(name.as_bytes());
+        let value = reqwest::header::HeaderValue::from_str(&value);
+        match (header, value) {
+            (Ok(header), Ok(value)) => {
+                custom.insert(header, value);
+            }
+            // Never the value in the message: it may be a secret.
+            _ => {
+                return Err(McpError::Start {
+                    server: server.name.clone(),
+                    reason: format!("header `{name}` is not a valid HTTP header"),
+                });
+            }
+        }
+    }
+    let config = config.custom_headers(custom);
+    let transport = StreamableHttpClientTransport::from_config(config);
+    let service = events
+        .serve(transport)
+        .await
+        .map_err(|e| McpError::Handshake {
+            server: server.name.clone(),
+            reason: e.to_string(),
+            stderr: String::new(),
+        })?;
+    Ok(Connection {
+        name: server.name.clone(),
+        service,
+        stderr: Arc::new(Mutex::new(String::new())),
+        _child: None,
+    })
+}
+
+/// rmcp's HTTP client is built without a TLS crypto provider of its own (its default one
+/// compiles a second C crypto library); it uses the process default, set here once to the
+/// `ring` provider linggen's model clients already use.
+fn install_tls_provider() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+}
+
+fn unreachable_transport<T>() -> Result<T, McpError> {
+    Err(McpError::Protocol {
+        server: String::new(),
+        reason: "internal: wrong transport".into(),
+    })
+}
+
+/// Keeps the last [`STDERR_TAIL`] bytes a server wrote to stderr.
+async fn keep_tail(mut err: tokio::process::ChildStderr, tail: Arc<Mutex<String>>) {
+    let mut buf = [0u8; 4096];
+    while let Ok(n) = err.read(&mut buf).await {
+        if n == 0 {
+            break;
+        }
+        let mut kept = tail.lock().unwrap_or_else(|p| p.into_inner());
+        kept.push_str(&String::from_utf8_lossy(&buf[..n]));
+        if kept.len() > STDERR_TAIL {
+            let mut cut = kept.len() - STDERR_TAIL;
+            while !kept.is_char_boundary(cut) {
+                cut += 1;
+            }
+            kept.drain(..cut);
+        }
+    }
+}
+
+/// `; it said: LAST LINE` from the stderr tail, or nothing.
+fn stderr_note(tail: &Mutex<String>) -> String {
+    let kept = tail.lock().unwrap_or_else(|p| p.into_inner());
+    let last = kept.lines().rev().find(|l| !l.trim().is_empty());
+    match last {
+        Some(line) => format!(
+            "; it said: {}",
+            crate::text::one_line(
+                &crate::tools::terminal_text::strip_controls(line.trim()),
+                200
+            )
+        ),
+        None => String::new(),
+    }
+}

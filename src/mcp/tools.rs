@@ -1,0 +1,188 @@
+//! An MCP server's tools as registered tools: each is offered to the model as
+//! `mcp__SERVER__TOOL` with the server's schema, and a call goes to the server (started
+//! again first if it had stopped). Results become what a model can read.
+
+use std::sync::Arc;
+
+use rmcp::model::{CallToolResult, ContentBlock, Tool};
+use serde_json::Value;
+
+use super::server::Server;
+use super::tool_name;
+use crate::llm::ToolSpec;
+use crate::tools::registry::Runner;
+use crate::tools::{AccessClass, ToolEntry, ToolHandler, ToolHints, ToolOutput};
+
+/// Characters of one result handed to the model; the rest is cut with a note, like a
+/// command's output.
+const RESULT_CHARS: usize = 30_000;
+
+/// One server's tool, as registered.
+#[derive(Debug)]
+pub struct McpTool {
+    server: Arc<Server>,
+    /// The tool's own name on its server (without the `mcp__SERVER__` prefix).
+    tool: String,
+}
+
+/// The registry entry for `tool` of `server`.
+pub fn entry(server: &Arc<Server>, tool: &Tool) -> ToolEntry {
+    let annotations = tool.annotations.clone().unwrap_or_default();
+    let hints = ToolHints {
+        read_only: annotations.read_only_hint.unwrap_or(false),
+        destructive: annotations.destructive_hint.unwrap_or(false),
+        open_world: annotations.open_world_hint.unwrap_or(false),
+    };
+    let description = tool
+        .description
+        .as_deref()
+        .or(tool.title.as_deref())
+        .unwrap_or_default();
+    ToolEntry {
+        spec: ToolSpec {
+            name: tool_name(server.name(), &tool.name),
+            description: description.to_string(),
+            parameters: Value::Object((*tool.input_schema).clone()),
+        },
+        // A server may do anything its program or service does: no class is assumed.
+        class: AccessClass::Other,
+        hints,
+        origin: format!("MCP server {}", server.name()),
+        runner: Runner::Handler(Arc::new(McpTool {
+            server: server.clone(),
+            tool: tool.name.to_string(),
+        })),
+    }
+}
+
+#[async_trait::async_trait]
+impl ToolHandler for McpTool {
+    fn summarize(&self, name: &str, args: &Value) -> Result<String, ToolOutput> {
+        let Value::Object(map) = args else {
+            return Err(ToolOutput::error(format!(
+                "`{name}` takes a JSON object of arguments"
+            )));
+        };
+        let shown: Vec<String> = map
+            .iter()
+            .take(3)
+            .map(|(k, v)| {
+                let v = match v {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                format!("{k}={}", crate::text::one_line(&v, 40))
+            })
+            .collect();
+        Ok(format!("{name} {}", shown.join(" ")).trim_end().to_string())
+    }
+
+    async fn run(&self, _name: &str, args: &Value) -> ToolOutput {
+        let args = match args {
+            Value::Object(map) => map.clone(),
+            _ => Default::default(),
+        };
+        match self.server.call(&self.tool, args).await {
+            Ok(result) => output(&self.tool, result),
+            Err(e) => ToolOutput::error(e.to_string()),
+        }
+    }
+}
+
+/// A result as the model reads it: the text blocks in order, structured content when there
+/// is no text, a note for each image (not passed on yet) and each resource link.
+fn output(tool: &str, result: CallToolResult) -> ToolOutput {
+    let mut parts: Vec<String> = Vec::new();
+    let mut images = 0;
+    for block in &result.content {
+        match block {
+            ContentBlock::Text(text) => parts.push(text.text.clone()),
+            ContentBlock::Image(image) => {
+                images += 1;
+                parts.push(format!(
+                    "[image {} ({} KB) — not shown: this session passes no images to the model]",
+                    image.mime_type,
+                    image.data.len() * 3 / 4 / 1024
+                ));
+            }
+            ContentBlock::Audio(audio) => {
+                parts.push(format!("[audio {} — not shown]", audio.mime_type))
+            }
+            ContentBlock::ResourceLink(link) => {
+                parts.push(format!("[resource {} ({})]", link.uri, link.name))
+            }
+            ContentBlock::Resource(embedded) => parts.push(embedded_text(&embedded.resource)),
+            _ => parts.push("[content of a kind linggen does not read yet]".into()),
+        }
+    }
+    if parts.is_empty()
+        && let Some(structured) = &result.structured_content
+    {
+        parts.push(structured.to_string());
+    }
+    let mut text = parts.join("\n");
+    let total = text.chars().count();
+    if total > RESULT_CHARS {
+        text = text.chars().take(RESULT_CHARS).collect();
+        text.push_str(&format!(
+            "\n… [{} more characters not shown]",
+            total - RESULT_CHARS
+        ));
+    }
+    let failed = result.is_error.unwrap_or(false);
+    let lines = text.lines().count();
+    let summary = match (failed, images) {
+        (true, _) => format!("{tool} failed: {}", crate::text::one_line(&text, 80)),
+        (false, 0) => format!("{tool}: {}", crate::text::plural(lines, "line", "lines")),
+        (false, n) => format!(
+            "{tool}: {}, {}",
+            crate::text::plural(lines, "line", "lines"),
+            crate::text::plural(n, "image", "images")
+        ),
+    };
+    if failed {
+        ToolOutput::error(text).with_summary(summary)
+    } else {
+        ToolOutput::ok(text, summary)
+    }
+}
+
+fn embedded_text(resource: &rmcp::model::ResourceContents) -> String {
+    match resource {
+        rmcp::model::ResourceContents::TextResourceContents { uri, text, .. } => {
+            format!("[resource {uri}]\n{text}")
+        }
+        rmcp::model::ResourceContents::BlobResourceContents { uri, .. } => {
+            format!("[resource {uri} (binary, not shown)]")
+        }
+        _ => "[resource of a kind linggen does not read yet]".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_joins_and_errors_stay_errors() {
+        let ok = CallToolResult::success(vec![
+            ContentBlock::text("Echo: hi"),
+            ContentBlock::text("second"),
+        ]);
+        let out = output("echo", ok);
+        assert_eq!(out.model, "Echo: hi\nsecond");
+        assert!(!out.is_error);
+        assert_eq!(out.summary, "echo: 2 lines");
+        let failed = CallToolResult::error(vec![ContentBlock::text("no such repo")]);
+        let out = output("get", failed);
+        assert!(out.is_error);
+        assert_eq!(out.summary, "get failed: no such repo");
+    }
+
+    #[test]
+    fn structured_content_is_used_when_there_is_no_text() {
+        let mut result = CallToolResult::success(Vec::new());
+        result.structured_content = Some(serde_json::json!({"sum": 5}));
+        assert_eq!(output("add", result).model, "{\"sum\":5}");
+    }
+}

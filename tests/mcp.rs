@@ -1,0 +1,300 @@
+//! MCP servers against the reference server `@modelcontextprotocol/server-everything`
+//! (npm, installed by `.ci/run`), over stdio and streamable HTTP: a scripted model calls
+//! their tools through the real binary.
+
+// Test code may unwrap: a failure there is a failed test, reported with its message.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use support::{
+    Protocol, Reply, ScriptedServer, Step, Workspace, mcp_everything, run_with_timeout, texts,
+    write_config_with,
+};
+
+/// A workspace whose person's config names the reference server as `everything`.
+fn workspace(script: Vec<Step>, entry: &Path, extra: &str) -> (Workspace, ScriptedServer) {
+    let server = ScriptedServer::start_background(Protocol::OpenAi, script);
+    let ws = Workspace::new();
+    let config = format!(
+        "[mcp_servers.everything]\ncommand = \"node\"\nargs = [{:?}, \"stdio\"]\n{extra}",
+        entry.display().to_string()
+    );
+    write_config_with(ws.home(), Protocol::OpenAi, &server.url(), &config);
+    (ws, server)
+}
+
+fn run(ws: &Workspace, args: &[&str]) -> std::process::Output {
+    run_with_timeout(ws.cmd().args(args), Duration::from_secs(90))
+}
+
+fn offered(request: &Value) -> Vec<String> {
+    request["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t["function"]["name"].as_str().map(str::to_string))
+        .collect()
+}
+
+fn tool_results(server: &ScriptedServer) -> Vec<String> {
+    server
+        .last_chat_request()
+        .map(|r| texts(&r, "tool"))
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_model_calls_an_mcp_tool_over_stdio_when_a_rule_allows_it() {
+    let Some(entry) = mcp_everything() else {
+        return;
+    };
+    let (ws, server) = workspace(
+        vec![
+            Reply::tool(
+                "mcp__everything__echo",
+                json!({"message": "hello over stdio"}),
+            )
+            .into(),
+            Reply::text("It echoed.").into(),
+        ],
+        &entry,
+        "",
+    );
+    let out = run(
+        &ws,
+        &[
+            "-p",
+            "echo something",
+            "--allowed-tools",
+            "mcp__everything__echo",
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let requests = server.chat_requests();
+    let tools = offered(&requests[0]);
+    assert!(
+        tools.iter().any(|t| t == "mcp__everything__echo"),
+        "the first request offers the server's tools: {tools:?}"
+    );
+    assert!(tools.iter().any(|t| t == "Read"), "{tools:?}");
+    let results = tool_results(&server);
+    assert!(
+        results.iter().any(|r| r.contains("Echo: hello over stdio")),
+        "{results:?}\n{stderr}"
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("It echoed."));
+}
+
+#[test]
+fn p_denies_an_mcp_tool_no_rule_allows() {
+    let Some(entry) = mcp_everything() else {
+        return;
+    };
+    let (ws, server) = workspace(
+        vec![
+            Reply::tool("mcp__everything__get-sum", json!({"a": 2, "b": 3})).into(),
+            Reply::text("Could not add.").into(),
+        ],
+        &entry,
+        "",
+    );
+    let out = run(&ws, &["-p", "add two numbers"]);
+    assert_eq!(out.status.code(), Some(0));
+    let results = tool_results(&server).join("\n");
+    assert!(
+        results.contains("not run") && results.contains("approval"),
+        "{results}"
+    );
+    assert!(
+        !results.contains('5'),
+        "the tool must not have run: {results}"
+    );
+}
+
+#[test]
+fn an_untrusted_projects_mcp_json_starts_nothing_until_trusted() {
+    let Some(entry) = mcp_everything() else {
+        return;
+    };
+    let server =
+        ScriptedServer::start_background(Protocol::OpenAi, vec![Step::repeat(Reply::text("fine"))]);
+    let ws = Workspace::new();
+    ws.configure(Protocol::OpenAi, &server.url());
+    let marker = ws.root().join("started.txt");
+    // The server writes a file when it starts (node runs the script, then the server).
+    let script = format!(
+        "require('fs').writeFileSync({:?}, 'x'); import({:?})",
+        marker.display().to_string(),
+        format!("file://{}", entry.display())
+    );
+    let mcp_json =
+        json!({"mcpServers": {"repo": {"command": "node", "args": ["-e", script, "x", "stdio"]}}});
+    ws.write(".mcp.json", &mcp_json.to_string());
+
+    let out = run(&ws, &["-p", "hello"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("MCP server repo: runs `node -e"),
+        "{stderr}"
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        !marker.exists(),
+        "an untrusted .mcp.json must start nothing"
+    );
+    assert!(
+        !offered(&server.last_chat_request().unwrap())
+            .iter()
+            .any(|t| t.starts_with("mcp__"))
+    );
+
+    let trusted = run(&ws, &["trust", "--yes"]);
+    assert_eq!(trusted.status.code(), Some(0), "{trusted:?}");
+    let out = run(&ws, &["-p", "hello again"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(marker.exists(), "once trusted, the project's server starts");
+    let tools = offered(&server.last_chat_request().unwrap());
+    assert!(tools.iter().any(|t| t == "mcp__repo__echo"), "{tools:?}");
+}
+
+/// The pid of the server process whose environment holds `marker`.
+fn server_pid(marker: &str) -> Option<u32> {
+    let needle = format!("LINGGEN_TEST_MARKER={marker}");
+    std::fs::read_dir("/proc")
+        .ok()?
+        .flatten()
+        .find_map(|entry| {
+            let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
+            let environ = std::fs::read(entry.path().join("environ")).ok()?;
+            let cmdline = std::fs::read(entry.path().join("cmdline")).ok()?;
+            let argv0 = cmdline.split(|b| *b == 0).next().unwrap_or_default();
+            let is_node = argv0.ends_with(b"node");
+            (is_node && environ.split(|b| *b == 0).any(|v| v == needle.as_bytes())).then_some(pid)
+        })
+}
+
+#[test]
+fn a_server_killed_mid_call_is_one_line_and_starts_again_on_the_next_call() {
+    let Some(entry) = mcp_everything() else {
+        return;
+    };
+    let marker = format!("{}-{}", std::process::id(), line!());
+    let (ws, server) = workspace(
+        vec![
+            Reply::tool(
+                "mcp__everything__trigger-long-running-operation",
+                json!({"duration": 30, "steps": 3}),
+            )
+            .into(),
+            Reply::tool("mcp__everything__echo", json!({"message": "back again"})).into(),
+            Reply::text("Recovered.").into(),
+        ],
+        &entry,
+        &format!("env = {{ LINGGEN_TEST_MARKER = {marker:?} }}\n"),
+    );
+    let child = ws
+        .cmd()
+        .args(["-p", "go", "--allowed-tools", "mcp__everything"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut pid = None;
+    support::wait_until("the long call to start", Duration::from_secs(30), || {
+        pid = server_pid(&marker);
+        pid.is_some() && server.chat_requests().len() == 1
+    });
+    // Let the call reach the server, then kill the server under it.
+    std::thread::sleep(Duration::from_millis(800));
+    // SAFETY: kill only sends a signal to the server process found above.
+    unsafe { libc::kill(pid.unwrap() as i32, libc::SIGKILL) };
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let requests = server.chat_requests();
+    assert_eq!(requests.len(), 3, "{stderr}");
+    let first = texts(&requests[1], "tool").join("\n");
+    assert!(
+        first.contains("MCP server `everything` stopped"),
+        "one line says what happened: {first}"
+    );
+    assert_eq!(first.lines().count(), 1, "{first}");
+    let second = texts(&requests[2], "tool").join("\n");
+    assert!(second.contains("Echo: back again"), "{second}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Recovered."));
+    assert!(
+        server_pid(&marker).is_none() || {
+            std::thread::sleep(Duration::from_millis(500));
+            server_pid(&marker).is_none()
+        },
+        "the restarted server ends with the session"
+    );
+}
+
+/// A free port on loopback (closed again at once).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+struct Killed(std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn a_model_calls_an_mcp_tool_over_streamable_http() {
+    let Some(entry) = mcp_everything() else {
+        return;
+    };
+    let port = free_port();
+    let http = Killed(
+        std::process::Command::new("node")
+            .arg(&entry)
+            .arg("streamableHttp")
+            .env("PORT", port.to_string())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    support::wait_until("the HTTP server to listen", Duration::from_secs(20), || {
+        std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+    });
+    let server = ScriptedServer::start_background(
+        Protocol::OpenAi,
+        vec![
+            Step::from(Reply::tool(
+                "mcp__web__echo",
+                json!({"message": "hello over http"}),
+            )),
+            Reply::text("Done.").into(),
+        ],
+    );
+    let ws = Workspace::new();
+    let config = format!("[mcp_servers.web]\nurl = \"http://127.0.0.1:{port}/mcp\"\n");
+    write_config_with(ws.home(), Protocol::OpenAi, &server.url(), &config);
+    let out = run(&ws, &["-p", "echo", "--allowed-tools", "mcp__web__echo"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let results = tool_results(&server).join("\n");
+    assert!(
+        results.contains("Echo: hello over http"),
+        "{results}\n{stderr}"
+    );
+    drop(http);
+}
