@@ -121,6 +121,12 @@ pub enum Command {
         #[arg(long)]
         list: bool,
     },
+    /// MCP servers: list, inspect, add and remove them; `mcp serve` offers linggen to other
+    /// agents as an MCP server.
+    Mcp {
+        #[command(subcommand)]
+        action: McpAction,
+    },
     /// The runs of this folder's newest session with their ids; `linggen runs show ID`
     /// prints one run's audit trail: every call, result, checkpoint and changed file, and
     /// the runs it delegated to.
@@ -150,6 +156,55 @@ pub enum Command {
         #[arg(value_enum)]
         shell: Shell,
     },
+}
+
+#[derive(Debug, Clone, Subcommand)]
+pub enum McpAction {
+    /// Every MCP server configured for this folder, where each came from, and whether it
+    /// starts here (see doc/mcp.md).
+    List,
+    /// One server's definition, and its tools once it is started and answers.
+    Get {
+        #[arg(value_name = "NAME")]
+        name: String,
+    },
+    /// Add a server to linggen-agent.toml: `linggen mcp add NAME -- COMMAND [ARGS…]`, or
+    /// `linggen mcp add NAME --url URL`.
+    Add {
+        #[arg(value_name = "NAME")]
+        name: String,
+        /// A streamable HTTP server's address instead of a command.
+        #[arg(long, value_name = "URL", conflicts_with = "command")]
+        url: Option<String>,
+        /// `KEY=VALUE` for the server's environment (repeat it).
+        #[arg(long = "env", short = 'e', value_name = "KEY=VALUE")]
+        env: Vec<String>,
+        /// `Name: value` header for an HTTP server (repeat it).
+        #[arg(long = "header", value_name = "HEADER")]
+        headers: Vec<String>,
+        /// The environment variable holding an HTTP server's bearer token.
+        #[arg(long, value_name = "VAR")]
+        bearer_token_env_var: Option<String>,
+        /// Let a stdio server reach the network (it runs confined otherwise).
+        #[arg(long)]
+        network: bool,
+        /// Write it to this folder's linggen-agent.toml instead of yours.
+        #[arg(long)]
+        project: bool,
+        /// The program and its arguments, after `--`.
+        #[arg(last = true, value_name = "COMMAND")]
+        command: Vec<String>,
+    },
+    /// Remove a server from linggen-agent.toml (yours, or the folder's with --project).
+    Remove {
+        #[arg(value_name = "NAME")]
+        name: String,
+        #[arg(long)]
+        project: bool,
+    },
+    /// Run linggen as an MCP server on stdin/stdout, for other agents and editors: a `task`
+    /// tool runs a task here as `-p` does, beside linggen's read-only tools.
+    Serve,
 }
 
 #[derive(Debug, Clone, Subcommand)]
@@ -362,6 +417,7 @@ async fn dispatch(cli: Cli) -> i32 {
             };
             trust::command(&cli.start(), action)
         }
+        (Some(Command::Mcp { action }), _) => mcp_command(&cli, action).await,
         (Some(Command::Serve { port, lan }), _) => {
             let options = crate::web::ServeOptions {
                 port: port.unwrap_or(0),
@@ -382,6 +438,38 @@ async fn dispatch(cli: Cli) -> i32 {
             exit::USAGE
         }
         (None, false) => crate::repl::run(cli.start()).await,
+    }
+}
+
+async fn mcp_command(cli: &Cli, action: &McpAction) -> i32 {
+    use crate::app::mcp;
+    let start = cli.start();
+    match action {
+        McpAction::List => mcp::list(&start),
+        McpAction::Get { name } => mcp::get(&start, name).await,
+        McpAction::Add {
+            name,
+            url,
+            env,
+            headers,
+            bearer_token_env_var,
+            network,
+            project,
+            command,
+        } => {
+            let entry = mcp::NewServer {
+                name: name.clone(),
+                url: url.clone(),
+                command: command.clone(),
+                env: env.clone(),
+                headers: headers.clone(),
+                bearer_token_env_var: bearer_token_env_var.clone(),
+                network: *network,
+            };
+            mcp::add(&start, &entry, *project)
+        }
+        McpAction::Remove { name, project } => mcp::remove(&start, name, *project),
+        McpAction::Serve => crate::app::mcp_serve::run(start).await,
     }
 }
 

@@ -282,7 +282,7 @@ pub fn first_run_help(home: &std::path::Path) -> String {
 
 /// The sandbox for a session's commands. Where the kernel cannot confine them, says so
 /// once per process, with what that means and how to opt out knowingly.
-fn session_sandbox(config: &Config, ws: &Workspace) -> Sandbox {
+pub(super) fn session_sandbox(config: &Config, ws: &Workspace) -> Sandbox {
     let secret_env = config
         .models
         .iter()

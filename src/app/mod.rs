@@ -6,6 +6,8 @@
 
 pub mod allocator;
 mod live;
+pub mod mcp;
+pub mod mcp_serve;
 mod models;
 pub mod rewind;
 mod runs;
