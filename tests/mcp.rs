@@ -16,6 +16,9 @@ use support::{
     write_config_with,
 };
 
+/// Room for every schema of the reference server (an 8k window would get `tool_search`).
+const ROOMY: &str = "[mcp]\neager_tools_chars = 100000\n";
+
 /// A workspace whose person's config names the reference server as `everything`.
 fn workspace(script: Vec<Step>, entry: &Path, extra: &str) -> (Workspace, ScriptedServer) {
     let server = ScriptedServer::start_background(Protocol::OpenAi, script);
@@ -63,7 +66,7 @@ fn a_model_calls_an_mcp_tool_over_stdio_when_a_rule_allows_it() {
             Reply::text("It echoed.").into(),
         ],
         &entry,
-        "",
+        ROOMY,
     );
     let out = run(
         &ws,
@@ -125,7 +128,7 @@ fn an_untrusted_projects_mcp_json_starts_nothing_until_trusted() {
     let server =
         ScriptedServer::start_background(Protocol::OpenAi, vec![Step::repeat(Reply::text("fine"))]);
     let ws = Workspace::new();
-    ws.configure(Protocol::OpenAi, &server.url());
+    write_config_with(ws.home(), Protocol::OpenAi, &server.url(), ROOMY);
     let marker = ws.root().join("started.txt");
     // The server writes a file when it starts (node runs the script, then the server).
     let script = format!(
@@ -297,4 +300,46 @@ fn a_model_calls_an_mcp_tool_over_streamable_http() {
         "{results}\n{stderr}"
     );
     drop(http);
+}
+
+#[test]
+fn a_small_window_gets_a_search_tool_instead_of_every_schema() {
+    let Some(entry) = mcp_everything() else {
+        return;
+    };
+    let (ws, server) = workspace(
+        vec![
+            Reply::tool("tool_search", json!({"query": "echo message"})).into(),
+            Reply::tool("mcp__everything__echo", json!({"message": "found it"})).into(),
+            Reply::text("Done.").into(),
+        ],
+        &entry,
+        "[mcp]\neager_tools_chars = 400\n",
+    );
+    let out = run(
+        &ws,
+        &["-p", "echo", "--allowed-tools", "mcp__everything__echo"],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let requests = server.chat_requests();
+    let first = offered(&requests[0]);
+    assert!(first.iter().any(|t| t == "tool_search"), "{first:?}");
+    assert!(
+        !first.iter().any(|t| t.starts_with("mcp__")),
+        "no server schema in a small window: {first:?}"
+    );
+    let found = texts(&requests[1], "tool").join("\n");
+    assert!(found.contains("mcp__everything__echo"), "{found}");
+    let second = offered(&requests[1]);
+    assert!(
+        second.iter().any(|t| t == "mcp__everything__echo"),
+        "{second:?}"
+    );
+    assert!(
+        second.iter().filter(|t| t.starts_with("mcp__")).count() < 5,
+        "only what was found is loaded: {second:?}"
+    );
+    let last = texts(&requests[2], "tool").join("\n");
+    assert!(last.contains("Echo: found it"), "{last}");
 }

@@ -95,6 +95,10 @@ impl AgentSpec {
     /// [`AgentSpec::allows_tool`] for any tool: a registered one (an MCP server's) must be
     /// listed by name or pattern (`mcp__github__*`, `mcp__github`) unless the agent has all.
     pub fn allows(&self, tool: &ToolId) -> bool {
+        // Only finds tools (each found tool is still gated by this list when called).
+        if tool.name() == crate::tools::tool_search::NAME {
+            return true;
+        }
         let listed = match &self.tools {
             ToolAllow::All => true,
             ToolAllow::Only(names) => names

@@ -210,6 +210,7 @@ pub async fn open_session(
     tools.screenshot = config.screenshot.clone();
     tools.sandbox = Arc::new(session_sandbox(&config, ws));
     tools.linggen_home = Some(ws.home.clone());
+    tools.registry.set_eager_chars(config.mcp_eager_tools_chars);
     tools.read_only_roots = SkillSet::watch_dirs(ws.skills.dirs())
         .into_iter()
         .filter(|dir| !dir.starts_with(&ws.root))

@@ -35,6 +35,14 @@ struct FileConfig {
     checks: ChecksSection,
     #[serde(default)]
     llm: LlmSection,
+    #[serde(default)]
+    mcp: McpSection,
+}
+
+/// `[mcp]`: how MCP servers' tools are offered.
+#[derive(Debug, Default, Deserialize)]
+struct McpSection {
+    eager_tools_chars: Option<Spanned<usize>>,
 }
 
 /// `[llm]`: how linggen treats every model's streams.
@@ -144,10 +152,12 @@ const KNOWN: &[(&str, &[&str])] = &[
             "auto",
             "checks",
             "llm",
+            "mcp",
             "mcp_servers",
         ],
     ),
     ("llm", &["stall_secs"]),
+    ("mcp", &["eager_tools_chars"]),
     (
         "auto",
         &[
@@ -246,9 +256,14 @@ impl Layer<'_> {
             auto,
             checks,
             llm,
+            mcp,
         } = std::mem::take(&mut self.parsed);
         self.apply_auto(auto, &mut config.auto)?;
         self.apply_llm(llm, config)?;
+        if let Some(chars) = mcp.eager_tools_chars {
+            config.mcp_eager_tools_chars = Some(*chars.get_ref());
+            config.set_origin("mcp_eager_tools_chars", self.path.display());
+        }
         // A check runs without asking: from the project's own file that is a grant.
         let allow = checks.allow.unwrap_or_default();
         for check in allow.iter().map(|c| c.trim()).filter(|c| !c.is_empty()) {

@@ -192,6 +192,10 @@ pub struct Config {
     pub stall_secs: u64,
     /// `[auto]` limits and `[checks] allow`.
     pub auto: AutoSettings,
+    /// `[mcp] eager_tools_chars`: characters of MCP tool schemas offered whole with each
+    /// request; above it the model gets a search tool instead. `None`: a tenth of the
+    /// model's window (see `session::run::agent_tools`).
+    pub mcp_eager_tools_chars: Option<usize>,
     /// Where each non-default setting came from (a file, an environment variable, a flag),
     /// by key, for `/settings`.
     pub origins: std::collections::BTreeMap<&'static str, String>,
@@ -224,6 +228,7 @@ impl Default for Config {
             compact_at: DEFAULT_COMPACT_AT,
             stall_secs: model::DEFAULT_STALL_SECS,
             auto: AutoSettings::default(),
+            mcp_eager_tools_chars: None,
             origins: std::collections::BTreeMap::new(),
             files: Vec::new(),
             warnings: Vec::new(),

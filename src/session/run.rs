@@ -455,16 +455,15 @@ pub(crate) fn agent_tools(
         tools.push(session_tools::unlock_spec());
     }
     // Registered tools (MCP servers') after linggen's own, in name order: the order is
-    // stable from request to request, so a server's prompt cache keeps matching.
-    tools.extend(
-        shared
-            .tools
-            .registry
-            .registered()
-            .into_iter()
-            .filter(|entry| agent.allows(&entry.id()))
-            .map(|entry| entry.spec),
-    );
+    // stable from request to request, so a server's prompt cache keeps matching. Too many
+    // for the window, and the model searches for them instead.
+    let registry = &shared.tools.registry;
+    let usable = registry
+        .registered()
+        .into_iter()
+        .filter(|entry| agent.allows(&entry.id()))
+        .collect();
+    tools.extend(registry.offered(usable, registry.eager_budget(context_window)));
     tools
 }
 

@@ -21,6 +21,7 @@ pub mod sandbox;
 pub mod screenshot;
 pub mod session_tools;
 pub mod terminal_text;
+pub mod tool_search;
 pub mod write;
 
 use std::path::{Path, PathBuf};

@@ -155,6 +155,10 @@ pub struct ToolRegistry {
     /// them, so the first request already offers their tools; start-up itself never waits.
     pending: std::sync::atomic::AtomicUsize,
     settled: tokio::sync::Notify,
+    /// Tools the model found with `tool_search`: offered whole from then on.
+    loaded: RwLock<std::collections::BTreeSet<String>>,
+    /// `[mcp] eager_tools_chars`; `None`: decided from the model's window.
+    eager_chars: RwLock<Option<usize>>,
 }
 
 /// Held while a source of tools is starting; dropping it says it is done (or failed).
@@ -221,6 +225,62 @@ impl ToolRegistry {
             self.bump();
         }
         removed
+    }
+
+    /// Offers these tools whole from now on (found by `tool_search`).
+    pub fn load(&self, names: impl IntoIterator<Item = String>) {
+        let mut loaded = self.loaded.write().unwrap_or_else(|p| p.into_inner());
+        loaded.extend(names);
+        drop(loaded);
+        self.bump();
+    }
+
+    pub fn is_loaded(&self, name: &str) -> bool {
+        let loaded = self.loaded.read().unwrap_or_else(|p| p.into_inner());
+        loaded.contains(name)
+    }
+
+    /// Sets `[mcp] eager_tools_chars`.
+    pub fn set_eager_chars(&self, chars: Option<usize>) {
+        *self.eager_chars.write().unwrap_or_else(|p| p.into_inner()) = chars;
+    }
+
+    /// Characters of registered tools' schemas that may be offered whole with a request to
+    /// a model whose window is `window` tokens: the configured figure, else a tenth of the
+    /// window (about four characters a token), else 20,000.
+    pub fn eager_budget(&self, window: Option<u32>) -> usize {
+        let configured = *self.eager_chars.read().unwrap_or_else(|p| p.into_inner());
+        configured.unwrap_or_else(|| window.map_or(20_000, |tokens| tokens as usize * 4 / 10))
+    }
+
+    /// The registered tools to offer with a request, among `usable`: all of them when their
+    /// schemas fit `budget`; otherwise the loaded ones plus `tool_search` (registered here
+    /// the first time it is needed).
+    pub fn offered(self: &Arc<Self>, usable: Vec<ToolEntry>, budget: usize) -> Vec<ToolSpec> {
+        let usable: Vec<ToolEntry> = usable
+            .into_iter()
+            .filter(|e| e.spec.name != super::tool_search::NAME)
+            .collect();
+        let chars: usize = usable.iter().map(|e| e.spec.chars()).sum();
+        if chars <= budget {
+            return usable.into_iter().map(|e| e.spec).collect();
+        }
+        let search = match self.get(super::tool_search::NAME) {
+            Some(entry) => entry,
+            None => {
+                let entry = super::tool_search::entry(self);
+                self.write().insert(entry.spec.name.clone(), entry.clone());
+                entry
+            }
+        };
+        let mut specs = vec![search.spec];
+        specs.extend(
+            usable
+                .into_iter()
+                .filter(|e| self.is_loaded(&e.spec.name))
+                .map(|e| e.spec),
+        );
+        specs
     }
 
     /// Marks a source of tools as starting until the returned guard is dropped.

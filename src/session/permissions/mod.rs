@@ -575,6 +575,9 @@ impl Permissions {
             },
             PermissionMode::Bypass => Verdict::Allow,
             _ if self.allowed_by(tool, "") => Verdict::Allow,
+            // Only linggen's own registered tools declare this class (`tool_search`); an
+            // MCP server's tools never do.
+            _ if class == AccessClass::Read => Verdict::Allow,
             _ => Verdict::Ask {
                 reason: format!("{tool} from {origin} {what}"),
             },
