@@ -343,3 +343,39 @@ fn a_small_window_gets_a_search_tool_instead_of_every_schema() {
     let last = texts(&requests[2], "tool").join("\n");
     assert!(last.contains("Echo: found it"), "{last}");
 }
+
+/// In the shell, an MCP tool asks like any other call (its whole arguments shown, "always"
+/// covering the tool by name), and `/mcp` shows the server ready with its tools.
+#[test]
+fn the_shell_asks_before_an_mcp_tool_and_mcp_lists_the_server() {
+    use support::pty::{PROMPT, Repl};
+    let Some(entry) = mcp_everything() else {
+        return;
+    };
+    let (ws, server) = workspace(
+        vec![
+            Reply::tool(
+                "mcp__everything__echo",
+                json!({"message": "from the shell"}),
+            )
+            .into(),
+            Reply::text("echo done").into(),
+        ],
+        &entry,
+        ROOMY,
+    );
+    let mut repl = Repl::start(&ws, &[]);
+    repl.line("echo please");
+    repl.expect("mcp__everything__echo {\"message\":\"from the shell\"}");
+    repl.expect("Yes, always this session: mcp__everything__echo");
+    repl.expect("Esc denies");
+    repl.send("1");
+    repl.expect("echo done");
+    repl.expect(PROMPT);
+    let results = tool_results(&server).join("\n");
+    assert!(results.contains("Echo: from the shell"), "{results}");
+    repl.line("/mcp");
+    repl.expect("everything  ready, 13 tools");
+    repl.expect("tools: echo");
+    repl.line("/quit");
+}

@@ -48,6 +48,23 @@ pub enum McpError {
     Protocol { server: String, reason: String },
 }
 
+impl McpError {
+    /// The message without the server's name, for where the name is already shown.
+    pub fn reason(&self) -> String {
+        let full = self.to_string();
+        let prefix = match self {
+            McpError::Start { server, .. }
+            | McpError::Handshake { server, .. }
+            | McpError::Timeout { server, .. }
+            | McpError::Closed { server, .. }
+            | McpError::Protocol { server, .. } => format!("MCP server `{server}` "),
+        };
+        full.strip_prefix(&prefix).map_or(full.clone(), |rest| {
+            rest.trim_start_matches(": ").to_string()
+        })
+    }
+}
+
 /// What a connection needs from the session to start a stdio server.
 pub struct Spawn<'a> {
     /// The session's sandbox: a confined server gets its walls (and, when its entry says

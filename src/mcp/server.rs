@@ -88,6 +88,19 @@ impl Server {
         &self.config
     }
 
+    /// The names of the tools it registered, without the `mcp__NAME__` prefix.
+    pub fn tool_names(&self) -> Vec<String> {
+        let prefix = super::tool_name(&self.config.name, "");
+        let Some(registry) = self.context.registry.upgrade() else {
+            return Vec::new();
+        };
+        registry
+            .registered()
+            .into_iter()
+            .filter_map(|e| e.spec.name.strip_prefix(&prefix).map(str::to_string))
+            .collect()
+    }
+
     pub fn status(&self) -> Status {
         self.status
             .lock()
@@ -109,7 +122,7 @@ impl Server {
         let server = self.clone();
         tokio::spawn(async move {
             if let Err(e) = server.connect().await {
-                server.set_status(Status::Failed(e.to_string()));
+                server.set_status(Status::Failed(e.reason()));
                 (server.context.notify)(e.to_string());
             }
             drop(starting);

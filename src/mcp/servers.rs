@@ -30,6 +30,8 @@ pub struct ServerLine {
     pub what: String,
     pub source: String,
     pub status: Status,
+    /// Its registered tools (started servers only).
+    pub tools: Vec<String>,
 }
 
 impl McpServers {
@@ -77,7 +79,10 @@ impl McpServers {
         let mut lines: Vec<ServerLine> = self
             .started
             .iter()
-            .map(|s| line(s.config(), s.status()))
+            .map(|s| ServerLine {
+                tools: s.tool_names(),
+                ..line(s.config(), s.status())
+            })
             .chain(self.held.iter().map(|h| line(&h.config, h.status.clone())))
             .collect();
         lines.sort_by(|a, b| a.name.cmp(&b.name));
@@ -91,6 +96,7 @@ fn line(config: &ServerConfig, status: Status) -> ServerLine {
         what: describe(config),
         source: config.source.to_string(),
         status,
+        tools: Vec::new(),
     }
 }
 

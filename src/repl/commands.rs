@@ -24,6 +24,7 @@ pub enum Command {
     Memory,
     Theme,
     Share,
+    Mcp,
     Quit,
     Exit,
 }
@@ -74,6 +75,7 @@ impl Command {
         Command::Memory,
         Command::Theme,
         Command::Share,
+        Command::Mcp,
         Command::Quit,
         Command::Exit,
     ];
@@ -99,6 +101,7 @@ impl Command {
             Command::Memory => "memory",
             Command::Theme => "theme",
             Command::Share => "share",
+            Command::Mcp => "mcp",
             Command::Quit => "quit",
             Command::Exit => "exit",
         }
@@ -133,6 +136,7 @@ impl Command {
             Command::Share => {
                 "let a browser watch and join this session (a local URL with a token)"
             }
+            Command::Mcp => "MCP servers: where each comes from, its state, tools and last error",
             Command::Quit => "leave linggen",
             Command::Exit => "leave linggen",
         }
@@ -159,6 +163,7 @@ impl Command {
             | Command::Sessions
             | Command::Runs
             | Command::Context
+            | Command::Mcp
             | Command::Quit
             | Command::Exit => None,
         }
@@ -178,6 +183,7 @@ impl Command {
             | Command::Memory
             | Command::Theme
             | Command::Share
+            | Command::Mcp
             | Command::Quit
             | Command::Exit => true,
             Command::Clear
@@ -214,6 +220,7 @@ impl Command {
             | Command::Check
             | Command::Rewind
             | Command::Memory
+            | Command::Mcp
             | Command::Quit
             | Command::Exit => ArgumentKind::None,
         }
@@ -277,6 +284,7 @@ mod tests {
                 "memory",
                 "theme",
                 "share",
+                "mcp",
                 "quit",
                 "exit"
             ]
@@ -308,8 +316,9 @@ mod tests {
             Command::Memory => 15,
             Command::Theme => 16,
             Command::Share => 17,
-            Command::Quit => 18,
-            Command::Exit => 19,
+            Command::Mcp => 18,
+            Command::Quit => 19,
+            Command::Exit => 20,
         }
     }
 

@@ -139,6 +139,7 @@ impl Shell {
             }
             Command::Sessions => self.sessions().await,
             Command::Runs => self.runs().await,
+            Command::Mcp => self.mcp(),
             Command::Skills => self.skills(),
             Command::Context => self.view.context(),
             Command::Memory => self.memory(args).await,
@@ -234,6 +235,34 @@ impl Shell {
             return;
         };
         self.ask(Input::SetMode { mode }).await;
+    }
+
+    /// `/mcp`: the servers as `linggen mcp list` shows them, with this session's state of
+    /// each (starting, its tools, the last error) and the tools it registered.
+    fn mcp(&mut self) {
+        let Some(live) = self.live.as_ref() else {
+            return self.view.lines(crate::app::mcp::server_lines(&self.ws));
+        };
+        let servers = live.mcp.lines();
+        if servers.is_empty() {
+            return self.view.lines(crate::app::mcp::server_lines(&self.ws));
+        }
+        let mut lines = Vec::new();
+        for server in servers {
+            lines.push(format!(
+                "{}  {}  ({})",
+                server.name, server.status, server.source
+            ));
+            lines.push(format!("  {}", crate::text::one_line(&server.what, 100)));
+            if !server.tools.is_empty() {
+                lines.push(format!("  tools: {}", server.tools.join(", ")));
+            }
+        }
+        lines.push(
+            "allow a server's tools with a rule such as mcp__NAME__* (/permissions); `linggen mcp get NAME` shows one"
+                .into(),
+        );
+        self.view.lines(lines);
     }
 
     /// `/runs`: this session's runs from the store (a fresh connection, so it works while
