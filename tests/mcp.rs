@@ -63,6 +63,7 @@ fn a_model_calls_an_mcp_tool_over_stdio_when_a_rule_allows_it() {
                 json!({"message": "hello over stdio"}),
             )
             .into(),
+            Reply::tool("mcp__everything__get-env", json!({})).into(),
             Reply::text("It echoed.").into(),
         ],
         &entry,
@@ -74,7 +75,7 @@ fn a_model_calls_an_mcp_tool_over_stdio_when_a_rule_allows_it() {
             "-p",
             "echo something",
             "--allowed-tools",
-            "mcp__everything__echo",
+            "mcp__everything__echo,mcp__everything__get-env",
         ],
     );
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -91,6 +92,12 @@ fn a_model_calls_an_mcp_tool_over_stdio_when_a_rule_allows_it() {
         results.iter().any(|r| r.contains("Echo: hello over stdio")),
         "{results:?}\n{stderr}"
     );
+    // The server's environment is scrubbed like a command's: no model key reaches it.
+    let env = results
+        .iter()
+        .find(|r| r.contains("PATH"))
+        .expect("get-env ran");
+    assert!(!env.contains(support::TEST_KEY), "{env}");
     assert!(String::from_utf8_lossy(&out.stdout).contains("It echoed."));
 }
 
