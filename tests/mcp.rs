@@ -266,25 +266,71 @@ impl Drop for Killed {
     }
 }
 
+/// Starts the reference server over HTTP (`streamableHttp` or `sse`) on a free port.
+fn http_server(entry: &Path, mode: &str) -> (Killed, u16) {
+    let port = free_port();
+    let child = std::process::Command::new("node")
+        .arg(entry)
+        .arg(mode)
+        .env("PORT", port.to_string())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let killed = Killed(child);
+    support::wait_until("the HTTP server to listen", Duration::from_secs(20), || {
+        std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+    });
+    (killed, port)
+}
+
+/// A server that offers only the older HTTP+SSE transport: named `"type": "sse"` in
+/// Claude Code's `~/.claude.json`, or given as a plain URL in linggen's table (streamable
+/// HTTP is refused there, and linggen falls back).
+#[test]
+fn a_server_that_only_speaks_sse_is_reached_both_ways() {
+    let Some(entry) = mcp_everything() else {
+        return;
+    };
+    let (_sse, port) = http_server(&entry, "sse");
+    let server = ScriptedServer::start_background(
+        Protocol::OpenAi,
+        vec![
+            Step::from(Reply::tool(
+                "mcp__old__echo",
+                json!({"message": "typed sse"}),
+            )),
+            Reply::tool("mcp__plain__echo", json!({"message": "fell back"})).into(),
+            Reply::text("Done.").into(),
+        ],
+    );
+    let ws = Workspace::new();
+    let config = format!("{ROOMY}[mcp_servers.plain]\nurl = \"http://127.0.0.1:{port}/sse\"\n");
+    write_config_with(ws.home(), Protocol::OpenAi, &server.url(), &config);
+    let claude = json!({"mcpServers": {"old": {"type": "sse", "url": format!("http://127.0.0.1:{port}/sse")}}});
+    std::fs::write(ws.home().join(".claude.json"), claude.to_string()).unwrap();
+    let out = run(
+        &ws,
+        &[
+            "-p",
+            "echo",
+            "--allowed-tools",
+            "mcp__old__echo,mcp__plain__echo",
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let results = tool_results(&server).join("\n");
+    assert!(results.contains("Echo: typed sse"), "{results}\n{stderr}");
+    assert!(results.contains("Echo: fell back"), "{results}\n{stderr}");
+}
+
 #[test]
 fn a_model_calls_an_mcp_tool_over_streamable_http() {
     let Some(entry) = mcp_everything() else {
         return;
     };
-    let port = free_port();
-    let http = Killed(
-        std::process::Command::new("node")
-            .arg(&entry)
-            .arg("streamableHttp")
-            .env("PORT", port.to_string())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
-    support::wait_until("the HTTP server to listen", Duration::from_secs(20), || {
-        std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
-    });
+    let (http, port) = http_server(&entry, "streamableHttp");
     let server = ScriptedServer::start_background(
         Protocol::OpenAi,
         vec![

@@ -266,26 +266,66 @@ async fn open_stdio(
 }
 
 async fn open_http(server: &ServerConfig, events: Events) -> Result<Connection, McpError> {
-    use rmcp::transport::StreamableHttpClientTransport;
-    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-
     let Transport::Http { url, sse_only, .. } = &server.transport else {
         unreachable_transport()?
     };
-    if *sse_only {
-        return Err(McpError::Start {
-            server: server.name.clone(),
-            reason: "the older HTTP+SSE transport (`\"type\": \"sse\"`) is not supported yet; \
-                     use the server's streamable HTTP endpoint (often `/mcp`)"
-                .into(),
-        });
-    }
-    install_tls_provider();
-    let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
-    let mut custom = std::collections::HashMap::new();
     // Header values and the bearer token are read from the environment now, never kept.
     let env = |name: &str| std::env::var(name).ok();
-    for (name, value) in server.transport.request_headers(&env) {
+    let headers = server.transport.request_headers(&env);
+    if *sse_only {
+        return open_legacy_sse(server, url, &headers, events).await;
+    }
+    match open_streamable(server, url, &headers, events.clone()).await {
+        Ok(connection) => Ok(connection),
+        // A server that only speaks the older transport refuses streamable HTTP's POST.
+        Err(streamable) => match open_legacy_sse(server, url, &headers, events).await {
+            Ok(connection) => Ok(connection),
+            Err(_) => Err(streamable),
+        },
+    }
+}
+
+async fn open_legacy_sse(
+    server: &ServerConfig,
+    url: &str,
+    headers: &std::collections::BTreeMap<String, String>,
+    events: Events,
+) -> Result<Connection, McpError> {
+    let transport = super::legacy_sse::LegacySse::connect(url, headers)
+        .await
+        .map_err(|e| McpError::Start {
+            server: server.name.clone(),
+            reason: e.to_string(),
+        })?;
+    let service = events
+        .serve(transport)
+        .await
+        .map_err(|e| McpError::Handshake {
+            server: server.name.clone(),
+            reason: e.to_string(),
+            stderr: String::new(),
+        })?;
+    Ok(Connection {
+        name: server.name.clone(),
+        service,
+        stderr: Arc::new(Mutex::new(String::new())),
+        _child: None,
+    })
+}
+
+async fn open_streamable(
+    server: &ServerConfig,
+    url: &str,
+    headers: &std::collections::BTreeMap<String, String>,
+    events: Events,
+) -> Result<Connection, McpError> {
+    use rmcp::transport::StreamableHttpClientTransport;
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+
+    install_tls_provider();
+    let mut config = StreamableHttpClientTransportConfig::with_uri(url);
+    let mut custom = std::collections::HashMap::new();
+    for (name, value) in headers.clone() {
         // rmcp sends the bearer token itself, from `auth_header`.
         if name.eq_ignore_ascii_case("authorization")
             && let Some(token) = value.strip_prefix("Bearer ")

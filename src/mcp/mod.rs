@@ -6,6 +6,7 @@
 
 pub mod client;
 pub mod config;
+pub mod legacy_sse;
 pub mod names;
 pub mod server;
 pub mod servers;
