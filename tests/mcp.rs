@@ -398,7 +398,8 @@ fn a_small_window_gets_a_search_tool_instead_of_every_schema() {
 }
 
 /// In the shell, an MCP tool asks like any other call (its whole arguments shown, "always"
-/// covering the tool by name), and `/mcp` shows the server ready with its tools.
+/// covering the tool by name), `/mcp` shows the server ready with its tools, and its
+/// prompts are `/mcp__SERVER__PROMPT` commands.
 #[test]
 fn the_shell_asks_before_an_mcp_tool_and_mcp_lists_the_server() {
     use support::pty::{PROMPT, Repl};
@@ -413,6 +414,7 @@ fn the_shell_asks_before_an_mcp_tool_and_mcp_lists_the_server() {
             )
             .into(),
             Reply::text("echo done").into(),
+            Reply::text("no weather today").into(),
         ],
         &entry,
         ROOMY,
@@ -430,5 +432,22 @@ fn the_shell_asks_before_an_mcp_tool_and_mcp_lists_the_server() {
     repl.line("/mcp");
     repl.expect("everything  ready, 13 tools");
     repl.expect("tools: echo");
+    // The server's prompts are commands: completed after `/`, filled from the words typed.
+    repl.send("/mcp__everything__ar\t");
+    repl.expect("/mcp__everything__args-prompt");
+    repl.send("\x15");
+    repl.line("/mcp__everything__args-prompt Springfield Illinois");
+    let shown = repl.expect("no weather today");
+    assert!(!shown.contains("unknown"), "{shown}");
+    repl.expect(PROMPT);
+    let last = server.last_chat_request().unwrap();
+    let asked = texts(&last, "user")
+        .pop()
+        .unwrap_or_else(|| panic!("{last:#}"));
+    assert!(
+        asked.contains("What's weather in Springfield, Illinois?"),
+        "{:#}",
+        last["messages"]
+    );
     repl.line("/quit");
 }

@@ -153,6 +153,47 @@ impl Connection {
         }
     }
 
+    /// The server's prompts (all pages), or none when it offers none.
+    pub async fn prompts(&self, limit: Duration) -> Result<Vec<rmcp::model::Prompt>, McpError> {
+        let offers = self
+            .service
+            .peer_info()
+            .is_some_and(|info| info.capabilities.prompts.is_some());
+        if !offers {
+            return Ok(Vec::new());
+        }
+        match tokio::time::timeout(limit, self.service.list_all_prompts()).await {
+            Ok(result) => result.map_err(|e| self.service_error(e)),
+            Err(_) => Err(self.timeout("prompts/list", limit)),
+        }
+    }
+
+    /// The messages of prompt `name` with `args`, as text.
+    pub async fn prompt(
+        &self,
+        name: &str,
+        args: JsonObject,
+        limit: Duration,
+    ) -> Result<Vec<String>, McpError> {
+        let params = rmcp::model::GetPromptRequestParams::new(name).with_arguments(args);
+        let result = match tokio::time::timeout(limit, self.service.get_prompt(params)).await {
+            Ok(result) => result.map_err(|e| self.service_error(e))?,
+            Err(_) => return Err(self.timeout(&format!("prompt `{name}`"), limit)),
+        };
+        Ok(result
+            .messages
+            .into_iter()
+            .filter_map(|m| match m.content {
+                rmcp::model::ContentBlock::Text(text) => Some(text.text),
+                rmcp::model::ContentBlock::Resource(resource) => match resource.resource {
+                    rmcp::model::ResourceContents::TextResourceContents { text, .. } => Some(text),
+                    _ => None,
+                },
+                _ => None,
+            })
+            .collect())
+    }
+
     /// The connection is gone (the process exited, the HTTP session ended).
     pub fn is_closed(&self) -> bool {
         self.service.is_closed()

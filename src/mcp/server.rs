@@ -59,6 +59,8 @@ pub struct Server {
     /// The live connection; `None` before the first start and after it stopped.
     connection: tokio::sync::Mutex<Option<Arc<Connection>>>,
     status: Mutex<Status>,
+    /// Its prompts, offered as `/mcp__NAME__PROMPT` commands.
+    prompts: Mutex<Vec<rmcp::model::Prompt>>,
 }
 
 impl std::fmt::Debug for Server {
@@ -77,6 +79,7 @@ impl Server {
             context,
             connection: tokio::sync::Mutex::new(None),
             status: Mutex::new(Status::Starting),
+            prompts: Mutex::new(Vec::new()),
         })
     }
 
@@ -141,6 +144,23 @@ impl Server {
         result
     }
 
+    /// Its prompts as they were listed when it started.
+    pub fn prompts(&self) -> Vec<rmcp::model::Prompt> {
+        self.prompts
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Prompt `name` filled with `args`: the text of its messages, one after the other.
+    pub async fn prompt(&self, name: &str, args: JsonObject) -> Result<String, McpError> {
+        let connection = self.connection().await?;
+        let parts = connection
+            .prompt(name, args, self.config.tool_timeout)
+            .await?;
+        Ok(parts.join("\n\n"))
+    }
+
     /// The live connection, or a new one.
     async fn connection(&self) -> Result<Arc<Connection>, McpError> {
         {
@@ -170,6 +190,12 @@ impl Server {
         let changed = self.on_tools_changed();
         let connection = Arc::new(Connection::open(&self.config, &spawn, changed).await?);
         let count = self.register_tools(&connection).await?;
+        // A server whose prompts cannot be listed still serves its tools.
+        let prompts = connection
+            .prompts(self.config.startup_timeout)
+            .await
+            .unwrap_or_default();
+        *self.prompts.lock().unwrap_or_else(|p| p.into_inner()) = prompts;
         self.set_status(Status::Ready {
             tools: count,
             version: connection.server_version(),

@@ -90,6 +90,92 @@ impl McpServers {
     }
 }
 
+/// A server's prompt as a command: `mcp__SERVER__PROMPT`.
+#[derive(Debug, Clone)]
+pub struct PromptCommand {
+    pub command: String,
+    pub description: String,
+    /// Its arguments in order, required ones marked with no `?`: `<a> [b]`.
+    pub hint: String,
+}
+
+impl McpServers {
+    /// Every prompt of every ready server, by command name.
+    pub fn prompt_commands(&self) -> Vec<PromptCommand> {
+        let mut commands: Vec<PromptCommand> = self
+            .started
+            .iter()
+            .flat_map(|server| {
+                server.prompts().into_iter().map(|prompt| PromptCommand {
+                    command: super::tool_name(server.name(), &prompt.name),
+                    description: prompt.description.clone().unwrap_or_default(),
+                    hint: argument_hint(&prompt),
+                })
+            })
+            .collect();
+        commands.sort_by(|a, b| a.command.cmp(&b.command));
+        commands
+    }
+
+    /// Fills the prompt that `command` names with `args` (words in order, the last argument
+    /// taking the rest, as Claude Code passes them). `None`: no server has that prompt.
+    pub async fn expand(
+        &self,
+        command: &str,
+        args: &str,
+    ) -> Option<Result<String, super::client::McpError>> {
+        let (server_name, prompt_name) = super::split_tool_name(command)?;
+        let server = self.started.iter().find(|s| s.name() == server_name)?;
+        let prompt = server
+            .prompts()
+            .into_iter()
+            .find(|p| p.name == prompt_name)?;
+        let names: Vec<String> = prompt
+            .arguments
+            .iter()
+            .flatten()
+            .map(|a| a.name.clone())
+            .collect();
+        Some(server.prompt(prompt_name, fill(&names, args)).await)
+    }
+}
+
+/// `args` split over `names`: one word each, the last name taking the rest.
+fn fill(names: &[String], args: &str) -> rmcp::model::JsonObject {
+    let mut object = rmcp::model::JsonObject::new();
+    let mut rest = args.trim();
+    for (i, name) in names.iter().enumerate() {
+        if rest.is_empty() {
+            break;
+        }
+        let value = if i + 1 == names.len() {
+            std::mem::take(&mut rest)
+        } else {
+            let (word, tail) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+            rest = tail.trim_start();
+            word
+        };
+        object.insert(name.clone(), serde_json::Value::String(value.to_string()));
+    }
+    object
+}
+
+fn argument_hint(prompt: &rmcp::model::Prompt) -> String {
+    prompt
+        .arguments
+        .iter()
+        .flatten()
+        .map(|a| {
+            if a.required.unwrap_or(false) {
+                format!("<{}>", a.name)
+            } else {
+                format!("[{}]", a.name)
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 fn line(config: &ServerConfig, status: Status) -> ServerLine {
     ServerLine {
         name: config.name.clone(),
@@ -139,4 +225,19 @@ pub fn project_grants(config: &McpConfig, root: &Path) -> Vec<String> {
         .filter(|s| s.source.ships_with_project())
         .map(|s| grant(s, root))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fill;
+
+    #[test]
+    fn arguments_fill_in_order_and_the_last_takes_the_rest() {
+        let names = vec!["city".to_string(), "note".to_string()];
+        let filled = fill(&names, " Paris  bring an umbrella ");
+        assert_eq!(filled["city"], "Paris");
+        assert_eq!(filled["note"], "bring an umbrella");
+        assert!(fill(&names, "").is_empty());
+        assert_eq!(fill(&names, "Rome").len(), 1);
+    }
 }

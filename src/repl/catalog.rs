@@ -34,6 +34,8 @@ pub struct Lists {
     pub sessions: Vec<Choice>,
     pub themes: Vec<Choice>,
     pub setting_keys: Vec<Choice>,
+    /// MCP servers' prompts, as `/mcp__SERVER__PROMPT` commands.
+    pub prompts: Vec<Choice>,
 }
 
 /// Shared between the editor thread (completion) and the shell (updates).
@@ -86,6 +88,7 @@ impl Catalog {
             sessions: &lists.sessions,
             themes: &lists.themes,
             setting_keys: &lists.setting_keys,
+            prompts: &lists.prompts,
             files: Some(&self.files),
         };
         f(&ctx)

@@ -62,12 +62,54 @@ impl Shell {
             | Parsed::Skill { .. }
             | Parsed::CustomTrigger { .. }
             | Parsed::AgentMessage { .. }) => self.send_line(parsed, &line).await,
+            Parsed::UnknownCommand { name, .. } if self.mcp_prompt(&name, &line).await => {}
             unknown @ Parsed::UnknownCommand { .. } => {
                 let message = unknown.error_message().unwrap_or_default();
                 self.view.error(&message);
             }
         }
+        self.refresh_prompt_commands();
         true
+    }
+
+    /// `/mcp__SERVER__PROMPT args`: the server's prompt, filled in, sent as the message.
+    /// `false` when no server has that prompt.
+    async fn mcp_prompt(&mut self, name: &str, line: &str) -> bool {
+        let Some(live) = self.live.as_ref() else {
+            return false;
+        };
+        let args = line
+            .trim_start()
+            .strip_prefix('/')
+            .and_then(|l| l.strip_prefix(name))
+            .unwrap_or_default();
+        let mcp = live.mcp.clone();
+        match mcp.expand(name, args).await {
+            None => false,
+            Some(Ok(text)) => {
+                // The model reads the prompt's text; the typed line is on screen already.
+                self.send(UserMessage::new(text, FROM)).await;
+                true
+            }
+            Some(Err(e)) => {
+                self.view.error(&e.to_string());
+                true
+            }
+        }
+    }
+
+    /// The servers' prompts for completion (servers start in the background).
+    pub(super) fn refresh_prompt_commands(&self) {
+        let Some(live) = self.live.as_ref() else {
+            return;
+        };
+        let choices = live
+            .mcp
+            .prompt_commands()
+            .into_iter()
+            .map(|p| crate::repl::complete::Choice::described(p.command, p.description))
+            .collect();
+        self.catalog.update(|lists| lists.prompts = choices);
     }
 
     /// `true` when the line was the answer to a waiting approval. The request may come from

@@ -73,6 +73,8 @@ pub struct CompletionContext<'a> {
     pub sessions: &'a [Choice],
     pub themes: &'a [Choice],
     pub setting_keys: &'a [Choice],
+    /// MCP servers' prompts (`mcp__SERVER__PROMPT`), offered after `/`.
+    pub prompts: &'a [Choice],
     pub files: Option<&'a FileIndex>,
 }
 
@@ -179,6 +181,7 @@ fn first_word(word: &str, ctx: &CompletionContext<'_>) -> Vec<Candidate> {
 enum SlashName<'a> {
     Builtin(Command),
     Skill(&'a SkillInfo),
+    Prompt(&'a Choice),
 }
 
 impl SlashName<'_> {
@@ -186,6 +189,7 @@ impl SlashName<'_> {
         match self {
             SlashName::Builtin(command) => command.name(),
             SlashName::Skill(skill) => &skill.name,
+            SlashName::Prompt(prompt) => &prompt.value,
         }
     }
 }
@@ -201,7 +205,8 @@ fn slash(name: &str, ctx: &CompletionContext<'_>) -> Vec<Candidate> {
         .iter()
         .filter(|s| s.user_invocable && Command::from_name(&s.name).is_none())
         .map(SlashName::Skill);
-    fuzzy::filter_names(name, commands.chain(skills), |n| n.name())
+    let prompts = ctx.prompts.iter().map(SlashName::Prompt);
+    fuzzy::filter_names(name, commands.chain(skills).chain(prompts), |n| n.name())
         .into_iter()
         .map(|found| match found {
             SlashName::Builtin(command) => slash_candidate(
@@ -212,6 +217,9 @@ fn slash(name: &str, ctx: &CompletionContext<'_>) -> Vec<Candidate> {
             SlashName::Skill(skill) => {
                 let description = (!skill.description.is_empty()).then_some(&*skill.description);
                 slash_candidate(&skill.name, skill.argument_hint.as_deref(), description)
+            }
+            SlashName::Prompt(prompt) => {
+                slash_candidate(&prompt.value, Some("[args]"), prompt.description.as_deref())
             }
         })
         .collect()

@@ -228,6 +228,7 @@ fn setting_keys_are_followed_by_a_space_for_the_value() {
     let keys = [Choice::new("ui.theme"), Choice::new("max_iters")];
     let ctx = CompletionContext {
         setting_keys: &keys,
+        prompts: &[],
         ..CompletionContext::default()
     };
     let (start, candidates) = complete("/settings ui", 12, &ctx);
