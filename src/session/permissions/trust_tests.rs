@@ -39,6 +39,8 @@ fn grant_paths_are_skill_agent_and_permission_files() {
         ".linggen/skills",
         "linggen-agent.toml",
         ".linggen/permissions.toml",
+        ".mcp.json",
+        "./.MCP.json",
     ] {
         assert!(is_grant_path(rel), "{rel}");
     }
