@@ -338,20 +338,7 @@ async fn open_legacy_sse(
             server: server.name.clone(),
             reason: e.to_string(),
         })?;
-    let service = events
-        .serve(transport)
-        .await
-        .map_err(|e| McpError::Handshake {
-            server: server.name.clone(),
-            reason: e.to_string(),
-            stderr: String::new(),
-        })?;
-    Ok(Connection {
-        name: server.name.clone(),
-        service,
-        stderr: Arc::new(Mutex::new(String::new())),
-        _child: None,
-    })
+    over_http(server, events, transport).await
 }
 
 async fn open_streamable(
@@ -391,6 +378,19 @@ async fn open_streamable(
     }
     let config = config.custom_headers(custom);
     let transport = StreamableHttpClientTransport::from_config(config);
+    over_http(server, events, transport).await
+}
+
+/// The handshake over an HTTP transport (no process, so no stderr to quote).
+async fn over_http<T, E, A>(
+    server: &ServerConfig,
+    events: Events,
+    transport: T,
+) -> Result<Connection, McpError>
+where
+    T: rmcp::transport::IntoTransport<RoleClient, E, A>,
+    E: std::error::Error + Send + Sync + 'static,
+{
     let service = events
         .serve(transport)
         .await
