@@ -412,3 +412,29 @@ async fn sigterm_cancels_the_running_task_and_ends_the_server() {
     let status = within(served.child.wait()).await.unwrap();
     assert_eq!(status.code(), Some(143), "{}", served.stderr());
 }
+
+/// A call the client cancels (rmcp sends `notifications/cancelled` when the call is
+/// dropped) cancels its task: the session's run ends as cancelled, and the server goes on.
+#[tokio::test]
+async fn a_cancelled_call_cancels_its_task() {
+    let (ws, server) = workspace(vec![Fault::Hang.into(), Reply::text("Still here.").into()]);
+    let served = serve(&ws, &[], &[]).await;
+    let running = start_waiting_task(&served, &server).await;
+    running.abort();
+    let deadline = std::time::Instant::now() + LIMIT;
+    loop {
+        let runs = support::run(&ws, &["runs"]);
+        if runs.stdout.contains("cancelled") {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "{runs:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let result = served
+        .call("task", json!({"prompt": "next"}))
+        .await
+        .unwrap();
+    assert!(text(&result).starts_with("Still here."), "{result:?}");
+    let (status, stderr) = served.close().await;
+    assert!(status.success(), "{status:?}\n{stderr}");
+}
