@@ -31,6 +31,8 @@ struct Served {
     client: RunningService<RoleClient, ()>,
     child: Child,
     stderr: Arc<Mutex<String>>,
+    /// Reads stderr until the server (and whatever inherited it) closed it.
+    stderr_reader: tokio::task::JoinHandle<()>,
 }
 
 /// Starts `linggen [FLAGS] mcp serve` in `ws` (with `env` set) and connects to it.
@@ -51,7 +53,7 @@ async fn serve(ws: &Workspace, flags: &[&str], env: &[(&str, &std::path::Path)])
     // Drained all along: a full stderr pipe would stop the server.
     let stderr = Arc::new(Mutex::new(String::new()));
     let collected = Arc::clone(&stderr);
-    tokio::spawn(async move {
+    let stderr_reader = tokio::spawn(async move {
         let mut chunk = [0u8; 4096];
         while let Ok(n @ 1..) = err.read(&mut chunk).await {
             collected
@@ -67,6 +69,7 @@ async fn serve(ws: &Workspace, flags: &[&str], env: &[(&str, &std::path::Path)])
         client,
         child,
         stderr,
+        stderr_reader,
     }
 }
 
@@ -85,9 +88,12 @@ impl Served {
             client,
             mut child,
             stderr,
+            stderr_reader,
         } = self;
         let _ = within(client.cancel()).await;
         let waited = tokio::time::timeout(Duration::from_secs(10), child.wait()).await;
+        // All of stderr, once nothing holds it open any more: what was left running would.
+        let _ = tokio::time::timeout(Duration::from_secs(5), stderr_reader).await;
         let stderr = stderr.lock().unwrap().clone();
         let status = waited
             .unwrap_or_else(|_| panic!("still running 10 s after stdin closed\n{stderr}"))
@@ -437,4 +443,49 @@ async fn a_cancelled_call_cancels_its_task() {
     assert!(text(&result).starts_with("Still here."), "{result:?}");
     let (status, stderr) = served.close().await;
     assert!(status.success(), "{status:?}\n{stderr}");
+}
+
+/// Trust is `-p`'s: what the folder's own files grant is withheld, with a note on stderr,
+/// until the person trusts the folder.
+#[tokio::test]
+async fn a_workspaces_grants_wait_for_trust() {
+    let write = || -> Vec<Step> {
+        vec![
+            Reply::tool("Write", json!({"path": "notes.md", "content": "# Notes\n"})).into(),
+            Reply::text("Done.").into(),
+        ]
+    };
+    let (ws, server) = workspace(write());
+    ws.write(
+        "linggen-agent.toml",
+        "[permissions]\nallow = [\"Write(notes.md)\"]\n",
+    );
+    let served = serve(&ws, &[], &[]).await;
+    let result = served
+        .call("task", json!({"prompt": "notes"}))
+        .await
+        .unwrap();
+    assert!(text(&result).starts_with("Done."), "{result:?}");
+    assert!(!ws.root().join("notes.md").exists());
+    let results = texts(&server.last_chat_request().unwrap(), "tool").join("\n");
+    assert!(results.contains("needs the user's approval"), "{results}");
+    let (_, stderr) = served.close().await;
+    assert!(stderr.contains("not trusted"), "{stderr}");
+    assert!(stderr.contains("allow Write(notes.md)"), "{stderr}");
+
+    let trusted = support::run(&ws, &["trust", "--yes"]);
+    assert_eq!(trusted.code, Some(0), "{}", trusted.stderr);
+    let server = ScriptedServer::start_background(Protocol::OpenAi, write());
+    ws.configure(Protocol::OpenAi, &server.url());
+    let served = serve(&ws, &[], &[]).await;
+    let result = served
+        .call("task", json!({"prompt": "notes"}))
+        .await
+        .unwrap();
+    assert!(
+        text(&result).contains("Files changed (1):\n- notes.md\n"),
+        "{result:?}"
+    );
+    let (_, stderr) = served.close().await;
+    assert!(!stderr.contains("not trusted"), "{stderr}");
 }
