@@ -36,13 +36,19 @@ pub async fn run(start: Start) -> i32 {
 /// The workspace, loaded once for every session this server starts.
 async fn load(start: Start) -> Result<WorkspaceSessions, Failure> {
     let loading = start.clone();
-    let ws = off_runtime(move || load_workspace(&loading)).await?;
+    // The configuration files, and the sandbox probing what the kernel offers: off the
+    // runtime.
+    let (ws, tools) = off_runtime(move || {
+        let ws = load_workspace(&loading)?;
+        let config = ws.config.for_session(&loading.overrides);
+        let tools = super::live::workspace_tools(&config, &ws);
+        Ok((ws, tools))
+    })
+    .await?;
     // Nobody can be asked here, so nothing is trusted implicitly (as in `-p`).
     if let Some(note) = ws.trust.note() {
         eprintln!("linggen: note: {note}");
     }
-    let config = ws.config.for_session(&start.overrides);
-    let tools = super::live::workspace_tools(&config, &ws);
     Ok(WorkspaceSessions {
         start,
         ws: Arc::new(ws),
