@@ -205,16 +205,7 @@ pub async fn open_session(
         Ok(prompt::context_prompt(&workspace, &root))
     })
     .await?;
-    let mut tools = ToolContext::new(&ws.root);
-    tools.bash_timeout_ms = config.bash_timeout_ms;
-    tools.screenshot = config.screenshot.clone();
-    tools.sandbox = Arc::new(session_sandbox(&config, ws));
-    tools.linggen_home = Some(ws.home.clone());
-    tools.registry.set_eager_chars(config.mcp_eager_tools_chars);
-    tools.read_only_roots = SkillSet::watch_dirs(ws.skills.dirs())
-        .into_iter()
-        .filter(|dir| !dir.starts_with(&ws.root))
-        .collect();
+    let tools = workspace_tools(&config, ws);
     let setup = SessionSetup {
         session_id,
         agent_id: start_agent(start, ws)?,
@@ -240,6 +231,24 @@ pub async fn open_session(
         ))),
     };
     Ok((setup, store, lease))
+}
+
+/// Where a session's tools run in this workspace: confined to the root by the session's
+/// sandbox, `$LINGGEN_HOME` and the secret stores refused, the skill folders readable.
+/// `linggen mcp serve` runs its read-only tools in the very same context, so what they may
+/// read is exactly what a session's may.
+pub fn workspace_tools(config: &Config, ws: &Workspace) -> ToolContext {
+    let mut tools = ToolContext::new(&ws.root);
+    tools.bash_timeout_ms = config.bash_timeout_ms;
+    tools.screenshot = config.screenshot.clone();
+    tools.sandbox = Arc::new(session_sandbox(config, ws));
+    tools.linggen_home = Some(ws.home.clone());
+    tools.registry.set_eager_chars(config.mcp_eager_tools_chars);
+    tools.read_only_roots = SkillSet::watch_dirs(ws.skills.dirs())
+        .into_iter()
+        .filter(|dir| !dir.starts_with(&ws.root))
+        .collect();
+    tools
 }
 
 /// This process's session: the resumed one once no other linggen runs it (its history made

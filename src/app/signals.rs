@@ -87,6 +87,15 @@ impl Signals {
     }
 }
 
+/// The next ending signal while `signals` is there; never, once it was taken (its
+/// [`Signals::second_quits`] handles the next one). For `select!` loops.
+pub async fn next_ending(signals: &mut Option<Signals>) -> Ending {
+    match signals {
+        Some(signals) => signals.next().await,
+        None => std::future::pending().await,
+    }
+}
+
 async fn recv(signal: &mut Option<Signal>) -> Option<()> {
     match signal {
         Some(signal) => signal.recv().await,

@@ -2,12 +2,14 @@
 //! registered as `mcp__SERVER__TOOL`, and `linggen mcp serve`. [`config`] finds the servers
 //! a person already has configured; [`names`] is how their tools are named; [`client`]
 //! talks to one server; [`server`] keeps one running for a session and registers its
-//! tools ([`tools`]); [`servers`] is a session's set, with what waits for trust.
+//! tools ([`tools`]); [`servers`] is a session's set, with what waits for trust. [`serve`]
+//! is the other direction: linggen as an MCP server (`linggen mcp serve`).
 
 pub mod client;
 pub mod config;
 pub mod legacy_sse;
 pub mod names;
+pub mod serve;
 pub mod server;
 pub mod servers;
 pub mod tools;

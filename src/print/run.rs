@@ -5,7 +5,7 @@
 use tokio::sync::oneshot;
 
 use super::{Finished, OutputFormat, Printer, error_json};
-use crate::app::signals::{Ending, Signals};
+use crate::app::signals::{Ending, Signals, next_ending};
 use crate::app::{Failure, LiveSession, Start, Workspace, exit, load_workspace, off_runtime};
 use crate::config::ConfigError;
 use crate::session::bus::Subscription;
@@ -158,7 +158,7 @@ async fn drive(
                     let _ = handle.inputs.send(Input::Cancel).await;
                 }
             }
-            signal = next_signal(&mut signals) => {
+            signal = next_ending(&mut signals) => {
                 ended_by = Some(signal);
                 if !quiet {
                     let again = match signal {
@@ -174,12 +174,5 @@ async fn drive(
                 }
             }
         }
-    }
-}
-
-async fn next_signal(signals: &mut Option<Signals>) -> Ending {
-    match signals {
-        Some(signals) => signals.next().await,
-        None => std::future::pending().await,
     }
 }

@@ -19,7 +19,7 @@ pub struct SkillInvocation {
 pub struct UserMessage {
     /// What the person wrote (for a skill, the line as typed, e.g. `/review HEAD`).
     pub content: String,
-    /// The frontend: `terminal`, `web`, `cli`.
+    /// The frontend: `terminal`, `web`, `cli`, `mcp` (`linggen mcp serve`).
     pub from: String,
     /// The agent for this one message (`@coder …`); `None`: the session's current agent.
     pub agent: Option<String>,
