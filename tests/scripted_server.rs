@@ -49,7 +49,9 @@ fn chat_body(protocol: Protocol, stream: bool) -> Value {
 }
 
 async fn post(server: &ScriptedServer, body: &Value) -> reqwest::Response {
-    let mut request = reqwest::Client::new().post(chat_url(server)).json(body);
+    let mut request = linggen::llm::http::plain_client()
+        .post(chat_url(server))
+        .json(body);
     match server.protocol() {
         Protocol::OpenAi => request = request.bearer_auth(TEST_KEY),
         Protocol::Anthropic => {
@@ -461,7 +463,7 @@ async fn ollama_tags_and_show_describe_the_model() {
         .unwrap();
     assert_eq!(tags["models"][0]["name"], "scripted");
     assert_eq!(tags["models"][0]["model"], "scripted");
-    let show: Value = reqwest::Client::new()
+    let show: Value = linggen::llm::http::plain_client()
         .post(format!("{}/api/show", server.url()))
         .json(&json!({"model": "scripted"}))
         .send()
@@ -606,7 +608,7 @@ async fn anthropic_rejects_what_the_real_api_rejects_without_using_a_step() {
             .contains("max_tokens")
     );
 
-    let response = reqwest::Client::new()
+    let response = linggen::llm::http::plain_client()
         .post(chat_url(&server))
         .json(&chat_body(Protocol::Anthropic, true))
         .send()
@@ -780,6 +782,7 @@ async fn stall_mid_stream_goes_silent_with_the_connection_open() {
 #[tokio::test]
 async fn hang_never_answers_but_the_request_is_recorded() {
     let server = ScriptedServer::start(Protocol::Ollama, vec![Fault::Hang]).await;
+    linggen::llm::http::install_tls_provider();
     let result = reqwest::Client::builder()
         .timeout(Duration::from_millis(300))
         .build()
@@ -871,7 +874,7 @@ async fn every_request_is_recorded_before_it_is_answered() {
         .unwrap();
     let mut body = chat_body(Protocol::OpenAi, true);
     body["tools"] = json!([{"type": "function", "function": {"name": "Read"}}]);
-    let response = reqwest::Client::new()
+    let response = linggen::llm::http::plain_client()
         .post(chat_url(&server))
         .bearer_auth(TEST_KEY)
         .header("X-Custom-Header", "Value")

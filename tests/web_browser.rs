@@ -609,6 +609,7 @@ struct WebDriverClient {
 
 impl WebDriverClient {
     fn new() -> WebDriverClient {
+        linggen::llm::http::install_tls_provider();
         WebDriverClient {
             runtime: tokio::runtime::Builder::new_current_thread()
                 .enable_all()

@@ -606,7 +606,7 @@ mod tests {
         ])
         .await;
         let cfg = model_config(ProviderKind::Anthropic, "claude-sonnet-4-5", server.base());
-        let http = reqwest::Client::new();
+        let http = crate::llm::http::plain_client();
         let mut provider = AnthropicProvider::new(&cfg, http).with_retry_policy(fast_retry());
         provider.api_key = Some("sk-ant-test".into());
         let messages = [ChatMessage::user("hi")];

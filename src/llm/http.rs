@@ -28,10 +28,28 @@ const ERROR_BODY_LIMIT: usize = 64 * 1024;
 /// How much of a non-JSON error body is shown to the person.
 const RAW_MESSAGE_CHARS: usize = 300;
 
+/// Sets the process's TLS crypto provider, once. reqwest (and rmcp's HTTP client, which
+/// shares it) is built without one of its own: its default compiles the aws-lc C library,
+/// while `ring` is already here. Every client is made after this ([`client`],
+/// [`plain_client`]); making one before panics in reqwest.
+pub fn install_tls_provider() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+}
+
+/// A client with reqwest's defaults (for a probe or a test).
+pub fn plain_client() -> Client {
+    install_tls_provider();
+    Client::new()
+}
+
 /// The client providers are meant to share. There is deliberately no overall request
 /// timeout: a long answer legitimately streams for minutes, so providers enforce an idle
 /// timeout between received bytes instead.
 pub fn client() -> Result<Client, reqwest::Error> {
+    install_tls_provider();
     Client::builder()
         .connect_timeout(CONNECT_TIMEOUT)
         .tcp_keepalive(Duration::from_secs(30))
@@ -469,7 +487,7 @@ mod tests {
     use serde_json::json;
 
     fn fast_endpoint(idle_ms: u64) -> Endpoint {
-        let mut endpoint = Endpoint::new("m", Client::new(), Duration::from_millis(idle_ms));
+        let mut endpoint = Endpoint::new("m", plain_client(), Duration::from_millis(idle_ms));
         endpoint.set_retry_policy(RetryPolicy {
             base_delay: Duration::from_millis(1),
             ..RetryPolicy::default()

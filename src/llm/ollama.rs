@@ -477,7 +477,10 @@ mod tests {
             Reply::stream("application/x-ndjson", &[&stream]),
         ])
         .await;
-        let provider = OllamaProvider::new(&config(server.base(), None), Client::new());
+        let provider = OllamaProvider::new(
+            &config(server.base(), None),
+            crate::llm::http::plain_client(),
+        );
         let messages = [ChatMessage::user("hello")];
         let request = ChatRequest {
             messages: &messages,
@@ -508,7 +511,10 @@ mod tests {
             r#"{"error":"model \"qwen3:8b\" not found, try pulling it first"}"#,
         )])
         .await;
-        let provider = OllamaProvider::new(&config(server.base(), Some(4096)), Client::new());
+        let provider = OllamaProvider::new(
+            &config(server.base(), Some(4096)),
+            crate::llm::http::plain_client(),
+        );
         let messages = [ChatMessage::user("hello")];
         let request = ChatRequest {
             messages: &messages,
@@ -531,7 +537,10 @@ mod tests {
             Reply::json(200, r#"{"parameters":"num_ctx 12288"}"#),
         ])
         .await;
-        let provider = OllamaProvider::new(&config(server.base(), None), Client::new());
+        let provider = OllamaProvider::new(
+            &config(server.base(), None),
+            crate::llm::http::plain_client(),
+        );
         assert_eq!(provider.num_ctx().await, DEFAULT_NUM_CTX);
         assert_eq!(provider.num_ctx().await, 12_288);
         assert_eq!(provider.num_ctx().await, 12_288);
@@ -543,7 +552,7 @@ mod tests {
         let tags = r#"{"models":[{"name":"qwen2.5-coder:7b","model":"qwen2.5-coder:7b","size":4683087332},{"name":"llama3.2:latest"}]}"#;
         let server = serve(vec![Reply::json(200, tags), Reply::json(200, "{}")]).await;
         let timeout = Duration::from_secs(2);
-        let models = list_models(&Client::new(), &server.base(), timeout).await;
+        let models = list_models(&crate::llm::http::plain_client(), &server.base(), timeout).await;
         assert_eq!(
             models,
             Ok(vec![
@@ -552,7 +561,7 @@ mod tests {
             ])
         );
         assert!(server.requests()[0].head.starts_with("GET /api/tags "));
-        let err = list_models(&Client::new(), &server.base(), timeout).await;
+        let err = list_models(&crate::llm::http::plain_client(), &server.base(), timeout).await;
         assert!(matches!(
             err.map_err(|e| e.kind),
             Err(ErrorKind::Malformed(_))

@@ -630,7 +630,7 @@ mod tests {
             context_window: Some(32_768),
             ..model_config(ProviderKind::Openai, "qwen", url)
         };
-        let mut provider = OpenAiProvider::new(&cfg, reqwest::Client::new());
+        let mut provider = OpenAiProvider::new(&cfg, crate::llm::http::plain_client());
         provider.api_key = Some("sk-test".into());
         let messages = [ChatMessage::user("hi")];
         let request = ChatRequest {

@@ -21,6 +21,7 @@ pub enum ResolveError {
 
 /// One HTTP client per process: it pools connections across requests.
 pub fn http_client() -> Result<reqwest::Client, LlmError> {
+    super::http::install_tls_provider();
     reqwest::Client::builder()
         .connect_timeout(CONNECT_TIMEOUT)
         .user_agent(concat!("linggen/", env!("CARGO_PKG_VERSION")))
@@ -168,7 +169,7 @@ mod tests {
         let choice = |config: &Config| {
             let config = config.clone();
             async move {
-                resolve(&config, &no_env, reqwest::Client::new())
+                resolve(&config, &no_env, crate::llm::http::plain_client())
                     .await
                     .map(|(_, c)| c)
                     .map_err(|e| e.to_string())

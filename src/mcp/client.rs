@@ -350,7 +350,7 @@ async fn open_streamable(
     use rmcp::transport::StreamableHttpClientTransport;
     use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 
-    install_tls_provider();
+    crate::llm::http::install_tls_provider();
     let mut config = StreamableHttpClientTransportConfig::with_uri(url);
     let mut custom = std::collections::HashMap::new();
     for (name, value) in headers.clone() {
@@ -405,16 +405,6 @@ where
         stderr: Arc::new(Mutex::new(String::new())),
         _child: None,
     })
-}
-
-/// rmcp's HTTP client is built without a TLS crypto provider of its own (its default one
-/// compiles a second C crypto library); it uses the process default, set here once to the
-/// `ring` provider linggen's model clients already use.
-fn install_tls_provider() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        let _ = rustls::crypto::ring::default_provider().install_default();
-    });
 }
 
 fn unreachable_transport<T>() -> Result<T, McpError> {

@@ -82,6 +82,7 @@ fn client(headers: &BTreeMap<String, String>) -> Result<reqwest::Client, SseErro
         };
         map.insert(name, value);
     }
+    crate::llm::http::install_tls_provider();
     reqwest::Client::builder()
         .default_headers(map)
         .build()

@@ -156,14 +156,14 @@ fn the_path_encodes_the_model_id_and_keeps_a_base_path() {
         "https://bedrock-runtime.eu-west-1.amazonaws.com",
     );
     cfg.region = Some("eu-west-1".into());
-    let p = BedrockProvider::new(&cfg, reqwest::Client::new());
+    let p = BedrockProvider::new(&cfg, crate::llm::http::plain_client());
     assert_eq!(
         p.path(),
         "/model/anthropic.claude-3-haiku-20240307-v1%3A0/converse-stream"
     );
     assert_eq!(p.host(), "bedrock-runtime.eu-west-1.amazonaws.com");
     cfg.url = "http://127.0.0.1:9000/proxy".into();
-    let p = BedrockProvider::new(&cfg, reqwest::Client::new());
+    let p = BedrockProvider::new(&cfg, crate::llm::http::plain_client());
     assert!(p.path().starts_with("/proxy/model/"));
     assert_eq!(p.host(), "127.0.0.1:9000");
     assert_eq!(origin(&cfg.url), "http://127.0.0.1:9000");
