@@ -48,6 +48,7 @@ Register-ArgumentCompleter -Native -CommandName 'linggen' -ScriptBlock {
             [CompletionResult]::new('models', 'models', [CompletionResultType]::ParameterValue, 'List the configured models: provider, local or cloud, context window, whether each answers right now, and which one serves calls')
             [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Serve the web UI without a terminal: the page lists this workspace''s sessions, opens or starts one, and chats (see doc/web.md)')
             [CompletionResult]::new('trust', 'trust', [CompletionResultType]::ParameterValue, 'Show what this folder''s own files grant (permission rules, a looser mode, skills'' allowed-tools) and trust them; nothing they grant holds until then (see doc/trust.md)')
+            [CompletionResult]::new('mcp', 'mcp', [CompletionResultType]::ParameterValue, 'MCP servers: list, inspect, add and remove them; `mcp serve` offers linggen to other agents as an MCP server')
             [CompletionResult]::new('runs', 'runs', [CompletionResultType]::ParameterValue, 'The runs of this folder''s newest session with their ids; `linggen runs show ID` prints one run''s audit trail: every call, result, checkpoint and changed file, and the runs it delegated to')
             [CompletionResult]::new('rewind', 'rewind', [CompletionResultType]::ParameterValue, 'Go back to a checkpoint: the files as they were before a prompt changed them, and the conversation as it was before that prompt (see doc/auto.md#rewind)')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script to stdout (see completions/README.md)')
@@ -77,6 +78,77 @@ Register-ArgumentCompleter -Native -CommandName 'linggen' -ScriptBlock {
             [CompletionResult]::new('--list', '--list', [CompletionResultType]::ParameterName, 'Only print the grants and which are trusted')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'linggen;mcp' {
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'Every MCP server configured for this folder, where each came from, and whether it starts here (see doc/mcp.md)')
+            [CompletionResult]::new('get', 'get', [CompletionResultType]::ParameterValue, 'One server''s definition, and its tools once it is started and answers')
+            [CompletionResult]::new('add', 'add', [CompletionResultType]::ParameterValue, 'Add a server to linggen-agent.toml: `linggen mcp add NAME -- COMMAND [ARGS…]`, or `linggen mcp add NAME --url URL`')
+            [CompletionResult]::new('remove', 'remove', [CompletionResultType]::ParameterValue, 'Remove a server from linggen-agent.toml (yours, or the folder''s with --project)')
+            [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Run linggen as an MCP server on stdin/stdout, for other agents and editors: a `task` tool runs a task here as `-p` does, beside linggen''s read-only tools')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'linggen;mcp;list' {
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'linggen;mcp;get' {
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'linggen;mcp;add' {
+            [CompletionResult]::new('--url', '--url', [CompletionResultType]::ParameterName, 'A streamable HTTP server''s address instead of a command')
+            [CompletionResult]::new('-e', '-e', [CompletionResultType]::ParameterName, '`KEY=VALUE` for the server''s environment (repeat it)')
+            [CompletionResult]::new('--env', '--env', [CompletionResultType]::ParameterName, '`KEY=VALUE` for the server''s environment (repeat it)')
+            [CompletionResult]::new('--header', '--header', [CompletionResultType]::ParameterName, '`Name: value` header for an HTTP server (repeat it)')
+            [CompletionResult]::new('--bearer-token-env-var', '--bearer-token-env-var', [CompletionResultType]::ParameterName, 'The environment variable holding an HTTP server''s bearer token')
+            [CompletionResult]::new('--network', '--network', [CompletionResultType]::ParameterName, 'Let a stdio server reach the network (it runs confined otherwise)')
+            [CompletionResult]::new('--project', '--project', [CompletionResultType]::ParameterName, 'Write it to this folder''s linggen-agent.toml instead of yours')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'linggen;mcp;remove' {
+            [CompletionResult]::new('--project', '--project', [CompletionResultType]::ParameterName, 'project')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'linggen;mcp;serve' {
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'linggen;mcp;help' {
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'Every MCP server configured for this folder, where each came from, and whether it starts here (see doc/mcp.md)')
+            [CompletionResult]::new('get', 'get', [CompletionResultType]::ParameterValue, 'One server''s definition, and its tools once it is started and answers')
+            [CompletionResult]::new('add', 'add', [CompletionResultType]::ParameterValue, 'Add a server to linggen-agent.toml: `linggen mcp add NAME -- COMMAND [ARGS…]`, or `linggen mcp add NAME --url URL`')
+            [CompletionResult]::new('remove', 'remove', [CompletionResultType]::ParameterValue, 'Remove a server from linggen-agent.toml (yours, or the folder''s with --project)')
+            [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Run linggen as an MCP server on stdin/stdout, for other agents and editors: a `task` tool runs a task here as `-p` does, beside linggen''s read-only tools')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'linggen;mcp;help;list' {
+            break
+        }
+        'linggen;mcp;help;get' {
+            break
+        }
+        'linggen;mcp;help;add' {
+            break
+        }
+        'linggen;mcp;help;remove' {
+            break
+        }
+        'linggen;mcp;help;serve' {
+            break
+        }
+        'linggen;mcp;help;help' {
             break
         }
         'linggen;runs' {
@@ -120,6 +192,7 @@ Register-ArgumentCompleter -Native -CommandName 'linggen' -ScriptBlock {
             [CompletionResult]::new('models', 'models', [CompletionResultType]::ParameterValue, 'List the configured models: provider, local or cloud, context window, whether each answers right now, and which one serves calls')
             [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Serve the web UI without a terminal: the page lists this workspace''s sessions, opens or starts one, and chats (see doc/web.md)')
             [CompletionResult]::new('trust', 'trust', [CompletionResultType]::ParameterValue, 'Show what this folder''s own files grant (permission rules, a looser mode, skills'' allowed-tools) and trust them; nothing they grant holds until then (see doc/trust.md)')
+            [CompletionResult]::new('mcp', 'mcp', [CompletionResultType]::ParameterValue, 'MCP servers: list, inspect, add and remove them; `mcp serve` offers linggen to other agents as an MCP server')
             [CompletionResult]::new('runs', 'runs', [CompletionResultType]::ParameterValue, 'The runs of this folder''s newest session with their ids; `linggen runs show ID` prints one run''s audit trail: every call, result, checkpoint and changed file, and the runs it delegated to')
             [CompletionResult]::new('rewind', 'rewind', [CompletionResultType]::ParameterValue, 'Go back to a checkpoint: the files as they were before a prompt changed them, and the conversation as it was before that prompt (see doc/auto.md#rewind)')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script to stdout (see completions/README.md)')
@@ -136,6 +209,29 @@ Register-ArgumentCompleter -Native -CommandName 'linggen' -ScriptBlock {
             break
         }
         'linggen;help;trust' {
+            break
+        }
+        'linggen;help;mcp' {
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'Every MCP server configured for this folder, where each came from, and whether it starts here (see doc/mcp.md)')
+            [CompletionResult]::new('get', 'get', [CompletionResultType]::ParameterValue, 'One server''s definition, and its tools once it is started and answers')
+            [CompletionResult]::new('add', 'add', [CompletionResultType]::ParameterValue, 'Add a server to linggen-agent.toml: `linggen mcp add NAME -- COMMAND [ARGS…]`, or `linggen mcp add NAME --url URL`')
+            [CompletionResult]::new('remove', 'remove', [CompletionResultType]::ParameterValue, 'Remove a server from linggen-agent.toml (yours, or the folder''s with --project)')
+            [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Run linggen as an MCP server on stdin/stdout, for other agents and editors: a `task` tool runs a task here as `-p` does, beside linggen''s read-only tools')
+            break
+        }
+        'linggen;help;mcp;list' {
+            break
+        }
+        'linggen;help;mcp;get' {
+            break
+        }
+        'linggen;help;mcp;add' {
+            break
+        }
+        'linggen;help;mcp;remove' {
+            break
+        }
+        'linggen;help;mcp;serve' {
             break
         }
         'linggen;help;runs' {

@@ -22,6 +22,9 @@ _linggen() {
             linggen,help)
                 cmd="linggen__subcmd__help"
                 ;;
+            linggen,mcp)
+                cmd="linggen__subcmd__mcp"
+                ;;
             linggen,models)
                 cmd="linggen__subcmd__models"
                 ;;
@@ -46,6 +49,9 @@ _linggen() {
             linggen__subcmd__help,help)
                 cmd="linggen__subcmd__help__subcmd__help"
                 ;;
+            linggen__subcmd__help,mcp)
+                cmd="linggen__subcmd__help__subcmd__mcp"
+                ;;
             linggen__subcmd__help,models)
                 cmd="linggen__subcmd__help__subcmd__models"
                 ;;
@@ -64,8 +70,59 @@ _linggen() {
             linggen__subcmd__help,trust)
                 cmd="linggen__subcmd__help__subcmd__trust"
                 ;;
+            linggen__subcmd__help__subcmd__mcp,add)
+                cmd="linggen__subcmd__help__subcmd__mcp__subcmd__add"
+                ;;
+            linggen__subcmd__help__subcmd__mcp,get)
+                cmd="linggen__subcmd__help__subcmd__mcp__subcmd__get"
+                ;;
+            linggen__subcmd__help__subcmd__mcp,list)
+                cmd="linggen__subcmd__help__subcmd__mcp__subcmd__list"
+                ;;
+            linggen__subcmd__help__subcmd__mcp,remove)
+                cmd="linggen__subcmd__help__subcmd__mcp__subcmd__remove"
+                ;;
+            linggen__subcmd__help__subcmd__mcp,serve)
+                cmd="linggen__subcmd__help__subcmd__mcp__subcmd__serve"
+                ;;
             linggen__subcmd__help__subcmd__runs,show)
                 cmd="linggen__subcmd__help__subcmd__runs__subcmd__show"
+                ;;
+            linggen__subcmd__mcp,add)
+                cmd="linggen__subcmd__mcp__subcmd__add"
+                ;;
+            linggen__subcmd__mcp,get)
+                cmd="linggen__subcmd__mcp__subcmd__get"
+                ;;
+            linggen__subcmd__mcp,help)
+                cmd="linggen__subcmd__mcp__subcmd__help"
+                ;;
+            linggen__subcmd__mcp,list)
+                cmd="linggen__subcmd__mcp__subcmd__list"
+                ;;
+            linggen__subcmd__mcp,remove)
+                cmd="linggen__subcmd__mcp__subcmd__remove"
+                ;;
+            linggen__subcmd__mcp,serve)
+                cmd="linggen__subcmd__mcp__subcmd__serve"
+                ;;
+            linggen__subcmd__mcp__subcmd__help,add)
+                cmd="linggen__subcmd__mcp__subcmd__help__subcmd__add"
+                ;;
+            linggen__subcmd__mcp__subcmd__help,get)
+                cmd="linggen__subcmd__mcp__subcmd__help__subcmd__get"
+                ;;
+            linggen__subcmd__mcp__subcmd__help,help)
+                cmd="linggen__subcmd__mcp__subcmd__help__subcmd__help"
+                ;;
+            linggen__subcmd__mcp__subcmd__help,list)
+                cmd="linggen__subcmd__mcp__subcmd__help__subcmd__list"
+                ;;
+            linggen__subcmd__mcp__subcmd__help,remove)
+                cmd="linggen__subcmd__mcp__subcmd__help__subcmd__remove"
+                ;;
+            linggen__subcmd__mcp__subcmd__help,serve)
+                cmd="linggen__subcmd__mcp__subcmd__help__subcmd__serve"
                 ;;
             linggen__subcmd__runs,help)
                 cmd="linggen__subcmd__runs__subcmd__help"
@@ -86,7 +143,7 @@ _linggen() {
 
     case "${cmd}" in
         linggen)
-            opts="-p -c -r -q -h -V --print --model --agent --root --max-iters --permission-mode --mode --allowed-tools --disallowed-tools --continue --resume --worktree --output-format --theme --quiet --help --version sessions models serve trust runs rewind completions help"
+            opts="-p -c -r -q -h -V --print --model --agent --root --max-iters --permission-mode --mode --allowed-tools --disallowed-tools --continue --resume --worktree --output-format --theme --quiet --help --version sessions models serve trust mcp runs rewind completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -170,7 +227,7 @@ _linggen() {
             return 0
             ;;
         linggen__subcmd__help)
-            opts="sessions models serve trust runs rewind completions help"
+            opts="sessions models serve trust mcp runs rewind completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -200,6 +257,90 @@ _linggen() {
         linggen__subcmd__help__subcmd__help)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linggen__subcmd__help__subcmd__mcp)
+            opts="list get add remove serve"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linggen__subcmd__help__subcmd__mcp__subcmd__add)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linggen__subcmd__help__subcmd__mcp__subcmd__get)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linggen__subcmd__help__subcmd__mcp__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linggen__subcmd__help__subcmd__mcp__subcmd__remove)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linggen__subcmd__help__subcmd__mcp__subcmd__serve)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -297,6 +438,208 @@ _linggen() {
             ;;
         linggen__subcmd__help__subcmd__trust)
             opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linggen__subcmd__mcp)
+            opts="-h --help list get add remove serve help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linggen__subcmd__mcp__subcmd__add)
+            opts="-e -h --url --env --header --bearer-token-env-var --network --project --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --url)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --env)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -e)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --header)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --bearer-token-env-var)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linggen__subcmd__mcp__subcmd__get)
+            opts="-h --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linggen__subcmd__mcp__subcmd__help)
+            opts="list get add remove serve help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linggen__subcmd__mcp__subcmd__help__subcmd__add)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linggen__subcmd__mcp__subcmd__help__subcmd__get)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linggen__subcmd__mcp__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linggen__subcmd__mcp__subcmd__help__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linggen__subcmd__mcp__subcmd__help__subcmd__remove)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linggen__subcmd__mcp__subcmd__help__subcmd__serve)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linggen__subcmd__mcp__subcmd__list)
+            opts="-h --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linggen__subcmd__mcp__subcmd__remove)
+            opts="-h --project --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linggen__subcmd__mcp__subcmd__serve)
+            opts="-h --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

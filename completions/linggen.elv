@@ -45,6 +45,7 @@ set edit:completion:arg-completer[linggen] = {|@words|
             cand models 'List the configured models: provider, local or cloud, context window, whether each answers right now, and which one serves calls'
             cand serve 'Serve the web UI without a terminal: the page lists this workspace''s sessions, opens or starts one, and chats (see doc/web.md)'
             cand trust 'Show what this folder''s own files grant (permission rules, a looser mode, skills'' allowed-tools) and trust them; nothing they grant holds until then (see doc/trust.md)'
+            cand mcp 'MCP servers: list, inspect, add and remove them; `mcp serve` offers linggen to other agents as an MCP server'
             cand runs 'The runs of this folder''s newest session with their ids; `linggen runs show ID` prints one run''s audit trail: every call, result, checkpoint and changed file, and the runs it delegated to'
             cand rewind 'Go back to a checkpoint: the files as they were before a prompt changed them, and the conversation as it was before that prompt (see doc/auto.md#rewind)'
             cand completions 'Print a shell completion script to stdout (see completions/README.md)'
@@ -70,6 +71,64 @@ set edit:completion:arg-completer[linggen] = {|@words|
             cand --list 'Only print the grants and which are trusted'
             cand -h 'Print help'
             cand --help 'Print help'
+        }
+        &'linggen;mcp'= {
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand list 'Every MCP server configured for this folder, where each came from, and whether it starts here (see doc/mcp.md)'
+            cand get 'One server''s definition, and its tools once it is started and answers'
+            cand add 'Add a server to linggen-agent.toml: `linggen mcp add NAME -- COMMAND [ARGS…]`, or `linggen mcp add NAME --url URL`'
+            cand remove 'Remove a server from linggen-agent.toml (yours, or the folder''s with --project)'
+            cand serve 'Run linggen as an MCP server on stdin/stdout, for other agents and editors: a `task` tool runs a task here as `-p` does, beside linggen''s read-only tools'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'linggen;mcp;list'= {
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'linggen;mcp;get'= {
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'linggen;mcp;add'= {
+            cand --url 'A streamable HTTP server''s address instead of a command'
+            cand -e '`KEY=VALUE` for the server''s environment (repeat it)'
+            cand --env '`KEY=VALUE` for the server''s environment (repeat it)'
+            cand --header '`Name: value` header for an HTTP server (repeat it)'
+            cand --bearer-token-env-var 'The environment variable holding an HTTP server''s bearer token'
+            cand --network 'Let a stdio server reach the network (it runs confined otherwise)'
+            cand --project 'Write it to this folder''s linggen-agent.toml instead of yours'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'linggen;mcp;remove'= {
+            cand --project 'project'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'linggen;mcp;serve'= {
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'linggen;mcp;help'= {
+            cand list 'Every MCP server configured for this folder, where each came from, and whether it starts here (see doc/mcp.md)'
+            cand get 'One server''s definition, and its tools once it is started and answers'
+            cand add 'Add a server to linggen-agent.toml: `linggen mcp add NAME -- COMMAND [ARGS…]`, or `linggen mcp add NAME --url URL`'
+            cand remove 'Remove a server from linggen-agent.toml (yours, or the folder''s with --project)'
+            cand serve 'Run linggen as an MCP server on stdin/stdout, for other agents and editors: a `task` tool runs a task here as `-p` does, beside linggen''s read-only tools'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'linggen;mcp;help;list'= {
+        }
+        &'linggen;mcp;help;get'= {
+        }
+        &'linggen;mcp;help;add'= {
+        }
+        &'linggen;mcp;help;remove'= {
+        }
+        &'linggen;mcp;help;serve'= {
+        }
+        &'linggen;mcp;help;help'= {
         }
         &'linggen;runs'= {
             cand -h 'Print help'
@@ -105,6 +164,7 @@ set edit:completion:arg-completer[linggen] = {|@words|
             cand models 'List the configured models: provider, local or cloud, context window, whether each answers right now, and which one serves calls'
             cand serve 'Serve the web UI without a terminal: the page lists this workspace''s sessions, opens or starts one, and chats (see doc/web.md)'
             cand trust 'Show what this folder''s own files grant (permission rules, a looser mode, skills'' allowed-tools) and trust them; nothing they grant holds until then (see doc/trust.md)'
+            cand mcp 'MCP servers: list, inspect, add and remove them; `mcp serve` offers linggen to other agents as an MCP server'
             cand runs 'The runs of this folder''s newest session with their ids; `linggen runs show ID` prints one run''s audit trail: every call, result, checkpoint and changed file, and the runs it delegated to'
             cand rewind 'Go back to a checkpoint: the files as they were before a prompt changed them, and the conversation as it was before that prompt (see doc/auto.md#rewind)'
             cand completions 'Print a shell completion script to stdout (see completions/README.md)'
@@ -117,6 +177,23 @@ set edit:completion:arg-completer[linggen] = {|@words|
         &'linggen;help;serve'= {
         }
         &'linggen;help;trust'= {
+        }
+        &'linggen;help;mcp'= {
+            cand list 'Every MCP server configured for this folder, where each came from, and whether it starts here (see doc/mcp.md)'
+            cand get 'One server''s definition, and its tools once it is started and answers'
+            cand add 'Add a server to linggen-agent.toml: `linggen mcp add NAME -- COMMAND [ARGS…]`, or `linggen mcp add NAME --url URL`'
+            cand remove 'Remove a server from linggen-agent.toml (yours, or the folder''s with --project)'
+            cand serve 'Run linggen as an MCP server on stdin/stdout, for other agents and editors: a `task` tool runs a task here as `-p` does, beside linggen''s read-only tools'
+        }
+        &'linggen;help;mcp;list'= {
+        }
+        &'linggen;help;mcp;get'= {
+        }
+        &'linggen;help;mcp;add'= {
+        }
+        &'linggen;help;mcp;remove'= {
+        }
+        &'linggen;help;mcp;serve'= {
         }
         &'linggen;help;runs'= {
             cand show 'Print the audit trail of one run'

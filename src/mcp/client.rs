@@ -214,7 +214,7 @@ impl Connection {
             },
             other => McpError::Protocol {
                 server: self.name.clone(),
-                reason: other.to_string(),
+                reason: plain_reason(&other),
             },
         }
     }
@@ -295,7 +295,7 @@ async fn open_stdio(
         .await
         .map_err(|e| McpError::Handshake {
             server: server.name.clone(),
-            reason: e.to_string(),
+            reason: plain_reason(&e),
             stderr: stderr_note(&stderr),
         })?;
     Ok(Connection {
@@ -396,7 +396,7 @@ where
         .await
         .map_err(|e| McpError::Handshake {
             server: server.name.clone(),
-            reason: e.to_string(),
+            reason: plain_reason(&e),
             stderr: String::new(),
         })?;
     Ok(Connection {
@@ -405,6 +405,21 @@ where
         stderr: Arc::new(Mutex::new(String::new())),
         _child: None,
     })
+}
+
+/// rmcp's error text without the Rust type names it carries (`Transport
+/// [rmcp::transport::worker::WorkerTransport<…>] error: …`): what the server or the network
+/// said, for a person.
+fn plain_reason(error: &dyn std::fmt::Display) -> String {
+    let text = error.to_string();
+    let said = text
+        .rsplit_once("] error: ")
+        .map_or(text.as_str(), |(_, rest)| rest);
+    let said = said
+        .trim_end_matches(", when send initialize request")
+        .trim_end_matches(": ")
+        .trim();
+    crate::text::one_line(said, 300)
 }
 
 fn unreachable_transport<T>() -> Result<T, McpError> {
@@ -446,5 +461,21 @@ fn stderr_note(tail: &Mutex<String>) -> String {
             )
         ),
         None => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn rmcp_type_names_are_left_out_of_reasons() {
+        let raw = "Send message error Transport [rmcp::transport::worker::WorkerTransport<rmcp::transport::streamable_http_client::StreamableHttpClientWorker<reqwest::async_impl::client::Client>>] error: unexpected server response: HTTP 405 Method Not Allowed: , when send initialize request";
+        assert_eq!(
+            super::plain_reason(&raw),
+            "unexpected server response: HTTP 405 Method Not Allowed"
+        );
+        assert_eq!(
+            super::plain_reason(&"connection closed"),
+            "connection closed"
+        );
     }
 }
