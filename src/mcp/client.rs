@@ -246,11 +246,14 @@ async fn open_stdio(
         server: server.name.clone(),
         reason,
     };
-    // A server that needs the network gets the session's walls with the network opened.
-    let networked;
-    let sandbox = if server.network && !spawn.sandbox.settings().network {
-        networked = spawn.sandbox.with_network();
-        &networked
+    // A server that needs the network, or that a package runner fetches first, gets the
+    // session's walls with the network (and the runner's cache) opened.
+    let runner = super::runners::needs(command);
+    let widened;
+    let sandbox = if server.network || runner.is_some() {
+        let writes = runner.map(|r| r.writable()).unwrap_or_default();
+        widened = spawn.sandbox.widened(true, &writes);
+        &widened
     } else {
         spawn.sandbox
     };
@@ -448,20 +451,23 @@ async fn keep_tail(mut err: tokio::process::ChildStderr, tail: Arc<Mutex<String>
     }
 }
 
-/// `; it said: LAST LINE` from the stderr tail, or nothing.
+/// `; it said: …` with the last lines of the stderr tail (a program's error is often its
+/// last few lines, the very last a generic "see the log"), or nothing.
 fn stderr_note(tail: &Mutex<String>) -> String {
     let kept = tail.lock().unwrap_or_else(|p| p.into_inner());
-    let last = kept.lines().rev().find(|l| !l.trim().is_empty());
-    match last {
-        Some(line) => format!(
-            "; it said: {}",
-            crate::text::one_line(
-                &crate::tools::terminal_text::strip_controls(line.trim()),
-                200
-            )
-        ),
-        None => String::new(),
+    let mut last: Vec<&str> = kept
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .rev()
+        .take(3)
+        .collect();
+    if last.is_empty() {
+        return String::new();
     }
+    last.reverse();
+    let said = crate::tools::terminal_text::strip_controls(&last.join(" | ")).into_owned();
+    format!("; it said: {}", crate::text::one_line(&said, 400))
 }
 
 #[cfg(test)]

@@ -209,13 +209,13 @@ impl Sandbox {
         self
     }
 
-    /// The same walls with the machine's network shared: for a program whose configuration
-    /// says it needs the network (an MCP server with `network = true`).
-    pub fn with_network(&self) -> Sandbox {
-        let settings = SandboxSettings {
-            network: true,
-            ..self.settings.clone()
-        };
+    /// The same walls opened for one program: the machine's network shared when `network`,
+    /// and `writes` writable besides. For an MCP server whose configuration says it needs the
+    /// network, or that a package runner (`npx`, `uvx`) starts with its cache.
+    pub fn widened(&self, network: bool, writes: &[PathBuf]) -> Sandbox {
+        let mut settings = self.settings.clone();
+        settings.network |= network;
+        settings.write_paths.extend(writes.iter().cloned());
         let mut sandbox = Sandbox::new(&self.root, settings);
         sandbox.home = self.home.clone();
         sandbox.linggen_home = self.linggen_home.clone();
