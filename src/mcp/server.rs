@@ -125,7 +125,6 @@ impl Server {
         let server = self.clone();
         tokio::spawn(async move {
             if let Err(e) = server.connect().await {
-                server.set_status(Status::Failed(e.reason()));
                 (server.context.notify)(e.to_string());
             }
             drop(starting);
@@ -174,8 +173,17 @@ impl Server {
         self.connect().await
     }
 
-    /// Opens a connection, lists the tools and registers them (replacing what was there).
+    /// [`Server::open`], with the failure kept for `/mcp`.
     async fn connect(&self) -> Result<Arc<Connection>, McpError> {
+        let opened = self.open().await;
+        if let Err(e) = &opened {
+            self.set_status(Status::Failed(e.reason()));
+        }
+        opened
+    }
+
+    /// Opens a connection, lists the tools and registers them (replacing what was there).
+    async fn open(&self) -> Result<Arc<Connection>, McpError> {
         let mut guard = self.connection.lock().await;
         if let Some(connection) = guard.as_ref()
             && !connection.is_closed()
