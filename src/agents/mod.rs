@@ -103,7 +103,7 @@ impl AgentSpec {
             ToolAllow::All => true,
             ToolAllow::Only(names) => names
                 .iter()
-                .any(|n| n == tool.name() || crate::tools::registry::name_matches(n, tool.name())),
+                .any(|n| crate::tools::registry::name_matches(n, tool.name())),
         };
         let Some(tool) = tool.builtin() else {
             return listed;

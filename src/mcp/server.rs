@@ -220,7 +220,7 @@ impl Server {
         };
         let prefix = super::tool_name(&self.config.name, "");
         registry.unregister_prefix(&prefix);
-        let me = self.myself();
+        let me = self.me.upgrade();
         let mut count = 0;
         for tool in tools.iter().filter(|t| self.config.exposes(&t.name)) {
             let Some(me) = me.as_ref() else { break };
@@ -233,10 +233,6 @@ impl Server {
             }
         }
         Ok(count)
-    }
-
-    fn myself(&self) -> Option<Arc<Server>> {
-        self.me.upgrade()
     }
 
     fn on_tools_changed(&self) -> Arc<dyn Fn() + Send + Sync> {

@@ -10,7 +10,6 @@ use serde_json::Value;
 use super::server::Server;
 use super::tool_name;
 use crate::llm::ToolSpec;
-use crate::tools::registry::Runner;
 use crate::tools::{AccessClass, ToolEntry, ToolHandler, ToolHints, ToolOutput};
 
 /// Characters of one result handed to the model; the rest is cut with a note, like a
@@ -48,10 +47,10 @@ pub fn entry(server: &Arc<Server>, tool: &Tool) -> ToolEntry {
         class: AccessClass::Other,
         hints,
         origin: format!("MCP server {}", server.name()),
-        runner: Runner::Handler(Arc::new(McpTool {
+        handler: Arc::new(McpTool {
             server: server.clone(),
             tool: tool.name.to_string(),
-        })),
+        }),
     }
 }
 

@@ -399,9 +399,7 @@ fn prepare_registered(ctx: &ToolContext, name: &str, args: &Value) -> Result<Pre
             names.join(", ")
         )));
     };
-    let registry::Runner::Handler(handler) = entry.runner.clone() else {
-        return Err(ToolOutput::error(format!("`{name}` is a built-in tool")));
-    };
+    let handler = entry.handler.clone();
     let args = args::normalize(args).map_err(ToolOutput::error)?;
     let summary = handler.summarize(name, &args)?;
     Ok(Prepared {

@@ -1,6 +1,7 @@
-//! The tool registry: every tool the model may call, by the name it calls it. Built-ins are
-//! registered when a context is made; other tools (an MCP server's) are registered and
-//! removed while a session runs, as their servers start, change their lists or go away.
+//! The tool registry: the tools registered while a session runs (an MCP server's, and
+//! `tool_search`), added and removed as their servers start, change their lists or go away.
+//! Built-ins are not entries here: a name is resolved to a [`ToolName`] first, and parsed
+//! and run by `tools`' own typed code; only other names are looked up here.
 //!
 //! A registered tool brings what the rest of linggen needs to treat it like a built-in: its
 //! schema (what the model is offered), its [`AccessClass`] (what the permission decision
@@ -40,11 +41,6 @@ impl ToolId {
             ToolId::Registered(_) => None,
         }
     }
-
-    /// `Write`, `Edit` and `apply_patch` (one rule, `Write(path)`, covers them all).
-    pub fn changes_files(&self) -> bool {
-        self.builtin().is_some_and(ToolName::changes_files)
-    }
 }
 
 impl std::fmt::Display for ToolId {
@@ -76,18 +72,6 @@ pub enum AccessClass {
     Other,
 }
 
-impl AccessClass {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            AccessClass::Read => "read",
-            AccessClass::WritePaths => "write",
-            AccessClass::Command => "command",
-            AccessClass::Network => "network",
-            AccessClass::Other => "other",
-        }
-    }
-}
-
 /// What a tool's author says about it (MCP's annotations). Shown to the person and used to
 /// phrase the question; they never allow a call on their own, since a server can claim
 /// anything.
@@ -117,22 +101,12 @@ pub struct ToolEntry {
     pub hints: ToolHints,
     /// Where it comes from, for people: `built-in`, `MCP server everything`.
     pub origin: String,
-    pub runner: Runner,
-}
-
-#[derive(Debug, Clone)]
-pub enum Runner {
-    /// Parsed and run by linggen's own typed code (`tools::prepare` / `tools::run`).
-    Builtin(ToolName),
-    Handler(Arc<dyn ToolHandler>),
+    pub handler: Arc<dyn ToolHandler>,
 }
 
 impl ToolEntry {
     pub fn id(&self) -> ToolId {
-        match &self.runner {
-            Runner::Builtin(tool) => ToolId::Builtin(*tool),
-            Runner::Handler(_) => ToolId::Registered(Arc::from(self.spec.name.as_str())),
-        }
+        ToolId::Registered(Arc::from(self.spec.name.as_str()))
     }
 }
 
@@ -149,8 +123,6 @@ pub enum RegisterError {
 #[derive(Debug, Default)]
 pub struct ToolRegistry {
     registered: RwLock<BTreeMap<String, ToolEntry>>,
-    /// Bumped on every change, so a cached list of offered tools knows it is stale.
-    generation: std::sync::atomic::AtomicU64,
     /// Sources still finding their tools (MCP servers starting): a model request waits for
     /// them, so the first request already offers their tools; start-up itself never waits.
     pending: std::sync::atomic::AtomicUsize,
@@ -182,13 +154,6 @@ impl ToolRegistry {
         ToolRegistry::default()
     }
 
-    /// Every built-in, in the order offered, then the registered tools by name.
-    pub fn entries(&self) -> Vec<ToolEntry> {
-        let mut all: Vec<ToolEntry> = builtin_entries();
-        all.extend(self.read().values().cloned());
-        all
-    }
-
     /// The registered (non built-in) tools, by name.
     pub fn registered(&self) -> Vec<ToolEntry> {
         self.read().values().cloned().collect()
@@ -209,7 +174,6 @@ impl ToolRegistry {
             return Err(RegisterError::BadName(name));
         }
         self.write().insert(name, entry);
-        self.bump();
         Ok(())
     }
 
@@ -219,12 +183,7 @@ impl ToolRegistry {
         let mut map = self.write();
         let before = map.len();
         map.retain(|name, _| !name.starts_with(prefix));
-        let removed = before - map.len();
-        drop(map);
-        if removed > 0 {
-            self.bump();
-        }
-        removed
+        before - map.len()
     }
 
     /// Offers these tools whole from now on (found by `tool_search`).
@@ -232,7 +191,6 @@ impl ToolRegistry {
         let mut loaded = self.loaded.write().unwrap_or_else(|p| p.into_inner());
         loaded.extend(names);
         drop(loaded);
-        self.bump();
     }
 
     pub fn is_loaded(&self, name: &str) -> bool {
@@ -305,15 +263,6 @@ impl ToolRegistry {
         }
     }
 
-    pub fn generation(&self) -> u64 {
-        self.generation.load(std::sync::atomic::Ordering::Acquire)
-    }
-
-    fn bump(&self) {
-        self.generation
-            .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
-    }
-
     // A poisoned lock only means a panic elsewhere while holding it; the map is still whole.
     fn read(&self) -> RwLockReadGuard<'_, BTreeMap<String, ToolEntry>> {
         self.registered.read().unwrap_or_else(|p| p.into_inner())
@@ -369,41 +318,6 @@ fn valid_name(name: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
 }
 
-/// The built-ins as registry entries: the file tools with their schemas and classes. The
-/// session's own tools (`Skill`, `delegate_to_agent`, locks) are offered by the session,
-/// whose state their schemas describe.
-fn builtin_entries() -> Vec<ToolEntry> {
-    super::specs()
-        .into_iter()
-        .filter_map(|spec| {
-            let tool = ToolName::from_name(&spec.name)?;
-            Some(ToolEntry {
-                class: builtin_class(tool),
-                hints: ToolHints {
-                    read_only: builtin_class(tool) == AccessClass::Read,
-                    ..ToolHints::default()
-                },
-                origin: "built-in".to_string(),
-                runner: Runner::Builtin(tool),
-                spec,
-            })
-        })
-        .collect()
-}
-
-pub fn builtin_class(tool: ToolName) -> AccessClass {
-    match tool {
-        ToolName::RepoInfo | ToolName::Glob | ToolName::Read | ToolName::Grep => AccessClass::Read,
-        ToolName::ProposePatch => AccessClass::Read,
-        ToolName::Write | ToolName::Edit | ToolName::ApplyPatch => AccessClass::WritePaths,
-        ToolName::Bash => AccessClass::Command,
-        ToolName::Screenshot => AccessClass::Network,
-        ToolName::Skill | ToolName::Delegate | ToolName::LockPaths | ToolName::UnlockPaths => {
-            AccessClass::Other
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -431,29 +345,22 @@ mod tests {
             class: AccessClass::Other,
             hints: ToolHints::default(),
             origin: "MCP server s".into(),
-            runner: Runner::Handler(Arc::new(Echo)),
+            handler: Arc::new(Echo),
         }
     }
 
     #[test]
-    fn tools_register_beside_the_built_ins_and_leave_by_server() {
+    fn tools_register_by_name_and_leave_by_server() {
         let registry = ToolRegistry::new();
-        let start = registry.generation();
         registry.register(entry("mcp__s__echo")).unwrap();
         registry.register(entry("mcp__s__add")).unwrap();
         registry.register(entry("mcp__t__echo")).unwrap();
-        assert!(registry.generation() > start);
         let names: Vec<String> = registry
-            .entries()
+            .registered()
             .into_iter()
             .map(|e| e.spec.name)
             .collect();
-        assert_eq!(names[0], "get_repo_info");
-        assert!(names.ends_with(&[
-            "mcp__s__add".to_string(),
-            "mcp__s__echo".to_string(),
-            "mcp__t__echo".to_string()
-        ]));
+        assert_eq!(names, ["mcp__s__add", "mcp__s__echo", "mcp__t__echo"]);
         assert_eq!(
             registry.get("mcp__s__echo").unwrap().id(),
             ToolId::Registered("mcp__s__echo".into())

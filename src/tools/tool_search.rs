@@ -8,7 +8,7 @@ use std::sync::{Arc, Weak};
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
-use super::registry::{AccessClass, Runner, ToolEntry, ToolHints, ToolRegistry};
+use super::registry::{AccessClass, ToolEntry, ToolHints, ToolRegistry};
 use super::{ToolHandler, ToolOutput};
 use crate::llm::ToolSpec;
 
@@ -46,9 +46,9 @@ pub fn entry(registry: &Arc<ToolRegistry>) -> ToolEntry {
             ..ToolHints::default()
         },
         origin: "built-in".to_string(),
-        runner: Runner::Handler(Arc::new(ToolSearch {
+        handler: Arc::new(ToolSearch {
             registry: Arc::downgrade(registry),
-        })),
+        }),
     }
 }
 

@@ -300,7 +300,7 @@ fn register(f: &Fixture, name: &str, hints: crate::tools::ToolHints) {
             class: AccessClass::Other,
             hints,
             origin: "MCP server everything".into(),
-            runner: crate::tools::registry::Runner::Handler(std::sync::Arc::new(Remote)),
+            handler: std::sync::Arc::new(Remote),
         })
         .unwrap();
 }
