@@ -202,6 +202,17 @@ pub enum McpAction {
         #[arg(long)]
         project: bool,
     },
+    /// Sign in to a remote (HTTP) server with OAuth in your browser; the tokens are kept
+    /// owner-only in $LINGGEN_HOME/mcp-credentials.json.
+    Login {
+        #[arg(value_name = "NAME")]
+        name: String,
+    },
+    /// Forget a server's sign-in.
+    Logout {
+        #[arg(value_name = "NAME")]
+        name: String,
+    },
     /// Run linggen as an MCP server on stdin/stdout, for other agents and editors: a `task`
     /// tool runs a task here as `-p` does, beside linggen's read-only tools.
     Serve,
@@ -469,6 +480,8 @@ async fn mcp_command(cli: &Cli, action: &McpAction) -> i32 {
             mcp::add(&start, &entry, *project)
         }
         McpAction::Remove { name, project } => mcp::remove(&start, name, *project),
+        McpAction::Login { name } => crate::app::mcp_login::login(&start, name).await,
+        McpAction::Logout { name } => crate::app::mcp_login::logout(&start, name),
         McpAction::Serve => crate::app::mcp_serve::run(start).await,
     }
 }

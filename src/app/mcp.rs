@@ -1,4 +1,4 @@
-//! `linggen mcp list|get|add|remove`: the MCP servers configured for a folder, wherever the
+//! `linggen mcp list|get|add|remove` (`login|logout` are in `mcp_login`): the MCP servers configured for a folder, wherever the
 //! person keeps them (see doc/mcp.md), and linggen's own entries in `linggen-agent.toml`.
 
 use std::path::{Path, PathBuf};
@@ -45,7 +45,7 @@ pub fn server_lines(ws: &Workspace) -> Vec<String> {
 }
 
 /// ` — disabled` / ` — waits for trust` or nothing when the server starts here.
-fn state_note(ws: &Workspace, server: &ServerConfig) -> &'static str {
+pub(super) fn state_note(ws: &Workspace, server: &ServerConfig) -> &'static str {
     if !server.enabled {
         " — disabled"
     } else if server.source.ships_with_project()
@@ -89,7 +89,7 @@ pub async fn get(start: &Start, name: &str) -> i32 {
     }
 }
 
-fn unknown(ws: &Workspace, name: &str) -> i32 {
+pub(super) fn unknown(ws: &Workspace, name: &str) -> i32 {
     let names: Vec<&str> = ws.mcp.servers.iter().map(|s| s.name.as_str()).collect();
     let hint = match crate::text::closest(name, &names) {
         Some(close) => format!("; did you mean `{close}`?"),
@@ -117,6 +117,12 @@ fn definition_lines(server: &ServerConfig) -> Vec<String> {
     ];
     if server.network {
         lines.push("network:  on".into());
+    }
+    if super::mcp_login::signed_in(server) {
+        lines.push(format!(
+            "sign-in:  signed in (`linggen mcp logout {}` forgets it)",
+            server.name
+        ));
     }
     for shadowed in &server.shadowed {
         lines.push(format!(

@@ -7,6 +7,7 @@
 pub mod allocator;
 mod live;
 pub mod mcp;
+pub mod mcp_login;
 pub mod mcp_serve;
 mod models;
 pub mod rewind;

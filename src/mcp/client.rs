@@ -46,6 +46,8 @@ pub enum McpError {
     Closed { server: String, stderr: String },
     #[error("MCP server `{server}`: {reason}")]
     Protocol { server: String, reason: String },
+    #[error("MCP server `{server}` needs you to sign in{again}: run `linggen mcp login {server}`")]
+    NeedsLogin { server: String, again: &'static str },
 }
 
 impl McpError {
@@ -57,7 +59,8 @@ impl McpError {
             | McpError::Handshake { server, .. }
             | McpError::Timeout { server, .. }
             | McpError::Closed { server, .. }
-            | McpError::Protocol { server, .. } => format!("MCP server `{server}` "),
+            | McpError::Protocol { server, .. }
+            | McpError::NeedsLogin { server, .. } => format!("MCP server `{server}` "),
         };
         full.strip_prefix(&prefix).map_or(full.clone(), |rest| {
             rest.trim_start_matches(": ").to_string()
@@ -321,6 +324,7 @@ async fn open_http(server: &ServerConfig, events: Events) -> Result<Connection, 
     }
     match open_streamable(server, url, &headers, events.clone()).await {
         Ok(connection) => Ok(connection),
+        Err(e @ McpError::NeedsLogin { .. }) => Err(e),
         // A server that only speaks the older transport refuses streamable HTTP's POST.
         Err(streamable) => match open_legacy_sse(server, url, &headers, events).await {
             Ok(connection) => Ok(connection),
@@ -380,8 +384,59 @@ async fn open_streamable(
         }
     }
     let config = config.custom_headers(custom);
-    let transport = StreamableHttpClientTransport::from_config(config);
-    over_http(server, events, transport).await
+    // A token from `linggen mcp login`, unless the entry sends its own `Authorization`.
+    let signed_in = if config.auth_header.is_none() {
+        super::oauth::authorized_client(&server.name, url)
+            .await
+            .map_err(|reason| McpError::Start {
+                server: server.name.clone(),
+                reason: format!("its sign-in could not be used: {reason}"),
+            })?
+    } else {
+        None
+    };
+    let logged_in = signed_in.is_some();
+    let opened = match signed_in {
+        Some(client) => {
+            let transport = StreamableHttpClientTransport::with_client(client, config);
+            over_http(server, events, transport).await
+        }
+        None => {
+            let transport = StreamableHttpClientTransport::from_config(config);
+            over_http(server, events, transport).await
+        }
+    };
+    opened.map_err(|e| match e {
+        McpError::Handshake { reason, .. } if reason == AUTH_REQUIRED => McpError::NeedsLogin {
+            server: server.name.clone(),
+            again: if logged_in { " again" } else { "" },
+        },
+        other => other,
+    })
+}
+
+/// What [`over_http`] reports when the server answered 401 (or a token could not be
+/// refreshed): the caller knows whether a login is the answer.
+const AUTH_REQUIRED: &str = "authorization required";
+
+/// Whether an error from the handshake is the server asking for a sign-in (a 401, or a
+/// token that could not be refreshed).
+fn asks_for_sign_in(error: &rmcp::service::ClientInitializeError) -> bool {
+    use rmcp::service::ClientInitializeError;
+    use rmcp::transport::auth::AuthError;
+    use rmcp::transport::streamable_http_client::StreamableHttpError;
+    let ClientInitializeError::TransportError { error, .. } = error else {
+        return false;
+    };
+    matches!(
+        error
+            .error
+            .downcast_ref::<StreamableHttpError<reqwest013::Error>>(),
+        Some(
+            StreamableHttpError::AuthRequired(_)
+                | StreamableHttpError::Auth(AuthError::AuthorizationRequired)
+        )
+    )
 }
 
 /// The handshake over an HTTP transport (no process, so no stderr to quote).
@@ -399,7 +454,11 @@ where
         .await
         .map_err(|e| McpError::Handshake {
             server: server.name.clone(),
-            reason: plain_reason(&e),
+            reason: if asks_for_sign_in(&e) {
+                AUTH_REQUIRED.to_string()
+            } else {
+                plain_reason(&e)
+            },
             stderr: String::new(),
         })?;
     Ok(Connection {

@@ -9,6 +9,7 @@ pub mod client;
 pub mod config;
 pub mod legacy_sse;
 pub mod names;
+pub mod oauth;
 pub mod runners;
 pub mod serve;
 pub mod server;

@@ -143,20 +143,8 @@ impl Shell {
 /// Opens `url` with `$BROWSER`, else the desktop's opener, through a private page: the
 /// opener's command line, which every user can read, never holds the ticket.
 fn open_browser(url: &str) -> Result<(), String> {
-    crate::tools::launch::opener::open(&browser_program(), url)
-}
-
-fn browser_program() -> String {
-    std::env::var("BROWSER")
-        .ok()
-        .filter(|b| !b.trim().is_empty())
-        .unwrap_or_else(|| {
-            if cfg!(target_os = "macos") {
-                "open".into()
-            } else {
-                "xdg-open".into()
-            }
-        })
+    let opener = crate::tools::launch::opener::browser_program();
+    crate::tools::launch::opener::open(&opener, url)
 }
 
 #[cfg(test)]

@@ -26,6 +26,7 @@ mod corpus;
 mod full_disk;
 mod host;
 mod http;
+pub mod oauth;
 pub mod pty;
 mod script;
 mod server;

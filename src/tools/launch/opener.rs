@@ -17,6 +17,20 @@ use super::{Confinement, Env, Launch, Lifetime, Program};
 /// How long the redirect page stays: long enough for a browser that starts slowly.
 const PAGE_LIFETIME: Duration = Duration::from_secs(120);
 
+/// `$BROWSER`, else the desktop's opener.
+pub fn browser_program() -> String {
+    std::env::var("BROWSER")
+        .ok()
+        .filter(|b| !b.trim().is_empty())
+        .unwrap_or_else(|| {
+            if cfg!(target_os = "macos") {
+                "open".into()
+            } else {
+                "xdg-open".into()
+            }
+        })
+}
+
 /// Opens `url` with `program` (`$BROWSER`, else the desktop's opener) through a private
 /// redirect page.
 pub fn open(program: &str, url: &str) -> Result<(), String> {
@@ -75,7 +89,7 @@ fn write_redirect(url: &str) -> std::io::Result<PathBuf> {
         file,
         "<!doctype html><meta charset=\"utf-8\">\
          <meta http-equiv=\"refresh\" content=\"0;url={escaped}\">\
-         <title>linggen</title><p><a href=\"{escaped}\">Open the linggen session</a></p>"
+         <title>linggen</title><p><a href=\"{escaped}\">Continue</a></p>"
     )?;
     Ok(page)
 }
