@@ -87,6 +87,8 @@ Register-ArgumentCompleter -Native -CommandName 'linggen' -ScriptBlock {
             [CompletionResult]::new('get', 'get', [CompletionResultType]::ParameterValue, 'One server''s definition, and its tools once it is started and answers')
             [CompletionResult]::new('add', 'add', [CompletionResultType]::ParameterValue, 'Add a server to linggen-agent.toml: `linggen mcp add NAME -- COMMAND [ARGS…]`, or `linggen mcp add NAME --url URL`')
             [CompletionResult]::new('remove', 'remove', [CompletionResultType]::ParameterValue, 'Remove a server from linggen-agent.toml (yours, or the folder''s with --project)')
+            [CompletionResult]::new('login', 'login', [CompletionResultType]::ParameterValue, 'Sign in to a remote (HTTP) server with OAuth in your browser; the tokens are kept owner-only in $LINGGEN_HOME/mcp-credentials.json')
+            [CompletionResult]::new('logout', 'logout', [CompletionResultType]::ParameterValue, 'Forget a server''s sign-in')
             [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Run linggen as an MCP server on stdin/stdout, for other agents and editors: a `task` tool runs a task here as `-p` does, beside linggen''s read-only tools')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
@@ -119,6 +121,16 @@ Register-ArgumentCompleter -Native -CommandName 'linggen' -ScriptBlock {
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             break
         }
+        'linggen;mcp;login' {
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'linggen;mcp;logout' {
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
         'linggen;mcp;serve' {
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
@@ -129,6 +141,8 @@ Register-ArgumentCompleter -Native -CommandName 'linggen' -ScriptBlock {
             [CompletionResult]::new('get', 'get', [CompletionResultType]::ParameterValue, 'One server''s definition, and its tools once it is started and answers')
             [CompletionResult]::new('add', 'add', [CompletionResultType]::ParameterValue, 'Add a server to linggen-agent.toml: `linggen mcp add NAME -- COMMAND [ARGS…]`, or `linggen mcp add NAME --url URL`')
             [CompletionResult]::new('remove', 'remove', [CompletionResultType]::ParameterValue, 'Remove a server from linggen-agent.toml (yours, or the folder''s with --project)')
+            [CompletionResult]::new('login', 'login', [CompletionResultType]::ParameterValue, 'Sign in to a remote (HTTP) server with OAuth in your browser; the tokens are kept owner-only in $LINGGEN_HOME/mcp-credentials.json')
+            [CompletionResult]::new('logout', 'logout', [CompletionResultType]::ParameterValue, 'Forget a server''s sign-in')
             [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Run linggen as an MCP server on stdin/stdout, for other agents and editors: a `task` tool runs a task here as `-p` does, beside linggen''s read-only tools')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
@@ -143,6 +157,12 @@ Register-ArgumentCompleter -Native -CommandName 'linggen' -ScriptBlock {
             break
         }
         'linggen;mcp;help;remove' {
+            break
+        }
+        'linggen;mcp;help;login' {
+            break
+        }
+        'linggen;mcp;help;logout' {
             break
         }
         'linggen;mcp;help;serve' {
@@ -216,6 +236,8 @@ Register-ArgumentCompleter -Native -CommandName 'linggen' -ScriptBlock {
             [CompletionResult]::new('get', 'get', [CompletionResultType]::ParameterValue, 'One server''s definition, and its tools once it is started and answers')
             [CompletionResult]::new('add', 'add', [CompletionResultType]::ParameterValue, 'Add a server to linggen-agent.toml: `linggen mcp add NAME -- COMMAND [ARGS…]`, or `linggen mcp add NAME --url URL`')
             [CompletionResult]::new('remove', 'remove', [CompletionResultType]::ParameterValue, 'Remove a server from linggen-agent.toml (yours, or the folder''s with --project)')
+            [CompletionResult]::new('login', 'login', [CompletionResultType]::ParameterValue, 'Sign in to a remote (HTTP) server with OAuth in your browser; the tokens are kept owner-only in $LINGGEN_HOME/mcp-credentials.json')
+            [CompletionResult]::new('logout', 'logout', [CompletionResultType]::ParameterValue, 'Forget a server''s sign-in')
             [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Run linggen as an MCP server on stdin/stdout, for other agents and editors: a `task` tool runs a task here as `-p` does, beside linggen''s read-only tools')
             break
         }
@@ -229,6 +251,12 @@ Register-ArgumentCompleter -Native -CommandName 'linggen' -ScriptBlock {
             break
         }
         'linggen;help;mcp;remove' {
+            break
+        }
+        'linggen;help;mcp;login' {
+            break
+        }
+        'linggen;help;mcp;logout' {
             break
         }
         'linggen;help;mcp;serve' {

@@ -79,6 +79,12 @@ _linggen() {
             linggen__subcmd__help__subcmd__mcp,list)
                 cmd="linggen__subcmd__help__subcmd__mcp__subcmd__list"
                 ;;
+            linggen__subcmd__help__subcmd__mcp,login)
+                cmd="linggen__subcmd__help__subcmd__mcp__subcmd__login"
+                ;;
+            linggen__subcmd__help__subcmd__mcp,logout)
+                cmd="linggen__subcmd__help__subcmd__mcp__subcmd__logout"
+                ;;
             linggen__subcmd__help__subcmd__mcp,remove)
                 cmd="linggen__subcmd__help__subcmd__mcp__subcmd__remove"
                 ;;
@@ -100,6 +106,12 @@ _linggen() {
             linggen__subcmd__mcp,list)
                 cmd="linggen__subcmd__mcp__subcmd__list"
                 ;;
+            linggen__subcmd__mcp,login)
+                cmd="linggen__subcmd__mcp__subcmd__login"
+                ;;
+            linggen__subcmd__mcp,logout)
+                cmd="linggen__subcmd__mcp__subcmd__logout"
+                ;;
             linggen__subcmd__mcp,remove)
                 cmd="linggen__subcmd__mcp__subcmd__remove"
                 ;;
@@ -117,6 +129,12 @@ _linggen() {
                 ;;
             linggen__subcmd__mcp__subcmd__help,list)
                 cmd="linggen__subcmd__mcp__subcmd__help__subcmd__list"
+                ;;
+            linggen__subcmd__mcp__subcmd__help,login)
+                cmd="linggen__subcmd__mcp__subcmd__help__subcmd__login"
+                ;;
+            linggen__subcmd__mcp__subcmd__help,logout)
+                cmd="linggen__subcmd__mcp__subcmd__help__subcmd__logout"
                 ;;
             linggen__subcmd__mcp__subcmd__help,remove)
                 cmd="linggen__subcmd__mcp__subcmd__help__subcmd__remove"
@@ -269,7 +287,7 @@ _linggen() {
             return 0
             ;;
         linggen__subcmd__help__subcmd__mcp)
-            opts="list get add remove serve"
+            opts="list get add remove login logout serve"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -311,6 +329,34 @@ _linggen() {
             return 0
             ;;
         linggen__subcmd__help__subcmd__mcp__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linggen__subcmd__help__subcmd__mcp__subcmd__login)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linggen__subcmd__help__subcmd__mcp__subcmd__logout)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -451,7 +497,7 @@ _linggen() {
             return 0
             ;;
         linggen__subcmd__mcp)
-            opts="-h --help list get add remove serve help"
+            opts="-h --help list get add remove login logout serve help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -513,7 +559,7 @@ _linggen() {
             return 0
             ;;
         linggen__subcmd__mcp__subcmd__help)
-            opts="list get add remove serve help"
+            opts="list get add remove login logout serve help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -582,6 +628,34 @@ _linggen() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        linggen__subcmd__mcp__subcmd__help__subcmd__login)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linggen__subcmd__mcp__subcmd__help__subcmd__logout)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         linggen__subcmd__mcp__subcmd__help__subcmd__remove)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
@@ -611,6 +685,34 @@ _linggen() {
             return 0
             ;;
         linggen__subcmd__mcp__subcmd__list)
+            opts="-h --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linggen__subcmd__mcp__subcmd__login)
+            opts="-h --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linggen__subcmd__mcp__subcmd__logout)
             opts="-h --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

@@ -79,6 +79,8 @@ set edit:completion:arg-completer[linggen] = {|@words|
             cand get 'One server''s definition, and its tools once it is started and answers'
             cand add 'Add a server to linggen-agent.toml: `linggen mcp add NAME -- COMMAND [ARGS…]`, or `linggen mcp add NAME --url URL`'
             cand remove 'Remove a server from linggen-agent.toml (yours, or the folder''s with --project)'
+            cand login 'Sign in to a remote (HTTP) server with OAuth in your browser; the tokens are kept owner-only in $LINGGEN_HOME/mcp-credentials.json'
+            cand logout 'Forget a server''s sign-in'
             cand serve 'Run linggen as an MCP server on stdin/stdout, for other agents and editors: a `task` tool runs a task here as `-p` does, beside linggen''s read-only tools'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
@@ -106,6 +108,14 @@ set edit:completion:arg-completer[linggen] = {|@words|
             cand -h 'Print help'
             cand --help 'Print help'
         }
+        &'linggen;mcp;login'= {
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'linggen;mcp;logout'= {
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
         &'linggen;mcp;serve'= {
             cand -h 'Print help'
             cand --help 'Print help'
@@ -115,6 +125,8 @@ set edit:completion:arg-completer[linggen] = {|@words|
             cand get 'One server''s definition, and its tools once it is started and answers'
             cand add 'Add a server to linggen-agent.toml: `linggen mcp add NAME -- COMMAND [ARGS…]`, or `linggen mcp add NAME --url URL`'
             cand remove 'Remove a server from linggen-agent.toml (yours, or the folder''s with --project)'
+            cand login 'Sign in to a remote (HTTP) server with OAuth in your browser; the tokens are kept owner-only in $LINGGEN_HOME/mcp-credentials.json'
+            cand logout 'Forget a server''s sign-in'
             cand serve 'Run linggen as an MCP server on stdin/stdout, for other agents and editors: a `task` tool runs a task here as `-p` does, beside linggen''s read-only tools'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
@@ -125,6 +137,10 @@ set edit:completion:arg-completer[linggen] = {|@words|
         &'linggen;mcp;help;add'= {
         }
         &'linggen;mcp;help;remove'= {
+        }
+        &'linggen;mcp;help;login'= {
+        }
+        &'linggen;mcp;help;logout'= {
         }
         &'linggen;mcp;help;serve'= {
         }
@@ -183,6 +199,8 @@ set edit:completion:arg-completer[linggen] = {|@words|
             cand get 'One server''s definition, and its tools once it is started and answers'
             cand add 'Add a server to linggen-agent.toml: `linggen mcp add NAME -- COMMAND [ARGS…]`, or `linggen mcp add NAME --url URL`'
             cand remove 'Remove a server from linggen-agent.toml (yours, or the folder''s with --project)'
+            cand login 'Sign in to a remote (HTTP) server with OAuth in your browser; the tokens are kept owner-only in $LINGGEN_HOME/mcp-credentials.json'
+            cand logout 'Forget a server''s sign-in'
             cand serve 'Run linggen as an MCP server on stdin/stdout, for other agents and editors: a `task` tool runs a task here as `-p` does, beside linggen''s read-only tools'
         }
         &'linggen;help;mcp;list'= {
@@ -192,6 +210,10 @@ set edit:completion:arg-completer[linggen] = {|@words|
         &'linggen;help;mcp;add'= {
         }
         &'linggen;help;mcp;remove'= {
+        }
+        &'linggen;help;mcp;login'= {
+        }
+        &'linggen;help;mcp;logout'= {
         }
         &'linggen;help;mcp;serve'= {
         }
