@@ -101,6 +101,37 @@ fn a_model_calls_an_mcp_tool_over_stdio_when_a_rule_allows_it() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("It echoed."));
 }
 
+/// `-p "/mcp__SERVER__PROMPT args"` sends the server's prompt, filled in, as the task: the
+/// server is waited for (it starts with the session), and an unknown prompt is one line.
+#[test]
+fn p_sends_a_servers_prompt_as_the_task() {
+    let Some(entry) = mcp_everything() else {
+        return;
+    };
+    let (ws, server) = workspace(vec![Reply::text("Sunny.").into()], &entry, "");
+    let out = run(
+        &ws,
+        &["-p", "/mcp__everything__args-prompt Springfield Illinois"],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Sunny."));
+    let last = server.last_chat_request().unwrap();
+    let asked = texts(&last, "user").join("\n");
+    assert!(
+        asked.contains("What's weather in Springfield, Illinois?"),
+        "{asked}"
+    );
+
+    let out = run(&ws, &["-p", "/mcp__everything__no-such-prompt"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("no MCP server offers the prompt `/mcp__everything__no-such-prompt`"),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn p_denies_an_mcp_tool_no_rule_allows() {
     let Some(entry) = mcp_everything() else {

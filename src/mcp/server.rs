@@ -131,6 +131,16 @@ impl Server {
         });
     }
 
+    /// Waits while it is still starting (bounded by the servers' start-up timeouts): a
+    /// prompt asked for right at start-up (`linggen -p "/mcp__s__p"`) finds it listed.
+    pub async fn started(&self) {
+        if matches!(self.status(), Status::Starting)
+            && let Some(registry) = self.context.registry.upgrade()
+        {
+            registry.settled().await;
+        }
+    }
+
     /// Calls one of its tools, starting the server again first if it had stopped.
     pub async fn call(&self, tool: &str, args: JsonObject) -> Result<CallToolResult, McpError> {
         let connection = self.connection().await?;

@@ -126,6 +126,7 @@ impl McpServers {
     ) -> Option<Result<String, super::client::McpError>> {
         let (server_name, prompt_name) = super::split_tool_name(command)?;
         let server = self.started.iter().find(|s| s.name() == server_name)?;
+        server.started().await;
         let prompt = server
             .prompts()
             .into_iter()

@@ -12,6 +12,7 @@ use crate::session::bus::Subscription;
 use crate::session::{Input, UserMessage};
 
 /// What `-p` was asked to do.
+#[derive(Clone)]
 pub struct Task {
     /// The prompt argument, or stdin when there is no argument.
     pub prompt: String,
@@ -56,9 +57,21 @@ async fn try_run(
     if let Some(note) = ws.trust.note() {
         eprintln!("linggen: note: {note}");
     }
-    let (ws, message) = print_message(ws, task).await?;
+    // A server's prompt (`/mcp__SERVER__PROMPT args`) is filled by its server, which
+    // starts with the session; anything else is read by the line grammar now.
+    let (ws, message) = match mcp_prompt_command(&task.prompt) {
+        Some(_) => (ws, None),
+        None => {
+            let (ws, message) = print_message(ws, task.clone()).await?;
+            (ws, Some(message))
+        }
+    };
     // `-p` never waits for a person: calls that need approval are denied.
     let mut live = LiveSession::start(&options.start, &ws, false).await?;
+    let message = match message {
+        Some(message) => message,
+        None => mcp_prompt_message(&live, &task).await?,
+    };
     let _ = live.handle.inputs.send(Input::UserMessage(message)).await;
     let printer = Printer::new(options.format, options.quiet, &live.session_id);
     let (finished, ended_by) = drive(options.quiet, &mut live, printer).await;
@@ -94,6 +107,38 @@ async fn print_message(ws: Workspace, task: Task) -> Result<(Workspace, UserMess
         Ok((ws, message))
     })
     .await
+}
+
+/// `/mcp__SERVER__PROMPT args` → the command and its arguments.
+fn mcp_prompt_command(prompt: &str) -> Option<(&str, &str)> {
+    let line = prompt.trim_start().strip_prefix('/')?;
+    let (name, args) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
+    crate::mcp::split_tool_name(name)?;
+    Some((name, args))
+}
+
+/// The server's prompt, filled with `args`, as the message; piped stdin comes after it.
+async fn mcp_prompt_message(live: &LiveSession, task: &Task) -> Result<UserMessage, Failure> {
+    let (name, args) = mcp_prompt_command(&task.prompt).unwrap_or(("", ""));
+    let failure = |message: String| Failure {
+        code: exit::USAGE,
+        message,
+    };
+    match live.mcp.expand(name, args).await {
+        Some(Ok(text)) => {
+            let mut message = UserMessage::new(text, "cli");
+            message.attached = task.attached.clone();
+            Ok(message)
+        }
+        Some(Err(e)) => Err(Failure {
+            code: exit::FAILURE,
+            message: e.to_string(),
+        }),
+        None => Err(failure(format!(
+            "no MCP server offers the prompt `/{name}`; `linggen mcp get SERVER` lists a \
+             server's tools, and `/mcp` in the shell its prompts"
+        ))),
+    }
 }
 
 /// What the printer thread ends with: itself (for the closing line) and the outcome.
