@@ -88,6 +88,9 @@ pub struct ModelConfig {
     /// `local = true|false`: whether it counts as a local model (for the `local` and
     /// `cloud` hints, and `linggen models`); `None`: decided by its URL.
     pub local: Option<bool>,
+    /// `images = true|false`: whether the model is sent the images tools return; `None`:
+    /// decided by [`ModelConfig::accepts_images`].
+    pub images: Option<bool>,
 }
 
 impl ModelConfig {
@@ -107,6 +110,7 @@ impl ModelConfig {
             stall_secs: DEFAULT_STALL_SECS,
             max_tokens: None,
             local: None,
+            images: None,
         }
     }
 
@@ -124,6 +128,21 @@ impl ModelConfig {
     /// asks this (a project's `local = true` is the project's say, not the address).
     pub fn is_local(&self) -> bool {
         self.local.unwrap_or_else(|| is_nearby_url(&self.url))
+    }
+
+    /// Whether requests to this model carry images (see [`crate::llm::image`]); without
+    /// them an image is a line of text saying it was left out. `images = …` decides; unset,
+    /// the cloud APIs (Anthropic, OpenAI, Bedrock) take them and local servers do not: most
+    /// small local models read text only, and a server asked to read an image its model
+    /// cannot fails the whole request, every request after it too, since the image stays in
+    /// the history. Ollama counts as local wherever it runs.
+    pub fn accepts_images(&self) -> bool {
+        self.images.unwrap_or(match self.provider {
+            ProviderKind::Ollama => false,
+            ProviderKind::Openai | ProviderKind::Anthropic | ProviderKind::Bedrock => {
+                !self.is_local()
+            }
+        })
     }
 
     /// The API key, read from the environment variable the entry names.

@@ -355,6 +355,7 @@ impl Event {
                 tool_call_id: tool_call_id.clone(),
                 tool_name: tool_name.clone(),
                 is_error: *is_error,
+                images: Vec::new(),
                 run_id: None,
             }),
             _ => None,

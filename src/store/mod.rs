@@ -508,6 +508,7 @@ fn chat_message(r: &rusqlite::Row<'_>) -> rusqlite::Result<ChatMessage> {
         tool_call_id: r.get(3)?,
         tool_name: r.get(4)?,
         is_error: r.get(5)?,
+        images: Vec::new(),
         run_id: r.get(6)?,
     })
 }
