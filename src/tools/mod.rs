@@ -50,6 +50,8 @@ pub struct ToolOutput {
     /// retry or talk its way to a "done". The run stops instead, with an error that says
     /// the change was not made.
     pub fault: Option<crate::durable::StorageFault>,
+    /// Images for the model (an MCP server's screenshot); `model` names each where it was.
+    pub images: Vec<crate::llm::Image>,
 }
 
 impl ToolOutput {
@@ -61,6 +63,7 @@ impl ToolOutput {
             is_error: false,
             excerpt: None,
             fault: None,
+            images: Vec::new(),
         }
     }
 
@@ -74,6 +77,7 @@ impl ToolOutput {
             is_error: true,
             excerpt: None,
             fault: None,
+            images: Vec::new(),
         }
     }
 
@@ -94,6 +98,11 @@ impl ToolOutput {
 
     pub fn with_diff(mut self, diff: Option<String>) -> Self {
         self.diff = diff;
+        self
+    }
+
+    pub fn with_images(mut self, images: Vec<crate::llm::Image>) -> Self {
+        self.images = images;
         self
     }
 }
