@@ -485,7 +485,10 @@ fn asks_for_the_image(answers: &[&str]) -> Vec<Step> {
 }
 
 fn run_image_tool(ws: &Workspace) {
-    let out = run(ws, &["-p", "show me the logo", "--allowed-tools", TINY_IMAGE]);
+    let out = run(
+        ws,
+        &["-p", "show me the logo", "--allowed-tools", TINY_IMAGE],
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
 }
@@ -531,7 +534,10 @@ fn an_anthropic_model_is_sent_an_mcp_tools_image_and_again_after_continue() {
     assert_eq!(content[1]["source"]["type"], "base64");
     assert_eq!(content[1]["source"]["media_type"], "image/png");
     let data = content[1]["source"]["data"].as_str().unwrap();
-    assert!(data.starts_with("iVBORw0KGgo") && data.len() > 1000, "{data}");
+    assert!(
+        data.starts_with("iVBORw0KGgo") && data.len() > 1000,
+        "{data}"
+    );
 
     let out = run(&ws, &["-p", "--continue", "what was it?"]);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
@@ -566,7 +572,11 @@ fn a_local_openai_compatible_model_reads_a_note_unless_its_entry_says_images() {
     let request = server.last_chat_request().unwrap();
     let messages = request["messages"].as_array().unwrap();
     let roles: Vec<&str> = messages.iter().filter_map(|m| m["role"].as_str()).collect();
-    assert_eq!(roles, ["system", "user", "assistant", "tool", "user"], "{request:#}");
+    assert_eq!(
+        roles,
+        ["system", "user", "assistant", "tool", "user"],
+        "{request:#}"
+    );
     let tool = &messages[3];
     assert!(!tool["content"].as_str().unwrap().contains("not shown"));
     let parts = messages[4]["content"].as_array().unwrap();
@@ -576,7 +586,10 @@ fn a_local_openai_compatible_model_reads_a_note_unless_its_entry_says_images() {
         format!("The images of the result of call {call_id} ({TINY_IMAGE}):")
     );
     let url = parts[1]["image_url"]["url"].as_str().unwrap();
-    assert!(url.starts_with("data:image/png;base64,iVBORw0KGgo"), "{url}");
+    assert!(
+        url.starts_with("data:image/png;base64,iVBORw0KGgo"),
+        "{url}"
+    );
 }
 
 /// Ollama takes a message's images as bare base64 next to its text, when the entry says
@@ -601,7 +614,9 @@ fn an_ollama_model_with_images_gets_them_on_the_tool_message() {
         .find(|m| m["role"] == "tool")
         .unwrap_or_else(|| panic!("{request:#}"));
     assert_eq!(tool["tool_name"], TINY_IMAGE);
-    let images = tool["images"].as_array().expect("the tool message's images");
+    let images = tool["images"]
+        .as_array()
+        .expect("the tool message's images");
     assert_eq!(images.len(), 1);
     assert!(images[0].as_str().unwrap().starts_with("iVBORw0KGgo"));
 }

@@ -491,7 +491,10 @@ mod tests {
             json!({"role": "user", "content": [{"type": "text", "text": "Compare these"}, url]})
         );
         let roles: Vec<&str> = sent.iter().map(|m| m["role"].as_str().unwrap()).collect();
-        assert_eq!(roles, ["user", "assistant", "tool", "tool", "user", "assistant"]);
+        assert_eq!(
+            roles,
+            ["user", "assistant", "tool", "tool", "user", "assistant"]
+        );
         assert_eq!(sent[2]["content"], "[image image/png, 1 KB]");
         assert_eq!(
             sent[4]["content"],

@@ -105,9 +105,9 @@ fn output(tool: &str, result: CallToolResult) -> ToolOutput {
                         parts.push(format!("[image {}]", image.describe()));
                         images.push(image);
                     }
-                    Err(why) => {
-                        parts.push(format!("[image {media_type} ({size} KB) — not shown: {why}]"))
-                    }
+                    Err(why) => parts.push(format!(
+                        "[image {media_type} ({size} KB) — not shown: {why}]"
+                    )),
                 }
             }
             ContentBlock::Audio(audio) => {

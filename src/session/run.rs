@@ -308,7 +308,7 @@ async fn run_calls(
             watch.call_ended(&call.name, &call.arguments, output.is_error);
             let content = fit_output(shared, conv, served.by, served.window, call, output.model);
             let msg = ChatMessage::tool_result(call, content, output.is_error)
-                .with_images(output.images);
+                .with_images(output.images.into_vec());
             push(shared, ctx, conv, "", msg);
         }
     }

@@ -51,7 +51,9 @@ pub struct ToolOutput {
     /// the change was not made.
     pub fault: Option<crate::durable::StorageFault>,
     /// Images for the model (an MCP server's screenshot); `model` names each where it was.
-    pub images: Vec<crate::llm::Image>,
+    /// A boxed slice, not a `Vec`: every call's result passes through `Result<_, ToolOutput>`
+    /// and one word less keeps that small.
+    pub images: Box<[crate::llm::Image]>,
 }
 
 impl ToolOutput {
@@ -63,7 +65,7 @@ impl ToolOutput {
             is_error: false,
             excerpt: None,
             fault: None,
-            images: Vec::new(),
+            images: Box::default(),
         }
     }
 
@@ -77,7 +79,7 @@ impl ToolOutput {
             is_error: true,
             excerpt: None,
             fault: None,
-            images: Vec::new(),
+            images: Box::default(),
         }
     }
 
@@ -102,7 +104,7 @@ impl ToolOutput {
     }
 
     pub fn with_images(mut self, images: Vec<crate::llm::Image>) -> Self {
-        self.images = images;
+        self.images = images.into_boxed_slice();
         self
     }
 }
