@@ -132,16 +132,24 @@ impl ModelConfig {
 
     /// Whether requests to this model carry images (see [`crate::llm::image`]); without
     /// them an image is a line of text saying it was left out. `images = …` decides; unset,
-    /// the cloud APIs (Anthropic, OpenAI, Bedrock) take them and local servers do not: most
-    /// small local models read text only, and a server asked to read an image its model
-    /// cannot fails the whole request, every request after it too, since the image stays in
-    /// the history. Ollama counts as local wherever it runs.
+    /// only the providers' own clouds take them (api.anthropic.com, api.openai.com,
+    /// Bedrock). Any other server speaking their protocols (llama.cpp, LM Studio, vLLM, a
+    /// gateway, another vendor's compatible API) and Ollama may serve a model that reads
+    /// text only, and a server asked to read an image its model cannot fails the request,
+    /// and every request after it, since the image stays in the history; the note costs
+    /// one line of config to lift.
     pub fn accepts_images(&self) -> bool {
-        self.images.unwrap_or(match self.provider {
+        let served_by = |cloud: &str| {
+            host_is(
+                &self.url,
+                |host| matches!(host, Host::Domain(d) if d == cloud),
+            )
+        };
+        self.images.unwrap_or_else(|| match self.provider {
             ProviderKind::Ollama => false,
-            ProviderKind::Openai | ProviderKind::Anthropic | ProviderKind::Bedrock => {
-                !self.is_local()
-            }
+            ProviderKind::Openai => served_by("api.openai.com"),
+            ProviderKind::Anthropic => served_by("api.anthropic.com"),
+            ProviderKind::Bedrock => true,
         })
     }
 

@@ -339,7 +339,7 @@ fn llm_stall_secs_is_read_and_checked() {
 }
 
 #[test]
-fn images_follow_the_models_key_else_cloud_apis_take_them_and_local_servers_do_not() {
+fn images_follow_the_models_key_else_only_the_providers_own_clouds_take_them() {
     let home = tempfile::tempdir().unwrap();
     let root = tempfile::tempdir().unwrap();
     write(
@@ -379,6 +379,12 @@ provider = "ollama"
 model = "qwen"
 
 [[models]]
+id = "gateway"
+provider = "anthropic"
+model = "claude-sonnet-4-5"
+url = "https://llm-gateway.example.com"
+
+[[models]]
 id = "gpt-text"
 provider = "openai"
 model = "gpt-3.5-turbo"
@@ -402,6 +408,7 @@ images = false
             ("llama-cpp", false),
             ("llava", true),
             ("qwen", false),
+            ("gateway", false),
             ("gpt-text", false),
         ]
     );
