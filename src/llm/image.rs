@@ -1,7 +1,8 @@
 //! Images in the conversation: what a tool returned (an MCP server's screenshot, a chart)
 //! and, later, what a person attaches. Provider-neutral here; each provider writes them in
 //! its own wire format, and a model configured without images (`images = false`, the
-//! default for local servers) gets a line of text in their place (see [`TextOnly`]).
+//! default for all but the providers' own clouds: see `ModelConfig::accepts_images`) gets
+//! a line of text in their place (see [`TextOnly`]).
 //!
 //! The history keeps the images whichever model answers next, so a session that falls back
 //! from a cloud model to a local one (or back) sends each what it can read.
