@@ -482,3 +482,172 @@ fn the_shell_asks_before_an_mcp_tool_and_mcp_lists_the_server() {
     );
     repl.line("/quit");
 }
+
+/// The reference server's tool that answers with text, a 20×20 PNG, and more text.
+const TINY_IMAGE: &str = "mcp__everything__get-tiny-image";
+
+/// A workspace whose one model speaks `protocol` with `model_keys` in its `[[models]]`
+/// entry, and the reference server as `everything`.
+fn image_workspace(
+    protocol: Protocol,
+    script: Vec<Step>,
+    entry: &Path,
+    model_keys: &str,
+) -> (Workspace, ScriptedServer) {
+    let server = ScriptedServer::start_background(protocol, script);
+    let ws = Workspace::new();
+    configure_images(&ws, &server, entry, model_keys);
+    (ws, server)
+}
+
+fn configure_images(ws: &Workspace, server: &ScriptedServer, entry: &Path, model_keys: &str) {
+    let config = format!(
+        "{model_keys}[mcp_servers.everything]\ncommand = \"node\"\nargs = [{:?}, \"stdio\"]\n{ROOMY}",
+        entry.display().to_string()
+    );
+    write_config_with(ws.home(), server.protocol(), &server.url(), &config);
+}
+
+/// The script of a model that asks for the image, then answers.
+fn asks_for_the_image(answers: &[&str]) -> Vec<Step> {
+    let mut script = vec![Step::from(Reply::tool(TINY_IMAGE, json!({})))];
+    script.extend(answers.iter().map(|a| Step::from(Reply::text(*a))));
+    script
+}
+
+fn run_image_tool(ws: &Workspace) {
+    let out = run(
+        ws,
+        &["-p", "show me the logo", "--allowed-tools", TINY_IMAGE],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+}
+
+/// The `tool_result` block of an Anthropic request.
+fn anthropic_tool_result(request: &Value) -> Value {
+    request["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
+        .find(|b| b["type"] == "tool_result")
+        .unwrap_or_else(|| panic!("no tool_result in {request:#}"))
+}
+
+/// Claude reads the image an MCP tool returned, in the tool's result, between the texts
+/// that surround it; a session continued later sends it again.
+#[test]
+fn an_anthropic_model_is_sent_an_mcp_tools_image_and_again_after_continue() {
+    let Some(entry) = mcp_everything() else {
+        return;
+    };
+    let (ws, server) = image_workspace(
+        Protocol::Anthropic,
+        asks_for_the_image(&["The MCP logo.", "It was the MCP logo."]),
+        &entry,
+        "images = true\n",
+    );
+    run_image_tool(&ws);
+    let requests = server.chat_requests();
+    let result = anthropic_tool_result(&requests[1]);
+    let content = result["content"].as_array().expect("text and image blocks");
+    let text = content[0]["text"].as_str().unwrap_or_default();
+    let (before, after) = text
+        .split_once("\n[image image/png, ")
+        .unwrap_or_else(|| panic!("the text names the image where it was: {text}"));
+    assert_eq!(before, "Here's the image you requested:");
+    assert!(
+        after.ends_with(" KB]\nThe image above is the MCP logo."),
+        "{text}"
+    );
+    assert_eq!(content[1]["type"], "image");
+    assert_eq!(content[1]["source"]["type"], "base64");
+    assert_eq!(content[1]["source"]["media_type"], "image/png");
+    let data = content[1]["source"]["data"].as_str().unwrap();
+    assert!(
+        data.starts_with("iVBORw0KGgo") && data.len() > 1000,
+        "{data}"
+    );
+
+    let out = run(&ws, &["-p", "--continue", "what was it?"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let resumed = anthropic_tool_result(&server.last_chat_request().unwrap());
+    assert_eq!(resumed, result, "--continue sends the stored image again");
+}
+
+/// A local OpenAI-compatible server takes no images unless its entry says so: the model
+/// reads a note saying how to send them; with `images = true` the image follows the tool
+/// results as a user message with a data URL.
+#[test]
+fn a_local_openai_compatible_model_reads_a_note_unless_its_entry_says_images() {
+    let Some(entry) = mcp_everything() else {
+        return;
+    };
+    let mut script = asks_for_the_image(&["A note."]);
+    script.extend(asks_for_the_image(&["A logo."]));
+    let (ws, server) = image_workspace(Protocol::OpenAi, script, &entry, "");
+    run_image_tool(&ws);
+    let requests = server.chat_requests();
+    let result = texts(&requests[1], "tool").join("\n");
+    assert!(
+        result.contains("[image image/png, ")
+            && result.contains("1 image not shown: model `test` is set to take no images")
+            && result.contains("`images = true`"),
+        "{result}"
+    );
+    assert!(!requests[1].to_string().contains("image_url"));
+
+    configure_images(&ws, &server, &entry, "images = true\n");
+    run_image_tool(&ws);
+    let request = server.last_chat_request().unwrap();
+    let messages = request["messages"].as_array().unwrap();
+    let roles: Vec<&str> = messages.iter().filter_map(|m| m["role"].as_str()).collect();
+    assert_eq!(
+        roles,
+        ["system", "user", "assistant", "tool", "user"],
+        "{request:#}"
+    );
+    let tool = &messages[3];
+    assert!(!tool["content"].as_str().unwrap().contains("not shown"));
+    let parts = messages[4]["content"].as_array().unwrap();
+    let call_id = tool["tool_call_id"].as_str().unwrap();
+    assert_eq!(
+        parts[0]["text"],
+        format!("The images of the result of call {call_id} ({TINY_IMAGE}):")
+    );
+    let url = parts[1]["image_url"]["url"].as_str().unwrap();
+    assert!(
+        url.starts_with("data:image/png;base64,iVBORw0KGgo"),
+        "{url}"
+    );
+}
+
+/// Ollama takes a message's images as bare base64 next to its text, when the entry says
+/// the model reads them.
+#[test]
+fn an_ollama_model_with_images_gets_them_on_the_tool_message() {
+    let Some(entry) = mcp_everything() else {
+        return;
+    };
+    let (ws, server) = image_workspace(
+        Protocol::Ollama,
+        asks_for_the_image(&["A logo."]),
+        &entry,
+        "images = true\n",
+    );
+    run_image_tool(&ws);
+    let request = server.last_chat_request().unwrap();
+    let tool = request["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .unwrap_or_else(|| panic!("{request:#}"));
+    assert_eq!(tool["tool_name"], TINY_IMAGE);
+    let images = tool["images"]
+        .as_array()
+        .expect("the tool message's images");
+    assert_eq!(images.len(), 1);
+    assert!(images[0].as_str().unwrap().starts_with("iVBORw0KGgo"));
+}

@@ -126,6 +126,7 @@ struct ModelEntry {
     timeout_secs: Option<u64>,
     max_tokens: Option<u32>,
     local: Option<bool>,
+    images: Option<bool>,
 }
 
 /// `url = "…"`, or a pool: `url = ["…", "…"]`.
@@ -208,6 +209,7 @@ const KNOWN: &[(&str, &[&str])] = &[
             "timeout_secs",
             "max_tokens",
             "local",
+            "images",
         ],
     ),
 ];
@@ -737,6 +739,7 @@ fn model_config(entry: ModelEntry) -> Result<ModelConfig, SpanError> {
         stall_secs: super::model::DEFAULT_STALL_SECS,
         max_tokens: entry.max_tokens.filter(|n| *n > 0),
         local: entry.local,
+        images: entry.images,
     })
 }
 

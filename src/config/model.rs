@@ -88,6 +88,9 @@ pub struct ModelConfig {
     /// `local = true|false`: whether it counts as a local model (for the `local` and
     /// `cloud` hints, and `linggen models`); `None`: decided by its URL.
     pub local: Option<bool>,
+    /// `images = true|false`: whether the model is sent the images tools return; `None`:
+    /// decided by [`ModelConfig::accepts_images`].
+    pub images: Option<bool>,
 }
 
 impl ModelConfig {
@@ -107,6 +110,7 @@ impl ModelConfig {
             stall_secs: DEFAULT_STALL_SECS,
             max_tokens: None,
             local: None,
+            images: None,
         }
     }
 
@@ -124,6 +128,29 @@ impl ModelConfig {
     /// asks this (a project's `local = true` is the project's say, not the address).
     pub fn is_local(&self) -> bool {
         self.local.unwrap_or_else(|| is_nearby_url(&self.url))
+    }
+
+    /// Whether requests to this model carry images (see [`crate::llm::image`]); without
+    /// them an image is a line of text saying it was left out. `images = …` decides; unset,
+    /// only the providers' own clouds take them (api.anthropic.com, api.openai.com,
+    /// Bedrock). Any other server speaking their protocols (llama.cpp, LM Studio, vLLM, a
+    /// gateway, another vendor's compatible API) and Ollama may serve a model that reads
+    /// text only, and a server asked to read an image its model cannot fails the request,
+    /// and every request after it, since the image stays in the history; the note costs
+    /// one line of config to lift.
+    pub fn accepts_images(&self) -> bool {
+        let served_by = |cloud: &str| {
+            host_is(
+                &self.url,
+                |host| matches!(host, Host::Domain(d) if d == cloud),
+            )
+        };
+        self.images.unwrap_or_else(|| match self.provider {
+            ProviderKind::Ollama => false,
+            ProviderKind::Openai => served_by("api.openai.com"),
+            ProviderKind::Anthropic => served_by("api.anthropic.com"),
+            ProviderKind::Bedrock => true,
+        })
     }
 
     /// The API key, read from the environment variable the entry names.

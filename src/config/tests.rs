@@ -337,3 +337,79 @@ fn llm_stall_secs_is_read_and_checked() {
     let err = load().unwrap_err().to_string();
     assert!(err.contains("line 2: stall_secs = 0"), "{err}");
 }
+
+#[test]
+fn images_follow_the_models_key_else_only_the_providers_own_clouds_take_them() {
+    let home = tempfile::tempdir().unwrap();
+    let root = tempfile::tempdir().unwrap();
+    write(
+        home.path(),
+        r#"
+[[models]]
+id = "claude"
+provider = "anthropic"
+model = "claude-sonnet-4-5"
+
+[[models]]
+id = "gpt"
+provider = "openai"
+model = "gpt-4o"
+url = "https://api.openai.com/v1"
+
+[[models]]
+id = "nova"
+provider = "bedrock"
+model = "amazon.nova-pro-v1:0"
+region = "us-east-1"
+
+[[models]]
+id = "llama-cpp"
+provider = "openai"
+model = "qwen"
+
+[[models]]
+id = "llava"
+provider = "ollama"
+model = "llava"
+images = true
+
+[[models]]
+id = "qwen"
+provider = "ollama"
+model = "qwen"
+
+[[models]]
+id = "gateway"
+provider = "anthropic"
+model = "claude-sonnet-4-5"
+url = "https://llm-gateway.example.com"
+
+[[models]]
+id = "gpt-text"
+provider = "openai"
+model = "gpt-3.5-turbo"
+url = "https://api.openai.com/v1"
+images = false
+"#,
+    );
+    let c = Config::load(home.path(), root.path(), &no_env, &FlagOverrides::default()).unwrap();
+    assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+    let takes: Vec<(&str, bool)> = c
+        .models
+        .iter()
+        .map(|m| (m.id.as_str(), m.accepts_images()))
+        .collect();
+    assert_eq!(
+        takes,
+        [
+            ("claude", true),
+            ("gpt", true),
+            ("nova", true),
+            ("llama-cpp", false),
+            ("llava", true),
+            ("qwen", false),
+            ("gateway", false),
+            ("gpt-text", false),
+        ]
+    );
+}

@@ -12,7 +12,8 @@ use super::retry::RetryPolicy;
 use super::sse::{SseDecoder, SseEvent};
 use super::textcalls::parse_arguments;
 use super::{
-    ChatMessage, ChatRequest, EventSink, LlmError, Provider, Role, StreamEvent, ToolCall, Usage,
+    ChatMessage, ChatRequest, EventSink, Image, LlmError, Provider, Role, StreamEvent, ToolCall,
+    Usage,
 };
 use crate::config::model::ModelConfig;
 
@@ -141,7 +142,12 @@ fn conversation(messages: &[ChatMessage]) -> Vec<Value> {
     for message in messages {
         let (role, blocks) = match message.role {
             Role::System => continue,
-            Role::User => ("user", text_block(&message.content)),
+            Role::User => {
+                // Anthropic reads images best before the text about them.
+                let mut blocks = image_blocks(&message.images);
+                blocks.extend(text_block(&message.content));
+                ("user", blocks)
+            }
             Role::Assistant => {
                 let mut blocks = text_block(&message.content);
                 blocks.extend(message.tool_calls.iter().map(|call| {
@@ -149,15 +155,7 @@ fn conversation(messages: &[ChatMessage]) -> Vec<Value> {
                 }));
                 ("assistant", blocks)
             }
-            Role::Tool => (
-                "user",
-                vec![json!({
-                    "type": "tool_result",
-                    "tool_use_id": message.tool_call_id.as_deref().unwrap_or_default(),
-                    "content": message.content,
-                    "is_error": message.is_error,
-                })],
-            ),
+            Role::Tool => ("user", vec![tool_result(message)]),
         };
         push_turn(&mut turns, role, blocks);
     }
@@ -186,6 +184,37 @@ pub(crate) fn turns_json(turns: Vec<(&str, Vec<Value>)>) -> Vec<Value> {
     turns
         .into_iter()
         .map(|(role, content)| json!({"role": role, "content": content}))
+        .collect()
+}
+
+/// A `tool_result` block: its content the text alone, or, with images, text and image
+/// blocks (the text names each image where the tool returned it).
+fn tool_result(message: &ChatMessage) -> Value {
+    let content = if message.images.is_empty() {
+        json!(message.content)
+    } else {
+        let mut blocks = text_block(&message.content);
+        blocks.extend(image_blocks(&message.images));
+        Value::Array(blocks)
+    };
+    json!({
+        "type": "tool_result",
+        "tool_use_id": message.tool_call_id.as_deref().unwrap_or_default(),
+        "content": content,
+        "is_error": message.is_error,
+    })
+}
+
+fn image_blocks(images: &[Image]) -> Vec<Value> {
+    images
+        .iter()
+        .map(|image| {
+            json!({"type": "image", "source": {
+                "type": "base64",
+                "media_type": image.format.media_type(),
+                "data": image.data,
+            }})
+        })
         .collect()
 }
 
@@ -510,6 +539,40 @@ mod tests {
             },
         );
         assert!(bare.get("tools").is_none() && bare.get("system").is_none());
+    }
+
+    #[test]
+    fn images_go_in_tool_results_and_user_messages_as_base64_blocks() {
+        let shot = tool_call("toolu_1", "mcp__web__shot", json!({}));
+        let png = crate::llm::image::test_png();
+        let messages = vec![
+            ChatMessage::user("What is this?").with_images(vec![png.clone()]),
+            ChatMessage::assistant("", vec![shot.clone()]),
+            ChatMessage::tool_result(&shot, "[image image/png, 1 KB]", false)
+                .with_images(vec![png.clone()]),
+        ];
+        let request = ChatRequest {
+            messages: &messages,
+            tools: &[],
+            answer_schema: None,
+        };
+        let body = request_body("m", &request);
+        let image = json!({"type": "image", "source": {
+            "type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo=",
+        }});
+        assert_eq!(
+            body["messages"][0]["content"],
+            json!([image, {"type": "text", "text": "What is this?"}])
+        );
+        assert_eq!(
+            body["messages"][2]["content"][0],
+            json!({
+                "type": "tool_result",
+                "tool_use_id": "toolu_1",
+                "content": [{"type": "text", "text": "[image image/png, 1 KB]"}, image],
+                "is_error": false,
+            })
+        );
     }
 
     #[test]

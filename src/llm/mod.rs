@@ -7,6 +7,7 @@ pub mod bedrock;
 pub mod discover;
 pub mod error;
 pub mod http;
+pub mod image;
 pub mod ndjson;
 pub mod ollama;
 pub mod openai;
@@ -21,6 +22,7 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
 pub use error::LlmError;
+pub use image::Image;
 
 use crate::shared_text::SharedText;
 
@@ -84,6 +86,11 @@ pub struct ChatMessage {
     /// For `Role::Tool`: whether the tool failed (Anthropic's `is_error`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub is_error: bool,
+    /// Images that go with the text: what a tool returned (the text names each where it
+    /// was); a person's attachments later. Sent to models that take images, a note to the
+    /// others (see [`image`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<Image>,
     /// The run that recorded the message, for messages loaded from the store (`--continue`):
     /// frontends attribute resumed tool results by it. `None` while a run holds the message
     /// (the run publishes its own id); never sent to a provider.
@@ -116,6 +123,11 @@ impl ChatMessage {
         }
     }
 
+    pub fn with_images(mut self, images: Vec<Image>) -> Self {
+        self.images = images;
+        self
+    }
+
     fn text(role: Role, content: impl Into<SharedText>) -> Self {
         ChatMessage {
             role,
@@ -124,6 +136,7 @@ impl ChatMessage {
             tool_call_id: None,
             tool_name: None,
             is_error: false,
+            images: Vec::new(),
             run_id: None,
         }
     }

@@ -178,6 +178,10 @@ pub fn request_body(model: &str, request: &ChatRequest<'_>, num_ctx: u32) -> Val
 
 fn message_json(message: &ChatMessage) -> Value {
     let mut json = json!({"role": message.role.as_str(), "content": message.content});
+    if !message.images.is_empty() {
+        // Bare base64, on the message they belong to (a tool result's too).
+        json["images"] = message.images.iter().map(|i| json!(i.data)).collect();
+    }
     match message.role {
         Role::Assistant if !message.tool_calls.is_empty() => {
             // Ollama has no call ids and takes arguments as an object, not a string.
@@ -385,6 +389,33 @@ mod tests {
             ..bare
         };
         assert_eq!(request_body("m", &constrained, 8192)["format"], schema);
+    }
+
+    #[test]
+    fn images_ride_on_their_message_as_bare_base64() {
+        let call = ToolCall {
+            id: "call_0".into(),
+            name: "mcp__web__shot".into(),
+            arguments: json!({}),
+        };
+        let png = crate::llm::image::test_png();
+        let messages = vec![
+            ChatMessage::user("Look").with_images(vec![png.clone()]),
+            ChatMessage::tool_result(&call, "[image image/png, 1 KB]", false)
+                .with_images(vec![png.clone(), png]),
+        ];
+        let request = ChatRequest {
+            messages: &messages,
+            tools: &[],
+            answer_schema: None,
+        };
+        let body = request_body("llava", &request, 8192);
+        assert_eq!(body["messages"][0]["images"], json!(["iVBORw0KGgo="]));
+        assert_eq!(
+            body["messages"][1],
+            json!({"role": "tool", "content": "[image image/png, 1 KB]",
+                   "tool_name": "mcp__web__shot", "images": ["iVBORw0KGgo=", "iVBORw0KGgo="]})
+        );
     }
 
     #[test]

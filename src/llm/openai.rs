@@ -121,7 +121,7 @@ fn context_from_props(props: &Value) -> Option<u32> {
 
 /// The `/chat/completions` body for a streamed request.
 pub fn request_body(model: &str, request: &ChatRequest<'_>) -> Value {
-    let messages: Vec<Value> = request.messages.iter().map(message_json).collect();
+    let messages = messages_json(request.messages);
     let mut body = json!({
         "model": model,
         "messages": messages,
@@ -160,8 +160,47 @@ pub fn function_tools(tools: &[ToolSpec]) -> Value {
         .collect()
 }
 
+/// The history as chat messages. A `tool` message carries text only, so the images of
+/// tool results follow as one `user` message after the last result of the batch: the API
+/// wants every call answered before any other message.
+fn messages_json(messages: &[ChatMessage]) -> Vec<Value> {
+    let mut out = Vec::with_capacity(messages.len());
+    let mut result_images: Vec<Value> = Vec::new();
+    for message in messages {
+        if message.role != Role::Tool && !result_images.is_empty() {
+            out.push(json!({"role": "user", "content": std::mem::take(&mut result_images)}));
+        }
+        if message.role == Role::Tool && !message.images.is_empty() {
+            let call = message.tool_call_id.as_deref().unwrap_or_default();
+            let tool = message.tool_name.as_deref().unwrap_or("tool");
+            let label = format!("The images of the result of call {call} ({tool}):");
+            result_images.push(json!({"type": "text", "text": label}));
+            result_images.extend(image_parts(&message.images));
+        }
+        out.push(message_json(message));
+    }
+    if !result_images.is_empty() {
+        out.push(json!({"role": "user", "content": result_images}));
+    }
+    out
+}
+
+fn image_parts(images: &[super::Image]) -> impl Iterator<Item = Value> + '_ {
+    images
+        .iter()
+        .map(|image| json!({"type": "image_url", "image_url": {"url": image.data_url()}}))
+}
+
 fn message_json(message: &ChatMessage) -> Value {
     match message.role {
+        Role::User if !message.images.is_empty() => {
+            let mut parts = Vec::with_capacity(message.images.len() + 1);
+            if !message.content.is_empty() {
+                parts.push(json!({"type": "text", "text": message.content}));
+            }
+            parts.extend(image_parts(&message.images));
+            json!({"role": "user", "content": parts})
+        }
         Role::System | Role::User => {
             json!({"role": message.role.as_str(), "content": message.content})
         }
@@ -417,6 +456,53 @@ mod tests {
             ChatMessage::tool_result(&read, "fn main() {}", false),
             ChatMessage::assistant("It does nothing.", vec![]),
         ]
+    }
+
+    /// A `tool` message carries text only: the images of a batch of results follow the
+    /// batch as one `user` message (every call is answered first), each labelled with its
+    /// call; a person's images are content parts of their message.
+    #[test]
+    fn images_of_tool_results_follow_the_batch_as_a_user_message() {
+        let call = |id: &str| ToolCall {
+            id: id.into(),
+            name: "mcp__web__shot".into(),
+            arguments: json!({}),
+        };
+        let (a, b) = (call("call_a"), call("call_b"));
+        let png = crate::llm::image::test_png();
+        let messages = vec![
+            ChatMessage::user("Compare these").with_images(vec![png.clone()]),
+            ChatMessage::assistant("", vec![a.clone(), b.clone()]),
+            ChatMessage::tool_result(&a, "[image image/png, 1 KB]", false)
+                .with_images(vec![png.clone()]),
+            ChatMessage::tool_result(&b, "no image", false),
+            ChatMessage::assistant("Same.", vec![]),
+        ];
+        let request = ChatRequest {
+            messages: &messages,
+            tools: &[],
+            answer_schema: None,
+        };
+        let body = request_body("gpt-4o", &request);
+        let url = json!({"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}});
+        let sent = body["messages"].as_array().unwrap();
+        assert_eq!(
+            sent[0],
+            json!({"role": "user", "content": [{"type": "text", "text": "Compare these"}, url]})
+        );
+        let roles: Vec<&str> = sent.iter().map(|m| m["role"].as_str().unwrap()).collect();
+        assert_eq!(
+            roles,
+            ["user", "assistant", "tool", "tool", "user", "assistant"]
+        );
+        assert_eq!(sent[2]["content"], "[image image/png, 1 KB]");
+        assert_eq!(
+            sent[4]["content"],
+            json!([
+                {"type": "text", "text": "The images of the result of call call_a (mcp__web__shot):"},
+                url,
+            ])
+        );
     }
 
     /// Auto mode: the answer's schema goes as `response_format`, which OpenAI, llama.cpp,

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use super::error::ErrorKind;
 use super::routing::{Choice, Model, Router};
-use super::{LlmError, Provider, anthropic, bedrock, discover, ollama, openai};
+use super::{LlmError, Provider, anthropic, bedrock, discover, image, ollama, openai};
 use crate::config::{Config, ConfigError, ModelConfig, ProviderKind};
 
 const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
@@ -118,12 +118,19 @@ pub fn router(
     Router::new(models, routing, default)
 }
 
+/// The provider for one server of `model`; for a model without images, behind
+/// [`image::TextOnly`], so that no request to it carries one.
 pub fn build(model: &ModelConfig, http: reqwest::Client) -> Arc<dyn Provider> {
-    match model.provider {
+    let provider: Arc<dyn Provider> = match model.provider {
         ProviderKind::Ollama => Arc::new(ollama::OllamaProvider::new(model, http)),
         ProviderKind::Openai => Arc::new(openai::OpenAiProvider::new(model, http)),
         ProviderKind::Anthropic => Arc::new(anthropic::AnthropicProvider::new(model, http)),
         ProviderKind::Bedrock => Arc::new(bedrock::BedrockProvider::new(model, http)),
+    };
+    if model.accepts_images() {
+        provider
+    } else {
+        Arc::new(image::TextOnly::new(provider, &model.id))
     }
 }
 

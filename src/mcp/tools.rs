@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::server::Server;
 use super::tool_name;
-use crate::llm::ToolSpec;
+use crate::llm::{Image, ToolSpec};
 use crate::tools::{AccessClass, ToolEntry, ToolHandler, ToolHints, ToolOutput};
 
 /// Characters of one result handed to the model; the rest is cut with a note, like a
@@ -89,20 +89,26 @@ impl ToolHandler for McpTool {
 }
 
 /// A result as the model reads it: the text blocks in order, structured content when there
-/// is no text, a note for each image (not passed on yet) and each resource link.
+/// is no text, each image named where it was (and passed on with the text: models that take
+/// images see it, see `llm::image`), a note for each audio clip and resource link.
 fn output(tool: &str, result: CallToolResult) -> ToolOutput {
     let mut parts: Vec<String> = Vec::new();
-    let mut images = 0;
-    for block in &result.content {
+    let mut images = Vec::new();
+    for block in result.content {
         match block {
-            ContentBlock::Text(text) => parts.push(text.text.clone()),
+            ContentBlock::Text(text) => parts.push(text.text),
             ContentBlock::Image(image) => {
-                images += 1;
-                parts.push(format!(
-                    "[image {} ({} KB) — not shown: this session passes no images to the model]",
-                    image.mime_type,
-                    image.data.len() * 3 / 4 / 1024
-                ));
+                let size = (image.data.len() / 4 * 3).div_ceil(1024);
+                let media_type = image.mime_type;
+                match Image::from_base64(&media_type, image.data) {
+                    Ok(image) => {
+                        parts.push(format!("[image {}]", image.describe()));
+                        images.push(image);
+                    }
+                    Err(why) => parts.push(format!(
+                        "[image {media_type} ({size} KB) — not shown: {why}]"
+                    )),
+                }
             }
             ContentBlock::Audio(audio) => {
                 parts.push(format!("[audio {} — not shown]", audio.mime_type))
@@ -129,20 +135,26 @@ fn output(tool: &str, result: CallToolResult) -> ToolOutput {
         ));
     }
     let failed = result.is_error.unwrap_or(false);
-    let lines = text.lines().count();
-    let summary = match (failed, images) {
-        (true, _) => format!("{tool} failed: {}", crate::text::one_line(&text, 80)),
-        (false, 0) => format!("{tool}: {}", crate::text::plural(lines, "line", "lines")),
+    let summary = summary(tool, &text, failed, images.len());
+    if failed {
+        ToolOutput::error(text)
+            .with_summary(summary)
+            .with_images(images)
+    } else {
+        ToolOutput::ok(text, summary).with_images(images)
+    }
+}
+
+/// `tool: 3 lines, 1 image`, or `tool failed: …`.
+fn summary(tool: &str, text: &str, failed: bool, images: usize) -> String {
+    let lines = crate::text::plural(text.lines().count(), "line", "lines");
+    match (failed, images) {
+        (true, _) => format!("{tool} failed: {}", crate::text::one_line(text, 80)),
+        (false, 0) => format!("{tool}: {lines}"),
         (false, n) => format!(
-            "{tool}: {}, {}",
-            crate::text::plural(lines, "line", "lines"),
+            "{tool}: {lines}, {}",
             crate::text::plural(n, "image", "images")
         ),
-    };
-    if failed {
-        ToolOutput::error(text).with_summary(summary)
-    } else {
-        ToolOutput::ok(text, summary)
     }
 }
 
@@ -176,6 +188,25 @@ mod tests {
         let out = output("get", failed);
         assert!(out.is_error);
         assert_eq!(out.summary, "get failed: no such repo");
+    }
+
+    #[test]
+    fn images_go_with_the_text_that_names_them_and_bad_ones_become_notes() {
+        let png = "iVBORw0KGgoAAAANSUhEUgAAABQAAAAUCAYAAACNiR0N";
+        let result = CallToolResult::success(vec![
+            ContentBlock::text("Here it is:"),
+            ContentBlock::image(png, "image/png"),
+            ContentBlock::image("PHN2Zz4=", "image/svg+xml"),
+        ]);
+        let out = output("shot", result);
+        assert_eq!(
+            out.model,
+            "Here it is:\n[image image/png, 1 KB]\n[image image/svg+xml (1 KB) — not shown: \
+             models take PNG, JPEG, GIF or WebP images, not image/svg+xml]"
+        );
+        assert_eq!(out.images.len(), 1);
+        assert_eq!(out.images[0].data, png);
+        assert_eq!(out.summary, "shot: 3 lines, 1 image");
     }
 
     #[test]

@@ -128,6 +128,11 @@ pub enum Event {
         tool_name: Option<String>,
         #[serde(skip_serializing_if = "std::ops::Not::not")]
         is_error: bool,
+        /// The message's images, for the store (what `--continue` sends again). Not part
+        /// of the published JSON: megabytes of base64 an event, where `content` already
+        /// names each image.
+        #[serde(skip_serializing)]
+        images: Vec<crate::llm::Image>,
     },
     /// A piece of streamed model output. `done` marks the end of one response.
     Token {
@@ -334,6 +339,7 @@ impl Event {
             tool_call_id: msg.tool_call_id.clone(),
             tool_name: msg.tool_name.clone(),
             is_error: msg.is_error,
+            images: msg.images.clone(),
         }
     }
 
@@ -347,6 +353,7 @@ impl Event {
                 tool_call_id,
                 tool_name,
                 is_error,
+                images,
                 ..
             } => Some(ChatMessage {
                 role: *role,
@@ -355,6 +362,7 @@ impl Event {
                 tool_call_id: tool_call_id.clone(),
                 tool_name: tool_name.clone(),
                 is_error: *is_error,
+                images: images.clone(),
                 run_id: None,
             }),
             _ => None,

@@ -307,7 +307,8 @@ async fn run_calls(
         for (call, output) in batch.iter().zip(outputs) {
             watch.call_ended(&call.name, &call.arguments, output.is_error);
             let content = fit_output(shared, conv, served.by, served.window, call, output.model);
-            let msg = ChatMessage::tool_result(call, content, output.is_error);
+            let msg = ChatMessage::tool_result(call, content, output.is_error)
+                .with_images(output.images.into_vec());
             push(shared, ctx, conv, "", msg);
         }
     }

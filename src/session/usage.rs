@@ -128,7 +128,8 @@ pub(crate) fn learning(shared: &TurnShared, model: &Model, learn: impl FnOnce())
     }
 }
 
-/// The characters a history sends: its texts and its tool calls' names and arguments.
+/// The characters a history sends: its texts and its tool calls' names and arguments, and
+/// its images at what they cost.
 pub(crate) fn chars(history: &[ChatMessage]) -> usize {
     history.iter().map(message_chars).sum()
 }
@@ -139,6 +140,14 @@ fn message_chars(m: &ChatMessage) -> usize {
             .iter()
             .map(|c| c.name.len() + c.arguments.to_string().len())
             .sum::<usize>()
+        + m.images.iter().map(image_chars).sum::<usize>()
+}
+
+/// An image counted as the characters its tokens would be at the default four characters
+/// a token: the accounting is in characters, and an image's base64 length says nothing of
+/// its cost (a 100 KB screenshot is ~1,600 tokens, not 130k characters' worth).
+fn image_chars(image: &crate::llm::Image) -> usize {
+    image.tokens() as usize * 4
 }
 
 pub(crate) fn is_summary(m: &ChatMessage) -> bool {

@@ -3,6 +3,7 @@
 //! crash loses at most the reply in flight.
 
 mod audit;
+mod images;
 mod inspect;
 mod lease;
 mod long_text;
@@ -323,6 +324,7 @@ impl Store {
             created_at: now,
         };
         let id = long_text::insert_message(&tx, &row).map_err(|e| self.err(e))?;
+        images::insert(&tx, id, &msg.images).map_err(|e| self.err(e))?;
         let title: String = msg
             .content
             .lines()
@@ -380,7 +382,7 @@ impl Store {
         let mut stmt = self
             .conn
             .prepare(&format!(
-                "SELECT role, {}, tool_calls, tool_call_id, tool_name, is_error, run_id
+                "SELECT role, {}, tool_calls, tool_call_id, tool_name, is_error, run_id, id
                  FROM messages WHERE session_id = ?1 AND id > ?2 AND id < ?3 AND role != 'system'
                    AND (run_id IS NULL OR run_id NOT IN
                         (SELECT id FROM runs WHERE parent_id IS NOT NULL))
@@ -389,10 +391,16 @@ impl Store {
             ))
             .map_err(|e| self.err(e))?;
         let rows = stmt
-            .query_map(params![session_id, after, before], chat_message)
+            .query_map(params![session_id, after, before], |r| {
+                Ok((r.get::<_, i64>(7)?, chat_message(r)?))
+            })
             .map_err(|e| self.err(e))?;
+        let mut images =
+            images::of_messages(&self.conn, session_id, after, before).map_err(|e| self.err(e))?;
         for row in rows {
-            history.push(row.map_err(|e| self.err(e))?);
+            let (id, mut message) = row.map_err(|e| self.err(e))?;
+            message.images = images.remove(&id).unwrap_or_default();
+            history.push(message);
         }
         Ok(history)
     }
@@ -508,6 +516,8 @@ fn chat_message(r: &rusqlite::Row<'_>) -> rusqlite::Result<ChatMessage> {
         tool_call_id: r.get(3)?,
         tool_name: r.get(4)?,
         is_error: r.get(5)?,
+        // Read separately where they are needed (see `images`).
+        images: Vec::new(),
         run_id: r.get(6)?,
     })
 }

@@ -84,4 +84,13 @@ pub const MIGRATIONS: &[&str] = &[
     // `detail`.
     "ALTER TABLE messages ADD COLUMN body BLOB;
     ALTER TABLE run_log ADD COLUMN message_id INTEGER REFERENCES messages(id);",
+    // 6: the images of a message (a tool's screenshot), base64 as sent to the model, in
+    // their own table so that `messages.body` stays the row's last column.
+    "CREATE TABLE message_images (
+        message_id INTEGER NOT NULL REFERENCES messages(id),
+        position INTEGER NOT NULL,
+        media_type TEXT NOT NULL,
+        data TEXT NOT NULL,
+        PRIMARY KEY (message_id, position)
+    );",
 ];

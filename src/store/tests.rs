@@ -46,6 +46,41 @@ fn messages_round_trip_with_tool_calls() {
     assert_eq!(info.message_count, 4);
 }
 
+/// `--continue` sends a tool's images again: they are stored with their message, in order,
+/// and in a compaction's history.
+#[test]
+fn a_tool_results_images_are_stored_and_resumed() {
+    let (_dir, store) = open();
+    store.create_session("s", "/repo", "m").unwrap();
+    let call = ToolCall {
+        id: "c1".into(),
+        name: "mcp__web__shot".into(),
+        arguments: serde_json::json!({}),
+    };
+    let png = crate::llm::image::test_png();
+    let gif = crate::llm::Image::from_base64("image/gif", "R0lGODlhgALgAYAAAA==".into()).unwrap();
+    let result = ChatMessage::tool_result(&call, "[image image/png, 1 KB]", false)
+        .with_images(vec![png.clone(), gif.clone()]);
+    let msgs = vec![
+        ChatMessage::user("shoot"),
+        ChatMessage::assistant("", vec![call.clone()]),
+        result.clone(),
+        ChatMessage::user("and this?").with_images(vec![gif]),
+    ];
+    for m in &msgs {
+        store.append_message("s", Some("r1"), m).unwrap();
+    }
+    let loaded: Vec<ChatMessage> = store
+        .load_messages("s")
+        .unwrap()
+        .into_iter()
+        .map(|m| ChatMessage { run_id: None, ..m })
+        .collect();
+    assert_eq!(loaded, msgs);
+    store.save_compaction("s", &msgs[2..3]).unwrap();
+    assert_eq!(store.load_messages("s").unwrap(), vec![result]);
+}
+
 #[test]
 fn latest_session_is_per_workspace() {
     let (_dir, store) = open();

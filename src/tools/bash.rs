@@ -248,6 +248,7 @@ impl Finished {
             excerpt: excerpt.filter(|_| is_error),
             is_error,
             fault: None,
+            images: Box::default(),
         }
     }
 }

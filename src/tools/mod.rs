@@ -50,6 +50,10 @@ pub struct ToolOutput {
     /// retry or talk its way to a "done". The run stops instead, with an error that says
     /// the change was not made.
     pub fault: Option<crate::durable::StorageFault>,
+    /// Images for the model (an MCP server's screenshot); `model` names each where it was.
+    /// A boxed slice, not a `Vec`: every call's result passes through `Result<_, ToolOutput>`
+    /// and one word less keeps that small.
+    pub images: Box<[crate::llm::Image]>,
 }
 
 impl ToolOutput {
@@ -61,6 +65,7 @@ impl ToolOutput {
             is_error: false,
             excerpt: None,
             fault: None,
+            images: Box::default(),
         }
     }
 
@@ -74,6 +79,7 @@ impl ToolOutput {
             is_error: true,
             excerpt: None,
             fault: None,
+            images: Box::default(),
         }
     }
 
@@ -94,6 +100,11 @@ impl ToolOutput {
 
     pub fn with_diff(mut self, diff: Option<String>) -> Self {
         self.diff = diff;
+        self
+    }
+
+    pub fn with_images(mut self, images: Vec<crate::llm::Image>) -> Self {
+        self.images = images.into_boxed_slice();
         self
     }
 }

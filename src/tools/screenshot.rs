@@ -22,6 +22,7 @@ use super::guard::paths::PathUse;
 use super::{Access, ToolContext, ToolOutput, args};
 use crate::llm::ToolSpec;
 
+pub use crate::llm::image::png_dimensions;
 pub use chromium::{CANDIDATES as CHROMIUM_NAMES, ENV_VAR as CHROMIUM_ENV};
 pub use target::{is_loopback, normalize_host};
 
@@ -188,20 +189,6 @@ async fn reachable(url: &Url) -> Result<(), String> {
             CONNECT_TIMEOUT.as_secs()
         )),
     }
-}
-
-/// Width and height from a PNG's header (signature, then the IHDR chunk), or `None` when
-/// `bytes` is not a PNG.
-pub fn png_dimensions(bytes: &[u8]) -> Option<(u32, u32)> {
-    const SIGNATURE: &[u8] = b"\x89PNG\r\n\x1a\n";
-    if bytes.len() < 24 || !bytes.starts_with(SIGNATURE) || &bytes[12..16] != b"IHDR" {
-        return None;
-    }
-    let be = |at: usize| -> Option<u32> {
-        Some(u32::from_be_bytes(bytes.get(at..at + 4)?.try_into().ok()?))
-    };
-    let (width, height) = (be(16)?, be(20)?);
-    (width > 0 && height > 0).then_some((width, height))
 }
 
 /// Writes `bytes` to a new file under [`DIR`] named `<stamp>.png` (or `<stamp>-N.png` when

@@ -109,6 +109,7 @@ async fn the_snapshot_holds_what_a_late_joiner_needs() {
         tool_call_id: None,
         tool_name: None,
         is_error: false,
+        images: vec![],
     });
     f.publish(token("Hel"));
     f.publish(token("lo"));

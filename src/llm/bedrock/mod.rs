@@ -207,7 +207,11 @@ fn conversation(messages: &[ChatMessage], with_tools: bool) -> Vec<Value> {
     for message in messages {
         let (role, blocks) = match message.role {
             Role::System => continue,
-            Role::User => ("user", text(&message.content)),
+            Role::User => {
+                let mut blocks = text(&message.content);
+                blocks.extend(image_blocks(&message.images));
+                ("user", blocks)
+            }
             Role::Assistant => {
                 let mut blocks = text(&message.content);
                 for call in &message.tool_calls {
@@ -219,28 +223,47 @@ fn conversation(messages: &[ChatMessage], with_tools: bool) -> Vec<Value> {
                 }
                 ("assistant", blocks)
             }
-            Role::Tool => {
-                // Bedrock rejects blank text blocks.
-                let content = if message.content.trim().is_empty() {
-                    "(no output)"
-                } else {
-                    message.content.as_str()
-                };
-                let block = if with_tools {
-                    json!({"toolResult": {
-                        "toolUseId": message.tool_call_id.as_deref().unwrap_or_default(),
-                        "content": [{ "text": content }],
-                        "status": if message.is_error { "error" } else { "success" },
-                    }})
-                } else {
-                    json!({"text": format!("[result]\n{content}")})
-                };
-                ("user", vec![block])
-            }
+            Role::Tool => ("user", tool_result(message, with_tools)),
         };
         push_turn(&mut turns, role, blocks);
     }
     turns_json(turns)
+}
+
+/// A tool result: a `toolResult` block of its text and images, or, in a request without
+/// tools, the text and the images as they are.
+fn tool_result(message: &ChatMessage, with_tools: bool) -> Vec<Value> {
+    // Bedrock rejects blank text blocks; an image alone is a whole result.
+    let content = match message.content.trim() {
+        "" if message.images.is_empty() => "(no output)",
+        "" => "",
+        _ => message.content.as_str(),
+    };
+    if !with_tools {
+        let mut blocks = vec![json!({"text": format!("[result]\n{content}")})];
+        blocks.extend(image_blocks(&message.images));
+        return blocks;
+    }
+    let mut blocks = text(content);
+    blocks.extend(image_blocks(&message.images));
+    vec![json!({"toolResult": {
+        "toolUseId": message.tool_call_id.as_deref().unwrap_or_default(),
+        "content": blocks,
+        "status": if message.is_error { "error" } else { "success" },
+    }})]
+}
+
+/// Image blocks; the JSON API takes their bytes base64-encoded.
+fn image_blocks(images: &[super::Image]) -> Vec<Value> {
+    images
+        .iter()
+        .map(|image| {
+            json!({"image": {
+                "format": image.format.short_name(),
+                "source": {"bytes": image.data},
+            }})
+        })
+        .collect()
 }
 
 fn text(content: &str) -> Vec<Value> {

@@ -148,6 +148,50 @@ fn request_body_maps_history_and_tools() {
 }
 
 #[test]
+fn images_are_image_blocks_in_tool_results_and_user_messages() {
+    let call = ToolCall {
+        id: "tooluse_1".into(),
+        name: "mcp__web__shot".into(),
+        arguments: json!({}),
+    };
+    let png = crate::llm::image::test_png();
+    let messages = vec![
+        ChatMessage::user("look").with_images(vec![png.clone()]),
+        ChatMessage::assistant("", vec![call.clone()]),
+        // An image alone is a whole result: no "(no output)" text next to it.
+        ChatMessage::tool_result(&call, "", false).with_images(vec![png]),
+    ];
+    let tools = [ToolSpec {
+        name: "mcp__web__shot".into(),
+        description: "shoots".into(),
+        parameters: json!({"type": "object"}),
+    }];
+    let request = ChatRequest {
+        messages: &messages,
+        tools: &tools,
+        answer_schema: None,
+    };
+    let body = request_body(&request);
+    let image = json!({"image": {"format": "png", "source": {"bytes": "iVBORw0KGgo="}}});
+    assert_eq!(
+        body["messages"][0]["content"],
+        json!([{"text": "look"}, image])
+    );
+    assert_eq!(
+        body["messages"][2]["content"],
+        json!([{"toolResult": {"toolUseId": "tooluse_1", "content": [image], "status": "success"}}])
+    );
+    let plain = request_body(&ChatRequest {
+        tools: &[],
+        ..request
+    });
+    assert_eq!(
+        plain["messages"][2]["content"],
+        json!([{"text": "[result]\n"}, image])
+    );
+}
+
+#[test]
 fn the_path_encodes_the_model_id_and_keeps_a_base_path() {
     let mut cfg = ModelConfig::new(
         "b",

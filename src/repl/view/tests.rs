@@ -320,6 +320,7 @@ fn command_lines_and_web_messages_lose_control_sequences() {
         tool_call_id: None,
         tool_name: None,
         is_error: false,
+        images: vec![],
     });
     let text = out.take();
     assert_eq!(text, "completed ling fix it\n[web] hithere\n");

@@ -166,12 +166,8 @@ pub(crate) async fn step(
         // One retry with the reason: small local models usually fix it.
         Err(why) if !state.malformed => {
             state.malformed = true;
-            observe(
-                shared,
-                ctx,
-                conv,
-                format!("[not an action]\nThat answer was not an action: {why}."),
-            );
+            let why = format!("[not an action]\nThat answer was not an action: {why}.");
+            observe(shared, ctx, conv, why, Vec::new());
             return Flow::Continue;
         }
         Err(why) => {
@@ -198,7 +194,7 @@ pub(crate) async fn step(
                 ctx.agent.name
             );
             watch.call_ended("finalize_task", &json!({}), true);
-            observe(shared, ctx, conv, refusal);
+            observe(shared, ctx, conv, refusal, Vec::new());
             Flow::Continue
         }
         Action::Tool { tool, args } => {
@@ -207,8 +203,8 @@ pub(crate) async fn step(
                 name: tool,
                 arguments: args,
             };
-            let output = run_call(shared, ctx, conv, &call, changed, served, watch).await;
-            observe(shared, ctx, conv, output);
+            let (text, images) = run_call(shared, ctx, conv, &call, changed, served, watch).await;
+            observe(shared, ctx, conv, text, images);
             Flow::Continue
         }
         Action::Patch { diff } => {
@@ -218,20 +214,22 @@ pub(crate) async fn step(
                 arguments: json!({ "diff": diff }),
             };
             let writes = ctx.writes;
-            let mut observation = run_call(shared, ctx, conv, &call, changed, served, watch).await;
+            let (mut observation, images) =
+                run_call(shared, ctx, conv, &call, changed, served, watch).await;
             if ctx.writes > writes
                 && let Some(failed) = run_checks(shared, ctx, conv, changed, served).await
             {
                 observation.push_str("\n\n");
                 observation.push_str(&failed);
             }
-            observe(shared, ctx, conv, observation);
+            observe(shared, ctx, conv, observation, images);
             Flow::Continue
         }
     }
 }
 
-/// Runs one call as the model's (its gates apply) and returns the observation text.
+/// Runs one call as the model's (its gates apply) and returns the observation: its text,
+/// and the images the tool returned (an MCP server's screenshot).
 async fn run_call(
     shared: &TurnShared,
     ctx: &mut RunCtx,
@@ -240,12 +238,13 @@ async fn run_call(
     changed: &mut Vec<String>,
     served: &Served<'_>,
     watch: &mut super::limits::Watch<'_>,
-) -> String {
+) -> (String, Vec<crate::llm::Image>) {
     let output = run::one_call(shared, ctx, conv, call, changed).await;
     watch.call_ended(&call.name, &call.arguments, output.is_error);
     let content = run::fit_output(shared, conv, served.by, served.window, call, output.model);
     let verdict = if output.is_error { "failed" } else { "result" };
-    format!("[{} {verdict}]\n{content}", call.name)
+    let text = format!("[{} {verdict}]\n{content}", call.name);
+    (text, output.images.into_vec())
 }
 
 /// Runs the agent's `checks:` after a patch that changed files; `Some(report)` when one
@@ -320,8 +319,15 @@ pub fn is_observation(message: &ChatMessage) -> bool {
 
 /// Adds what an action did to the history, for the model's next answer; its first line is
 /// what [`is_observation`] knows it by.
-fn observe(shared: &TurnShared, ctx: &RunCtx, conv: &mut Conversation, text: String) {
-    run::push(shared, ctx, conv, OBSERVATION, ChatMessage::user(text));
+fn observe(
+    shared: &TurnShared,
+    ctx: &RunCtx,
+    conv: &mut Conversation,
+    text: String,
+    images: Vec<crate::llm::Image>,
+) {
+    let message = ChatMessage::user(text).with_images(images);
+    run::push(shared, ctx, conv, OBSERVATION, message);
 }
 
 #[cfg(test)]

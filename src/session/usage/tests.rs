@@ -121,3 +121,15 @@ fn the_overhead_after_a_compaction_uses_what_was_learned_since() {
     let short = history(&["s".repeat(400).as_str()]);
     assert_eq!(ledger.estimate(0, &m, &short, 0), 400 + 300);
 }
+
+#[test]
+fn an_image_counts_as_its_tokens_not_its_base64() {
+    // A 100 KB JPEG (its size unread: counted as the most an image costs).
+    let jpeg = crate::llm::Image::from_base64("image/jpeg", "/9j/4AAQ".repeat(17_000)).unwrap();
+    let mut h = history(&["look"]);
+    h.push(ChatMessage::user("").with_images(vec![jpeg]));
+    let text_only = history(&["look"]);
+    let image_tokens = Ledger::default().estimate(0, &model(), &h, 0)
+        - Ledger::default().estimate(0, &model(), &text_only, 0);
+    assert_eq!(image_tokens, crate::llm::image::MAX_IMAGE_TOKENS);
+}
