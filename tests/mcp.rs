@@ -132,6 +132,80 @@ fn p_sends_a_servers_prompt_as_the_task() {
     );
 }
 
+/// A server whose tool list grows while the session runs (the official TypeScript SDK
+/// announces it with `notifications/tools/list_changed`): the new tool is offered from the
+/// next request on, and runs.
+#[test]
+fn a_tool_a_server_adds_later_is_offered_once_it_says_its_list_changed() {
+    let Some(entry) = mcp_everything() else {
+        return;
+    };
+    let sdk = entry.ancestors().nth(3).unwrap().join("sdk");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp-list-changed.mjs");
+    let server = ScriptedServer::start_background(
+        Protocol::OpenAi,
+        vec![
+            Step::from(Reply::tool("mcp__dyn__unlock", json!({}))),
+            Reply::tool("mcp__dyn__secret", json!({})).into(),
+            Reply::text("Done.").into(),
+        ],
+    );
+    let ws = Workspace::new();
+    let config = format!(
+        "[mcp_servers.dyn]\ncommand = \"node\"\nargs = [{:?}, {:?}]\n",
+        script.display().to_string(),
+        sdk.display().to_string()
+    );
+    write_config_with(ws.home(), Protocol::OpenAi, &server.url(), &config);
+    let out = run(&ws, &["-p", "unlock it", "--allowed-tools", "mcp__dyn__*"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let requests = server.chat_requests();
+    assert_eq!(requests.len(), 3, "{stderr}");
+    assert!(!offered(&requests[0]).contains(&"mcp__dyn__secret".to_string()));
+    assert!(
+        offered(&requests[1]).contains(&"mcp__dyn__secret".to_string()),
+        "{:?}",
+        offered(&requests[1])
+    );
+    let results = tool_results(&server).join("\n");
+    assert!(results.contains("swordfish"), "{results}\n{stderr}");
+}
+
+/// Servers are offered the workspace as their root (`roots/list`), as Claude Code offers
+/// its project folder.
+#[test]
+fn a_server_is_told_the_workspace_is_its_root() {
+    let Some(entry) = mcp_everything() else {
+        return;
+    };
+    let (ws, server) = workspace(
+        vec![
+            Reply::tool("mcp__everything__get-roots-list", json!({})).into(),
+            Reply::text("Done.").into(),
+        ],
+        &entry,
+        ROOMY,
+    );
+    let out = run(
+        &ws,
+        &[
+            "-p",
+            "roots",
+            "--allowed-tools",
+            "mcp__everything__get-roots-list",
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let results = tool_results(&server).join("\n");
+    let root = std::fs::canonicalize(ws.root()).unwrap();
+    assert!(
+        results.contains(&format!("file://{}", root.display())),
+        "{results}\n{stderr}"
+    );
+}
+
 #[test]
 fn p_denies_an_mcp_tool_no_rule_allows() {
     let Some(entry) = mcp_everything() else {

@@ -87,11 +87,17 @@ pub struct Connection {
     _child: Option<tokio::process::Child>,
 }
 
-/// What the server tells linggen without being asked.
+/// What the server tells linggen without being asked, and what it may ask.
 #[derive(Clone)]
 struct Events {
     /// Called when the server says its tool list changed.
     tools_changed: Arc<dyn Fn() + Send + Sync>,
+    /// The workspace root, offered as the one root (`roots/list`), as Claude Code offers
+    /// its project folder: servers that work on files start there. Roots are deprecated
+    /// by the spec (SEP-2577) but are still how servers learn the project folder (the
+    /// reference filesystem server does): kept until servers move on.
+    #[allow(deprecated)]
+    root: Option<rmcp::model::Root>,
 }
 
 impl ClientHandler for Events {
@@ -99,12 +105,34 @@ impl ClientHandler for Events {
         (self.tools_changed)();
     }
 
+    #[allow(deprecated)]
+    async fn list_roots(
+        &self,
+        _context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::ListRootsResult, rmcp::ErrorData> {
+        Ok(rmcp::model::ListRootsResult::new(
+            self.root.iter().cloned().collect(),
+        ))
+    }
+
+    #[allow(deprecated)]
     fn get_info(&self) -> ClientConfig {
+        let capabilities = ClientCapabilities::builder().enable_roots().build();
         ClientConfig::new(
-            ClientCapabilities::default(),
+            capabilities,
             Implementation::new("linggen", env!("CARGO_PKG_VERSION")),
         )
     }
+}
+
+/// `root` as an MCP root: a `file://` URI named after its folder.
+#[allow(deprecated)]
+fn root_of(root: &Path) -> Option<rmcp::model::Root> {
+    let uri = url::Url::from_directory_path(root).ok()?;
+    let name = root.file_name().map(|n| n.to_string_lossy().into_owned());
+    let mut root = rmcp::model::Root::new(uri.to_string());
+    root.name = name;
+    Some(root)
 }
 
 impl Connection {
@@ -115,7 +143,10 @@ impl Connection {
         spawn: &Spawn<'_>,
         tools_changed: Arc<dyn Fn() + Send + Sync>,
     ) -> Result<Connection, McpError> {
-        let events = Events { tools_changed };
+        let events = Events {
+            tools_changed,
+            root: root_of(spawn.root),
+        };
         let limit = server.startup_timeout;
         let opening = async {
             match &server.transport {
