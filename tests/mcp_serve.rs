@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject};
 use rmcp::service::{RoleClient, RunningService};
-use rmcp::{ServiceError, ServiceExt};
+use rmcp::{ClientHandler, ServiceError, ServiceExt};
 use serde_json::{Value, json};
 use support::{
     Fault, Protocol, Reply, ScriptedServer, Step, Workspace, texts, write_config, write_config_with,
@@ -27,8 +27,8 @@ use tokio::process::Child;
 const LIMIT: Duration = Duration::from_secs(60);
 
 /// A running `linggen mcp serve` and the client connected to it.
-struct Served {
-    client: RunningService<RoleClient, ()>,
+struct Served<H: ClientHandler = ()> {
+    client: RunningService<RoleClient, H>,
     child: Child,
     stderr: Arc<Mutex<String>>,
     /// Reads stderr until the server (and whatever inherited it) closed it.
@@ -37,6 +37,16 @@ struct Served {
 
 /// Starts `linggen [FLAGS] mcp serve` in `ws` (with `env` set) and connects to it.
 async fn serve(ws: &Workspace, flags: &[&str], env: &[(&str, &std::path::Path)]) -> Served {
+    serve_as(ws, flags, env, ()).await
+}
+
+/// As [`serve`], with a client that handles what the server asks with `handler`.
+async fn serve_as<H: ClientHandler>(
+    ws: &Workspace,
+    flags: &[&str],
+    env: &[(&str, &std::path::Path)],
+    handler: H,
+) -> Served<H> {
     let mut cmd = tokio::process::Command::from(ws.cmd());
     cmd.args(flags)
         .args(["mcp", "serve"])
@@ -62,7 +72,7 @@ async fn serve(ws: &Workspace, flags: &[&str], env: &[(&str, &std::path::Path)])
                 .push_str(&String::from_utf8_lossy(&chunk[..n]));
         }
     });
-    let client = within(().serve((stdout, stdin)))
+    let client = within(handler.serve((stdout, stdin)))
         .await
         .unwrap_or_else(|e| panic!("handshake failed: {e}\n{}", stderr.lock().unwrap()));
     Served {
@@ -73,7 +83,7 @@ async fn serve(ws: &Workspace, flags: &[&str], env: &[(&str, &std::path::Path)])
     }
 }
 
-impl Served {
+impl<H: ClientHandler> Served<H> {
     async fn call(&self, tool: &str, arguments: Value) -> Result<CallToolResult, ServiceError> {
         call(&self.client, tool, arguments).await
     }
@@ -102,8 +112,8 @@ impl Served {
     }
 }
 
-async fn call(
-    client: &RunningService<RoleClient, ()>,
+async fn call<H: ClientHandler>(
+    client: &RunningService<RoleClient, H>,
     tool: &str,
     arguments: Value,
 ) -> Result<CallToolResult, ServiceError> {
@@ -246,6 +256,127 @@ async fn a_write_that_needs_approval_is_denied() {
         "{results:?}"
     );
     served.close().await;
+}
+
+/// A client that can ask its person (MCP elicitation) and answers every approval with
+/// `decision`, keeping the questions it was asked.
+#[derive(Clone)]
+struct Asker {
+    decision: &'static str,
+    asked: Arc<Mutex<Vec<String>>>,
+    progress: Arc<Mutex<Vec<String>>>,
+}
+
+impl Asker {
+    fn new(decision: &'static str) -> Asker {
+        Asker {
+            decision,
+            asked: Arc::default(),
+            progress: Arc::default(),
+        }
+    }
+}
+
+impl ClientHandler for Asker {
+    async fn create_elicitation(
+        &self,
+        request: rmcp::model::ElicitRequestParams,
+        _context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
+        let rmcp::model::ElicitRequestParams::FormElicitationParams {
+            message,
+            requested_schema,
+            ..
+        } = request
+        else {
+            panic!("a form was expected");
+        };
+        let schema = serde_json::to_string(&requested_schema).unwrap();
+        self.asked
+            .lock()
+            .unwrap()
+            .push(format!("{message}\n{schema}"));
+        let mut result = rmcp::model::ElicitResult::new(rmcp::model::ElicitationAction::Accept);
+        result.content = Some(json!({"decision": self.decision}));
+        Ok(result)
+    }
+
+    async fn on_progress(
+        &self,
+        params: rmcp::model::ProgressNotificationParam,
+        _context: rmcp::service::NotificationContext<RoleClient>,
+    ) {
+        self.progress
+            .lock()
+            .unwrap()
+            .push(params.message.unwrap_or_default());
+    }
+
+    fn get_info(&self) -> rmcp::model::ClientConfig {
+        rmcp::model::ClientConfig::new(
+            rmcp::model::ClientCapabilities::builder()
+                .enable_elicitation()
+                .build(),
+            rmcp::model::Implementation::new("asker", "1"),
+        )
+    }
+}
+
+/// A client that can ask its person gets the approval (elicitation) and its answer counts:
+/// allowed, the write happens; denied, it does not. The call's progress token hears each
+/// tool call.
+#[tokio::test]
+async fn a_client_that_can_ask_answers_the_approval() {
+    for (decision, written) in [("allow_once", true), ("deny", false)] {
+        let (ws, _server) = workspace(vec![
+            Reply::tool("Write", json!({"path": "out.txt", "content": "x"})).into(),
+            Reply::text("Finished.").into(),
+        ]);
+        let asker = Asker::new(decision);
+        let served = serve_as(&ws, &[], &[], asker.clone()).await;
+        let params = CallToolRequestParams::new("task").with_arguments(
+            json!({"prompt": "write out.txt"})
+                .as_object()
+                .cloned()
+                .unwrap(),
+        );
+        let request =
+            rmcp::model::ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(params));
+        let handle = served
+            .client
+            .send_cancellable_request(request, {
+                let mut options = rmcp::service::PeerRequestOptions::no_options();
+                let mut meta = rmcp::model::RequestMetaObject::default();
+                meta.set_progress_token(rmcp::model::ProgressToken(
+                    rmcp::model::NumberOrString::Number(7),
+                ));
+                options.meta = Some(meta);
+                options
+            })
+            .await
+            .unwrap();
+        let response = within(handle.await_response()).await.unwrap();
+        let rmcp::model::ServerResult::CallToolResult(result) = response else {
+            panic!("{response:?}");
+        };
+        let answer = text(&result);
+        assert!(
+            answer.starts_with("Finished."),
+            "{answer}\n{}",
+            served.stderr()
+        );
+        assert_eq!(
+            ws.root().join("out.txt").exists(),
+            written,
+            "{decision}: {answer}"
+        );
+        let asked = asker.asked.lock().unwrap().join("\n---\n");
+        assert!(asked.contains("out.txt"), "{asked}");
+        assert!(asked.contains("allow_session"), "{asked}");
+        let progress = asker.progress.lock().unwrap().join("\n");
+        assert!(progress.contains("out.txt"), "{progress:?}");
+        served.close().await;
+    }
 }
 
 /// Flags before `mcp serve` apply to every task, as they do to `-p`: here a mode that lets

@@ -72,7 +72,29 @@ impl LiveSession {
         ws: &Workspace,
         interactive: bool,
     ) -> Result<LiveSession, Failure> {
-        let (setup, store, lease) = open_session(start, ws, interactive).await?;
+        Self::open(start, ws, interactive, interactive).await
+    }
+
+    /// A session that runs unattended as `-p` does, except that its approvals wait for an
+    /// answer from elsewhere (`Input::Approval`): `linggen mcp serve` puts them to the
+    /// calling client's person.
+    pub async fn start_answered_elsewhere(
+        start: &Start,
+        ws: &Workspace,
+    ) -> Result<LiveSession, Failure> {
+        Self::open(start, ws, false, true).await
+    }
+
+    /// `interactive`: a terminal follows it (pacing, resumed history, a web mirror);
+    /// `asks`: approvals wait for an answer instead of being denied.
+    async fn open(
+        start: &Start,
+        ws: &Workspace,
+        interactive: bool,
+        asks: bool,
+    ) -> Result<LiveSession, Failure> {
+        let (mut setup, store, lease) = open_session(start, ws, interactive).await?;
+        setup.interactive = asks;
         let session_id = setup.session_id.clone();
         let model_label = setup.models.label(&setup.model);
         let resumed = if interactive {

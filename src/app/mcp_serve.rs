@@ -1,7 +1,8 @@
 //! `linggen mcp serve`: linggen as an MCP server on stdin/stdout (issue 24, point 4). The
 //! protocol is [`crate::mcp::serve`]'s; this file gives it the workspace. Each `task` call
-//! runs in a new session exactly as `linggen -p` runs one: non-interactive (calls that need
-//! approval are denied), with only what the person trusted of the folder's grants. The
+//! runs in a new session exactly as `linggen -p` runs one: unattended (calls that need
+//! approval are denied, or put to the client's person through MCP elicitation when the
+//! client can ask), with only what the person trusted of the folder's grants. The
 //! read-only tools run in the tool context a session of this workspace gets.
 //!
 //! stdout is the transport: no session printer runs here, and what `-p` would print as
@@ -16,8 +17,9 @@ use tokio_util::sync::CancellationToken;
 use super::signals::{Ending, Signals, next_ending};
 use super::{Failure, LiveSession, Start, Workspace, exit, load_workspace, off_runtime};
 use crate::config::ConfigError;
+use crate::mcp::serve::caller::{Answer, Caller, Question};
 use crate::mcp::serve::{TaskError, TaskReport, TaskRequest, TaskRunner, TaskStatus};
-use crate::session::{Event, Input, OutcomeStatus, UserMessage};
+use crate::session::{Decision, Event, Input, OutcomeStatus, UserMessage};
 use crate::shared_text::SharedText;
 use crate::tools::ToolContext;
 use crate::tools::terminal_text::strip_controls;
@@ -102,19 +104,24 @@ impl TaskRunner for WorkspaceSessions {
         &self,
         task: TaskRequest,
         cancel: CancellationToken,
+        caller: Arc<dyn Caller>,
     ) -> Result<TaskReport, TaskError> {
         let start = self.task_start(task.agent);
         let message = self.message(task.prompt).await?;
-        // `-p` never waits for a person: calls that need approval are denied.
-        let mut live = LiveSession::start(&start, &self.ws, false)
-            .await
-            .map_err(|f| match f.code {
-                exit::USAGE => TaskError::Invalid(f.message),
-                _ => TaskError::Start(f.message),
-            })?;
+        // As in `-p`, calls that need approval are denied, unless the caller's person can
+        // be asked (MCP elicitation).
+        let started = if caller.answers_approvals() {
+            LiveSession::start_answered_elsewhere(&start, &self.ws).await
+        } else {
+            LiveSession::start(&start, &self.ws, false).await
+        };
+        let mut live = started.map_err(|f| match f.code {
+            exit::USAGE => TaskError::Invalid(f.message),
+            _ => TaskError::Start(f.message),
+        })?;
         let session_id = live.session_id.clone();
         let _ = live.handle.inputs.send(Input::UserMessage(message)).await;
-        let ended = follow(&mut live, &cancel).await;
+        let ended = follow(&mut live, &cancel, &caller).await;
         // Everything is persisted once the writer has drained the closed bus.
         let saved = live.stop().await;
         let ended = ended.ok_or(TaskError::NoOutcome)?;
@@ -189,8 +196,13 @@ fn task_status(status: OutcomeStatus) -> TaskStatus {
 }
 
 /// Follows the session's events to its run's outcome, cancelling the run when `cancel`
-/// fires. `None` when the session ended first.
-async fn follow(live: &mut LiveSession, cancel: &CancellationToken) -> Option<Ended> {
+/// fires; approvals go to `caller`, and it hears each tool call. `None` when the session
+/// ended first.
+async fn follow(
+    live: &mut LiveSession,
+    cancel: &CancellationToken,
+    caller: &Arc<dyn Caller>,
+) -> Option<Ended> {
     let mut events = live.take_events();
     let mut changes = HashMap::new();
     let mut cancelled = false;
@@ -208,6 +220,17 @@ async fn follow(live: &mut LiveSession, cancel: &CancellationToken) -> Option<En
                         changes,
                     });
                 }
+                Event::ApprovalRequested { id, summary, display, reason, always, once_only, .. } => {
+                    let question = Question {
+                        summary: summary.clone(),
+                        display: display.clone(),
+                        reason: reason.clone(),
+                        always: always.clone(),
+                        once_only: *once_only,
+                    };
+                    ask(caller, &live.handle.inputs, id.clone(), question);
+                }
+                Event::ToolCallStarted { summary, .. } => caller.progress(summary).await,
                 Event::Warning { message } => progress(&live.session_id, "warning", message),
                 Event::Error { message } => progress(&live.session_id, "error", message),
                 _ => {}
@@ -218,6 +241,23 @@ async fn follow(live: &mut LiveSession, cancel: &CancellationToken) -> Option<En
             }
         }
     }
+}
+
+/// Puts one approval to the caller's person without holding up the events; the answer
+/// goes back to the session (the first answer wins, and a cancelled run answers itself).
+fn ask(caller: &Arc<dyn Caller>, inputs: &crate::session::Inputs, id: String, question: Question) {
+    let (caller, inputs) = (Arc::clone(caller), inputs.clone());
+    tokio::spawn(async move {
+        let decision = match caller.approve(&question).await {
+            Answer::AllowOnce => Decision::AllowOnce,
+            Answer::AllowSession => Decision::AllowSession,
+            Answer::Deny => Decision::Deny {
+                reason: Some("the person who asked for the task said no".into()),
+            },
+        };
+        let from = "mcp".to_string();
+        let _ = inputs.send(Input::Approval { id, decision, from }).await;
+    });
 }
 
 /// What `-p` would print as progress, on stderr and naming the session: several tasks may

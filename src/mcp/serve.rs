@@ -10,6 +10,7 @@
 //!
 //! stdout is the transport: nothing but the protocol may be written to it.
 
+pub mod caller;
 mod read_tools;
 mod report;
 mod stdin;
@@ -34,8 +35,9 @@ pub const TASK_TOOL: &str = "task";
 
 /// What the server tells a client about itself at the handshake.
 const INSTRUCTIONS: &str = "linggen, a coding agent, working in one workspace. `task` runs \
-a task there as `linggen -p` does (a new session each call; calls that need a person's \
-approval are denied) and returns the answer and the files it changed. `Read`, `Grep`, \
+a task there as `linggen -p` does (a new session each call; a call that needs a person's \
+approval is put to you through elicitation when your client supports it, else denied) and \
+returns the answer and the files it changed. `Read`, `Grep`, \
 `Glob` and `get_repo_info` read the workspace directly, confined as linggen's own tools are.";
 
 /// One `task` call's arguments.
@@ -123,10 +125,13 @@ pub trait TaskRunner: Send + Sync {
     /// Runs `task` in a new session of this workspace until its run's outcome. When
     /// `cancel` fires (the client cancelled the call, or the server is stopping) the run is
     /// cancelled as Ctrl+C cancels one, and its report is still returned.
+    /// `caller` is the client that asked: approvals go to it when it can answer them, and
+    /// it hears how the run goes.
     async fn run_task(
         &self,
         task: TaskRequest,
         cancel: CancellationToken,
+        caller: Arc<dyn caller::Caller>,
     ) -> Result<TaskReport, TaskError>;
 
     /// Where the read-only tools run: the sessions' own tool context (root, sandbox,
@@ -194,7 +199,11 @@ impl ServerHandler for LinggenServer {
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.as_ref();
         if name == TASK_TOOL {
-            return Ok(self.task(request.arguments, context.ct).await.into());
+            let caller = caller::McpCaller::of(&context);
+            return Ok(self
+                .task(request.arguments, context.ct, caller)
+                .await
+                .into());
         }
         if read_tools::offers(name) {
             let ctx = self.runner.read_tool_context();
@@ -217,7 +226,12 @@ impl ServerHandler for LinggenServer {
 impl LinggenServer {
     /// Runs one `task` call. A bad argument is a tool error, which the caller's model reads
     /// and can fix; a protocol error would reach it as an opaque failure.
-    async fn task(&self, arguments: Option<JsonObject>, call: CancellationToken) -> CallToolResult {
+    async fn task(
+        &self,
+        arguments: Option<JsonObject>,
+        call: CancellationToken,
+        caller: Arc<dyn caller::Caller>,
+    ) -> CallToolResult {
         let task = match TaskRequest::parse(arguments) {
             Ok(task) => task,
             Err(message) => return tool_error(message),
@@ -228,7 +242,7 @@ impl LinggenServer {
             return tool_error("linggen is shutting down; the task was not started".into());
         }
         let cancel = self.runs.child_token();
-        let run = self.runner.run_task(task, cancel.clone());
+        let run = self.runner.run_task(task, cancel.clone(), caller);
         tokio::pin!(run);
         let result = tokio::select! {
             result = &mut run => result,
