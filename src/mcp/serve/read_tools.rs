@@ -64,7 +64,8 @@ fn task_tool() -> Tool {
     });
     let description = "Run a task in this workspace with linggen, as `linggen -p` runs one: \
                        a new session each call, the same safety floor and permission rules, \
-                       and calls that need a person's approval are denied. Returns the final \
+                       and calls that need a person's approval are asked through elicitation \
+                       when the client supports it, else denied. Returns the final \
                        answer and the files the task changed.";
     Tool::new(TASK_TOOL, description, schema(parameters))
 }
