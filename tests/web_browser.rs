@@ -477,6 +477,66 @@ fn a_read_only_viewer_waits_for_the_persons_approval() {
     server.assert_script_consumed();
 }
 
+/// An MCP server's tool shows on the page like any other call: its approval is answered
+/// from the browser, and its line and result appear in the transcript.
+#[test]
+fn an_mcp_tool_call_is_approved_and_shown_on_the_page() {
+    let Some(tools) = BrowserTools::find() else {
+        return;
+    };
+    let Some(entry) = support::mcp_everything() else {
+        return;
+    };
+    let server = support::ScriptedServer::start_background(
+        support::Protocol::OpenAi,
+        vec![
+            Step::from(Reply::tool(
+                "mcp__everything__echo",
+                json!({"message": "from the page"}),
+            )),
+            Reply::text("The server echoed it.").into(),
+        ],
+    );
+    let ws = support::Workspace::new();
+    let config = format!(
+        "[mcp]\neager_tools_chars = 100000\n[mcp_servers.everything]\ncommand = \"node\"\nargs = [{:?}, \"stdio\"]\n",
+        entry.display().to_string()
+    );
+    support::write_config_with(ws.home(), support::Protocol::OpenAi, &server.url(), &config);
+    let mut repl = Repl::start(&ws, &[]);
+    repl.line("/share");
+    let link = repl.expect_share_link();
+    let driver = ChromeDriver::start(&tools);
+    let browser = Browser::open(&driver, &tools);
+    browser.goto(&link.url);
+    browser.wait_for("#status[data-state=\"connected\"]");
+
+    repl.line("echo it through the server");
+    repl.expect("mcp__everything__echo {\"message\":\"from the page\"}");
+    let allow = browser.wait_for(".approval[data-id] button[data-decision=\"allow_once\"]");
+    let question = browser.wait_for_text(".approval[data-id]", "mcp__everything__echo");
+    assert!(question.contains("from the page"), "{question}");
+    browser.click(&allow);
+    repl.expect("allowed once in web");
+    repl.expect("The server echoed it.");
+    let call = browser.wait_for_text(
+        ".tool[data-tool=\"mcp__everything__echo\"] .tool-line",
+        "mcp__everything__echo",
+    );
+    assert!(call.contains("from the page"), "{call}");
+    browser.wait_for(".tool[data-tool=\"mcp__everything__echo\"] .result-line");
+    browser.wait_for_text(".msg.assistant", "The server echoed it.");
+    browser.save_screenshot("mcp-call.png");
+    assert!(
+        last_message(&server, "tool").contains("Echo: from the page"),
+        "{}",
+        last_message(&server, "tool")
+    );
+    drop(browser);
+    repl.line("/quit");
+    server.assert_script_consumed();
+}
+
 /// Opening the link without its ticket (or with a spent one) must show a page a person can
 /// read, not the API's JSON: the page loads without a credential and says what to do.
 #[test]
