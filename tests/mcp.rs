@@ -353,42 +353,6 @@ fn a_server_killed_mid_call_is_one_line_and_starts_again_on_the_next_call() {
     );
 }
 
-/// A free port on loopback (closed again at once).
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-struct Killed(std::process::Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// Starts the reference server over HTTP (`streamableHttp` or `sse`) on a free port.
-fn http_server(entry: &Path, mode: &str) -> (Killed, u16) {
-    let port = free_port();
-    let child = std::process::Command::new("node")
-        .arg(entry)
-        .arg(mode)
-        .env("PORT", port.to_string())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let killed = Killed(child);
-    support::wait_until("the HTTP server to listen", Duration::from_secs(20), || {
-        std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
-    });
-    (killed, port)
-}
-
 /// A server that offers only the older HTTP+SSE transport: named `"type": "sse"` in
 /// Claude Code's `~/.claude.json`, or given as a plain URL in linggen's table (streamable
 /// HTTP is refused there, and linggen falls back).
@@ -397,7 +361,7 @@ fn a_server_that_only_speaks_sse_is_reached_both_ways() {
     let Some(entry) = mcp_everything() else {
         return;
     };
-    let (_sse, port) = http_server(&entry, "sse");
+    let (_sse, port) = support::mcp_http_server(&entry, "sse");
     let server = ScriptedServer::start_background(
         Protocol::OpenAi,
         vec![
@@ -435,7 +399,7 @@ fn a_model_calls_an_mcp_tool_over_streamable_http() {
     let Some(entry) = mcp_everything() else {
         return;
     };
-    let (http, port) = http_server(&entry, "streamableHttp");
+    let (http, port) = support::mcp_http_server(&entry, "streamableHttp");
     let server = ScriptedServer::start_background(
         Protocol::OpenAi,
         vec![
@@ -535,7 +499,7 @@ fn the_shell_asks_before_an_mcp_tool_and_mcp_lists_the_server() {
     let results = tool_results(&server).join("\n");
     assert!(results.contains("Echo: from the shell"), "{results}");
     repl.line("/mcp");
-    repl.expect("everything  ready, 13 tools");
+    repl.expect("everything  ready, 14 tools");
     repl.expect("tools: echo");
     // The server's prompts are commands: completed after `/`, filled from the words typed.
     repl.send("/mcp__everything__ar\t");

@@ -19,36 +19,11 @@ use support::{
     write_config_with,
 };
 
-struct Killed(std::process::Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 /// The reference server over streamable HTTP, behind a gate whose tokens last
 /// `expires_in` seconds.
-fn protected_server(entry: &Path, expires_in: u64) -> (Killed, OAuthGate) {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let child = std::process::Command::new("node")
-        .arg(entry)
-        .arg("streamableHttp")
-        .env("PORT", port.to_string())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let killed = Killed(child);
-    support::wait_until("the HTTP server to listen", Duration::from_secs(20), || {
-        std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
-    });
-    (killed, OAuthGate::start(port, expires_in))
+fn protected_server(entry: &Path, expires_in: u64) -> (support::KillOnDrop, OAuthGate) {
+    let (server, port) = support::mcp_http_server(entry, "streamableHttp");
+    (server, OAuthGate::start(port, expires_in))
 }
 
 fn workspace(gate: &OAuthGate, script: Vec<Step>) -> (Workspace, ScriptedServer) {

@@ -251,6 +251,10 @@ impl Server {
             let Some(server) = me.upgrade() else {
                 return;
             };
+            // Counted as starting until the new list is registered, so the next model
+            // request (which waits for starting sources) offers a tool the server just
+            // added — typically during the call whose answer that request carries.
+            let relisting = server.context.registry.upgrade().map(|r| r.starting());
             tokio::spawn(async move {
                 let connection = server.connection.lock().await.clone();
                 if let Some(connection) = connection
@@ -258,6 +262,7 @@ impl Server {
                 {
                     (server.context.notify)(e.to_string());
                 }
+                drop(relisting);
             });
         })
     }

@@ -81,7 +81,12 @@ impl ToolHandler for McpTool {
             Value::Object(map) => map.clone(),
             _ => Default::default(),
         };
-        match self.server.call(&self.tool, args).await {
+        let called = self.server.call(&self.tool, args).await;
+        // rmcp hands a notification the server sent before this answer (its tool list
+        // changed) to a task of its own: let it start, so the list is counted as changing
+        // before the next request is built.
+        tokio::task::yield_now().await;
+        match called {
             Ok(result) => output(&self.tool, result),
             Err(e) => ToolOutput::error(e.to_string()),
         }

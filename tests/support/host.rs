@@ -76,3 +76,37 @@ pub fn mcp_everything() -> Option<std::path::PathBuf> {
         }
     }
 }
+
+/// A child process killed (and reaped) when dropped.
+pub struct KillOnDrop(pub std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts the reference MCP server (`entry`, from [`mcp_everything`]) over HTTP
+/// (`streamableHttp` or `sse`) on a free loopback port; it ends when the guard drops.
+pub fn mcp_http_server(entry: &Path, mode: &str) -> (KillOnDrop, u16) {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free loopback port");
+    let child = Command::new("node")
+        .arg(entry)
+        .arg(mode)
+        .env("PORT", port.to_string())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start node");
+    let guard = KillOnDrop(child);
+    super::wait_until(
+        "the HTTP server to listen",
+        std::time::Duration::from_secs(20),
+        || std::net::TcpStream::connect(("127.0.0.1", port)).is_ok(),
+    );
+    (guard, port)
+}

@@ -40,7 +40,9 @@ pub use cli::{
 };
 pub use corpus::markdown_corpus;
 pub use full_disk::{namespace_prefix, run_on_small_disk};
-pub use host::{git, git_available, mcp_everything, sandbox_available};
+pub use host::{
+    KillOnDrop, git, git_available, mcp_everything, mcp_http_server, sandbox_available,
+};
 pub use script::{Fault, Protocol, Reply, Step, ToolCall, Usage};
 pub use server::{RecordedRequest, Responder, ScriptedServer, ServerOptions};
 pub use window::Window;
