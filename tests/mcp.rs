@@ -466,6 +466,68 @@ fn a_small_window_gets_a_search_tool_instead_of_every_schema() {
     assert!(last.contains("Echo: found it"), "{last}");
 }
 
+/// A server with 100 tools and a small local model's window (8k tokens, the default
+/// budget): none of the 100 schemas is sent; the model searches, and only what it found is
+/// offered and called.
+#[test]
+fn a_hundred_tool_server_stays_out_of_a_small_window() {
+    let Some(entry) = mcp_everything() else {
+        return;
+    };
+    let sdk = entry.ancestors().nth(3).unwrap().join("sdk");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp-many-tools.mjs");
+    let server = ScriptedServer::start_background(
+        Protocol::OpenAi,
+        vec![
+            Step::from(Reply::tool(
+                "tool_search",
+                json!({"query": "create issue 10"}),
+            )),
+            Reply::tool(
+                "mcp__many__create_issue_10",
+                json!({"title": "Broken build"}),
+            )
+            .into(),
+            Reply::text("Filed.").into(),
+        ],
+    );
+    let ws = Workspace::new();
+    let config = format!(
+        "[mcp_servers.many]\ncommand = \"node\"\nargs = [{:?}, {:?}]\n",
+        script.display().to_string(),
+        sdk.display().to_string()
+    );
+    write_config_with(ws.home(), Protocol::OpenAi, &server.url(), &config);
+    let out = run(&ws, &["-p", "file it", "--allowed-tools", "mcp__many__*"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let requests = server.chat_requests();
+    let first = offered(&requests[0]);
+    assert!(first.iter().any(|t| t == "tool_search"), "{first:?}");
+    assert!(!first.iter().any(|t| t.starts_with("mcp__")), "{first:?}");
+    let schemas = |r: &Value| r["tools"].to_string().len();
+    let mcp_cost = schemas(&requests[1]) - schemas(&requests[0]);
+    // Each schema is about 420 characters: the whole server would be 42,000.
+    assert!(
+        mcp_cost < 4_000,
+        "what was found costs {mcp_cost} characters: at most 8 schemas, not the server's 100"
+    );
+    let second = offered(&requests[1]);
+    assert!(
+        second.iter().any(|t| t == "mcp__many__create_issue_10"),
+        "{second:?}"
+    );
+    assert!(
+        second.iter().filter(|t| t.starts_with("mcp__")).count() <= 8,
+        "{second:?}"
+    );
+    let last = texts(&requests[2], "tool").join("\n");
+    assert!(
+        last.contains("create_issue_10 done: Broken build"),
+        "{last}"
+    );
+}
+
 /// In the shell, an MCP tool asks like any other call (its whole arguments shown, "always"
 /// covering the tool by name), `/mcp` shows the server ready with its tools, and its
 /// prompts are `/mcp__SERVER__PROMPT` commands.
