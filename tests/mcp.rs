@@ -481,10 +481,10 @@ fn a_hundred_tool_server_stays_out_of_a_small_window() {
         vec![
             Step::from(Reply::tool(
                 "tool_search",
-                json!({"query": "create issue 10"}),
+                json!({"query": "create issue 20"}),
             )),
             Reply::tool(
-                "mcp__many__create_issue_10",
+                "mcp__many__create_issue_20",
                 json!({"title": "Broken build"}),
             )
             .into(),
@@ -514,7 +514,7 @@ fn a_hundred_tool_server_stays_out_of_a_small_window() {
     );
     let second = offered(&requests[1]);
     assert!(
-        second.iter().any(|t| t == "mcp__many__create_issue_10"),
+        second.iter().any(|t| t == "mcp__many__create_issue_20"),
         "{second:?}"
     );
     assert!(
@@ -523,7 +523,7 @@ fn a_hundred_tool_server_stays_out_of_a_small_window() {
     );
     let last = texts(&requests[2], "tool").join("\n");
     assert!(
-        last.contains("create_issue_10 done: Broken build"),
+        last.contains("create_issue_20 done: Broken build"),
         "{last}"
     );
 }
