@@ -161,7 +161,7 @@ _linggen() {
 
     case "${cmd}" in
         linggen)
-            opts="-p -c -r -q -h -V --print --model --agent --root --max-iters --permission-mode --mode --allowed-tools --disallowed-tools --continue --resume --worktree --output-format --theme --quiet --help --version sessions models serve trust mcp runs rewind completions help"
+            opts="-p -c -r -q -h -V --print --model --agent --root --max-turns --max-iters --permission-mode --dangerously-skip-permissions --mode --allowedTools --allowed-tools --disallowedTools --disallowed-tools --append-system-prompt --system-prompt --continue --resume --worktree --output-format --theme --quiet --verbose --help --version sessions models serve trust mcp runs rewind completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -191,6 +191,10 @@ _linggen() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-turns)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --permission-mode)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -203,7 +207,23 @@ _linggen() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --allowedTools)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --disallowed-tools)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --disallowedTools)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --append-system-prompt)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --system-prompt)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_linggen_global_optspecs
-    string join \n p/print= model= agent= root= max-iters= permission-mode= mode= allowed-tools= disallowed-tools= c/continue r/resume= worktree output-format= theme= q/quiet h/help V/version
+    string join \n p/print= model= agent= root= max-iters= permission-mode= dangerously-skip-permissions mode= allowed-tools= disallowed-tools= append-system-prompt= system-prompt= c/continue r/resume= worktree output-format= theme= q/quiet verbose h/help V/version
 end
 
 function __fish_linggen_needs_command
@@ -28,19 +28,23 @@ complete -c linggen -n "__fish_linggen_needs_command" -s p -l print -d 'Run one 
 complete -c linggen -n "__fish_linggen_needs_command" -l model -d 'Model id from [[models]] (overrides LINGGEN_MODEL and [agent] default_model)' -r
 complete -c linggen -n "__fish_linggen_needs_command" -l agent -d 'Agent to talk to (ling, coder, or one from agents/*.md); default ling' -r
 complete -c linggen -n "__fish_linggen_needs_command" -l root -d 'Workspace root (default: nearest ancestor with .git, else the current directory)' -r -F
-complete -c linggen -n "__fish_linggen_needs_command" -l max-iters -d 'Upper bound on model calls in one task' -r
-complete -c linggen -n "__fish_linggen_needs_command" -l permission-mode -d 'default | accept-edits | plan | bypass' -r
+complete -c linggen -n "__fish_linggen_needs_command" -l max-iters -l max-turns -d 'Upper bound on model calls in one task (Claude Code\'s `--max-turns`)' -r
+complete -c linggen -n "__fish_linggen_needs_command" -l permission-mode -d 'default | accept-edits | plan | bypass (Claude Code\'s acceptEdits and bypassPermissions too)' -r
 complete -c linggen -n "__fish_linggen_needs_command" -l mode -d 'chat (tools, you in the loop) | auto (a JSON action loop until the task is finalized) | talk (no tools); default: the agent\'s own mode, else chat' -r
-complete -c linggen -n "__fish_linggen_needs_command" -l allowed-tools -d 'Rules that run without asking, e.g. "Bash(cargo test*),Write(src/**)"' -r
-complete -c linggen -n "__fish_linggen_needs_command" -l disallowed-tools -d 'Rules that are always refused, e.g. "Bash(git push*)"' -r
+complete -c linggen -n "__fish_linggen_needs_command" -l allowed-tools -l allowedTools -d 'Rules that run without asking, e.g. "Bash(cargo test*),Write(src/**)"' -r
+complete -c linggen -n "__fish_linggen_needs_command" -l disallowed-tools -l disallowedTools -d 'Rules that are always refused, e.g. "Bash(git push*)"' -r
+complete -c linggen -n "__fish_linggen_needs_command" -l append-system-prompt -d 'Text added at the end of the system prompt of this session\'s runs' -r
+complete -c linggen -n "__fish_linggen_needs_command" -l system-prompt -d 'Text that replaces the agent\'s own instructions for this session\'s runs; the workspace facts, tool rules and project files (AGENTS.md, CLAUDE.md) stay' -r
 complete -c linggen -n "__fish_linggen_needs_command" -s r -l resume -d 'Resume a session by id (or unique prefix)' -r
 complete -c linggen -n "__fish_linggen_needs_command" -l output-format -d 'How -p prints: text (the answer), json (one object), stream-json (events, one per line)' -r -f -a "text\t'The final answer only'
 json\t'One JSON object when done'
 stream-json\t'One JSON event per line as it happens, then a `result` line'"
 complete -c linggen -n "__fish_linggen_needs_command" -l theme -d 'Colour theme of the interactive shell (dark, light, solarized, or one in $LINGGEN_HOME/themes)' -r
+complete -c linggen -n "__fish_linggen_needs_command" -l dangerously-skip-permissions -d 'Every call runs without asking: `--permission-mode bypass`, as Claude Code\'s flag. The sandbox and the rest of the floor stay (doc/security.md)'
 complete -c linggen -n "__fish_linggen_needs_command" -s c -l continue -d 'Continue this workspace\'s newest session'
 complete -c linggen -n "__fish_linggen_needs_command" -l worktree -d '-p only: run the task in a new git worktree on branch job/<id>, beside the repository; the result is committed there for you to merge'
 complete -c linggen -n "__fish_linggen_needs_command" -s q -l quiet -d 'No progress on stderr (errors are still shown)'
+complete -c linggen -n "__fish_linggen_needs_command" -l verbose -d 'Progress on stderr, each tool call with its result: linggen\'s default, accepted for scripts written for Claude Code'
 complete -c linggen -n "__fish_linggen_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c linggen -n "__fish_linggen_needs_command" -s V -l version -d 'Print version'
 complete -c linggen -n "__fish_linggen_needs_command" -a "sessions" -d 'List this workspace\'s sessions, newest first'

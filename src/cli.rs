@@ -39,13 +39,19 @@ pub struct Cli {
     #[arg(long, value_name = "DIR")]
     pub root: Option<PathBuf>,
 
-    /// Upper bound on model calls in one task.
-    #[arg(long, value_name = "N", value_parser = parse_max_iters)]
+    /// Upper bound on model calls in one task (Claude Code's `--max-turns`).
+    #[arg(long, visible_alias = "max-turns", value_name = "N", value_parser = parse_max_iters)]
     pub max_iters: Option<u32>,
 
-    /// default | accept-edits | plan | bypass.
+    /// default | accept-edits | plan | bypass (Claude Code's acceptEdits and
+    /// bypassPermissions too).
     #[arg(long, value_name = "MODE", value_parser = parse_mode)]
     pub permission_mode: Option<PermissionMode>,
+
+    /// Every call runs without asking: `--permission-mode bypass`, as Claude Code's flag.
+    /// The sandbox and the rest of the floor stay (doc/security.md).
+    #[arg(long, conflicts_with = "permission_mode")]
+    pub dangerously_skip_permissions: bool,
 
     /// chat (tools, you in the loop) | auto (a JSON action loop until the task is
     /// finalized) | talk (no tools); default: the agent's own mode, else chat.
@@ -53,12 +59,21 @@ pub struct Cli {
     pub mode: Option<crate::config::TurnMode>,
 
     /// Rules that run without asking, e.g. "Bash(cargo test*),Write(src/**)".
-    #[arg(long, value_name = "RULES")]
+    #[arg(long, visible_alias = "allowedTools", value_name = "RULES")]
     pub allowed_tools: Vec<String>,
 
     /// Rules that are always refused, e.g. "Bash(git push*)".
-    #[arg(long, value_name = "RULES")]
+    #[arg(long, visible_alias = "disallowedTools", value_name = "RULES")]
     pub disallowed_tools: Vec<String>,
+
+    /// Text added at the end of the system prompt of this session's runs.
+    #[arg(long, value_name = "TEXT")]
+    pub append_system_prompt: Option<String>,
+
+    /// Text that replaces the agent's own instructions for this session's runs; the
+    /// workspace facts, tool rules and project files (AGENTS.md, CLAUDE.md) stay.
+    #[arg(long, value_name = "TEXT")]
+    pub system_prompt: Option<String>,
 
     /// Continue this workspace's newest session.
     #[arg(short = 'c', long = "continue", conflicts_with = "resume")]
@@ -85,6 +100,11 @@ pub struct Cli {
     /// No progress on stderr (errors are still shown).
     #[arg(short, long)]
     pub quiet: bool,
+
+    /// Progress on stderr, each tool call with its result: linggen's default, accepted for
+    /// scripts written for Claude Code.
+    #[arg(long, conflicts_with = "quiet")]
+    pub verbose: bool,
 
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -303,7 +323,12 @@ impl Cli {
         FlagOverrides {
             model: self.model.clone(),
             max_iters: self.max_iters,
-            permission_mode: self.permission_mode,
+            permission_mode: match self.dangerously_skip_permissions {
+                true => Some(PermissionMode::Bypass),
+                false => self.permission_mode,
+            },
+            system_prompt: self.system_prompt.clone(),
+            append_system_prompt: self.append_system_prompt.clone(),
             allowed_tools: split_rules(&self.allowed_tools),
             disallowed_tools: split_rules(&self.disallowed_tools),
             theme: self.theme.clone(),

@@ -149,6 +149,10 @@ pub struct FlagOverrides {
     pub model: Option<String>,
     pub max_iters: Option<u32>,
     pub permission_mode: Option<PermissionMode>,
+    /// `--system-prompt`: replaces the agent's own instructions.
+    pub system_prompt: Option<String>,
+    /// `--append-system-prompt`: added at the end of the system prompt.
+    pub append_system_prompt: Option<String>,
     pub allowed_tools: Vec<String>,
     pub disallowed_tools: Vec<String>,
     pub theme: Option<String>,
@@ -362,7 +366,7 @@ impl Config {
 
     fn apply_session_choices(&mut self, flags: &FlagOverrides) {
         if let Some(model) = &flags.model {
-            self.model_choice = Some(model.clone());
+            self.model_choice = Some(self.model_named(model));
             self.model_choice_origin = "--model".into();
         }
         if let Some(n) = flags.max_iters {
@@ -374,6 +378,29 @@ impl Config {
             self.set_origin("permission_mode", "--permission-mode");
             self.withheld.mode = None;
         }
+    }
+
+    /// The id of the model `--model NAME` means: an entry's id; else, as Claude Code takes
+    /// them, the name the server knows (`claude-sonnet-4-5`) or an alias (`sonnet`,
+    /// `opus`, `haiku`: the first entry whose model name has it). Anything else is kept
+    /// as given (a policy, `local`, `cloud`, or a mistake reported with the list).
+    fn model_named(&self, name: &str) -> String {
+        const ALIASES: [&str; 3] = ["sonnet", "opus", "haiku"];
+        if self.models.iter().any(|m| m.id == name) {
+            return name.to_string();
+        }
+        let exact = self.models.iter().find(|m| m.model == name);
+        let alias = || {
+            let alias = name.to_ascii_lowercase();
+            ALIASES.contains(&alias.as_str()).then(|| {
+                self.models
+                    .iter()
+                    .find(|m| m.model.to_ascii_lowercase().contains(&alias))
+            })?
+        };
+        exact
+            .or_else(alias)
+            .map_or_else(|| name.to_string(), |m| m.id.clone())
     }
 
     /// The model entry asked for, or the first one. `Ok(None)` means nothing is configured

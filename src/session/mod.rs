@@ -61,6 +61,8 @@ pub struct SessionSetup {
     pub model: Choice,
     /// The workspace part of every agent's system prompt (see [`prompt::context_prompt`]).
     pub context_prompt: String,
+    /// `--system-prompt` and `--append-system-prompt`.
+    pub prompt_flags: prompt::PromptFlags,
     /// The project's memory, read into every agent's prompt at the start of each turn.
     pub memory: Option<Arc<memory::Memory>>,
     /// Earlier messages when resuming (`--continue`), without the system prompt.
@@ -115,6 +117,7 @@ pub(crate) struct TurnShared {
     /// What decides the model of the session's runs, unless a hint routes elsewhere.
     pub choice: Choice,
     pub context_prompt: String,
+    pub prompt_flags: Arc<prompt::PromptFlags>,
     pub memory: Option<Arc<memory::Memory>>,
     pub bus: EventBus,
     pub tools: ToolContext,
@@ -143,6 +146,7 @@ impl TurnShared {
             models: Arc::clone(&self.models),
             choice,
             context_prompt: self.context_prompt.clone(),
+            prompt_flags: Arc::clone(&self.prompt_flags),
             memory: self.memory.clone(),
             bus: self.bus.clone(),
             tools: self.tools.clone(),
@@ -175,9 +179,15 @@ struct Settings {
 }
 
 /// A run's full system prompt: its agent's own body, then the workspace facts and rules,
-/// then the project's memory, and in auto mode the action protocol.
+/// then the project's memory, in auto mode the action protocol, and last what
+/// `--append-system-prompt` adds. `--system-prompt` takes the body's place. The flags are
+/// for the session's own runs (depth 0), not the agents they delegate to.
 pub(crate) fn compose_prompt(shared: &TurnShared, ctx: &run::RunCtx) -> String {
-    let mut prompt = format!("{}\n\n{}", ctx.agent.prompt.trim(), shared.context_prompt);
+    let flags = (ctx.depth == 0).then_some(shared.prompt_flags.as_ref());
+    let body = flags
+        .and_then(|f| f.replace.as_deref())
+        .unwrap_or(&ctx.agent.prompt);
+    let mut prompt = format!("{}\n\n{}", body.trim(), shared.context_prompt);
     if let Some(memory) = shared.memory.as_ref().and_then(|m| m.section()) {
         prompt.push_str("\n\n");
         prompt.push_str(&memory);
@@ -185,6 +195,10 @@ pub(crate) fn compose_prompt(shared: &TurnShared, ctx: &run::RunCtx) -> String {
     if ctx.mode == TurnMode::Auto {
         prompt.push_str("\n\n");
         prompt.push_str(&auto::protocol(shared, ctx));
+    }
+    if let Some(extra) = flags.and_then(|f| f.append.as_deref()) {
+        prompt.push_str("\n\n");
+        prompt.push_str(extra.trim());
     }
     prompt
 }
@@ -255,6 +269,7 @@ async fn run(setup: SessionSetup, mut inputs: mpsc::Receiver<input::Sent>, bus: 
         models: setup.models,
         choice: setup.model,
         context_prompt: setup.context_prompt,
+        prompt_flags: Arc::new(setup.prompt_flags),
         memory: setup.memory,
         bus: bus.clone(),
         tools: setup.tools,

@@ -1,0 +1,197 @@
+//! Claude Code's flags on `linggen` and `linggen -p`, as scripts written for `claude -p`
+//! pass them: each is accepted and does what Claude Code's does, through the binary.
+
+// Test code may unwrap: a failure there is a failed test, reported with its message.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use serde_json::{Value, json};
+use support::{Protocol, Reply, ScriptedServer, Step, Workspace, run, write_config_with};
+
+fn workspace(script: Vec<Step>, extra: &str) -> (Workspace, ScriptedServer) {
+    let server = ScriptedServer::start_background(Protocol::OpenAi, script);
+    let ws = Workspace::new();
+    write_config_with(ws.home(), Protocol::OpenAi, &server.url(), extra);
+    (ws, server)
+}
+
+fn write_call() -> Step {
+    Reply::tool("Write", json!({"path": "out.txt", "content": "x\n"})).into()
+}
+
+fn system_prompt(server: &ScriptedServer) -> String {
+    let request = server.last_chat_request().unwrap();
+    request["messages"][0]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[test]
+fn dangerously_skip_permissions_runs_what_would_ask() {
+    let (ws, _server) = workspace(vec![write_call(), Reply::text("Written.").into()], "");
+    let out = run(&ws, &["-p", "write it", "--dangerously-skip-permissions"]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert_eq!(ws.read("out.txt"), "x\n");
+
+    // Without it, -p denies the write, as Claude Code's does.
+    let (ws, _server) = workspace(vec![write_call(), Reply::text("Denied.").into()], "");
+    let out = run(&ws, &["-p", "write it"]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(!ws.root().join("out.txt").exists());
+
+    let out = run(
+        &ws,
+        &[
+            "-p",
+            "x",
+            "--dangerously-skip-permissions",
+            "--permission-mode",
+            "plan",
+        ],
+    );
+    assert_eq!(out.code, Some(2), "{}", out.stderr);
+}
+
+#[test]
+fn camel_case_tool_lists_allow_and_refuse() {
+    let (ws, _server) = workspace(vec![write_call(), Reply::text("Written.").into()], "");
+    let out = run(&ws, &["-p", "write it", "--allowedTools", "Write,Read"]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert_eq!(ws.read("out.txt"), "x\n");
+
+    let (ws, server) = workspace(
+        vec![
+            Reply::tool("Bash", json!({"command": "echo hi"})).into(),
+            Reply::text("Refused.").into(),
+        ],
+        "",
+    );
+    let out = run(
+        &ws,
+        &[
+            "-p",
+            "run it",
+            "--permission-mode",
+            "bypassPermissions",
+            "--disallowedTools",
+            "Bash",
+        ],
+    );
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let result = support::texts(&server.last_chat_request().unwrap(), "tool").join("\n");
+    assert!(!result.contains("hi\n"), "{result}");
+}
+
+#[test]
+fn max_turns_stops_after_that_many_model_calls_as_claude_reports_it() {
+    let (ws, server) = workspace(
+        vec![
+            Reply::tool("Read", json!({"path": "a.txt"})).into(),
+            Reply::text("never asked").into(),
+        ],
+        "",
+    );
+    ws.write("a.txt", "a\n");
+    let out = run(
+        &ws,
+        &[
+            "-p",
+            "read it",
+            "--max-turns",
+            "1",
+            "--output-format",
+            "json",
+        ],
+    );
+    assert_eq!(out.code, Some(3), "{}", out.stderr);
+    let result: Value = serde_json::from_str(out.stdout.trim()).unwrap();
+    assert_eq!(result["subtype"], "error_max_turns", "{result}");
+    assert_eq!(server.chat_requests().len(), 1);
+}
+
+#[test]
+fn the_system_prompt_flags_replace_the_agents_instructions_or_add_to_them() {
+    let (ws, server) = workspace(vec![Reply::text("Bonjour.").into()], "");
+    let out = run(
+        &ws,
+        &[
+            "-p",
+            "hi",
+            "--append-system-prompt",
+            "Always answer in French.",
+        ],
+    );
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let plain = system_prompt(&server);
+    assert!(
+        plain.trim_end().ends_with("Always answer in French."),
+        "{plain}"
+    );
+
+    let (ws, server) = workspace(vec![Reply::text("Arr.").into()], "");
+    ws.write("AGENTS.md", "Run the tests with make check.\n");
+    let out = run(&ws, &["-p", "hi", "--system-prompt", "You are a pirate."]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let replaced = system_prompt(&server);
+    assert!(replaced.starts_with("You are a pirate."), "{replaced}");
+    // The agent's own instructions are gone; the workspace and the project's file stay.
+    let agent_opening = plain.split("\n\n").next().unwrap();
+    assert!(!replaced.contains(agent_opening), "{replaced}");
+    assert!(replaced.contains("Workspace:"), "{replaced}");
+    assert!(replaced.contains("make check"), "{replaced}");
+}
+
+#[test]
+fn verbose_is_accepted_and_quiet_conflicts_with_it() {
+    let (ws, _server) = workspace(vec![Reply::text("Hi.").into()], "");
+    let out = run(&ws, &["-p", "hi", "--verbose"]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(out.stdout.contains("Hi."));
+    let out = run(&ws, &["-p", "hi", "--verbose", "--quiet"]);
+    assert_eq!(out.code, Some(2), "{}", out.stderr);
+}
+
+#[test]
+fn model_takes_claude_codes_aliases_and_model_names() {
+    let server = ScriptedServer::start_background(
+        Protocol::OpenAi,
+        vec![
+            Step::from(Reply::text("one")),
+            Reply::text("two").into(),
+            Reply::text("three").into(),
+        ],
+    );
+    let ws = Workspace::new();
+    let second = format!(
+        "[[models]]\nid = \"claude\"\nprovider = \"openai\"\nmodel = \"claude-sonnet-4-5\"\n\
+         url = \"{}\"\ncontext_window = 8192\n",
+        server.url()
+    );
+    write_config_with(ws.home(), Protocol::OpenAi, &server.url(), &second);
+    let asked = |args: &[&str]| {
+        let out = run(&ws, args);
+        assert_eq!(out.code, Some(0), "{}", out.stderr);
+        server.last_chat_request().unwrap()["model"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert_eq!(
+        asked(&["-p", "hi", "--model", "sonnet"]),
+        "claude-sonnet-4-5"
+    );
+    assert_eq!(
+        asked(&["-p", "hi", "--model", "claude-sonnet-4-5"]),
+        "claude-sonnet-4-5"
+    );
+    assert_eq!(asked(&["-p", "hi", "--model", "test"]), "scripted");
+    let out = run(&ws, &["-p", "hi", "--model", "opus"]);
+    assert_eq!(out.code, Some(2), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("model `opus` is not configured"),
+        "{}",
+        out.stderr
+    );
+}
