@@ -40,6 +40,7 @@ Register-ArgumentCompleter -Native -CommandName 'linggen' -ScriptBlock {
             [CompletionResult]::new('--resume', '--resume', [CompletionResultType]::ParameterName, 'Resume a session by id (or unique prefix)')
             [CompletionResult]::new('--output-format', '--output-format', [CompletionResultType]::ParameterName, 'How -p prints: text (the answer), json (one object), stream-json (events, one per line)')
             [CompletionResult]::new('--theme', '--theme', [CompletionResultType]::ParameterName, 'Colour theme of the interactive shell (dark, light, solarized, or one in $LINGGEN_HOME/themes)')
+            [CompletionResult]::new('--tools', '--tools', [CompletionResultType]::ParameterName, 'The only tools offered, as Claude Code''s flag: "Bash,Read,Edit", "" for none, `default` for all (MCP tools by name or pattern: mcp__github__*)')
             [CompletionResult]::new('--dangerously-skip-permissions', '--dangerously-skip-permissions', [CompletionResultType]::ParameterName, 'Every call runs without asking: `--permission-mode bypass`, as Claude Code''s flag. The sandbox and the rest of the floor stay (doc/security.md)')
             [CompletionResult]::new('-c', '-c', [CompletionResultType]::ParameterName, 'Continue this workspace''s newest session')
             [CompletionResult]::new('--continue', '--continue', [CompletionResultType]::ParameterName, 'Continue this workspace''s newest session')

@@ -161,7 +161,7 @@ _linggen() {
 
     case "${cmd}" in
         linggen)
-            opts="-p -c -r -q -h -V --print --model --agent --root --max-turns --max-iters --permission-mode --dangerously-skip-permissions --mode --allowedTools --allowed-tools --disallowedTools --disallowed-tools --append-system-prompt --system-prompt --continue --resume --worktree --output-format --theme --quiet --verbose --help --version sessions models serve trust mcp runs rewind completions help"
+            opts="-p -c -r -q -h -V --print --model --agent --root --max-turns --max-iters --permission-mode --dangerously-skip-permissions --mode --allowedTools --allowed-tools --disallowedTools --disallowed-tools --append-system-prompt --system-prompt --continue --resume --worktree --output-format --theme --quiet --tools --verbose --help --version sessions models serve trust mcp runs rewind completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -240,6 +240,10 @@ _linggen() {
                     return 0
                     ;;
                 --theme)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tools)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -37,6 +37,7 @@ set edit:completion:arg-completer[linggen] = {|@words|
             cand --resume 'Resume a session by id (or unique prefix)'
             cand --output-format 'How -p prints: text (the answer), json (one object), stream-json (events, one per line)'
             cand --theme 'Colour theme of the interactive shell (dark, light, solarized, or one in $LINGGEN_HOME/themes)'
+            cand --tools 'The only tools offered, as Claude Code''s flag: "Bash,Read,Edit", "" for none, `default` for all (MCP tools by name or pattern: mcp__github__*)'
             cand --dangerously-skip-permissions 'Every call runs without asking: `--permission-mode bypass`, as Claude Code''s flag. The sandbox and the rest of the floor stay (doc/security.md)'
             cand -c 'Continue this workspace''s newest session'
             cand --continue 'Continue this workspace''s newest session'

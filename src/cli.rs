@@ -101,6 +101,11 @@ pub struct Cli {
     #[arg(short, long)]
     pub quiet: bool,
 
+    /// The only tools offered, as Claude Code's flag: "Bash,Read,Edit", "" for none,
+    /// `default` for all (MCP tools by name or pattern: mcp__github__*).
+    #[arg(long, value_name = "TOOLS", value_parser = parse_tools)]
+    pub tools: Option<ToolList>,
+
     /// Progress on stderr, each tool call with its result: linggen's default, accepted for
     /// scripts written for Claude Code.
     #[arg(long, conflicts_with = "quiet")]
@@ -270,6 +275,15 @@ fn parse_turn_mode(v: &str) -> Result<crate::config::TurnMode, String> {
     crate::config::TurnMode::parse(v).ok_or_else(|| "expected chat, auto or talk".to_string())
 }
 
+/// `--tools` parsed: `None` inside for `default` (a plain `Option<Option<…>>` would make
+/// clap read the flag as taking an optional value).
+#[derive(Debug, Clone)]
+pub struct ToolList(Option<Vec<String>>);
+
+fn parse_tools(v: &str) -> Result<ToolList, String> {
+    crate::session::run_flags::parse_tools(v).map(ToolList)
+}
+
 fn parse_mode(v: &str) -> Result<PermissionMode, String> {
     PermissionMode::parse(v).ok_or_else(|| format!("expected one of {}", PermissionMode::NAMES))
 }
@@ -329,6 +343,7 @@ impl Cli {
             },
             system_prompt: self.system_prompt.clone(),
             append_system_prompt: self.append_system_prompt.clone(),
+            tools: self.tools.clone().and_then(|t| t.0),
             allowed_tools: split_rules(&self.allowed_tools),
             disallowed_tools: split_rules(&self.disallowed_tools),
             theme: self.theme.clone(),

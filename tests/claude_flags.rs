@@ -195,3 +195,52 @@ fn model_takes_claude_codes_aliases_and_model_names() {
         out.stderr
     );
 }
+
+#[test]
+fn tools_narrows_what_is_offered_and_what_runs() {
+    let (ws, server) = workspace(
+        vec![
+            Reply::tool("Bash", json!({"command": "echo ran"})).into(),
+            Reply::text("Could not.").into(),
+        ],
+        "",
+    );
+    let out = run(
+        &ws,
+        &[
+            "-p",
+            "run it",
+            "--tools",
+            "Read,Grep",
+            "--dangerously-skip-permissions",
+        ],
+    );
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let requests = server.chat_requests();
+    let offered: Vec<String> = requests[0]["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t["function"]["name"].as_str().map(str::to_string))
+        .collect();
+    assert_eq!(offered, vec!["Read".to_string(), "Grep".to_string()]);
+    let result = support::texts(&requests[1], "tool").join("\n");
+    assert!(
+        !result.contains("ran"),
+        "a tool left out must not run: {result}"
+    );
+
+    let (ws, server) = workspace(vec![Reply::text("No tools.").into()], "");
+    let out = run(&ws, &["-p", "hi", "--tools", ""]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let request = server.last_chat_request().unwrap();
+    assert!(
+        request["tools"].as_array().is_none_or(|t| t.is_empty()),
+        "{}",
+        request["tools"]
+    );
+
+    let out = run(&ws, &["-p", "hi", "--tools", "Bash,WebSearch"]);
+    assert_eq!(out.code, Some(2), "{}", out.stderr);
+    assert!(out.stderr.contains("no tool `WebSearch`"), "{}", out.stderr);
+}

@@ -234,9 +234,10 @@ pub async fn open_session(
         models,
         model: choice,
         context_prompt,
-        prompt_flags: crate::session::prompt::PromptFlags {
-            replace: start.overrides.system_prompt.clone(),
-            append: start.overrides.append_system_prompt.clone(),
+        run_flags: crate::session::run_flags::RunFlags {
+            system_prompt: start.overrides.system_prompt.clone(),
+            append_system_prompt: start.overrides.append_system_prompt.clone(),
+            tools: start.overrides.tools.clone(),
         },
         memory: Some(Arc::new(crate::session::memory::Memory::for_project(
             &ws.home, &ws.root,

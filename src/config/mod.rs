@@ -153,6 +153,8 @@ pub struct FlagOverrides {
     pub system_prompt: Option<String>,
     /// `--append-system-prompt`: added at the end of the system prompt.
     pub append_system_prompt: Option<String>,
+    /// `--tools`: the only tools the session's own runs are offered.
+    pub tools: Option<Vec<String>>,
     pub allowed_tools: Vec<String>,
     pub disallowed_tools: Vec<String>,
     pub theme: Option<String>,

@@ -23,6 +23,7 @@ pub mod permissions;
 pub mod prompt;
 pub mod resume;
 mod run;
+pub mod run_flags;
 mod skill_call;
 mod tokens;
 mod tool_call;
@@ -61,8 +62,8 @@ pub struct SessionSetup {
     pub model: Choice,
     /// The workspace part of every agent's system prompt (see [`prompt::context_prompt`]).
     pub context_prompt: String,
-    /// `--system-prompt` and `--append-system-prompt`.
-    pub prompt_flags: prompt::PromptFlags,
+    /// `--system-prompt`, `--append-system-prompt` and `--tools`.
+    pub run_flags: run_flags::RunFlags,
     /// The project's memory, read into every agent's prompt at the start of each turn.
     pub memory: Option<Arc<memory::Memory>>,
     /// Earlier messages when resuming (`--continue`), without the system prompt.
@@ -117,7 +118,7 @@ pub(crate) struct TurnShared {
     /// What decides the model of the session's runs, unless a hint routes elsewhere.
     pub choice: Choice,
     pub context_prompt: String,
-    pub prompt_flags: Arc<prompt::PromptFlags>,
+    pub run_flags: Arc<run_flags::RunFlags>,
     pub memory: Option<Arc<memory::Memory>>,
     pub bus: EventBus,
     pub tools: ToolContext,
@@ -146,7 +147,7 @@ impl TurnShared {
             models: Arc::clone(&self.models),
             choice,
             context_prompt: self.context_prompt.clone(),
-            prompt_flags: Arc::clone(&self.prompt_flags),
+            run_flags: Arc::clone(&self.run_flags),
             memory: self.memory.clone(),
             bus: self.bus.clone(),
             tools: self.tools.clone(),
@@ -183,9 +184,9 @@ struct Settings {
 /// `--append-system-prompt` adds. `--system-prompt` takes the body's place. The flags are
 /// for the session's own runs (depth 0), not the agents they delegate to.
 pub(crate) fn compose_prompt(shared: &TurnShared, ctx: &run::RunCtx) -> String {
-    let flags = (ctx.depth == 0).then_some(shared.prompt_flags.as_ref());
+    let flags = (ctx.depth == 0).then_some(shared.run_flags.as_ref());
     let body = flags
-        .and_then(|f| f.replace.as_deref())
+        .and_then(|f| f.system_prompt.as_deref())
         .unwrap_or(&ctx.agent.prompt);
     let mut prompt = format!("{}\n\n{}", body.trim(), shared.context_prompt);
     if let Some(memory) = shared.memory.as_ref().and_then(|m| m.section()) {
@@ -196,7 +197,7 @@ pub(crate) fn compose_prompt(shared: &TurnShared, ctx: &run::RunCtx) -> String {
         prompt.push_str("\n\n");
         prompt.push_str(&auto::protocol(shared, ctx));
     }
-    if let Some(extra) = flags.and_then(|f| f.append.as_deref()) {
+    if let Some(extra) = flags.and_then(|f| f.append_system_prompt.as_deref()) {
         prompt.push_str("\n\n");
         prompt.push_str(extra.trim());
     }
@@ -269,7 +270,7 @@ async fn run(setup: SessionSetup, mut inputs: mpsc::Receiver<input::Sent>, bus: 
         models: setup.models,
         choice: setup.model,
         context_prompt: setup.context_prompt,
-        prompt_flags: Arc::new(setup.prompt_flags),
+        run_flags: Arc::new(setup.run_flags),
         memory: setup.memory,
         bus: bus.clone(),
         tools: setup.tools,

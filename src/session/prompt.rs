@@ -93,19 +93,6 @@ fn project_doc(root: &Path, name: &str) -> Option<String> {
     ))
 }
 
-/// What the command line says about the system prompt (Claude Code's flags): they apply
-/// to the session's own runs, not to the runs they delegate to (those are other agents,
-/// with their own instructions).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct PromptFlags {
-    /// `--system-prompt`: replaces the agent's own instructions (its file's body). The
-    /// workspace facts, tool rules and project files stay: they describe the tools and the
-    /// project, which the model needs whatever it is told to be.
-    pub replace: Option<String>,
-    /// `--append-system-prompt`: added at the end.
-    pub append: Option<String>,
-}
-
 /// Estimated tokens of the system prompt plus tool schemas (chars / 4).
 pub fn budget_tokens(system_prompt: &str, tools: &[crate::llm::ToolSpec]) -> usize {
     let schema_chars: usize = tools.iter().map(crate::llm::ToolSpec::chars).sum();

@@ -124,7 +124,7 @@ fn start_routed(
         models: Arc::new(Router::new(models, None, 0)),
         model: Choice::Auto,
         context_prompt: "system".into(),
-        prompt_flags: Default::default(),
+        run_flags: Default::default(),
         memory: None,
         history: Vec::new(),
         tools: ToolContext::new(&root),

@@ -94,7 +94,7 @@ pub(super) async fn run_turn(
                 parent_id: None,
                 depth: 0,
                 mode: mode_for(mode, Some(&plan.agent)),
-                agent: plan.agent,
+                agent: shared.run_flags.narrow(plan.agent),
                 route,
                 cancel,
                 skill_rules: Vec::new(),
