@@ -38,6 +38,7 @@ Register-ArgumentCompleter -Native -CommandName 'linggen' -ScriptBlock {
             [CompletionResult]::new('--system-prompt', '--system-prompt', [CompletionResultType]::ParameterName, 'Text that replaces the agent''s own instructions for this session''s runs; the workspace facts, tool rules and project files (AGENTS.md, CLAUDE.md) stay')
             [CompletionResult]::new('-r', '-r', [CompletionResultType]::ParameterName, 'Resume a session by id (or unique prefix)')
             [CompletionResult]::new('--resume', '--resume', [CompletionResultType]::ParameterName, 'Resume a session by id (or unique prefix)')
+            [CompletionResult]::new('--input-format', '--input-format', [CompletionResultType]::ParameterName, '-p only: `stream-json` reads the turns from stdin, one JSON message a line as Claude Code''s SDK writes them, each answered in the same session (needs `--output-format stream-json`)')
             [CompletionResult]::new('--output-format', '--output-format', [CompletionResultType]::ParameterName, 'How -p prints: text (the answer), json (one object), stream-json (events, one per line)')
             [CompletionResult]::new('--theme', '--theme', [CompletionResultType]::ParameterName, 'Colour theme of the interactive shell (dark, light, solarized, or one in $LINGGEN_HOME/themes)')
             [CompletionResult]::new('--tools', '--tools', [CompletionResultType]::ParameterName, 'The only tools offered, as Claude Code''s flag: "Bash,Read,Edit", "" for none, `default` for all (MCP tools by name or pattern: mcp__github__*)')

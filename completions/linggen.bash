@@ -161,7 +161,7 @@ _linggen() {
 
     case "${cmd}" in
         linggen)
-            opts="-p -c -r -q -h -V --print --model --agent --root --max-turns --max-iters --permission-mode --dangerously-skip-permissions --mode --allowedTools --allowed-tools --disallowedTools --disallowed-tools --append-system-prompt --system-prompt --continue --resume --worktree --output-format --theme --quiet --tools --verbose --help --version sessions models serve trust mcp runs rewind completions help"
+            opts="-p -c -r -q -h -V --print --model --agent --root --max-turns --max-iters --permission-mode --dangerously-skip-permissions --mode --allowedTools --allowed-tools --disallowedTools --disallowed-tools --append-system-prompt --system-prompt --continue --resume --worktree --input-format --output-format --theme --quiet --tools --verbose --help --version sessions models serve trust mcp runs rewind completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -233,6 +233,10 @@ _linggen() {
                     ;;
                 -r)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --input-format)
+                    COMPREPLY=($(compgen -W "text stream-json" -- "${cur}"))
                     return 0
                     ;;
                 --output-format)

@@ -35,6 +35,7 @@ set edit:completion:arg-completer[linggen] = {|@words|
             cand --system-prompt 'Text that replaces the agent''s own instructions for this session''s runs; the workspace facts, tool rules and project files (AGENTS.md, CLAUDE.md) stay'
             cand -r 'Resume a session by id (or unique prefix)'
             cand --resume 'Resume a session by id (or unique prefix)'
+            cand --input-format '-p only: `stream-json` reads the turns from stdin, one JSON message a line as Claude Code''s SDK writes them, each answered in the same session (needs `--output-format stream-json`)'
             cand --output-format 'How -p prints: text (the answer), json (one object), stream-json (events, one per line)'
             cand --theme 'Colour theme of the interactive shell (dark, light, solarized, or one in $LINGGEN_HOME/themes)'
             cand --tools 'The only tools offered, as Claude Code''s flag: "Bash,Read,Edit", "" for none, `default` for all (MCP tools by name or pattern: mcp__github__*)'

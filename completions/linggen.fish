@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_linggen_global_optspecs
-    string join \n p/print= model= agent= root= max-iters= permission-mode= dangerously-skip-permissions mode= allowed-tools= disallowed-tools= append-system-prompt= system-prompt= c/continue r/resume= worktree output-format= theme= q/quiet tools= verbose h/help V/version
+    string join \n p/print= model= agent= root= max-iters= permission-mode= dangerously-skip-permissions mode= allowed-tools= disallowed-tools= append-system-prompt= system-prompt= c/continue r/resume= worktree input-format= output-format= theme= q/quiet tools= verbose h/help V/version
 end
 
 function __fish_linggen_needs_command
@@ -36,6 +36,8 @@ complete -c linggen -n "__fish_linggen_needs_command" -l disallowed-tools -l dis
 complete -c linggen -n "__fish_linggen_needs_command" -l append-system-prompt -d 'Text added at the end of the system prompt of this session\'s runs' -r
 complete -c linggen -n "__fish_linggen_needs_command" -l system-prompt -d 'Text that replaces the agent\'s own instructions for this session\'s runs; the workspace facts, tool rules and project files (AGENTS.md, CLAUDE.md) stay' -r
 complete -c linggen -n "__fish_linggen_needs_command" -s r -l resume -d 'Resume a session by id (or unique prefix)' -r
+complete -c linggen -n "__fish_linggen_needs_command" -l input-format -d '-p only: `stream-json` reads the turns from stdin, one JSON message a line as Claude Code\'s SDK writes them, each answered in the same session (needs `--output-format stream-json`)' -r -f -a "text\t'The prompt argument, else all of stdin (piped stdin beside a prompt is its material)'
+stream-json\t'One turn a line on stdin, as JSON messages'"
 complete -c linggen -n "__fish_linggen_needs_command" -l output-format -d 'How -p prints: text (the answer), json (one object), stream-json (events, one per line)' -r -f -a "text\t'The final answer only'
 json\t'One JSON object when done'
 stream-json\t'One JSON event per line as it happens, then a `result` line'"

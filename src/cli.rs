@@ -88,6 +88,12 @@ pub struct Cli {
     #[arg(long)]
     pub worktree: bool,
 
+    /// -p only: `stream-json` reads the turns from stdin, one JSON message a line as
+    /// Claude Code's SDK writes them, each answered in the same session (needs
+    /// `--output-format stream-json`).
+    #[arg(long, value_enum, default_value_t = InputFormat::Text)]
+    pub input_format: InputFormat,
+
     /// How -p prints: text (the answer), json (one object), stream-json (events, one per line).
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
     pub output_format: OutputFormat,
@@ -273,6 +279,16 @@ fn parse_max_iters(v: &str) -> Result<u32, String> {
 
 fn parse_turn_mode(v: &str) -> Result<crate::config::TurnMode, String> {
     crate::config::TurnMode::parse(v).ok_or_else(|| "expected chat, auto or talk".to_string())
+}
+
+/// How `-p` reads its task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum InputFormat {
+    /// The prompt argument, else all of stdin (piped stdin beside a prompt is its material).
+    #[default]
+    Text,
+    /// One turn a line on stdin, as JSON messages.
+    StreamJson,
 }
 
 /// `--tools` parsed: `None` inside for `default` (a plain `Option<Option<…>>` would make
@@ -532,6 +548,10 @@ async fn run_print(cli: Cli) -> i32 {
         format: cli.output_format,
         quiet: cli.quiet,
     };
+    if cli.input_format == InputFormat::StreamJson {
+        let first = cli.print.clone().flatten().or_else(|| cli.prompt.clone());
+        return crate::print::stream_input::run(options, first).await;
+    }
     if !cli.worktree {
         return crate::print::run::run(options, move || cli.task()).await;
     }

@@ -244,3 +244,83 @@ fn tools_narrows_what_is_offered_and_what_runs() {
     assert_eq!(out.code, Some(2), "{}", out.stderr);
     assert!(out.stderr.contains("no tool `WebSearch`"), "{}", out.stderr);
 }
+
+/// `--input-format stream-json`: turns arrive on stdin as Claude Code's SDK writes them;
+/// each is answered in the same session as it comes (the client waits for a result before
+/// it sends the next), with a `result` line per turn; a bad line is one error, the rest run.
+#[test]
+fn stream_json_input_feeds_turns_one_at_a_time_into_one_session() {
+    use std::io::{BufRead as _, BufReader, Write as _};
+    let (ws, server) = workspace(
+        vec![
+            Reply::text("first answer").into(),
+            Reply::text("second answer").into(),
+        ],
+        "",
+    );
+    let mut child = ws
+        .cmd()
+        .args([
+            "-p",
+            "--input-format",
+            "stream-json",
+            "--output-format",
+            "stream-json",
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let (lines_tx, lines) = std::sync::mpsc::channel();
+    let stdout = BufReader::new(child.stdout.take().unwrap());
+    std::thread::spawn(move || {
+        for line in stdout.lines().map_while(Result::ok) {
+            let _ = lines_tx.send(line);
+        }
+    });
+    let result_line = || loop {
+        let line = lines
+            .recv_timeout(std::time::Duration::from_secs(30))
+            .expect("a result line");
+        let value: Value = serde_json::from_str(&line).unwrap();
+        if value["type"] == "result" {
+            return value;
+        }
+    };
+    writeln!(
+        stdin,
+        r#"{{"type":"user","message":{{"role":"user","content":"one"}}}}"#
+    )
+    .unwrap();
+    assert_eq!(result_line()["result"], "first answer");
+    writeln!(stdin, "not json").unwrap();
+    writeln!(
+        stdin,
+        r#"{{"type":"user","message":{{"role":"user","content":[{{"type":"text","text":"two"}}]}}}}"#
+    )
+    .unwrap();
+    assert_eq!(result_line()["result"], "second answer");
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("stdin line 2: not JSON"), "{stderr}");
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "a bad line fails the run: {stderr}"
+    );
+    // The second turn saw the first: one session.
+    let second = server.last_chat_request().unwrap();
+    let users = support::texts(&second, "user").join("\n");
+    assert!(users.contains("one") && users.contains("two"), "{users}");
+
+    let out = run(&ws, &["-p", "--input-format", "stream-json"]);
+    assert_eq!(out.code, Some(2), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("needs --output-format stream-json"),
+        "{}",
+        out.stderr
+    );
+}

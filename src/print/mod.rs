@@ -7,6 +7,7 @@ use clap::ValueEnum;
 use serde::Serialize;
 
 pub mod run;
+pub mod stream_input;
 
 use crate::app::exit;
 use crate::llm::Usage;
