@@ -324,3 +324,60 @@ fn stream_json_input_feeds_turns_one_at_a_time_into_one_session() {
         out.stderr
     );
 }
+
+/// The person's `~/.claude/settings.json` permissions apply as linggen rules: `allow` lifts
+/// a question, `ask` keeps one that a mode would lift (and -p, which cannot ask, denies
+/// it), `defaultMode` sets the mode; a broken file is one warning naming its line.
+#[test]
+fn claude_codes_user_settings_permissions_apply() {
+    let settings = json!({
+        "permissions": {
+            "allow": ["Write(out.txt)"],
+            "ask": ["Write(secret.txt)"],
+            "defaultMode": "acceptEdits"
+        }
+    });
+    let (ws, server) = workspace(
+        vec![
+            Reply::tool("Write", json!({"path": "out.txt", "content": "x\n"})).into(),
+            Reply::tool("Write", json!({"path": "secret.txt", "content": "s\n"})).into(),
+            Reply::tool("Write", json!({"path": "other.txt", "content": "o\n"})).into(),
+            Reply::text("Done.").into(),
+        ],
+        "",
+    );
+    std::fs::create_dir_all(ws.home().join(".claude")).unwrap();
+    std::fs::write(
+        ws.home().join(".claude/settings.json"),
+        settings.to_string(),
+    )
+    .unwrap();
+    let out = run(&ws, &["-p", "write them"]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert_eq!(ws.read("out.txt"), "x\n");
+    // acceptEdits (from defaultMode) writes other.txt; the ask rule keeps secret.txt asking.
+    assert_eq!(ws.read("other.txt"), "o\n");
+    assert!(!ws.root().join("secret.txt").exists(), "{}", out.stderr);
+    let results = support::texts(&server.last_chat_request().unwrap(), "tool").join("\n");
+    assert!(results.contains("Write(secret.txt)"), "{results}");
+
+    std::fs::write(
+        ws.home().join(".claude/settings.json"),
+        "{\n\"permissions\": [\n",
+    )
+    .unwrap();
+    let (ws2, _server) = workspace(vec![Reply::text("Hi.").into()], "");
+    std::fs::create_dir_all(ws2.home().join(".claude")).unwrap();
+    std::fs::copy(
+        ws.home().join(".claude/settings.json"),
+        ws2.home().join(".claude/settings.json"),
+    )
+    .unwrap();
+    let out = run(&ws2, &["-p", "hi"]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(
+        out.stderr.contains(".claude/settings.json:3: not JSON"),
+        "{}",
+        out.stderr
+    );
+}

@@ -181,6 +181,7 @@ pub async fn open_session(
     .await?;
     let config = ws.config.for_session(&start.overrides);
     let permissions = Permissions::new(config.permission_mode, &config.allow, &config.deny)
+        .and_then(|p| p.with_ask(&config.ask))
         .map(|p| p.with_trust(trust))
         .and_then(|p| p.with_project_rules(&project_rules))
         .map_err(ConfigError::Usage)?;

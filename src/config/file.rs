@@ -111,6 +111,9 @@ struct PermissionsSection {
     allow: Vec<String>,
     #[serde(default)]
     deny: Vec<String>,
+    /// Restricts only (a call asks that would not), so a project's apply without trust.
+    #[serde(default)]
+    ask: Vec<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -194,7 +197,7 @@ const KNOWN: &[(&str, &[&str])] = &[
             "max_delegation_depth",
         ],
     ),
-    ("permissions", &["mode", "allow", "deny"]),
+    ("permissions", &["mode", "allow", "deny", "ask"]),
     (
         "models",
         &[
@@ -340,6 +343,7 @@ impl Layer<'_> {
         }
         config.allow.extend(permissions.allow);
         config.deny.extend(permissions.deny);
+        config.ask.extend(permissions.ask);
         self.apply_models(models, config, project.as_deref())?;
         Ok(agent.default_model.map(|m| {
             let line = line_of(self.text, m.span().start);

@@ -2,6 +2,7 @@
 //! < environment < flags. Each layer only overrides what it sets; `[[models]]` entries are
 //! merged by `id` (a later layer's entry replaces an earlier one with the same id).
 
+pub mod claude_settings;
 mod file;
 mod mode;
 pub mod model;
@@ -174,6 +175,8 @@ pub struct Config {
     /// Permission rules such as `Bash(cargo test*)`; deny beats allow.
     pub allow: Vec<String>,
     pub deny: Vec<String>,
+    /// Rules whose calls always ask (`[permissions] ask`, Claude Code's `ask`).
+    pub ask: Vec<String>,
     /// Default `Bash` timeout.
     pub bash_timeout_ms: u64,
     /// `[agent] max_delegation_depth`: how deep `delegate_to_agent` may nest.
@@ -224,6 +227,7 @@ impl Default for Config {
             permission_mode: PermissionMode::Default,
             allow: Vec::new(),
             deny: Vec::new(),
+            ask: Vec::new(),
             bash_timeout_ms: crate::tools::bash::DEFAULT_TIMEOUT_MS,
             max_delegation_depth: DEFAULT_MAX_DELEGATION_DEPTH,
             theme: "dark".to_string(),
@@ -295,6 +299,15 @@ impl Config {
             routing.validate(&ids).map_err(|why| {
                 ConfigError::Usage(format!("{}: {why}", config.origin("routing")))
             })?;
+        }
+        // Claude Code's own settings come after linggen's files, which win where both speak.
+        if let Some(user_home) = env("HOME").filter(|h| !h.is_empty()) {
+            let path = Path::new(&user_home).join(".claude/settings.json");
+            match claude_settings::read(&path) {
+                Ok(Some(claude)) => config.apply_claude(claude),
+                Ok(None) => {}
+                Err(warning) => config.warnings.push(warning),
+            }
         }
         config.apply_env(env)?;
         config.apply_flags(flags);

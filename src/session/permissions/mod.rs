@@ -254,6 +254,9 @@ pub struct Permissions {
     pub mode: PermissionMode,
     allow: Vec<Rule>,
     deny: Vec<Rule>,
+    /// Calls that always ask, whatever allows them (Claude Code's `ask` rules): except in
+    /// bypass, which asks nothing, and where a denial wins.
+    ask: Vec<Rule>,
     /// Approved by the person with "always (this session)".
     session_allow: Vec<Rule>,
     /// Which of the workspace's own grants hold; with none accepted, project rules and
@@ -270,9 +273,18 @@ impl Permissions {
             mode,
             allow: parse(allow)?,
             deny: parse(deny)?,
+            ask: Vec::new(),
             session_allow: Vec::new(),
             trust: Trust::default(),
         })
+    }
+
+    /// Adds rules whose calls always ask (`[permissions] ask`, Claude Code's `ask`).
+    pub fn with_ask(mut self, ask: &[String]) -> Result<Self, String> {
+        for rule in ask {
+            self.ask.push(Rule::parse(rule)?);
+        }
+        Ok(self)
     }
 
     /// Sets which of the workspace's grants hold. Call before [`Self::with_project_rules`].
@@ -360,6 +372,41 @@ impl Permissions {
     }
 
     pub fn check(&self, prepared: &Prepared) -> Verdict {
+        match self.check_rules(prepared) {
+            Verdict::Allow if self.mode != PermissionMode::Bypass => {
+                match self.asked_by(prepared) {
+                    Some(rule) => Verdict::Ask {
+                        reason: format!("rule `{rule}` asks every time"),
+                    },
+                    None => Verdict::Allow,
+                }
+            }
+            verdict => verdict,
+        }
+    }
+
+    /// The first `ask` rule that covers the call: for a command, any of its parts; for a
+    /// patch, any of its files.
+    fn asked_by(&self, prepared: &Prepared) -> Option<&str> {
+        let tool = &prepared.tool;
+        let subjects: Vec<&str> = match &prepared.access {
+            Access::Read | Access::Registered { .. } => vec![""],
+            Access::Write { rel, .. } => vec![rel.as_str()],
+            Access::Patch { files, .. } => files.iter().map(String::as_str).collect(),
+            Access::Screenshot { url } => vec![url.as_str()],
+            Access::Command {
+                command, analysis, ..
+            } => std::iter::once(command.as_str())
+                .chain(analysis.segments.iter().map(|s| s.text.as_str()))
+                .collect(),
+        };
+        self.ask
+            .iter()
+            .find(|r| subjects.iter().any(|subject| r.matches(tool, subject)))
+            .map(|r| r.text.as_str())
+    }
+
+    fn check_rules(&self, prepared: &Prepared) -> Verdict {
         let tool = &prepared.tool;
         match &prepared.access {
             Access::Read => match self.denied_by(tool, "") {

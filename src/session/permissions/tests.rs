@@ -379,3 +379,34 @@ fn mcp_rules_parse_as_claude_code_writes_them() {
     let err = Rule::parse("github__x").unwrap_err();
     assert!(err.contains("mcp__SERVER__TOOL"), "{err}");
 }
+
+#[test]
+fn ask_rules_keep_a_question_a_mode_or_rule_would_lift_but_never_lift_a_denial() {
+    let f = fixture();
+    let ask = |mode, allow: &[&str], deny: &[&str]| {
+        perms(mode, allow, deny)
+            .with_ask(&["Write(secret.txt)".into(), "Bash(git push:*)".into()])
+            .unwrap()
+    };
+    let write = |name: &str| json!({"path": name, "content": "x"});
+    let edits = ask(PermissionMode::AcceptEdits, &["Write(secret.txt)"], &[]);
+    assert!(is_ask(&verdict(&edits, &f, "Write", write("secret.txt"))));
+    assert_eq!(
+        verdict(&edits, &f, "Write", write("other.txt")),
+        Verdict::Allow
+    );
+    let pushes = ask(PermissionMode::Default, &["Bash(git*)"], &[]);
+    assert!(is_ask(&verdict(
+        &pushes,
+        &f,
+        "Bash",
+        json!({"command": "git status && git push origin main"})
+    )));
+    let denied = ask(PermissionMode::AcceptEdits, &[], &["Write(secret.txt)"]);
+    assert!(is_deny(&verdict(&denied, &f, "Write", write("secret.txt"))));
+    let bypass = ask(PermissionMode::Bypass, &[], &[]);
+    assert_eq!(
+        verdict(&bypass, &f, "Write", write("secret.txt")),
+        Verdict::Allow
+    );
+}
