@@ -332,8 +332,9 @@ fn stream_json_input_feeds_turns_one_at_a_time_into_one_session() {
 fn claude_codes_user_settings_permissions_apply() {
     let settings = json!({
         "permissions": {
-            "allow": ["Write(out.txt)"],
+            "allow": ["Write(out.txt)", "WebFetch(domain:github.com)"],
             "ask": ["Write(secret.txt)"],
+            "deny": ["Read(./.env)"],
             "defaultMode": "acceptEdits"
         }
     });
@@ -360,6 +361,18 @@ fn claude_codes_user_settings_permissions_apply() {
     assert!(!ws.root().join("secret.txt").exists(), "{}", out.stderr);
     let results = support::texts(&server.last_chat_request().unwrap(), "tool").join("\n");
     assert!(results.contains("Write(secret.txt)"), "{results}");
+    // Rules for what linggen cannot express are one warning each, never a failed start.
+    assert!(
+        out.stderr
+            .contains("`permissions.allow` rule `WebFetch(domain:github.com)` is not applied"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("rule `Read(./.env)` is not applied"),
+        "{}",
+        out.stderr
+    );
 
     std::fs::write(
         ws.home().join(".claude/settings.json"),

@@ -185,6 +185,18 @@ pub async fn open_session(
         .map(|p| p.with_trust(trust))
         .and_then(|p| p.with_project_rules(&project_rules))
         .map_err(ConfigError::Usage)?;
+    let permissions = match &config.claude {
+        Some(claude) => {
+            let source = claude.path.display().to_string();
+            let (permissions, warnings) =
+                permissions.with_foreign_rules(&claude.allow, &claude.ask, &claude.deny, &source);
+            for warning in warnings {
+                eprintln!("linggen: warning: {warning}");
+            }
+            permissions
+        }
+        None => permissions,
+    };
     // The model first: with none to talk to, nothing is written (no database on a first
     // run that cannot go anywhere yet).
     let http = router::http_client().map_err(ResolveError::from)?;

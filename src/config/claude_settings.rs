@@ -1,15 +1,17 @@
 //! Claude Code's own settings file, read as it is: the `permissions` of
 //! `~/.claude/settings.json` (the person's own, so no trust is needed) apply as linggen
 //! rules — `allow`, `ask` and `deny` with Claude Code's rule syntax (`Bash(npm run
-//! test:*)`, `Read(./.env)`), and `defaultMode` unless linggen's own configuration chose a
-//! mode. A project's `.claude/settings.json` is not read yet: its rules would be grants.
+//! test:*)`), and `defaultMode` unless linggen's own configuration chose a mode. A rule
+//! linggen cannot express (a tool it has not, such as `WebFetch`, or a `Read` pattern) is
+//! one warning when a session starts, never a failed start. A project's
+//! `.claude/settings.json` is not read yet: its rules would be grants.
 
 use std::path::{Path, PathBuf};
 
 use super::PermissionMode;
 
 /// What the file says about permissions.
-#[derive(Debug, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct ClaudePermissions {
     pub path: PathBuf,
     pub allow: Vec<String>,
@@ -72,25 +74,18 @@ pub fn read(path: &Path) -> Result<Option<ClaudePermissions>, String> {
 }
 
 impl super::Config {
-    /// Adds the rules (linggen's own come first; a denial wins wherever it is) and takes
-    /// the mode when linggen's files chose none.
+    /// Keeps the rules for the session's permissions, which take each one it can express
+    /// and warn about the others (Claude Code has tools linggen has not, such as
+    /// `WebFetch`): a rule written for another program must not stop linggen. Takes the
+    /// mode when linggen's files chose none.
     pub(super) fn apply_claude(&mut self, claude: ClaudePermissions) {
-        let add = |to: &mut Vec<String>, rules: Vec<String>| {
-            for rule in rules {
-                if !to.contains(&rule) {
-                    to.push(rule);
-                }
-            }
-        };
-        add(&mut self.allow, claude.allow);
-        add(&mut self.ask, claude.ask);
-        add(&mut self.deny, claude.deny);
         if let Some(mode) = claude.default_mode
             && !self.origins.contains_key("permission_mode")
         {
             self.permission_mode = mode;
             self.set_origin("permission_mode", claude.path.display());
         }
+        self.claude = Some(claude);
     }
 }
 

@@ -177,6 +177,8 @@ pub struct Config {
     pub deny: Vec<String>,
     /// Rules whose calls always ask (`[permissions] ask`, Claude Code's `ask`).
     pub ask: Vec<String>,
+    /// The person's `~/.claude/settings.json` permissions (its mode already applied).
+    pub claude: Option<claude_settings::ClaudePermissions>,
     /// Default `Bash` timeout.
     pub bash_timeout_ms: u64,
     /// `[agent] max_delegation_depth`: how deep `delegate_to_agent` may nest.
@@ -228,6 +230,7 @@ impl Default for Config {
             allow: Vec::new(),
             deny: Vec::new(),
             ask: Vec::new(),
+            claude: None,
             bash_timeout_ms: crate::tools::bash::DEFAULT_TIMEOUT_MS,
             max_delegation_depth: DEFAULT_MAX_DELEGATION_DEPTH,
             theme: "dark".to_string(),

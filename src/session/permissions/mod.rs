@@ -287,6 +287,33 @@ impl Permissions {
         Ok(self)
     }
 
+    /// Adds rules written for Claude Code (`source` names the file): each one linggen can
+    /// express; for each other, one warning saying it is not applied. Returns the warnings.
+    pub fn with_foreign_rules(
+        mut self,
+        allow: &[String],
+        ask: &[String],
+        deny: &[String],
+        source: &str,
+    ) -> (Self, Vec<String>) {
+        let mut warnings = Vec::new();
+        for (rules, kind) in [(allow, "allow"), (ask, "ask"), (deny, "deny")] {
+            for text in rules {
+                match Rule::parse(text) {
+                    Ok(rule) => match kind {
+                        "allow" => self.allow.push(rule),
+                        "ask" => self.ask.push(rule),
+                        _ => self.deny.push(rule),
+                    },
+                    Err(why) => warnings.push(format!(
+                        "{source}: `permissions.{kind}` rule `{text}` is not applied here: {why}"
+                    )),
+                }
+            }
+        }
+        (self, warnings)
+    }
+
     /// Sets which of the workspace's grants hold. Call before [`Self::with_project_rules`].
     pub fn with_trust(mut self, trust: Trust) -> Self {
         self.trust = trust;
