@@ -100,13 +100,10 @@ impl ServerCredentials {
 
     /// Forgets this server's tokens; `Ok(false)` when there were none.
     pub fn remove(&self) -> Result<bool, LoginError> {
-        let _turn = self.lock()?;
-        let mut file = self.read_file()?;
-        let removed = file.servers.remove(&self.server).is_some();
-        if removed {
-            self.write_file(&file)?;
-        }
-        Ok(removed)
+        self.rewrite(|file| {
+            let removed = file.servers.remove(&self.server).is_some();
+            (removed, removed)
+        })
     }
 
     fn read_entry(&self) -> Result<Option<serde_json::Value>, LoginError> {
@@ -148,14 +145,38 @@ impl ServerCredentials {
         set_owner_only(&self.path).map_err(|e| self.store_error(e.to_string()))
     }
 
-    /// Two linggen processes (a shell refreshing a token while `mcp login` saves another
-    /// server's) take turns reading and rewriting the file.
-    fn lock(&self) -> Result<TurnLock, LoginError> {
+    /// The file whose lock makes two linggen processes (a shell refreshing a token while
+    /// `mcp login` saves another server's) take turns reading and rewriting the
+    /// credentials; the caller holds `durable::FileLock::exclusive` on it.
+    fn lock_file(&self) -> Result<std::fs::File, LoginError> {
+        use std::os::unix::fs::OpenOptionsExt as _;
         let lock_path = self.path.with_extension("lock");
         if let Some(folder) = lock_path.parent() {
             std::fs::create_dir_all(folder).map_err(|e| self.store_error(e.to_string()))?;
         }
-        TurnLock::take(&lock_path).map_err(|e| self.store_error(e.to_string()))
+        std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .mode(0o600)
+            .open(&lock_path)
+            .map_err(|e| self.store_error(e.to_string()))
+    }
+
+    /// Reads the file, changes it with `change` and writes it back, holding the lock.
+    fn rewrite<T>(
+        &self,
+        change: impl FnOnce(&mut CredentialsFile) -> (T, bool),
+    ) -> Result<T, LoginError> {
+        let lock = self.lock_file()?;
+        let _turn = crate::durable::FileLock::exclusive(&lock)
+            .map_err(|e| self.store_error(e.to_string()))?;
+        let mut file = self.read_file()?;
+        let (result, changed) = change(&mut file);
+        if changed {
+            self.write_file(&file)?;
+        }
+        Ok(result)
     }
 
     fn store_error(&self, reason: String) -> LoginError {
@@ -169,27 +190,6 @@ impl ServerCredentials {
 fn set_owner_only(path: &Path) -> std::io::Result<()> {
     use std::os::unix::fs::PermissionsExt as _;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
-}
-
-/// An exclusive `flock` on the lock file, released when the file closes (dropped).
-struct TurnLock(#[allow(dead_code)] std::fs::File);
-
-impl TurnLock {
-    fn take(path: &Path) -> std::io::Result<TurnLock> {
-        use std::os::fd::AsRawFd as _;
-        use std::os::unix::fs::OpenOptionsExt as _;
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .mode(0o600)
-            .open(path)?;
-        // SAFETY: a valid descriptor owned by `file`, which outlives the call.
-        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        Ok(TurnLock(file))
-    }
 }
 
 #[async_trait::async_trait]
@@ -206,16 +206,15 @@ impl CredentialStore for ServerCredentials {
     async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
         let value = serde_json::to_value(&credentials)
             .map_err(|e| AuthError::CredentialStoreError(e.to_string()))?;
-        let _turn = self.lock().map_err(store_failure)?;
-        let mut file = self.read_file().map_err(store_failure)?;
-        file.servers.insert(
-            self.server.clone(),
-            Entry {
-                url: self.url.clone(),
-                credentials: value,
-            },
-        );
-        self.write_file(&file).map_err(store_failure)
+        let entry = Entry {
+            url: self.url.clone(),
+            credentials: value,
+        };
+        self.rewrite(|file| {
+            file.servers.insert(self.server.clone(), entry);
+            ((), true)
+        })
+        .map_err(store_failure)
     }
 
     async fn clear(&self) -> Result<(), AuthError> {
