@@ -437,18 +437,15 @@ async fn open_streamable(
             over_http(server, events, transport).await
         }
     };
+    // With a sign-in that no longer works, the person is told to sign in again.
     opened.map_err(|e| match e {
-        McpError::Handshake { reason, .. } if reason == AUTH_REQUIRED => McpError::NeedsLogin {
-            server: server.name.clone(),
-            again: if logged_in { " again" } else { "" },
+        McpError::NeedsLogin { server, .. } if logged_in => McpError::NeedsLogin {
+            server,
+            again: " again",
         },
         other => other,
     })
 }
-
-/// What [`over_http`] reports when the server answered 401 (or a token could not be
-/// refreshed): the caller knows whether a login is the answer.
-const AUTH_REQUIRED: &str = "authorization required";
 
 /// Whether an error from the handshake is the server asking for a sign-in (a 401, or a
 /// token that could not be refreshed).
@@ -483,14 +480,16 @@ where
     let service = events
         .serve(transport)
         .await
-        .map_err(|e| McpError::Handshake {
-            server: server.name.clone(),
-            reason: if asks_for_sign_in(&e) {
-                AUTH_REQUIRED.to_string()
-            } else {
-                plain_reason(&e)
+        .map_err(|e| match asks_for_sign_in(&e) {
+            true => McpError::NeedsLogin {
+                server: server.name.clone(),
+                again: "",
             },
-            stderr: String::new(),
+            false => McpError::Handshake {
+                server: server.name.clone(),
+                reason: plain_reason(&e),
+                stderr: String::new(),
+            },
         })?;
     Ok(Connection {
         name: server.name.clone(),
