@@ -70,8 +70,8 @@ pub fn parse_tools(value: &str) -> Result<Option<Vec<String>>, String> {
             names.push(word.to_string());
             continue;
         }
-        let tool = ToolName::from_name(word).or_else(|| ToolName::resolve(word));
-        match tool {
+        // `resolve` takes the canonical name in any case, and other agents' names.
+        match ToolName::resolve(word) {
             Some(tool) => names.push(tool.name().to_string()),
             None => {
                 return Err(format!(
