@@ -44,6 +44,29 @@ fn offered(request: &Value) -> Vec<String> {
         .collect()
 }
 
+/// A workspace whose person's config names `server`: a fixture in tests/fixtures run by
+/// node on the official TypeScript SDK (installed beside the reference server `entry`).
+fn sdk_server(
+    entry: &Path,
+    server: &str,
+    fixture: &str,
+    script: Vec<Step>,
+) -> (Workspace, ScriptedServer) {
+    let sdk = entry.ancestors().nth(3).unwrap().join("sdk");
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(fixture);
+    let model = ScriptedServer::start_background(Protocol::OpenAi, script);
+    let ws = Workspace::new();
+    let config = format!(
+        "[mcp_servers.{server}]\ncommand = \"node\"\nargs = [{:?}, {:?}]\n",
+        fixture.display().to_string(),
+        sdk.display().to_string()
+    );
+    write_config_with(ws.home(), Protocol::OpenAi, &model.url(), &config);
+    (ws, model)
+}
+
 fn tool_results(server: &ScriptedServer) -> Vec<String> {
     server
         .last_chat_request()
@@ -140,23 +163,16 @@ fn a_tool_a_server_adds_later_is_offered_once_it_says_its_list_changed() {
     let Some(entry) = mcp_everything() else {
         return;
     };
-    let sdk = entry.ancestors().nth(3).unwrap().join("sdk");
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp-list-changed.mjs");
-    let server = ScriptedServer::start_background(
-        Protocol::OpenAi,
+    let (ws, server) = sdk_server(
+        &entry,
+        "dyn",
+        "mcp-list-changed.mjs",
         vec![
             Step::from(Reply::tool("mcp__dyn__unlock", json!({}))),
             Reply::tool("mcp__dyn__secret", json!({})).into(),
             Reply::text("Done.").into(),
         ],
     );
-    let ws = Workspace::new();
-    let config = format!(
-        "[mcp_servers.dyn]\ncommand = \"node\"\nargs = [{:?}, {:?}]\n",
-        script.display().to_string(),
-        sdk.display().to_string()
-    );
-    write_config_with(ws.home(), Protocol::OpenAi, &server.url(), &config);
     let out = run(&ws, &["-p", "unlock it", "--allowed-tools", "mcp__dyn__*"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
@@ -474,10 +490,10 @@ fn a_hundred_tool_server_stays_out_of_a_small_window() {
     let Some(entry) = mcp_everything() else {
         return;
     };
-    let sdk = entry.ancestors().nth(3).unwrap().join("sdk");
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp-many-tools.mjs");
-    let server = ScriptedServer::start_background(
-        Protocol::OpenAi,
+    let (ws, server) = sdk_server(
+        &entry,
+        "many",
+        "mcp-many-tools.mjs",
         vec![
             Step::from(Reply::tool(
                 "tool_search",
@@ -491,13 +507,6 @@ fn a_hundred_tool_server_stays_out_of_a_small_window() {
             Reply::text("Filed.").into(),
         ],
     );
-    let ws = Workspace::new();
-    let config = format!(
-        "[mcp_servers.many]\ncommand = \"node\"\nargs = [{:?}, {:?}]\n",
-        script.display().to_string(),
-        sdk.display().to_string()
-    );
-    write_config_with(ws.home(), Protocol::OpenAi, &server.url(), &config);
     let out = run(&ws, &["-p", "file it", "--allowed-tools", "mcp__many__*"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
