@@ -9,6 +9,7 @@ pub mod cli;
 pub mod clock;
 pub mod config;
 pub mod durable;
+pub mod hooks;
 pub mod llm;
 pub mod mcp;
 pub mod print;

@@ -241,6 +241,7 @@ pub async fn open_session(
     })
     .await?;
     let tools = workspace_tools(&config, ws);
+    let hooks = hook_runner(&config, ws, &session_id, &tools);
     let setup = SessionSetup {
         session_id,
         agent_id: start_agent(start, ws)?,
@@ -256,7 +257,6 @@ pub async fn open_session(
             &ws.home, &ws.root,
         ))),
         history,
-        tools,
         permissions,
         max_iters: config.max_iters,
         interactive,
@@ -269,8 +269,36 @@ pub async fn open_session(
         checkpoints: Some(Arc::new(session::checkpoints::Checkpointer::new(
             &ws.home, &ws.root,
         ))),
+        hooks,
+        idle_notification: std::time::Duration::from_secs(config.idle_notification_secs),
+        tools,
     };
     Ok((setup, store, lease))
+}
+
+/// The session's hooks: the person's own and the workspace's trusted ones, in the session's
+/// sandbox; `None` when there are none.
+fn hook_runner(
+    config: &Config,
+    ws: &Workspace,
+    session_id: &str,
+    tools: &ToolContext,
+) -> Option<Arc<crate::hooks::Runner>> {
+    let (hooks, _withheld) = ws
+        .hooks
+        .trusted(&ws.root, |grant| ws.trust.trust.is_accepted(grant));
+    if hooks.is_empty() {
+        return None;
+    }
+    Some(Arc::new(crate::hooks::Runner::new(
+        crate::hooks::RunnerSetup {
+            hooks,
+            root: ws.root.clone(),
+            session_id: session_id.to_string(),
+            sandbox: Arc::clone(&tools.sandbox),
+            unconfined_user_hooks: config.hooks_unconfined,
+        },
+    )))
 }
 
 /// Where a session's tools run in this workspace: confined to the root by the session's

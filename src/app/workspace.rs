@@ -40,6 +40,8 @@ pub struct Workspace {
     /// The MCP servers configured anywhere the person keeps them (and the workspace's own,
     /// which start only once trusted).
     pub mcp: Arc<crate::mcp::config::McpConfig>,
+    /// Every hook found (the workspace's own run only once trusted).
+    pub hooks: crate::hooks::HookSet,
 }
 
 impl Workspace {
@@ -97,6 +99,10 @@ pub fn load_workspace(start: &Start) -> Result<Workspace, Failure> {
         root: root.clone(),
     });
     let mcp = crate::mcp::config::load(user_home.as_deref().unwrap_or(&home), &home, &root, &env);
+    let hooks = crate::hooks::HookSet::load(user_home.as_deref(), &home, &root);
+    for warning in &hooks.warnings {
+        eprintln!("linggen: warning: {warning}");
+    }
     for warning in &mcp.warnings {
         eprintln!("linggen: warning: {warning}");
     }
@@ -107,14 +113,15 @@ pub fn load_workspace(start: &Start) -> Result<Workspace, Failure> {
     });
     // Rules that do not parse are reported when the session starts.
     let project_rules = project::load(&root).unwrap_or_default();
-    let mcp_grants = crate::mcp::servers::project_grants(&mcp, &root);
+    let mut other_grants = crate::mcp::servers::project_grants(&mcp, &root);
+    other_grants.extend(hooks.project_grants(&root));
     let trust = FolderTrust::load(
         &home,
         &root,
         &config,
         &project_rules,
         &skills.get(),
-        &mcp_grants,
+        &other_grants,
     );
     if let Some(warning) = &trust.warning {
         eprintln!("linggen: warning: {warning}");
@@ -129,6 +136,7 @@ pub fn load_workspace(start: &Start) -> Result<Workspace, Failure> {
         trust,
         line: start.line,
         mcp: Arc::new(mcp),
+        hooks,
     };
     // A broken agent or skill file is skipped; the person hears which and why.
     for warning in ws.extension_warnings() {

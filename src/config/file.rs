@@ -37,6 +37,15 @@ struct FileConfig {
     llm: LlmSection,
     #[serde(default)]
     mcp: McpSection,
+    #[serde(default)]
+    hooks: HooksSection,
+}
+
+/// `[hooks]`: how the hooks of the settings files run (doc/hooks.md).
+#[derive(Debug, Default, Deserialize)]
+struct HooksSection {
+    unconfined: Option<Spanned<bool>>,
+    idle_notification_secs: Option<Spanned<u64>>,
 }
 
 /// `[mcp]`: how MCP servers' tools are offered.
@@ -158,9 +167,11 @@ const KNOWN: &[(&str, &[&str])] = &[
             "llm",
             "mcp",
             "mcp_servers",
+            "hooks",
         ],
     ),
     ("llm", &["stall_secs"]),
+    ("hooks", &["unconfined", "idle_notification_secs"]),
     ("mcp", &["eager_tools_chars"]),
     (
         "auto",
@@ -239,6 +250,28 @@ pub(super) fn parse<'a>(path: &'a Path, text: &'a str) -> Result<Layer<'a>, Conf
 }
 
 impl Layer<'_> {
+    /// `[hooks]`. Taking hooks out of the sandbox is the person's choice: a project's
+    /// `unconfined` is ignored, with a warning.
+    fn apply_hooks(&self, hooks: HooksSection, config: &mut Config, project: Option<&str>) {
+        if let Some(unconfined) = hooks.unconfined {
+            match project {
+                Some(file) if *unconfined.get_ref() => config.warnings.push(format!(
+                    "{file}: `[hooks] unconfined` is ignored: only your own configuration \
+                     ($LINGGEN_HOME/linggen-agent.toml) can take hooks out of the sandbox"
+                )),
+                Some(_) => {}
+                None => {
+                    config.hooks_unconfined = *unconfined.get_ref();
+                    config.set_origin("hooks_unconfined", self.path.display());
+                }
+            }
+        }
+        if let Some(secs) = hooks.idle_notification_secs {
+            config.idle_notification_secs = *secs.get_ref();
+            config.set_origin("idle_notification_secs", self.path.display());
+        }
+    }
+
     /// Applies this layer; returns its `default_model` (with `file:line`) if it sets one.
     /// `project` names the file (relative to the root) when it came with the workspace:
     /// then what it grants (a looser mode, allow rules, a browser to run, more screenshot
@@ -262,7 +295,9 @@ impl Layer<'_> {
             checks,
             llm,
             mcp,
+            hooks,
         } = std::mem::take(&mut self.parsed);
+        self.apply_hooks(hooks, config, project.as_deref());
         self.apply_auto(auto, &mut config.auto)?;
         self.apply_llm(llm, config)?;
         if let Some(chars) = mcp.eager_tools_chars {

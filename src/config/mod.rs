@@ -207,6 +207,12 @@ pub struct Config {
     /// request; above it the model gets a search tool instead. `None`: a tenth of the
     /// model's window (see `session::run::agent_tools`).
     pub mcp_eager_tools_chars: Option<usize>,
+    /// `[hooks] unconfined`: the person's own hooks run outside the sandbox, with their
+    /// whole environment (only from their own configuration).
+    pub hooks_unconfined: bool,
+    /// `[hooks] idle_notification_secs`: how long the session waits for input before the
+    /// `Notification` hooks hear of it.
+    pub idle_notification_secs: u64,
     /// Where each non-default setting came from (a file, an environment variable, a flag),
     /// by key, for `/settings`.
     pub origins: std::collections::BTreeMap<&'static str, String>,
@@ -242,6 +248,8 @@ impl Default for Config {
             stall_secs: model::DEFAULT_STALL_SECS,
             auto: AutoSettings::default(),
             mcp_eager_tools_chars: None,
+            hooks_unconfined: false,
+            idle_notification_secs: 60,
             origins: std::collections::BTreeMap::new(),
             files: Vec::new(),
             warnings: Vec::new(),

@@ -8,6 +8,7 @@
 use super::event::Event;
 use super::run::RunCtx;
 use super::{Conversation, TurnShared, usage};
+use crate::hooks::HookEvent;
 use crate::llm::routing::{Signal, falls_back};
 use crate::llm::{ChatMessage, ChatRequest, Role, StreamEvent};
 
@@ -66,9 +67,21 @@ fn tools_chars(shared: &TurnShared, ctx: &RunCtx, window: Option<u32>) -> usize 
 pub(crate) enum Why {
     /// The next request would pass `compact_at`: compact when it helps, else send as is.
     Full,
-    /// The server rejected the request as too long, or the person asked (`/compact`):
-    /// compact what can be, and say so when nothing can.
+    /// The server rejected the request as too long: compact what can be, and say so when
+    /// nothing can.
     Needed,
+    /// The person asked (`/compact`): as [`Why::Needed`].
+    Asked,
+}
+
+impl Why {
+    /// Claude Code's `trigger` for the compaction hooks.
+    fn trigger(self) -> &'static str {
+        match self {
+            Why::Asked => "manual",
+            Why::Full | Why::Needed => "auto",
+        }
+    }
 }
 
 /// Compacts `conv` (whose first message is the system prompt); `Ok(Some((before, after)))`
@@ -97,7 +110,7 @@ pub(crate) async fn compact(
         .iter()
         .rposition(|m| m.role != Role::Tool)
         .map_or(0, |i| model.estimate(usage::chars(&body[i..])));
-    if last > u64::from(window) && why == Why::Needed {
+    if last > u64::from(window) && why != Why::Full {
         return Err(format!(
             "the conversation cannot be made to fit: its last message alone is about {last} \
              tokens of a {window}-token window; start a new session with /clear, or use a \
@@ -121,6 +134,22 @@ pub(crate) async fn compact(
     {
         return Ok(None);
     }
+    let fields = super::hooks::fields([
+        ("trigger", serde_json::json!(why.trigger())),
+        (
+            "custom_instructions",
+            serde_json::json!(instructions.unwrap_or_default()),
+        ),
+    ]);
+    let site = super::hooks::Site::run(ctx, conv);
+    super::hooks::fire(
+        shared,
+        site,
+        HookEvent::PreCompact,
+        &[why.trigger()],
+        fields,
+    )
+    .await;
     let piece_chars = model.chars_for(f64::from(window) * PIECE_SHARE);
     // A summary may take a tenth of the window: small models ramble up to their output
     // limit, and a summary that does not fit defeats its purpose.
@@ -177,7 +206,39 @@ pub(crate) async fn compact(
     });
     conv.history = history;
     conv.ledger = ledger;
+    after_compaction(shared, ctx, conv, why, &summary).await;
     Ok(Some((before, after)))
+}
+
+/// `PostCompact`, then `SessionStart` with source `compact` (as Claude Code starts its
+/// conversation again after a compaction): the context the latter adds joins the summary.
+async fn after_compaction(
+    shared: &TurnShared,
+    ctx: &RunCtx,
+    conv: &mut Conversation,
+    why: Why,
+    summary: &str,
+) {
+    let fields = super::hooks::fields([
+        ("trigger", serde_json::json!(why.trigger())),
+        ("summary", serde_json::json!(summary)),
+    ]);
+    let site = super::hooks::Site::run(ctx, conv);
+    super::hooks::fire(
+        shared,
+        site,
+        HookEvent::PostCompact,
+        &[why.trigger()],
+        fields,
+    )
+    .await;
+    let fields = super::hooks::fields([("source", serde_json::json!("compact"))]);
+    let site = super::hooks::Site::run(ctx, conv);
+    let outcome =
+        super::hooks::fire(shared, site, HookEvent::SessionStart, &["compact"], fields).await;
+    if let (Some(context), Some(summary)) = (outcome.context_text(), conv.history.get_mut(1)) {
+        summary.content = format!("{}\n\n{context}", summary.content.as_str()).into();
+    }
 }
 
 /// The summary's "Durable facts" go to the project's memory (those not there yet), so the

@@ -313,6 +313,20 @@ pub enum Event {
     Warning {
         message: String,
     },
+    /// A hook's handler ran (see doc/hooks.md): for the audit trail. `run_id` is the run it
+    /// belongs to; none for the session's own events (`SessionStart`, `SessionEnd`).
+    HookRan {
+        run_id: Option<String>,
+        /// Claude Code's event name (`PreToolUse`).
+        event: String,
+        command: String,
+        /// The settings file it came from.
+        file: String,
+        /// `exit 0`, `exit 2 (blocks)`, `timed out after 60s`, `not started: …`.
+        result: String,
+        ok: bool,
+        duration_ms: u64,
+    },
 }
 
 impl Event {

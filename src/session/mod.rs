@@ -12,6 +12,7 @@ mod compact;
 mod delegate;
 pub mod event;
 mod fit;
+mod hooks;
 pub mod ids;
 pub mod input;
 mod limits;
@@ -86,6 +87,11 @@ pub struct SessionSetup {
     pub auto: crate::config::AutoSettings,
     /// Where checkpoints go; `None`: none are taken (no `git`).
     pub checkpoints: Option<Arc<checkpoints::Checkpointer>>,
+    /// The hooks that may run (the person's own and the trusted project ones); `None`
+    /// when there are none.
+    pub hooks: Option<Arc<crate::hooks::Runner>>,
+    /// How long the session waits idle before `Notification` hooks hear it waits for input.
+    pub idle_notification: std::time::Duration,
 }
 
 /// The frontends' side of a running session.
@@ -129,6 +135,7 @@ pub(crate) struct TurnShared {
     /// `[auto]` limits and the checks that run without asking.
     pub auto: crate::config::AutoSettings,
     pub checkpoints: Option<Arc<checkpoints::Checkpointer>>,
+    pub hooks: Option<Arc<crate::hooks::Runner>>,
     pub interactive: bool,
     pub agents: Arc<Live<AgentSet>>,
     pub skills: Arc<Live<SkillSet>>,
@@ -156,6 +163,7 @@ impl TurnShared {
             compact_at: self.compact_at,
             auto: self.auto.clone(),
             checkpoints: self.checkpoints.clone(),
+            hooks: self.hooks.clone(),
             interactive: self.interactive,
             agents: Arc::clone(&self.agents),
             skills: Arc::clone(&self.skills),
@@ -266,10 +274,17 @@ async fn run(setup: SessionSetup, mut inputs: mpsc::Receiver<input::Sent>, bus: 
         max_iters: setup.max_iters,
         mode: turn::mode_for(setup.mode, setup.agents.get().get(&setup.agent_id)),
     });
+    // The system prompt is set per turn, for the agent that runs it.
+    let mut history = vec![ChatMessage::system(String::new())];
+    history.extend(setup.history);
+    let start_context = session_start(&setup.hooks, &bus, &history, setup.permissions.mode).await;
     let mut shared = Arc::new(TurnShared {
         models: setup.models,
         choice: setup.model,
-        context_prompt: setup.context_prompt,
+        context_prompt: match start_context {
+            Some(extra) => format!("{}\n\n{extra}", setup.context_prompt),
+            None => setup.context_prompt,
+        },
         run_flags: Arc::new(setup.run_flags),
         memory: setup.memory,
         bus: bus.clone(),
@@ -279,6 +294,7 @@ async fn run(setup: SessionSetup, mut inputs: mpsc::Receiver<input::Sent>, bus: 
         compact_at: setup.compact_at,
         auto: setup.auto,
         checkpoints: setup.checkpoints,
+        hooks: setup.hooks,
         interactive: setup.interactive,
         agents: setup.agents,
         skills: setup.skills,
@@ -292,9 +308,7 @@ async fn run(setup: SessionSetup, mut inputs: mpsc::Receiver<input::Sent>, bus: 
         permission_mode: setup.permissions.mode,
         revoked: Vec::new(),
     };
-    // The system prompt is set per turn, for the agent that runs it.
-    let mut history = vec![ChatMessage::system(String::new())];
-    history.extend(setup.history);
+    let setup_idle = setup.idle_notification;
     let mut idle = Some(Conversation {
         ledger: usage::Ledger::resumed(&history),
         history,
@@ -307,13 +321,25 @@ async fn run(setup: SessionSetup, mut inputs: mpsc::Receiver<input::Sent>, bus: 
     let mut answered = Answered::default();
     // Whether frontends were told the session is running (queued turns keep it running).
     let mut busy = false;
+    // When the `Notification` hooks hear that the session waits for input (once per wait).
+    let mut idle_deadline: Option<tokio::time::Instant> = None;
+    let mut end_reason = "other";
 
     loop {
         tokio::select! {
+            () = tokio::time::sleep_until(idle_deadline.unwrap_or_else(tokio::time::Instant::now)),
+                if idle_deadline.is_some() => {
+                idle_deadline = None;
+                if let Some(conv) = &idle {
+                    let site = hooks::Site { run_id: None, history: &conv.history, mode: conv.permissions.mode };
+                    hooks::notify(&shared, site, "linggen is waiting for your input".into(), "idle_prompt");
+                }
+            }
             sent = inputs.recv() => {
                 let Some(input::Sent { input, reply }) = sent else { break };
                 let answer = match input {
                     Input::Shutdown => {
+                        end_reason = "prompt_input_exit";
                         if let Some(r) = running.take() {
                             r.cancel.cancel();
                             let _ = r.task.await;
@@ -391,6 +417,7 @@ async fn run(setup: SessionSetup, mut inputs: mpsc::Receiver<input::Sent>, bus: 
                         busy = true;
                         publish_state(&shared, SessionStatus::Running, &settings);
                     }
+                    idle_deadline = None;
                     running = Some(start_turn(
                         &shared,
                         conv,
@@ -403,13 +430,63 @@ async fn run(setup: SessionSetup, mut inputs: mpsc::Receiver<input::Sent>, bus: 
                     if busy {
                         busy = false;
                         publish_state(&shared, SessionStatus::Idle, &settings);
+                        if shared.interactive
+                            && shared
+                                .hooks
+                                .as_ref()
+                                .is_some_and(|h| h.listens(crate::hooks::HookEvent::Notification))
+                        {
+                            idle_deadline = Some(tokio::time::Instant::now() + setup_idle);
+                        }
                     }
                     idle = Some(conv);
                 }
             }
         }
     }
+    if let (Some(runner), Some(conv)) = (&shared.hooks, &idle) {
+        let site = hooks::Site {
+            run_id: None,
+            history: &conv.history,
+            mode: conv.permissions.mode,
+        };
+        let fields = hooks::fields([("reason", serde_json::json!(end_reason))]);
+        hooks::fire_with(
+            runner,
+            &bus,
+            site,
+            crate::hooks::HookEvent::SessionEnd,
+            &[end_reason],
+            fields,
+        )
+        .await;
+    }
     bus.close();
+}
+
+/// Runs the `SessionStart` hooks (`startup`, or `resume` when there is history); what
+/// they add as context joins the session's system prompt.
+async fn session_start(
+    runner: &Option<Arc<crate::hooks::Runner>>,
+    bus: &EventBus,
+    history: &[ChatMessage],
+    mode: PermissionMode,
+) -> Option<String> {
+    let runner = runner.as_ref()?;
+    let source = if history.len() > 1 {
+        "resume"
+    } else {
+        "startup"
+    };
+    let site = hooks::Site {
+        run_id: None,
+        history,
+        mode,
+    };
+    let fields = hooks::fields([("source", serde_json::json!(source))]);
+    let event = crate::hooks::HookEvent::SessionStart;
+    let outcome = hooks::fire_with(runner, bus, site, event, &[source], fields).await;
+    outcome.context_text()
 }
 
 /// The most recent approval answers and who gave them, so that a late answer is told

@@ -11,7 +11,7 @@ use super::input::TurnMode;
 use super::limits::Watch;
 use super::permissions::Rule;
 use super::{
-    Choice, Conversation, TurnShared, auto, call_ids, compact, delegate, lock, model_call,
+    Choice, Conversation, TurnShared, auto, call_ids, compact, delegate, hooks, lock, model_call,
     tool_call,
 };
 use crate::agents::AgentSpec;
@@ -105,12 +105,64 @@ pub(crate) fn run<'a>(
         announce(shared, ctx, label);
         lock(&shared.runs).insert(ctx.id.clone(), ctx.cancel.clone());
         push(shared, ctx, conv, from, task);
-        let end = run_loop(shared, ctx, conv, changed).await;
+        let mut end = run_loop(shared, ctx, conv, changed).await;
+        let mut continued = 0;
+        while let Some(feedback) = stop_hooks(shared, ctx, conv, &end, continued).await {
+            continued += 1;
+            push(shared, ctx, conv, "hook", ChatMessage::user(feedback));
+            let more = run_loop(shared, ctx, conv, changed).await;
+            end = RunEnd {
+                iterations: end.iterations + more.iterations,
+                usage: {
+                    let mut usage = end.usage;
+                    usage.add(more.usage);
+                    usage
+                },
+                ..more
+            };
+        }
         lock(&shared.runs).remove(&ctx.id);
         lock(&shared.locks).release_run(&ctx.id);
         status(shared, ctx, AgentState::Idle, None);
         end
     })
+}
+
+/// The `Stop` hooks (a delegated run's `SubagentStop`) when a run finished its work: the
+/// message that sends it back to work when one blocks, `None` to let it end. Bounded by
+/// [`hooks::MAX_STOP_CONTINUATIONS`] whatever the hooks say.
+async fn stop_hooks(
+    shared: &TurnShared,
+    ctx: &RunCtx,
+    conv: &Conversation,
+    end: &RunEnd,
+    continued: u32,
+) -> Option<String> {
+    use crate::hooks::HookEvent;
+    if end.status != OutcomeStatus::Completed || ctx.cancel.is_cancelled() {
+        return None;
+    }
+    let event = match ctx.depth {
+        0 => HookEvent::Stop,
+        _ => HookEvent::SubagentStop,
+    };
+    let mut fields = hooks::fields([("stop_hook_active", serde_json::json!(continued > 0))]);
+    if event == HookEvent::SubagentStop {
+        fields.insert("agent_id".into(), serde_json::json!(ctx.id));
+        fields.insert("agent_type".into(), serde_json::json!(ctx.agent.name));
+    }
+    let outcome = hooks::fire(shared, hooks::Site::run(ctx, conv), event, &[], fields).await;
+    let reason = outcome.block.filter(|_| outcome.stop.is_none())?;
+    if continued >= hooks::MAX_STOP_CONTINUATIONS {
+        shared.bus.publish(Event::Warning {
+            message: format!(
+                "{} hooks asked for more work {continued} times in a row; the run ends here",
+                event.name()
+            ),
+        });
+        return None;
+    }
+    Some(format!("{} hook feedback:\n{reason}", event.name()))
 }
 
 /// Publishes the run's `RunStarted` (the store records the run from it).

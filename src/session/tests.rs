@@ -145,6 +145,8 @@ fn start_routed(
         mode: None,
         auto: Default::default(),
         checkpoints: None,
+        hooks: None,
+        idle_notification: std::time::Duration::from_secs(60),
     };
     let handle = spawn(setup, bus);
     Harness {

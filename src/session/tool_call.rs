@@ -6,7 +6,8 @@ use super::event::{AgentState, Decision, Event};
 use super::input::TurnMode;
 use super::permissions::Verdict;
 use super::run::{self, RunCtx};
-use super::{Conversation, TurnShared, delegate, ids, lock};
+use super::{Conversation, TurnShared, delegate, hooks, ids, lock};
+use crate::hooks::{HookEvent, PermissionDecision};
 use crate::llm::ToolCall;
 use crate::tools::{self, Access, Prepared, SessionCall, ToolName, ToolOutput};
 
@@ -50,33 +51,147 @@ pub(super) async fn execute(
         args: call.arguments.clone(),
         summary,
     });
-    let gated = |prepared: &Prepared| match caller {
-        Caller::Model => gate(shared, ctx, prepared),
-        Caller::Person | Caller::Check => Ok(()),
-    };
     let output = match prepared {
-        Ok(prepared) => match gated(&prepared) {
-            Err(refused) => refused,
-            Ok(()) => match prepared.session_call() {
-                Some(session_call) => {
-                    let session_call = session_call.clone();
-                    session_tool(shared, ctx, conv, session_call, changed).await
-                }
-                None => match authorize(shared, ctx, conv, &prepared).await {
-                    Ok(()) => {
-                        if super::checkpoints::may_change_files(&prepared) {
-                            super::checkpoints::ensure(shared, ctx).await;
-                        }
-                        run(shared, ctx, &prepared, changed).await
-                    }
-                    Err(denied) => denied,
-                },
-            },
-        },
+        Ok(prepared) => decide_and_run(shared, ctx, conv, call, prepared, changed, caller).await,
         Err(invalid) => invalid,
     };
     finished(shared, ctx, &call.id, tool, &output);
     output
+}
+
+/// A prepared call: the agent's gates, the `PreToolUse` hooks (which may change its
+/// arguments, or decide its question), the permission check, the run, and the
+/// `PostToolUse` hooks. Hooks hear only the model's calls (as in Claude Code, a person's
+/// `!cmd` is not a tool use).
+async fn decide_and_run(
+    shared: &TurnShared,
+    ctx: &mut RunCtx,
+    conv: &mut Conversation,
+    call: &ToolCall,
+    prepared: Prepared,
+    changed: &mut Vec<String>,
+    caller: Caller,
+) -> ToolOutput {
+    let gated = |prepared: &Prepared| match caller {
+        Caller::Model => gate(shared, ctx, prepared),
+        Caller::Person | Caller::Check => Ok(()),
+    };
+    if let Err(refused) = gated(&prepared) {
+        return refused;
+    }
+    let hooked = caller == Caller::Model;
+    let (prepared, decision) = match hooked {
+        true => match pre_tool_use(shared, ctx, conv, call, prepared).await {
+            Ok(decided) => decided,
+            Err(blocked) => return blocked,
+        },
+        false => (prepared, None),
+    };
+    if let Err(refused) = gated(&prepared) {
+        return refused;
+    }
+    let mut output = match prepared.session_call() {
+        Some(session_call) => {
+            let session_call = session_call.clone();
+            session_tool(shared, ctx, conv, session_call, changed).await
+        }
+        None => match authorize(shared, ctx, conv, call, &prepared, decision.as_ref()).await {
+            Ok(()) => {
+                if super::checkpoints::may_change_files(&prepared) {
+                    super::checkpoints::ensure(shared, ctx).await;
+                }
+                run(shared, ctx, &prepared, changed).await
+            }
+            Err(denied) => return denied,
+        },
+    };
+    if hooked {
+        post_tool_use(shared, ctx, conv, call, &prepared, &mut output).await;
+    }
+    output
+}
+
+/// The `PreToolUse` hooks: `Err` when one blocks the call (the model reads why); else the
+/// call to make (with the hooks' `updatedInput`, prepared again like the model's own
+/// arguments) and what the hooks decided about its question.
+async fn pre_tool_use(
+    shared: &TurnShared,
+    ctx: &RunCtx,
+    conv: &Conversation,
+    call: &ToolCall,
+    prepared: Prepared,
+) -> Result<(Prepared, Option<PermissionDecision>), ToolOutput> {
+    let tool = prepared.tool.name().to_string();
+    let fields = hooks::tool_fields(shared, call, &tool);
+    let query = hooks::tool_query(&tool);
+    let site = hooks::Site::run(ctx, conv);
+    let outcome = hooks::fire(shared, site, HookEvent::PreToolUse, &query, fields).await;
+    if let Some(reason) = outcome.stop {
+        ctx.halt
+            .raise(format!("stopped by a PreToolUse hook: {reason}"));
+        return Err(ToolOutput::error(format!(
+            "not run: a hook stopped the turn: {reason}"
+        )));
+    }
+    if let Some(reason) = outcome.block {
+        return Err(blocked_by_hook(HookEvent::PreToolUse, &reason));
+    }
+    if let Some(PermissionDecision::Deny { reason }) = &outcome.permission {
+        return Err(blocked_by_hook(HookEvent::PreToolUse, reason));
+    }
+    let prepared = match outcome.updated_input {
+        Some(input) => tools::prepare_off_runtime(&shared.tools, &call.name, &input)
+            .await
+            .map_err(|invalid| {
+                ToolOutput::error(format!(
+                    "a PreToolUse hook changed the arguments and they are not valid: {}",
+                    invalid.model
+                ))
+            })?,
+        None => prepared,
+    };
+    Ok((prepared, outcome.permission))
+}
+
+fn blocked_by_hook(event: HookEvent, reason: &str) -> ToolOutput {
+    ToolOutput::error(format!("blocked by a {} hook: {reason}", event.name()))
+        .with_summary(format!("blocked by hook: {}", first_line(reason)))
+}
+
+fn first_line(text: &str) -> &str {
+    text.trim().lines().next().unwrap_or_default()
+}
+
+/// The `PostToolUse` hooks after a call that ran (`PostToolUseFailure` after one that
+/// failed): what they say is added to the model's view of the result.
+async fn post_tool_use(
+    shared: &TurnShared,
+    ctx: &RunCtx,
+    conv: &Conversation,
+    call: &ToolCall,
+    prepared: &Prepared,
+    output: &mut ToolOutput,
+) {
+    let event = match output.is_error {
+        false => HookEvent::PostToolUse,
+        true => HookEvent::PostToolUseFailure,
+    };
+    let tool = prepared.tool.name().to_string();
+    let mut fields = hooks::tool_fields(shared, call, &tool);
+    match event {
+        HookEvent::PostToolUse => fields.insert(
+            "tool_response".into(),
+            serde_json::json!({"success": true, "output": output.model}),
+        ),
+        _ => fields.insert("error".into(), serde_json::json!(output.model)),
+    };
+    let query = hooks::tool_query(&tool);
+    let outcome = hooks::fire(shared, hooks::Site::run(ctx, conv), event, &query, fields).await;
+    if let Some(reason) = &outcome.stop {
+        ctx.halt
+            .raise(format!("stopped by a {} hook: {reason}", event.name()));
+    }
+    hooks::after_tool(output, event, &outcome);
 }
 
 /// Publishes how a call ended.
@@ -284,21 +399,38 @@ async fn run(
 }
 
 /// `Ok(())` when the call may run; otherwise the observation that tells the model why not.
+/// `hook` is what the `PreToolUse` hooks decided: `ask` asks even where the rules allow;
+/// `allow` skips a question the hooks may answer (see [`hooks::may_skip_question`]); no
+/// hook lifts a deny.
 async fn authorize(
     shared: &TurnShared,
     ctx: &RunCtx,
     conv: &mut Conversation,
+    call: &ToolCall,
     prepared: &Prepared,
+    hook: Option<&PermissionDecision>,
 ) -> Result<(), ToolOutput> {
-    let reason = match conv.permissions.check_with(prepared, &ctx.skill_rules) {
-        Verdict::Allow => return Ok(()),
-        Verdict::Deny { reason } => {
+    let verdict = conv.permissions.check_with(prepared, &ctx.skill_rules);
+    let reason = match (verdict, hook) {
+        (Verdict::Deny { reason }, _) => {
             return Err(ToolOutput::error(format!(
                 "permission denied: {reason}. Do not retry this call; tell the user or take another way."
             )));
         }
-        Verdict::Ask { reason } => reason,
+        (Verdict::Allow, Some(PermissionDecision::Ask { reason })) => reason
+            .clone()
+            .unwrap_or_else(|| "a PreToolUse hook asks for your approval".into()),
+        (Verdict::Allow, _) => return Ok(()),
+        (Verdict::Ask { .. }, Some(PermissionDecision::Allow { .. }))
+            if hooks::may_skip_question(prepared) =>
+        {
+            return Ok(());
+        }
+        (Verdict::Ask { reason }, _) => reason,
     };
+    if permission_request(shared, ctx, conv, call, prepared).await? {
+        return Ok(());
+    }
     if !shared.interactive {
         // No flag lifts a write to a skill or agent folder, so do not suggest one.
         let advice = if super::permissions::writes_grant_path(prepared) {
@@ -312,6 +444,12 @@ async fn authorize(
             prepared.summary
         )));
     }
+    let site = hooks::Site::run(ctx, conv);
+    let message = format!(
+        "linggen needs your permission to use {}",
+        prepared.tool.name()
+    );
+    hooks::notify(shared, site, message, "permission_prompt");
     let (decision, by) = ask_person(shared, ctx, prepared, &reason).await?;
     let decision = match decision {
         Decision::AllowSession | Decision::AllowProject
@@ -369,6 +507,33 @@ async fn authorize(
             ))
             .with_summary("not run"),
         }),
+    }
+}
+
+/// The `PermissionRequest` hooks, where a question would be asked: `Ok(true)` when one
+/// answered yes for the person (only where a hook may: [`hooks::may_skip_question`]),
+/// `Ok(false)` when the question is still to be asked, `Err` when one refused the call.
+async fn permission_request(
+    shared: &TurnShared,
+    ctx: &RunCtx,
+    conv: &Conversation,
+    call: &ToolCall,
+    prepared: &Prepared,
+) -> Result<bool, ToolOutput> {
+    let tool = prepared.tool.name().to_string();
+    let fields = hooks::tool_fields(shared, call, &tool);
+    let query = hooks::tool_query(&tool);
+    let site = hooks::Site::run(ctx, conv);
+    let outcome = hooks::fire(shared, site, HookEvent::PermissionRequest, &query, fields).await;
+    if let Some(reason) = &outcome.block {
+        return Err(blocked_by_hook(HookEvent::PermissionRequest, reason));
+    }
+    match &outcome.permission {
+        Some(PermissionDecision::Deny { reason }) => {
+            Err(blocked_by_hook(HookEvent::PermissionRequest, reason))
+        }
+        Some(PermissionDecision::Allow { .. }) => Ok(hooks::may_skip_question(prepared)),
+        _ => Ok(false),
     }
 }
 

@@ -82,10 +82,24 @@ pub(super) async fn run_turn(
         return Box::pin(run_turn(shared, conv, follow, agent_name, mode, cancel)).await;
     }
     let mut msg = msg;
+    let hook_context = match prompt_hooks(shared, conv, &msg).await {
+        Ok(context) => context,
+        Err(why) => {
+            return finish(
+                shared,
+                fail(shared, agent_name, &label, why),
+                changed,
+                started,
+            );
+        }
+    };
     msg.attached = super::fit::attachments(shared, conv, &msg.attached).await;
     let end = match plan(shared, &conv.permissions, &msg, agent_name) {
         Err(message) => fail(shared, agent_name, &label, message),
-        Ok(plan) => {
+        Ok(mut plan) => {
+            if let Some(context) = hook_context {
+                plan.content.push_str(&format!("\n\n{context}"));
+            }
             let route = super::route_for(shared, plan.model.as_deref(), &shared.choice);
             let id = ids::new_id();
             let mut ctx = RunCtx {
@@ -135,6 +149,30 @@ pub(super) async fn run_turn(
         }
     };
     finish(shared, end, changed, started);
+}
+
+/// The `UserPromptSubmit` hooks: the context they add to the prompt, or why the prompt is
+/// not sent (a block, or `continue: false`; the person reads it, the model never sees the
+/// prompt).
+async fn prompt_hooks(
+    shared: &TurnShared,
+    conv: &Conversation,
+    msg: &UserMessage,
+) -> Result<Option<String>, String> {
+    let fields = super::hooks::fields([("prompt", serde_json::json!(msg.content))]);
+    let site = super::hooks::Site {
+        run_id: None,
+        history: &conv.history,
+        mode: conv.permissions.mode,
+    };
+    let event = crate::hooks::HookEvent::UserPromptSubmit;
+    let outcome = super::hooks::fire(shared, site, event, &[], fields).await;
+    if let Some(reason) = outcome.stop.as_ref().or(outcome.block.as_ref()) {
+        return Err(format!(
+            "prompt blocked by a UserPromptSubmit hook: {reason}"
+        ));
+    }
+    Ok(outcome.context_text())
 }
 
 /// Adds `more` to the files a turn changed, each once.
@@ -282,7 +320,7 @@ async fn compact_now(
     };
     let ctx = own_run(shared, agent, cancel, msg);
     let instructions = Some(instructions.trim()).filter(|i| !i.is_empty());
-    let why = super::compact::Why::Needed;
+    let why = super::compact::Why::Asked;
     let done = super::compact::compact(shared, &ctx, conv, instructions, why).await;
     super::lock(&shared.runs).remove(&ctx.id);
     let (status, result) = match done {

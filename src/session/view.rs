@@ -380,7 +380,8 @@ impl SessionView {
             | Event::CheckpointCreated { .. }
             | Event::CheckpointClosed { .. }
             | Event::Error { .. }
-            | Event::Warning { .. } => {}
+            | Event::Warning { .. }
+            | Event::HookRan { .. } => {}
         }
     }
 

@@ -50,6 +50,7 @@ pub fn persisted(event: &Event) -> bool {
             | Event::CheckpointCreated { .. }
             | Event::CheckpointClosed { .. }
             | Event::ChangeReport { .. }
+            | Event::HookRan { .. }
     )
 }
 
@@ -155,6 +156,20 @@ impl Record {
                     n => format!("checkpoint {checkpoint_id} (step {n})"),
                 };
                 store.log(run_id, "checkpoint", &text, Some(commit), None)?;
+            }
+            // Hooks outside any run are logged under the session's id.
+            Event::HookRan {
+                run_id,
+                event,
+                command,
+                file,
+                result,
+                ok,
+                duration_ms,
+            } => {
+                let text = format!("{event} hook `{command}`: {result} ({duration_ms} ms)");
+                let run_id = run_id.as_deref().unwrap_or(session_id);
+                store.log(run_id, "hook", &text, Some(file), Some(*ok))?;
             }
             Event::CheckpointClosed { run_id, commit } => {
                 store.close_checkpoints(run_id, commit)?;

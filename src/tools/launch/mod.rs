@@ -43,6 +43,10 @@ pub enum Env<'a> {
     /// `TZ` and a plain `C` locale for messages. For linggen's own helpers (git), which
     /// need nothing of the person's and must not be steered by their `GIT_*` variables.
     Minimal,
+    /// The person's whole environment, credentials included, with the trusted `PATH`: for
+    /// the person's own programs they chose to run outside the sandbox (their hooks, with
+    /// `[hooks] unconfined = true`), which run as the person would run them.
+    Person,
     /// [`Env::Minimal`] plus what a desktop program needs to show a window (display,
     /// session bus, XDG folders). For the browser opener.
     Desktop,
@@ -125,6 +129,9 @@ impl Launch<'_> {
             Env::Scrubbed(sandbox) => sandbox.scrub_env(cmd),
             Env::Minimal => minimal_env(cmd, &[]),
             Env::Desktop => minimal_env(cmd, DESKTOP_VARS),
+            Env::Person => {
+                cmd.env("PATH", program::trusted_path_var());
+            }
         }
     }
 }

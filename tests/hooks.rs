@@ -1,0 +1,278 @@
+//! Hooks in Claude Code's format, through the binary: a folder written for Claude Code (its
+//! documentation's examples) works unchanged — the block reaches the model, the context
+//! reaches the request, the format happens, the extra step happens once, the notification
+//! fires — while an untrusted project's hooks never run and a hanging hook costs one line.
+
+// Test code may unwrap: a failure there is a failed test, reported with its message.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use support::pty::{Repl, last_tool_result};
+use support::{
+    Protocol, Reply, ScriptedServer, Step, Workspace, run, texts, wait_until, write_config_with,
+};
+
+fn workspace(script: Vec<Step>) -> (Workspace, ScriptedServer) {
+    let server = ScriptedServer::start_background(Protocol::OpenAi, script);
+    let ws = Workspace::new();
+    write_config_with(ws.home(), Protocol::OpenAi, &server.url(), "");
+    (ws, server)
+}
+
+/// `settings` as the person's own `~/.claude/settings.json`.
+fn user_settings(ws: &Workspace, settings: serde_json::Value) {
+    let dir = ws.home().join(".claude");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("settings.json"), settings.to_string()).unwrap();
+}
+
+fn hook(event: &str, matcher: &str, command: &str) -> serde_json::Value {
+    json!({"hooks": {event: [{"matcher": matcher, "hooks": [{"type": "command", "command": command}]}]}})
+}
+
+/// Claude Code's documented Bash validator: reads `tool_input.command`, exits 2 with the
+/// reasons on stderr.
+const VALIDATOR: &str = r#"import json, re, sys
+data = json.load(sys.stdin)
+command = data["tool_input"].get("command", "")
+issues = []
+if re.search(r"\bgrep\b(?!.*\|)", command):
+    issues.append("Use 'rg' (ripgrep) instead of 'grep' for better performance")
+if issues:
+    for message in issues:
+        print(f"* {message}", file=sys.stderr)
+    sys.exit(2)
+"#;
+
+#[test]
+fn a_pre_tool_use_validator_blocks_and_the_model_reads_why() {
+    let (ws, server) = workspace(vec![
+        // `cmd`, not `command`: the hook still reads Claude Code's name.
+        Reply::tool("Bash", json!({"cmd": "grep -r needle . > found.txt"})).into(),
+        Reply::tool("Bash", json!({"command": "echo fine > ok.txt"})).into(),
+        Reply::text("Done.").into(),
+    ]);
+    ws.write("validator.py", VALIDATOR);
+    let script = ws.root().join("validator.py");
+    user_settings(
+        &ws,
+        hook(
+            "PreToolUse",
+            "Bash",
+            &format!("python3 {}", script.display()),
+        ),
+    );
+    let out = run(&ws, &["-p", "search", "--dangerously-skip-permissions"]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(
+        !ws.root().join("found.txt").exists(),
+        "the blocked command ran"
+    );
+    assert_eq!(ws.read("ok.txt"), "fine\n", "an allowed command runs");
+    let requests = server.chat_requests();
+    let blocked = texts(&requests[1], "tool").join("\n");
+    assert!(
+        blocked.contains("blocked by a PreToolUse hook")
+            && blocked.contains("Use 'rg' (ripgrep) instead of 'grep'"),
+        "{blocked}"
+    );
+}
+
+#[test]
+fn a_user_prompt_submit_hook_adds_context_or_blocks_the_prompt() {
+    let (ws, server) = workspace(vec![Reply::text("Noted.").into()]);
+    user_settings(
+        &ws,
+        hook(
+            "UserPromptSubmit",
+            "",
+            "echo \"Current sprint: 42 ($(pwd | wc -c) bytes of cwd)\"",
+        ),
+    );
+    let out = run(&ws, &["-p", "what sprint is it?"]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let users = texts(&server.last_chat_request().unwrap(), "user").join("\n");
+    assert!(users.contains("what sprint is it?"), "{users}");
+    assert!(users.contains("Current sprint: 42"), "{users}");
+
+    let (ws, server) = workspace(vec![Reply::text("never").into()]);
+    let blocker = r#"python3 -c 'import json,sys; p=json.load(sys.stdin)["prompt"]; sys.exit(2 if "password" in p else 0)' 2>/dev/null || { echo "prompts may not mention secrets" >&2; exit 2; }"#;
+    user_settings(&ws, hook("UserPromptSubmit", "", blocker));
+    let out = run(&ws, &["-p", "my password is hunter2"]);
+    assert_ne!(out.code, Some(0));
+    assert!(
+        out.stderr
+            .contains("prompt blocked by a UserPromptSubmit hook")
+            && out.stderr.contains("prompts may not mention secrets"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        server.chat_requests().is_empty(),
+        "the model saw the prompt"
+    );
+}
+
+#[test]
+fn a_post_tool_use_formatter_runs_only_once_the_folder_is_trusted() {
+    let formatter = r#"python3 -c 'import json,sys; p=json.load(sys.stdin)["tool_input"]["file_path"]; open(p,"a").write("formatted\n")'"#;
+    let settings = hook("PostToolUse", "Edit|MultiEdit|Write", formatter);
+    let write =
+        || -> Step { Reply::tool("Write", json!({"path": "a.txt", "content": "x\n"})).into() };
+
+    let (ws, _server) = workspace(vec![write(), Reply::text("Written.").into()]);
+    ws.write(".claude/settings.json", &settings.to_string());
+    let out = run(&ws, &["-p", "write", "--permission-mode", "acceptEdits"]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert_eq!(ws.read("a.txt"), "x\n", "an untrusted project's hook ran");
+    assert!(out.stderr.contains("linggen trust"), "{}", out.stderr);
+
+    let listed = run(&ws, &["trust", "--list"]);
+    assert!(
+        listed
+            .stdout
+            .contains("hook PostToolUse [Edit|MultiEdit|Write]: runs `python3 -c"),
+        "{}",
+        listed.stdout
+    );
+    assert_eq!(run(&ws, &["trust", "--yes"]).code, Some(0));
+    let server = ScriptedServer::start_background(
+        Protocol::OpenAi,
+        vec![write(), Reply::text("Written.").into()],
+    );
+    write_config_with(ws.home(), Protocol::OpenAi, &server.url(), "");
+    let out = run(&ws, &["-p", "write", "--permission-mode", "acceptEdits"]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert_eq!(ws.read("a.txt"), "x\nformatted\n");
+}
+
+/// Claude Code's documented pattern for a `Stop` hook that asks for one more step, and
+/// reads `stop_hook_active` so that it asks only once.
+const ONE_MORE_STEP: &str = r#"import json, sys
+data = json.load(sys.stdin)
+if not data.get("stop_hook_active"):
+    print(json.dumps({"decision": "block", "reason": "Run the tests before you stop."}))
+"#;
+
+#[test]
+fn a_stop_hook_asks_for_one_more_step_once() {
+    let (ws, server) = workspace(vec![
+        Reply::text("Done.").into(),
+        Reply::text("Tests pass.").into(),
+    ]);
+    ws.write("stop.py", ONE_MORE_STEP);
+    let command = format!("python3 {}", ws.root().join("stop.py").display());
+    user_settings(&ws, hook("Stop", "", &command));
+    let out = run(&ws, &["-p", "fix it", "--output-format", "json"]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let requests = server.chat_requests();
+    assert_eq!(requests.len(), 2, "one more step, and only one");
+    let users = texts(&requests[1], "user").join("\n");
+    assert!(users.contains("Run the tests before you stop."), "{users}");
+    let result: serde_json::Value = serde_json::from_str(out.stdout.trim()).unwrap();
+    assert_eq!(result["result"], "Tests pass.");
+}
+
+#[test]
+fn a_stop_hook_that_always_blocks_is_bounded() {
+    let mut script: Vec<Step> = (0..6)
+        .map(|i| Reply::text(format!("try {i}")).into())
+        .collect();
+    script.push(Reply::text("unused").into());
+    let (ws, server) = workspace(script);
+    user_settings(
+        &ws,
+        hook(
+            "Stop",
+            "",
+            "echo '{\"decision\": \"block\", \"reason\": \"again\"}'",
+        ),
+    );
+    let out = run(&ws, &["-p", "go"]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert_eq!(
+        server.chat_requests().len(),
+        4,
+        "the first answer and three more"
+    );
+    assert!(
+        out.stderr.contains("asked for more work 3 times"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn a_hanging_hook_times_out_with_one_line_and_the_call_goes_on() {
+    let (ws, _server) = workspace(vec![
+        Reply::tool("Bash", json!({"command": "echo ran > ran.txt"})).into(),
+        Reply::text("Done.").into(),
+    ]);
+    let settings = json!({"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [
+        {"type": "command", "command": "sleep 30; echo late", "timeout": 1}]}]}});
+    user_settings(&ws, settings);
+    let started = Instant::now();
+    let out = run(&ws, &["-p", "run", "--dangerously-skip-permissions"]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(ws.read("ran.txt"), "ran\n");
+    let lines: Vec<&str> = out
+        .stderr
+        .lines()
+        .filter(|l| l.contains("timed out"))
+        .collect();
+    assert_eq!(lines.len(), 1, "{}", out.stderr);
+    assert!(
+        lines[0].contains("PreToolUse hook `sleep 30; echo late`"),
+        "{}",
+        lines[0]
+    );
+}
+
+#[test]
+fn a_notification_hook_hears_that_an_approval_waits() {
+    let (ws, server) = workspace(vec![
+        Reply::tool("Write", json!({"path": "a.txt", "content": "A"})).into(),
+        Reply::text("not written").into(),
+    ]);
+    let notifier = "cat > \"$CLAUDE_PROJECT_DIR/notified.json\"";
+    user_settings(&ws, hook("Notification", "", notifier));
+    let mut repl = Repl::start(&ws, &[]);
+    repl.line("write a");
+    repl.expect("Allow Write");
+    let notified = ws.root().join("notified.json");
+    wait_until("the notification hook", Duration::from_secs(10), || {
+        std::fs::read_to_string(&notified).is_ok_and(|t| t.ends_with('}'))
+    });
+    let input: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&notified).unwrap()).unwrap();
+    assert_eq!(input["hook_event_name"], "Notification");
+    assert_eq!(input["notification_type"], "permission_prompt");
+    assert_eq!(
+        input["message"],
+        "linggen needs your permission to use Write"
+    );
+    assert_eq!(input["permission_mode"], "default");
+    assert!(
+        input["transcript_path"]
+            .as_str()
+            .unwrap()
+            .ends_with(".jsonl")
+    );
+    let transcript = std::fs::read_to_string(input["transcript_path"].as_str().unwrap()).unwrap();
+    assert!(
+        transcript.contains("\"tool_use\"") && transcript.contains("write a"),
+        "{transcript}"
+    );
+    repl.line("n");
+    repl.expect("not written");
+    assert!(last_tool_result(&server).contains("denied"));
+}
