@@ -276,3 +276,249 @@ fn a_notification_hook_hears_that_an_approval_waits() {
     repl.expect("not written");
     assert!(last_tool_result(&server).contains("denied"));
 }
+
+/// A `PreToolUse` hook that answers with `permissionDecision` (and maybe `updatedInput`).
+fn decide(decision: &str, extra: serde_json::Value) -> String {
+    let mut output = json!({"hookSpecificOutput": {
+        "hookEventName": "PreToolUse", "permissionDecision": decision,
+        "permissionDecisionReason": format!("the hook says {decision}")}});
+    if let Some(input) = extra.get("updatedInput") {
+        output["hookSpecificOutput"]["updatedInput"] = input.clone();
+    }
+    format!("echo '{output}'")
+}
+
+#[test]
+fn pre_tool_use_allow_skips_a_question_but_never_the_floor() {
+    // `-p` cannot ask: the write runs only because the hook allowed it.
+    let (ws, _server) = workspace(vec![
+        Reply::tool("Write", json!({"path": "a.txt", "content": "A"})).into(),
+        Reply::text("Done.").into(),
+    ]);
+    user_settings(
+        &ws,
+        hook("PreToolUse", "Write", &decide("allow", json!({}))),
+    );
+    let out = run(&ws, &["-p", "write"]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert_eq!(ws.read("a.txt"), "A");
+
+    // Plan mode stays read-only, and a command that would leave the sandbox still needs a
+    // person, whatever the hook says.
+    let (ws, server) = workspace(vec![
+        Reply::tool("Write", json!({"path": "a.txt", "content": "A"})).into(),
+        Reply::tool(
+            "Bash",
+            json!({"command": "echo out > b.txt", "dangerouslyDisableSandbox": true}),
+        )
+        .into(),
+        Reply::text("Done.").into(),
+    ]);
+    user_settings(&ws, hook("PreToolUse", "*", &decide("allow", json!({}))));
+    let out = run(&ws, &["-p", "write", "--permission-mode", "plan"]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(!ws.root().join("a.txt").exists(), "plan mode wrote");
+    assert!(
+        !ws.root().join("b.txt").exists(),
+        "a hook unconfined a command"
+    );
+    let results = texts(&server.last_chat_request().unwrap(), "tool").join("\n");
+    assert!(
+        results.contains("not run") || results.contains("denied"),
+        "{results}"
+    );
+}
+
+#[test]
+fn pre_tool_use_deny_and_ask_refuse_and_updated_input_is_what_runs() {
+    let (ws, server) = workspace(vec![
+        Reply::tool("Bash", json!({"command": "echo a > a.txt"})).into(),
+        Reply::text("Done.").into(),
+    ]);
+    user_settings(&ws, hook("PreToolUse", "Bash", &decide("deny", json!({}))));
+    let out = run(&ws, &["-p", "run", "--dangerously-skip-permissions"]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(!ws.root().join("a.txt").exists());
+    let result = texts(&server.last_chat_request().unwrap(), "tool").join("\n");
+    assert!(result.contains("the hook says deny"), "{result}");
+
+    // `ask` asks even in bypass mode; `-p` has nobody to ask, so it does not run.
+    let (ws, _server) = workspace(vec![
+        Reply::tool("Bash", json!({"command": "echo a > a.txt"})).into(),
+        Reply::text("Done.").into(),
+    ]);
+    user_settings(&ws, hook("PreToolUse", "Bash", &decide("ask", json!({}))));
+    let out = run(&ws, &["-p", "run", "--dangerously-skip-permissions"]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(
+        !ws.root().join("a.txt").exists(),
+        "an ask ran without a person"
+    );
+
+    let (ws, _server) = workspace(vec![
+        Reply::tool("Bash", json!({"command": "echo a > a.txt"})).into(),
+        Reply::text("Done.").into(),
+    ]);
+    let rewrite = decide(
+        "allow",
+        json!({"updatedInput": {"command": "echo b > a.txt"}}),
+    );
+    user_settings(&ws, hook("PreToolUse", "Bash", &rewrite));
+    let out = run(&ws, &["-p", "run"]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert_eq!(ws.read("a.txt"), "b\n", "the hook's input ran");
+}
+
+#[test]
+fn permission_request_hooks_answer_for_the_person() {
+    let request = |behavior: &str| {
+        let output = json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest",
+            "decision": {"behavior": behavior, "message": format!("policy says {behavior}")}}});
+        format!("echo '{output}'")
+    };
+    let (ws, _server) = workspace(vec![
+        Reply::tool("Write", json!({"path": "a.txt", "content": "A"})).into(),
+        Reply::text("Done.").into(),
+    ]);
+    user_settings(&ws, hook("PermissionRequest", "Write", &request("allow")));
+    let out = run(&ws, &["-p", "write"]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert_eq!(ws.read("a.txt"), "A");
+
+    let (ws, server) = workspace(vec![
+        Reply::tool("Write", json!({"path": "a.txt", "content": "A"})).into(),
+        Reply::text("Done.").into(),
+    ]);
+    user_settings(&ws, hook("PermissionRequest", "Write", &request("deny")));
+    let out = run(&ws, &["-p", "write"]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(!ws.root().join("a.txt").exists());
+    let result = texts(&server.last_chat_request().unwrap(), "tool").join("\n");
+    assert!(result.contains("policy says deny"), "{result}");
+}
+
+#[test]
+fn session_hooks_add_context_and_everything_is_in_the_audit_trail() {
+    let (ws, server) = workspace(vec![
+        Reply::tool("Bash", json!({"command": "true"})).into(),
+        Reply::text("Done.").into(),
+    ]);
+    let record =
+        "cat >> \"$CLAUDE_PROJECT_DIR/events.jsonl\"; echo >> \"$CLAUDE_PROJECT_DIR/events.jsonl\"";
+    let mut settings = json!({"hooks": {}});
+    for event in [
+        "SessionStart",
+        "SessionEnd",
+        "PreToolUse",
+        "PostToolUse",
+        "Stop",
+    ] {
+        settings["hooks"][event] = json!([{"hooks": [{"type": "command", "command": record}]}]);
+    }
+    settings["hooks"]["SessionStart"]
+        .as_array_mut()
+        .unwrap()
+        .push(
+            json!({"matcher": "startup", "hooks": [{"command": "echo 'This project uses pnpm.'"}]}),
+        );
+    user_settings(&ws, settings);
+    let out = run(&ws, &["-p", "go", "--dangerously-skip-permissions"]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let system = &server.chat_requests()[0]["messages"][0]["content"];
+    assert!(
+        system.as_str().unwrap().contains("This project uses pnpm."),
+        "{system}"
+    );
+    let events: Vec<serde_json::Value> = ws
+        .read("events.jsonl")
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let names: Vec<&str> = events
+        .iter()
+        .map(|e| e["hook_event_name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "SessionStart",
+            "PreToolUse",
+            "PostToolUse",
+            "Stop",
+            "SessionEnd"
+        ]
+    );
+    assert_eq!(events[0]["source"], "startup");
+    assert_eq!(events[1]["tool_name"], "Bash");
+    assert_eq!(events[1]["tool_input"]["command"], "true");
+    assert_eq!(events[2]["tool_response"]["success"], true);
+    assert_eq!(events[3]["stop_hook_active"], false);
+    assert_eq!(events[4]["reason"], "prompt_input_exit");
+    for event in &events {
+        assert_eq!(
+            event["cwd"],
+            ws.root().canonicalize().unwrap().display().to_string()
+        );
+        assert_eq!(event["permission_mode"], "bypassPermissions");
+    }
+
+    let listed = run(&ws, &["runs"]);
+    assert!(
+        listed.stdout.contains("SessionStart hook"),
+        "{}",
+        listed.stdout
+    );
+    let run_id = listed
+        .stdout
+        .lines()
+        .find_map(|l| {
+            l.split_whitespace()
+                .next()
+                .filter(|w| w.len() >= 8 && !w.contains("session"))
+        })
+        .unwrap()
+        .to_string();
+    let shown = run(&ws, &["runs", "show", &run_id]);
+    assert!(
+        shown.stdout.contains("hook: PreToolUse hook `cat >>"),
+        "{}",
+        shown.stdout
+    );
+    assert!(shown.stdout.contains("hook: Stop hook"), "{}", shown.stdout);
+
+    // Resumed, the session starts with source `resume`.
+    let server =
+        ScriptedServer::start_background(Protocol::OpenAi, vec![Step::from(Reply::text("Again."))]);
+    write_config_with(ws.home(), Protocol::OpenAi, &server.url(), "");
+    let out = run(&ws, &["-p", "more", "--continue"]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(ws.read("events.jsonl").contains("\"source\":\"resume\""));
+}
+
+#[test]
+fn slash_hooks_lists_each_hook_with_its_source_and_state() {
+    let (ws, _server) = workspace(vec![Reply::text("unused").into()]);
+    user_settings(&ws, hook("Stop", "", "say done"));
+    ws.write(
+        ".claude/settings.json",
+        &hook("PreToolUse", "Edit|Write", "./fmt.sh").to_string(),
+    );
+    let mut repl = Repl::start_with_prompt(&ws, &[], &[], "Trust them? [y/N] ");
+    assert!(
+        repl.before_prompt
+            .contains("hook PreToolUse [Edit|Write]: runs `./fmt.sh`")
+    );
+    repl.line("n");
+    repl.expect("ling › ");
+    repl.line("/hooks");
+    let shown = repl.expect("yours, runs in the sandbox");
+    assert!(
+        shown.contains("[Edit|Write] ./fmt.sh  (.claude/settings.json, 60s) — waits for trust"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("say done  (~/.claude/settings.json, 60s) — yours, runs in the sandbox"),
+        "{shown}"
+    );
+}

@@ -31,6 +31,11 @@ pub fn list_runs(start: &Start) -> i32 {
         };
         let mut lines = vec![format!("session {} · {}", session.id, session.title)];
         lines.extend(tree_lines(&store.runs(&session.id)?));
+        // Hooks that ran outside any run (`SessionStart`, `SessionEnd`, a blocked prompt)
+        // are logged under the session's id.
+        for entry in store.run_log(&session.id)? {
+            push_entry(&entry, "", &mut lines);
+        }
         lines.push("linggen runs show ID prints a run's calls, results and changes".into());
         Ok(lines)
     });

@@ -25,6 +25,7 @@ pub enum Command {
     Theme,
     Share,
     Mcp,
+    Hooks,
     Quit,
     Exit,
 }
@@ -76,6 +77,7 @@ impl Command {
         Command::Theme,
         Command::Share,
         Command::Mcp,
+        Command::Hooks,
         Command::Quit,
         Command::Exit,
     ];
@@ -102,6 +104,7 @@ impl Command {
             Command::Theme => "theme",
             Command::Share => "share",
             Command::Mcp => "mcp",
+            Command::Hooks => "hooks",
             Command::Quit => "quit",
             Command::Exit => "exit",
         }
@@ -137,6 +140,9 @@ impl Command {
                 "let a browser watch and join this session (a local URL with a token)"
             }
             Command::Mcp => "MCP servers: where each comes from, its state, tools and last error",
+            Command::Hooks => {
+                "hooks: each event's commands, where they come from, whether they run"
+            }
             Command::Quit => "leave linggen",
             Command::Exit => "leave linggen",
         }
@@ -164,6 +170,7 @@ impl Command {
             | Command::Runs
             | Command::Context
             | Command::Mcp
+            | Command::Hooks
             | Command::Quit
             | Command::Exit => None,
         }
@@ -184,6 +191,7 @@ impl Command {
             | Command::Theme
             | Command::Share
             | Command::Mcp
+            | Command::Hooks
             | Command::Quit
             | Command::Exit => true,
             Command::Clear
@@ -221,6 +229,7 @@ impl Command {
             | Command::Rewind
             | Command::Memory
             | Command::Mcp
+            | Command::Hooks
             | Command::Quit
             | Command::Exit => ArgumentKind::None,
         }
@@ -285,6 +294,7 @@ mod tests {
                 "theme",
                 "share",
                 "mcp",
+                "hooks",
                 "quit",
                 "exit"
             ]
@@ -317,8 +327,9 @@ mod tests {
             Command::Theme => 16,
             Command::Share => 17,
             Command::Mcp => 18,
-            Command::Quit => 19,
-            Command::Exit => 20,
+            Command::Hooks => 19,
+            Command::Quit => 20,
+            Command::Exit => 21,
         }
     }
 

@@ -182,6 +182,7 @@ impl Shell {
             Command::Sessions => self.sessions().await,
             Command::Runs => self.runs().await,
             Command::Mcp => self.mcp(),
+            Command::Hooks => self.view.lines(crate::app::hooks::hook_lines(&self.ws)),
             Command::Skills => self.skills(),
             Command::Context => self.view.context(),
             Command::Memory => self.memory(args).await,

@@ -342,7 +342,8 @@ async fn run(setup: SessionSetup, mut inputs: mpsc::Receiver<input::Sent>, bus: 
                         end_reason = "prompt_input_exit";
                         if let Some(r) = running.take() {
                             r.cancel.cancel();
-                            let _ = r.task.await;
+                            // Kept for the `SessionEnd` hooks' transcript.
+                            idle = Some(r.task.await.unwrap_or(r.backup));
                         }
                         input::Sent::answer(reply, &bus, Ok(()));
                         break;
