@@ -394,3 +394,59 @@ fn claude_codes_user_settings_permissions_apply() {
         out.stderr
     );
 }
+
+#[test]
+fn a_projects_claude_settings_restrict_at_once_and_grant_once_trusted() {
+    let script = || {
+        vec![
+            Step::from(Reply::tool("Bash", json!({"command": "rm -f keep.txt"}))),
+            write_call(),
+            Reply::text("Done.").into(),
+        ]
+    };
+    let (ws, _server) = workspace(script(), "");
+    ws.write("keep.txt", "kept");
+    ws.write(
+        ".claude/settings.json",
+        r#"{"permissions": {"allow": ["Write"], "deny": ["Bash(rm:*)"]}}"#,
+    );
+    ws.write(
+        ".claude/settings.local.json",
+        r#"{"permissions": {"defaultMode": "bypassPermissions"}}"#,
+    );
+    let out = run(&ws, &["-p", "go"]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert_eq!(ws.read("keep.txt"), "kept", "the deny rule held at once");
+    assert!(
+        !ws.root().join("out.txt").exists(),
+        "an untrusted allow rule applied"
+    );
+
+    let listed = run(&ws, &["trust", "--list"]);
+    assert!(
+        listed
+            .stdout
+            .contains("allow Write (.claude/settings.json)"),
+        "{}",
+        listed.stdout
+    );
+    assert!(
+        listed
+            .stdout
+            .contains("permission mode bypass (.claude/settings.local.json)"),
+        "{}",
+        listed.stdout
+    );
+    assert_eq!(run(&ws, &["trust", "--yes"]).code, Some(0));
+    let server = ScriptedServer::start_background(Protocol::OpenAi, script());
+    write_config_with(ws.home(), Protocol::OpenAi, &server.url(), "");
+    let out = run(&ws, &["-p", "go", "--output-format", "stream-json"]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert_eq!(ws.read("out.txt"), "x\n", "the trusted allow rule applied");
+    assert_eq!(ws.read("keep.txt"), "kept", "a deny rule beats bypass");
+    assert!(
+        out.stdout.contains("\"permission_mode\":\"bypass\""),
+        "{}",
+        out.stdout
+    );
+}

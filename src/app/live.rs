@@ -197,6 +197,17 @@ pub async fn open_session(
         }
         None => permissions,
     };
+    let mut permissions = permissions;
+    for project in &config.claude_project {
+        let claude = &project.permissions;
+        let allow = project.accepted_allow(|grant| ws.trust.trust.is_accepted(grant));
+        let (with, warnings) =
+            permissions.with_foreign_rules(&allow, &claude.ask, &claude.deny, &project.file);
+        for warning in warnings {
+            eprintln!("linggen: warning: {warning}");
+        }
+        permissions = with;
+    }
     // The model first: with none to talk to, nothing is written (no database on a first
     // run that cannot go anywhere yet).
     let http = router::http_client().map_err(ResolveError::from)?;

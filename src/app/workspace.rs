@@ -115,6 +115,7 @@ pub fn load_workspace(start: &Start) -> Result<Workspace, Failure> {
     let project_rules = project::load(&root).unwrap_or_default();
     let mut other_grants = crate::mcp::servers::project_grants(&mcp, &root);
     other_grants.extend(hooks.project_grants(&root));
+    other_grants.extend(config.claude_project.iter().flat_map(|c| c.grants()));
     let trust = FolderTrust::load(
         &home,
         &root,

@@ -3,8 +3,12 @@
 //! rules — `allow`, `ask` and `deny` with Claude Code's rule syntax (`Bash(npm run
 //! test:*)`), and `defaultMode` unless linggen's own configuration chose a mode. A rule
 //! linggen cannot express (a tool it has not, such as `WebFetch`, or a `Read` pattern) is
-//! one warning when a session starts, never a failed start. A project's
-//! `.claude/settings.json` is not read yet: its rules would be grants.
+//! one warning when a session starts, never a failed start.
+//!
+//! A workspace's `.claude/settings.json` and `.claude/settings.local.json` are read too,
+//! as files that came with the folder: their `ask` and `deny` rules (and a `plan` or
+//! `default` mode) restrict at once, while their `allow` rules and an `acceptEdits` or
+//! `bypassPermissions` mode are trust grants, held back until the person trusts them.
 
 use std::path::{Path, PathBuf};
 
@@ -73,7 +77,96 @@ pub fn read(path: &Path) -> Result<Option<ClaudePermissions>, String> {
     }))
 }
 
+/// The workspace's Claude Code settings files, relative to the root.
+pub const PROJECT_FILES: [&str; 2] = [".claude/settings.json", ".claude/settings.local.json"];
+
+/// A workspace's Claude Code permissions and the file they came from (relative).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProjectClaude {
+    pub file: String,
+    pub permissions: ClaudePermissions,
+}
+
+impl ProjectClaude {
+    /// A mode that would let more run without asking: a grant, not a restriction.
+    fn loose_mode(&self) -> Option<PermissionMode> {
+        self.permissions
+            .default_mode
+            .filter(|m| matches!(m, PermissionMode::AcceptEdits | PermissionMode::Bypass))
+    }
+
+    /// One line per grant: each `allow` rule, and a looser mode.
+    pub fn grants(&self) -> Vec<String> {
+        let file = self.file.as_str();
+        let mut grants: Vec<String> = self
+            .loose_mode()
+            .map(|m| super::trust::mode_grant(m, file))
+            .into_iter()
+            .collect();
+        grants.extend(
+            self.permissions
+                .allow
+                .iter()
+                .map(|r| super::trust::allow_grant(r, file)),
+        );
+        grants
+    }
+
+    /// The `allow` rules the person accepted.
+    pub fn accepted_allow(&self, accepted: impl Fn(&str) -> bool) -> Vec<String> {
+        self.permissions
+            .allow
+            .iter()
+            .filter(|r| accepted(&super::trust::allow_grant(r, &self.file)))
+            .cloned()
+            .collect()
+    }
+}
+
 impl super::Config {
+    /// Keeps a workspace's Claude Code permissions. A restrictive mode (`plan`, `default`)
+    /// applies at once unless linggen's own files chose one; a looser one waits for trust
+    /// ([`Self::apply_trusted_claude`]).
+    pub(super) fn apply_claude_project(&mut self, claude: ClaudePermissions, file: &str) {
+        let project = ProjectClaude {
+            file: file.to_string(),
+            permissions: claude,
+        };
+        if let Some(mode) = project.permissions.default_mode
+            && project.loose_mode().is_none()
+            && self.mode_open_to_claude()
+        {
+            self.permission_mode = mode;
+            self.set_origin("permission_mode", file);
+        }
+        self.claude_project.push(project);
+    }
+
+    /// Applies a trusted looser mode from a workspace's Claude Code settings.
+    pub(super) fn apply_trusted_claude(&mut self, accepted: &std::collections::BTreeSet<String>) {
+        let trusted: Vec<(PermissionMode, String)> = self
+            .claude_project
+            .iter()
+            .filter_map(|p| p.loose_mode().map(|m| (m, p.file.clone())))
+            .filter(|(m, file)| accepted.contains(&super::trust::mode_grant(*m, file)))
+            .collect();
+        for (mode, file) in trusted {
+            if self.mode_open_to_claude() {
+                self.permission_mode = mode;
+                self.set_origin("permission_mode", format!("{file} (trusted)"));
+            }
+        }
+    }
+
+    /// Whether Claude Code's settings may set the mode: linggen's own files did not, or
+    /// only another Claude Code settings file did.
+    fn mode_open_to_claude(&self) -> bool {
+        match self.origins.get("permission_mode") {
+            None => true,
+            Some(origin) => origin.contains(".claude/settings"),
+        }
+    }
+
     /// Keeps the rules for the session's permissions, which take each one it can express
     /// and warn about the others (Claude Code has tools linggen has not, such as
     /// `WebFetch`): a rule written for another program must not stop linggen. Takes the

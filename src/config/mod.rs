@@ -179,6 +179,10 @@ pub struct Config {
     pub ask: Vec<String>,
     /// The person's `~/.claude/settings.json` permissions (its mode already applied).
     pub claude: Option<claude_settings::ClaudePermissions>,
+    /// The workspace's `.claude/settings.json` and `.claude/settings.local.json`
+    /// permissions: their `ask` and `deny` apply at once, their `allow` rules and a looser
+    /// `defaultMode` are trust grants (see [`claude_settings::ClaudePermissions::grants`]).
+    pub claude_project: Vec<claude_settings::ProjectClaude>,
     /// Default `Bash` timeout.
     pub bash_timeout_ms: u64,
     /// `[agent] max_delegation_depth`: how deep `delegate_to_agent` may nest.
@@ -237,6 +241,7 @@ impl Default for Config {
             deny: Vec::new(),
             ask: Vec::new(),
             claude: None,
+            claude_project: Vec::new(),
             bash_timeout_ms: crate::tools::bash::DEFAULT_TIMEOUT_MS,
             max_delegation_depth: DEFAULT_MAX_DELEGATION_DEPTH,
             theme: "dark".to_string(),
@@ -312,10 +317,22 @@ impl Config {
             })?;
         }
         // Claude Code's own settings come after linggen's files, which win where both speak.
-        if let Some(user_home) = env("HOME").filter(|h| !h.is_empty()) {
-            let path = Path::new(&user_home).join(".claude/settings.json");
-            match claude_settings::read(&path) {
+        let user_home = env("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
+        let user_claude = user_home.map(|h| h.join(".claude/settings.json"));
+        if let Some(path) = &user_claude {
+            match claude_settings::read(path) {
                 Ok(Some(claude)) => config.apply_claude(claude),
+                Ok(None) => {}
+                Err(warning) => config.warnings.push(warning),
+            }
+        }
+        for rel in claude_settings::PROJECT_FILES {
+            let path = root.join(rel);
+            if user_claude.as_ref().is_some_and(|u| same_file(u, &path)) {
+                continue;
+            }
+            match claude_settings::read(&path) {
+                Ok(Some(claude)) => config.apply_claude_project(claude, rel),
                 Ok(None) => {}
                 Err(warning) => config.warnings.push(warning),
             }

@@ -150,6 +150,7 @@ impl super::Config {
     /// Applies the withheld grants whose lines are in `accepted`; the rest stay withheld.
     /// Applying twice is harmless.
     pub fn apply_trusted(&mut self, accepted: &BTreeSet<String>) {
+        self.apply_trusted_claude(accepted);
         let file = self.withheld.file.clone();
         let withheld = &self.withheld;
         if let Some(mode) = withheld.mode
