@@ -1,7 +1,7 @@
 //! Command-line arguments and dispatch.
 
 use std::io::{IsTerminal, Read, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::{CommandFactory, Parser, Subcommand};
 use clap_complete::Shell;
@@ -111,6 +111,11 @@ pub struct Cli {
     /// `default` for all (MCP tools by name or pattern: mcp__github__*).
     #[arg(long, value_name = "TOOLS", value_parser = parse_tools)]
     pub tools: Option<ToolList>,
+
+    /// More folders the file tools may read and write and the sandbox opens (by absolute
+    /// path), as Claude Code's flag: `--add-dir ../shared ../docs`.
+    #[arg(long = "add-dir", value_name = "DIR", num_args = 1.., value_parser = parse_dir)]
+    pub add_dir: Vec<PathBuf>,
 
     /// Progress on stderr, each tool call with its result: linggen's default, accepted for
     /// scripts written for Claude Code.
@@ -300,6 +305,18 @@ fn parse_tools(v: &str) -> Result<ToolList, String> {
     crate::session::run_flags::parse_tools(v).map(ToolList)
 }
 
+/// An existing folder, canonical (symlinks resolved), for `--add-dir`.
+fn parse_dir(v: &str) -> Result<PathBuf, String> {
+    let path = std::fs::canonicalize(v).map_err(|e| format!("no folder `{v}`: {e}"))?;
+    if !path.is_dir() {
+        return Err(format!("`{v}` is not a folder"));
+    }
+    if path == Path::new("/") {
+        return Err("`/` would open every file on the machine; name a project folder".into());
+    }
+    Ok(path)
+}
+
 fn parse_mode(v: &str) -> Result<PermissionMode, String> {
     PermissionMode::parse(v).ok_or_else(|| format!("expected one of {}", PermissionMode::NAMES))
 }
@@ -362,6 +379,7 @@ impl Cli {
             tools: self.tools.clone().and_then(|t| t.0),
             allowed_tools: split_rules(&self.allowed_tools),
             disallowed_tools: split_rules(&self.disallowed_tools),
+            add_dirs: self.add_dir.clone(),
             theme: self.theme.clone(),
         }
     }

@@ -450,3 +450,122 @@ fn a_projects_claude_settings_restrict_at_once_and_grant_once_trusted() {
         out.stdout
     );
 }
+
+#[test]
+fn add_dir_opens_another_folder_to_the_file_tools_and_the_sandbox() {
+    let other = tempfile::tempdir().unwrap();
+    let other_path = other.path().canonicalize().unwrap();
+    std::fs::write(other_path.join("shared.txt"), "from the other folder\n").unwrap();
+    let note = other_path.join("note.txt").display().to_string();
+    let script = || {
+        vec![
+            Step::from(Reply::tool(
+                "Read",
+                json!({"path": other_path.join("shared.txt").display().to_string()}),
+            )),
+            Reply::tool("Write", json!({"path": note, "content": "written\n"})).into(),
+            Reply::tool(
+                "Bash",
+                json!({"command": format!("echo ran > {}", other_path.join("cmd.txt").display())}),
+            )
+            .into(),
+            Reply::text("Done.").into(),
+        ]
+    };
+    let dir = other_path.display().to_string();
+    let (ws, server) = workspace(script(), "");
+    let out = run(
+        &ws,
+        &[
+            "-p",
+            "go",
+            "--dangerously-skip-permissions",
+            "--add-dir",
+            &dir,
+        ],
+    );
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let results = support::texts(&server.last_chat_request().unwrap(), "tool").join("\n");
+    assert!(results.contains("from the other folder"), "{results}");
+    assert_eq!(std::fs::read_to_string(&note).unwrap(), "written\n");
+    let cmd_result = std::fs::read_to_string(other_path.join("cmd.txt"))
+        .unwrap_or_else(|e| panic!("{e}: {results}"));
+    assert_eq!(cmd_result, "ran\n");
+    assert!(system_prompt(&server).contains(&format!(
+        "Additional working folders (read and write them by absolute path): {dir}"
+    )));
+
+    // Without the flag the folder is outside the workspace, for the tools and the sandbox.
+    std::fs::remove_file(&note).unwrap();
+    std::fs::remove_file(other_path.join("cmd.txt")).unwrap();
+    let (ws, server) = workspace(script(), "");
+    let out = run(&ws, &["-p", "go", "--dangerously-skip-permissions"]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(!other_path.join("note.txt").exists());
+    assert!(
+        !other_path.join("cmd.txt").exists(),
+        "the sandbox let a command out"
+    );
+    let results = support::texts(&server.last_chat_request().unwrap(), "tool").join("\n");
+    assert!(!results.contains("from the other folder"), "{results}");
+
+    let out = run(&ws, &["-p", "go", "--add-dir", "/no/such/folder"]);
+    assert_eq!(out.code, Some(2));
+    assert!(
+        out.stderr.contains("no folder `/no/such/folder`"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn an_added_folders_git_stays_read_only_to_commands() {
+    let other = tempfile::tempdir().unwrap();
+    let other_path = other.path().canonicalize().unwrap();
+    std::fs::create_dir(other_path.join(".git")).unwrap();
+    std::fs::write(other_path.join(".git/config"), "[core]\n").unwrap();
+    // A script the analysis cannot look into: only the kernel can stop it.
+    let command = "./evil.sh; echo tried".to_string();
+    let (ws, server) = workspace(
+        vec![
+            Step::from(Reply::tool("Bash", json!({"command": command}))),
+            Reply::text("Done.").into(),
+        ],
+        "",
+    );
+    let script = ws.write(
+        "evil.sh",
+        &format!(
+            "#!/bin/sh\necho '[core] fsmonitor = evil' >> {}/.git/config\necho wrote > {}/ok.txt\n",
+            other_path.display(),
+            other_path.display()
+        ),
+    );
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let dir = other_path.display().to_string();
+    let out = run(
+        &ws,
+        &[
+            "-p",
+            "go",
+            "--dangerously-skip-permissions",
+            "--add-dir",
+            &dir,
+        ],
+    );
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert_eq!(
+        std::fs::read_to_string(other_path.join("ok.txt")).unwrap(),
+        "wrote\n"
+    );
+    let result = support::texts(&server.last_chat_request().unwrap(), "tool").join("\n");
+    assert!(
+        result.contains("tried"),
+        "the command did not run: {result}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(other_path.join(".git/config")).unwrap(),
+        "[core]\n"
+    );
+}

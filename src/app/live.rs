@@ -251,6 +251,17 @@ pub async fn open_session(
         Ok(prompt::context_prompt(&workspace, &root))
     })
     .await?;
+    let context_prompt = match config.add_dirs.as_slice() {
+        [] => context_prompt,
+        dirs => {
+            let dirs: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+            format!(
+                "{context_prompt}\n\nAdditional working folders (read and write them by \
+                 absolute path): {}",
+                dirs.join(", ")
+            )
+        }
+    };
     let tools = workspace_tools(&config, ws);
     let hooks = hook_runner(&config, ws, &session_id, &tools);
     let setup = SessionSetup {
@@ -321,6 +332,7 @@ pub fn workspace_tools(config: &Config, ws: &Workspace) -> ToolContext {
     tools.bash_timeout_ms = config.bash_timeout_ms;
     tools.screenshot = config.screenshot.clone();
     tools.sandbox = Arc::new(session_sandbox(config, ws));
+    tools.extra_roots = config.add_dirs.clone();
     tools.linggen_home = Some(ws.home.clone());
     tools.registry.set_eager_chars(config.mcp_eager_tools_chars);
     tools.read_only_roots = SkillSet::watch_dirs(ws.skills.dirs())
@@ -379,7 +391,8 @@ pub(super) fn session_sandbox(config: &Config, ws: &Workspace) -> Sandbox {
         .collect();
     let sandbox = Sandbox::new(&ws.root, config.sandbox.clone())
         .with_linggen_home(&ws.home)
-        .with_secret_env(secret_env);
+        .with_secret_env(secret_env)
+        .with_added_roots(&config.add_dirs);
     static WARNED: std::sync::Once = std::sync::Once::new();
     if let Some(why) = sandbox.unconfined_reason() {
         WARNED.call_once(|| {

@@ -158,6 +158,8 @@ pub struct FlagOverrides {
     pub tools: Option<Vec<String>>,
     pub allowed_tools: Vec<String>,
     pub disallowed_tools: Vec<String>,
+    /// `--add-dir`: more folders the file tools and the sandbox open (canonical).
+    pub add_dirs: Vec<PathBuf>,
     pub theme: Option<String>,
 }
 
@@ -183,6 +185,8 @@ pub struct Config {
     /// permissions: their `ask` and `deny` apply at once, their `allow` rules and a looser
     /// `defaultMode` are trust grants (see [`claude_settings::ClaudePermissions::grants`]).
     pub claude_project: Vec<claude_settings::ProjectClaude>,
+    /// `--add-dir`: folders beside the root that the file tools read and write.
+    pub add_dirs: Vec<PathBuf>,
     /// Default `Bash` timeout.
     pub bash_timeout_ms: u64,
     /// `[agent] max_delegation_depth`: how deep `delegate_to_agent` may nest.
@@ -242,6 +246,7 @@ impl Default for Config {
             ask: Vec::new(),
             claude: None,
             claude_project: Vec::new(),
+            add_dirs: Vec::new(),
             bash_timeout_ms: crate::tools::bash::DEFAULT_TIMEOUT_MS,
             max_delegation_depth: DEFAULT_MAX_DELEGATION_DEPTH,
             theme: "dark".to_string(),
@@ -420,6 +425,11 @@ impl Config {
             self.permission_mode = mode;
             self.set_origin("permission_mode", "--permission-mode");
             self.withheld.mode = None;
+        }
+        for dir in &flags.add_dirs {
+            if !self.add_dirs.contains(dir) {
+                self.add_dirs.push(dir.clone());
+            }
         }
     }
 

@@ -98,7 +98,12 @@ impl BashArgs {
 
     /// Runs the shell analysis; a floor refusal becomes the error observation.
     pub fn access(&self, ctx: &ToolContext) -> Result<Access, ToolOutput> {
-        match shell::analyze(&self.command, &ctx.root, ctx.linggen_home.as_deref()) {
+        match shell::analyze_in(
+            &self.command,
+            &ctx.root,
+            &ctx.extra_roots,
+            ctx.linggen_home.as_deref(),
+        ) {
             Ok(analysis) => Ok(Access::Command {
                 command: self.command.clone(),
                 analysis,

@@ -124,6 +124,9 @@ pub struct ToolContext {
     /// (`~/.linggen/skills`, `~/.claude/skills`…), so a skill's supporting files can be
     /// loaded when its instructions point at them.
     pub read_only_roots: Vec<PathBuf>,
+    /// `--add-dir`: folders beside the root that the file tools read and write, by
+    /// absolute path, with the root's protections (canonical).
+    pub extra_roots: Vec<PathBuf>,
     /// `[tools] chromium` and `screenshot_hosts`, for `capture_screenshot`.
     pub screenshot: screenshot::ScreenshotSettings,
     /// Where commands run: the kernel's confinement and the scrubbed environment.
@@ -146,13 +149,24 @@ impl ToolContext {
         usage: guard::paths::PathUse,
     ) -> Result<guard::paths::ResolvedPath, String> {
         let secrets = self.sandbox.secrets();
-        guard::paths::resolve(
-            &self.root,
-            self.linggen_home.as_deref(),
-            &secrets,
-            raw,
-            usage,
-        )
+        let home = self.linggen_home.as_deref();
+        let in_root = guard::paths::resolve(&self.root, home, &secrets, raw, usage);
+        let raw_path = Path::new(raw.trim());
+        if in_root.is_ok() || !raw_path.is_absolute() {
+            return in_root;
+        }
+        // An absolute path into an `--add-dir` folder: resolved and checked against that
+        // folder as against the root; named by its absolute path so it is never mistaken
+        // for a file of the root.
+        match self.extra_roots.iter().find(|r| raw_path.starts_with(r)) {
+            Some(extra) => guard::paths::resolve(extra, home, &secrets, raw, usage).map(|p| {
+                guard::paths::ResolvedPath {
+                    rel: p.abs.display().to_string(),
+                    abs: p.abs,
+                }
+            }),
+            None => in_root,
+        }
     }
 
     pub fn new(root: &Path) -> Self {
@@ -160,6 +174,7 @@ impl ToolContext {
             root: root.to_path_buf(),
             bash_timeout_ms: bash::DEFAULT_TIMEOUT_MS,
             read_only_roots: Vec::new(),
+            extra_roots: Vec::new(),
             screenshot: screenshot::ScreenshotSettings::default(),
             sandbox: std::sync::Arc::new(sandbox::Sandbox::new(root, Default::default())),
             linggen_home: None,

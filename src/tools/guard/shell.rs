@@ -94,8 +94,18 @@ pub enum SegmentClass {
 /// the project's configuration). `Err` is a floor refusal: the command never runs, whatever
 /// the mode; the message says what to do instead.
 pub fn analyze(command: &str, root: &Path, home: Option<&Path>) -> Result<CommandAnalysis, String> {
+    analyze_in(command, root, &[], home)
+}
+
+/// [`analyze`] with `--add-dir` folders (canonical) that absolute paths may also name.
+pub fn analyze_in(
+    command: &str,
+    root: &Path,
+    extra_roots: &[std::path::PathBuf],
+    home: Option<&Path>,
+) -> Result<CommandAnalysis, String> {
     let raw_segments = lexer::split(command)?;
-    let mut scope = Scope::new(paths::canonical_root(root), home);
+    let mut scope = Scope::new(paths::canonical_root(root), home).with_extra_roots(extra_roots);
     let segments = raw_segments
         .iter()
         .map(|raw| classify_segment(raw, &mut scope))

@@ -174,6 +174,8 @@ pub struct Sandbox {
     linggen_home: Option<PathBuf>,
     /// The models' `api_key_env` names: scrubbed whatever they are called.
     secret_env: Vec<String>,
+    /// `--add-dir` folders: writable like the root, with the root's protected paths.
+    added_roots: Vec<PathBuf>,
     temp: OnceLock<Result<PathBuf, String>>,
     /// The `.git` entries under the root, recorded before the first command (see [`traps`]).
     git_entries: std::sync::Mutex<Option<traps::Baseline>>,
@@ -193,9 +195,19 @@ impl Sandbox {
                 .map(PathBuf::from),
             linggen_home: None,
             secret_env: Vec::new(),
+            added_roots: Vec::new(),
             temp: OnceLock::new(),
             git_entries: std::sync::Mutex::new(None),
         }
+    }
+
+    /// Opens `--add-dir` folders (canonical) like the root: writable, their `.git`,
+    /// `.linggen` and the other protected paths read-only.
+    pub fn with_added_roots(mut self, roots: &[PathBuf]) -> Sandbox {
+        super::launch::distrust(&roots.iter().map(PathBuf::as_path).collect::<Vec<_>>());
+        self.settings.write_paths.extend(roots.iter().cloned());
+        self.added_roots = roots.to_vec();
+        self
     }
 
     /// The person's home, where the secret stores are (`$HOME` unless set here).
@@ -220,6 +232,7 @@ impl Sandbox {
         sandbox.home = self.home.clone();
         sandbox.linggen_home = self.linggen_home.clone();
         sandbox.secret_env = self.secret_env.clone();
+        sandbox.added_roots = self.added_roots.clone();
         sandbox
     }
 
@@ -250,7 +263,10 @@ impl Sandbox {
 
     /// The protected paths of this root (existing or not).
     pub fn protected_paths(&self) -> Vec<PathBuf> {
-        PROTECTED.iter().map(|p| self.root.join(p)).collect()
+        std::iter::once(&self.root)
+            .chain(&self.added_roots)
+            .flat_map(|root| PROTECTED.iter().map(move |p| root.join(p)))
+            .collect()
     }
 
     /// Every hidden path and why: the secret stores (less those `allow_read` opens),

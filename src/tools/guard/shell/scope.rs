@@ -46,6 +46,9 @@ pub struct Scope {
     /// `$LINGGEN_HOME`, protected like the project's own configuration.
     home: Option<PathBuf>,
     root: PathBuf,
+    /// `--add-dir` folders (canonical): an absolute path into one stays inside, checked
+    /// against that folder as against the root.
+    extra: Vec<PathBuf>,
     /// Whether git's configuration moves hooks (`core.hooksPath`), looked up once.
     hooks_redirected: Option<bool>,
     cwds: Vec<Cwd>,
@@ -64,9 +67,29 @@ impl Scope {
                 physical: root.clone(),
             }],
             root,
+            extra: Vec::new(),
             hooks_redirected: None,
             scan_budget: SCAN_BUDGET,
             lost: false,
+        }
+    }
+
+    /// The same scope with `--add-dir` folders (canonical) open to absolute paths.
+    pub fn with_extra_roots(mut self, extra: &[PathBuf]) -> Scope {
+        self.extra = extra.to_vec();
+        self
+    }
+
+    /// `text` resolved from `base`, inside the root or (absolute) inside an `--add-dir`
+    /// folder: the path and the folder it is in.
+    fn locate(&self, base: &Path, text: &str) -> Result<(PathBuf, &Path), String> {
+        let in_root = paths::locate(&self.root, base, text);
+        if in_root.is_ok() || !Path::new(text).is_absolute() {
+            return in_root.map(|abs| (abs, self.root.as_path()));
+        }
+        match self.extra.iter().find(|e| Path::new(text).starts_with(e)) {
+            Some(extra) => paths::locate(extra, extra, text).map(|abs| (abs, extra.as_path())),
+            None => in_root.map(|abs| (abs, self.root.as_path())),
         }
     }
 
@@ -87,7 +110,7 @@ impl Scope {
         }
         self.cwds
             .iter()
-            .find_map(|cwd| paths::locate(&self.root, &cwd.physical, text).err())
+            .find_map(|cwd| self.locate(&cwd.physical, text).err())
     }
 
     /// Checks every part of an argument that could name a file (see [`value_candidates`])
@@ -116,10 +139,10 @@ impl Scope {
         let values = value_candidates(&word.text).ok()?;
         values.iter().find_map(|value| {
             self.cwds.iter().find_map(|cwd| {
-                let abs = paths::locate(&self.root, &cwd.physical, value).ok()?;
+                let (abs, root) = self.locate(&cwd.physical, value).ok()?;
                 paths::protected_for_commands(
                     &abs,
-                    &paths::relative(&self.root, &abs),
+                    &paths::relative(root, &abs),
                     self.home.as_deref(),
                 )
                 .map(|why| format!("`{value}` {why}"))
@@ -382,13 +405,9 @@ impl Scope {
             return Some(reason);
         }
         self.cwds.iter().find_map(|cwd| {
-            let abs = paths::locate(&self.root, &cwd.physical, target).ok()?;
-            paths::protected_for_commands(
-                &abs,
-                &paths::relative(&self.root, &abs),
-                self.home.as_deref(),
-            )
-            .map(|why| format!("`{target}` {why}"))
+            let (abs, root) = self.locate(&cwd.physical, target).ok()?;
+            paths::protected_for_commands(&abs, &paths::relative(root, &abs), self.home.as_deref())
+                .map(|why| format!("`{target}` {why}"))
         })
     }
 
