@@ -103,14 +103,27 @@ pub(crate) fn run<'a>(
 ) -> BoxFuture<'a, RunEnd> {
     Box::pin(async move {
         announce(shared, ctx, label);
-        lock(&shared.runs).insert(ctx.id.clone(), ctx.cancel.clone());
-        push(shared, ctx, conv, from, task);
-        let end = run_loop(shared, ctx, conv, changed).await;
-        lock(&shared.runs).remove(&ctx.id);
-        lock(&shared.locks).release_run(&ctx.id);
-        status(shared, ctx, AgentState::Idle, None);
-        end
+        run_announced(shared, ctx, conv, task, from, changed).await
     })
+}
+
+/// [`run`] for a run whose `RunStarted` is already out: a custom command's turn, whose
+/// `` !`cmd` `` lines ran as calls of this run before its message existed.
+pub(crate) async fn run_announced(
+    shared: &TurnShared,
+    ctx: &mut RunCtx,
+    conv: &mut Conversation,
+    task: ChatMessage,
+    from: &str,
+    changed: &mut Vec<String>,
+) -> RunEnd {
+    lock(&shared.runs).insert(ctx.id.clone(), ctx.cancel.clone());
+    push(shared, ctx, conv, from, task);
+    let end = run_loop(shared, ctx, conv, changed).await;
+    lock(&shared.runs).remove(&ctx.id);
+    lock(&shared.locks).release_run(&ctx.id);
+    status(shared, ctx, AgentState::Idle, None);
+    end
 }
 
 /// Publishes the run's `RunStarted` (the store records the run from it).
