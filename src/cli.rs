@@ -353,6 +353,7 @@ pub fn split_rules(values: &[String]) -> Vec<String> {
 impl Cli {
     /// What every frontend starts from, as these flags say.
     pub fn start(&self) -> Start {
+        use crate::repl::commands::Command as Shell;
         Start {
             root: self.root.clone(),
             overrides: self.flag_overrides(),
@@ -362,7 +363,9 @@ impl Cli {
             mode: self.mode,
             // Lines posted to `-p` and the page are read with the shell's commands known, so
             // that `/clear` there is refused with a hint instead of reaching the model.
-            line: crate::session::line::message::<crate::repl::commands::Command>,
+            line: crate::session::line::message::<Shell>,
+            // Skills and commands a built-in shadows are named at start, not silently lost.
+            builtin_clashes: crate::session::line::builtin_clashes::<Shell>,
         }
     }
 

@@ -24,7 +24,7 @@ pub use live::{LiveSession, MirrorFeed, first_run_help, open_session};
 pub use models::list_models;
 pub use runs::{list_runs, run_lines, show_run, tree_lines};
 pub use sessions::{list_sessions, session_lines};
-pub use workspace::{LineReader, Workspace, load_workspace};
+pub use workspace::{BuiltinClashes, LineReader, Workspace, load_workspace};
 
 use crate::config::{ConfigError, FlagOverrides};
 use crate::llm::router::ResolveError;
@@ -75,6 +75,8 @@ pub struct Start {
     /// How a line the person posts is read (`-p`'s task, a browser's message): the core's
     /// line grammar with the shell's commands, supplied by whoever wires the frontends.
     pub line: LineReader,
+    /// Which skills and commands the shell's built-in commands shadow, for the warnings.
+    pub builtin_clashes: BuiltinClashes,
 }
 
 /// A start-up failure with the exit code it maps to.

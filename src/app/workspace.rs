@@ -24,6 +24,11 @@ pub type LineReader = fn(
     root: &Path,
 ) -> Result<UserMessage, String>;
 
+/// The warnings for skills and commands whose names the shell's built-in commands take
+/// ([`crate::session::line::builtin_clashes`] with the shell's commands), supplied with
+/// [`LineReader`] by whoever wires the frontends.
+pub type BuiltinClashes = fn(skills: &SkillSet) -> Vec<String>;
+
 /// Where linggen runs: its home, the workspace root, the effective configuration, and the
 /// agents and skills found for it (shared by every session of this process).
 pub struct Workspace {
@@ -37,6 +42,8 @@ pub struct Workspace {
     pub trust: FolderTrust,
     /// How posted lines are read (see [`Start::line`]).
     pub line: LineReader,
+    /// See [`Start::builtin_clashes`].
+    pub builtin_clashes: BuiltinClashes,
     /// The MCP servers configured anywhere the person keeps them (and the workspace's own,
     /// which start only once trusted).
     pub mcp: Arc<crate::mcp::config::McpConfig>,
@@ -69,10 +76,13 @@ impl Workspace {
         (self.line)(line, from, &self.skills.get(), agents, &self.root)
     }
 
-    /// Warnings about agent and skill files that were skipped.
+    /// Warnings about agent, skill and command files that were skipped, and names that
+    /// clash (with each other or with a built-in command).
     pub fn extension_warnings(&self) -> Vec<String> {
+        let skills = self.skills.get();
         let mut warnings = self.agents.get().warnings.clone();
-        warnings.extend(self.skills.get().warnings.iter().cloned());
+        warnings.extend(skills.warnings.iter().cloned());
+        warnings.extend((self.builtin_clashes)(&skills));
         warnings
     }
 }
@@ -136,10 +146,12 @@ pub fn load_workspace(start: &Start) -> Result<Workspace, Failure> {
         skills,
         trust,
         line: start.line,
+        builtin_clashes: start.builtin_clashes,
         mcp: Arc::new(mcp),
         hooks,
     };
-    // A broken agent or skill file is skipped; the person hears which and why.
+    // A broken agent, skill or command file is skipped, and of two with one name one is
+    // unreachable; the person hears which and why.
     for warning in ws.extension_warnings() {
         eprintln!("linggen: warning: {warning}");
     }

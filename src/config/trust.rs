@@ -2,7 +2,8 @@
 //!
 //! Files that arrive with a workspace (a clone, a download, or the agent's own writes) can
 //! grant power: `[permissions] mode = "bypass"` and `allow` rules in `<root>/linggen-agent.toml`,
-//! rules in `.linggen/permissions.toml`, a project skill's `allowed-tools`. Each such grant
+//! rules in `.linggen/permissions.toml`, a project skill's or command's `allowed-tools`. Each
+//! such grant
 //! is one human-readable line, for example `allow Bash(cargo*) (linggen-agent.toml)`; a grant
 //! has effect only when that exact line is stored here for the folder.
 //!
@@ -38,6 +39,12 @@ pub fn allow_grant(rule: &str, file: &str) -> String {
 /// A grant by a project skill's `allowed-tools` entry.
 pub fn skill_grant(skill: &str, rule: &str, file: &str) -> String {
     format!("skill {skill}: allowed-tools {} ({file})", rule.trim())
+}
+
+/// A grant by a project command's `allowed-tools` entry (`.claude/commands/fix.md`). The
+/// file is part of the line, so the same rule in another file is another grant.
+pub fn command_grant(command: &str, rule: &str, file: &str) -> String {
+    format!("command /{command}: allowed-tools {} ({file})", rule.trim())
 }
 
 /// A grant by a project `[tools]` setting that names a program or widens where a tool goes.

@@ -154,18 +154,27 @@ fn help_lines(registry: &Registry) -> Vec<String> {
             lines.push(format!("  {name:<COLUMN$} {}", cmd.summary()));
         }
     }
-    let skills: Vec<String> = registry
-        .skills
-        .iter()
-        .filter(|s| s.user_invocable && Command::from_name(&s.name).is_none())
-        .map(|s| format!("/{}", s.name))
-        .collect();
+    // A name a built-in takes is left out: typing it runs the built-in (start-up warned).
+    let invocable = |command: bool| -> Vec<String> {
+        registry
+            .skills
+            .iter()
+            .filter(|s| s.user_invocable && s.command == command)
+            .filter(|s| Command::from_name(&s.name).is_none())
+            .map(|s| format!("/{}", s.name))
+            .collect()
+    };
     lines.push(String::new());
-    if !skills.is_empty() {
-        lines.push(format!(
-            "Skills: {} (/skills describes them)",
-            skills.join(" ")
-        ));
+    for (label, names) in [
+        ("Skills", invocable(false)),
+        ("Custom commands", invocable(true)),
+    ] {
+        if !names.is_empty() {
+            lines.push(format!(
+                "{label}: {} (/skills describes them)",
+                names.join(" ")
+            ));
+        }
     }
     if !registry.agents.is_empty() {
         let agents: Vec<String> = registry.agents.iter().map(|a| format!("@{a}")).collect();
@@ -226,12 +235,28 @@ mod tests {
                     user_invocable: false,
                     ..SkillInfo::default()
                 },
+                SkillInfo {
+                    name: "frontend:review".into(),
+                    user_invocable: true,
+                    command: true,
+                    ..SkillInfo::default()
+                },
+                SkillInfo {
+                    name: "clear".into(),
+                    user_invocable: true,
+                    command: true,
+                    ..SkillInfo::default()
+                },
             ],
             custom_triggers: Vec::new(),
             agents: vec!["ling".into(), "coder".into()],
         };
         let text = help_lines(&registry).join("\n");
         assert!(text.contains("Skills: /review (/skills"), "{text}");
+        assert!(
+            text.contains("Custom commands: /frontend:review (/skills"),
+            "{text}"
+        );
         assert!(!text.contains("hidden"), "{text}");
         assert!(text.contains("Agents: @ling @coder"), "{text}");
         assert!(text.contains("/runs"), "{text}");

@@ -10,7 +10,7 @@ use super::catalog::{Catalog, one_line};
 use super::shell::Shell;
 use crate::agents::AgentSet;
 use crate::app::Workspace;
-use crate::skills::{Skill, SkillSet};
+use crate::skills::{Skill, SkillKind, SkillSet};
 
 /// Descriptions in `/skills` and `/agent` are cut to this many characters.
 const DESCRIPTION_CHARS: usize = 70;
@@ -78,7 +78,9 @@ impl Shell {
 pub fn skill_lines(set: &SkillSet) -> Vec<String> {
     if set.skills.is_empty() && set.warnings.is_empty() {
         return vec![
-            "No skills. Add one as .linggen/skills/NAME/SKILL.md in the project, or in $LINGGEN_HOME/skills/NAME/.".into(),
+            "No skills. Add one as .linggen/skills/NAME/SKILL.md in the project, or in \
+             $LINGGEN_HOME/skills/NAME/; or a command as .claude/commands/NAME.md."
+                .into(),
         ];
     }
     let heads: Vec<String> = set.skills.iter().map(skill_head).collect();
@@ -87,11 +89,16 @@ pub fn skill_lines(set: &SkillSet) -> Vec<String> {
     for (skill, head) in set.skills.iter().zip(heads) {
         let pad = width.saturating_sub(head.chars().count());
         let mut tags = vec![skill.source.label()];
-        if !skill.user_invocable {
-            tags.push("model-only");
-        }
-        if skill.disable_model_invocation {
-            tags.push("user-only");
+        if skill.kind == SkillKind::Command {
+            // Only the person runs a command; "user-only" would say it twice.
+            tags.push("command");
+        } else {
+            if !skill.user_invocable {
+                tags.push("model-only");
+            }
+            if skill.disable_model_invocation {
+                tags.push("user-only");
+            }
         }
         lines.push(format!(
             "  {head}{}  {} ({})",
@@ -105,7 +112,8 @@ pub fn skill_lines(set: &SkillSet) -> Vec<String> {
         lines.extend(set.warnings.iter().map(|w| format!("  ⚠ {w}")));
     }
     lines.push(
-        "/NAME ARGS runs a skill · model-only: only the model invokes it · user-only: only you do"
+        "/NAME ARGS runs a skill or command · model-only: only the model invokes it · user-only: \
+         only you do · command: a command file (doc/commands.md)"
             .into(),
     );
     lines
@@ -166,6 +174,7 @@ mod tests {
             dir: None,
             path: format!("built-in skills/{name}/SKILL.md"),
             source: SkillSource::Project,
+            kind: crate::skills::SkillKind::Skill,
             extra: Default::default(),
         }
     }
@@ -177,11 +186,15 @@ mod tests {
                 skill("deploy", Some("<env>"), true, true),
                 skill("internal", None, false, true),
                 skill("mine", None, true, false),
+                Skill {
+                    kind: SkillKind::Command,
+                    ..skill("fe:review", None, true, false)
+                },
             ],
             warnings: vec!["x/SKILL.md:2: bad".into()],
         };
         let lines = skill_lines(&set);
-        assert_eq!(lines[0], "Skills (3):");
+        assert_eq!(lines[0], "Skills (4):");
         assert_eq!(lines[1], "  /deploy <env>  the deploy skill… (project)");
         assert_eq!(
             lines[2],
@@ -191,8 +204,12 @@ mod tests {
             lines[3],
             "  /mine          the mine skill… (project, user-only)"
         );
-        assert_eq!(lines[4], "Skipped:");
-        assert_eq!(lines[5], "  ⚠ x/SKILL.md:2: bad");
+        assert_eq!(
+            lines[4],
+            "  /fe:review     the fe:review skill… (project, command)"
+        );
+        assert_eq!(lines[5], "Skipped:");
+        assert_eq!(lines[6], "  ⚠ x/SKILL.md:2: bad");
     }
 
     #[test]

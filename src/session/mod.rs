@@ -8,6 +8,7 @@ mod auto;
 pub mod bus;
 pub mod call_ids;
 pub mod checkpoints;
+mod command_call;
 mod compact;
 mod delegate;
 pub mod event;

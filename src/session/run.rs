@@ -103,29 +103,42 @@ pub(crate) fn run<'a>(
 ) -> BoxFuture<'a, RunEnd> {
     Box::pin(async move {
         announce(shared, ctx, label);
-        lock(&shared.runs).insert(ctx.id.clone(), ctx.cancel.clone());
-        push(shared, ctx, conv, from, task);
-        let mut end = run_loop(shared, ctx, conv, changed).await;
-        let mut continued = 0;
-        while let Some(feedback) = stop_hooks(shared, ctx, conv, &end, continued).await {
-            continued += 1;
-            push(shared, ctx, conv, "hook", ChatMessage::user(feedback));
-            let more = run_loop(shared, ctx, conv, changed).await;
-            end = RunEnd {
-                iterations: end.iterations + more.iterations,
-                usage: {
-                    let mut usage = end.usage;
-                    usage.add(more.usage);
-                    usage
-                },
-                ..more
-            };
-        }
-        lock(&shared.runs).remove(&ctx.id);
-        lock(&shared.locks).release_run(&ctx.id);
-        status(shared, ctx, AgentState::Idle, None);
-        end
+        run_announced(shared, ctx, conv, task, from, changed).await
     })
+}
+
+/// [`run`] for a run whose `RunStarted` is already out: a custom command's turn, whose
+/// `` !`cmd` `` lines ran as calls of this run before its message existed.
+pub(crate) async fn run_announced(
+    shared: &TurnShared,
+    ctx: &mut RunCtx,
+    conv: &mut Conversation,
+    task: ChatMessage,
+    from: &str,
+    changed: &mut Vec<String>,
+) -> RunEnd {
+    lock(&shared.runs).insert(ctx.id.clone(), ctx.cancel.clone());
+    push(shared, ctx, conv, from, task);
+    let mut end = run_loop(shared, ctx, conv, changed).await;
+    let mut continued = 0;
+    while let Some(feedback) = stop_hooks(shared, ctx, conv, &end, continued).await {
+        continued += 1;
+        push(shared, ctx, conv, "hook", ChatMessage::user(feedback));
+        let more = run_loop(shared, ctx, conv, changed).await;
+        end = RunEnd {
+            iterations: end.iterations + more.iterations,
+            usage: {
+                let mut usage = end.usage;
+                usage.add(more.usage);
+                usage
+            },
+            ..more
+        };
+    }
+    lock(&shared.runs).remove(&ctx.id);
+    lock(&shared.locks).release_run(&ctx.id);
+    status(shared, ctx, AgentState::Idle, None);
+    end
 }
 
 /// The `Stop` hooks (a delegated run's `SubagentStop`) when a run finished its work: the

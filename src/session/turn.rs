@@ -29,6 +29,8 @@ struct Plan {
     skill_rules: Vec<super::permissions::Rule>,
     /// `context: fork`: run in a child with a fresh history.
     fork: bool,
+    /// A custom command, whose message is made once its run starts (`command_call`).
+    command: Option<super::command_call::Pending>,
 }
 
 pub(super) async fn run_turn(
@@ -135,6 +137,11 @@ pub(super) async fn run_turn(
                     &mut changed,
                 )
                 .await
+            } else if let Some(command) = plan.command {
+                ctx.skill_rules = plan.skill_rules;
+                let (from, changed) = (&msg.from, &mut changed);
+                super::command_call::run(shared, &mut ctx, conv, command, label, from, changed)
+                    .await
             } else {
                 ctx.skill_rules = plan.skill_rules;
                 let from = msg.from.clone();
@@ -371,6 +378,7 @@ fn plan(
             content: format!("{}{}", msg.content, msg.attached),
             skill_rules: Vec::new(),
             fork: false,
+            command: None,
         });
     };
     let skills = shared.skills.get();
@@ -390,6 +398,7 @@ fn plan(
         ),
         skill_rules: skill_call::rules(shared, permissions, skill),
         fork: skill.fork,
+        command: super::command_call::Pending::of(skill, &invocation.args, &msg.attached),
         agent,
     })
 }

@@ -1,13 +1,14 @@
 //! Finding skills: `<skills_root>/<name>/SKILL.md` in each root, highest priority first,
 //! then the built-ins compiled into the binary. Only that one level is read, so a skills
-//! folder next to a huge tree costs one `read_dir`.
+//! folder next to a huge tree costs one `read_dir`. Custom commands ([`super::commands`])
+//! join the same set here, with the clash rules of [`discover`].
 
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use super::parse::SkillOrigin;
-use super::{Skill, SkillDirs, SkillSet, SkillSource};
+use super::{Skill, SkillDirs, SkillKind, SkillSet, SkillSource};
 
 /// The built-in skills: (folder name, `SKILL.md` text).
 const BUILTIN: &[(&str, &str)] = &[
@@ -83,19 +84,13 @@ pub(crate) fn read_folder(
     }
 }
 
+/// Skills, then commands, then the built-in skills: on a name clash the earlier wins. A
+/// clash that involves a command is one warning naming both files and the winner; between
+/// skills the order is the documented override (a personal `review` replaces the
+/// built-in one) and says nothing.
 pub(super) fn discover(dirs: &SkillDirs) -> SkillSet {
     let mut by_name: BTreeMap<String, Skill> = BTreeMap::new();
     let mut warnings = Vec::new();
-    let mut add = |result: Result<(Skill, Vec<String>), String>, warnings: &mut Vec<String>| {
-        match result {
-            Ok((skill, skill_warnings)) => {
-                warnings.extend(skill_warnings);
-                // Roots are visited in priority order: the first of a name wins.
-                by_name.entry(skill.name.clone()).or_insert(skill);
-            }
-            Err(warning) => warnings.push(warning),
-        }
-    };
     for (root, source) in roots(dirs) {
         for (dir_name, dir) in skill_folders(&root, &mut warnings) {
             let file = dir.join("SKILL.md");
@@ -115,8 +110,11 @@ pub(super) fn discover(dirs: &SkillDirs) -> SkillSet {
                 dir: Some(dir),
                 source,
             };
-            add(Skill::parse(&text, origin), &mut warnings);
+            add_parsed(&mut by_name, Skill::parse(&text, origin), &mut warnings);
         }
+    }
+    for command in super::commands::discover(dirs, &mut warnings) {
+        add(&mut by_name, command, &mut warnings);
     }
     for (name, text) in BUILTIN {
         let origin = SkillOrigin {
@@ -125,12 +123,63 @@ pub(super) fn discover(dirs: &SkillDirs) -> SkillSet {
             dir: None,
             source: SkillSource::Builtin,
         };
-        add(Skill::parse(text, origin), &mut warnings);
+        add_parsed(&mut by_name, Skill::parse(text, origin), &mut warnings);
     }
     SkillSet {
         skills: by_name.into_values().collect(),
         warnings,
     }
+}
+
+fn add_parsed(
+    by_name: &mut BTreeMap<String, Skill>,
+    parsed: Result<(Skill, Vec<String>), String>,
+    warnings: &mut Vec<String>,
+) {
+    match parsed {
+        Ok((skill, skill_warnings)) => {
+            warnings.extend(skill_warnings);
+            add(by_name, skill, warnings);
+        }
+        Err(warning) => warnings.push(warning),
+    }
+}
+
+/// Adds `skill` unless its name is taken (by something found earlier, which wins).
+fn add(by_name: &mut BTreeMap<String, Skill>, skill: Skill, warnings: &mut Vec<String>) {
+    match by_name.get(&skill.name) {
+        None => {
+            by_name.insert(skill.name.clone(), skill);
+        }
+        Some(winner) => {
+            if winner.kind == SkillKind::Command || skill.kind == SkillKind::Command {
+                warnings.push(clash(winner, &skill));
+            }
+        }
+    }
+}
+
+/// `<loser's path>: /name is also <the winner> (<its path>), which wins; …`, or, when a
+/// command replaces a built-in skill, the same said from the command's file.
+fn clash(winner: &Skill, loser: &Skill) -> String {
+    if loser.source == SkillSource::Builtin {
+        return format!(
+            "{}: /{} replaces the built-in skill `{}`; rename this file to keep the built-in one",
+            winner.path, winner.name, loser.name
+        );
+    }
+    let what = match winner.kind {
+        SkillKind::Command => "the command",
+        SkillKind::Skill => "the skill",
+    };
+    let rename = match loser.kind {
+        SkillKind::Command => "rename this file",
+        SkillKind::Skill => "rename this skill's folder",
+    };
+    format!(
+        "{}: /{} is also {what} in {}, which wins; {rename} to use it",
+        loser.path, loser.name, winner.path
+    )
 }
 
 /// The sub-folders of a skills root, sorted by name. A missing root is normal (nothing to
@@ -387,6 +436,10 @@ mod tests {
                 f.dirs.root.join(".agents/skills"),
                 home.join(".claude/skills"),
                 home.join(".codex/skills"),
+                f.dirs.linggen_home.join("commands"),
+                home.join(".claude/commands"),
+                f.dirs.root.join(".linggen/commands"),
+                f.dirs.root.join(".claude/commands"),
             ]
         );
         let same = SkillDirs {
@@ -394,6 +447,66 @@ mod tests {
             root: f.dirs.root.clone(),
             user_home: None,
         };
-        assert_eq!(SkillSet::watch_dirs(&same).len(), 2);
+        assert_eq!(SkillSet::watch_dirs(&same).len(), 4);
+    }
+
+    fn write_command(folder: &Path, rel: &str, text: &str) {
+        let file = folder.join(rel);
+        fs::create_dir_all(file.parent().unwrap()).unwrap();
+        fs::write(file, text).unwrap();
+    }
+
+    #[test]
+    fn skills_win_over_commands_and_every_clash_is_one_warning() {
+        let f = fixture();
+        let home = f.dirs.user_home.clone().unwrap();
+        let project = f.dirs.root.join(".claude/commands");
+        write_skill(&f.dirs.root.join(".linggen/skills"), "deploy", "the skill");
+        write_command(&project, "deploy.md", "the project command");
+        write_command(&home.join(".claude/commands"), "sync.md", "mine");
+        write_command(&project, "sync.md", "theirs");
+        write_command(&project, "review.md", "our review");
+        write_command(&project, "fix-issue.md", "no clash");
+
+        let set = discover(&f.dirs);
+        let deploy = set.get("deploy").unwrap();
+        assert_eq!(
+            (deploy.kind, deploy.description.as_str()),
+            (SkillKind::Skill, "the skill")
+        );
+        let sync = set.get("sync").unwrap();
+        assert_eq!(
+            (sync.kind, sync.source),
+            (SkillKind::Command, SkillSource::Claude)
+        );
+        let review = set.get("review").unwrap();
+        assert_eq!(
+            review.kind,
+            SkillKind::Command,
+            "a command replaces a built-in skill"
+        );
+        assert_eq!(set.get("fix-issue").unwrap().kind, SkillKind::Command);
+
+        let shown = |p: &Path| p.display().to_string();
+        assert_eq!(
+            set.warnings,
+            vec![
+                format!(
+                    "{}: /deploy is also the skill in {}, which wins; rename this file to use it",
+                    shown(&project.join("deploy.md")),
+                    shown(&f.dirs.root.join(".linggen/skills/deploy/SKILL.md"))
+                ),
+                format!(
+                    "{}: /sync is also the command in {}, which wins; rename this file to use it",
+                    shown(&project.join("sync.md")),
+                    shown(&home.join(".claude/commands/sync.md"))
+                ),
+                format!(
+                    "{}: /review replaces the built-in skill `review`; rename this file to keep \
+                     the built-in one",
+                    shown(&project.join("review.md"))
+                ),
+            ]
+        );
     }
 }

@@ -357,6 +357,31 @@ mod tests {
     }
 
     #[test]
+    fn follows_command_files_in_nested_folders_that_appear_later() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("repo");
+        fs::create_dir_all(&root).unwrap();
+        let dirs = SkillDirs {
+            linggen_home: tmp.path().join("lh"),
+            root: root.clone(),
+            user_home: None,
+        };
+        let live = Live::<SkillSet>::new(dirs);
+        live.watch().unwrap();
+        // Neither `.claude` nor its `commands` exist yet.
+        let group = root.join(".claude/commands/frontend");
+        fs::create_dir_all(&group).unwrap();
+        fs::write(group.join("review.md"), "Review the UI\n").unwrap();
+        wait_until(&live, "the nested command appears", |s| {
+            s.get("frontend:review").is_some()
+        });
+        fs::remove_file(group.join("review.md")).unwrap();
+        wait_until(&live, "the command disappears", |s| {
+            s.get("frontend:review").is_none()
+        });
+    }
+
+    #[test]
     fn wanted_watches_cover_missing_folders() {
         let tmp = tempfile::tempdir().unwrap();
         let base = tmp.path();

@@ -2,8 +2,12 @@
 //! person's, the project's and the compat folders plus the built-ins shipped in `skills/`.
 //! Only names and descriptions reach the model up front; a skill's body is loaded when the
 //! person (`/name args`) or the model (`Skill` tool) invokes it.
-//! The format, folders and rules are described in `doc/skills.md`.
+//! Custom commands in Claude Code's format (`.claude/commands/**/*.md` and the like) load
+//! as skills of the kind [`SkillKind::Command`], so invocation, arguments, completion and
+//! live reload are the same code. The format, folders and rules are described in
+//! `doc/skills.md` and `doc/commands.md`.
 
+pub(crate) mod commands;
 pub(crate) mod discover;
 pub mod frontmatter;
 pub mod live;
@@ -18,14 +22,18 @@ pub use render::split_words;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-/// Where a skill was found, highest priority first: on a name clash the earlier wins.
+/// Where a skill was found, highest priority first: on a name clash between skills the
+/// earlier wins. Commands use the same sources in their own order (see
+/// [`commands::roots`]); which wins between a skill and a command is [`discover`]'s rule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum SkillSource {
-    /// `$LINGGEN_HOME/skills/<name>/`
+    /// `$LINGGEN_HOME/skills/<name>/`, or a command in `$LINGGEN_HOME/commands/`.
     Personal,
-    /// `<root>/.linggen/skills/<name>/` or `<root>/.agents/skills/<name>/`
+    /// `<root>/.linggen/skills/<name>/` or `<root>/.agents/skills/<name>/`, or a command
+    /// in `<root>/.linggen/commands/` or `<root>/.claude/commands/`: these came with the
+    /// workspace, so what they grant needs the person's trust.
     Project,
-    /// `~/.claude/skills/<name>/`
+    /// `~/.claude/skills/<name>/`, or a command in `~/.claude/commands/`.
     Claude,
     /// `~/.codex/skills/<name>/`
     Codex,
@@ -43,6 +51,15 @@ impl SkillSource {
             SkillSource::Builtin => "built-in",
         }
     }
+}
+
+/// What a [`Skill`] was read from: a `SKILL.md` folder, or a custom command file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SkillKind {
+    Skill,
+    /// A command file (`fix-issue.md` → `/fix-issue`): only the person invokes it, and its
+    /// `` !`cmd` `` lines run before the prompt is sent (see `doc/commands.md`).
+    Command,
 }
 
 /// One parsed, validated skill.
@@ -74,6 +91,7 @@ pub struct Skill {
     /// `built-in skills/x/SKILL.md`.
     pub path: String,
     pub source: SkillSource,
+    pub kind: SkillKind,
     /// Frontmatter fields this version does not know, kept as they were.
     pub extra: BTreeMap<String, serde_yaml::Value>,
 }
@@ -85,16 +103,19 @@ pub struct SkillDirs {
     pub linggen_home: PathBuf,
     /// The workspace root.
     pub root: PathBuf,
-    /// The person's home (for `~/.claude/skills`, `~/.codex/skills`); `None` when unknown.
+    /// The person's home (for `~/.claude/skills`, `~/.codex/skills`, `~/.claude/commands`);
+    /// `None` when unknown.
     pub user_home: Option<PathBuf>,
 }
 
-/// Every skill found, by name, plus the warnings about files that were skipped.
+/// Every skill and command found, by name, plus the warnings about files that were skipped
+/// and names that clash.
 #[derive(Debug, Clone, Default)]
 pub struct SkillSet {
-    /// Sorted by name; one per name (the highest-priority source wins).
+    /// Sorted by name; one per name (the highest-priority source wins). Commands are here
+    /// too, as [`SkillKind::Command`].
     pub skills: Vec<Skill>,
-    /// One line per skipped file or unreadable folder, naming the file (and line).
+    /// One line per skipped file, unreadable folder or clash, naming the file (and line).
     pub warnings: Vec<String>,
 }
 
@@ -120,12 +141,13 @@ impl SkillSet {
         self.skills.iter().filter(|s| s.user_invocable)
     }
 
-    /// The folders to watch for live reload (existing or not).
+    /// The folders to watch for live reload (existing or not): the skill folders, then the
+    /// command folders.
     pub fn watch_dirs(dirs: &SkillDirs) -> Vec<PathBuf> {
-        discover::roots(dirs)
-            .into_iter()
-            .map(|(path, _)| path)
-            .collect()
+        let mut roots = discover::roots(dirs);
+        roots.extend(commands::roots(dirs));
+        discover::dedup_roots(&mut roots);
+        roots.into_iter().map(|(path, _)| path).collect()
     }
 }
 

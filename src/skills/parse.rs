@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use super::frontmatter::{self, Document, FrontmatterError};
-use super::{Skill, SkillSource};
+use super::{Skill, SkillKind, SkillSource};
 
 /// The longest description the Agent Skills standard allows.
 pub const MAX_DESCRIPTION_CHARS: usize = 1024;
@@ -158,6 +158,7 @@ fn parse_document(
         dir: origin.dir,
         path: origin.path,
         source: origin.source,
+        kind: SkillKind::Skill,
         extra: doc.extra(KNOWN_KEYS),
     };
     Ok((skill, warnings))
@@ -171,7 +172,7 @@ fn non_empty(value: Option<String>) -> Option<String> {
 
 /// `allowed-tools` as a YAML list, or as Claude Code's string form
 /// `Read, Grep, Bash(git diff:*)` / `Read Grep`.
-fn allowed_tools(doc: &Document) -> Result<Vec<String>, FrontmatterError> {
+pub(super) fn allowed_tools(doc: &Document) -> Result<Vec<String>, FrontmatterError> {
     let key = "allowed-tools";
     let rules = match doc.value(key) {
         Some(serde_yaml::Value::String(s)) => split_rules(s),

@@ -190,6 +190,7 @@ mod tests {
             dir: None,
             path: format!("built-in skills/{name}/SKILL.md"),
             source: SkillSource::Builtin,
+            kind: crate::skills::SkillKind::Skill,
             extra: BTreeMap::new(),
         }
     }

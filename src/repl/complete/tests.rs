@@ -25,18 +25,21 @@ impl Fixture {
                     description: "ship it".into(),
                     argument_hint: Some("<environment>".into()),
                     user_invocable: true,
+                    command: false,
                 },
                 SkillInfo {
                     name: "internal".into(),
                     description: String::new(),
                     argument_hint: None,
                     user_invocable: false,
+                    command: false,
                 },
                 SkillInfo {
                     name: "翻译".into(),
                     description: String::new(),
                     argument_hint: Some("<文本>".into()),
                     user_invocable: true,
+                    command: false,
                 },
             ],
             agents: vec!["ling".into(), "coder".into(), "作者".into()],
@@ -166,6 +169,7 @@ fn a_prefix_match_in_one_list_hides_subsequence_matches_in_the_other() {
         description: String::new(),
         argument_hint: None,
         user_invocable: true,
+        command: false,
     });
     // `la` is a subsequence of `clear` but a prefix of the skill `late`.
     assert_eq!(f.at_end("/la"), ["/late"]);

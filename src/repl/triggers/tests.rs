@@ -15,6 +15,7 @@ impl Registry {
             description: format!("the {name} skill"),
             argument_hint: Some("<where>".to_string()),
             user_invocable,
+            command: false,
         };
         let trigger = |prefix: &str, skill: &str| CustomTrigger {
             prefix: prefix.to_string(),

@@ -100,24 +100,40 @@ pub const ATTACHMENT_MAX_BYTES: usize = 100_000;
 /// plain text: `ask @ling` is not an error. Reads files: call it off the async runtime
 /// (see [`super::attach`]).
 pub fn attached_files(root: &Path, candidates: &[String]) -> String {
+    // The person's own `@file` is theirs to attach, a secret store included; a FIFO or a
+    // device is still refused (reading one could wait for ever).
+    let resolve = |raw: &str| {
+        crate::tools::guard::paths::resolve(
+            root,
+            None,
+            &crate::tools::sandbox::Secrets::none(),
+            raw,
+            crate::tools::guard::paths::PathUse::Read,
+        )
+    };
     candidates
         .iter()
-        .filter_map(|path| attachment(root, path))
+        .filter_map(|path| attachment(&resolve, path))
         .collect()
 }
 
-/// `@path` → the file's text as a fenced block, when it is a file inside the root.
-fn attachment(root: &Path, raw: &str) -> Option<String> {
-    // The person's own `@file` is theirs to attach, a secret store included; a FIFO or a
-    // device is still refused (reading one could wait for ever).
-    let path = crate::tools::guard::paths::resolve(
-        root,
-        None,
-        &crate::tools::sandbox::Secrets::none(),
-        raw,
-        crate::tools::guard::paths::PathUse::Read,
-    )
-    .ok()?;
+/// [`attached_files`] for mentions the person did not write (a project command's body):
+/// only what the model's own `Read` may read is attached, so secret stores and
+/// `$LINGGEN_HOME` stay out of the prompt. Reads files: call it off the async runtime.
+pub fn attached_files_as_tools(tools: &crate::tools::ToolContext, candidates: &[String]) -> String {
+    let resolve = |raw: &str| tools.resolve(raw, crate::tools::guard::paths::PathUse::Read);
+    candidates
+        .iter()
+        .filter_map(|path| attachment(&resolve, path))
+        .collect()
+}
+
+/// `@path` → the file's text as a fenced block, when `resolve` finds a file for it.
+fn attachment(
+    resolve: &dyn Fn(&str) -> Result<crate::tools::guard::paths::ResolvedPath, String>,
+    raw: &str,
+) -> Option<String> {
+    let path = resolve(raw).ok()?;
     let bytes = std::fs::read(&path.abs).ok()?;
     let text = String::from_utf8(bytes).ok()?;
     let cut: String = text.chars().take(ATTACHMENT_MAX_BYTES).collect();

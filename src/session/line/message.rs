@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use super::{Builtin, CustomTrigger, Parsed, SkillInfo, TriggerContext};
 use crate::session::{SkillInvocation, UserMessage};
-use crate::skills::SkillSet;
+use crate::skills::{SkillKind, SkillSet};
 
 /// Owned lists a [`TriggerContext`] borrows from.
 #[derive(Debug, Clone, Default)]
@@ -26,6 +26,7 @@ impl Registry {
                 description: s.description.clone(),
                 argument_hint: s.argument_hint.clone(),
                 user_invocable: s.user_invocable,
+                command: s.kind == SkillKind::Command,
             })
             .collect();
         let custom_triggers = skills
@@ -53,6 +54,26 @@ impl Registry {
             skill_targets: &[],
         }
     }
+}
+
+/// One warning per skill or command the person could invoke whose name is one of the
+/// built-in commands `C`: the built-in always wins (the grammar reads it first), so without
+/// the warning the file would be unreachable without a word.
+pub fn builtin_clashes<C: Builtin>(skills: &SkillSet) -> Vec<String> {
+    skills
+        .user_visible()
+        .filter(|s| C::ALL.iter().any(|c| c.name() == s.name))
+        .map(|s| {
+            let (what, rename) = match s.kind {
+                SkillKind::Command => ("command", "rename this file"),
+                SkillKind::Skill => ("skill", "rename this skill's folder"),
+            };
+            format!(
+                "{}: /{} is a built-in command, which wins over this {what}; {rename} to use it",
+                s.path, s.name
+            )
+        })
+        .collect()
 }
 
 /// A line from a frontend without commands of its own (`-p`, the browser) as the message it

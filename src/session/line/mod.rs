@@ -17,8 +17,12 @@ pub(crate) mod suggest;
 #[cfg(test)]
 mod tests;
 
-pub use mentions::{ATTACHMENT_MAX_BYTES, attached_files, attachment_candidates};
-pub use message::{Registry, attach, attach_blocking, into_message, mentions_of, message};
+pub use mentions::{
+    ATTACHMENT_MAX_BYTES, attached_files, attached_files_as_tools, attachment_candidates,
+};
+pub use message::{
+    Registry, attach, attach_blocking, builtin_clashes, into_message, mentions_of, message,
+};
 
 /// A frontend's built-in commands (the shell's `/help`, `/clear`, ...). The grammar only
 /// needs to recognise their names; what they do is the frontend's business. Frontends
@@ -42,6 +46,9 @@ pub struct SkillInfo {
     pub argument_hint: Option<String>,
     /// Whether the person may call it as `/name`; model-only skills are not.
     pub user_invocable: bool,
+    /// A custom command (`.claude/commands/x.md`) rather than a `SKILL.md` skill: listed
+    /// apart in `/help`.
+    pub command: bool,
 }
 
 /// A prefix a skill declared (`trigger: "!!"`): input starting with it goes to the skill.

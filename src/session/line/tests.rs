@@ -112,3 +112,70 @@ async fn attach_reads_off_the_runtime_with_the_same_result() {
     attach(dir.path().to_path_buf(), &mut msg).await;
     assert_eq!(msg.attached, "\n\na.rs:\n```\nfn a() {}\n```");
 }
+
+#[test]
+fn a_grouped_command_name_is_one_name() {
+    let skills = vec![SkillInfo {
+        name: "frontend:review".into(),
+        user_invocable: true,
+        command: true,
+        ..SkillInfo::default()
+    }];
+    let ctx = TriggerContext {
+        skills: &skills,
+        ..TriggerContext::default()
+    };
+    assert_eq!(
+        parse::<Cmd>("/frontend:review src/ui", &ctx),
+        Parsed::Skill {
+            name: "frontend:review".into(),
+            args: "src/ui".into()
+        }
+    );
+}
+
+#[test]
+fn a_built_in_command_name_taken_by_a_file_is_a_warning() {
+    use crate::skills::{SkillSet, SkillSource};
+    let command = |name: &str| {
+        crate::skills::commands::parse(
+            "body",
+            name.into(),
+            format!("/r/.claude/commands/{name}.md"),
+            SkillSource::Project,
+        )
+        .unwrap()
+    };
+    let set = SkillSet {
+        skills: vec![command("help"), command("fix-issue")],
+        warnings: Vec::new(),
+    };
+    assert_eq!(
+        builtin_clashes::<Cmd>(&set),
+        [
+            "/r/.claude/commands/help.md: /help is a built-in command, which wins over this \
+          command; rename this file to use it"
+        ]
+    );
+}
+
+#[test]
+fn mentions_in_text_the_person_did_not_write_are_read_as_the_tools_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::write(root.join("a.rs"), "fn a() {}\n").unwrap();
+    std::fs::write(root.join("token.txt"), "hunter2\n").unwrap();
+    let settings = crate::tools::sandbox::SandboxSettings {
+        deny_read: vec![root.join("token.txt")],
+        ..Default::default()
+    };
+    let mut tools = crate::tools::ToolContext::new(&root);
+    tools.sandbox = std::sync::Arc::new(crate::tools::sandbox::Sandbox::new(&root, settings));
+    let candidates = ["a.rs".to_string(), "token.txt".to_string()];
+    assert_eq!(
+        attached_files_as_tools(&tools, &candidates),
+        "\n\na.rs:\n```\nfn a() {}\n```"
+    );
+    // The person's own mention of the same file is theirs to attach.
+    assert!(attached_files(&root, &candidates).contains("hunter2"));
+}

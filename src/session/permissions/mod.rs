@@ -262,6 +262,8 @@ pub struct Permissions {
     /// Which of the workspace's own grants hold; with none accepted, project rules and
     /// project skills' `allowed-tools` have no effect.
     trust: Trust,
+    /// Set while a custom command's `` !`cmd` `` lines run (see [`Self::set_rules_only`]).
+    rules_only: bool,
 }
 
 impl Permissions {
@@ -276,7 +278,17 @@ impl Permissions {
             ask: Vec::new(),
             session_allow: Vec::new(),
             trust: Trust::default(),
+            rules_only: false,
         })
+    }
+
+    /// While on, a command the analysis finds read-only still asks unless a rule allows it
+    /// (an allow rule, an "always" answer, the extra rules of [`Self::check_with`]) or the
+    /// mode is bypass. For the `` !`cmd` `` lines of a custom command, which its file's
+    /// author wrote, not the person or the model: Claude Code runs them only when the
+    /// command's `allowed-tools` allow them. Returns the previous setting, to restore.
+    pub fn set_rules_only(&mut self, on: bool) -> bool {
+        std::mem::replace(&mut self.rules_only, on)
     }
 
     /// Adds rules whose calls always ask (`[permissions] ask`, Claude Code's `ask`).
@@ -568,6 +580,18 @@ impl Permissions {
             };
         }
         match class {
+            SegmentClass::ReadOnly
+                if self.rules_only
+                    && self.mode != PermissionMode::Bypass
+                    && !self.allowed_by(&BASH, text) =>
+            {
+                Verdict::Ask {
+                    reason: format!(
+                        "`{text}` comes from a command file, and no allowed-tools entry or \
+                         rule of yours allows it"
+                    ),
+                }
+            }
             SegmentClass::ReadOnly => Verdict::Allow,
             // Plan mode's limit comes before every rule: a rule (configured, a session's
             // "always", a skill's allowed-tools) lifts a question, never the limit.

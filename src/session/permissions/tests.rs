@@ -136,6 +136,34 @@ fn never_segments_ask_even_in_bypass_with_rules() {
 }
 
 #[test]
+fn rules_only_makes_read_only_commands_need_a_rule() {
+    let f = fixture();
+    let mut p = perms(PermissionMode::Default, &["Bash(git status*)"], &[]);
+    assert!(!p.set_rules_only(true));
+    let log = prepare(&f.ctx, "Bash", &json!({"cmd": "git log -1"})).unwrap();
+    let Verdict::Ask { reason } = p.check(&log) else {
+        panic!("a read-only command without a rule must ask");
+    };
+    assert!(
+        reason.contains("`git log -1` comes from a command file"),
+        "{reason}"
+    );
+    // The command's allowed-tools (extra rules), a configured rule, or bypass lift it.
+    let extra = [Rule::parse("Bash(git log:*)").unwrap()];
+    assert_eq!(p.check_with(&log, &extra), Verdict::Allow);
+    assert_eq!(
+        verdict(&p, &f, "Bash", json!({"cmd": "git status"})),
+        Verdict::Allow
+    );
+    p.mode = PermissionMode::Bypass;
+    assert_eq!(p.check(&log), Verdict::Allow);
+    p.mode = PermissionMode::Default;
+    // Off again: read-only commands run as before.
+    assert!(p.set_rules_only(false));
+    assert_eq!(p.check(&log), Verdict::Allow);
+}
+
+#[test]
 fn session_approval_covers_the_same_prefix_only() {
     let f = fixture();
     let mut p = perms(PermissionMode::Default, &[], &[]);

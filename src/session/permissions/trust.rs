@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use super::project;
 use crate::config::Config;
 use crate::config::trust::{self, TrustStore};
-use crate::skills::{Skill, SkillSet, SkillSource};
+use crate::skills::{Skill, SkillKind, SkillSet, SkillSource};
 
 /// The grants of one workspace that the person accepted.
 #[derive(Debug, Clone, Default)]
@@ -41,9 +41,9 @@ impl Trust {
         self.accepted.contains(grant)
     }
 
-    /// A skill's `allowed-tools`, split into the entries that hold and the grant lines of
-    /// those that do not (yet). Only project skills need trust: personal, `~/.claude`,
-    /// `~/.codex` and built-in skills are the person's own.
+    /// A skill's (or command's) `allowed-tools`, split into the entries that hold and the
+    /// grant lines of those that do not (yet). Only project skills and commands need trust:
+    /// personal, `~/.claude`, `~/.codex` and built-in ones are the person's own.
     pub fn skill_rules<'a>(&self, skill: &'a Skill) -> (Vec<&'a str>, Vec<String>) {
         if skill.source != SkillSource::Project {
             return (
@@ -55,7 +55,10 @@ impl Trust {
         let mut held = Vec::new();
         let mut ignored = Vec::new();
         for rule in &skill.allowed_tools {
-            let grant = trust::skill_grant(&skill.name, rule, &file);
+            let grant = match skill.kind {
+                SkillKind::Skill => trust::skill_grant(&skill.name, rule, &file),
+                SkillKind::Command => trust::command_grant(&skill.name, rule, &file),
+            };
             if self.accepted.contains(&grant) {
                 held.push(rule.as_str());
             } else {
@@ -98,7 +101,8 @@ pub fn project_rule_grant(rule: &str) -> String {
 }
 
 /// Every grant the workspace's own files make, sorted: the project config's (withheld by
-/// [`Config::load`]), `.linggen/permissions.toml`'s, and project skills' `allowed-tools`.
+/// [`Config::load`]), `.linggen/permissions.toml`'s, and project skills' and commands'
+/// `allowed-tools`.
 pub fn workspace_grants(
     config: &Config,
     root: &Path,
@@ -186,13 +190,16 @@ impl FolderTrust {
     }
 }
 
-/// Folders whose files change what the workspace grants (skills' `allowed-tools`, agents'
-/// `tools`), and the files that hold permissions. A write there always needs a person.
+/// Folders whose files change what the workspace grants (skills' and commands'
+/// `allowed-tools`, agents' `tools`), and the files that hold permissions. A write there
+/// always needs a person.
 const GRANT_FOLDERS: &[&str] = &[
     ".linggen/skills/",
     ".agents/skills/",
     ".linggen/agents/",
     "agents/",
+    ".linggen/commands/",
+    ".claude/commands/",
 ];
 const GRANT_FILES: &[&str] = &[crate::config::CONFIG_FILE, project::FILE, ".mcp.json"];
 
@@ -223,8 +230,8 @@ fn normalize(rel: &str) -> String {
 
 /// Whether a file a shell command writes (as written in the command, relative to a working
 /// directory an earlier `cd` may have changed) could be a grant path. Without the working
-/// directory the spelling alone decides, so any `skills` or `agents` folder on the way, or
-/// a file named like a permissions file, counts: a needless question at worst.
+/// directory the spelling alone decides, so any `skills`, `agents` or `.claude` folder on
+/// the way, or a file named like a permissions file, counts: a needless question at worst.
 pub fn is_grant_target(target: &str) -> bool {
     let target = normalize(target).to_ascii_lowercase();
     let mut parts: Vec<&str> = target.split('/').collect();
@@ -232,7 +239,7 @@ pub fn is_grant_target(target: &str) -> bool {
     is_grant_path(&target)
         || parts
             .iter()
-            .any(|p| matches!(*p, "skills" | "agents" | ".linggen" | ".agents"))
+            .any(|p| matches!(*p, "skills" | "agents" | ".linggen" | ".agents" | ".claude"))
         || name == crate::config::CONFIG_FILE
         || name == "permissions.toml"
         || name == "skill.md"
@@ -241,8 +248,8 @@ pub fn is_grant_target(target: &str) -> bool {
 /// Why a write to a grant path asks each time, for the approval and for `-p`'s denial.
 pub fn grant_path_reason(rel: &str) -> String {
     format!(
-        "`{rel}` can grant the agent powers (skills' allowed-tools, agents, permission rules), \
-         so each write there needs the person's approval, in every mode"
+        "`{rel}` can grant the agent powers (skills' and commands' allowed-tools, agents, \
+         permission rules), so each write there needs the person's approval, in every mode"
     )
 }
 

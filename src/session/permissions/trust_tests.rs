@@ -24,6 +24,7 @@ fn skill(root: &Path, name: &str, source: SkillSource, allowed: &[&str]) -> Skil
             .display()
             .to_string(),
         source,
+        kind: SkillKind::Skill,
         extra: Default::default(),
     }
 }
@@ -41,6 +42,8 @@ fn grant_paths_are_skill_agent_and_permission_files() {
         ".linggen/permissions.toml",
         ".mcp.json",
         "./.MCP.json",
+        ".claude/commands/fix.md",
+        ".linggen/commands/a/b.md",
     ] {
         assert!(is_grant_path(rel), "{rel}");
     }
@@ -76,6 +79,32 @@ fn project_skill_rules_hold_only_as_far_as_accepted() {
     let (held, ignored) = trust.skill_rules(&project);
     assert_eq!(held, vec!["Read"]);
     assert_eq!(ignored.len(), 1);
+}
+
+#[test]
+fn project_command_rules_are_grants_named_after_the_command() {
+    let root = Path::new("/repo");
+    let command = |source| Skill {
+        name: "frontend:review".into(),
+        path: "/repo/.claude/commands/frontend/review.md".into(),
+        kind: SkillKind::Command,
+        ..skill(root, "x", source, &["Bash(git log:*)"])
+    };
+    let trust = Trust::new(root, None, BTreeSet::new());
+    let project = command(SkillSource::Project);
+    let (held, ignored) = trust.skill_rules(&project);
+    assert!(held.is_empty());
+    let grant = "command /frontend:review: allowed-tools Bash(git log:*) \
+                 (.claude/commands/frontend/review.md)";
+    assert_eq!(ignored, vec![grant]);
+    // `~/.claude/commands` and `$LINGGEN_HOME/commands` are the person's own.
+    for source in [SkillSource::Claude, SkillSource::Personal] {
+        let own = command(source);
+        let (held, ignored) = trust.skill_rules(&own);
+        assert_eq!((held, ignored.len()), (vec!["Bash(git log:*)"], 0));
+    }
+    let trust = Trust::new(root, None, [grant.to_string()].into_iter().collect());
+    assert_eq!(trust.skill_rules(&project).0, vec!["Bash(git log:*)"]);
 }
 
 #[test]

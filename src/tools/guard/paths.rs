@@ -218,21 +218,29 @@ pub fn protected(abs: &Path, rel: &str, home: Option<&Path>) -> Option<&'static 
 }
 
 /// Why a shell command may not write `abs` (`rel` to the root): what [`protected`] refuses,
-/// and also the folders linggen loads agents, skills and project permissions from
-/// (`.linggen/`, `agents/`, `.agents/`) and a `linggen-agent.toml` at any depth. A command
+/// and also the folders linggen loads agents, skills, commands and project permissions from
+/// (`.linggen/`, `agents/`, `.agents/`, `.claude/commands/`) and a `linggen-agent.toml` at
+/// any depth. A command
 /// that planted an agent or a skill there would grant itself tools the next time linggen
 /// starts; the kernel confinement keeps the same paths read-only for commands.
 pub fn protected_for_commands(abs: &Path, rel: &str, home: Option<&Path>) -> Option<&'static str> {
     if let Some(why) = protected(abs, rel, home) {
         return Some(why);
     }
-    let first = rel.split('/').next().unwrap_or_default();
-    if [".linggen", "agents", ".agents"]
-        .iter()
-        .any(|dir| first.eq_ignore_ascii_case(dir))
+    let mut parts = rel.split('/');
+    let first = parts.next().unwrap_or_default();
+    // `.claude` itself too: removing or moving it takes its `commands` along.
+    let claude_commands = first.eq_ignore_ascii_case(".claude")
+        && parts
+            .next()
+            .is_none_or(|second| second.eq_ignore_ascii_case("commands"));
+    if claude_commands
+        || [".linggen", "agents", ".agents"]
+            .iter()
+            .any(|dir| first.eq_ignore_ascii_case(dir))
     {
         return Some(
-            "is in a folder linggen loads agents, skills or permissions from; a command may \
+            "is in a folder linggen loads agents, skills, commands or permissions from; a command may \
              not change it. Ask the person, or use the Write tool where it is allowed",
         );
     }

@@ -71,13 +71,15 @@ pub enum Unconfined {
 }
 
 /// The paths inside the root that commands may read but never write: git executes what
-/// `.git` says (hooks, `core.fsmonitor`), and the others grant the agent powers.
+/// `.git` says (hooks, `core.fsmonitor`), and the others grant the agent powers
+/// (`.claude/commands`: custom commands' `allowed-tools`).
 pub const PROTECTED: &[&str] = &[
     ".git",
     ".linggen",
     "linggen-agent.toml",
     "agents",
     ".agents",
+    ".claude/commands",
 ];
 
 /// Secret stores under the home directory, hidden from every command and file tool.

@@ -323,9 +323,18 @@ fn changing_commands_may_not_name_protected_paths() {
             "cargo build > .git/config",
             "rm x 2> agents/log.md",
             "./build.sh >> linggen-agent.toml",
+            "tee .claude/commands/x.md",
+            "cp x .claude/commands/",
+            "rm -rf .claude",
         ],
     );
-    for command in ["rm -rf target", "cp README.md x", "rm *.o", "git add src"] {
+    for command in [
+        "rm -rf target",
+        "cp README.md x",
+        "rm *.o",
+        "git add src",
+        "cp x .claude/settings.local.json",
+    ] {
         assert_eq!(worst(command, &root).0, "unlisted", "{command}");
     }
 }

@@ -1,0 +1,293 @@
+//! Custom commands inside a session (see `doc/commands.md`): the message a command becomes
+//! — its body with the arguments substituted, the files its `@path` mentions name attached,
+//! and each `` !`cmd` `` replaced by what that command printed. The `!` commands are `Bash`
+//! calls of the turn's own run, made before its message is sent, through the same floor,
+//! sandbox, permission check and approvals as the person's `!cmd`; they run without asking
+//! only where a rule allows them (the command's trusted `allowed-tools`, the person's
+//! rules), not merely because the analysis finds them read-only.
+
+use std::ops::Range;
+
+use super::event::Event;
+use super::line;
+use super::permissions::Verdict;
+use super::run::{self, RunCtx, RunEnd};
+use super::{Conversation, TurnShared, lock, tool_call};
+use crate::llm::ChatMessage;
+use crate::skills::{Skill, SkillKind, SkillSource};
+use crate::tools::{self, ToolName, ToolOutput};
+
+/// A command invocation whose message is still to be made.
+pub(super) struct Pending {
+    name: String,
+    /// The body with the arguments substituted; its `!` lines not yet run.
+    body: String,
+    /// The body's `@path` mentions that the arguments do not already attach.
+    mentions: Vec<String>,
+    /// A project command's mentions are read as the model's `Read` would (secret stores
+    /// refused); the person's own command reads what they could attach themselves.
+    from_project: bool,
+    /// What the message already carries: piped stdin, the arguments' files.
+    attached: String,
+}
+
+impl Pending {
+    /// `None` for a `SKILL.md` skill: only commands expand.
+    pub(super) fn of(skill: &Skill, args: &str, attached: &str) -> Option<Pending> {
+        if skill.kind != SkillKind::Command {
+            return None;
+        }
+        let body = skill.render(args);
+        // A `!` line's text is a command, not a mention (`git log @{u}`).
+        let mut prose = body.clone();
+        for span in shell_spans(&body).iter().rev() {
+            prose.replace_range(span.range.clone(), " ");
+        }
+        let given = line::attachment_candidates(args);
+        let mentions = line::attachment_candidates(&prose)
+            .into_iter()
+            .filter(|m| !given.contains(m))
+            .collect();
+        Some(Pending {
+            name: skill.name.clone(),
+            body,
+            mentions,
+            from_project: skill.source == SkillSource::Project,
+            attached: attached.to_string(),
+        })
+    }
+}
+
+/// The turn's run for a command: announced, then the `!` lines run as its calls, then the
+/// message that holds their output goes to the model like any other.
+pub(super) async fn run(
+    shared: &TurnShared,
+    ctx: &mut RunCtx,
+    conv: &mut Conversation,
+    pending: Pending,
+    label: String,
+    from: &str,
+    changed: &mut Vec<String>,
+) -> RunEnd {
+    run::announce(shared, ctx, label);
+    // Cancellable by id while its `!` lines run, as it will be once the model works.
+    lock(&shared.runs).insert(ctx.id.clone(), ctx.cancel.clone());
+    let files = attachments(shared, conv, &pending).await;
+    let body = expand(shared, ctx, conv, &pending, changed).await;
+    let content = format!(
+        "The user ran the command `/{}`. Follow its instructions:\n\n{body}{files}{}",
+        pending.name, pending.attached
+    );
+    run::run_announced(shared, ctx, conv, ChatMessage::user(content), from, changed).await
+}
+
+/// The files the body's mentions name, as fenced blocks cut to the model's window.
+async fn attachments(shared: &TurnShared, conv: &Conversation, pending: &Pending) -> String {
+    if pending.mentions.is_empty() {
+        return String::new();
+    }
+    let (tools, mentions) = (shared.tools.clone(), pending.mentions.clone());
+    let from_project = pending.from_project;
+    let files = tokio::task::spawn_blocking(move || match from_project {
+        true => line::attached_files_as_tools(&tools, &mentions),
+        false => line::attached_files(&tools.root, &mentions),
+    })
+    .await
+    // Only a panic while reading fails the task; the message then goes without the files.
+    .unwrap_or_default();
+    super::fit::attachments(shared, conv, &files).await
+}
+
+/// The body with each `` !`cmd` `` replaced by its output (or by why it did not run).
+async fn expand(
+    shared: &TurnShared,
+    ctx: &mut RunCtx,
+    conv: &mut Conversation,
+    pending: &Pending,
+    changed: &mut Vec<String>,
+) -> String {
+    let body = &pending.body;
+    let mut out = String::with_capacity(body.len());
+    let mut done = 0;
+    for span in shell_spans(body) {
+        out.push_str(&body[done..span.range.start]);
+        let text = if ctx.cancel.is_cancelled() {
+            format!("[`{}` was not run: the turn was cancelled]", span.command)
+        } else {
+            let previous = conv.permissions.set_rules_only(true);
+            let text = run_line(shared, ctx, conv, &pending.name, &span.command, changed).await;
+            conv.permissions.set_rules_only(previous);
+            text
+        };
+        out.push_str(&text);
+        done = span.range.end;
+    }
+    out.push_str(&body[done..]);
+    out
+}
+
+/// Runs one `!` line as the person's `Bash` call; returns what replaces it in the body.
+async fn run_line(
+    shared: &TurnShared,
+    ctx: &mut RunCtx,
+    conv: &mut Conversation,
+    name: &str,
+    command: &str,
+    changed: &mut Vec<String>,
+) -> String {
+    if let Some(note) = unapprovable(shared, ctx, conv, name, command).await {
+        return note;
+    }
+    let output = tool_call::person_command(shared, ctx, conv, command, changed).await;
+    spliced(command, &output)
+}
+
+/// Where nobody can approve (`-p`, schedules), a line that would need approval gets a note
+/// instead of a call: what did not run and why, for the model and (as a warning) the
+/// person, who can allow it. `None`: go ahead (the call itself decides, asking if need be).
+async fn unapprovable(
+    shared: &TurnShared,
+    ctx: &RunCtx,
+    conv: &Conversation,
+    name: &str,
+    command: &str,
+) -> Option<String> {
+    if shared.interactive {
+        return None;
+    }
+    let args = serde_json::json!({ "command": command });
+    // A call that does not prepare (refused by the floor) is reported by the call itself.
+    let prepared = tools::prepare_off_runtime(&shared.tools, ToolName::Bash.name(), &args)
+        .await
+        .ok()?;
+    let Verdict::Ask { reason } = conv.permissions.check_with(&prepared, &ctx.skill_rules) else {
+        return None;
+    };
+    shared.bus.publish(Event::Warning {
+        message: format!(
+            "/{name}: `{command}` was not run: it needs approval ({reason}) and nobody can \
+             approve in this run; allow it in the command's allowed-tools (a project \
+             command's hold once you trust the folder: `linggen trust`) or with --allowedTools"
+        ),
+    });
+    Some(format!(
+        "[`{command}` was not run: it needs the user's approval ({reason}), and nobody can \
+         approve in this non-interactive run]"
+    ))
+}
+
+/// What a finished call puts in the body: the command's output (without the `exit 0` line
+/// the model reads after its own calls), or, when it failed or did not run, why.
+fn spliced(command: &str, output: &ToolOutput) -> String {
+    if output.is_error {
+        return format!("[`{command}` did not succeed: {}]", output.model.trim_end());
+    }
+    let text = output.model.trim_end();
+    text.strip_prefix("exit 0\n").unwrap_or(text).to_string()
+}
+
+/// One `` !`cmd` `` in a body.
+#[derive(Debug, PartialEq, Eq)]
+struct ShellSpan {
+    /// From the `!` to the closing backtick, inclusive.
+    range: Range<usize>,
+    command: String,
+}
+
+/// The `` !`cmd` `` spans of a body, as Claude Code finds them: a `!` at the start of a
+/// line or after whitespace, then a backtick, the command (one line, no backtick), and a
+/// closing backtick. An empty command is text.
+fn shell_spans(body: &str) -> Vec<ShellSpan> {
+    let mut spans = Vec::new();
+    let mut from = 0;
+    while let Some(found) = body[from..].find("!`") {
+        let start = from + found;
+        from = start + 2;
+        let at_word_start = body[..start]
+            .chars()
+            .next_back()
+            .is_none_or(char::is_whitespace);
+        if !at_word_start {
+            continue;
+        }
+        let rest = &body[start + 2..];
+        let Some(len) = rest.find(['`', '\n']) else {
+            break;
+        };
+        if !rest[len..].starts_with('`') {
+            continue;
+        }
+        let command = rest[..len].trim();
+        if command.is_empty() {
+            continue;
+        }
+        let end = start + 2 + len + 1;
+        spans.push(ShellSpan {
+            range: start..end,
+            command: command.to_string(),
+        });
+        from = end;
+    }
+    spans
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn commands(body: &str) -> Vec<String> {
+        shell_spans(body).into_iter().map(|s| s.command).collect()
+    }
+
+    #[test]
+    fn spans_are_found_where_claude_code_finds_them() {
+        let body = "Log:\n!`git log -1`\n- status: !`git status --short` now\nnot!`this`\n\
+                    !`` empty\n!`unclosed\nnext !`tail -n 1`";
+        assert_eq!(
+            commands(body),
+            ["git log -1", "git status --short", "tail -n 1"]
+        );
+        let spans = shell_spans("a !`x` b");
+        assert_eq!(spans[0].range, 2..6);
+        assert!(shell_spans("no commands, `!x` and !").is_empty());
+    }
+
+    #[test]
+    fn a_finished_call_is_its_output_and_a_failed_one_says_so() {
+        let ok = ToolOutput::ok("exit 0\nabc123 fix the parser\n", "exit 0, 1 line");
+        assert_eq!(spliced("git log -1", &ok), "abc123 fix the parser");
+        let failed = ToolOutput::error("exit 128\nfatal: not a git repository");
+        assert_eq!(
+            spliced("git log -1", &failed),
+            "[`git log -1` did not succeed: exit 128\nfatal: not a git repository]"
+        );
+    }
+
+    fn command(body: &str, source: SkillSource) -> Skill {
+        crate::skills::commands::parse(body, "fix".into(), "fix.md".into(), source).unwrap()
+    }
+
+    #[test]
+    fn only_commands_expand_and_mentions_come_from_the_body() {
+        let fix = command(
+            "Fix $ARGUMENTS, see @docs/a.md and @$2\n!`git log @{u}`",
+            SkillSource::Project,
+        );
+        let pending = Pending::of(&fix, "@src/y.rs src/x.rs", "\n\npiped").unwrap();
+        assert_eq!(
+            pending.body,
+            "Fix @src/y.rs src/x.rs, see @docs/a.md and @src/x.rs\n!`git log @{u}`"
+        );
+        // `src/y.rs` is the person's own mention, which the frontend attached already.
+        assert_eq!(pending.mentions, ["docs/a.md", "src/x.rs"]);
+        assert!(pending.from_project);
+        assert_eq!(pending.attached, "\n\npiped");
+        let skill = Skill {
+            kind: SkillKind::Skill,
+            ..fix
+        };
+        assert!(Pending::of(&skill, "", "").is_none());
+        let mine = command("x", SkillSource::Claude);
+        assert!(!Pending::of(&mine, "", "").unwrap().from_project);
+    }
+}
