@@ -8,8 +8,8 @@ use clap_complete::Shell;
 
 use crate::app::{Start, exit};
 use crate::config::{self, ConfigError, FlagOverrides, PermissionMode};
-use crate::print::OutputFormat;
 use crate::print::run::{PrintOptions, Task};
+use crate::print::{OutputFormat, StreamShape};
 
 #[derive(Debug, Clone, Parser)]
 #[command(
@@ -97,6 +97,11 @@ pub struct Cli {
     /// How -p prints: text (the answer), json (one object), stream-json (events, one per line).
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
     pub output_format: OutputFormat,
+
+    /// With `--output-format stream-json`: `claude` prints Claude Code's message shapes
+    /// (`system`, `assistant`, `user`, `result`) for tools that parse them.
+    #[arg(long, value_enum, default_value_t = StreamShape::Linggen)]
+    pub stream_shape: StreamShape,
 
     /// Colour theme of the interactive shell (dark, light, solarized, or one in
     /// $LINGGEN_HOME/themes).
@@ -567,6 +572,7 @@ async fn run_print(cli: Cli) -> i32 {
     let mut options = PrintOptions {
         start: cli.start(),
         format: cli.output_format,
+        shape: cli.stream_shape,
         quiet: cli.quiet,
     };
     if cli.input_format == InputFormat::StreamJson {

@@ -569,3 +569,61 @@ fn an_added_folders_git_stays_read_only_to_commands() {
         "[core]\n"
     );
 }
+
+#[test]
+fn stream_json_can_print_claude_codes_message_shapes() {
+    let (ws, _server) = workspace(
+        vec![
+            Step::from(Reply::tool(
+                "Write",
+                json!({"path": "a.txt", "content": "A"}),
+            )),
+            Reply::text("Written.").into(),
+        ],
+        "",
+    );
+    let out = run(
+        &ws,
+        &[
+            "-p",
+            "write",
+            "--output-format",
+            "stream-json",
+            "--stream-shape",
+            "claude",
+            "--permission-mode",
+            "acceptEdits",
+        ],
+    );
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let lines: Vec<Value> = out
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let kinds: Vec<&str> = lines.iter().map(|l| l["type"].as_str().unwrap()).collect();
+    assert_eq!(
+        kinds,
+        ["system", "assistant", "user", "assistant", "result"],
+        "{}",
+        out.stdout
+    );
+    assert_eq!(lines[0]["subtype"], "init");
+    assert_eq!(lines[0]["permissionMode"], "acceptEdits");
+    let session = lines[0]["session_id"].clone();
+    let tool_use = &lines[1]["message"]["content"][0];
+    assert_eq!(tool_use["type"], "tool_use");
+    assert_eq!(tool_use["name"], "Write");
+    let path = ws.root().canonicalize().unwrap().join("a.txt");
+    assert_eq!(tool_use["input"]["file_path"], path.display().to_string());
+    let result = &lines[2]["message"]["content"][0];
+    assert_eq!(result["type"], "tool_result");
+    assert_eq!(result["tool_use_id"], tool_use["id"]);
+    assert_eq!(lines[3]["message"]["content"][0]["text"], "Written.");
+    assert_eq!(lines[3]["session_id"], session);
+    assert_eq!(lines[4]["subtype"], "success");
+    assert_eq!(lines[4]["result"], "Written.");
+
+    let out = run(&ws, &["-p", "x", "--stream-shape", "claude"]);
+    assert_eq!(out.code, Some(2), "{}", out.stderr);
+}

@@ -6,6 +6,7 @@ use std::io::Write;
 use clap::ValueEnum;
 use serde::Serialize;
 
+mod claude_shape;
 pub mod run;
 pub mod stream_input;
 
@@ -26,6 +27,16 @@ pub enum OutputFormat {
     Json,
     /// One JSON event per line as it happens, then a `result` line.
     StreamJson,
+}
+
+/// Which messages `stream-json` prints: linggen's events, or Claude Code's message shapes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum StreamShape {
+    /// linggen's events (doc/events.md), then the `result` line.
+    #[default]
+    Linggen,
+    /// Claude Code's `system` / `assistant` / `user` messages, then the `result` line.
+    Claude,
 }
 
 /// What the run ended with.
@@ -73,6 +84,8 @@ pub struct Printer {
     /// The session's projection: how deep each delegated run is, so its progress lines are
     /// indented under its parent.
     session: SessionView,
+    /// `--stream-shape claude`: the converter to Claude Code's messages.
+    claude: Option<claude_shape::ClaudeShape>,
 }
 
 impl Printer {
@@ -83,7 +96,14 @@ impl Printer {
             session_id: session_id.to_string(),
             stdout_closed: false,
             session: SessionView::default(),
+            claude: None,
         }
+    }
+
+    /// Prints `stream-json` in `shape`.
+    pub fn with_shape(mut self, shape: StreamShape) -> Self {
+        self.claude = (shape == StreamShape::Claude).then(claude_shape::ClaudeShape::default);
+        self
     }
 
     /// Whether stdout was closed by the reader (e.g. `| head`): nobody reads the rest.
@@ -94,7 +114,14 @@ impl Printer {
     /// Shows one event. Returns the outcome when the run is over.
     pub fn on_event(&mut self, event: &Event) -> Option<Finished> {
         if self.format == OutputFormat::StreamJson {
-            self.stdout_json(event);
+            match self.claude.as_mut() {
+                Some(shape) => {
+                    if let Some(message) = shape.convert(event) {
+                        self.stdout_json(&message);
+                    }
+                }
+                None => self.stdout_json(event),
+            }
         }
         self.progress(event);
         match event {

@@ -24,6 +24,8 @@ pub struct Task {
 pub struct PrintOptions {
     pub start: Start,
     pub format: OutputFormat,
+    /// `--stream-shape`: linggen's events or Claude Code's messages.
+    pub shape: super::StreamShape,
     pub quiet: bool,
 }
 
@@ -50,6 +52,14 @@ async fn try_run(
     options: &PrintOptions,
     task: impl FnOnce() -> Result<Task, ConfigError> + Send + 'static,
 ) -> Result<i32, Failure> {
+    if options.shape == super::StreamShape::Claude && options.format != OutputFormat::StreamJson {
+        return Err(Failure {
+            code: exit::USAGE,
+            message: "--stream-shape claude needs --output-format stream-json (it chooses \
+                      which messages that format prints)"
+                .into(),
+        });
+    }
     // Reading piped stdin and the configuration files blocks: off the runtime.
     let start = options.start.clone();
     let (task, ws) = off_runtime(move || Ok((task()?, load_workspace(&start)?))).await?;
@@ -73,7 +83,8 @@ async fn try_run(
         None => mcp_prompt_message(&live, &task).await?,
     };
     let _ = live.handle.inputs.send(Input::UserMessage(message)).await;
-    let printer = Printer::new(options.format, options.quiet, &live.session_id);
+    let printer =
+        Printer::new(options.format, options.quiet, &live.session_id).with_shape(options.shape);
     let (finished, ended_by) = drive(options.quiet, &mut live, printer).await;
     // Everything is persisted once the writer has drained the closed bus.
     let saved = live.stop().await;

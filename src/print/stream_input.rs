@@ -53,7 +53,8 @@ async fn try_run(options: &PrintOptions, first: Option<String>) -> Result<i32, F
         eprintln!("linggen: note: {note}");
     }
     let mut live = LiveSession::start(&options.start, &ws, false).await?;
-    let printer = Printer::new(options.format, options.quiet, &live.session_id);
+    let printer =
+        Printer::new(options.format, options.quiet, &live.session_id).with_shape(options.shape);
     let (finished_tx, mut finished) = mpsc::unbounded_channel();
     let printing = spawn_printer(printer, live.take_events(), finished_tx);
     let mut fed = spawn_reader(first);
