@@ -230,6 +230,24 @@ fn tools_narrows_what_is_offered_and_what_runs() {
         "a tool left out must not run: {result}"
     );
 
+    let out = run(
+        &ws,
+        &[
+            "-p",
+            "hi",
+            "--tools",
+            "Read,Grep",
+            "--output-format",
+            "stream-json",
+        ],
+    );
+    let started: Value = serde_json::from_str(out.stdout.lines().next().unwrap()).unwrap();
+    assert_eq!(
+        started["tools"],
+        json!(["Read", "Grep"]),
+        "SessionStarted lists what is offered"
+    );
+
     let (ws, server) = workspace(vec![Reply::text("No tools.").into()], "");
     let out = run(&ws, &["-p", "hi", "--tools", ""]);
     assert_eq!(out.code, Some(0), "{}", out.stderr);
@@ -626,4 +644,40 @@ fn stream_json_can_print_claude_codes_message_shapes() {
 
     let out = run(&ws, &["-p", "x", "--stream-shape", "claude"]);
     assert_eq!(out.code, Some(2), "{}", out.stderr);
+}
+
+#[test]
+fn an_ask_rule_offers_only_once_and_asks_again() {
+    let (ws, _server) = workspace(
+        vec![
+            Step::from(Reply::tool(
+                "Write",
+                json!({"path": "a.txt", "content": "A"}),
+            )),
+            Reply::tool("Write", json!({"path": "a.txt", "content": "AA"})).into(),
+            Reply::text("Written twice.").into(),
+        ],
+        "",
+    );
+    let dir = ws.home().join(".claude");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("settings.json"),
+        r#"{"permissions": {"ask": ["Write"], "defaultMode": "acceptEdits"}}"#,
+    )
+    .unwrap();
+    let mut repl = support::pty::Repl::start_with_prompt(&ws, &[], &[], "› ");
+    repl.line("write twice");
+    let card = repl.expect("asked again next time");
+    assert!(card.contains("asks every time"), "{card}");
+    repl.line("a");
+    // "always" counted once: the rule asks again.
+    repl.expect("asked again next time");
+    repl.line("y");
+    repl.expect("Written twice.");
+    assert_eq!(ws.read("a.txt"), "AA");
+    repl.line("/permissions");
+    let listed = repl.expect("switches mode");
+    assert!(listed.contains("ask   Write  ("), "{listed}");
+    assert!(listed.contains(".claude/settings.json)"), "{listed}");
 }

@@ -69,6 +69,10 @@ impl Shell {
         for rule in &self.ws.config.deny {
             lines.push(format!("  deny  {rule}"));
         }
+        for rule in &self.ws.config.ask {
+            lines.push(format!("  ask   {rule}"));
+        }
+        lines.extend(claude_rule_lines(&self.ws));
         // Read afresh (a `p` answer in this session has added to both files since start),
         // off the runtime.
         let (home, root) = (self.ws.home.clone(), self.ws.root.clone());
@@ -259,4 +263,39 @@ impl Shell {
         lines.push("/settings KEY VALUE changes one for this session".to_string());
         self.view.lines(lines);
     }
+}
+
+/// Claude Code's rules in force: the person's `~/.claude/settings.json` and the
+/// workspace's `.claude/settings*.json` (whose `allow` rules hold only once trusted).
+fn claude_rule_lines(ws: &crate::app::Workspace) -> Vec<String> {
+    let mut lines = Vec::new();
+    if let Some(claude) = &ws.config.claude {
+        let from = claude.path.display();
+        for (kind, rules) in [
+            ("allow", &claude.allow),
+            ("ask", &claude.ask),
+            ("deny", &claude.deny),
+        ] {
+            lines.extend(rules.iter().map(|r| format!("  {kind:<5} {r}  ({from})")));
+        }
+    }
+    for project in &ws.config.claude_project {
+        let claude = &project.permissions;
+        let held = project.accepted_allow(|g| ws.trust.trust.is_accepted(g));
+        for rule in &claude.allow {
+            let note = match held.contains(rule) {
+                true => "",
+                false => " (not trusted, ignored; see `linggen trust`)",
+            };
+            lines.push(format!("  allow {rule}  ({}){note}", project.file));
+        }
+        for (kind, rules) in [("ask", &claude.ask), ("deny", &claude.deny)] {
+            lines.extend(
+                rules
+                    .iter()
+                    .map(|r| format!("  {kind:<5} {r}  ({})", project.file)),
+            );
+        }
+    }
+    lines
 }

@@ -268,7 +268,9 @@ async fn run(setup: SessionSetup, mut inputs: mpsc::Receiver<input::Sent>, bus: 
         root: setup.tools.root.display().to_string(),
         agent_id: setup.agent_id.clone(),
         permission_mode: setup.permissions.mode,
-        tools: crate::tools::all_tool_names()
+        tools: setup
+            .run_flags
+            .offered(crate::tools::all_tool_names())
             .iter()
             .map(|s| s.to_string())
             .collect(),

@@ -32,6 +32,18 @@ impl RunFlags {
         });
         agent
     }
+
+    /// Which of `tools` `--tools` leaves (all of them without it): what the session's
+    /// `SessionStarted` lists.
+    pub fn offered(&self, tools: Vec<&'static str>) -> Vec<&'static str> {
+        match &self.tools {
+            None => tools,
+            Some(only) => tools
+                .into_iter()
+                .filter(|t| only.iter().any(|o| name_matches(o, t)))
+                .collect(),
+        }
+    }
 }
 
 /// The names and patterns both lists allow, each as the narrower of a matching pair.

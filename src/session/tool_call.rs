@@ -411,6 +411,10 @@ async fn authorize(
     hook: Option<&PermissionDecision>,
 ) -> Result<(), ToolOutput> {
     let verdict = conv.permissions.check_with(prepared, &ctx.skill_rules);
+    // "Always" would change nothing where a rule or a hook asks every time: only "once".
+    let once = super::permissions::once_only(prepared)
+        || conv.permissions.asks_every_time(prepared)
+        || matches!(hook, Some(PermissionDecision::Ask { .. }));
     let reason = match (verdict, hook) {
         (Verdict::Deny { reason }, _) => {
             return Err(ToolOutput::error(format!(
@@ -450,13 +454,9 @@ async fn authorize(
         prepared.tool.name()
     );
     hooks::notify(shared, site, message, "permission_prompt");
-    let (decision, by) = ask_person(shared, ctx, prepared, &reason).await?;
+    let (decision, by) = ask_person(shared, ctx, prepared, &reason, once).await?;
     let decision = match decision {
-        Decision::AllowSession | Decision::AllowProject
-            if super::permissions::once_only(prepared) =>
-        {
-            Decision::AllowOnce
-        }
+        Decision::AllowSession | Decision::AllowProject if once => Decision::AllowOnce,
         decision => decision,
     };
     match decision {
@@ -542,6 +542,7 @@ async fn ask_person(
     ctx: &RunCtx,
     prepared: &Prepared,
     reason: &str,
+    once_only: bool,
 ) -> Result<(Decision, String), ToolOutput> {
     let id = ids::new_id();
     let (tx, rx) = oneshot::channel();
@@ -560,7 +561,7 @@ async fn ask_person(
         display: prepared.approval_display(),
         reason: reason.to_string(),
         diff,
-        once_only: super::permissions::once_only(prepared),
+        once_only,
         always: super::permissions::scope_rules(prepared),
     });
     run::status(

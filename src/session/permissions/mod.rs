@@ -424,6 +424,12 @@ impl Permissions {
         }
     }
 
+    /// Whether an `ask` rule covers the call, so it asks every time (outside bypass mode):
+    /// approving it "always" would change nothing.
+    pub fn asks_every_time(&self, prepared: &Prepared) -> bool {
+        self.mode != PermissionMode::Bypass && self.asked_by(prepared).is_some()
+    }
+
     /// The first `ask` rule that covers the call: for a command, any of its parts; for a
     /// patch, any of its files.
     fn asked_by(&self, prepared: &Prepared) -> Option<&str> {
