@@ -371,6 +371,7 @@ impl Cli {
             line: crate::session::line::message::<Shell>,
             // Skills and commands a built-in shadows are named at start, not silently lost.
             builtin_clashes: crate::session::line::builtin_clashes::<Shell>,
+            cleared: false,
         }
     }
 

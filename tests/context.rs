@@ -463,3 +463,71 @@ fn a_delegated_run_compacts_its_own_context() {
     let (_, rejected) = server.prompt_tokens();
     assert!(rejected.len() <= 1, "{rejected:?}");
 }
+
+/// Claude Code's compaction hooks: `PreCompact` and `PostCompact` with `trigger: auto`, then
+/// `SessionStart` with source `compact`, whose context joins the summary.
+#[test]
+fn compaction_runs_the_compaction_hooks() {
+    let server = ScriptedServer::start_background(
+        Protocol::OpenAi,
+        vec![
+            Step::from(Reply::text("answer one")),
+            support::Fault::api_error(
+                400,
+                "the request exceeds the available context size, try increasing it",
+            )
+            .into(),
+            Reply::text("SUMMARY: turn 1 happened.").into(),
+            Reply::text("answer after compacting").into(),
+        ],
+    );
+    let ws = Workspace::new();
+    small_window(&ws, &server, "\n[context]\ncompact_at = 0.95\n");
+    let record =
+        "cat >> \"$CLAUDE_PROJECT_DIR/events.jsonl\"; echo >> \"$CLAUDE_PROJECT_DIR/events.jsonl\"";
+    let hook =
+        |command: &str| serde_json::json!([{"hooks": [{"type": "command", "command": command}]}]);
+    let settings = serde_json::json!({"hooks": {
+        "PreCompact": hook(record),
+        "PostCompact": hook(record),
+        "SessionStart": [{"matcher": "compact", "hooks": [
+            {"command": record}, {"command": "echo 'Remember: the build is make check.'"}]}],
+    }});
+    std::fs::create_dir_all(ws.home().join(".claude")).unwrap();
+    std::fs::write(
+        ws.home().join(".claude/settings.json"),
+        settings.to_string(),
+    )
+    .unwrap();
+    assert_eq!(run(&ws, &["-p", &turn(1)]).code, Some(0));
+    let r = run(&ws, &["-p", "--continue", &turn(2)]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let events: Vec<serde_json::Value> = ws
+        .read("events.jsonl")
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let names: Vec<&str> = events
+        .iter()
+        .map(|e| e["hook_event_name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["PreCompact", "PostCompact", "SessionStart"],
+        "{events:?}"
+    );
+    assert_eq!(events[0]["trigger"], "auto");
+    assert!(
+        events[1]["summary"]
+            .as_str()
+            .unwrap()
+            .contains("turn 1 happened")
+    );
+    assert_eq!(events[2]["source"], "compact");
+    let last = messages_text(&server.last_chat_request().unwrap());
+    assert!(
+        last.contains("Remember: the build is make check."),
+        "{last}"
+    );
+}

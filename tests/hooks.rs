@@ -522,3 +522,50 @@ fn slash_hooks_lists_each_hook_with_its_source_and_state() {
         "{shown}"
     );
 }
+
+#[test]
+fn clear_ends_the_session_and_starts_the_next_with_source_clear() {
+    let (ws, _server) = workspace(vec![Reply::text("unused").into()]);
+    let record =
+        "cat >> \"$CLAUDE_PROJECT_DIR/events.jsonl\"; echo >> \"$CLAUDE_PROJECT_DIR/events.jsonl\"";
+    let mut settings = json!({"hooks": {}});
+    for event in ["SessionStart", "SessionEnd"] {
+        settings["hooks"][event] = json!([{"hooks": [{"type": "command", "command": record}]}]);
+    }
+    user_settings(&ws, settings);
+    let mut repl = Repl::start(&ws, &[]);
+    repl.line("/clear");
+    repl.expect("new session");
+    let events = ws.root().join("events.jsonl");
+    wait_until("the hooks of /clear", Duration::from_secs(10), || {
+        std::fs::read_to_string(&events).is_ok_and(|t| t.matches("hook_event_name").count() >= 3)
+    });
+    let text = std::fs::read_to_string(&events).unwrap();
+    let seen: Vec<(String, String)> = text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            let what = v
+                .get("source")
+                .or(v.get("reason"))
+                .unwrap()
+                .as_str()
+                .unwrap()
+                .to_string();
+            (v["hook_event_name"].as_str().unwrap().to_string(), what)
+        })
+        .collect();
+    assert!(
+        seen.contains(&("SessionStart".into(), "startup".into())),
+        "{seen:?}"
+    );
+    assert!(
+        seen.contains(&("SessionStart".into(), "clear".into())),
+        "{seen:?}"
+    );
+    assert!(
+        seen.contains(&("SessionEnd".into(), "clear".into())),
+        "{seen:?}"
+    );
+}

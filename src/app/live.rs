@@ -154,7 +154,16 @@ impl LiveSession {
     /// Shuts the session down and waits until everything is stored. Returns whether all of
     /// it was (a failure was told on stderr when it happened).
     pub async fn stop(self) -> bool {
-        let _ = self.handle.inputs.send(Input::Shutdown).await;
+        self.stop_with(Input::Shutdown).await
+    }
+
+    /// [`Self::stop`] because the person cleared the session (`/clear`).
+    pub async fn stop_for_clear(self) -> bool {
+        self.stop_with(Input::ShutdownForClear).await
+    }
+
+    async fn stop_with(self, shutdown: Input) -> bool {
+        let _ = self.handle.inputs.send(shutdown).await;
         self.handle.join().await;
         let writer = self.writer;
         let _ = tokio::task::spawn_blocking(move || writer.join()).await;
@@ -292,6 +301,7 @@ pub async fn open_session(
             &ws.home, &ws.root,
         ))),
         hooks,
+        cleared: start.cleared,
         idle_notification: std::time::Duration::from_secs(config.idle_notification_secs),
         tools,
     };

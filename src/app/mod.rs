@@ -77,6 +77,9 @@ pub struct Start {
     pub line: LineReader,
     /// Which skills and commands the shell's built-in commands shadow, for the warnings.
     pub builtin_clashes: BuiltinClashes,
+    /// The session replaces one the person cleared (`/clear`): `SessionStart` hooks hear
+    /// `clear`.
+    pub cleared: bool,
 }
 
 /// A start-up failure with the exit code it maps to.

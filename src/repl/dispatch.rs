@@ -165,6 +165,7 @@ impl Shell {
             Command::Clear => {
                 let mut next = self.start.clone();
                 (next.continue_session, next.resume) = (false, None);
+                next.cleared = true;
                 self.switch(next, "new session").await;
             }
             Command::Model if args.is_empty() => self.show_model(),

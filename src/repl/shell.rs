@@ -513,7 +513,10 @@ impl Shell {
         let old = self.live.replace(live);
         self.share_follows();
         if let Some(old) = old {
-            old.stop().await;
+            match start.cleared {
+                true => old.stop_for_clear().await,
+                false => old.stop().await,
+            };
         }
         let agent = start.agent.as_deref().unwrap_or(app::DEFAULT_AGENT);
         self.view.follow_new_session(agent);

@@ -86,6 +86,9 @@ pub enum Input {
     CancelRun { run_id: String },
     /// Finish: cancel anything running and stop the session task.
     Shutdown,
+    /// Finish because the person started a new session (`/clear`): as `Shutdown`, with
+    /// `SessionEnd` hooks told `clear`.
+    ShutdownForClear,
 }
 
 impl Input {

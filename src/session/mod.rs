@@ -93,6 +93,8 @@ pub struct SessionSetup {
     pub hooks: Option<Arc<crate::hooks::Runner>>,
     /// How long the session waits idle before `Notification` hooks hear it waits for input.
     pub idle_notification: std::time::Duration,
+    /// It replaces a session the person cleared: `SessionStart` hooks hear `clear`.
+    pub cleared: bool,
 }
 
 /// The frontends' side of a running session.
@@ -280,7 +282,13 @@ async fn run(setup: SessionSetup, mut inputs: mpsc::Receiver<input::Sent>, bus: 
     // The system prompt is set per turn, for the agent that runs it.
     let mut history = vec![ChatMessage::system(String::new())];
     history.extend(setup.history);
-    let start_context = session_start(&setup.hooks, &bus, &history, setup.permissions.mode).await;
+    let source = match (setup.cleared, history.len() > 1) {
+        (true, _) => "clear",
+        (false, true) => "resume",
+        (false, false) => "startup",
+    };
+    let start_context =
+        session_start(&setup.hooks, &bus, &history, setup.permissions.mode, source).await;
     let mut shared = Arc::new(TurnShared {
         models: setup.models,
         choice: setup.model,
@@ -341,8 +349,11 @@ async fn run(setup: SessionSetup, mut inputs: mpsc::Receiver<input::Sent>, bus: 
             sent = inputs.recv() => {
                 let Some(input::Sent { input, reply }) = sent else { break };
                 let answer = match input {
-                    Input::Shutdown => {
-                        end_reason = "prompt_input_exit";
+                    Input::Shutdown | Input::ShutdownForClear => {
+                        end_reason = match input {
+                            Input::ShutdownForClear => "clear",
+                            _ => "prompt_input_exit",
+                        };
                         if let Some(r) = running.take() {
                             r.cancel.cancel();
                             // Kept for the `SessionEnd` hooks' transcript.
@@ -468,20 +479,16 @@ async fn run(setup: SessionSetup, mut inputs: mpsc::Receiver<input::Sent>, bus: 
     bus.close();
 }
 
-/// Runs the `SessionStart` hooks (`startup`, or `resume` when there is history); what
+/// Runs the `SessionStart` hooks (`startup`, `resume` or `clear`); what
 /// they add as context joins the session's system prompt.
 async fn session_start(
     runner: &Option<Arc<crate::hooks::Runner>>,
     bus: &EventBus,
     history: &[ChatMessage],
     mode: PermissionMode,
+    source: &'static str,
 ) -> Option<String> {
     let runner = runner.as_ref()?;
-    let source = if history.len() > 1 {
-        "resume"
-    } else {
-        "startup"
-    };
     let site = hooks::Site {
         run_id: None,
         history,

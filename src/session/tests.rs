@@ -147,6 +147,7 @@ fn start_routed(
         checkpoints: None,
         hooks: None,
         idle_notification: std::time::Duration::from_secs(60),
+        cleared: false,
     };
     let handle = spawn(setup, bus);
     Harness {
