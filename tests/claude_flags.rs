@@ -469,6 +469,18 @@ fn a_projects_claude_settings_restrict_at_once_and_grant_once_trusted() {
     );
 }
 
+/// `-p go` with `--add-dir DIR`, nothing asking.
+fn run_with_added_dir(ws: &Workspace, dir: &str) -> support::Run {
+    let args = [
+        "-p",
+        "go",
+        "--dangerously-skip-permissions",
+        "--add-dir",
+        dir,
+    ];
+    run(ws, &args)
+}
+
 #[test]
 fn add_dir_opens_another_folder_to_the_file_tools_and_the_sandbox() {
     let other = tempfile::tempdir().unwrap();
@@ -492,16 +504,7 @@ fn add_dir_opens_another_folder_to_the_file_tools_and_the_sandbox() {
     };
     let dir = other_path.display().to_string();
     let (ws, server) = workspace(script(), "");
-    let out = run(
-        &ws,
-        &[
-            "-p",
-            "go",
-            "--dangerously-skip-permissions",
-            "--add-dir",
-            &dir,
-        ],
-    );
+    let out = run_with_added_dir(&ws, &dir);
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     let results = support::texts(&server.last_chat_request().unwrap(), "tool").join("\n");
     assert!(results.contains("from the other folder"), "{results}");
@@ -562,16 +565,7 @@ fn an_added_folders_git_stays_read_only_to_commands() {
     use std::os::unix::fs::PermissionsExt as _;
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
     let dir = other_path.display().to_string();
-    let out = run(
-        &ws,
-        &[
-            "-p",
-            "go",
-            "--dangerously-skip-permissions",
-            "--add-dir",
-            &dir,
-        ],
-    );
+    let out = run_with_added_dir(&ws, &dir);
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     assert_eq!(
         std::fs::read_to_string(other_path.join("ok.txt")).unwrap(),

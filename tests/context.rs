@@ -247,9 +247,9 @@ fn one_message_larger_than_the_window_is_a_clear_error_not_a_loop() {
     assert_eq!(server.chat_requests().len(), 1);
 }
 
-/// A server's context rejection is not the end of the turn: one compaction, one retry.
-#[test]
-fn a_context_rejection_is_compacted_and_retried_once() {
+/// A server that answers one turn, rejects the next as too long, and answers again after
+/// the summary; compacting only at 95% lets the request go out and meet that limit.
+fn rejected_once() -> (Workspace, ScriptedServer) {
     let server = ScriptedServer::start_background(
         Protocol::OpenAi,
         vec![
@@ -264,8 +264,14 @@ fn a_context_rejection_is_compacted_and_retried_once() {
         ],
     );
     let ws = Workspace::new();
-    // Compacting only at 95% lets the request go out and meet the server's limit.
     small_window(&ws, &server, "\n[context]\ncompact_at = 0.95\n");
+    (ws, server)
+}
+
+/// A server's context rejection is not the end of the turn: one compaction, one retry.
+#[test]
+fn a_context_rejection_is_compacted_and_retried_once() {
+    let (ws, server) = rejected_once();
     assert_eq!(run(&ws, &["-p", &turn(1)]).code, Some(0));
     let r = run(&ws, &["-p", "--continue", &turn(2)]);
     assert_eq!(r.code, Some(0), "{}", r.stderr);
@@ -468,23 +474,8 @@ fn a_delegated_run_compacts_its_own_context() {
 /// `SessionStart` with source `compact`, whose context joins the summary.
 #[test]
 fn compaction_runs_the_compaction_hooks() {
-    let server = ScriptedServer::start_background(
-        Protocol::OpenAi,
-        vec![
-            Step::from(Reply::text("answer one")),
-            support::Fault::api_error(
-                400,
-                "the request exceeds the available context size, try increasing it",
-            )
-            .into(),
-            Reply::text("SUMMARY: turn 1 happened.").into(),
-            Reply::text("answer after compacting").into(),
-        ],
-    );
-    let ws = Workspace::new();
-    small_window(&ws, &server, "\n[context]\ncompact_at = 0.95\n");
-    let record =
-        "cat >> \"$CLAUDE_PROJECT_DIR/events.jsonl\"; echo >> \"$CLAUDE_PROJECT_DIR/events.jsonl\"";
+    let (ws, server) = rejected_once();
+    let record = support::hook_log::RECORD;
     let hook =
         |command: &str| serde_json::json!([{"hooks": [{"type": "command", "command": command}]}]);
     let settings = serde_json::json!({"hooks": {
@@ -493,25 +484,12 @@ fn compaction_runs_the_compaction_hooks() {
         "SessionStart": [{"matcher": "compact", "hooks": [
             {"command": record}, {"command": "echo 'Remember: the build is make check.'"}]}],
     }});
-    std::fs::create_dir_all(ws.home().join(".claude")).unwrap();
-    std::fs::write(
-        ws.home().join(".claude/settings.json"),
-        settings.to_string(),
-    )
-    .unwrap();
+    support::hook_log::user_settings(&ws, &settings);
     assert_eq!(run(&ws, &["-p", &turn(1)]).code, Some(0));
     let r = run(&ws, &["-p", "--continue", &turn(2)]);
     assert_eq!(r.code, Some(0), "{}", r.stderr);
-    let events: Vec<serde_json::Value> = ws
-        .read("events.jsonl")
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    let names: Vec<&str> = events
-        .iter()
-        .map(|e| e["hook_event_name"].as_str().unwrap())
-        .collect();
+    let events = support::hook_log::recorded(&ws);
+    let names = support::hook_log::names(&events);
     assert_eq!(
         names,
         ["PreCompact", "PostCompact", "SessionStart"],

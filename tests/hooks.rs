@@ -23,11 +23,8 @@ fn workspace(script: Vec<Step>) -> (Workspace, ScriptedServer) {
     (ws, server)
 }
 
-/// `settings` as the person's own `~/.claude/settings.json`.
 fn user_settings(ws: &Workspace, settings: serde_json::Value) {
-    let dir = ws.home().join(".claude");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("settings.json"), settings.to_string()).unwrap();
+    support::hook_log::user_settings(ws, &settings);
 }
 
 fn hook(event: &str, matcher: &str, command: &str) -> serde_json::Value {
@@ -403,8 +400,7 @@ fn session_hooks_add_context_and_everything_is_in_the_audit_trail() {
         Reply::tool("Bash", json!({"command": "true"})).into(),
         Reply::text("Done.").into(),
     ]);
-    let record =
-        "cat >> \"$CLAUDE_PROJECT_DIR/events.jsonl\"; echo >> \"$CLAUDE_PROJECT_DIR/events.jsonl\"";
+    let record = support::hook_log::RECORD;
     let mut settings = json!({"hooks": {}});
     for event in [
         "SessionStart",
@@ -429,16 +425,8 @@ fn session_hooks_add_context_and_everything_is_in_the_audit_trail() {
         system.as_str().unwrap().contains("This project uses pnpm."),
         "{system}"
     );
-    let events: Vec<serde_json::Value> = ws
-        .read("events.jsonl")
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    let names: Vec<&str> = events
-        .iter()
-        .map(|e| e["hook_event_name"].as_str().unwrap())
-        .collect();
+    let events = support::hook_log::recorded(&ws);
+    let names = support::hook_log::names(&events);
     assert_eq!(
         names,
         [
@@ -526,8 +514,7 @@ fn slash_hooks_lists_each_hook_with_its_source_and_state() {
 #[test]
 fn clear_ends_the_session_and_starts_the_next_with_source_clear() {
     let (ws, _server) = workspace(vec![Reply::text("unused").into()]);
-    let record =
-        "cat >> \"$CLAUDE_PROJECT_DIR/events.jsonl\"; echo >> \"$CLAUDE_PROJECT_DIR/events.jsonl\"";
+    let record = support::hook_log::RECORD;
     let mut settings = json!({"hooks": {}});
     for event in ["SessionStart", "SessionEnd"] {
         settings["hooks"][event] = json!([{"hooks": [{"type": "command", "command": record}]}]);

@@ -13,73 +13,32 @@ use serde_json::{Map, Value, json};
 use crate::config::PermissionMode;
 use crate::llm::{ChatMessage, Role};
 
-/// For each tool, each of Claude Code's argument names and linggen's spellings of it.
+/// For each tool, each of Claude Code's argument names and linggen's spellings of it (the
+/// tools' own lists, so a spelling a tool learns is renamed here too).
 fn renames(tool: &str) -> &'static [(&'static str, &'static [&'static str])] {
-    const PATH: &[&str] = &["file_path", "path", "file", "filepath", "filename"];
+    use crate::tools::args::keys;
     match tool {
-        "Bash" => &[
-            ("command", &["command", "cmd", "script", "commandLine"]),
-            ("timeout", &["timeout", "timeout_ms", "timeoutMs"]),
-        ],
-        "Read" => &[
-            ("file_path", PATH),
-            ("offset", &["offset", "start_line", "start"]),
-        ],
-        "Write" => &[
-            ("file_path", PATH),
-            (
-                "content",
-                &["content", "contents", "text", "file_text", "data"],
-            ),
-        ],
+        "Bash" => &[("command", keys::COMMAND), ("timeout", keys::TIMEOUT)],
+        "Read" => &[("file_path", keys::PATH), ("offset", keys::OFFSET)],
+        "Write" => &[("file_path", keys::PATH), ("content", keys::CONTENT)],
         "Edit" => &[
-            ("file_path", PATH),
-            (
-                "old_string",
-                &[
-                    "old_string",
-                    "old",
-                    "old_text",
-                    "oldText",
-                    "oldString",
-                    "old_str",
-                    "search",
-                    "from",
-                ],
-            ),
-            (
-                "new_string",
-                &[
-                    "new_string",
-                    "new",
-                    "new_text",
-                    "newText",
-                    "newString",
-                    "new_str",
-                    "replace",
-                    "to",
-                ],
-            ),
-            ("replace_all", &["replace_all", "replaceAll", "all"]),
+            ("file_path", keys::PATH),
+            ("old_string", keys::OLD_STRING),
+            ("new_string", keys::NEW_STRING),
+            ("replace_all", keys::REPLACE_ALL),
         ],
-        "Glob" => &[(
-            "pattern",
-            &["pattern", "patterns", "glob", "globs", "include"],
-        )],
+        "Glob" => &[("pattern", keys::GLOBS)],
         "Grep" => &[
-            ("pattern", &["pattern", "query", "regex", "q", "search"]),
+            ("pattern", GREP_PATTERN),
             ("glob", &["glob", "globs", "include"]),
         ],
-        "delegate_to_agent" => &[
-            (
-                "subagent_type",
-                &["subagent_type", "agent", "target", "name"],
-            ),
-            ("prompt", &["prompt", "task"]),
-        ],
+        "delegate_to_agent" => &[("subagent_type", keys::AGENT), ("prompt", keys::TASK)],
         _ => &[],
     }
 }
+
+/// `Grep`'s query: one of its query names, else `pattern`.
+const GREP_PATTERN: &[&str] = &["query", "regex", "q", "search", "pattern"];
 
 /// The name a hook sees for a linggen tool (Claude Code's where they differ).
 pub fn claude_tool_name(tool: &str) -> &str {

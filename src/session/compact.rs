@@ -134,22 +134,11 @@ pub(crate) async fn compact(
     {
         return Ok(None);
     }
-    let fields = super::hooks::fields([
-        ("trigger", serde_json::json!(why.trigger())),
-        (
-            "custom_instructions",
-            serde_json::json!(instructions.unwrap_or_default()),
-        ),
-    ]);
-    let site = super::hooks::Site::run(ctx, conv);
-    super::hooks::fire(
-        shared,
-        site,
-        HookEvent::PreCompact,
-        &[why.trigger()],
-        fields,
-    )
-    .await;
+    let asked = (
+        "custom_instructions",
+        serde_json::json!(instructions.unwrap_or_default()),
+    );
+    compaction_hook(shared, ctx, conv, HookEvent::PreCompact, why, asked).await;
     let piece_chars = model.chars_for(f64::from(window) * PIECE_SHARE);
     // A summary may take a tenth of the window: small models ramble up to their output
     // limit, and a summary that does not fit defeats its purpose.
@@ -219,17 +208,14 @@ async fn after_compaction(
     why: Why,
     summary: &str,
 ) {
-    let fields = super::hooks::fields([
-        ("trigger", serde_json::json!(why.trigger())),
-        ("summary", serde_json::json!(summary)),
-    ]);
-    let site = super::hooks::Site::run(ctx, conv);
-    super::hooks::fire(
+    let summary_field = ("summary", serde_json::json!(summary));
+    compaction_hook(
         shared,
-        site,
+        ctx,
+        conv,
         HookEvent::PostCompact,
-        &[why.trigger()],
-        fields,
+        why,
+        summary_field,
     )
     .await;
     let fields = super::hooks::fields([("source", serde_json::json!("compact"))]);
@@ -239,6 +225,21 @@ async fn after_compaction(
     if let (Some(context), Some(summary)) = (outcome.context_text(), conv.history.get_mut(1)) {
         summary.content = format!("{}\n\n{context}", summary.content.as_str()).into();
     }
+}
+
+/// `PreCompact` or `PostCompact`, matched on the trigger, with one field of their own.
+async fn compaction_hook(
+    shared: &TurnShared,
+    ctx: &RunCtx,
+    conv: &Conversation,
+    event: HookEvent,
+    why: Why,
+    (name, value): (&str, serde_json::Value),
+) {
+    let fields =
+        super::hooks::fields([("trigger", serde_json::json!(why.trigger())), (name, value)]);
+    let site = super::hooks::Site::run(ctx, conv);
+    super::hooks::fire(shared, site, event, &[why.trigger()], fields).await;
 }
 
 /// The summary's "Durable facts" go to the project's memory (those not there yet), so the

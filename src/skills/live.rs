@@ -303,6 +303,26 @@ mod tests {
         panic!("timed out waiting until {what}");
     }
 
+    /// A fresh `repo` folder (and `$LINGGEN_HOME`) in a temporary folder, its skills
+    /// watched. The folder is returned so it lives as long as the test.
+    fn watched_repo() -> (
+        tempfile::TempDir,
+        std::path::PathBuf,
+        std::sync::Arc<Live<SkillSet>>,
+    ) {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("repo");
+        fs::create_dir_all(&root).unwrap();
+        let dirs = SkillDirs {
+            linggen_home: tmp.path().join("lh"),
+            root: root.clone(),
+            user_home: None,
+        };
+        let live = Live::<SkillSet>::new(dirs);
+        live.watch().unwrap();
+        (tmp, root, live)
+    }
+
     fn write_skill(dir: &Path, name: &str, description: &str) {
         fs::create_dir_all(dir.join(name)).unwrap();
         fs::write(
@@ -314,16 +334,7 @@ mod tests {
 
     #[test]
     fn follows_skills_added_edited_and_deleted() {
-        let tmp = tempfile::tempdir().unwrap();
-        let root = tmp.path().join("repo");
-        fs::create_dir_all(&root).unwrap();
-        let dirs = SkillDirs {
-            linggen_home: tmp.path().join("lh"),
-            root: root.clone(),
-            user_home: None,
-        };
-        let live = Live::<SkillSet>::new(dirs);
-        live.watch().unwrap();
+        let (_tmp, root, live) = watched_repo();
         let generation = live.subscribe();
         assert!(live.get().get("fresh").is_none());
 
@@ -358,16 +369,7 @@ mod tests {
 
     #[test]
     fn follows_command_files_in_nested_folders_that_appear_later() {
-        let tmp = tempfile::tempdir().unwrap();
-        let root = tmp.path().join("repo");
-        fs::create_dir_all(&root).unwrap();
-        let dirs = SkillDirs {
-            linggen_home: tmp.path().join("lh"),
-            root: root.clone(),
-            user_home: None,
-        };
-        let live = Live::<SkillSet>::new(dirs);
-        live.watch().unwrap();
+        let (_tmp, root, live) = watched_repo();
         // Neither `.claude` nor its `commands` exist yet.
         let group = root.join(".claude/commands/frontend");
         fs::create_dir_all(&group).unwrap();

@@ -7,6 +7,53 @@ use serde_json::{Map, Value};
 
 use super::ToolOutput;
 
+/// The spellings each tool accepts for its arguments, the first being Claude Code's where it
+/// has one. Shared with whatever shows a call in Claude Code's names (hooks' `tool_input`,
+/// `--stream-shape claude`), so a spelling added here is understood there too.
+pub mod keys {
+    pub const PATH: &[&str] = &["file_path", "path", "file", "filepath", "filename"];
+    pub const CONTENT: &[&str] = &["content", "contents", "text", "file_text", "data"];
+    pub const OLD_STRING: &[&str] = &[
+        "old_string",
+        "old",
+        "old_text",
+        "oldText",
+        "oldString",
+        "old_str",
+        "search",
+        "from",
+    ];
+    pub const NEW_STRING: &[&str] = &[
+        "new_string",
+        "new",
+        "new_text",
+        "newText",
+        "newString",
+        "new_str",
+        "replace",
+        "to",
+    ];
+    pub const REPLACE_ALL: &[&str] = &["replace_all", "replaceAll", "all"];
+    pub const COMMAND: &[&str] = &["command", "cmd", "script", "commandLine"];
+    pub const TIMEOUT: &[&str] = &["timeout", "timeout_ms", "timeoutMs"];
+    pub const OFFSET: &[&str] = &["offset", "start_line", "start"];
+    /// `Glob`'s patterns.
+    pub const GLOBS: &[&str] = &["pattern", "globs", "glob", "patterns", "include"];
+    /// `Grep`'s query; `pattern` is the query only when none of the others is given
+    /// (otherwise it is a glob).
+    pub const QUERY: &[&str] = &["query", "regex", "q", "search"];
+    /// `delegate_to_agent`'s agent (Claude Code's `Task` says `subagent_type`).
+    pub const AGENT: &[&str] = &[
+        "target_agent_id",
+        "subagent_type",
+        "agent",
+        "agent_id",
+        "target",
+    ];
+    /// `delegate_to_agent`'s task (Claude Code's `Task` says `prompt`).
+    pub const TASK: &[&str] = &["task", "prompt", "message", "instructions"];
+}
+
 /// Turns whatever the model sent into an argument object.
 ///
 /// Accepts an object, `null` (a call without arguments), or a string holding a JSON object.

@@ -62,11 +62,11 @@ impl BashArgs {
     pub fn parse(ctx: &ToolContext, args: &Value) -> Result<Self, ToolOutput> {
         let command = args::required_string(
             args,
-            &["cmd", "command", "script", "commandLine"],
+            args::keys::COMMAND,
             ToolName::Bash.name(),
             r#"{"cmd": "git status"}"#,
         )?;
-        let timeout_ms = args::uint(args, &["timeout_ms", "timeout", "timeoutMs"])?
+        let timeout_ms = args::uint(args, args::keys::TIMEOUT)?
             .filter(|t| *t > 0)
             .unwrap_or(ctx.bash_timeout_ms)
             .min(MAX_TIMEOUT_MS);

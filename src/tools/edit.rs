@@ -51,38 +51,11 @@ const EXAMPLE: &str =
 impl EditArgs {
     pub fn parse(ctx: &ToolContext, args: &Value) -> Result<Self, ToolOutput> {
         let raw_path = args::required_string(args, PATH_NAMES, ToolName::Edit.name(), EXAMPLE)?;
-        let old = args::required_string(
-            args,
-            &[
-                "old_string",
-                "old",
-                "old_text",
-                "oldText",
-                "oldString",
-                "old_str",
-                "search",
-                "from",
-            ],
-            ToolName::Edit.name(),
-            EXAMPLE,
-        )?;
-        let new = args::required_string(
-            args,
-            &[
-                "new_string",
-                "new",
-                "new_text",
-                "newText",
-                "newString",
-                "new_str",
-                "replace",
-                "to",
-            ],
-            ToolName::Edit.name(),
-            EXAMPLE,
-        )?;
-        let replace_all =
-            args::boolean(args, &["replace_all", "replaceAll", "all"])?.unwrap_or(false);
+        let old =
+            args::required_string(args, args::keys::OLD_STRING, ToolName::Edit.name(), EXAMPLE)?;
+        let new =
+            args::required_string(args, args::keys::NEW_STRING, ToolName::Edit.name(), EXAMPLE)?;
+        let replace_all = args::boolean(args, args::keys::REPLACE_ALL)?.unwrap_or(false);
         if old == new {
             return Err(ToolOutput::error(
                 "old_string and new_string are identical; nothing would change",

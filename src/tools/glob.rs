@@ -61,7 +61,7 @@ pub(super) fn parse_scope(
 }
 
 /// Where Glob finds its patterns (`pattern` is Claude Code's name).
-const GLOB_KEYS: &[&str] = &["globs", "glob", "pattern", "patterns", "include"];
+const GLOB_KEYS: &[&str] = args::keys::GLOBS;
 
 pub(super) fn max_results(args: &Value) -> Result<usize, ToolOutput> {
     Ok(

@@ -329,7 +329,7 @@ pub enum OutputMode {
 
 /// Keys a query may come under. `pattern` is Claude Code's name for it; when one of these
 /// is given too, `pattern` is taken as a file glob instead (what Glob calls it).
-const QUERY_KEYS: &[&str] = &["query", "regex", "q", "search"];
+const QUERY_KEYS: &[&str] = args::keys::QUERY;
 
 impl GrepArgs {
     pub fn parse(ctx: &ToolContext, args: &Value) -> Result<Self, ToolOutput> {

@@ -390,7 +390,7 @@ fn line_window(args: &Value) -> Result<(usize, Option<usize>), ToolOutput> {
     };
     let (start, end) = match args.get("line_range").or_else(|| args.get("lines")) {
         None | Some(Value::Null) => {
-            let start = args::uint(args, &["offset", "start_line", "start"])?;
+            let start = args::uint(args, args::keys::OFFSET)?;
             let end = args::uint(args, &["end_line", "end"])?;
             let limit = args::uint(args, &["limit"])?;
             let start = start.unwrap_or(1).max(1);

@@ -48,16 +48,12 @@ impl SessionCall {
                     r#"{"target_agent_id": "coder", "task": "fix the failing test in src/lib.rs"}"#;
                 let target = args::required_string(
                     a,
-                    &["target_agent_id", "agent", "agent_id", "target"],
+                    args::keys::AGENT,
                     ToolName::Delegate.name(),
                     example,
                 )?;
-                let task = args::required_string(
-                    a,
-                    &["task", "prompt", "message", "instructions"],
-                    ToolName::Delegate.name(),
-                    example,
-                )?;
+                let task =
+                    args::required_string(a, args::keys::TASK, ToolName::Delegate.name(), example)?;
                 let summary = format!("delegate to {target}: {}", first_line(&task));
                 Ok((SessionCall::Delegate { target, task }, summary))
             }

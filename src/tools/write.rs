@@ -35,18 +35,14 @@ pub struct WriteArgs {
     pub content: String,
 }
 
-pub(super) const PATH_NAMES: &[&str] = &["path", "file", "filepath", "file_path", "filename"];
+pub(super) const PATH_NAMES: &[&str] = args::keys::PATH;
 
 impl WriteArgs {
     pub fn parse(ctx: &ToolContext, args: &Value) -> Result<Self, ToolOutput> {
         let example = r#"{"path": "src/new.rs", "content": "..."}"#;
         let raw_path = args::required_string(args, PATH_NAMES, ToolName::Write.name(), example)?;
-        let content = args::required_string(
-            args,
-            &["content", "contents", "text", "file_text", "data"],
-            ToolName::Write.name(),
-            example,
-        )?;
+        let content =
+            args::required_string(args, args::keys::CONTENT, ToolName::Write.name(), example)?;
         let resolved = ctx
             .resolve(&raw_path, PathUse::Write)
             .map_err(ToolOutput::error)?;

@@ -24,6 +24,7 @@ mod cli;
 mod connection;
 mod corpus;
 mod full_disk;
+pub mod hook_log;
 mod host;
 mod http;
 pub mod oauth;
