@@ -364,6 +364,12 @@ fn pre_tool_use_deny_and_ask_refuse_and_updated_input_is_what_runs() {
     let out = run(&ws, &["-p", "run"]);
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     assert_eq!(ws.read("a.txt"), "b\n", "the hook's input ran");
+    assert!(
+        out.stderr
+            .contains("a PreToolUse hook changed the call to: Bash: echo b > a.txt"),
+        "{}",
+        out.stderr
+    );
 }
 
 #[test]
@@ -555,4 +561,31 @@ fn clear_ends_the_session_and_starts_the_next_with_source_clear() {
         seen.contains(&("SessionEnd".into(), "clear".into())),
         "{seen:?}"
     );
+}
+
+#[test]
+fn the_idle_notification_comes_once_after_the_configured_wait() {
+    let server = ScriptedServer::start_background(Protocol::OpenAi, vec![Reply::text("Answered.")]);
+    let ws = Workspace::new();
+    write_config_with(
+        ws.home(),
+        Protocol::OpenAi,
+        &server.url(),
+        "\n[hooks]\nidle_notification_secs = 1\n",
+    );
+    user_settings(
+        &ws,
+        hook("Notification", "idle_prompt", support::hook_log::RECORD),
+    );
+    let mut repl = Repl::start(&ws, &[]);
+    repl.line("hello");
+    repl.expect("Answered.");
+    wait_until("the idle notification", Duration::from_secs(10), || {
+        !support::hook_log::recorded(&ws).is_empty()
+    });
+    std::thread::sleep(Duration::from_millis(1_500));
+    let events = support::hook_log::recorded(&ws);
+    assert_eq!(events.len(), 1, "once per wait: {events:?}");
+    assert_eq!(events[0]["notification_type"], "idle_prompt");
+    assert_eq!(events[0]["message"], "linggen is waiting for your input");
 }

@@ -34,6 +34,15 @@ pub(super) struct Site<'a> {
 }
 
 impl<'a> Site<'a> {
+    /// The session's own events, outside any run.
+    pub fn session(conv: &'a Conversation) -> Site<'a> {
+        Site {
+            run_id: None,
+            history: &conv.history,
+            mode: conv.permissions.mode,
+        }
+    }
+
     pub fn run(ctx: &'a RunCtx, conv: &'a Conversation) -> Site<'a> {
         Site {
             run_id: Some(&ctx.id),

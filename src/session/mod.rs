@@ -342,10 +342,10 @@ async fn run(setup: SessionSetup, mut inputs: mpsc::Receiver<input::Sent>, bus: 
                 if idle_deadline.is_some() => {
                 idle_deadline = None;
                 if let Some(conv) = &idle {
-                    let site = hooks::Site { run_id: None, history: &conv.history, mode: conv.permissions.mode };
-                    hooks::notify(&shared, site, "linggen is waiting for your input".into(), "idle_prompt");
+                    hooks::notify(&shared, hooks::Site::session(conv), "linggen is waiting for your input".into(), "idle_prompt");
                 }
             }
+
             sent = inputs.recv() => {
                 let Some(input::Sent { input, reply }) = sent else { break };
                 let answer = match input {
@@ -445,38 +445,34 @@ async fn run(setup: SessionSetup, mut inputs: mpsc::Receiver<input::Sent>, bus: 
                     if busy {
                         busy = false;
                         publish_state(&shared, SessionStatus::Idle, &settings);
-                        if shared.interactive
-                            && shared
-                                .hooks
-                                .as_ref()
-                                .is_some_and(|h| h.listens(crate::hooks::HookEvent::Notification))
-                        {
-                            idle_deadline = Some(tokio::time::Instant::now() + setup_idle);
-                        }
+                        idle_deadline = idle_notice_at(&shared, setup_idle);
                     }
                     idle = Some(conv);
                 }
             }
         }
     }
-    if let (Some(runner), Some(conv)) = (&shared.hooks, &idle) {
-        let site = hooks::Site {
-            run_id: None,
-            history: &conv.history,
-            mode: conv.permissions.mode,
-        };
-        let fields = hooks::fields([("reason", serde_json::json!(end_reason))]);
-        hooks::fire_with(
-            runner,
-            &bus,
-            site,
-            crate::hooks::HookEvent::SessionEnd,
-            &[end_reason],
-            fields,
-        )
-        .await;
+    if let Some(conv) = &idle {
+        session_end(&shared, conv, end_reason).await;
     }
     bus.close();
+}
+
+/// When the `Notification` hooks should hear that the session waits for input: only where
+/// a person can answer and a hook listens.
+fn idle_notice_at(shared: &TurnShared, after: std::time::Duration) -> Option<tokio::time::Instant> {
+    let listens = shared
+        .hooks
+        .as_ref()
+        .is_some_and(|h| h.listens(crate::hooks::HookEvent::Notification));
+    (shared.interactive && listens).then(|| tokio::time::Instant::now() + after)
+}
+
+/// Runs the `SessionEnd` hooks, and waits for them.
+async fn session_end(shared: &TurnShared, conv: &Conversation, reason: &'static str) {
+    let fields = hooks::fields([("reason", serde_json::json!(reason))]);
+    let event = crate::hooks::HookEvent::SessionEnd;
+    hooks::fire(shared, hooks::Site::session(conv), event, &[reason], fields).await;
 }
 
 /// Runs the `SessionStart` hooks (`startup`, `resume` or `clear`); what

@@ -80,6 +80,7 @@ async fn decide_and_run(
         return refused;
     }
     let hooked = caller == Caller::Model;
+    let asked_for = prepared.summary.clone();
     let (prepared, decision) = match hooked {
         true => match pre_tool_use(shared, ctx, conv, call, prepared).await {
             Ok(decided) => decided,
@@ -87,6 +88,8 @@ async fn decide_and_run(
         },
         false => (prepared, None),
     };
+    // What ran is what the trail shows, when a hook's `updatedInput` changed the call.
+    let changed_by_hook = (prepared.summary != asked_for).then(|| prepared.summary.clone());
     if let Err(refused) = gated(&prepared) {
         return refused;
     }
@@ -105,6 +108,12 @@ async fn decide_and_run(
             Err(denied) => return denied,
         },
     };
+    if let Some(ran) = changed_by_hook {
+        output.summary = format!(
+            "{} (a PreToolUse hook changed the call to: {ran})",
+            output.summary
+        );
+    }
     if hooked {
         post_tool_use(shared, ctx, conv, call, &prepared, &mut output).await;
     }

@@ -167,11 +167,7 @@ async fn prompt_hooks(
     msg: &UserMessage,
 ) -> Result<Option<String>, String> {
     let fields = super::hooks::fields([("prompt", serde_json::json!(msg.content))]);
-    let site = super::hooks::Site {
-        run_id: None,
-        history: &conv.history,
-        mode: conv.permissions.mode,
-    };
+    let site = super::hooks::Site::session(conv);
     let event = crate::hooks::HookEvent::UserPromptSubmit;
     let outcome = super::hooks::fire(shared, site, event, &[], fields).await;
     if let Some(reason) = outcome.stop.as_ref().or(outcome.block.as_ref()) {
