@@ -589,3 +589,20 @@ fn the_idle_notification_comes_once_after_the_configured_wait() {
     assert_eq!(events[0]["notification_type"], "idle_prompt");
     assert_eq!(events[0]["message"], "linggen is waiting for your input");
 }
+
+#[test]
+fn a_blocking_exit_where_nothing_can_be_blocked_is_shown_to_the_person() {
+    let (ws, _server) = workspace(vec![Reply::text("Hi.").into()]);
+    user_settings(
+        &ws,
+        hook("SessionStart", "", "echo 'the VPN is down' >&2; exit 2"),
+    );
+    let out = run(&ws, &["-p", "hi"]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("SessionStart hook: the VPN is down"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(out.stdout.trim(), "Hi.");
+}

@@ -96,7 +96,30 @@ pub(super) async fn fire_with(
             message: notice.clone(),
         });
     }
+    // Where Claude Code shows a block's stderr to the person: events with nothing to block.
+    if let Some(reason) = fired
+        .outcome
+        .block
+        .as_ref()
+        .filter(|_| shown_to_person(event))
+    {
+        bus.publish(Event::Warning {
+            message: format!("{} hook: {reason}", event.name()),
+        });
+    }
     fired.outcome
+}
+
+/// Whether an exit 2's stderr is for the person: the events it cannot block.
+fn shown_to_person(event: HookEvent) -> bool {
+    matches!(
+        event,
+        HookEvent::SessionStart
+            | HookEvent::SessionEnd
+            | HookEvent::Notification
+            | HookEvent::PreCompact
+            | HookEvent::PostCompact
+    )
 }
 
 /// The fields of a tool event: the tool as Claude Code names it, its input with Claude
