@@ -43,6 +43,7 @@ const GET_ROUTES: &[&str] = &[
     "/api/agent-children?run_id=x",
     "/api/agent-context?run_id=x",
     "/api/run-log?run_id=x",
+    "/api/commands",
 ];
 
 /// Every `POST` route that needs a credential.

@@ -910,3 +910,38 @@ fn base64_decode(text: &str) -> Vec<u8> {
     }
     out
 }
+
+/// Typing `/` on the page lists the skills and custom commands, as completion does in the
+/// shell; a choice fills the line, and the command runs as it does in the terminal.
+#[test]
+fn slash_on_the_page_lists_custom_commands_and_runs_one() {
+    let Some(tools) = BrowserTools::find() else {
+        return;
+    };
+    let (ws, server) = workspace(vec![Step::from(Reply::text(FINAL_ANSWER))]);
+    ws.write(
+        ".claude/commands/fix-issue.md",
+        "---\ndescription: Fix a GitHub issue\nargument-hint: <number>\n---\nFix issue #$ARGUMENTS and add a test.\n",
+    );
+    let mut repl = Repl::start(&ws, &[]);
+    repl.line("/share");
+    let link = repl.expect_share_link();
+    let driver = ChromeDriver::start(&tools);
+    let browser = Browser::open(&driver, &tools);
+    browser.goto(&link.url);
+    browser.wait_for("#status[data-state=\"connected\"]");
+    let input = browser.wait_for("#input");
+    browser.send_keys(&input, "/fix");
+    let item = browser.wait_for_text("#slash-menu", "/fix-issue <number>");
+    assert!(item.contains("command · Fix a GitHub issue"), "{item}");
+    browser.click(&browser.wait_for("#slash-menu button[data-name=\"fix-issue\"]"));
+    let line = browser.script("return document.querySelector('#input').value;", json!([]));
+    assert_eq!(line, json!("/fix-issue "));
+    browser.send_keys(&input, "42");
+    browser.click(&browser.wait_for("#send"));
+    browser.wait_for_text(".msg.assistant", FINAL_ANSWER);
+    let users = support::texts(&server.last_chat_request().unwrap(), "user").join("\n");
+    assert!(users.contains("Fix issue #42 and add a test."), "{users}");
+    drop(browser);
+    repl.line("/quit");
+}

@@ -180,6 +180,10 @@ async fn route(ctx: &Arc<Ctx>, req: Request<Incoming>, access: Access) -> Reply 
             ))
         }
         (Method::GET, "/api/sessions") => sessions(ctx).await,
+        (Method::GET, "/api/commands") => Ok(json_response(
+            StatusCode::OK,
+            &json!({ "commands": ctx.hub.slash_commands() }),
+        )),
         (Method::POST, "/api/sessions") => open_session(ctx, req).await,
         (Method::POST, "/api/messages") => message(ctx, req).await,
         (Method::POST, "/api/cancel") => cancel(ctx, req).await,
@@ -199,7 +203,7 @@ async fn route(ctx: &Arc<Ctx>, req: Request<Incoming>, access: Access) -> Reply 
         (_, "/" | "/app.js" | "/app.css" | "/favicon.ico" | "/api/events" | "/api/session")
         | (_, "/api/sessions" | "/api/messages" | "/api/cancel" | "/api/agent-runs")
         | (_, "/api/agent-children" | "/api/agent-context" | "/api/agent-cancel")
-        | (_, "/api/run-log")
+        | (_, "/api/run-log" | "/api/commands")
         | (_, "/api/ticket" | "/api/stream-ticket") => Err(ApiError::new(
             StatusCode::METHOD_NOT_ALLOWED,
             format!("{} is not supported here", req.method()),

@@ -47,6 +47,29 @@ impl Hub {
         }
     }
 
+    /// The `/` commands the page offers: the skills and custom commands a person may
+    /// invoke, each with its description and argument hint. (The shell's own commands are
+    /// not here: the page refuses them.)
+    pub fn slash_commands(&self) -> Vec<serde_json::Value> {
+        let skills = self.skills.get();
+        let mut listed: Vec<serde_json::Value> = skills
+            .user_visible()
+            .map(|s| {
+                serde_json::json!({
+                    "name": s.name,
+                    "description": s.description,
+                    "argument_hint": s.argument_hint,
+                    "kind": match s.kind {
+                        crate::skills::SkillKind::Command => "command",
+                        crate::skills::SkillKind::Skill => "skill",
+                    },
+                })
+            })
+            .collect();
+        listed.sort_by(|a, b| a["name"].as_str().cmp(&b["name"].as_str()));
+        listed
+    }
+
     /// Lets the browser open and start sessions.
     pub fn with_opener(mut self, opener: Box<dyn SessionOpener>) -> Hub {
         self.opener = Some(opener);

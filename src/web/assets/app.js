@@ -1391,7 +1391,76 @@ function bindComposer() {
       sendMessage();
     }
   });
-  input.addEventListener('input', autoGrow);
+  input.addEventListener('input', () => {
+    autoGrow();
+    slashMenu();
+  });
+  input.addEventListener('keydown', (e) => {
+    // Tab takes the first `/` suggestion, as in the shell.
+    const first = $('#slash-menu button');
+    if (e.key === 'Tab' && first && !$('#slash-menu').hidden) {
+      e.preventDefault();
+      first.click();
+    }
+    if (e.key === 'Escape') hideSlashMenu();
+  });
+  $('#slash-menu').addEventListener('click', (e) => {
+    const button = e.target.closest('button[data-name]');
+    if (!button) return;
+    input.value = `/${button.dataset.name} `;
+    hideSlashMenu();
+    autoGrow();
+    input.focus();
+  });
+}
+
+/* The skills and custom commands `/` offers (`GET /api/commands`), fetched when the menu
+   opens and kept for a few seconds: they change when files do. */
+let slashCache = { at: 0, commands: [] };
+
+async function slashCommands() {
+  if (Date.now() - slashCache.at > 5000) {
+    const data = await getJSON('/api/commands');
+    slashCache = { at: Date.now(), commands: (data && data.commands) || [] };
+  }
+  return slashCache.commands;
+}
+
+async function slashMenu() {
+  const text = $('#input').value;
+  const typed = /^\/([^\s]*)$/.exec(text);
+  if (!typed) return hideSlashMenu();
+  let commands;
+  try {
+    commands = await slashCommands();
+  } catch {
+    return hideSlashMenu();
+  }
+  if ($('#input').value !== text) return;
+  const matches = commands.filter((c) => c.name.startsWith(typed[1])).slice(0, 12);
+  const menu = $('#slash-menu');
+  menu.replaceChildren(...matches.map((c) => {
+    const item = document.createElement('li');
+    const button = document.createElement('button');
+    button.type = 'button';
+    button.dataset.name = c.name;
+    const name = document.createElement('span');
+    name.className = 'name';
+    name.textContent = `/${c.name}${c.argument_hint ? ' ' + c.argument_hint : ''}`;
+    const about = document.createElement('span');
+    about.className = 'about';
+    about.textContent = `${c.kind === 'command' ? 'command' : 'skill'} · ${c.description || ''}`;
+    button.append(name, about);
+    item.append(button);
+    return item;
+  }));
+  menu.hidden = matches.length === 0;
+}
+
+function hideSlashMenu() {
+  const menu = $('#slash-menu');
+  menu.hidden = true;
+  menu.replaceChildren();
 }
 
 function autoGrow() {
@@ -1418,6 +1487,7 @@ async function sendMessage() {
   try {
     await post('/api/messages', withSession({ content }));
     input.value = '';
+    hideSlashMenu();
     autoGrow();
     S.stick = true;
     grew();
