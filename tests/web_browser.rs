@@ -41,6 +41,7 @@ const FINAL_ANSWER: &str = "The notes file is written.";
 
 #[test]
 fn a_shared_session_is_watched_and_driven_from_chromium() {
+    let _one_browser_at_a_time = serial();
     let Some(tools) = BrowserTools::find() else {
         return;
     };
@@ -206,6 +207,15 @@ fn a_shared_session_is_watched_and_driven_from_chromium() {
 }
 
 /// Polls `probe` until it yields a value; fails after [`TIMEOUT`] saying what was awaited.
+/// The browser tests take turns: each drives a Chromium, a chromedriver, a shell and a
+/// scripted model, and side by side on two cores their streams stall long enough for the
+/// model client's stall detection to ask again (consuming the script's steps).
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static ONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    ONE.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 fn wait_until<T>(what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
     let deadline = Instant::now() + TIMEOUT;
     loop {
@@ -312,6 +322,7 @@ fn dead_url() -> String {
 
 #[test]
 fn a_new_session_then_a_dead_model_a_lost_token_and_a_stopped_share() {
+    let _one_browser_at_a_time = serial();
     let Some(tools) = BrowserTools::find() else {
         return;
     };
@@ -423,6 +434,7 @@ fn a_new_session_then_a_dead_model_a_lost_token_and_a_stopped_share() {
 
 #[test]
 fn a_read_only_viewer_waits_for_the_persons_approval() {
+    let _one_browser_at_a_time = serial();
     let Some(tools) = BrowserTools::find() else {
         return;
     };
@@ -481,6 +493,7 @@ fn a_read_only_viewer_waits_for_the_persons_approval() {
 /// from the browser, and its line and result appear in the transcript.
 #[test]
 fn an_mcp_tool_call_is_approved_and_shown_on_the_page() {
+    let _one_browser_at_a_time = serial();
     let Some(tools) = BrowserTools::find() else {
         return;
     };
@@ -541,6 +554,7 @@ fn an_mcp_tool_call_is_approved_and_shown_on_the_page() {
 /// read, not the API's JSON: the page loads without a credential and says what to do.
 #[test]
 fn a_link_without_its_token_shows_words_not_json() {
+    let _one_browser_at_a_time = serial();
     let Some(tools) = BrowserTools::find() else {
         return;
     };
@@ -915,6 +929,7 @@ fn base64_decode(text: &str) -> Vec<u8> {
 /// shell; a choice fills the line, and the command runs as it does in the terminal.
 #[test]
 fn slash_on_the_page_lists_custom_commands_and_runs_one() {
+    let _one_browser_at_a_time = serial();
     let Some(tools) = BrowserTools::find() else {
         return;
     };
