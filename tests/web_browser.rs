@@ -933,11 +933,27 @@ fn slash_on_the_page_lists_custom_commands_and_runs_one() {
     let Some(tools) = BrowserTools::find() else {
         return;
     };
+    if !support::git_available() {
+        return;
+    }
     let (ws, server) = workspace(vec![Step::from(Reply::text(FINAL_ANSWER))]);
-    ws.write(
-        ".claude/commands/fix-issue.md",
-        "---\ndescription: Fix a GitHub issue\nargument-hint: <number>\n---\nFix issue #$ARGUMENTS and add a test.\n",
+    ws.write("src/lib.rs", "pub fn parse() {}\n");
+    support::git(ws.root(), &["init", "-q"]);
+    support::git(ws.root(), &["add", "src"]);
+    support::git(
+        ws.root(),
+        &["commit", "-q", "-m", "parser: handle empty input"],
     );
+    // The person's own command (no trust needed), its `!` line allowed by its tools.
+    let commands = ws.home().join(".claude/commands");
+    std::fs::create_dir_all(&commands).unwrap();
+    std::fs::write(
+        commands.join("fix-issue.md"),
+        "---\ndescription: Fix a GitHub issue\nargument-hint: <number>\n\
+         allowed-tools: Bash(git log:*)\n---\nFix issue #$ARGUMENTS and add a test.\n\
+         The last commit:\n!`git log -1 --format=%s`\n",
+    )
+    .unwrap();
     let mut repl = Repl::start(&ws, &[]);
     repl.line("/share");
     let link = repl.expect_share_link();
@@ -957,6 +973,10 @@ fn slash_on_the_page_lists_custom_commands_and_runs_one() {
     browser.wait_for_text(".msg.assistant", FINAL_ANSWER);
     let users = support::texts(&server.last_chat_request().unwrap(), "user").join("\n");
     assert!(users.contains("Fix issue #42 and add a test."), "{users}");
+    assert!(
+        users.contains("The last commit:\nparser: handle empty input"),
+        "{users}"
+    );
     drop(browser);
     repl.line("/quit");
 }
