@@ -1,6 +1,6 @@
 //! The launcher: the one place where linggen starts a process — the model's commands,
 //! linggen's own git (checkpoints, rewind, worktree jobs, repository facts), Chromium for
-//! screenshots, the browser opener, and whatever comes next (MCP servers, hooks). A test
+//! screenshots, the browser opener, MCP servers and hooks. A test
 //! (`tests.rs`) fails when a process is started anywhere else.
 //!
 //! Each launch states four decisions, so a reader sees them where the process starts:
