@@ -606,3 +606,34 @@ fn a_blocking_exit_where_nothing_can_be_blocked_is_shown_to_the_person() {
     );
     assert_eq!(out.stdout.trim(), "Hi.");
 }
+
+#[test]
+fn a_delegated_agent_is_task_to_hooks_and_its_end_is_subagent_stop() {
+    let (ws, _server) = workspace(vec![
+        Reply::tool(
+            "delegate_to_agent",
+            json!({"target_agent_id": "coder", "task": "fix the test"}),
+        )
+        .into(),
+        Reply::text("child done").into(),
+        Reply::text("all done").into(),
+    ]);
+    let record = support::hook_log::RECORD;
+    let entry = |matcher: &str| json!([{"matcher": matcher, "hooks": [{"command": record}]}]);
+    let settings = json!({"hooks": {
+        "PreToolUse": entry("Task"), "SubagentStop": entry(""), "Stop": entry(""),
+    }});
+    user_settings(&ws, settings);
+    let out = run(&ws, &["-p", "delegate it"]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let events = support::hook_log::recorded(&ws);
+    assert_eq!(
+        support::hook_log::names(&events),
+        ["PreToolUse", "SubagentStop", "Stop"]
+    );
+    assert_eq!(events[0]["tool_name"], "Task");
+    assert_eq!(events[0]["tool_input"]["subagent_type"], "coder");
+    assert_eq!(events[0]["tool_input"]["prompt"], "fix the test");
+    assert_eq!(events[1]["agent_type"], "coder");
+    assert_eq!(events[1]["stop_hook_active"], false);
+}
