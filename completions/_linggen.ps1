@@ -44,6 +44,7 @@ Register-ArgumentCompleter -Native -CommandName 'linggen' -ScriptBlock {
             [CompletionResult]::new('--theme', '--theme', [CompletionResultType]::ParameterName, 'Colour theme of the interactive shell (dark, light, solarized, or one in $LINGGEN_HOME/themes)')
             [CompletionResult]::new('--tools', '--tools', [CompletionResultType]::ParameterName, 'The only tools offered, as Claude Code''s flag: "Bash,Read,Edit", "" for none, `default` for all (MCP tools by name or pattern: mcp__github__*)')
             [CompletionResult]::new('--add-dir', '--add-dir', [CompletionResultType]::ParameterName, 'More folders the file tools may read and write and the sandbox opens (by absolute path), as Claude Code''s flag: `--add-dir ../shared ../docs`')
+            [CompletionResult]::new('--image', '--image', [CompletionResultType]::ParameterName, '-p only: an image to send with the task (PNG, JPEG, GIF or WebP; repeatable), to a model that takes images')
             [CompletionResult]::new('--dangerously-skip-permissions', '--dangerously-skip-permissions', [CompletionResultType]::ParameterName, 'Every call runs without asking: `--permission-mode bypass`, as Claude Code''s flag. The sandbox and the rest of the floor stay (doc/security.md)')
             [CompletionResult]::new('-c', '-c', [CompletionResultType]::ParameterName, 'Continue this workspace''s newest session')
             [CompletionResult]::new('--continue', '--continue', [CompletionResultType]::ParameterName, 'Continue this workspace''s newest session')

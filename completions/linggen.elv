@@ -41,6 +41,7 @@ set edit:completion:arg-completer[linggen] = {|@words|
             cand --theme 'Colour theme of the interactive shell (dark, light, solarized, or one in $LINGGEN_HOME/themes)'
             cand --tools 'The only tools offered, as Claude Code''s flag: "Bash,Read,Edit", "" for none, `default` for all (MCP tools by name or pattern: mcp__github__*)'
             cand --add-dir 'More folders the file tools may read and write and the sandbox opens (by absolute path), as Claude Code''s flag: `--add-dir ../shared ../docs`'
+            cand --image '-p only: an image to send with the task (PNG, JPEG, GIF or WebP; repeatable), to a model that takes images'
             cand --dangerously-skip-permissions 'Every call runs without asking: `--permission-mode bypass`, as Claude Code''s flag. The sandbox and the rest of the floor stay (doc/security.md)'
             cand -c 'Continue this workspace''s newest session'
             cand --continue 'Continue this workspace''s newest session'

@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_linggen_global_optspecs
-    string join \n p/print= model= agent= root= max-iters= permission-mode= dangerously-skip-permissions mode= allowed-tools= disallowed-tools= append-system-prompt= system-prompt= c/continue r/resume= worktree input-format= output-format= stream-shape= theme= q/quiet tools= add-dir= verbose h/help V/version
+    string join \n p/print= model= agent= root= max-iters= permission-mode= dangerously-skip-permissions mode= allowed-tools= disallowed-tools= append-system-prompt= system-prompt= c/continue r/resume= worktree input-format= output-format= stream-shape= theme= q/quiet tools= add-dir= image= verbose h/help V/version
 end
 
 function __fish_linggen_needs_command
@@ -46,6 +46,7 @@ claude\t'Claude Code\'s `system` / `assistant` / `user` messages, then the `resu
 complete -c linggen -n "__fish_linggen_needs_command" -l theme -d 'Colour theme of the interactive shell (dark, light, solarized, or one in $LINGGEN_HOME/themes)' -r
 complete -c linggen -n "__fish_linggen_needs_command" -l tools -d 'The only tools offered, as Claude Code\'s flag: "Bash,Read,Edit", "" for none, `default` for all (MCP tools by name or pattern: mcp__github__*)' -r
 complete -c linggen -n "__fish_linggen_needs_command" -l add-dir -d 'More folders the file tools may read and write and the sandbox opens (by absolute path), as Claude Code\'s flag: `--add-dir ../shared ../docs`' -r -F
+complete -c linggen -n "__fish_linggen_needs_command" -l image -d '-p only: an image to send with the task (PNG, JPEG, GIF or WebP; repeatable), to a model that takes images' -r -F
 complete -c linggen -n "__fish_linggen_needs_command" -l dangerously-skip-permissions -d 'Every call runs without asking: `--permission-mode bypass`, as Claude Code\'s flag. The sandbox and the rest of the floor stay (doc/security.md)'
 complete -c linggen -n "__fish_linggen_needs_command" -s c -l continue -d 'Continue this workspace\'s newest session'
 complete -c linggen -n "__fish_linggen_needs_command" -l worktree -d '-p only: run the task in a new git worktree on branch job/<id>, beside the repository; the result is committed there for you to merge'

@@ -122,6 +122,11 @@ pub struct Cli {
     #[arg(long = "add-dir", value_name = "DIR", num_args = 1.., value_parser = parse_dir)]
     pub add_dir: Vec<PathBuf>,
 
+    /// -p only: an image to send with the task (PNG, JPEG, GIF or WebP; repeatable), to a
+    /// model that takes images.
+    #[arg(long, value_name = "FILE")]
+    pub image: Vec<PathBuf>,
+
     /// Progress on stderr, each tool call with its result: linggen's default, accepted for
     /// scripts written for Claude Code.
     #[arg(long, conflicts_with = "quiet")]
@@ -407,10 +412,12 @@ impl Cli {
             (Some(arg), Some(input)) => Ok(Task {
                 prompt: arg,
                 attached: format!("\n\n```\n{}\n```", input.trim_end()),
+                images: self.image.clone(),
             }),
             (Some(prompt), None) | (None, Some(prompt)) => Ok(Task {
                 prompt,
                 attached: String::new(),
+                images: self.image.clone(),
             }),
             (None, None) => Err(ConfigError::Usage(
                 "no task given: pass it as `linggen -p \"task\"` or pipe it on stdin".into(),

@@ -60,6 +60,19 @@ impl ImageFormat {
         }
     }
 
+    /// From a file name's extension (`shot.PNG`, `photo.jpeg`): what an `@file` mention or
+    /// `--image` names.
+    pub fn from_path(path: &std::path::Path) -> Option<ImageFormat> {
+        let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+        match ext.as_str() {
+            "png" => Some(ImageFormat::Png),
+            "jpg" | "jpeg" => Some(ImageFormat::Jpeg),
+            "gif" => Some(ImageFormat::Gif),
+            "webp" => Some(ImageFormat::Webp),
+            _ => None,
+        }
+    }
+
     /// The name Bedrock's Converse API gives it (`format` of an image block).
     pub fn short_name(self) -> &'static str {
         match self {
@@ -115,6 +128,29 @@ impl Image {
             bytes if bytes > MAX_IMAGE_BYTES => Err(ImageRefused::TooLarge { bytes }),
             _ => Ok(image),
         }
+    }
+
+    /// An image file a person attached (`@shot.png`, `--image`): its bytes, encoded.
+    pub fn from_file(path: &std::path::Path) -> Result<Image, String> {
+        use base64::Engine as _;
+        let name = path.display();
+        let format = ImageFormat::from_path(path).ok_or_else(|| {
+            format!(
+                "`{name}`: {}",
+                ImageRefused::Format("this file type".into())
+            )
+        })?;
+        let bytes = std::fs::read(path).map_err(|e| format!("cannot read `{name}`: {e}"))?;
+        if bytes.len() > MAX_IMAGE_BYTES {
+            let refused = ImageRefused::TooLarge { bytes: bytes.len() };
+            return Err(format!("`{name}` is not sent: {refused}"));
+        }
+        Ok(Image {
+            format,
+            data: base64::engine::general_purpose::STANDARD
+                .encode(&bytes)
+                .into(),
+        })
     }
 
     /// The decoded size in bytes.

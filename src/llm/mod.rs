@@ -22,7 +22,7 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
 pub use error::LlmError;
-pub use image::Image;
+pub use image::{Image, ImageFormat};
 
 use crate::shared_text::SharedText;
 

@@ -18,6 +18,8 @@ pub struct Task {
     pub prompt: String,
     /// Piped stdin (fenced) when a prompt argument was given too; otherwise empty.
     pub attached: String,
+    /// `--image FILE`s, sent with the task.
+    pub images: Vec<std::path::PathBuf>,
 }
 
 /// How `-p` runs: where and with what (`start`), how it prints.
@@ -115,6 +117,11 @@ async fn print_message(ws: Workspace, task: Task) -> Result<(Workspace, UserMess
             .map_err(|message| Failure::from(ConfigError::Usage(message)))?;
         // Piped stdin comes first, then the mentioned files.
         message.attached.insert_str(0, &task.attached);
+        for path in &task.images {
+            let image = crate::llm::Image::from_file(path)
+                .map_err(|why| Failure::from(ConfigError::Usage(format!("--image: {why}"))))?;
+            message.images.push(image);
+        }
         Ok((ws, message))
     })
     .await

@@ -142,10 +142,10 @@ impl Shell {
     /// line to a message, `@file` attachments included, exactly as `-p` and the browser.
     async fn send_line(&mut self, parsed: Parsed, line: &str) {
         match line::into_message(parsed, line, FROM) {
-            Ok(mut message) => {
-                line::attach(self.ws.root.clone(), &mut message).await;
-                self.send(message).await;
-            }
+            Ok(mut message) => match line::attach(self.ws.root.clone(), &mut message).await {
+                Ok(()) => self.send(message).await,
+                Err(error) => self.view.error(&error),
+            },
             Err(error) => self.view.error(&error),
         }
     }

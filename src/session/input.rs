@@ -38,6 +38,9 @@ pub struct UserMessage {
     /// `/check CMD`: `command` is a verification the person asked for; it runs without
     /// asking when `[checks] allow` lists it, and when it fails the agent summarises why.
     pub check: bool,
+    /// Images the person attached (`@shot.png`, `--image`, the page): sent with the text to
+    /// models that take images.
+    pub images: Vec<crate::llm::Image>,
 }
 
 impl UserMessage {
@@ -51,6 +54,7 @@ impl UserMessage {
             command: None,
             compact: None,
             check: false,
+            images: Vec::new(),
         }
     }
 }

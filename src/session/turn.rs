@@ -95,6 +95,14 @@ pub(super) async fn run_turn(
             );
         }
     };
+    if let Err(why) = images_taken(shared, &msg, agent_name) {
+        return finish(
+            shared,
+            fail(shared, agent_name, &label, why),
+            changed,
+            started,
+        );
+    }
     msg.attached = super::fit::attachments(shared, conv, &msg.attached).await;
     let end = match plan(shared, &conv.permissions, &msg, agent_name) {
         Err(message) => fail(shared, agent_name, &label, message),
@@ -145,7 +153,7 @@ pub(super) async fn run_turn(
             } else {
                 ctx.skill_rules = plan.skill_rules;
                 let from = msg.from.clone();
-                let task = ChatMessage::user(plan.content);
+                let task = ChatMessage::user(plan.content).with_images(msg.images.clone());
                 run::run(shared, &mut ctx, conv, task, label, &from, &mut changed).await
             };
             merge(
@@ -156,6 +164,28 @@ pub(super) async fn run_turn(
         }
     };
     finish(shared, end, changed, started);
+}
+
+/// Whether the model the turn goes to takes the images the person attached: sending them
+/// to one that does not would lose them without a word, so the turn is refused instead.
+fn images_taken(shared: &TurnShared, msg: &UserMessage, agent_name: &str) -> Result<(), String> {
+    if msg.images.is_empty() {
+        return Ok(());
+    }
+    let agents = shared.agents.get();
+    let hint = agents.get(agent_name).and_then(|a| a.model.as_deref());
+    let route = super::route_for(shared, hint, &shared.choice);
+    let model = shared.models.model(shared.models.likely(&route));
+    match model.accepts_images() {
+        true => Ok(()),
+        false => Err(format!(
+            "the message has {} image(s), and model `{}` does not take images; set \
+             `images = true` on its [[models]] entry if it does, or choose one that does \
+             (/model, --model)",
+            msg.images.len(),
+            model.id()
+        )),
+    }
 }
 
 /// The `UserPromptSubmit` hooks: the context they add to the prompt, or why the prompt is

@@ -126,6 +126,11 @@ impl Model {
         &self.config.id
     }
 
+    /// Whether requests to it may carry images (see `ModelConfig::accepts_images`).
+    pub fn accepts_images(&self) -> bool {
+        self.config.accepts_images()
+    }
+
     /// `id (model @ url)`, how the model is named to people.
     pub fn label(&self) -> String {
         let c = &self.config;

@@ -117,6 +117,34 @@ pub fn attached_files(root: &Path, candidates: &[String]) -> String {
         .collect()
 }
 
+/// The mentioned image files inside the workspace (`@shot.png`), for models that take
+/// images: a mention of an image that is not there stays plain text, like any mention; one
+/// that cannot be sent (too large) is an error naming it. Reads files: call it off the
+/// async runtime.
+pub fn attached_images(
+    root: &Path,
+    candidates: &[String],
+) -> Result<Vec<crate::llm::Image>, String> {
+    let mut images = Vec::new();
+    for raw in candidates {
+        if crate::llm::ImageFormat::from_path(Path::new(raw)).is_none() {
+            continue;
+        }
+        let resolved = crate::tools::guard::paths::resolve(
+            root,
+            None,
+            &crate::tools::sandbox::Secrets::none(),
+            raw,
+            crate::tools::guard::paths::PathUse::Read,
+        );
+        match resolved {
+            Ok(path) if path.abs.is_file() => images.push(crate::llm::Image::from_file(&path.abs)?),
+            _ => {}
+        }
+    }
+    Ok(images)
+}
+
 /// [`attached_files`] for mentions the person did not write (a project command's body):
 /// only what the model's own `Read` may read is attached, so secret stores and
 /// `$LINGGEN_HOME` stay out of the prompt. Reads files: call it off the async runtime.

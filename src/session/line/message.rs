@@ -89,7 +89,7 @@ pub fn message<C: Builtin>(
 ) -> Result<UserMessage, String> {
     let registry = Registry::new(skills, agents);
     let mut msg = into_message(super::parse::<C>(line, &registry.context()), line, from)?;
-    attach_blocking(root, &mut msg);
+    attach_blocking(root, &mut msg)?;
     Ok(msg)
 }
 
@@ -103,23 +103,32 @@ pub fn mentions_of(msg: &UserMessage) -> Vec<String> {
 }
 
 /// Appends the files the message mentions to what it already carries (piped stdin, say).
-pub fn attach_blocking(root: &Path, msg: &mut UserMessage) {
-    let files = super::attached_files(root, &mentions_of(msg));
+/// An `Err` names an image that cannot be sent (too large); the message is not sent then.
+pub fn attach_blocking(root: &Path, msg: &mut UserMessage) -> Result<(), String> {
+    let mentions = mentions_of(msg);
+    let files = super::attached_files(root, &mentions);
     msg.attached.push_str(&files);
+    msg.images.extend(super::attached_images(root, &mentions)?);
+    Ok(())
 }
 
 /// [`attach_blocking`] with the files read on the blocking pool, so a large or slow file
 /// never stalls the runtime.
-pub async fn attach(root: PathBuf, msg: &mut UserMessage) {
+pub async fn attach(root: PathBuf, msg: &mut UserMessage) -> Result<(), String> {
     let mentions = mentions_of(msg);
     if mentions.is_empty() {
-        return;
+        return Ok(());
     }
-    let files = tokio::task::spawn_blocking(move || super::attached_files(&root, &mentions))
-        .await
-        // Only a panic while reading fails the task; the message then goes without files.
-        .unwrap_or_default();
+    let read = tokio::task::spawn_blocking(move || {
+        let images = super::attached_images(&root, &mentions);
+        (super::attached_files(&root, &mentions), images)
+    })
+    .await;
+    // Only a panic while reading fails the task; the message then goes without files.
+    let (files, images) = read.unwrap_or_else(|_| (String::new(), Ok(Vec::new())));
     msg.attached.push_str(&files);
+    msg.images.extend(images?);
+    Ok(())
 }
 
 /// The session message a parsed line becomes, without attachments (see [`attach`]). A

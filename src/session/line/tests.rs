@@ -97,7 +97,7 @@ fn attachments_are_appended_and_confined_to_the_root() {
     std::fs::write(dir.path().join("secret"), "no\n").unwrap();
     let mut msg = to_message("see @a.rs and @../secret and @gone.rs").unwrap();
     msg.attached = "\n\n```\npiped\n```".into();
-    attach_blocking(&root, &mut msg);
+    attach_blocking(&root, &mut msg).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(
         msg.attached,
         "\n\n```\npiped\n```\n\na.rs:\n```\nfn a() {}\n```"
@@ -109,7 +109,9 @@ async fn attach_reads_off_the_runtime_with_the_same_result() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("a.rs"), "fn a() {}\n").unwrap();
     let mut msg = to_message("see @a.rs").unwrap();
-    attach(dir.path().to_path_buf(), &mut msg).await;
+    attach(dir.path().to_path_buf(), &mut msg)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(msg.attached, "\n\na.rs:\n```\nfn a() {}\n```");
 }
 

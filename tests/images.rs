@@ -1,0 +1,116 @@
+//! Images a person attaches — `@shot.png` in a line, `-p --image FILE` — reach a model that
+//! takes images as image parts of the user message, are kept with the session, and are
+//! refused with a clear line where the model takes none.
+
+// Test code may unwrap: a failure there is a failed test, reported with its message.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use support::pty::Repl;
+use support::{Protocol, Reply, ScriptedServer, Step, Workspace, run, write_config_with};
+
+/// The smallest valid PNG: a 1×1 transparent pixel.
+const PIXEL: &[u8] = &[
+    0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52,
+    0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x06, 0x00, 0x00, 0x00, 0x1f, 0x15, 0xc4,
+    0x89, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9c, 0x63, 0x00, 0x01, 0x00, 0x00,
+    0x05, 0x00, 0x01, 0x0d, 0x0a, 0x2d, 0xb4, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4e, 0x44, 0xae,
+    0x42, 0x60, 0x82,
+];
+
+/// `data:image/png;base64,…` of [`PIXEL`].
+const PIXEL_URL: &str = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGMAAQAABQABDQottAAAAABJRU5ErkJggg==";
+
+fn workspace(script: Vec<Step>, vision: bool) -> (Workspace, ScriptedServer) {
+    let server = ScriptedServer::start_background(Protocol::OpenAi, script);
+    let ws = Workspace::new();
+    let extra = if vision { "images = true\n" } else { "" };
+    write_config_with(ws.home(), Protocol::OpenAi, &server.url(), extra);
+    std::fs::write(ws.root().join("shot.png"), PIXEL).unwrap();
+    (ws, server)
+}
+
+/// The image URLs of the user messages of a request.
+fn image_urls(request: &serde_json::Value) -> Vec<String> {
+    request["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|m| m["role"] == "user")
+        .filter_map(|m| m["content"].as_array())
+        .flatten()
+        .filter_map(|part| part["image_url"]["url"].as_str().map(str::to_string))
+        .collect()
+}
+
+#[test]
+fn an_image_mention_reaches_the_model_and_stays_with_the_session() {
+    let (ws, server) = workspace(
+        vec![
+            Step::from(Reply::text("A pixel.")),
+            Reply::text("Still a pixel.").into(),
+        ],
+        true,
+    );
+    let out = run(&ws, &["-p", "what is in @shot.png?"]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert_eq!(image_urls(&server.chat_requests()[0]), [PIXEL_URL]);
+    // Resumed, the stored history carries the image again.
+    let out = run(&ws, &["-p", "and now?", "--continue"]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert_eq!(image_urls(&server.chat_requests()[1]), [PIXEL_URL]);
+}
+
+#[test]
+fn the_image_flag_sends_a_file_and_bad_ones_are_named() {
+    let (ws, server) = workspace(vec![Step::from(Reply::text("A pixel."))], true);
+    let out = run(&ws, &["-p", "describe it", "--image", "shot.png"]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert_eq!(
+        image_urls(&server.last_chat_request().unwrap()),
+        [PIXEL_URL]
+    );
+
+    let out = run(&ws, &["-p", "describe it", "--image", "missing.png"]);
+    assert_eq!(out.code, Some(2));
+    assert!(
+        out.stderr.contains("--image: cannot read `missing.png`"),
+        "{}",
+        out.stderr
+    );
+    std::fs::write(ws.root().join("huge.png"), vec![0u8; 4_000_000]).unwrap();
+    let out = run(&ws, &["-p", "what is @huge.png"]);
+    assert_eq!(out.code, Some(2));
+    assert!(
+        out.stderr.contains("`") && out.stderr.contains("KB a model takes"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(server.chat_requests().len(), 1, "nothing else was sent");
+}
+
+#[test]
+fn a_model_without_images_refuses_them_with_one_line() {
+    let (ws, server) = workspace(vec![Step::from(Reply::text("never"))], false);
+    let out = run(&ws, &["-p", "what is in @shot.png?"]);
+    assert_ne!(out.code, Some(0));
+    assert!(
+        out.stderr.contains("does not take images") && out.stderr.contains("images = true"),
+        "{}",
+        out.stderr
+    );
+    assert!(server.chat_requests().is_empty());
+}
+
+#[test]
+fn an_image_mention_typed_in_the_shell_is_sent() {
+    let (ws, server) = workspace(vec![Step::from(Reply::text("A pixel."))], true);
+    let mut repl = Repl::start(&ws, &[]);
+    repl.line("look at @shot.png");
+    repl.expect("A pixel.");
+    assert_eq!(
+        image_urls(&server.last_chat_request().unwrap()),
+        [PIXEL_URL]
+    );
+}
