@@ -114,3 +114,21 @@ fn an_image_mention_typed_in_the_shell_is_sent() {
         [PIXEL_URL]
     );
 }
+
+#[test]
+fn an_image_mention_sent_from_the_page_is_sent() {
+    let (ws, server) = workspace(vec![Step::from(Reply::text("A pixel."))], true);
+    let serve = support::web_client::Serve::start(ws.cmd().arg("serve"));
+    let sent = serve.post(
+        "/api/messages",
+        &serde_json::json!({"content": "see @shot.png"}),
+    );
+    assert!(sent.status < 300, "{}", sent.text());
+    support::wait_until(
+        "the page's message reaches the model",
+        std::time::Duration::from_secs(10),
+        || !server.chat_requests().is_empty(),
+    );
+    assert_eq!(image_urls(&server.chat_requests()[0]), [PIXEL_URL]);
+    drop(serve);
+}
