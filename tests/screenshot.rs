@@ -267,3 +267,58 @@ fn a_missing_browser_is_a_clear_error() {
     );
     assert!(screenshots(ws.root()).is_empty());
 }
+
+/// A vision model sees the page it took: the PNG rides with the tool result as an image.
+#[test]
+fn a_vision_model_receives_the_screenshot_as_an_image() {
+    if !have_chromium("a_vision_model_receives_the_screenshot_as_an_image") {
+        return;
+    }
+    let page = PageServer::start();
+    let ws = Workspace::new();
+    let tmp = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start_background(
+        Protocol::Ollama,
+        vec![
+            Step::from(Reply::tool(
+                "capture_screenshot",
+                json!({"url": page.url(), "delay_ms": 100}),
+            )),
+            Reply::text("done").into(),
+        ],
+    );
+    support::write_config_with(
+        ws.home(),
+        Protocol::Ollama,
+        &server.url(),
+        "images = true\n",
+    );
+    let mut cmd = ws.cmd();
+    cmd.env("TMPDIR", tmp.path()).args([
+        "-p",
+        "take a screenshot",
+        "--allowed-tools",
+        "capture_screenshot",
+    ]);
+    let out = run_with_timeout(&mut cmd, TIMEOUT);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let request = server.last_chat_request().unwrap();
+    let tool = request["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .unwrap()
+        .clone();
+    let images = tool["images"].as_array().cloned().unwrap_or_default();
+    assert_eq!(images.len(), 1, "{tool}");
+    // Base64 of a PNG starts with the signature's encoding.
+    assert!(
+        images[0].as_str().unwrap().starts_with("iVBORw0KGgo"),
+        "{tool}"
+    );
+}

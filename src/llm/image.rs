@@ -132,7 +132,6 @@ impl Image {
 
     /// An image file a person attached (`@shot.png`, `--image`): its bytes, encoded.
     pub fn from_file(path: &std::path::Path) -> Result<Image, String> {
-        use base64::Engine as _;
         let name = path.display();
         let format = ImageFormat::from_path(path).ok_or_else(|| {
             format!(
@@ -141,14 +140,21 @@ impl Image {
             )
         })?;
         let bytes = std::fs::read(path).map_err(|e| format!("cannot read `{name}`: {e}"))?;
+        Image::from_bytes(format, &bytes)
+            .map_err(|refused| format!("`{name}` is not sent: {refused}"))
+    }
+
+    /// Raw image bytes (a file, a screenshot), encoded; refused when larger than a model
+    /// takes.
+    pub fn from_bytes(format: ImageFormat, bytes: &[u8]) -> Result<Image, ImageRefused> {
+        use base64::Engine as _;
         if bytes.len() > MAX_IMAGE_BYTES {
-            let refused = ImageRefused::TooLarge { bytes: bytes.len() };
-            return Err(format!("`{name}` is not sent: {refused}"));
+            return Err(ImageRefused::TooLarge { bytes: bytes.len() });
         }
         Ok(Image {
             format,
             data: base64::engine::general_purpose::STANDARD
-                .encode(&bytes)
+                .encode(bytes)
                 .into(),
         })
     }

@@ -149,13 +149,19 @@ impl ScreenshotArgs {
             Err(why) => return ToolOutput::error(why),
         };
         let size = bytes.len();
-        ToolOutput::ok(
+        let output = ToolOutput::ok(
             format!(
                 "saved a screenshot of {} to {rel} (PNG, {width}x{height}, {size} bytes)",
                 self.url
             ),
             format!("{rel} ({width}x{height}, {})", kilobytes(size)),
-        )
+        );
+        // The model sees the page too, when it takes images (a note says where it does
+        // not); a shot too large to send is still saved.
+        match crate::llm::Image::from_bytes(crate::llm::ImageFormat::Png, &bytes) {
+            Ok(image) => output.with_images(vec![image]),
+            Err(_) => output,
+        }
     }
 }
 
