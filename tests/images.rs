@@ -132,3 +132,20 @@ fn an_image_mention_sent_from_the_page_is_sent() {
     assert_eq!(image_urls(&server.chat_requests()[0]), [PIXEL_URL]);
     drop(serve);
 }
+
+#[test]
+fn an_image_given_to_a_custom_command_goes_with_it() {
+    let (ws, server) = workspace(vec![Step::from(Reply::text("A pixel."))], true);
+    std::fs::create_dir_all(ws.home().join(".claude/commands")).unwrap();
+    std::fs::write(
+        ws.home().join(".claude/commands/look.md"),
+        "Describe what $ARGUMENTS shows.\n",
+    )
+    .unwrap();
+    let out = run(&ws, &["-p", "/look @shot.png"]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert_eq!(
+        image_urls(&server.last_chat_request().unwrap()),
+        [PIXEL_URL]
+    );
+}

@@ -29,6 +29,8 @@ pub(super) struct Pending {
     from_project: bool,
     /// What the message already carries: piped stdin, the arguments' files.
     attached: String,
+    /// Images the person attached to the invocation (`/review @shot.png`).
+    images: Vec<crate::llm::Image>,
 }
 
 impl Pending {
@@ -54,7 +56,14 @@ impl Pending {
             mentions,
             from_project: skill.source == SkillSource::Project,
             attached: attached.to_string(),
+            images: Vec::new(),
         })
+    }
+
+    /// The invocation's images go with the message the command becomes.
+    pub(super) fn with_images(mut self, images: &[crate::llm::Image]) -> Pending {
+        self.images = images.to_vec();
+        self
     }
 }
 
@@ -78,7 +87,8 @@ pub(super) async fn run(
         "The user ran the command `/{}`. Follow its instructions:\n\n{body}{files}{}",
         pending.name, pending.attached
     );
-    run::run_announced(shared, ctx, conv, ChatMessage::user(content), from, changed).await
+    let message = ChatMessage::user(content).with_images(pending.images);
+    run::run_announced(shared, ctx, conv, message, from, changed).await
 }
 
 /// The files the body's mentions name, as fenced blocks cut to the model's window.

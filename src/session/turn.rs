@@ -424,7 +424,8 @@ fn plan(
         ),
         skill_rules: skill_call::rules(shared, permissions, skill),
         fork: skill.fork,
-        command: super::command_call::Pending::of(skill, &invocation.args, &msg.attached),
+        command: super::command_call::Pending::of(skill, &invocation.args, &msg.attached)
+            .map(|pending| pending.with_images(&msg.images)),
         agent,
     })
 }
