@@ -980,3 +980,65 @@ fn slash_on_the_page_lists_custom_commands_and_runs_one() {
     drop(browser);
     repl.line("/quit");
 }
+
+/// An image pasted into the message box goes with the message to a vision model, and the
+/// transcript says the message carried it.
+#[test]
+fn an_image_pasted_in_the_page_reaches_the_model() {
+    let _one_browser_at_a_time = serial();
+    let Some(tools) = BrowserTools::find() else {
+        return;
+    };
+    let server = support::ScriptedServer::start_background(
+        support::Protocol::OpenAi,
+        vec![Step::from(Reply::text(FINAL_ANSWER))],
+    );
+    let ws = support::Workspace::new();
+    support::write_config_with(
+        ws.home(),
+        support::Protocol::OpenAi,
+        &server.url(),
+        "images = true\n",
+    );
+    let mut repl = Repl::start(&ws, &[]);
+    repl.line("/share");
+    let link = repl.expect_share_link();
+    let driver = ChromeDriver::start(&tools);
+    let browser = Browser::open(&driver, &tools);
+    browser.goto(&link.url);
+    browser.wait_for("#status[data-state=\"connected\"]");
+    // A 1×1 PNG pasted as the clipboard would carry it.
+    browser.script(
+        "const bytes = Uint8Array.from(atob(arguments[0]), (c) => c.charCodeAt(0));
+         const file = new File([bytes], 'pixel.png', { type: 'image/png' });
+         const data = new DataTransfer();
+         data.items.add(file);
+         const input = document.querySelector('#input');
+         input.dispatchEvent(new ClipboardEvent('paste', { clipboardData: data, bubbles: true, cancelable: true }));",
+        json!(["iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGMAAQAABQABDQottAAAAABJRU5ErkJggg=="]),
+    );
+    browser.wait_for_text("#pending-images", "pixel.png");
+    let input = browser.wait_for("#input");
+    browser.send_keys(&input, "what is this?");
+    browser.click(&browser.wait_for("#send"));
+    browser.wait_for_text(".msg.assistant", FINAL_ANSWER);
+    browser.wait_for_text(".msg.user .image-chip", "image/png");
+    let request = server.last_chat_request().unwrap();
+    let parts = request["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .filter_map(|m| m["content"].as_array())
+        .flatten()
+        .filter_map(|p| p["image_url"]["url"].as_str())
+        .count();
+    assert_eq!(parts, 1, "{request}");
+    let pending = browser.script(
+        "return document.querySelector('#pending-images').hidden;",
+        json!([]),
+    );
+    assert_eq!(pending, json!(true), "the sent image stays pending");
+    drop(browser);
+    repl.line("/quit");
+}

@@ -128,10 +128,13 @@ pub enum Event {
         tool_name: Option<String>,
         #[serde(skip_serializing_if = "std::ops::Not::not")]
         is_error: bool,
-        /// The message's images, for the store (what `--continue` sends again). Not part
-        /// of the published JSON: megabytes of base64 an event, where `content` already
-        /// names each image.
-        #[serde(skip_serializing)]
+        /// The message's images, for the store (what `--continue` sends again). Published
+        /// as a list of `{media_type, bytes}`, not their data: megabytes of base64 an
+        /// event would hold every window back.
+        #[serde(
+            skip_serializing_if = "Vec::is_empty",
+            serialize_with = "image_summaries"
+        )]
         images: Vec<crate::llm::Image>,
     },
     /// A piece of streamed model output. `done` marks the end of one response.
@@ -327,6 +330,22 @@ pub enum Event {
         ok: bool,
         duration_ms: u64,
     },
+}
+
+/// Images as events publish them: what each is, not its data.
+fn image_summaries<S: serde::Serializer>(
+    images: &[crate::llm::Image],
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeSeq as _;
+    let mut seq = serializer.serialize_seq(Some(images.len()))?;
+    for image in images {
+        seq.serialize_element(&serde_json::json!({
+            "media_type": image.format.media_type(),
+            "bytes": image.bytes(),
+        }))?;
+    }
+    seq.end()
 }
 
 impl Event {

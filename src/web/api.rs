@@ -21,6 +21,13 @@ use crate::store::Store;
 /// Request bodies are small JSON objects; anything bigger is a mistake or an attack.
 const MAX_BODY: usize = 1 << 20;
 
+/// A message may carry images (each at most `MAX_IMAGE_BYTES` decoded, a third more as
+/// base64): room for four.
+const MAX_MESSAGE_BODY: usize = 4 * (crate::llm::image::MAX_IMAGE_BYTES / 3 * 4 + 1024) + MAX_BODY;
+
+/// The most images one message from the page may carry.
+const MAX_MESSAGE_IMAGES: usize = 4;
+
 /// A failed request: its status and a sentence saying what to do.
 pub struct ApiError {
     status: StatusCode,
@@ -331,17 +338,48 @@ async fn workspace_session(ctx: &Ctx, id: &str) -> Result<String, ApiError> {
 struct NewMessage {
     content: String,
     session_id: Option<String>,
+    /// Pasted or dropped images: `{"media_type": "image/png", "data": BASE64}`.
+    #[serde(default)]
+    images: Vec<PastedImage>,
+}
+
+#[derive(Deserialize)]
+struct PastedImage {
+    media_type: String,
+    data: String,
+}
+
+/// The pasted images, checked as a tool's are (format, base64, size).
+fn pasted(images: Vec<PastedImage>) -> Result<Vec<crate::llm::Image>, ApiError> {
+    if images.len() > MAX_MESSAGE_IMAGES {
+        return Err(ApiError::bad_request(format!(
+            "a message takes at most {MAX_MESSAGE_IMAGES} images"
+        )));
+    }
+    images
+        .into_iter()
+        .enumerate()
+        .map(|(i, p)| {
+            crate::llm::Image::from_base64(&p.media_type, p.data)
+                .map_err(|why| ApiError::bad_request(format!("image {} is not sent: {why}", i + 1)))
+        })
+        .collect()
 }
 
 async fn message(ctx: &Ctx, req: Request<Incoming>) -> Reply {
-    let body: NewMessage = read_json(req).await?;
+    let bytes = read_body_up_to(req, MAX_MESSAGE_BODY).await?;
+    let body: NewMessage = serde_json::from_slice(&bytes).map_err(|e| {
+        ApiError::bad_request(format!("the body is not the JSON this route takes: {e}"))
+    })?;
     let mirror = open_mirror(ctx, body.session_id.as_deref())?;
+    let images = pasted(body.images)?;
     // Attaching `@file` mentions reads files: on the blocking pool, not the runtime.
     let hub = Arc::clone(&ctx.hub);
-    let message = tokio::task::spawn_blocking(move || hub.message(&body.content))
+    let mut message = tokio::task::spawn_blocking(move || hub.message(&body.content))
         .await
         .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
         .map_err(ApiError::bad_request)?;
+    message.images.extend(images);
     send(&mirror, Input::UserMessage(message)).await?;
     Ok(json_response(
         StatusCode::ACCEPTED,
@@ -445,14 +483,18 @@ async fn read_json_or_default<T: serde::de::DeserializeOwned + Default>(
 }
 
 async fn read_body(req: Request<Incoming>) -> Result<Bytes, ApiError> {
-    Limited::new(req.into_body(), MAX_BODY)
+    read_body_up_to(req, MAX_BODY).await
+}
+
+async fn read_body_up_to(req: Request<Incoming>, limit: usize) -> Result<Bytes, ApiError> {
+    Limited::new(req.into_body(), limit)
         .collect()
         .await
         .map(|c| c.to_bytes())
         .map_err(|_| {
             ApiError::new(
                 StatusCode::PAYLOAD_TOO_LARGE,
-                format!("the body is unreadable or larger than {MAX_BODY} bytes"),
+                format!("the body is unreadable or larger than {limit} bytes"),
             )
         })
 }

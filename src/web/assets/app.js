@@ -346,6 +346,7 @@ function codeBlock(code, lang) {
 /* ---------- state ---------- */
 
 const S = {
+  pendingImages: [], // pasted or dropped, sent with the next message
   seq: 0, // id of the last event rendered
   gen: 0, // bumped by every (re)load so answers of an older one are dropped
   es: null,
@@ -542,13 +543,29 @@ function onMessage(ev) {
     // A delegated run's task was already shown as `agent ← task`.
     // An auto-mode observation: the tool call above already shows it.
     if (d === 0 && ev.from !== 'observation') {
-      $('.md', bubble('user', ev.from, ev.run_id)).textContent = ev.content;
+      const node = bubble('user', ev.from, ev.run_id);
+      $('.md', node).textContent = ev.content;
+      if ((ev.images || []).length) node.append(imageChips(ev.images));
     }
   } else if (ev.role === 'assistant') {
     onAssistantMessage(ev, d);
   } else if (ev.role === 'tool') {
     onToolMessage(ev);
   }
+}
+
+/** What a message's images are (the events carry their type and size, not their data). */
+function imageChips(images) {
+  const row = document.createElement('div');
+  row.className = 'images';
+  for (const image of images) {
+    const chip = document.createElement('span');
+    chip.className = 'image-chip';
+    const kb = Math.max(1, Math.ceil((image.bytes || 0) / 1024));
+    chip.textContent = `🖼 ${image.media_type} · ${kb} KB`;
+    row.append(chip);
+  }
+  return row;
 }
 
 /** The final text replaces the streamed one; a tool-calls-only answer leaves no bubble. */
@@ -1404,6 +1421,27 @@ function bindComposer() {
     }
     if (e.key === 'Escape') hideSlashMenu();
   });
+  input.addEventListener('paste', (e) => {
+    const files = [...(e.clipboardData?.files || [])].filter((f) => f.type.startsWith('image/'));
+    if (files.length) {
+      e.preventDefault();
+      files.forEach(addImage);
+    }
+  });
+  const composer = $('#composer');
+  composer.addEventListener('dragover', (e) => e.preventDefault());
+  composer.addEventListener('drop', (e) => {
+    const files = [...(e.dataTransfer?.files || [])].filter((f) => f.type.startsWith('image/'));
+    if (!files.length) return;
+    e.preventDefault();
+    files.forEach(addImage);
+  });
+  $('#pending-images').addEventListener('click', (e) => {
+    const remove = e.target.closest('button[data-index]');
+    if (!remove) return;
+    S.pendingImages.splice(Number(remove.dataset.index), 1);
+    showPendingImages();
+  });
   $('#slash-menu').addEventListener('click', (e) => {
     const button = e.target.closest('button[data-name]');
     if (!button) return;
@@ -1412,6 +1450,41 @@ function bindComposer() {
     autoGrow();
     input.focus();
   });
+}
+
+/* Images pasted or dropped into the message box, sent with the next message. */
+const MAX_IMAGES = 4;
+
+function addImage(file) {
+  if (S.pendingImages.length >= MAX_IMAGES) {
+    composerError(`A message takes at most ${MAX_IMAGES} images.`);
+    return;
+  }
+  const reader = new FileReader();
+  reader.onload = () => {
+    const url = String(reader.result || '');
+    const data = url.slice(url.indexOf(',') + 1);
+    S.pendingImages.push({ media_type: file.type, data, name: file.name || 'pasted image', size: file.size });
+    showPendingImages();
+  };
+  reader.readAsDataURL(file);
+}
+
+function showPendingImages() {
+  const list = $('#pending-images');
+  list.replaceChildren(...S.pendingImages.map((image, index) => {
+    const chip = document.createElement('span');
+    chip.className = 'image-chip';
+    chip.textContent = `🖼 ${image.name} · ${Math.max(1, Math.ceil(image.size / 1024))} KB `;
+    const remove = document.createElement('button');
+    remove.type = 'button';
+    remove.dataset.index = String(index);
+    remove.title = 'Remove';
+    remove.textContent = '×';
+    chip.append(remove);
+    return chip;
+  }));
+  list.hidden = S.pendingImages.length === 0;
 }
 
 /* The skills and custom commands `/` offers (`GET /api/commands`), fetched when the menu
@@ -1485,8 +1558,11 @@ async function sendMessage() {
   $('#send').disabled = true;
   composerError('');
   try {
-    await post('/api/messages', withSession({ content }));
+    const images = S.pendingImages.map(({ media_type, data }) => ({ media_type, data }));
+    await post('/api/messages', withSession(images.length ? { content, images } : { content }));
     input.value = '';
+    S.pendingImages = [];
+    showPendingImages();
     hideSlashMenu();
     autoGrow();
     S.stick = true;
