@@ -149,3 +149,37 @@ fn an_image_given_to_a_custom_command_goes_with_it() {
         [PIXEL_URL]
     );
 }
+
+#[test]
+fn images_posted_by_the_page_are_checked() {
+    let (ws, server) = workspace(vec![Step::from(Reply::text("A pixel."))], true);
+    let serve = support::web_client::Serve::start(ws.cmd().arg("serve"));
+    let image =
+        |media_type: &str, data: &str| serde_json::json!({"media_type": media_type, "data": data});
+    let bmp = serve.post(
+        "/api/messages",
+        &serde_json::json!({"content": "see", "images": [image("image/bmp", "AAAA")]}),
+    );
+    assert_eq!(bmp.status, 400, "{}", bmp.text());
+    assert!(bmp.text().contains("image 1 is not sent"), "{}", bmp.text());
+    let data = PIXEL_URL.trim_start_matches("data:image/png;base64,");
+    let five = vec![image("image/png", data); 5];
+    let many = serve.post(
+        "/api/messages",
+        &serde_json::json!({"content": "see", "images": five}),
+    );
+    assert_eq!(many.status, 400, "{}", many.text());
+    assert!(many.text().contains("at most 4 images"), "{}", many.text());
+    let one = serve.post(
+        "/api/messages",
+        &serde_json::json!({"content": "see", "images": [image("image/png", data)]}),
+    );
+    assert_eq!(one.status, 202, "{}", one.text());
+    support::wait_until(
+        "the message reaches the model",
+        std::time::Duration::from_secs(10),
+        || !server.chat_requests().is_empty(),
+    );
+    assert_eq!(image_urls(&server.chat_requests()[0]), [PIXEL_URL]);
+    drop(serve);
+}

@@ -371,6 +371,13 @@ async fn message(ctx: &Ctx, req: Request<Incoming>) -> Reply {
     let body: NewMessage = serde_json::from_slice(&bytes).map_err(|e| {
         ApiError::bad_request(format!("the body is not the JSON this route takes: {e}"))
     })?;
+    // The room is for images; the text keeps the limit of every other body.
+    if body.content.len() > MAX_BODY {
+        return Err(ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("the message text is larger than {MAX_BODY} bytes"),
+        ));
+    }
     let mirror = open_mirror(ctx, body.session_id.as_deref())?;
     let images = pasted(body.images)?;
     // Attaching `@file` mentions reads files: on the blocking pool, not the runtime.
