@@ -207,6 +207,18 @@ fn a_shared_session_is_watched_and_driven_from_chromium() {
 }
 
 /// Polls `probe` until it yields a value; fails after [`TIMEOUT`] saying what was awaited.
+/// The shell's session shared, and Chromium on its link, connected. Keep the driver
+/// until the browser is dropped.
+fn shared_page(repl: &mut Repl, tools: &BrowserTools) -> (ChromeDriver, Browser) {
+    repl.line("/share");
+    let link = repl.expect_share_link();
+    let driver = ChromeDriver::start(tools);
+    let browser = Browser::open(&driver, tools);
+    browser.goto(&link.url);
+    browser.wait_for("#status[data-state=\"connected\"]");
+    (driver, browser)
+}
+
 /// The browser tests take turns: each drives a Chromium, a chromedriver, a shell and a
 /// scripted model, and side by side on two cores their streams stall long enough for the
 /// model client's stall detection to ask again (consuming the script's steps).
@@ -517,12 +529,7 @@ fn an_mcp_tool_call_is_approved_and_shown_on_the_page() {
     );
     support::write_config_with(ws.home(), support::Protocol::OpenAi, &server.url(), &config);
     let mut repl = Repl::start(&ws, &[]);
-    repl.line("/share");
-    let link = repl.expect_share_link();
-    let driver = ChromeDriver::start(&tools);
-    let browser = Browser::open(&driver, &tools);
-    browser.goto(&link.url);
-    browser.wait_for("#status[data-state=\"connected\"]");
+    let (_driver, browser) = shared_page(&mut repl, &tools);
 
     repl.line("echo it through the server");
     repl.expect("mcp__everything__echo {\"message\":\"from the page\"}");
@@ -955,12 +962,7 @@ fn slash_on_the_page_lists_custom_commands_and_runs_one() {
     )
     .unwrap();
     let mut repl = Repl::start(&ws, &[]);
-    repl.line("/share");
-    let link = repl.expect_share_link();
-    let driver = ChromeDriver::start(&tools);
-    let browser = Browser::open(&driver, &tools);
-    browser.goto(&link.url);
-    browser.wait_for("#status[data-state=\"connected\"]");
+    let (_driver, browser) = shared_page(&mut repl, &tools);
     let input = browser.wait_for("#input");
     browser.send_keys(&input, "/fix");
     let item = browser.wait_for_text("#slash-menu", "/fix-issue <number>");
@@ -1001,12 +1003,7 @@ fn an_image_pasted_in_the_page_reaches_the_model() {
         "images = true\n",
     );
     let mut repl = Repl::start(&ws, &[]);
-    repl.line("/share");
-    let link = repl.expect_share_link();
-    let driver = ChromeDriver::start(&tools);
-    let browser = Browser::open(&driver, &tools);
-    browser.goto(&link.url);
-    browser.wait_for("#status[data-state=\"connected\"]");
+    let (_driver, browser) = shared_page(&mut repl, &tools);
     // A 1×1 PNG pasted as the clipboard would carry it.
     browser.script(
         "const bytes = Uint8Array.from(atob(arguments[0]), (c) => c.charCodeAt(0));
