@@ -124,7 +124,7 @@ pub struct Cli {
 
     /// -p only: an image to send with the task (PNG, JPEG, GIF or WebP; repeatable), to a
     /// model that takes images.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", requires = "print")]
     pub image: Vec<PathBuf>,
 
     /// Progress on stderr, each tool call with its result: linggen's default, accepted for

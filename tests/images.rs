@@ -72,6 +72,8 @@ fn the_image_flag_sends_a_file_and_bad_ones_are_named() {
         [PIXEL_URL]
     );
 
+    let out = run(&ws, &["--image", "shot.png"]);
+    assert_eq!(out.code, Some(2), "--image without -p: {}", out.stderr);
     let out = run(&ws, &["-p", "describe it", "--image", "missing.png"]);
     assert_eq!(out.code, Some(2));
     assert!(
