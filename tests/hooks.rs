@@ -475,7 +475,7 @@ fn session_hooks_add_context_and_everything_is_in_the_audit_trail() {
         .to_string();
     let shown = run(&ws, &["runs", "show", &run_id]);
     assert!(
-        shown.stdout.contains("hook: PreToolUse hook `cat >>"),
+        shown.stdout.contains("hook: PreToolUse hook `line=$(cat)"),
         "{}",
         shown.stdout
     );
@@ -529,24 +529,22 @@ fn clear_ends_the_session_and_starts_the_next_with_source_clear() {
     let mut repl = Repl::start(&ws, &[]);
     repl.line("/clear");
     repl.expect("new session");
-    let events = ws.root().join("events.jsonl");
     wait_until("the hooks of /clear", Duration::from_secs(10), || {
-        std::fs::read_to_string(&events).is_ok_and(|t| t.matches("hook_event_name").count() >= 3)
+        support::hook_log::complete(&ws) >= 3
     });
-    let text = std::fs::read_to_string(&events).unwrap();
-    let seen: Vec<(String, String)> = text
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| {
-            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+    let seen: Vec<(String, String)> = support::hook_log::recorded(&ws)
+        .iter()
+        .map(|v| {
             let what = v
                 .get("source")
                 .or(v.get("reason"))
                 .unwrap()
                 .as_str()
-                .unwrap()
-                .to_string();
-            (v["hook_event_name"].as_str().unwrap().to_string(), what)
+                .unwrap();
+            (
+                v["hook_event_name"].as_str().unwrap().to_string(),
+                what.to_string(),
+            )
         })
         .collect();
     assert!(

@@ -3,15 +3,26 @@
 
 use super::Workspace;
 
-/// A hook command that appends its stdin (the event's JSON) to `events.jsonl` in the root.
+/// A hook command that appends its stdin (the event's JSON) to `events.jsonl` in the root,
+/// as one line in one write: hooks of two sessions (`/clear`) may append at once.
 pub const RECORD: &str =
-    "cat >> \"$CLAUDE_PROJECT_DIR/events.jsonl\"; echo >> \"$CLAUDE_PROJECT_DIR/events.jsonl\"";
+    "line=$(cat); printf '%s\\n' \"$line\" >> \"$CLAUDE_PROJECT_DIR/events.jsonl\"";
 
 /// `settings` as the person's own `~/.claude/settings.json`.
 pub fn user_settings(ws: &Workspace, settings: &serde_json::Value) {
     let dir = ws.home().join(".claude");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("settings.json"), settings.to_string()).unwrap();
+}
+
+/// How many complete lines [`RECORD`] wrote so far (for waiting; a line being written is
+/// not counted).
+pub fn complete(ws: &Workspace) -> usize {
+    std::fs::read_to_string(ws.root().join("events.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| serde_json::from_str::<serde_json::Value>(l).is_ok())
+        .count()
 }
 
 /// What [`RECORD`] recorded so far, in order.
