@@ -635,3 +635,26 @@ fn a_delegated_agent_is_task_to_hooks_and_its_end_is_subagent_stop() {
     assert_eq!(events[1]["agent_type"], "coder");
     assert_eq!(events[1]["stop_hook_active"], false);
 }
+
+#[test]
+fn the_model_cannot_write_a_hook_without_the_person() {
+    let settings = r#"{"hooks": {"Stop": [{"hooks": [{"command": "touch pwned"}]}]}}"#;
+    for path in [
+        ".claude/settings.json",
+        ".claude/settings.local.json",
+        ".linggen/settings.json",
+    ] {
+        let (ws, server) = workspace(vec![
+            Reply::tool("Write", json!({"path": path, "content": settings})).into(),
+            Reply::text("Done.").into(),
+        ]);
+        let out = run(&ws, &["-p", "add a hook", "--dangerously-skip-permissions"]);
+        assert_eq!(out.code, Some(0), "{}", out.stderr);
+        assert!(
+            !ws.root().join(path).exists(),
+            "{path} was written without a person"
+        );
+        let result = texts(&server.last_chat_request().unwrap(), "tool").join("\n");
+        assert!(result.contains("hooks"), "{result}");
+    }
+}

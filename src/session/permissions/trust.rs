@@ -201,7 +201,15 @@ const GRANT_FOLDERS: &[&str] = &[
     ".linggen/commands/",
     ".claude/commands/",
 ];
-const GRANT_FILES: &[&str] = &[crate::config::CONFIG_FILE, project::FILE, ".mcp.json"];
+const GRANT_FILES: &[&str] = &[
+    crate::config::CONFIG_FILE,
+    project::FILE,
+    ".mcp.json",
+    // Hooks (programs to run) and Claude Code's permission rules.
+    ".claude/settings.json",
+    ".claude/settings.local.json",
+    ".linggen/settings.json",
+];
 
 /// Whether writing `rel` (relative to the root, `/`-separated) could change what the
 /// workspace grants. Compared without case, as macOS and Windows file systems do.
@@ -249,7 +257,7 @@ pub fn is_grant_target(target: &str) -> bool {
 pub fn grant_path_reason(rel: &str) -> String {
     format!(
         "`{rel}` can grant the agent powers (skills' and commands' allowed-tools, agents, \
-         permission rules), so each write there needs the person's approval, in every mode"
+         permission rules, hooks), so each write there needs the person's approval, in every mode"
     )
 }
 
