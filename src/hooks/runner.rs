@@ -70,10 +70,6 @@ impl Runner {
         Runner { setup, transcript }
     }
 
-    pub fn hooks(&self) -> &HookSet {
-        &self.setup.hooks
-    }
-
     pub fn listens(&self, event: HookEvent) -> bool {
         self.setup.hooks.listens(event)
     }
@@ -203,10 +199,6 @@ impl Runner {
                 crate::durable::Options::private(),
             );
         }
-    }
-
-    pub fn transcript_path(&self) -> &Path {
-        &self.transcript
     }
 }
 
