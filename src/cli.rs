@@ -83,6 +83,11 @@ pub struct Cli {
     #[arg(short = 'r', long, value_name = "ID")]
     pub resume: Option<String>,
 
+    /// Attach to this workspace's running `linggen serve`: its current session (or the one
+    /// --continue / --resume names), shared with its page.
+    #[arg(long, conflicts_with_all = ["print", "worktree"])]
+    pub attach: bool,
+
     /// -p only: run the task in a new git worktree on branch job/<id>, beside the
     /// repository; the result is committed there for you to merge.
     #[arg(long)]
@@ -377,6 +382,7 @@ impl Cli {
             // Skills and commands a built-in shadows are named at start, not silently lost.
             builtin_clashes: crate::session::line::builtin_clashes::<Shell>,
             cleared: false,
+            attach: self.attach,
         }
     }
 
@@ -525,6 +531,13 @@ async fn dispatch(cli: Cli) -> i32 {
                 lan: *lan,
             };
             crate::web::serve::run(cli.start(), options).await
+        }
+        (None, false) if cli.attach && (cli.prompt.is_some() || !std::io::stdin().is_terminal()) => {
+            eprintln!(
+                "linggen: error: --attach opens the interactive shell, which needs a terminal; \
+                 a script can use linggen serve's HTTP API (doc/web.md)"
+            );
+            exit::USAGE
         }
         (None, true) => run_print(cli).await,
         (None, false) if cli.prompt.is_some() || !std::io::stdin().is_terminal() => {

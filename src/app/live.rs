@@ -29,9 +29,13 @@ pub struct MirrorFeed {
 /// A running session with its store writer: what every frontend starts from.
 pub struct LiveSession {
     pub handle: SessionHandle,
-    writer: std::thread::JoinHandle<()>,
+    /// `None` when the session runs elsewhere ([`LiveSession::remote`]): its owner stores it.
+    writer: Option<std::thread::JoinHandle<()>>,
     /// This process's hold on the session: no other linggen writes it meanwhile.
-    lease: SessionLease,
+    lease: Option<SessionLease>,
+    /// Set when the session runs in another process this one is attached to: which one,
+    /// for people (`linggen serve (pid 123) at http://127.0.0.1:4000`).
+    pub owner: Option<String>,
     /// Set once the store could not write an event: the session on disk is incomplete.
     save_failed: Arc<AtomicBool>,
     pub session_id: String,
@@ -129,8 +133,9 @@ impl LiveSession {
         Ok(LiveSession {
             mcp,
             handle,
-            writer,
-            lease,
+            writer: Some(writer),
+            lease: Some(lease),
+            owner: None,
             save_failed,
             session_id,
             model_label,
@@ -138,6 +143,31 @@ impl LiveSession {
             events,
             mirror_feed,
         })
+    }
+
+    /// A session another process runs and stores (`linggen serve`), as the frontend attached
+    /// to it holds it: `handle` carries inputs there and its events here.
+    pub fn remote(
+        handle: SessionHandle,
+        events: Subscription,
+        session_id: String,
+        model_label: String,
+        resumed: Vec<ChatMessage>,
+        owner: String,
+    ) -> LiveSession {
+        LiveSession {
+            handle,
+            writer: None,
+            lease: None,
+            owner: Some(owner),
+            save_failed: Arc::new(AtomicBool::new(false)),
+            session_id,
+            model_label,
+            resumed,
+            events,
+            mirror_feed: None,
+            mcp: Arc::new(crate::mcp::servers::McpServers::default()),
+        }
     }
 
     /// Takes the event stream, for a frontend that follows it elsewhere (`linggen serve`
@@ -165,8 +195,9 @@ impl LiveSession {
     async fn stop_with(self, shutdown: Input) -> bool {
         let _ = self.handle.inputs.send(shutdown).await;
         self.handle.join().await;
-        let writer = self.writer;
-        let _ = tokio::task::spawn_blocking(move || writer.join()).await;
+        if let Some(writer) = self.writer {
+            let _ = tokio::task::spawn_blocking(move || writer.join()).await;
+        }
         // Released only once everything is stored: a waiting run must read all of it.
         drop(self.lease);
         !self.save_failed.load(Ordering::SeqCst)

@@ -80,6 +80,9 @@ pub struct Start {
     /// The session replaces one the person cleared (`/clear`): `SessionStart` hooks hear
     /// `clear`.
     pub cleared: bool,
+    /// `--attach`: the shell attaches to the workspace's running `linggen serve` instead of
+    /// running a session itself.
+    pub attach: bool,
 }
 
 /// A start-up failure with the exit code it maps to.

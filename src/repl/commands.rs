@@ -110,6 +110,15 @@ impl Command {
         }
     }
 
+    /// Whether it works on a session this process runs (restarting, rewinding or sharing
+    /// it), which a terminal attached to `linggen serve` does not have.
+    pub fn needs_own_session(self) -> bool {
+        matches!(
+            self,
+            Command::Clear | Command::Resume | Command::Rewind | Command::Share | Command::Mcp
+        )
+    }
+
     /// One line for `/help` and the completion menu.
     pub fn summary(self) -> &'static str {
         match self {

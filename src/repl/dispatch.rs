@@ -61,7 +61,12 @@ impl Shell {
             parsed @ (Parsed::Message { .. }
             | Parsed::Skill { .. }
             | Parsed::CustomTrigger { .. }
-            | Parsed::AgentMessage { .. }) => self.send_line(parsed, &line).await,
+            | Parsed::AgentMessage { .. }) => match self.attached_to() {
+                // The session's owner reads the line with its own skills, agents and
+                // triggers, as it reads the page's.
+                Some(_) => self.send(UserMessage::new(line.trim(), FROM)).await,
+                None => self.send_line(parsed, &line).await,
+            },
             Parsed::UnknownCommand { name, .. } if self.mcp_prompt(&name, &line).await => {}
             unknown @ Parsed::UnknownCommand { .. } => {
                 let message = unknown.error_message().unwrap_or_default();
@@ -157,6 +162,17 @@ impl Shell {
     }
 
     async fn run_command(&mut self, command: Command, args: &str) {
+        if let Some(owner) = self.attached_to()
+            && command.needs_own_session()
+        {
+            let line = format!(
+                "/{} works on a session of this terminal's own; this one runs in {owner} \
+                 (exit, and run linggen without --attach)",
+                command.name()
+            );
+            self.view.error(&line);
+            return;
+        }
         match command {
             Command::Help => {
                 let lines = self.catalog.help_lines();

@@ -2,6 +2,7 @@
 //! become `Input`s, `Event`s become rendered text; the REPL owns no session logic.
 
 mod approval;
+mod attach;
 mod catalog;
 pub mod commands;
 pub mod complete;

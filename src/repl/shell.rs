@@ -95,9 +95,9 @@ async fn try_run(start: Start) -> Result<i32, Failure> {
     extensions::fill(&catalog, &ws);
     // Start the session before the editor, so a dead model server is one line and exit. With
     // no model configured at all (a first run), the shell opens anyway and says how to add one.
-    let (live, first_run) = match LiveSession::start(&start, &ws, true).await {
+    let (live, first_run) = match super::attach::open(&start, &ws).await {
         Ok(live) => (Some(live), None),
-        Err(f) if ws.config.models.is_empty() => (None, Some(f.message)),
+        Err(f) if ws.config.models.is_empty() && !start.attach => (None, Some(f.message)),
         Err(f) => return Err(f),
     };
     let mut live = live;
@@ -167,6 +167,15 @@ async fn try_run(start: Start) -> Result<i32, Failure> {
         env!("CARGO_PKG_VERSION"),
         shell.ws.root.display()
     ));
+    if let Some(live) = shell.live.as_ref()
+        && let Some(owner) = &live.owner
+    {
+        let line = format!(
+            "attached to {owner} · session {} · its page and this terminal share it",
+            live.session_id
+        );
+        shell.view.hint(&line);
+    }
     if let Some(message) = first_run {
         shell.view.warning(&message);
     }
@@ -178,6 +187,7 @@ async fn try_run(start: Start) -> Result<i32, Failure> {
         shell.view.replay(&live.session_id, &resumed);
     }
     let mut last_interrupt: Option<Instant> = None;
+    let mut server_gone = false;
     let mut spinner = tokio::time::interval(super::view::SPINNER_FRAME);
     spinner.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     loop {
@@ -187,11 +197,16 @@ async fn try_run(start: Start) -> Result<i32, Failure> {
                 shell.view.set_width(terminal_width());
                 shell.view.tick();
             }
-            envelope = next_event(&mut shell.live) => {
-                if let Some(envelope) = envelope {
-                    shell.on_event(&envelope.event);
+            envelope = next_event(&mut shell.live) => match envelope {
+                Some(envelope) => shell.on_event(&envelope.event),
+                // Only a session of another process ends under the shell (its server
+                // stopped); the line saying so was its last event.
+                None => {
+                    server_gone = true;
+                    let _ = again_tx.send(false);
+                    break;
                 }
-            }
+            },
             Some(key) = keys.recv() => shell.on_key(key).await,
             // A skill or agent file changed on disk (the sets were re-read).
             Ok(()) = shell.extensions.skills.changed() => shell.extensions_changed(),
@@ -257,11 +272,16 @@ async fn try_run(start: Start) -> Result<i32, Failure> {
         .as_ref()
         .map(|l| l.session_id.clone())
         .unwrap_or_default();
+    let attached_to = shell.live.as_ref().and_then(|l| l.owner.clone());
     if let Some(live) = shell.live.take() {
         live.stop().await;
     }
     // Where to pick up again, once there is something to pick up.
-    if talked {
+    if let Some(owner) = attached_to.as_ref().filter(|_| !server_gone) {
+        shell
+            .view
+            .hint(&format!("detached; the session goes on in {owner}"));
+    } else if talked && attached_to.is_none() {
         shell.view.hint(&format!(
             "resume this session with `linggen -c` (or `linggen --resume {id}`)"
         ));
@@ -353,6 +373,11 @@ impl Shell {
             }
         }
         self.live.as_mut()
+    }
+
+    /// The process that runs this shell's session, when it is not this one (`--attach`).
+    pub(super) fn attached_to(&self) -> Option<String> {
+        self.live.as_ref().and_then(|l| l.owner.clone())
     }
 
     /// Cancels the running turn, if a session runs one.

@@ -105,6 +105,12 @@ pub struct SessionHandle {
 }
 
 impl SessionHandle {
+    /// A handle on a session that runs elsewhere (a terminal attached to `linggen serve`):
+    /// `task` carries the inputs there and ends when they stop; `bus` gets its events.
+    pub fn from_parts(inputs: Inputs, bus: EventBus, task: JoinHandle<()>) -> SessionHandle {
+        SessionHandle { inputs, bus, task }
+    }
+
     /// Waits for the session task to finish (after `Input::Shutdown`).
     pub async fn join(self) {
         drop(self.inputs);

@@ -341,6 +341,48 @@ struct NewMessage {
     /// Pasted or dropped images: `{"media_type": "image/png", "data": BASE64}`.
     #[serde(default)]
     images: Vec<PastedImage>,
+    /// Who sent it, as the transcript shows it: `web` (the default) or `terminal` (a
+    /// terminal attached to `linggen serve`).
+    from: Option<String>,
+    /// The person's own command (`!cargo test`): run through the same floor and approvals
+    /// as the model's, its output joining the conversation. `content` is then the line.
+    command: Option<String>,
+    /// `/compact [instructions]`: compact the conversation now.
+    compact: Option<String>,
+    /// With `command`: a verification the person asked for (`/check CMD`).
+    #[serde(default)]
+    check: bool,
+}
+
+/// The sender names a message may carry.
+const SENDERS: [&str; 2] = ["web", "terminal"];
+
+impl NewMessage {
+    fn sender(&self) -> Result<String, ApiError> {
+        match self.from.as_deref() {
+            None => Ok("web".into()),
+            Some(from) if SENDERS.contains(&from) => Ok(from.into()),
+            Some(other) => Err(ApiError::bad_request(format!(
+                "`from` is `{other}`; use web or terminal"
+            ))),
+        }
+    }
+}
+
+/// The message `body` means: the line read with the core's grammar (skills, `@agent`,
+/// triggers, `@file`), or the person's command or compaction as the terminal sends them.
+fn user_message(hub: &super::Hub, body: NewMessage) -> Result<crate::session::UserMessage, ApiError> {
+    let from = body.sender()?;
+    if body.command.is_none() && body.compact.is_none() {
+        let mut message = hub.message(&body.content).map_err(ApiError::bad_request)?;
+        message.from = from;
+        return Ok(message);
+    }
+    let mut message = crate::session::UserMessage::new(body.content.trim(), from);
+    message.command = body.command.filter(|c| !c.trim().is_empty());
+    message.compact = body.compact;
+    message.check = body.check && message.command.is_some();
+    Ok(message)
 }
 
 #[derive(Deserialize)]
@@ -368,7 +410,7 @@ fn pasted(images: Vec<PastedImage>) -> Result<Vec<crate::llm::Image>, ApiError> 
 
 async fn message(ctx: &Ctx, req: Request<Incoming>) -> Reply {
     let bytes = read_body_up_to(req, MAX_MESSAGE_BODY).await?;
-    let body: NewMessage = serde_json::from_slice(&bytes).map_err(|e| {
+    let mut body: NewMessage = serde_json::from_slice(&bytes).map_err(|e| {
         ApiError::bad_request(format!("the body is not the JSON this route takes: {e}"))
     })?;
     // The room is for images; the text keeps the limit of every other body.
@@ -379,13 +421,12 @@ async fn message(ctx: &Ctx, req: Request<Incoming>) -> Reply {
         ));
     }
     let mirror = open_mirror(ctx, body.session_id.as_deref())?;
-    let images = pasted(body.images)?;
+    let images = pasted(std::mem::take(&mut body.images))?;
     // Attaching `@file` mentions reads files: on the blocking pool, not the runtime.
     let hub = Arc::clone(&ctx.hub);
-    let mut message = tokio::task::spawn_blocking(move || hub.message(&body.content))
+    let mut message = tokio::task::spawn_blocking(move || user_message(&hub, body))
         .await
-        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
-        .map_err(ApiError::bad_request)?;
+        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))??;
     message.images.extend(images);
     send(&mirror, Input::UserMessage(message)).await?;
     Ok(json_response(

@@ -223,6 +223,7 @@ impl Mirror {
                 "status": view.status.unwrap_or(SessionStatus::Idle),
                 "queue": view.queue,
                 "context": view.context,
+                "max_iters": settings.max_iters,
             },
             "transcript": state.transcript.iter().map(|e| &e.event).collect::<Vec<_>>(),
             "streaming": view.streaming,

@@ -3,6 +3,7 @@
 //! session's events and one more sender of its inputs; see `doc/web.md`.
 
 mod api;
+pub mod attach;
 pub mod auth;
 pub mod hub;
 pub mod mirror;
