@@ -48,6 +48,7 @@ Register-ArgumentCompleter -Native -CommandName 'linggen' -ScriptBlock {
             [CompletionResult]::new('--dangerously-skip-permissions', '--dangerously-skip-permissions', [CompletionResultType]::ParameterName, 'Every call runs without asking: `--permission-mode bypass`, as Claude Code''s flag. The sandbox and the rest of the floor stay (doc/security.md)')
             [CompletionResult]::new('-c', '-c', [CompletionResultType]::ParameterName, 'Continue this workspace''s newest session')
             [CompletionResult]::new('--continue', '--continue', [CompletionResultType]::ParameterName, 'Continue this workspace''s newest session')
+            [CompletionResult]::new('--attach', '--attach', [CompletionResultType]::ParameterName, 'Attach to this workspace''s running `linggen serve`: its current session (or the one --continue / --resume names), shared with its page')
             [CompletionResult]::new('--worktree', '--worktree', [CompletionResultType]::ParameterName, '-p only: run the task in a new git worktree on branch job/<id>, beside the repository; the result is committed there for you to merge')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress on stderr (errors are still shown)')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress on stderr (errors are still shown)')

@@ -161,7 +161,7 @@ _linggen() {
 
     case "${cmd}" in
         linggen)
-            opts="-p -c -r -q -h -V --print --model --agent --root --max-turns --max-iters --permission-mode --dangerously-skip-permissions --mode --allowedTools --allowed-tools --disallowedTools --disallowed-tools --append-system-prompt --system-prompt --continue --resume --worktree --input-format --output-format --stream-shape --theme --quiet --tools --add-dir --image --verbose --help --version sessions models serve trust mcp runs rewind completions help"
+            opts="-p -c -r -q -h -V --print --model --agent --root --max-turns --max-iters --permission-mode --dangerously-skip-permissions --mode --allowedTools --allowed-tools --disallowedTools --disallowed-tools --append-system-prompt --system-prompt --continue --resume --attach --worktree --input-format --output-format --stream-shape --theme --quiet --tools --add-dir --image --verbose --help --version sessions models serve trust mcp runs rewind completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -45,6 +45,7 @@ set edit:completion:arg-completer[linggen] = {|@words|
             cand --dangerously-skip-permissions 'Every call runs without asking: `--permission-mode bypass`, as Claude Code''s flag. The sandbox and the rest of the floor stay (doc/security.md)'
             cand -c 'Continue this workspace''s newest session'
             cand --continue 'Continue this workspace''s newest session'
+            cand --attach 'Attach to this workspace''s running `linggen serve`: its current session (or the one --continue / --resume names), shared with its page'
             cand --worktree '-p only: run the task in a new git worktree on branch job/<id>, beside the repository; the result is committed there for you to merge'
             cand -q 'No progress on stderr (errors are still shown)'
             cand --quiet 'No progress on stderr (errors are still shown)'

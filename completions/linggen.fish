@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_linggen_global_optspecs
-    string join \n p/print= model= agent= root= max-iters= permission-mode= dangerously-skip-permissions mode= allowed-tools= disallowed-tools= append-system-prompt= system-prompt= c/continue r/resume= worktree input-format= output-format= stream-shape= theme= q/quiet tools= add-dir= image= verbose h/help V/version
+    string join \n p/print= model= agent= root= max-iters= permission-mode= dangerously-skip-permissions mode= allowed-tools= disallowed-tools= append-system-prompt= system-prompt= c/continue r/resume= attach worktree input-format= output-format= stream-shape= theme= q/quiet tools= add-dir= image= verbose h/help V/version
 end
 
 function __fish_linggen_needs_command
@@ -49,6 +49,7 @@ complete -c linggen -n "__fish_linggen_needs_command" -l add-dir -d 'More folder
 complete -c linggen -n "__fish_linggen_needs_command" -l image -d '-p only: an image to send with the task (PNG, JPEG, GIF or WebP; repeatable), to a model that takes images' -r -F
 complete -c linggen -n "__fish_linggen_needs_command" -l dangerously-skip-permissions -d 'Every call runs without asking: `--permission-mode bypass`, as Claude Code\'s flag. The sandbox and the rest of the floor stay (doc/security.md)'
 complete -c linggen -n "__fish_linggen_needs_command" -s c -l continue -d 'Continue this workspace\'s newest session'
+complete -c linggen -n "__fish_linggen_needs_command" -l attach -d 'Attach to this workspace\'s running `linggen serve`: its current session (or the one --continue / --resume names), shared with its page'
 complete -c linggen -n "__fish_linggen_needs_command" -l worktree -d '-p only: run the task in a new git worktree on branch job/<id>, beside the repository; the result is committed there for you to merge'
 complete -c linggen -n "__fish_linggen_needs_command" -s q -l quiet -d 'No progress on stderr (errors are still shown)'
 complete -c linggen -n "__fish_linggen_needs_command" -l verbose -d 'Progress on stderr, each tool call with its result: linggen\'s default, accepted for scripts written for Claude Code'

@@ -532,7 +532,9 @@ async fn dispatch(cli: Cli) -> i32 {
             };
             crate::web::serve::run(cli.start(), options).await
         }
-        (None, false) if cli.attach && (cli.prompt.is_some() || !std::io::stdin().is_terminal()) => {
+        (None, false)
+            if cli.attach && (cli.prompt.is_some() || !std::io::stdin().is_terminal()) =>
+        {
             eprintln!(
                 "linggen: error: --attach opens the interactive shell, which needs a terminal; \
                  a script can use linggen serve's HTTP API (doc/web.md)"

@@ -2,6 +2,8 @@
 //! `linggen serve` (`--attach`, or `--continue` of a session the server has open) instead of
 //! opening a copy of its own, and the page and the terminal are two windows on one session.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod support;
 
 use std::time::Duration;
@@ -47,9 +49,11 @@ fn a_terminal_attached_to_serve_and_its_page_share_one_session_turn_after_turn()
 
     repl.line("first from the terminal");
     repl.expect("answer one");
-    wait_until("the page's session has the terminal's turn", TIMEOUT, || {
-        transcript(&serve).len() >= 2
-    });
+    wait_until(
+        "the page's session has the terminal's turn",
+        TIMEOUT,
+        || transcript(&serve).len() >= 2,
+    );
     assert_eq!(
         transcript(&serve),
         [
@@ -128,7 +132,10 @@ fn the_page_cannot_open_a_session_a_terminal_runs_and_is_told_which_process_has_
         .to_string();
     let opened = serve.post("/api/sessions", &json!({ "session_id": held }));
     assert!(opened.status >= 400, "{}", opened.text());
-    let why = opened.json()["error"].as_str().unwrap_or_default().to_string();
+    let why = opened.json()["error"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
     assert!(why.contains("in use by another linggen (pid"), "{why}");
 }
 

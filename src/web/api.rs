@@ -371,7 +371,10 @@ impl NewMessage {
 
 /// The message `body` means: the line read with the core's grammar (skills, `@agent`,
 /// triggers, `@file`), or the person's command or compaction as the terminal sends them.
-fn user_message(hub: &super::Hub, body: NewMessage) -> Result<crate::session::UserMessage, ApiError> {
+fn user_message(
+    hub: &super::Hub,
+    body: NewMessage,
+) -> Result<crate::session::UserMessage, ApiError> {
     let from = body.sender()?;
     if body.command.is_none() && body.compact.is_none() {
         let mut message = hub.message(&body.content).map_err(ApiError::bad_request)?;

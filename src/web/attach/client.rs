@@ -101,10 +101,9 @@ impl Client {
         if status.is_success() {
             return Ok(body);
         }
-        let why = body["error"].as_str().map_or_else(
-            || format!("HTTP {status}"),
-            |e| e.to_string(),
-        );
+        let why = body["error"]
+            .as_str()
+            .map_or_else(|| format!("HTTP {status}"), |e| e.to_string());
         Err(AttachError::Refused(why))
     }
 
@@ -300,7 +299,9 @@ fn request_for(session_id: &str, input: Input) -> Result<(String, Value), String
         Ok(("/api/settings".to_string(), body))
     };
     match input {
-        Input::UserMessage(message) => Ok(("/api/messages".into(), message_body(session_id, message))),
+        Input::UserMessage(message) => {
+            Ok(("/api/messages".into(), message_body(session_id, message)))
+        }
         Input::Approval { id, decision, .. } => {
             let (decision, reason) = match decision {
                 Decision::AllowOnce => ("allow_once", None),
@@ -317,7 +318,9 @@ fn request_for(session_id: &str, input: Input) -> Result<(String, Value), String
         Input::SetPermissionMode { mode } => settings("permission_mode", json!(mode)),
         Input::SetMaxIters { max_iters } => settings("max_iters", json!(max_iters)),
         Input::Cancel => Ok(("/api/cancel".into(), json!({ "session_id": session_id }))),
-        Input::CancelRun { run_id } => Ok(("/api/agent-cancel".into(), json!({ "run_id": run_id }))),
+        Input::CancelRun { run_id } => {
+            Ok(("/api/agent-cancel".into(), json!({ "run_id": run_id })))
+        }
         Input::RevokeRule { .. } => Err(
             "rules are removed where the session runs: in `linggen serve`'s workspace, \
              `linggen permissions`, or a terminal without --attach"
@@ -369,18 +372,37 @@ mod tests {
 
     #[test]
     fn settings_and_approvals_go_to_the_routes_the_page_uses() {
-        let (path, body) = request_for("s1", Input::SetMode { mode: crate::config::TurnMode::Talk }).unwrap();
+        let (path, body) = request_for(
+            "s1",
+            Input::SetMode {
+                mode: crate::config::TurnMode::Talk,
+            },
+        )
+        .unwrap();
         assert_eq!(path, "/api/settings");
         assert_eq!(body["mode"], "talk");
         assert_eq!(body["session_id"], "s1");
         let deny = Input::Approval {
             id: "a1".into(),
-            decision: Decision::Deny { reason: Some("no".into()) },
+            decision: Decision::Deny {
+                reason: Some("no".into()),
+            },
             from: "terminal".into(),
         };
         let (path, body) = request_for("s1", deny).unwrap();
         assert_eq!(path, "/api/approvals/a1");
-        assert_eq!((body["decision"].as_str(), body["reason"].as_str()), (Some("deny"), Some("no")));
-        assert!(request_for("s1", Input::RevokeRule { rule: "Bash(x)".into() }).is_err());
+        assert_eq!(
+            (body["decision"].as_str(), body["reason"].as_str()),
+            (Some("deny"), Some("no"))
+        );
+        assert!(
+            request_for(
+                "s1",
+                Input::RevokeRule {
+                    rule: "Bash(x)".into()
+                }
+            )
+            .is_err()
+        );
     }
 }

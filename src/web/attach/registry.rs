@@ -83,11 +83,12 @@ pub fn register(
         })?;
     let path = folder.join(format!("{}.json", record.pid));
     let json = serde_json::to_vec_pretty(&record).unwrap_or_default();
-    crate::durable::replace(&path, &json, crate::durable::Options::private())
-        .map_err(|source| RegistryError::Write {
+    crate::durable::replace(&path, &json, crate::durable::Options::private()).map_err(
+        |source| RegistryError::Write {
             path: path.clone(),
             source,
-        })?;
+        },
+    )?;
     Ok(Registration { path })
 }
 
@@ -110,7 +111,7 @@ pub fn servers_of(home: &Path, root: &Path) -> Vec<ServeRecord> {
             (record.root == root).then_some((modified, record))
         })
         .collect();
-    found.sort_by(|a, b| b.0.cmp(&a.0));
+    found.sort_by_key(|(modified, _)| std::cmp::Reverse(*modified));
     found.into_iter().map(|(_, record)| record).collect()
 }
 
@@ -146,9 +147,12 @@ mod tests {
         assert_eq!(found[0].pid, std::process::id());
         assert!(servers_of(home.path(), other).is_empty());
         let mode = std::os::unix::fs::PermissionsExt::mode(
-            &std::fs::metadata(home.path().join(format!("serve/{}.json", std::process::id())))
-                .unwrap()
-                .permissions(),
+            &std::fs::metadata(
+                home.path()
+                    .join(format!("serve/{}.json", std::process::id())),
+            )
+            .unwrap()
+            .permissions(),
         );
         assert_eq!(mode & 0o077, 0, "the token is readable by its owner only");
         drop(registration);
