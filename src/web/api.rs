@@ -357,15 +357,14 @@ struct NewMessage {
 /// The sender names a message may carry.
 const SENDERS: [&str; 2] = ["web", "terminal"];
 
-impl NewMessage {
-    fn sender(&self) -> Result<String, ApiError> {
-        match self.from.as_deref() {
-            None => Ok("web".into()),
-            Some(from) if SENDERS.contains(&from) => Ok(from.into()),
-            Some(other) => Err(ApiError::bad_request(format!(
-                "`from` is `{other}`; use web or terminal"
-            ))),
-        }
+/// The sender a body names (`web` when it names none).
+fn sender(from: Option<&str>) -> Result<String, ApiError> {
+    match from {
+        None => Ok("web".into()),
+        Some(from) if SENDERS.contains(&from) => Ok(from.into()),
+        Some(other) => Err(ApiError::bad_request(format!(
+            "`from` is `{other}`; use web or terminal"
+        ))),
     }
 }
 
@@ -375,7 +374,7 @@ fn user_message(
     hub: &super::Hub,
     body: NewMessage,
 ) -> Result<crate::session::UserMessage, ApiError> {
-    let from = body.sender()?;
+    let from = sender(body.from.as_deref())?;
     if body.command.is_none() && body.compact.is_none() {
         let mut message = hub.message(&body.content).map_err(ApiError::bad_request)?;
         message.from = from;
@@ -458,6 +457,8 @@ struct ApprovalAnswer {
     decision: String,
     reason: Option<String>,
     session_id: Option<String>,
+    /// Who answers, as the transcript says it: `web` (the default) or `terminal`.
+    from: Option<String>,
 }
 
 async fn approval(ctx: &Ctx, req: Request<Incoming>, id: String) -> Reply {
@@ -478,7 +479,7 @@ async fn approval(ctx: &Ctx, req: Request<Incoming>, id: String) -> Reply {
     let mirror = open_mirror(ctx, answer.session_id.as_deref())?;
     // The session takes the first answer and tells this sender whether it was theirs (the
     // terminal or another browser may have answered in the same instant).
-    let from = "web".to_string();
+    let from = sender(answer.from.as_deref())?;
     send(&mirror, Input::Approval { id, decision, from }).await?;
     Ok(json_response(
         StatusCode::ACCEPTED,

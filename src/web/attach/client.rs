@@ -302,14 +302,19 @@ fn request_for(session_id: &str, input: Input) -> Result<(String, Value), String
         Input::UserMessage(message) => {
             Ok(("/api/messages".into(), message_body(session_id, message)))
         }
-        Input::Approval { id, decision, .. } => {
+        Input::Approval { id, decision, from } => {
             let (decision, reason) = match decision {
                 Decision::AllowOnce => ("allow_once", None),
                 Decision::AllowSession => ("allow_session", None),
                 Decision::AllowProject => ("allow_project", None),
                 Decision::Deny { reason } => ("deny", reason),
             };
-            let body = json!({ "session_id": session_id, "decision": decision, "reason": reason });
+            let body = json!({
+                "session_id": session_id,
+                "decision": decision,
+                "reason": reason,
+                "from": from,
+            });
             Ok((format!("/api/approvals/{id}"), body))
         }
         Input::SetAgent { agent } => settings("agent", json!(agent)),
