@@ -73,6 +73,10 @@ fn a_terminal_attached_to_serve_and_its_page_share_one_session_turn_after_turn()
     );
     assert_eq!(texts(&request, "assistant"), ["answer one"]);
     assert_eq!(server.chat_requests().len(), 2);
+
+    // Restarting the session is the owner's business, and the terminal says so.
+    repl.line("/clear");
+    repl.expect("works on a session of this terminal's own");
 }
 
 #[test]
@@ -109,7 +113,10 @@ fn an_approval_asked_in_serve_is_answered_in_the_attached_terminal() {
     repl.line("write the note");
     repl.expect("note.txt");
     repl.line("y");
-    repl.expect("written");
+    let shown = repl.expect("written");
+    // The server knows who answered: this terminal, not the page.
+    assert!(shown.contains("allowed once"), "{shown}");
+    assert!(!shown.contains("in web"), "{shown}");
     assert_eq!(ws.read("note.txt"), "hi\n");
 }
 
