@@ -185,3 +185,18 @@ fn images_posted_by_the_page_are_checked() {
     assert_eq!(image_urls(&server.chat_requests()[0]), [PIXEL_URL]);
     drop(serve);
 }
+
+#[test]
+fn an_image_file_dropped_on_the_terminal_is_sent_even_from_outside_the_workspace() {
+    let (ws, server) = workspace(vec![Reply::text("A dropped pixel.").into()], true);
+    // Dropping a file pastes its absolute path, its spaces escaped or the whole quoted.
+    let outside = tempfile::tempdir().unwrap();
+    let dropped = outside.path().join("my shot.png");
+    std::fs::write(&dropped, PIXEL).unwrap();
+    let mut repl = Repl::start(&ws, &[]);
+    let pasted = dropped.display().to_string().replace(' ', "\\ ");
+    repl.line(&format!("what is this? {pasted}"));
+    repl.expect("my shot.png attached");
+    repl.expect("A dropped pixel.");
+    assert_eq!(image_urls(&server.chat_requests()[0]), [PIXEL_URL]);
+}

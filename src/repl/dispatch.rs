@@ -64,7 +64,12 @@ impl Shell {
             | Parsed::AgentMessage { .. }) => match self.attached_to() {
                 // The session's owner reads the line with its own skills, agents and
                 // triggers, as it reads the page's.
-                Some(_) => self.send(UserMessage::new(line.trim(), FROM)).await,
+                Some(_) => {
+                    let mut message = UserMessage::new(line.trim(), FROM);
+                    if self.attach_pasted_images(&line, &mut message) {
+                        self.send(message).await;
+                    }
+                }
                 None => self.send_line(parsed, &line).await,
             },
             Parsed::UnknownCommand { name, .. } if self.mcp_prompt(&name, &line).await => {}
@@ -148,11 +153,37 @@ impl Shell {
     async fn send_line(&mut self, parsed: Parsed, line: &str) {
         match line::into_message(parsed, line, FROM) {
             Ok(mut message) => match line::attach(self.ws.root.clone(), &mut message).await {
-                Ok(()) => self.send(message).await,
+                Ok(()) => {
+                    if self.attach_pasted_images(line, &mut message) {
+                        self.send(message).await;
+                    }
+                }
                 Err(error) => self.view.error(&error),
             },
             Err(error) => self.view.error(&error),
         }
+    }
+
+    /// Adds the images whose paths were pasted into the line (a file dropped on the
+    /// terminal), each confirmed in one line; `false` (and the reason shown) when one cannot
+    /// be sent, so the message is not sent without it.
+    fn attach_pasted_images(&mut self, line: &str, message: &mut UserMessage) -> bool {
+        let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+        for path in line::pasted_image_paths(line, home.as_deref(), &self.ws.home) {
+            match crate::llm::Image::from_file(&path) {
+                Ok(image) => {
+                    let name = path.file_name().unwrap_or_default().to_string_lossy();
+                    self.view
+                        .hint(&format!("🖼 {name} attached · {}", image.describe()));
+                    message.images.push(image);
+                }
+                Err(why) => {
+                    self.view.error(&why);
+                    return false;
+                }
+            }
+        }
+        true
     }
 
     pub(super) async fn send(&mut self, message: UserMessage) {

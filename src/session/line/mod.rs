@@ -13,6 +13,7 @@
 
 mod mentions;
 mod message;
+mod pasted;
 pub(crate) mod suggest;
 #[cfg(test)]
 mod tests;
@@ -24,6 +25,7 @@ pub use mentions::{
 pub use message::{
     Registry, attach, attach_blocking, builtin_clashes, into_message, mentions_of, message,
 };
+pub use pasted::pasted_image_paths;
 
 /// A frontend's built-in commands (the shell's `/help`, `/clear`, ...). The grammar only
 /// needs to recognise their names; what they do is the frontend's business. Frontends
