@@ -200,3 +200,16 @@ fn an_image_file_dropped_on_the_terminal_is_sent_even_from_outside_the_workspace
     repl.expect("A dropped pixel.");
     assert_eq!(image_urls(&server.chat_requests()[0]), [PIXEL_URL]);
 }
+
+#[test]
+fn a_forked_skill_invoked_with_an_image_gets_the_image() {
+    let (ws, server) = workspace(vec![Reply::text("A pixel, described.").into()], true);
+    ws.write(
+        ".linggen/skills/describe/SKILL.md",
+        "---\nname: describe\ndescription: Describe an image\ncontext: fork\n---\nDescribe the image.\n",
+    );
+    let out = run(&ws, &["-p", "/describe", "--image", "shot.png"]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    // The forked run's own first request carries it.
+    assert_eq!(image_urls(&server.chat_requests()[0]), [PIXEL_URL]);
+}

@@ -22,6 +22,8 @@ pub(crate) struct ChildTask {
     /// Shown in `RunStarted`/`SubagentSpawned` and `/runs`.
     pub label: String,
     pub skill_rules: Vec<Rule>,
+    /// Images that go with the task (a forked skill the person invoked with some).
+    pub images: Vec<crate::llm::Image>,
 }
 
 /// `Err(why)` when `parent` may not start another level of runs.
@@ -76,7 +78,7 @@ pub(crate) async fn run_child(
         shared,
         &mut ctx,
         &mut child_conv,
-        ChatMessage::user(child.task),
+        ChatMessage::user(child.task).with_images(child.images),
         child.label,
         &from,
         &mut own,

@@ -104,6 +104,7 @@ pub(crate) async fn invoke(
         task: instructions(skill, args, "The user's agent"),
         label: format!("/{} {args}", skill.name).trim_end().to_string(),
         skill_rules: rules,
+        images: Vec::new(),
         agent,
     };
     let agent_name = child.agent.name.clone();

@@ -360,6 +360,7 @@ fn delegation(
         label: task.clone(),
         task,
         skill_rules: Vec::new(),
+        images: Vec::new(),
     })
 }
 

@@ -447,7 +447,7 @@ async fn forked(
         ctx,
         conv,
         &msg.from,
-        ChatMessage::user(msg.content.clone()),
+        ChatMessage::user(msg.content.clone()).with_images(msg.images.clone()),
     );
     let child = ChildTask {
         agent: ctx.agent.clone(),
@@ -455,6 +455,7 @@ async fn forked(
         task: content,
         label: msg.content.clone(),
         skill_rules,
+        images: msg.images.clone(),
     };
     let end = delegate::run_child(shared, ctx, conv, child, changed).await;
     let answer = match end.status {
