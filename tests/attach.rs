@@ -172,3 +172,29 @@ fn the_terminal_is_told_and_ends_when_the_server_it_is_attached_to_stops() {
     );
     let _ = PROMPT;
 }
+
+#[test]
+fn a_second_terminal_continues_a_shared_terminal_session_by_attaching_to_it() {
+    let (ws, server) = workspace(vec![
+        Reply::text("first answer").into(),
+        Reply::text("second answer").into(),
+    ]);
+    let mut owner = Repl::start(&ws, &[]);
+    owner.line("hello");
+    owner.expect("first answer");
+    owner.line("/share");
+    owner.expect_share_link();
+
+    let mut second = Repl::start(&ws, &["--continue"]);
+    let before = second.before_prompt.clone();
+    second.expect_unless_in(&before, "attached to a terminal's /share (pid");
+    second.line("from the second terminal");
+    second.expect("second answer");
+    owner.expect("[attached] from the second terminal");
+    owner.expect("second answer");
+    let request = server.last_chat_request().unwrap();
+    assert_eq!(
+        texts(&request, "user"),
+        ["hello", "from the second terminal"]
+    );
+}

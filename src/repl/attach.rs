@@ -25,11 +25,7 @@ pub(super) async fn open(start: &Start, ws: &Workspace) -> Result<LiveSession, F
             code: exit::FAILURE,
             message: e.to_string(),
         })?;
-    let owner = format!(
-        "linggen serve (pid {}) at {}",
-        attached.server.pid,
-        attached.server.base_url()
-    );
+    let owner = attached.server.describe();
     Ok(LiveSession::remote(
         attached.handle,
         attached.events,

@@ -170,6 +170,7 @@ async fn try_run(start: Start) -> Result<i32, Failure> {
     if let Some(live) = shell.live.as_ref()
         && let Some(owner) = &live.owner
     {
+        shell.view.own_sender = crate::web::attach::SENDER;
         let line = format!(
             "attached to {owner} · session {} · its page and this terminal share it",
             live.session_id

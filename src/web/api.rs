@@ -341,8 +341,8 @@ struct NewMessage {
     /// Pasted or dropped images: `{"media_type": "image/png", "data": BASE64}`.
     #[serde(default)]
     images: Vec<PastedImage>,
-    /// Who sent it, as the transcript shows it: `web` (the default) or `terminal` (a
-    /// terminal attached to `linggen serve`).
+    /// Who sent it, as the transcript shows it: `web` (the default) or `attached` (a
+    /// terminal attached to the session's owner).
     from: Option<String>,
     /// The person's own command (`!cargo test`): run through the same floor and approvals
     /// as the model's, its output joining the conversation. `content` is then the line.
@@ -355,7 +355,7 @@ struct NewMessage {
 }
 
 /// The sender names a message may carry.
-const SENDERS: [&str; 2] = ["web", "terminal"];
+const SENDERS: [&str; 2] = ["web", super::attach::SENDER];
 
 /// The sender a body names (`web` when it names none).
 fn sender(from: Option<&str>) -> Result<String, ApiError> {
@@ -363,7 +363,7 @@ fn sender(from: Option<&str>) -> Result<String, ApiError> {
         None => Ok("web".into()),
         Some(from) if SENDERS.contains(&from) => Ok(from.into()),
         Some(other) => Err(ApiError::bad_request(format!(
-            "`from` is `{other}`; use web or terminal"
+            "`from` is `{other}`; use web or attached"
         ))),
     }
 }
@@ -457,7 +457,7 @@ struct ApprovalAnswer {
     decision: String,
     reason: Option<String>,
     session_id: Option<String>,
-    /// Who answers, as the transcript says it: `web` (the default) or `terminal`.
+    /// Who answers, as the transcript says it: `web` (the default) or `attached`.
     from: Option<String>,
 }
 

@@ -55,16 +55,6 @@ async fn try_run(start: Start, options: ServeOptions) -> Result<i32, Failure> {
             code: exit::FAILURE,
             message,
         })?;
-    // A terminal finds this server (`linggen --attach`) through its record; a record that
-    // cannot be written only costs that.
-    let _registration = super::attach::registry::register(
-        &ws.home,
-        &ws.root,
-        server.local_addr().port(),
-        server.token(),
-    )
-    .map_err(|e| eprintln!("linggen: warning: {e}; `linggen --attach` will not find this server"))
-    .ok();
     if server.is_lan() {
         eprintln!(
             "linggen: warning: listening on every interface: anyone on your network with the URL can drive the agent"

@@ -75,6 +75,9 @@ pub(super) struct Ctx {
 pub struct Server {
     ctx: Arc<Ctx>,
     task: JoinHandle<()>,
+    /// How a terminal of the same workspace finds this server (`linggen --attach`, or
+    /// `--continue` of the session it serves); removed when the server goes.
+    _registration: Option<super::attach::registry::Registration>,
 }
 
 impl Server {
@@ -106,7 +109,12 @@ impl Server {
         });
         tokio::spawn(sweep(ctx.clone()));
         let task = tokio::spawn(accept(listener, ctx.clone()));
-        Ok(Server { ctx, task })
+        let registration = register(&ctx);
+        Ok(Server {
+            ctx,
+            task,
+            _registration: registration,
+        })
     }
 
     pub fn local_addr(&self) -> SocketAddr {
@@ -162,6 +170,21 @@ impl Server {
         self.ctx.shutdown.cancel();
         let _ = self.task.await;
     }
+}
+
+/// Records the server for terminals of its workspace; a record that cannot be written only
+/// costs attaching (one warning).
+fn register(ctx: &Ctx) -> Option<super::attach::registry::Registration> {
+    let (hub, port, token) = (&ctx.hub, ctx.bound.port(), ctx.credentials.tokens.full());
+    let what = match hub.can_open() {
+        true => "linggen serve",
+        false => "a terminal's /share",
+    };
+    super::attach::registry::register(&hub.home, &hub.root, port, token, what)
+        .map_err(|e| {
+            eprintln!("linggen: warning: {e}; `linggen --attach` will not find this server")
+        })
+        .ok()
 }
 
 /// One open connection, as the limits see it.

@@ -96,6 +96,10 @@ pub struct View {
     answered: bool,
     /// `[ui] show_thinking`: reasoning shown dimmed, or hidden.
     pub show_thinking: bool,
+    /// The sender name this terminal's own messages and answers come back under:
+    /// `terminal`, or `attached` when the session runs in another process (whose own
+    /// terminal, if any, is `terminal`). Others' are labelled.
+    pub own_sender: &'static str,
     /// The session's one projection (its settings, runs and how deep each is, context
     /// usage, open approvals), folded here from the same events the rest of the view
     /// renders. The shell reads the settings from it; it keeps no copy of its own.
@@ -128,6 +132,7 @@ impl View {
             answered: false,
             thinking: String::new(),
             show_thinking: true,
+            own_sender: "terminal",
             session: SessionView::new(agent),
             shared,
         }
@@ -328,7 +333,7 @@ impl View {
             } if self.session.depth(run_id) == 0 && from != crate::session::OBSERVATION => {
                 // A line typed in the terminal shows as typed, or (typed during the last
                 // turn, its echo erased) where it runs; other frontends' are labelled.
-                let line = if from == "terminal" {
+                let line = if from == self.own_sender {
                     self.echo_if_owed(content)
                 } else {
                     Some(strip_controls(&format!("[{from}] {content}")).into_owned())
@@ -579,13 +584,13 @@ impl View {
             Decision::AllowProject => "allowed for this project",
             Decision::Deny { .. } => "denied",
         };
-        let line = if by == "terminal" {
+        let line = if by == self.own_sender {
             format!("  ⎿ {verdict}")
         } else {
             format!("  ⎿ {verdict} in {by}")
         };
         // A question that waited its turn here and was answered elsewhere was never shown.
-        if was_shown || by == "terminal" {
+        if was_shown || by == self.own_sender {
             self.say(self.style.dim(&line));
         }
         // The next question that waited, if any (the view no longer lists this one).

@@ -36,6 +36,8 @@ pub enum AttachError {
 pub(super) struct Client {
     http: reqwest::Client,
     base: String,
+    /// The server, as people read it (`linggen serve (pid 123) at http://…`).
+    owner: String,
 }
 
 impl Client {
@@ -61,7 +63,11 @@ impl Client {
             .no_proxy()
             .build()
             .map_err(|e| unreachable(e.to_string()))?;
-        Ok(Client { http, base })
+        Ok(Client {
+            http,
+            base,
+            owner: server.describe(),
+        })
     }
 
     fn unreachable(&self, e: impl std::fmt::Display) -> AttachError {
@@ -110,18 +116,27 @@ impl Client {
     /// Opens the session `want` names in the server (resuming it there when it is not open)
     /// and returns its id.
     pub(super) async fn choose_session(&self, want: &Want) -> Result<String, AttachError> {
+        let listed = self.sessions().await?;
+        let sessions = listed["sessions"].as_array().cloned().unwrap_or_default();
+        let id_of = |s: &Value| s["id"].as_str().map(str::to_string);
+        let current = listed["current"].as_str().map(str::to_string);
+        let newest = sessions.first().and_then(id_of);
         let wanted = match want {
             Want::Id(id) => Some(id.clone()),
-            Want::Current | Want::Newest => {
-                let listed = self.sessions().await?;
-                let current = listed["current"].as_str().map(str::to_string);
-                let newest = listed["sessions"][0]["id"].as_str().map(str::to_string);
-                match want {
-                    Want::Current => current.or(newest),
-                    _ => newest.or(current),
-                }
-            }
+            Want::Current => current.or(newest),
+            Want::Newest => newest.or(current),
         };
+        // Open there already (the only way under a terminal's `/share`, which opens none).
+        let live = wanted.as_deref().and_then(|wanted| {
+            sessions
+                .iter()
+                .filter(|s| s["live"] == true)
+                .filter_map(id_of)
+                .find(|id| id.starts_with(wanted))
+        });
+        if let Some(id) = live {
+            return Ok(id);
+        }
         let body = wanted.map_or_else(|| json!({}), |id| json!({ "session_id": id }));
         let opened = self.post("/api/sessions", &body).await?;
         opened["session_id"]
@@ -167,7 +182,7 @@ pub(super) async fn follow(
         tokio::time::sleep(Duration::from_secs(1 << (failures - 1))).await;
     };
     bus.publish(Event::Error {
-        message: format!("detached from linggen serve ({}): {why}", client.base),
+        message: format!("detached from {}: {why}", client.owner),
     });
     bus.close();
 }
@@ -302,7 +317,7 @@ fn request_for(session_id: &str, input: Input) -> Result<(String, Value), String
         Input::UserMessage(message) => {
             Ok(("/api/messages".into(), message_body(session_id, message)))
         }
-        Input::Approval { id, decision, from } => {
+        Input::Approval { id, decision, .. } => {
             let (decision, reason) = match decision {
                 Decision::AllowOnce => ("allow_once", None),
                 Decision::AllowSession => ("allow_session", None),
@@ -313,7 +328,7 @@ fn request_for(session_id: &str, input: Input) -> Result<(String, Value), String
                 "session_id": session_id,
                 "decision": decision,
                 "reason": reason,
-                "from": from,
+                "from": super::SENDER,
             });
             Ok((format!("/api/approvals/{id}"), body))
         }
@@ -351,7 +366,7 @@ fn message_body(session_id: &str, message: UserMessage) -> Value {
     json!({
         "session_id": session_id,
         "content": message.content,
-        "from": message.from,
+        "from": super::SENDER,
         "command": message.command,
         "compact": message.compact,
         "check": message.check,

@@ -21,6 +21,10 @@ use crate::llm::ChatMessage;
 use crate::session::bus::Subscription;
 use crate::session::{Event, EventBus, Inputs, SessionHandle};
 
+/// The sender name an attached terminal's messages and answers carry, so that the
+/// owner's own terminal (`terminal`) and the page tell them apart.
+pub const SENDER: &str = "attached";
+
 /// Which session of the server to attach to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Want {

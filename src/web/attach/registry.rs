@@ -19,9 +19,22 @@ pub struct ServeRecord {
     pub port: u16,
     /// Its long-lived full-access token (`Authorization: Bearer`).
     pub token: String,
+    /// What it is, for people: `linggen serve`, or a terminal's `/share`.
+    #[serde(default)]
+    pub what: String,
 }
 
 impl ServeRecord {
+    /// `linggen serve (pid 123) at http://127.0.0.1:4000`.
+    pub fn describe(&self) -> String {
+        let what = if self.what.is_empty() {
+            "linggen"
+        } else {
+            &self.what
+        };
+        format!("{what} (pid {}) at {}", self.pid, self.base_url())
+    }
+
     /// `http://127.0.0.1:PORT`: where a client on this machine reaches it (a `--lan`
     /// server listens there too).
     pub fn base_url(&self) -> String {
@@ -65,12 +78,14 @@ pub fn register(
     root: &Path,
     port: u16,
     token: &str,
+    what: &str,
 ) -> Result<Registration, RegistryError> {
     let record = ServeRecord {
         pid: std::process::id(),
         root: root.to_path_buf(),
         port,
         token: token.to_string(),
+        what: what.to_string(),
     };
     let folder = dir(home);
     std::fs::DirBuilder::new()
@@ -140,7 +155,7 @@ mod tests {
     fn a_registered_server_is_found_for_its_root_only_and_gone_once_dropped() {
         let home = tempfile::tempdir().unwrap();
         let (root, other) = (Path::new("/w/one"), Path::new("/w/two"));
-        let registration = register(home.path(), root, 4242, "secret").unwrap();
+        let registration = register(home.path(), root, 4242, "secret", "linggen serve").unwrap();
         let found = servers_of(home.path(), root);
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].port, 4242);
@@ -169,6 +184,7 @@ mod tests {
             root: "/w".into(),
             port: 1,
             token: "t".into(),
+            what: String::new(),
         };
         std::fs::write(&stale, serde_json::to_vec(&record).unwrap()).unwrap();
         assert!(servers_of(home.path(), Path::new("/w")).is_empty());
