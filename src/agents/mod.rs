@@ -78,6 +78,10 @@ pub struct AgentSpec {
     /// `checks:` commands run after each patch in auto mode (`cargo test`); a failing one is
     /// the next observation.
     pub checks: Vec<String>,
+    /// `skills:` the skills the model sees and may invoke in this agent's runs; `None`: all.
+    pub skills: Option<Vec<String>>,
+    /// The line of `skills:` in the file, for the warning about a name no skill has.
+    skills_line: usize,
     /// The system prompt (the markdown body).
     pub prompt: String,
     pub path: String,
@@ -114,6 +118,13 @@ impl AgentSpec {
                 ToolName::Delegate => self.capabilities.contains(&Capability::Delegate),
                 _ => true,
             }
+    }
+
+    /// Whether the model may see and invoke skill `name` in this agent's runs (`skills:`).
+    pub fn allows_skill(&self, name: &str) -> bool {
+        self.skills
+            .as_ref()
+            .is_none_or(|listed| listed.iter().any(|s| s == name))
     }
 
     /// `Err(why)` when `rel` (relative to the root) is outside `work_globs`.
@@ -175,6 +186,25 @@ impl AgentSet {
 
     pub fn names(&self) -> Vec<String> {
         self.agents.iter().map(|a| a.name.clone()).collect()
+    }
+
+    /// One warning per `skills:` entry that names no skill in `skills`: the agent loads
+    /// and sees the others (a skill may be added later; the entry then takes effect).
+    /// Agents and skills are discovered apart, so this is asked with both in hand.
+    pub fn unknown_skill_warnings(&self, skills: &crate::skills::SkillSet) -> Vec<String> {
+        let mut warnings = Vec::new();
+        for agent in &self.agents {
+            for name in agent.skills.iter().flatten() {
+                if skills.get(name).is_none() {
+                    warnings.push(format!(
+                        "{}:{}: agent `{}` lists skill `{name}`, which does not exist, so the \
+                         agent has one skill fewer; add the skill or remove it from `skills:`",
+                        agent.path, agent.skills_line, agent.name
+                    ));
+                }
+            }
+        }
+        warnings
     }
 
     /// The three on-disk agent folders (existing or not), for live reload.

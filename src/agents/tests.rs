@@ -367,3 +367,40 @@ fn an_agent_lists_mcp_tools_by_name_or_server() {
     let (all, _) = parse("---\nname: x\n---\n").unwrap();
     assert!(all.allows(&tool("mcp__anything__at_all")));
 }
+
+#[test]
+fn skills_narrow_what_the_agent_sees() {
+    let (a, _) = parse("---\nskills: [review, fe:lint, review]\n---\n").unwrap();
+    assert_eq!(a.skills, Some(vec!["review".into(), "fe:lint".into()]));
+    assert!(a.allows_skill("review") && !a.allows_skill("deploy"));
+    let (a, _) = parse("---\nskills: \"*\"\n---\n").unwrap();
+    assert_eq!(a.skills, None);
+    let (a, _) = parse("---\ndescription: x\n---\n").unwrap();
+    assert!(a.allows_skill("anything"));
+    let (a, _) = parse("---\nskills: []\n---\n").unwrap();
+    assert!(!a.allows_skill("review"));
+}
+
+#[test]
+fn ill_formed_skills_skip_the_agent_and_unknown_ones_warn() {
+    let err = parse("---\nname: helper\nskills: [Deploy!]\n---\n").unwrap_err();
+    assert!(
+        err.starts_with("/a/helper.md:3: `skills` entry `Deploy!` is not a skill name"),
+        "{err}"
+    );
+    let err = parse("---\nskills: {a: 1}\n---\n").unwrap_err();
+    assert!(err.starts_with("/a/helper.md:2: `skills` is "), "{err}");
+    let (a, _) = parse("---\nname: helper\nskills: [nope]\n---\n").unwrap();
+    let set = AgentSet {
+        agents: vec![a],
+        warnings: Vec::new(),
+    };
+    let warnings = set.unknown_skill_warnings(&crate::skills::SkillSet::default());
+    assert_eq!(
+        warnings,
+        [
+            "/a/helper.md:3: agent `helper` lists skill `nope`, which does not exist, so the agent \
+          has one skill fewer; add the skill or remove it from `skills:`"
+        ]
+    );
+}
