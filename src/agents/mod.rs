@@ -6,6 +6,7 @@
 //! The format, folders and gates are described in `doc/agents.md`.
 
 mod discover;
+pub mod edit;
 mod parse;
 #[cfg(test)]
 mod tests;

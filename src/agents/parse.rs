@@ -7,7 +7,7 @@ use serde_yaml::Value;
 use super::{AgentSource, AgentSpec, Capability, ToolAllow};
 use crate::skills::frontmatter::{self, Document, FrontmatterError, describe};
 
-const KNOWN_KEYS: &[&str] = &[
+pub(super) const KNOWN_KEYS: &[&str] = &[
     "name",
     "description",
     "tools",

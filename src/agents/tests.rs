@@ -404,3 +404,59 @@ fn ill_formed_skills_skip_the_agent_and_unknown_ones_warn() {
         ]
     );
 }
+
+#[test]
+fn a_composed_file_reads_back_as_the_fields_say() {
+    let fields = edit::AgentFields {
+        name: Some("reviewer".into()),
+        description: Some("Reviews: diffs, carefully".into()),
+        model: Some("local".into()),
+        mode: Some("talk".into()),
+        tools: Some(vec!["Read".into(), "Grep".into()]),
+        skills: Some(vec!["review".into()]),
+        policy: Some(vec!["Finalize".into(), "Delegate".into()]),
+        delegate_targets: Some(vec!["coder".into()]),
+        work_globs: Some(vec![]),
+        checks: None,
+        prompt: "You review.\n\n".into(),
+    };
+    let mut kept = serde_yaml::Mapping::new();
+    kept.insert("color".into(), "blue".into());
+    let text = edit::compose(&fields, &kept);
+    assert!(text.starts_with("---\nname: reviewer\n"), "{text}");
+    assert!(text.ends_with("---\nYou review.\n"), "{text}");
+    let (a, warnings) = parse(&text).unwrap();
+    assert!(warnings.is_empty(), "{warnings:?}");
+    assert_eq!(a.name, "reviewer");
+    assert_eq!(a.description, "Reviews: diffs, carefully");
+    assert_eq!(a.model.as_deref(), Some("local"));
+    assert_eq!(a.tools, only(&["Read", "Grep"]));
+    assert_eq!(a.skills, Some(vec!["review".to_string()]));
+    assert_eq!(a.delegate_targets, Some(vec!["coder".to_string()]));
+    assert_eq!(
+        a.capabilities,
+        vec![Capability::Finalize, Capability::Delegate]
+    );
+    assert_eq!(a.extra.get("color"), Some(&serde_yaml::Value::from("blue")));
+    let (front, body) = edit::split(&text);
+    assert!(front.starts_with("name: reviewer\n") && front.contains("color: blue"));
+    assert_eq!(body, "You review.\n");
+    assert!(!edit::unedited_fields(&text).contains_key("name"));
+    assert!(edit::unedited_fields(&text).contains_key("color"));
+}
+
+#[test]
+fn renaming_keeps_the_rest_of_the_file() {
+    let text = "---\n# mine\nname: ling\ntools: \"*\"\n---\nHi.\n";
+    assert_eq!(
+        edit::renamed(text, "my-ling"),
+        "---\n# mine\nname: my-ling\ntools: \"*\"\n---\nHi.\n"
+    );
+    assert_eq!(
+        edit::renamed("---\ntools: []\n---\nHi.\n", "x"),
+        "---\nname: x\ntools: []\n---\nHi.\n"
+    );
+    for bad in ["../x", "a/b", ".hidden", "", "X"] {
+        assert!(edit::check_name(bad).is_err(), "{bad}");
+    }
+}
