@@ -128,6 +128,31 @@ impl AgentSpec {
             .is_none_or(|listed| listed.iter().any(|s| s == name))
     }
 
+    /// Everything the file defines, as one comparable string: two readings of an agent
+    /// with equal fingerprints behave alike (a file saved unchanged is no change).
+    pub fn fingerprint(&self) -> String {
+        format!(
+            "{:?} {:?}",
+            (
+                &self.name,
+                &self.description,
+                &self.tools,
+                &self.model,
+                &self.work_globs,
+                &self.capabilities,
+                &self.delegate_targets,
+            ),
+            (
+                &self.mode,
+                &self.checks,
+                &self.skills,
+                &self.prompt,
+                &self.path,
+                &self.extra,
+            )
+        )
+    }
+
     /// `Err(why)` when `rel` (relative to the root) is outside `work_globs`.
     pub fn check_write(&self, rel: &str) -> Result<(), String> {
         match &self.work_matcher {
@@ -206,6 +231,27 @@ impl AgentSet {
             }
         }
         warnings
+    }
+
+    /// One line per agent that `self` (a new reading) adds, changes or removes compared
+    /// with `before`, by name: `agent reviewer added (/home/me/.linggen/agents/reviewer.md)`.
+    pub fn changes_since(&self, before: &AgentSet) -> Vec<String> {
+        let mut lines = Vec::new();
+        for agent in &self.agents {
+            match before.get(&agent.name) {
+                None => lines.push(format!("agent {} added ({})", agent.name, agent.path)),
+                Some(old) if old.fingerprint() != agent.fingerprint() => {
+                    lines.push(format!("agent {} changed ({})", agent.name, agent.path));
+                }
+                Some(_) => {}
+            }
+        }
+        for old in &before.agents {
+            if self.get(&old.name).is_none() {
+                lines.push(format!("agent {} removed ({} is gone)", old.name, old.path));
+            }
+        }
+        lines
     }
 
     /// The three on-disk agent folders (existing or not), for live reload.

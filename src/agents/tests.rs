@@ -460,3 +460,26 @@ fn renaming_keeps_the_rest_of_the_file() {
         assert!(edit::check_name(bad).is_err(), "{bad}");
     }
 }
+
+#[test]
+fn a_new_reading_names_each_agent_it_added_changed_or_removed() {
+    let agent = |name: &str, prompt: &str| {
+        let text = format!("---\nname: {name}\n---\n{prompt}\n");
+        AgentSpec::parse(&format!("/a/{name}.md"), &text, AgentSource::Personal).unwrap()
+    };
+    let set = |agents: Vec<AgentSpec>| AgentSet {
+        agents,
+        warnings: Vec::new(),
+    };
+    let before = set(vec![agent("a", "A"), agent("b", "B")]);
+    let after = set(vec![agent("a", "A2"), agent("c", "C")]);
+    assert_eq!(
+        after.changes_since(&before),
+        [
+            "agent a changed (/a/a.md)",
+            "agent c added (/a/c.md)",
+            "agent b removed (/a/b.md is gone)"
+        ]
+    );
+    assert!(after.changes_since(&after).is_empty());
+}
