@@ -426,3 +426,49 @@ fn a_project_agent_written_here_grants_nothing_and_trusts_nothing() {
     let personal = serve.post("/api/agents", &reviewer()).json();
     assert_eq!(personal["trust"], Value::Null);
 }
+
+/// Under `/share` the shell and the page share one set of agents: an agent the page writes
+/// is announced in the terminal in one line and is at once in `/agent`; so is its removal.
+#[test]
+fn the_shell_names_each_agent_the_page_changes() {
+    let (ws, _server) = support::pty::workspace(vec![]);
+    let mut repl = support::pty::Repl::start(&ws, &[]);
+    repl.line("/share");
+    let link = repl.expect_share_link();
+    let origin = format!("http://{}", link.addr);
+    let body = json!({ "ticket": link.ticket }).to_string();
+    let redeemed = request(
+        link.addr,
+        "POST",
+        "/api/ticket",
+        &[("Origin", &origin), ("Content-Type", "application/json")],
+        body.as_bytes(),
+    );
+    assert_eq!(redeemed.status, 200, "{}", redeemed.text());
+    let bearer = format!("Bearer {}", redeemed.json()["credential"].as_str().unwrap());
+    let post = |path: &str, body: &Value| {
+        request(
+            link.addr,
+            "POST",
+            path,
+            &[("Authorization", &bearer), ("Origin", &origin)],
+            body.to_string().as_bytes(),
+        )
+    };
+    let created = post("/api/agents", &reviewer());
+    assert_eq!(created.status, 200, "{}", created.text());
+    let file = ws.home().join("agents/reviewer.md");
+    repl.expect(&format!("agent reviewer added ({})", file.display()));
+    repl.line("/agent");
+    repl.expect("reviewer  — Reviews diffs (personal)");
+    let edited = post(
+        "/api/agents/reviewer",
+        &json!({"description": "Reviews", "prompt": "v2"}),
+    );
+    assert_eq!(edited.status, 200, "{}", edited.text());
+    repl.expect("agent reviewer changed");
+    let gone = post("/api/agents/reviewer/delete", &json!({}));
+    assert_eq!(gone.status, 200, "{}", gone.text());
+    repl.expect("agent reviewer removed");
+    repl.line("/quit");
+}

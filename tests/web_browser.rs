@@ -1061,19 +1061,32 @@ fn agents_are_created_edited_and_deleted_from_the_page() {
     browser.send_keys(&name, "Bad Name");
     browser.click(&browser.wait_for("#agent-preview-button"));
     browser.wait_for_text("#agent-error", "cannot name an agent");
-    browser.script("document.querySelector('#agent-name').value = '';", json!([]));
+    browser.script(
+        "document.querySelector('#agent-name').value = '';",
+        json!([]),
+    );
     browser.send_keys(&name, "reviewer");
     browser.send_keys(&browser.wait_for("#agent-description"), "Reviews diffs");
-    browser.send_keys(&browser.wait_for("#agent-prompt"), "You review diffs, version one.");
+    browser.send_keys(
+        &browser.wait_for("#agent-prompt"),
+        "You review diffs, version one.",
+    );
     browser.click(&browser.wait_for("#agent-preview-button"));
     let preview = browser.wait_for_text("#agent-preview", "name: reviewer");
-    assert!(preview.contains("You review diffs, version one."), "{preview}");
+    assert!(
+        preview.contains("You review diffs, version one."),
+        "{preview}"
+    );
     let file = ws.home().join("agents/reviewer.md");
     assert!(!file.exists(), "a preview writes nothing");
     browser.click(&browser.wait_for("#agent-save"));
     browser.wait_for(".agent-card[data-name=\"reviewer\"]");
     repl.expect("agent reviewer added");
-    assert!(std::fs::read_to_string(&file).unwrap().contains("version one"));
+    assert!(
+        std::fs::read_to_string(&file)
+            .unwrap()
+            .contains("version one")
+    );
     repl.line("/agent");
     repl.expect("reviewer  — Reviews diffs (personal)");
     browser.save_screenshot("agents-panel.png");
@@ -1090,7 +1103,10 @@ fn agents_are_created_edited_and_deleted_from_the_page() {
     repl.line("@reviewer look at the diff");
     repl.expect(FINAL_ANSWER);
     let system = last_message(&server, "system");
-    assert!(system.contains("You review diffs, version two."), "{system}");
+    assert!(
+        system.contains("You review diffs, version two."),
+        "{system}"
+    );
     assert!(!system.contains("version one"), "{system}");
 
     // Delete, confirmed on the card.
