@@ -472,3 +472,44 @@ fn the_shell_names_each_agent_the_page_changes() {
     repl.expect("agent reviewer removed");
     repl.line("/quit");
 }
+
+/// A repository's agent folder or file that is a symlink out of the workspace is read (the
+/// loader follows it) but never written or removed through.
+#[test]
+fn symlinked_agent_files_are_not_written_through() {
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("far.md"), "---\nname: far\n---\nFar.\n").unwrap();
+    std::fs::write(outside.path().join("secret.txt"), "keep me\n").unwrap();
+    let server = ScriptedServer::start_background(Protocol::OpenAi, Vec::<Step>::new());
+    let ws = Workspace::new();
+    ws.configure(Protocol::OpenAi, &server.url());
+    std::os::unix::fs::symlink(outside.path(), ws.root().join("agents")).unwrap();
+    std::fs::create_dir_all(ws.root().join(".linggen/agents")).unwrap();
+    std::os::unix::fs::symlink(
+        outside.path().join("secret.txt"),
+        ws.root().join(".linggen/agents/near.md"),
+    )
+    .unwrap();
+    let serve = Serve::start(ws.cmd().arg("serve"));
+    assert!(agent(&agents(&serve), "far").is_some());
+    for path in ["/api/agents/far", "/api/agents/far/delete"] {
+        let answer = serve.post(path, &json!({"prompt": "Near."}));
+        assert_eq!(answer.status, 400, "{path}: {}", answer.text());
+        assert!(answer.text().contains("outside"), "{}", answer.text());
+    }
+    assert_eq!(
+        std::fs::read_to_string(outside.path().join("far.md")).unwrap(),
+        "---\nname: far\n---\nFar.\n"
+    );
+    // `near.md` leads to a file that is no agent: nothing by that name loads, and a new
+    // agent of that name is refused rather than written through the link.
+    let answer = serve.post(
+        "/api/agents",
+        &json!({"scope": "project", "name": "near", "prompt": "x"}),
+    );
+    assert_eq!(answer.status, 409, "{}", answer.text());
+    assert_eq!(
+        std::fs::read_to_string(outside.path().join("secret.txt")).unwrap(),
+        "keep me\n"
+    );
+}

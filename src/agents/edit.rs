@@ -228,6 +228,24 @@ pub fn new_file(dirs: &AgentDirs, scope: Scope, name: &str) -> Result<PathBuf, E
     Ok(folder.join(format!("{name}.md")))
 }
 
+/// Refuses to change the file of an existing agent whose folder leads outside where agents
+/// of its source live (see [`inside`]).
+pub fn check_existing(dirs: &AgentDirs, source: AgentSource, path: &Path) -> Result<(), EditError> {
+    let base = match source {
+        AgentSource::Personal => &dirs.linggen_home,
+        AgentSource::Project | AgentSource::ProjectHidden => &dirs.root,
+        AgentSource::Builtin => {
+            return Err(EditError::Refused(
+                "a built-in agent has no file to change".to_string(),
+            ));
+        }
+    };
+    match path.parent() {
+        Some(folder) => inside(folder, base),
+        None => Ok(()),
+    }
+}
+
 /// Refuses a folder that resolves outside `base` (a repository could ship
 /// `.linggen/agents` as a symlink to a file of the person's elsewhere).
 fn inside(folder: &Path, base: &Path) -> Result<(), EditError> {

@@ -312,6 +312,7 @@ fn plan_update(hub: &Hub, name: &str, body: AgentWrite) -> Result<Planned, Refus
     let set = hub.agents().get();
     let agent = existing(&set, name)?;
     let path = PathBuf::from(&agent.path);
+    edit::check_existing(hub.agents().dirs(), agent.source, &path)?;
     let text = match body.text {
         Some(text) => text,
         None => {
@@ -444,7 +445,9 @@ async fn delete(ctx: &Ctx, name: String) -> Reply {
             Err(refusal) => return Ok(Err(refusal)),
         };
         let path = PathBuf::from(&agent.path);
-        if let Err(e) = edit::remove(&path) {
+        let removed = edit::check_existing(hub.agents().dirs(), agent.source, &path)
+            .and_then(|()| edit::remove(&path));
+        if let Err(e) = removed {
             return Ok(Err(Refusal::from(e)));
         }
         hub.agents().reload();
