@@ -1077,6 +1077,7 @@ fn agents_are_created_edited_and_deleted_from_the_page() {
         preview.contains("You review diffs, version one."),
         "{preview}"
     );
+    browser.save_screenshot("agents-form.png");
     let file = ws.home().join("agents/reviewer.md");
     assert!(!file.exists(), "a preview writes nothing");
     browser.click(&browser.wait_for("#agent-save"));
