@@ -353,6 +353,11 @@ fn only_full_access_with_the_pages_origin_may_write() {
         );
         assert_eq!(full_answer.status, 405, "{method}: {}", full_answer.text());
     }
+    // And nothing at all without a credential, reads included.
+    for path in ["/api/agents", "/api/models"] {
+        let anonymous = request(serve.addr, "GET", path, &[], b"");
+        assert_eq!(anonymous.status, 401, "{path}: {}", anonymous.text());
+    }
     assert!(!ws.home().join("agents").exists(), "nothing was written");
 }
 
