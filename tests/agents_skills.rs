@@ -189,6 +189,63 @@ fn visibility_flags_are_respected() {
     );
 }
 
+/// An agent's `skills:` is what its runs see: the catalog lists only those, a call to
+/// another skill is answered as if it did not exist, and a listed name no skill has is one
+/// warning naming the file and line.
+#[test]
+fn an_agents_skills_field_narrows_the_catalog_and_the_calls() {
+    let (server, ws) = setup(vec![
+        Reply::tool("Skill", json!({"skill": "deploy"})).into(),
+        Reply::text("Not mine to deploy.").into(),
+    ]);
+    write_skill(&ws, "review", "description: Review the diff", "Review it.");
+    write_skill(
+        &ws,
+        "deploy",
+        "description: Deploy to production",
+        "Run the deploy.",
+    );
+    ws.write(
+        "agents/reviewer.md",
+        "---\nname: reviewer\ndescription: Reviews\nskills: [review, ghost]\n---\nYou review.\n",
+    );
+    let r = run(&ws, &["-p", "ship it", "--agent", "reviewer"]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("reviewer.md:4: agent `reviewer` lists skill `ghost`, which does not exist"),
+        "{}",
+        r.stderr
+    );
+    let requests = server.chat_requests();
+    let catalog = tool_description(&requests[0], "Skill");
+    assert!(catalog.contains("review: Review the diff"), "{catalog}");
+    assert!(!catalog.contains("deploy"), "{catalog}");
+    let results = texts(&requests[1], "tool").join("\n");
+    assert!(
+        results.contains("no skill named `deploy`; skills: review"),
+        "{results}"
+    );
+    assert!(!results.contains("Run the deploy"), "{results}");
+
+    // Without the field the same workspace's default agent sees both.
+    let (server, ws2) = setup(vec![Reply::text("ok").into()]);
+    write_skill(&ws2, "review", "description: Review the diff", "Review it.");
+    write_skill(
+        &ws2,
+        "deploy",
+        "description: Deploy to production",
+        "Run the deploy.",
+    );
+    let r = run(&ws2, &["-p", "hi"]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let catalog = tool_description(&server.last_chat_request().unwrap(), "Skill");
+    assert!(
+        catalog.contains("deploy") && catalog.contains("review"),
+        "{catalog}"
+    );
+}
+
 #[test]
 fn a_custom_trigger_routes_to_its_skill() {
     let (server, ws) = setup(vec![Reply::text("Translated.").into()]);

@@ -1039,3 +1039,89 @@ fn an_image_pasted_in_the_page_reaches_the_model() {
     drop(browser);
     repl.line("/quit");
 }
+
+/// The Agents panel writes the files the terminal reads: an agent created on the page is
+/// announced in the shell and listed by `/agent`, an edit changes what its next run sends
+/// the model, the server's validation shows in the form, and a delete removes it.
+#[test]
+fn agents_are_created_edited_and_deleted_from_the_page() {
+    let _one_browser_at_a_time = serial();
+    let Some(tools) = BrowserTools::find() else {
+        return;
+    };
+    let (ws, server) = workspace(vec![Step::from(Reply::text(FINAL_ANSWER))]);
+    let mut repl = Repl::start(&ws, &[]);
+    let (_driver, browser) = shared_page(&mut repl, &tools);
+    browser.click(&browser.wait_for("#agents-toggle"));
+    browser.wait_for(".agent-card[data-name=\"ling\"]");
+    browser.click(&browser.wait_for("#agents-new"));
+
+    // A bad name: the server's sentence, in the form; nothing written.
+    let name = browser.wait_for("#agent-name");
+    browser.send_keys(&name, "Bad Name");
+    browser.click(&browser.wait_for("#agent-preview-button"));
+    browser.wait_for_text("#agent-error", "cannot name an agent");
+    browser.script(
+        "document.querySelector('#agent-name').value = '';",
+        json!([]),
+    );
+    browser.send_keys(&name, "reviewer");
+    browser.send_keys(&browser.wait_for("#agent-description"), "Reviews diffs");
+    browser.send_keys(
+        &browser.wait_for("#agent-prompt"),
+        "You review diffs, version one.",
+    );
+    browser.click(&browser.wait_for("#agent-preview-button"));
+    let preview = browser.wait_for_text("#agent-preview", "name: reviewer");
+    assert!(
+        preview.contains("You review diffs, version one."),
+        "{preview}"
+    );
+    browser.save_screenshot("agents-form.png");
+    let file = ws.home().join("agents/reviewer.md");
+    assert!(!file.exists(), "a preview writes nothing");
+    browser.click(&browser.wait_for("#agent-save"));
+    browser.wait_for(".agent-card[data-name=\"reviewer\"]");
+    repl.expect("agent reviewer added");
+    assert!(
+        std::fs::read_to_string(&file)
+            .unwrap()
+            .contains("version one")
+    );
+    repl.line("/agent");
+    repl.expect("reviewer  — Reviews diffs (personal)");
+    browser.save_screenshot("agents-panel.png");
+
+    // Edit the prompt; the next run of the agent sends the new one.
+    browser.click(&browser.wait_for(".agent-card[data-name=\"reviewer\"] .agent-edit"));
+    browser.script(
+        "document.querySelector('#agent-prompt').value = 'You review diffs, version two.';",
+        json!([]),
+    );
+    browser.click(&browser.wait_for("#agent-save"));
+    browser.wait_for("#agent-saved");
+    repl.expect("agent reviewer changed");
+    repl.line("@reviewer look at the diff");
+    repl.expect(FINAL_ANSWER);
+    let system = last_message(&server, "system");
+    assert!(
+        system.contains("You review diffs, version two."),
+        "{system}"
+    );
+    assert!(!system.contains("version one"), "{system}");
+
+    // Delete, confirmed on the card.
+    browser.click(&browser.wait_for(".agent-card[data-name=\"reviewer\"] .agent-delete"));
+    browser.click(&browser.wait_for(".agent-card[data-name=\"reviewer\"] .agent-delete-confirm"));
+    wait_until("the card to go", || {
+        let cards = browser.script(
+            "return document.querySelectorAll('.agent-card[data-name=\"reviewer\"]').length;",
+            json!([]),
+        );
+        (cards == json!(0)).then_some(())
+    });
+    repl.expect("agent reviewer removed");
+    assert!(!file.exists());
+    drop(browser);
+    repl.line("/quit");
+}

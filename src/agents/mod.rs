@@ -6,6 +6,7 @@
 //! The format, folders and gates are described in `doc/agents.md`.
 
 mod discover;
+pub mod edit;
 mod parse;
 #[cfg(test)]
 mod tests;
@@ -78,6 +79,10 @@ pub struct AgentSpec {
     /// `checks:` commands run after each patch in auto mode (`cargo test`); a failing one is
     /// the next observation.
     pub checks: Vec<String>,
+    /// `skills:` the skills the model sees and may invoke in this agent's runs; `None`: all.
+    pub skills: Option<Vec<String>>,
+    /// The line of `skills:` in the file, for the warning about a name no skill has.
+    skills_line: usize,
     /// The system prompt (the markdown body).
     pub prompt: String,
     pub path: String,
@@ -114,6 +119,38 @@ impl AgentSpec {
                 ToolName::Delegate => self.capabilities.contains(&Capability::Delegate),
                 _ => true,
             }
+    }
+
+    /// Whether the model may see and invoke skill `name` in this agent's runs (`skills:`).
+    pub fn allows_skill(&self, name: &str) -> bool {
+        self.skills
+            .as_ref()
+            .is_none_or(|listed| listed.iter().any(|s| s == name))
+    }
+
+    /// Everything the file defines, as one comparable string: two readings of an agent
+    /// with equal fingerprints behave alike (a file saved unchanged is no change).
+    pub fn fingerprint(&self) -> String {
+        format!(
+            "{:?} {:?}",
+            (
+                &self.name,
+                &self.description,
+                &self.tools,
+                &self.model,
+                &self.work_globs,
+                &self.capabilities,
+                &self.delegate_targets,
+            ),
+            (
+                &self.mode,
+                &self.checks,
+                &self.skills,
+                &self.prompt,
+                &self.path,
+                &self.extra,
+            )
+        )
     }
 
     /// `Err(why)` when `rel` (relative to the root) is outside `work_globs`.
@@ -175,6 +212,46 @@ impl AgentSet {
 
     pub fn names(&self) -> Vec<String> {
         self.agents.iter().map(|a| a.name.clone()).collect()
+    }
+
+    /// One warning per `skills:` entry that names no skill in `skills`: the agent loads
+    /// and sees the others (a skill may be added later; the entry then takes effect).
+    /// Agents and skills are discovered apart, so this is asked with both in hand.
+    pub fn unknown_skill_warnings(&self, skills: &crate::skills::SkillSet) -> Vec<String> {
+        let mut warnings = Vec::new();
+        for agent in &self.agents {
+            for name in agent.skills.iter().flatten() {
+                if skills.get(name).is_none() {
+                    warnings.push(format!(
+                        "{}:{}: agent `{}` lists skill `{name}`, which does not exist, so the \
+                         agent has one skill fewer; add the skill or remove it from `skills:`",
+                        agent.path, agent.skills_line, agent.name
+                    ));
+                }
+            }
+        }
+        warnings
+    }
+
+    /// One line per agent that `self` (a new reading) adds, changes or removes compared
+    /// with `before`, by name: `agent reviewer added (/home/me/.linggen/agents/reviewer.md)`.
+    pub fn changes_since(&self, before: &AgentSet) -> Vec<String> {
+        let mut lines = Vec::new();
+        for agent in &self.agents {
+            match before.get(&agent.name) {
+                None => lines.push(format!("agent {} added ({})", agent.name, agent.path)),
+                Some(old) if old.fingerprint() != agent.fingerprint() => {
+                    lines.push(format!("agent {} changed ({})", agent.name, agent.path));
+                }
+                Some(_) => {}
+            }
+        }
+        for old in &before.agents {
+            if self.get(&old.name).is_none() {
+                lines.push(format!("agent {} removed ({} is gone)", old.name, old.path));
+            }
+        }
+        lines
     }
 
     /// The three on-disk agent folders (existing or not), for live reload.

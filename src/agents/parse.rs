@@ -7,7 +7,7 @@ use serde_yaml::Value;
 use super::{AgentSource, AgentSpec, Capability, ToolAllow};
 use crate::skills::frontmatter::{self, Document, FrontmatterError, describe};
 
-const KNOWN_KEYS: &[&str] = &[
+pub(super) const KNOWN_KEYS: &[&str] = &[
     "name",
     "description",
     "tools",
@@ -16,6 +16,7 @@ const KNOWN_KEYS: &[&str] = &[
     "policy",
     "mode",
     "checks",
+    "skills",
 ];
 
 /// What `policy` grants when it is left out: the agent may edit and finish, not delegate.
@@ -119,6 +120,7 @@ fn parse_document(
         .map(|c| c.trim().to_string())
         .filter(|c| !c.is_empty())
         .collect();
+    let skills = skills(&doc)?;
     let spec = AgentSpec {
         name,
         description: doc
@@ -136,6 +138,8 @@ fn parse_document(
         delegate_targets,
         mode,
         checks,
+        skills,
+        skills_line: doc.line_of("skills"),
         prompt: doc.body.trim_end().to_string(),
         path: path.to_string(),
         source,
@@ -191,6 +195,43 @@ fn tools(
 
 fn known_tools() -> Vec<&'static str> {
     crate::tools::all_tool_names()
+}
+
+/// `skills: [review, fe:lint]` (or one string, split on commas and spaces); `"*"` or no
+/// field means every skill. A name that no skill has is a warning made once skills are
+/// known ([`super::AgentSet::unknown_skill_warnings`]); one that cannot be a skill's name is
+/// an error, like every other mistake that would silently change what the agent sees.
+fn skills(doc: &Document) -> Result<Option<Vec<String>>, FrontmatterError> {
+    let key = "skills";
+    let value = match doc.value(key) {
+        None | Some(Value::Null) => return Ok(None),
+        Some(value) => value,
+    };
+    let names = words(doc, value, key).map_err(|_| {
+        doc.type_error(key, value, "skill names such as `skills: [review, deploy]`")
+    })?;
+    if names.iter().any(|n| n == "*") {
+        return Ok(None);
+    }
+    let mut listed: Vec<String> = Vec::new();
+    for name in names {
+        let well_formed = name.chars().all(|c| {
+            c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '-' | '_' | ':' | '.')
+        });
+        if !well_formed {
+            return Err(doc.error_at(
+                key,
+                format!(
+                    "`skills` entry `{name}` is not a skill name; write the names `/skills` \
+                     lists, such as `skills: [review, deploy]`, or `\"*\"` for all"
+                ),
+            ));
+        }
+        if !listed.contains(&name) {
+            listed.push(name);
+        }
+    }
+    Ok(Some(listed))
 }
 
 type Policy = (Vec<Capability>, Option<Vec<String>>);

@@ -367,3 +367,119 @@ fn an_agent_lists_mcp_tools_by_name_or_server() {
     let (all, _) = parse("---\nname: x\n---\n").unwrap();
     assert!(all.allows(&tool("mcp__anything__at_all")));
 }
+
+#[test]
+fn skills_narrow_what_the_agent_sees() {
+    let (a, _) = parse("---\nskills: [review, fe:lint, review]\n---\n").unwrap();
+    assert_eq!(a.skills, Some(vec!["review".into(), "fe:lint".into()]));
+    assert!(a.allows_skill("review") && !a.allows_skill("deploy"));
+    let (a, _) = parse("---\nskills: \"*\"\n---\n").unwrap();
+    assert_eq!(a.skills, None);
+    let (a, _) = parse("---\ndescription: x\n---\n").unwrap();
+    assert!(a.allows_skill("anything"));
+    let (a, _) = parse("---\nskills: []\n---\n").unwrap();
+    assert!(!a.allows_skill("review"));
+}
+
+#[test]
+fn ill_formed_skills_skip_the_agent_and_unknown_ones_warn() {
+    let err = parse("---\nname: helper\nskills: [Deploy!]\n---\n").unwrap_err();
+    assert!(
+        err.starts_with("/a/helper.md:3: `skills` entry `Deploy!` is not a skill name"),
+        "{err}"
+    );
+    let err = parse("---\nskills: {a: 1}\n---\n").unwrap_err();
+    assert!(err.starts_with("/a/helper.md:2: `skills` is "), "{err}");
+    let (a, _) = parse("---\nname: helper\nskills: [nope]\n---\n").unwrap();
+    let set = AgentSet {
+        agents: vec![a],
+        warnings: Vec::new(),
+    };
+    let warnings = set.unknown_skill_warnings(&crate::skills::SkillSet::default());
+    assert_eq!(
+        warnings,
+        [
+            "/a/helper.md:3: agent `helper` lists skill `nope`, which does not exist, so the agent \
+          has one skill fewer; add the skill or remove it from `skills:`"
+        ]
+    );
+}
+
+#[test]
+fn a_composed_file_reads_back_as_the_fields_say() {
+    let fields = edit::AgentFields {
+        name: Some("reviewer".into()),
+        description: Some("Reviews: diffs, carefully".into()),
+        model: Some("local".into()),
+        mode: Some("talk".into()),
+        tools: Some(vec!["Read".into(), "Grep".into()]),
+        skills: Some(vec!["review".into()]),
+        policy: Some(vec!["Finalize".into(), "Delegate".into()]),
+        delegate_targets: Some(vec!["coder".into()]),
+        work_globs: Some(vec![]),
+        checks: None,
+        prompt: "You review.\n\n".into(),
+    };
+    let mut kept = serde_yaml::Mapping::new();
+    kept.insert("color".into(), "blue".into());
+    let text = edit::compose(&fields, &kept);
+    assert!(text.starts_with("---\nname: reviewer\n"), "{text}");
+    assert!(text.ends_with("---\nYou review.\n"), "{text}");
+    let (a, warnings) = parse(&text).unwrap();
+    assert!(warnings.is_empty(), "{warnings:?}");
+    assert_eq!(a.name, "reviewer");
+    assert_eq!(a.description, "Reviews: diffs, carefully");
+    assert_eq!(a.model.as_deref(), Some("local"));
+    assert_eq!(a.tools, only(&["Read", "Grep"]));
+    assert_eq!(a.skills, Some(vec!["review".to_string()]));
+    assert_eq!(a.delegate_targets, Some(vec!["coder".to_string()]));
+    assert_eq!(
+        a.capabilities,
+        vec![Capability::Finalize, Capability::Delegate]
+    );
+    assert_eq!(a.extra.get("color"), Some(&serde_yaml::Value::from("blue")));
+    let (front, body) = edit::split(&text);
+    assert!(front.starts_with("name: reviewer\n") && front.contains("color: blue"));
+    assert_eq!(body, "You review.\n");
+    assert!(!edit::unedited_fields(&text).contains_key("name"));
+    assert!(edit::unedited_fields(&text).contains_key("color"));
+}
+
+#[test]
+fn renaming_keeps_the_rest_of_the_file() {
+    let text = "---\n# mine\nname: ling\ntools: \"*\"\n---\nHi.\n";
+    assert_eq!(
+        edit::renamed(text, "my-ling"),
+        "---\n# mine\nname: my-ling\ntools: \"*\"\n---\nHi.\n"
+    );
+    assert_eq!(
+        edit::renamed("---\ntools: []\n---\nHi.\n", "x"),
+        "---\nname: x\ntools: []\n---\nHi.\n"
+    );
+    for bad in ["../x", "a/b", ".hidden", "", "X"] {
+        assert!(edit::check_name(bad).is_err(), "{bad}");
+    }
+}
+
+#[test]
+fn a_new_reading_names_each_agent_it_added_changed_or_removed() {
+    let agent = |name: &str, prompt: &str| {
+        let text = format!("---\nname: {name}\n---\n{prompt}\n");
+        AgentSpec::parse(&format!("/a/{name}.md"), &text, AgentSource::Personal).unwrap()
+    };
+    let set = |agents: Vec<AgentSpec>| AgentSet {
+        agents,
+        warnings: Vec::new(),
+    };
+    let before = set(vec![agent("a", "A"), agent("b", "B")]);
+    let after = set(vec![agent("a", "A2"), agent("c", "C")]);
+    assert_eq!(
+        after.changes_since(&before),
+        [
+            "agent a changed (/a/a.md)",
+            "agent c added (/a/c.md)",
+            "agent b removed (/a/b.md is gone)"
+        ]
+    );
+    assert!(after.changes_since(&after).is_empty());
+}

@@ -80,7 +80,9 @@ impl Workspace {
     /// clash (with each other or with a built-in command).
     pub fn extension_warnings(&self) -> Vec<String> {
         let skills = self.skills.get();
-        let mut warnings = self.agents.get().warnings.clone();
+        let agents = self.agents.get();
+        let mut warnings = agents.warnings.clone();
+        warnings.extend(agents.unknown_skill_warnings(&skills));
         warnings.extend(skills.warnings.iter().cloned());
         warnings.extend((self.builtin_clashes)(&skills));
         warnings

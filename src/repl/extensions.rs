@@ -21,6 +21,8 @@ pub(super) struct Extensions {
     pub skills: watch::Receiver<u64>,
     pub agents: watch::Receiver<u64>,
     shown: HashSet<String>,
+    /// The agents as last seen, to name each one a reload added, changed or removed.
+    seen_agents: std::sync::Arc<AgentSet>,
 }
 
 impl Extensions {
@@ -30,6 +32,7 @@ impl Extensions {
             skills: ws.skills.subscribe(),
             agents: ws.agents.subscribe(),
             shown: ws.extension_warnings().into_iter().collect(),
+            seen_agents: ws.agents.get(),
         }
     }
 
@@ -61,6 +64,13 @@ impl Shell {
     /// A set was re-read from disk: refresh completion and parsing, show new warnings.
     pub fn extensions_changed(&mut self) {
         fill(&self.catalog, &self.ws);
+        // One line per agent the disk changed (an editor, the web page's Agents panel).
+        let agents = self.ws.agents.get();
+        let changes = agents.changes_since(&self.extensions.seen_agents);
+        self.extensions.seen_agents = agents;
+        if !changes.is_empty() {
+            self.view.lines(changes);
+        }
         for warning in self.extensions.fresh(self.ws.extension_warnings()) {
             self.view.warning(&warning);
         }
@@ -224,6 +234,7 @@ mod tests {
             skills: watch::channel(0).1,
             agents: watch::channel(0).1,
             shown: ["old".to_string()].into_iter().collect(),
+            seen_agents: Default::default(),
         };
         assert_eq!(ext.fresh(vec!["old".into(), "new".into()]), ["new"]);
         assert!(ext.fresh(vec!["old".into(), "new".into()]).is_empty());

@@ -497,7 +497,12 @@ pub(crate) fn agent_tools(
         .filter(|t| ToolName::from_name(&t.name).is_some_and(|t| agent.allows_tool(t)))
         .collect();
     if agent.allows_tool(ToolName::Skill) {
-        let catalog = shared.skills.get().catalog(catalog_budget(context_window));
+        let catalog = shared
+            .skills
+            .get()
+            .catalog_of(catalog_budget(context_window), |s| {
+                agent.allows_skill(&s.name)
+            });
         if !catalog.is_empty() {
             tools.push(session_tools::skill_spec(&catalog));
         }

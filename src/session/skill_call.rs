@@ -63,8 +63,18 @@ pub(crate) async fn invoke(
     changed: &mut Vec<String>,
 ) -> ToolOutput {
     let skills = shared.skills.get();
-    let Some(skill) = skills.get(name).filter(|s| !s.disable_model_invocation) else {
-        let names: Vec<&str> = skills.model_visible().map(|s| s.name.as_str()).collect();
+    // A skill outside the agent's `skills:` is as unknown to its runs as a missing one.
+    let offered = |s: &&crate::skills::Skill| ctx.agent.allows_skill(&s.name);
+    let Some(skill) = skills
+        .get(name)
+        .filter(|s| !s.disable_model_invocation)
+        .filter(offered)
+    else {
+        let names: Vec<&str> = skills
+            .model_visible()
+            .filter(offered)
+            .map(|s| s.name.as_str())
+            .collect();
         return ToolOutput::error(format!(
             "no skill named `{name}`; skills: {}",
             if names.is_empty() {

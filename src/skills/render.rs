@@ -128,7 +128,13 @@ impl SkillSet {
     /// loaded when the skill is invoked. Descriptions are folded onto one line. When even the
     /// final `… and N more` line does not fit, the catalog is empty.
     pub fn catalog(&self, max_chars: usize) -> String {
-        let mut visible: Vec<&Skill> = self.model_visible().collect();
+        self.catalog_of(max_chars, |_| true)
+    }
+
+    /// [`SkillSet::catalog`] of the model-visible skills `keep` admits: an agent's
+    /// `skills:` list narrows what its runs are offered.
+    pub fn catalog_of(&self, max_chars: usize, keep: impl Fn(&Skill) -> bool) -> String {
+        let mut visible: Vec<&Skill> = self.model_visible().filter(|s| keep(s)).collect();
         visible.sort_by(|a, b| a.name.cmp(&b.name));
         let lines: Vec<String> = visible
             .iter()

@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use super::auth::{self, Access};
 use super::mirror::Mirror;
 use super::server::Ctx;
-use super::{Body, page, runs, sse};
+use super::{Body, agents, page, runs, sse};
 use crate::session::{Decision, Input};
 use crate::store::Store;
 
@@ -65,7 +65,7 @@ enum Admission {
 
 /// The page's files, served without a credential: a page reload cannot send a header, and a
 /// cookie would leak to every other port of this address (see `auth`).
-const ASSETS: &[&str] = &["/", "/app.js", "/app.css", "/favicon.ico"];
+const ASSETS: &[&str] = &["/", "/app.js", "/agents.js", "/app.css", "/favicon.ico"];
 
 pub async fn handle(ctx: Arc<Ctx>, req: Request<Incoming>) -> Response<Body> {
     let response = match gate(&ctx, &req) {
@@ -95,12 +95,17 @@ fn gate(ctx: &Ctx, req: &Request<Incoming>) -> Result<Admission, ApiError> {
     if req.method() == Method::GET && ASSETS.contains(&path) {
         return Ok(Admission::Asset);
     }
-    if req.method() == Method::POST
-        && !auth::origin_allowed(header_str(headers, header::ORIGIN), host)
-    {
+    // Every method that may change something (POST, and any other a route may take one
+    // day) needs the page's Origin and full access; only reads and OPTIONS (always 405)
+    // are exempt.
+    let changes = !matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS);
+    if changes && !auth::origin_allowed(header_str(headers, header::ORIGIN), host) {
         return Err(ApiError::new(
             StatusCode::FORBIDDEN,
-            format!("POST needs the header `Origin: http://{host}` (the page sends it itself)"),
+            format!(
+                "{} needs the header `Origin: http://{host}` (the page sends it itself)",
+                req.method()
+            ),
         ));
     }
     if req.method() == Method::POST && path == "/api/ticket" {
@@ -125,7 +130,7 @@ fn gate(ctx: &Ctx, req: &Request<Incoming>) -> Result<Admission, ApiError> {
         )
     })?;
     // A viewer may ask for a stream ticket: watching is what it is for.
-    if req.method() == Method::POST && access == Access::ReadOnly && path != "/api/stream-ticket" {
+    if changes && access == Access::ReadOnly && path != "/api/stream-ticket" {
         return Err(ApiError::new(
             StatusCode::FORBIDDEN,
             "this is the read-only viewer link; it can watch but not send, answer or cancel",
@@ -137,6 +142,7 @@ fn gate(ctx: &Ctx, req: &Request<Incoming>) -> Result<Admission, ApiError> {
 fn asset_route(req: &Request<Incoming>) -> Response<Body> {
     match req.uri().path() {
         "/app.js" => asset(page::APP_JS, "text/javascript; charset=utf-8"),
+        "/agents.js" => asset(page::AGENTS_JS, "text/javascript; charset=utf-8"),
         "/app.css" => asset(page::APP_CSS, "text/css; charset=utf-8"),
         "/favicon.ico" => empty(StatusCode::NO_CONTENT),
         _ => asset(page::INDEX_HTML, "text/html; charset=utf-8"),
@@ -203,14 +209,23 @@ async fn route(ctx: &Arc<Ctx>, req: Request<Incoming>, access: Access) -> Reply 
         (Method::GET, "/api/agent-context") => runs::agent_context(ctx, &req).await,
         (Method::GET, "/api/run-log") => runs::run_log(ctx, &req).await,
         (Method::POST, "/api/agent-cancel") => runs::agent_cancel(ctx, req).await,
-        (_, p) if p.starts_with("/api/approvals/") => Err(ApiError::new(
-            StatusCode::METHOD_NOT_ALLOWED,
-            format!("{} is not supported here", req.method()),
-        )),
+        (Method::GET, "/api/agents") => agents::list(ctx, access).await,
+        (Method::GET, "/api/models") => agents::models(ctx),
+        (Method::POST, "/api/agents") => agents::create(ctx, req).await,
+        (Method::POST, p) if p.starts_with("/api/agents/") => {
+            let rest = p.trim_start_matches("/api/agents/").to_string();
+            agents::post(ctx, req, &rest).await
+        }
+        (_, p) if p.starts_with("/api/approvals/") || p.starts_with("/api/agents/") => {
+            Err(ApiError::new(
+                StatusCode::METHOD_NOT_ALLOWED,
+                format!("{} is not supported here", req.method()),
+            ))
+        }
         (_, "/" | "/app.js" | "/app.css" | "/favicon.ico" | "/api/events" | "/api/session")
         | (_, "/api/sessions" | "/api/messages" | "/api/cancel" | "/api/agent-runs")
         | (_, "/api/agent-children" | "/api/agent-context" | "/api/agent-cancel")
-        | (_, "/api/run-log" | "/api/commands")
+        | (_, "/api/run-log" | "/api/commands" | "/api/agents" | "/api/models" | "/agents.js")
         | (_, "/api/ticket" | "/api/stream-ticket") => Err(ApiError::new(
             StatusCode::METHOD_NOT_ALLOWED,
             format!("{} is not supported here", req.method()),

@@ -32,6 +32,8 @@ pub struct Hub {
     /// Open sessions, the current one last.
     open: Mutex<Vec<Arc<Mirror>>>,
     opener: Option<Box<dyn SessionOpener>>,
+    /// What a model picker offers (`GET /api/models`), from the configuration at start.
+    models: serde_json::Value,
 }
 
 impl Hub {
@@ -44,7 +46,23 @@ impl Hub {
             line: ws.line,
             open: Mutex::new(Vec::new()),
             opener: None,
+            models: super::agents::model_choices(&ws.config),
         }
+    }
+
+    /// The workspace's agents, followed live (the Agents panel reads and writes them).
+    pub fn agents(&self) -> &Arc<Live<AgentSet>> {
+        &self.agents
+    }
+
+    /// The workspace's skills, followed live.
+    pub fn skills(&self) -> &Arc<Live<SkillSet>> {
+        &self.skills
+    }
+
+    /// See [`super::agents::model_choices`].
+    pub fn models(&self) -> &serde_json::Value {
+        &self.models
     }
 
     /// The `/` commands the page offers: the skills and custom commands a person may

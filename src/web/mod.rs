@@ -2,6 +2,7 @@
 //! (`/share` in the shell, `linggen serve` without one). It is one more subscriber of the
 //! session's events and one more sender of its inputs; see `doc/web.md`.
 
+mod agents;
 mod api;
 pub mod attach;
 pub mod auth;
