@@ -1,14 +1,14 @@
 //! The interaction modes (see DESIGN.md, "Modes"). Here, below both, because an agent's
 //! file may name its default mode and the session runs turns in one.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// How a turn works (see DESIGN.md, "Modes"): `Chat` is the person-in-the-loop tool loop
 /// (model → tool → observation → model); `Auto` is the structured loop where each model turn
 /// is one JSON action (`tool`, `patch`, `finalize_task`) until the task is finalized;
 /// `Talk` answers in one response without tools (cheap conversation, nothing touches the
 /// workspace).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TurnMode {
     #[default]

@@ -2,7 +2,7 @@
 //! `--output-format stream-json` / the web mirror emit them as JSON with a `type` tag.
 //! Documented in `doc/events.md`; bump [`EVENT_VERSION`] on any incompatible change.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::llm::{ChatMessage, Role, ToolCall, Usage};
 use crate::shared_text::SharedText;
@@ -11,7 +11,7 @@ use crate::shared_text::SharedText;
 pub const EVENT_VERSION: u32 = 1;
 
 /// How a run ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum OutcomeStatus {
     Completed,
@@ -31,7 +31,7 @@ impl OutcomeStatus {
 }
 
 /// Whether the session is working on a turn.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SessionStatus {
     Idle,
@@ -39,7 +39,7 @@ pub enum SessionStatus {
 }
 
 /// What an agent is doing, as `AgentStatus` reports it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum AgentState {
     Thinking,
@@ -49,7 +49,7 @@ pub enum AgentState {
 }
 
 /// When a `ContextUsage` was measured.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ContextStage {
     /// Before a request is sent: linggen's estimate.
@@ -59,7 +59,7 @@ pub enum ContextStage {
 }
 
 /// The answer to an approval request.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "decision", rename_all = "snake_case")]
 pub enum Decision {
     /// Run this call.
@@ -73,7 +73,7 @@ pub enum Decision {
     Deny { reason: Option<String> },
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type")]
 pub enum Event {
     /// First event of a session (also after `--continue`).
@@ -120,20 +120,25 @@ pub enum Event {
         to: String,
         role: Role,
         content: SharedText,
-        #[serde(skip_serializing_if = "Vec::is_empty")]
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
         tool_calls: Vec<ToolCall>,
-        #[serde(skip_serializing_if = "Option::is_none")]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         tool_call_id: Option<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         tool_name: Option<String>,
-        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         is_error: bool,
         /// The message's images, for the store (what `--continue` sends again). Published
         /// as a list of `{media_type, bytes}`, not their data: megabytes of base64 an
         /// event would hold every window back.
+        ///
+        /// Read back (a terminal attached to `linggen serve`), the summaries become an
+        /// empty list: the data was never sent, and the terminal draws no images.
         #[serde(
+            default,
             skip_serializing_if = "Vec::is_empty",
-            serialize_with = "image_summaries"
+            serialize_with = "image_summaries",
+            deserialize_with = "no_images"
         )]
         images: Vec<crate::llm::Image>,
     },
@@ -161,7 +166,7 @@ pub enum Event {
         /// One-line result for a person, e.g. `120 lines`.
         summary: String,
         /// Unified diff for edits.
-        #[serde(skip_serializing_if = "Option::is_none")]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         diff: Option<String>,
         /// A few lines for a person (a failed command's first lines of output).
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -178,7 +183,7 @@ pub enum Event {
         display: String,
         /// Why it needs a person.
         reason: String,
-        #[serde(skip_serializing_if = "Option::is_none")]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         diff: Option<String>,
         /// Only "allow once" or "deny" can answer it: a write where the workspace's grants
         /// live, or a command outside the sandbox. "Always" answers count as once.
@@ -209,14 +214,14 @@ pub enum Event {
         /// linggen's estimate of the request's prompt tokens.
         estimated_tokens: u64,
         /// The model's context window, when known.
-        #[serde(skip_serializing_if = "Option::is_none")]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         token_limit: Option<u32>,
         /// The history holds a compaction summary.
         compressed: bool,
         /// Compactions this run's conversation went through.
         summary_count: u32,
         /// At `request`: the estimate by part (system prompt, tools, history, …).
-        #[serde(skip_serializing_if = "Option::is_none")]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         breakdown: Option<super::usage::Breakdown>,
         /// How much of the window is taken: the estimate at `request`; at `response`, the
         /// server's input + output tokens (the estimate when it reported none).
@@ -242,8 +247,8 @@ pub enum Event {
         before_tokens: u64,
         after_tokens: u64,
         /// The new history (without the system prompt), for the store: what `--continue`
-        /// resumes. Not part of the published JSON.
-        #[serde(skip_serializing)]
+        /// resumes. Not part of the published JSON, so empty when read back.
+        #[serde(skip_serializing, default)]
         history: Vec<ChatMessage>,
     },
     AgentStatus {
@@ -251,7 +256,7 @@ pub enum Event {
         agent_id: String,
         /// `thinking`, `running_tool`, `waiting_approval` or `idle`.
         status: AgentState,
-        #[serde(skip_serializing_if = "Option::is_none")]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         detail: Option<String>,
     },
     /// The working tree was snapshotted before the first change of a prompt (`step` 0) or
@@ -348,6 +353,15 @@ fn image_summaries<S: serde::Serializer>(
     seq.end()
 }
 
+/// Reads the summaries [`image_summaries`] wrote, and keeps none of them: they carry no
+/// data, and an `Image` without its data would be a lie to whoever sends it on.
+fn no_images<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Vec<crate::llm::Image>, D::Error> {
+    serde::de::IgnoredAny::deserialize(deserializer)?;
+    Ok(Vec::new())
+}
+
 impl Event {
     /// The `Message` event for one history entry. A message loaded from the store keeps the
     /// run that recorded it, whatever `run_id` says, so a replayed transcript attributes
@@ -402,3 +416,6 @@ impl Event {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -10,7 +10,7 @@
 //! growth between two counts, in which the fixed part (instructions, tools, template)
 //! cancels out.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::compact::SUMMARY_HEADER;
 use super::event::{ContextStage, Event};
@@ -155,7 +155,7 @@ pub(crate) fn is_summary(m: &ChatMessage) -> bool {
 }
 
 /// What a request is made of, in (estimated) tokens: the estimate shared out by characters.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Breakdown {
     /// The agent's instructions, workspace facts and rules.
     pub system_prompt: u64,

@@ -204,3 +204,30 @@ fn resync_frame(why: Resync) -> Bytes {
         why.reason()
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A terminal attached to `linggen serve` reads these frames back: the `id:` line is
+    /// the sequence number, the `data:` line the event exactly as the session published it.
+    #[test]
+    fn a_frame_reads_back_as_the_event_and_its_seq() {
+        let event = Event::ApprovalResolved {
+            id: "a1".into(),
+            decision: crate::session::Decision::Deny {
+                reason: Some("not now".into()),
+            },
+            by: "web".into(),
+        };
+        let bytes = frame(42, &event);
+        let text = std::str::from_utf8(&bytes).unwrap();
+        let (id, data) = text
+            .strip_suffix("\n\n")
+            .and_then(|t| t.split_once('\n'))
+            .unwrap();
+        assert_eq!(id, "id: 42");
+        let back: Event = serde_json::from_str(data.strip_prefix("data: ").unwrap()).unwrap();
+        assert_eq!(back, event);
+    }
+}
