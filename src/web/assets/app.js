@@ -505,6 +505,10 @@ const HANDLERS = {
   },
 };
 
+// Events the page draws nothing for (tests/web_browser.rs fails on a type in neither this
+// list nor HANDLERS): checkpoints show as the turn's change report, hooks in the audit trail.
+const UNSHOWN_EVENTS = ['CheckpointCreated', 'CheckpointClosed', 'HookRan'];
+
 /** Who answers in a run: its agent, and the model that served it once one did. */
 function speaker(runId, fallback) {
   const run = S.runs.get(runId);
