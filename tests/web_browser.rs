@@ -1182,3 +1182,49 @@ fn the_page_folds_recorded_streams_and_knows_every_event_type() {
     drop(browser);
     repl.line("/quit");
 }
+
+/// When every place for an event stream is taken, the page says the share is full (the
+/// server's sentence), not that it ended.
+#[test]
+fn a_full_share_says_so_on_the_page() {
+    /// The server's cap on event streams (`src/web/server.rs`).
+    const ALL: usize = 128;
+    let _one_browser_at_a_time = serial();
+    let Some(tools) = BrowserTools::find() else {
+        return;
+    };
+    let (ws, _server) = workspace(vec![]);
+    let mut repl = Repl::start(&ws, &[]);
+    repl.line("/share");
+    let link = repl.expect_share_link();
+    let driver = ChromeDriver::start(&tools);
+    let browser = Browser::open(&driver, &tools);
+    browser.goto(&link.url);
+    browser.wait_for("#status[data-state=\"connected\"]");
+    // The page's own credential takes every other place.
+    let credential = browser.script(
+        "return sessionStorage.getItem('linggen-credential');",
+        json!([]),
+    );
+    let bearer = format!("Bearer {}", credential.as_str().unwrap());
+    let _streams: Vec<support::web_client::EventStream> = (1..ALL)
+        .map(|n| {
+            let stream = support::web_client::EventStream::connect(
+                link.addr,
+                "/api/events",
+                &[("Authorization", &bearer)],
+            );
+            assert_eq!(stream.status, 200, "stream {n}");
+            stream
+        })
+        .collect();
+    // The page's stream drops and it connects again, as after a network blip.
+    browser.script("connect(S.gen);", json!([]));
+    let banner = browser.wait_for_text("#banner", "this share is full");
+    assert!(!banner.contains("ended"), "{banner}");
+    browser.wait_for("#status[data-state=\"offline\"]");
+    assert_eq!(browser.texts("#status"), ["full"]);
+    browser.save_screenshot("share-full.png");
+    drop(browser);
+    repl.line("/quit");
+}

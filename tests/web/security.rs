@@ -538,14 +538,35 @@ fn it_listens_on_loopback_unless_told_lan() {
 fn options_gets_405_on_every_route() {
     let (_server, _ws, serve) = setup(vec![]);
     let token = bearer(&serve.token);
-    for path in GET_ROUTES.iter().chain(POST_ROUTES) {
-        let response = request(
-            serve.addr,
-            "OPTIONS",
-            path,
-            &[("Authorization", &token)],
-            b"",
-        );
-        assert_eq!(response.status, 405, "OPTIONS {path}: {}", response.text());
+    // A browser's CORS preflight carries no credential: it gets the same answer.
+    let preflight = [
+        ("Origin", "http://evil.example"),
+        ("Access-Control-Request-Method", "POST"),
+    ];
+    let routes = GET_ROUTES.iter().chain(POST_ROUTES).chain(ASSET_ROUTES);
+    for path in routes.chain(&["/api/ticket", "/api/no-such-route"]) {
+        for headers in [
+            &[("Authorization", token.as_str())][..],
+            &preflight[..],
+            &[],
+        ] {
+            let response = request(serve.addr, "OPTIONS", path, headers, b"");
+            assert_eq!(
+                response.status,
+                405,
+                "OPTIONS {path} with {headers:?}: {}",
+                response.text()
+            );
+            assert_secure_headers(&response, &format!("OPTIONS {path}"));
+        }
     }
+    // The Host check still comes first.
+    let response = request(
+        serve.addr,
+        "OPTIONS",
+        "/api/session",
+        &[("Host", "evil.example")],
+        b"",
+    );
+    assert_eq!(response.status, 403, "{}", response.text());
 }
