@@ -81,6 +81,7 @@ Register-ArgumentCompleter -Native -CommandName 'linggen' -ScriptBlock {
         'linggen;serve' {
             [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'Port on 127.0.0.1 (default: a random free one)')
             [CompletionResult]::new('--lan', '--lan', [CompletionResultType]::ParameterName, 'Listen on every interface, so other machines can connect (anyone with the URL can drive the agent)')
+            [CompletionResult]::new('--print-tokens', '--print-tokens', [CompletionResultType]::ParameterName, 'Also print the long-lived tokens for scripts (full and read-only); they stay valid until the server stops')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             break

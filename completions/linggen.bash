@@ -897,7 +897,7 @@ _linggen() {
             return 0
             ;;
         linggen__subcmd__serve)
-            opts="-h --port --lan --help"
+            opts="-h --port --lan --print-tokens --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -75,6 +75,7 @@ set edit:completion:arg-completer[linggen] = {|@words|
         &'linggen;serve'= {
             cand --port 'Port on 127.0.0.1 (default: a random free one)'
             cand --lan 'Listen on every interface, so other machines can connect (anyone with the URL can drive the agent)'
+            cand --print-tokens 'Also print the long-lived tokens for scripts (full and read-only); they stay valid until the server stops'
             cand -h 'Print help'
             cand --help 'Print help'
         }

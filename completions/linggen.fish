@@ -68,6 +68,7 @@ complete -c linggen -n "__fish_linggen_using_subcommand sessions" -s h -l help -
 complete -c linggen -n "__fish_linggen_using_subcommand models" -s h -l help -d 'Print help'
 complete -c linggen -n "__fish_linggen_using_subcommand serve" -l port -d 'Port on 127.0.0.1 (default: a random free one)' -r
 complete -c linggen -n "__fish_linggen_using_subcommand serve" -l lan -d 'Listen on every interface, so other machines can connect (anyone with the URL can drive the agent)'
+complete -c linggen -n "__fish_linggen_using_subcommand serve" -l print-tokens -d 'Also print the long-lived tokens for scripts (full and read-only); they stay valid until the server stops'
 complete -c linggen -n "__fish_linggen_using_subcommand serve" -s h -l help -d 'Print help'
 complete -c linggen -n "__fish_linggen_using_subcommand trust" -l yes -d 'Trust every grant without asking (for scripts)'
 complete -c linggen -n "__fish_linggen_using_subcommand trust" -l revoke -d 'Forget this folder: none of its grants hold any more'

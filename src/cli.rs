@@ -158,6 +158,10 @@ pub enum Command {
         /// drive the agent).
         #[arg(long)]
         lan: bool,
+        /// Also print the long-lived tokens for scripts (full and read-only); they stay
+        /// valid until the server stops.
+        #[arg(long)]
+        print_tokens: bool,
     },
     /// Show what this folder's own files grant (permission rules, a looser mode, skills'
     /// allowed-tools) and trust them; nothing they grant holds until then (see doc/trust.md).
@@ -525,12 +529,19 @@ async fn dispatch(cli: Cli) -> i32 {
             trust::command(&cli.start(), action)
         }
         (Some(Command::Mcp { action }), _) => mcp_command(&cli, action).await,
-        (Some(Command::Serve { port, lan }), _) => {
+        (
+            Some(Command::Serve {
+                port,
+                lan,
+                print_tokens,
+            }),
+            _,
+        ) => {
             let options = crate::web::ServeOptions {
                 port: port.unwrap_or(0),
                 lan: *lan,
             };
-            crate::web::serve::run(cli.start(), options).await
+            crate::web::serve::run(cli.start(), options, *print_tokens).await
         }
         (None, false)
             if cli.attach && (cli.prompt.is_some() || !std::io::stdin().is_terminal()) =>

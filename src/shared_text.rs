@@ -150,6 +150,21 @@ impl<'de> Deserialize<'de> for SharedText {
     }
 }
 
+/// A string in the events' JSON Schema (`doc/events.schema.json`).
+impl schemars::JsonSchema for SharedText {
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        String::schema_name()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        String::json_schema(generator)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

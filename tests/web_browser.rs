@@ -1125,3 +1125,192 @@ fn agents_are_created_edited_and_deleted_from_the_page() {
     drop(browser);
     repl.line("/quit");
 }
+
+/* ---------- the page's fold on recorded streams ---------- */
+
+/// The recorded streams of `tests/fixtures/events/` (kept fresh by `tests/event_schema.rs`),
+/// with what a person must then read in the transcript.
+const RECORDED_STREAMS: &[(&str, &[&str])] = &[
+    (
+        "tools",
+        &[
+            "Read a.txt",
+            "Edit a.txt",
+            "+new",
+            "Bash: touch made-by-bash.txt",
+            "nobody can approve",
+            "cut off at the model's output limit",
+            "Edited a.txt; the command was not allowed.",
+            "changed: a.txt",
+            "✓ completed",
+        ],
+    ),
+    (
+        "approvals",
+        &[
+            "Allow Write notes.txt?",
+            "+approved on the page",
+            "allowed once in web",
+            "denied in web: not on this page",
+            "Wrote notes.txt; the command was denied.",
+            "changed: notes.txt",
+        ],
+    ),
+    (
+        "delegation",
+        &[
+            "scenario delegation",
+            "coder ← Say what a.txt holds.",
+            "It holds one line.",
+            "coder completed",
+            "coder says: it holds one line.",
+        ],
+    ),
+    (
+        "image",
+        &["scenario image", "image/png", "A transparent pixel."],
+    ),
+    (
+        "error",
+        &["✗ model `scripted`", "this model does not exist", "✗ error"],
+    ),
+];
+
+fn recorded_stream(name: &str) -> Vec<Value> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/events")
+        .join(format!("{name}.jsonl"));
+    std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
+}
+
+/// The page's own fold (`apply`, the handler the live stream calls) on real recorded
+/// streams: no exception, and the transcript says what happened. And every event type the
+/// schema names is either handled or deliberately not shown, so a new event fails here
+/// rather than silently in a browser.
+#[test]
+fn the_page_folds_recorded_streams_and_knows_every_event_type() {
+    let _one_browser_at_a_time = serial();
+    let Some(tools) = BrowserTools::find() else {
+        return;
+    };
+    let (ws, _server) = workspace(vec![]);
+    let mut repl = Repl::start(&ws, &[]);
+    let (_driver, browser) = shared_page(&mut repl, &tools);
+
+    let schema: Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("doc/events.schema.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let types: Vec<String> = schema["oneOf"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|branch| {
+            branch["properties"]["type"]["const"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert!(types.len() > 20, "{types:?}");
+    let known = browser.script(
+        "return {handled: Object.keys(HANDLERS), unshown: UNSHOWN_EVENTS};",
+        json!([]),
+    );
+    let listed = |key: &str| -> Vec<String> {
+        known[key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t.as_str().unwrap().to_string())
+            .collect()
+    };
+    let (handled, unshown) = (listed("handled"), listed("unshown"));
+    let unknown: Vec<&String> = types
+        .iter()
+        .filter(|t| !handled.contains(t) && !unshown.contains(t))
+        .collect();
+    assert!(
+        unknown.is_empty(),
+        "app.js neither handles nor lists in UNSHOWN_EVENTS: {unknown:?}"
+    );
+    let stale: Vec<&String> = handled
+        .iter()
+        .chain(&unshown)
+        .filter(|t| !types.contains(t))
+        .collect();
+    assert!(
+        stale.is_empty(),
+        "app.js names events that do not exist: {stale:?}"
+    );
+
+    // Each stream on a cleared transcript; an exception fails the WebDriver call.
+    let fold = "resetView(); for (const ev of arguments[0]) apply(ev); flushStreams(); \
+                return $('#transcript').innerText;";
+    for (name, expected) in RECORDED_STREAMS {
+        let text = browser.script(fold, json!([recorded_stream(name)]));
+        let text = text.as_str().unwrap_or_default();
+        for needle in *expected {
+            assert!(
+                text.contains(needle),
+                "{name}: the transcript lacks {needle:?}:\n{text}"
+            );
+        }
+        browser.save_screenshot(&format!("recorded-{name}.png"));
+    }
+    drop(browser);
+    repl.line("/quit");
+}
+
+/// When every place for an event stream is taken, the page says the share is full (the
+/// server's sentence), not that it ended.
+#[test]
+fn a_full_share_says_so_on_the_page() {
+    /// The server's cap on event streams (`src/web/server.rs`).
+    const ALL: usize = 128;
+    let _one_browser_at_a_time = serial();
+    let Some(tools) = BrowserTools::find() else {
+        return;
+    };
+    let (ws, _server) = workspace(vec![]);
+    let mut repl = Repl::start(&ws, &[]);
+    repl.line("/share");
+    let link = repl.expect_share_link();
+    let driver = ChromeDriver::start(&tools);
+    let browser = Browser::open(&driver, &tools);
+    browser.goto(&link.url);
+    browser.wait_for("#status[data-state=\"connected\"]");
+    // The page's own credential takes every other place.
+    let credential = browser.script(
+        "return sessionStorage.getItem('linggen-credential');",
+        json!([]),
+    );
+    let bearer = format!("Bearer {}", credential.as_str().unwrap());
+    let _streams: Vec<support::web_client::EventStream> = (1..ALL)
+        .map(|n| {
+            let stream = support::web_client::EventStream::connect(
+                link.addr,
+                "/api/events",
+                &[("Authorization", &bearer)],
+            );
+            assert_eq!(stream.status, 200, "stream {n}");
+            stream
+        })
+        .collect();
+    // The page's stream drops and it connects again, as after a network blip.
+    browser.script("connect(S.gen);", json!([]));
+    let banner = browser.wait_for_text("#banner", "this share is full");
+    assert!(!banner.contains("ended"), "{banner}");
+    browser.wait_for("#status[data-state=\"offline\"]");
+    assert_eq!(browser.texts("#status"), ["full"]);
+    browser.save_screenshot("share-full.png");
+    drop(browser);
+    repl.line("/quit");
+}

@@ -21,7 +21,9 @@ pub use crate::tools::guard::paths::CONFIG_FILE;
 pub const DEFAULT_MAX_ITERS: u32 = 100;
 
 /// How much the agent may do without asking.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum PermissionMode {
     /// Reads run; `Write`, `Edit` and non-allowlisted `Bash` ask.

@@ -8,7 +8,9 @@ use serde::{Deserialize, Serialize};
 /// is one JSON action (`tool`, `patch`, `finalize_task`) until the task is finalized;
 /// `Talk` answers in one response without tools (cheap conversation, nothing touches the
 /// workspace).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum TurnMode {
     #[default]

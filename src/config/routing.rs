@@ -6,7 +6,9 @@ use serde::{Deserialize, Serialize};
 
 /// How demanding a model call looks, from its prompt size, how deep into tool use and
 /// delegation it is, and the skill's hint.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Complexity {
     Low,

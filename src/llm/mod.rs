@@ -27,7 +27,7 @@ pub use image::{Image, ImageFormat};
 use crate::shared_text::SharedText;
 
 /// Who wrote a message in the conversation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
     System,
@@ -59,7 +59,7 @@ impl Role {
 
 /// A tool call requested by the model. `arguments` is always a JSON object once it leaves
 /// a provider (streamed argument fragments are assembled and parsed there).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ToolCall {
     pub id: String,
     pub name: String,
@@ -159,7 +159,9 @@ impl ToolSpec {
 }
 
 /// Token counts reported by the server (or estimated when it reports none).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 pub struct Usage {
     pub input_tokens: u64,
     pub output_tokens: u64,

@@ -2,6 +2,7 @@
 //! `--output-format stream-json` / the web mirror emit them as JSON with a `type` tag.
 //! Documented in `doc/events.md`; bump [`EVENT_VERSION`] on any incompatible change.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::llm::{ChatMessage, Role, ToolCall, Usage};
@@ -11,7 +12,7 @@ use crate::shared_text::SharedText;
 pub const EVENT_VERSION: u32 = 1;
 
 /// How a run ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum OutcomeStatus {
     Completed,
@@ -31,7 +32,7 @@ impl OutcomeStatus {
 }
 
 /// Whether the session is working on a turn.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SessionStatus {
     Idle,
@@ -39,7 +40,7 @@ pub enum SessionStatus {
 }
 
 /// What an agent is doing, as `AgentStatus` reports it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum AgentState {
     Thinking,
@@ -49,7 +50,7 @@ pub enum AgentState {
 }
 
 /// When a `ContextUsage` was measured.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ContextStage {
     /// Before a request is sent: linggen's estimate.
@@ -59,7 +60,7 @@ pub enum ContextStage {
 }
 
 /// The answer to an approval request.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "decision", rename_all = "snake_case")]
 pub enum Decision {
     /// Run this call.
@@ -73,7 +74,7 @@ pub enum Decision {
     Deny { reason: Option<String> },
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type")]
 pub enum Event {
     /// First event of a session (also after `--continue`).
@@ -140,6 +141,7 @@ pub enum Event {
             serialize_with = "image_summaries",
             deserialize_with = "no_images"
         )]
+        #[schemars(with = "Vec<ImageSummary>")]
         images: Vec<crate::llm::Image>,
     },
     /// A piece of streamed model output. `done` marks the end of one response.
@@ -249,6 +251,7 @@ pub enum Event {
         /// The new history (without the system prompt), for the store: what `--continue`
         /// resumes. Not part of the published JSON, so empty when read back.
         #[serde(skip_serializing, default)]
+        #[schemars(skip)]
         history: Vec<ChatMessage>,
     },
     AgentStatus {
@@ -337,20 +340,23 @@ pub enum Event {
     },
 }
 
-/// Images as events publish them: what each is, not its data.
+/// An image as events publish it: what it is, not its data.
+#[derive(Serialize, JsonSchema)]
+struct ImageSummary {
+    /// `image/png`, `image/jpeg`, `image/gif` or `image/webp`.
+    media_type: &'static str,
+    /// Its size, decoded.
+    bytes: usize,
+}
+
 fn image_summaries<S: serde::Serializer>(
     images: &[crate::llm::Image],
     serializer: S,
 ) -> Result<S::Ok, S::Error> {
-    use serde::ser::SerializeSeq as _;
-    let mut seq = serializer.serialize_seq(Some(images.len()))?;
-    for image in images {
-        seq.serialize_element(&serde_json::json!({
-            "media_type": image.format.media_type(),
-            "bytes": image.bytes(),
-        }))?;
-    }
-    seq.end()
+    serializer.collect_seq(images.iter().map(|image| ImageSummary {
+        media_type: image.format.media_type(),
+        bytes: image.bytes(),
+    }))
 }
 
 /// Reads the summaries [`image_summaries`] wrote, and keeps none of them: they carry no
@@ -360,6 +366,16 @@ fn no_images<'de, D: serde::Deserializer<'de>>(
 ) -> Result<Vec<crate::llm::Image>, D::Error> {
     serde::de::IgnoredAny::deserialize(deserializer)?;
     Ok(Vec::new())
+}
+
+/// The JSON Schema of events as they are published (`doc/events.schema.json`, kept equal
+/// to this by `tests/event_schema.rs`): what the page folds and other readers can rely on.
+pub fn schema() -> serde_json::Value {
+    schemars::generate::SchemaSettings::draft2020_12()
+        .for_serialize()
+        .into_generator()
+        .into_root_schema_for::<Event>()
+        .to_value()
 }
 
 impl Event {

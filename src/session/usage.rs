@@ -155,7 +155,9 @@ pub(crate) fn is_summary(m: &ChatMessage) -> bool {
 }
 
 /// What a request is made of, in (estimated) tokens: the estimate shared out by characters.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 pub struct Breakdown {
     /// The agent's instructions, workspace facts and rules.
     pub system_prompt: u64,

@@ -91,6 +91,14 @@ fn gate(ctx: &Ctx, req: &Request<Incoming>) -> Result<Admission, ApiError> {
             ),
         ));
     }
+    // A CORS preflight carries no credential; the answer is the same for everyone, and no
+    // `Access-Control-*` header ever lets another site's script in.
+    if req.method() == Method::OPTIONS {
+        return Err(ApiError::new(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "OPTIONS is not supported: this server answers no cross-origin requests",
+        ));
+    }
     let path = req.uri().path();
     if req.method() == Method::GET && ASSETS.contains(&path) {
         return Ok(Admission::Asset);
@@ -174,8 +182,12 @@ async fn exchange(ctx: &Ctx, req: Request<Incoming>) -> Reply {
     ))
 }
 
-/// `POST /api/stream-ticket`: a one-time credential for one `GET /api/events`.
+/// `POST /api/stream-ticket`: a one-time credential for one `GET /api/events`; `503` when
+/// the share is full for `access`, which the page can read here (not from the stream).
 fn stream_ticket(ctx: &Ctx, access: Access) -> Reply {
+    if !ctx.streams.has_room(access) {
+        return Err(share_full(access));
+    }
     let ticket = ctx.credentials.issue_stream(access).map_err(internal)?;
     Ok(json_response(StatusCode::OK, &json!({ "ticket": ticket })))
 }
@@ -183,7 +195,7 @@ fn stream_ticket(ctx: &Ctx, access: Access) -> Reply {
 async fn route(ctx: &Arc<Ctx>, req: Request<Incoming>, access: Access) -> Reply {
     let path = req.uri().path().to_string();
     match (req.method().clone(), path.as_str()) {
-        (Method::GET, "/api/events") => events(ctx, &req),
+        (Method::GET, "/api/events") => events(ctx, &req, access),
         (Method::POST, "/api/stream-ticket") => stream_ticket(ctx, access),
         (Method::GET, "/api/session") => {
             let mirror = open_mirror(ctx, query(&req, "session_id").as_deref())?;
@@ -236,7 +248,24 @@ async fn route(ctx: &Arc<Ctx>, req: Request<Incoming>, access: Access) -> Reply 
     }
 }
 
-fn events(ctx: &Ctx, req: &Request<Incoming>) -> Reply {
+/// Every place for an event stream with `access` is taken: the only `503` of the API.
+fn share_full(access: Access) -> ApiError {
+    use super::server::{MAX_EVENT_STREAMS, MAX_VIEWER_STREAMS, RESERVED_FOR_FULL_ACCESS};
+    let message = match access {
+        Access::Full => format!(
+            "this share is full: {MAX_EVENT_STREAMS} pages or scripts are watching it already; \
+             close some of them and retry"
+        ),
+        Access::ReadOnly => format!(
+            "this share is full for read-only viewers: {MAX_VIEWER_STREAMS} are watching it \
+             already (the other {RESERVED_FOR_FULL_ACCESS} places are kept for full access); \
+             retry later"
+        ),
+    };
+    ApiError::new(StatusCode::SERVICE_UNAVAILABLE, message)
+}
+
+fn events(ctx: &Ctx, req: &Request<Incoming>, access: Access) -> Reply {
     let mirror = open_mirror(ctx, query(req, "session_id").as_deref())?;
     // The header is what a browser sends when it reconnects by itself: it is the newer one.
     let after = header_str(req.headers(), "last-event-id")
@@ -248,15 +277,7 @@ fn events(ctx: &Ctx, req: &Request<Incoming>) -> Reply {
                 .map_err(|_| ApiError::bad_request(format!("last event id `{v}` is not a number")))
         })
         .transpose()?;
-    let permit = ctx.streams.clone().try_acquire_owned().map_err(|_| {
-        ApiError::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            format!(
-                "{} event streams are open already; close some pages and reload",
-                super::server::MAX_EVENT_STREAMS
-            ),
-        )
-    })?;
+    let permit = ctx.streams.take(access).ok_or_else(|| share_full(access))?;
     let body = sse::event_stream(mirror, after, ctx.shutdown.clone(), permit);
     Response::builder()
         .header(header::CONTENT_TYPE, "text/event-stream")

@@ -16,8 +16,11 @@ use super::server::{ServeOptions, Server};
 use crate::app::{self, Failure, LiveSession, Start, Workspace, exit};
 use crate::session::{Event, lock};
 
-pub async fn run(start: Start, options: ServeOptions) -> i32 {
-    match try_run(start, options).await {
+/// `print_tokens` (`--print-tokens`): also print the long-lived tokens. Not by default: they
+/// stay valid until the server stops, and what `serve` prints often ends up in a service
+/// manager's log or a shared terminal's scrollback.
+pub async fn run(start: Start, options: ServeOptions, print_tokens: bool) -> i32 {
+    match try_run(start, options, print_tokens).await {
         Ok(code) => code,
         Err(f) => {
             eprintln!("linggen: error: {}", f.message);
@@ -26,7 +29,7 @@ pub async fn run(start: Start, options: ServeOptions) -> i32 {
     }
 }
 
-async fn try_run(start: Start, options: ServeOptions) -> Result<i32, Failure> {
+async fn try_run(start: Start, options: ServeOptions, print_tokens: bool) -> Result<i32, Failure> {
     let ws = Arc::new(app::load_workspace(&start)?);
     // The browser is not asked about folder trust; `linggen trust` is the way.
     if let Some(note) = ws.trust.note() {
@@ -71,11 +74,18 @@ async fn try_run(start: Start, options: ServeOptions) -> Result<i32, Failure> {
     // are for scripts and stay valid until the server stops.
     println!("linggen serve: {link}");
     println!("read-only viewer: {viewer}");
-    println!("token for scripts: {}", server.token());
-    println!("read-only token: {}", server.viewer_token());
+    if print_tokens {
+        println!("token for scripts: {}", server.token());
+        println!("read-only token: {}", server.viewer_token());
+    }
     eprintln!(
-        "serving {} · Enter prints a new link · Ctrl+C stops",
-        ws.root.display()
+        "serving {} · Enter prints a new link · Ctrl+C stops{}",
+        ws.root.display(),
+        if print_tokens {
+            ""
+        } else {
+            " · --print-tokens shows tokens for scripts"
+        }
     );
     let mut asked = link_requests();
     let mut endings = crate::app::signals::Signals::all();

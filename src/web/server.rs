@@ -8,7 +8,8 @@
 //! idle one, or is closed at once when all are busy), a connection that sends no complete
 //! request within [`HEADER_TIMEOUT`] is closed, and so is a keep-alive one idle for
 //! [`KEEP_ALIVE_IDLE`]. Event streams count as busy and have their own cap
-//! ([`MAX_EVENT_STREAMS`]).
+//! ([`MAX_EVENT_STREAMS`]), of which read-only credentials get all but
+//! [`RESERVED_FOR_FULL_ACCESS`].
 
 use std::convert::Infallible;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -25,7 +26,7 @@ use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
-use tokio::sync::Semaphore;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
@@ -40,6 +41,58 @@ pub(super) const MAX_CONNECTIONS: usize = 512;
 
 /// Event streams open at once; each holds a connection, so they can never take them all.
 pub(super) const MAX_EVENT_STREAMS: usize = 128;
+
+/// Event streams only a full-access credential can open: a read-only link passed around
+/// widely must not lock the person who shares out of their own session.
+pub(super) const RESERVED_FOR_FULL_ACCESS: usize = 16;
+
+/// Event streams read-only credentials may hold at once.
+pub(super) const MAX_VIEWER_STREAMS: usize = MAX_EVENT_STREAMS - RESERVED_FOR_FULL_ACCESS;
+
+/// The places for event streams: [`MAX_EVENT_STREAMS`] in all, at most
+/// [`MAX_VIEWER_STREAMS`] of them read-only.
+pub(super) struct StreamSlots {
+    all: Arc<Semaphore>,
+    viewers: Arc<Semaphore>,
+}
+
+/// One stream's place, given back when the stream ends.
+pub(super) struct StreamPermit {
+    _all: OwnedSemaphorePermit,
+    _viewer: Option<OwnedSemaphorePermit>,
+}
+
+impl Default for StreamSlots {
+    fn default() -> StreamSlots {
+        StreamSlots {
+            all: Arc::new(Semaphore::new(MAX_EVENT_STREAMS)),
+            viewers: Arc::new(Semaphore::new(MAX_VIEWER_STREAMS)),
+        }
+    }
+}
+
+impl StreamSlots {
+    /// A place for one more stream with `access`; `None` when the share is full for it.
+    pub fn take(&self, access: Access) -> Option<StreamPermit> {
+        let viewer = match access {
+            Access::Full => None,
+            Access::ReadOnly => Some(self.viewers.clone().try_acquire_owned().ok()?),
+        };
+        let all = self.all.clone().try_acquire_owned().ok()?;
+        Some(StreamPermit {
+            _all: all,
+            _viewer: viewer,
+        })
+    }
+
+    /// Whether a stream with `access` would get a place now (asked before a stream ticket
+    /// is issued, so a page can read why it cannot watch: an event stream's error answer
+    /// is hidden from the page's script).
+    pub fn has_room(&self, access: Access) -> bool {
+        self.all.available_permits() > 0
+            && (access == Access::Full || self.viewers.available_permits() > 0)
+    }
+}
 
 /// A connection must send a whole request head this soon after it opened.
 const HEADER_TIMEOUT: Duration = Duration::from_secs(5);
@@ -66,8 +119,8 @@ pub(super) struct Ctx {
     pub bound: SocketAddr,
     pub lan: bool,
     pub shutdown: CancellationToken,
-    /// Permits for event streams ([`MAX_EVENT_STREAMS`]).
-    pub streams: Arc<Semaphore>,
+    /// Places for event streams ([`MAX_EVENT_STREAMS`]).
+    pub streams: StreamSlots,
     connections: Connections,
 }
 
@@ -104,7 +157,7 @@ impl Server {
             bound,
             lan: options.lan,
             shutdown: CancellationToken::new(),
-            streams: Arc::new(Semaphore::new(MAX_EVENT_STREAMS)),
+            streams: StreamSlots::default(),
             connections: Connections::default(),
         });
         tokio::spawn(sweep(ctx.clone()));
@@ -445,6 +498,33 @@ mod tests {
         );
         assert!(all[0].close.is_cancelled());
         assert!(!newcomer.close.is_cancelled());
+    }
+
+    #[test]
+    fn read_only_streams_leave_room_for_full_access() {
+        let slots = StreamSlots::default();
+        let viewers: Vec<_> = (0..MAX_VIEWER_STREAMS)
+            .map(|_| slots.take(Access::ReadOnly).unwrap())
+            .collect();
+        assert!(!slots.has_room(Access::ReadOnly));
+        assert!(slots.take(Access::ReadOnly).is_none());
+        assert!(slots.has_room(Access::Full));
+        let owners: Vec<_> = (0..RESERVED_FOR_FULL_ACCESS)
+            .map(|_| slots.take(Access::Full).unwrap())
+            .collect();
+        assert!(!slots.has_room(Access::Full));
+        assert!(slots.take(Access::Full).is_none());
+        // A viewer that leaves makes room for one viewer (or one owner) again.
+        drop(viewers.into_iter().next());
+        assert!(slots.take(Access::ReadOnly).is_some());
+        drop(owners);
+        // Full access may take every place.
+        let fresh = StreamSlots::default();
+        let all: Vec<_> = (0..MAX_EVENT_STREAMS)
+            .map(|_| fresh.take(Access::Full).unwrap())
+            .collect();
+        assert!(fresh.take(Access::ReadOnly).is_none());
+        assert_eq!(all.len(), MAX_EVENT_STREAMS);
     }
 
     #[test]

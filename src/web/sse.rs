@@ -8,7 +8,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use http_body_util::{BodyExt, StreamBody};
 use hyper::body::Frame;
-use tokio::sync::{OwnedSemaphorePermit, broadcast, mpsc};
+use tokio::sync::{broadcast, mpsc};
 use tokio_util::sync::CancellationToken;
 
 use super::Body;
@@ -32,7 +32,7 @@ pub fn event_stream(
     mirror: Arc<Mirror>,
     after: Option<u64>,
     shutdown: CancellationToken,
-    permit: OwnedSemaphorePermit,
+    permit: super::server::StreamPermit,
 ) -> Body {
     let (tx, rx) = mpsc::channel::<Bytes>(CLIENT_BUFFER);
     tokio::spawn(async move {

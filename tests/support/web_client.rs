@@ -410,10 +410,11 @@ pub struct Serve {
 }
 
 impl Serve {
-    /// Spawns `cmd` (a `linggen … serve …` command, e.g. `ws.cmd().arg("serve")`) and
-    /// reads the two links and the two tokens it prints.
+    /// Spawns `cmd` (a `linggen … serve …` command, e.g. `ws.cmd().arg("serve")`) with
+    /// `--print-tokens`, and reads the two links and the two tokens it prints.
     pub fn start(cmd: &mut Command) -> Serve {
         let mut child = cmd
+            .arg("--print-tokens")
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()

@@ -8,6 +8,7 @@ use serde_json::json;
 
 use super::*;
 use crate::support::Reply;
+use crate::support::web_client::request;
 
 /// Idle connections a local process opens at once.
 const FLOOD: usize = 2_000;
@@ -148,4 +149,63 @@ fn serve_closes_a_session_nobody_watches_once_it_is_idle_and_reopens_it_on_reque
         snapshot["transcript"].to_string().contains("hello"),
         "{snapshot:#}"
     );
+}
+
+/// Read-only viewers cannot take every event stream: past their share of the cap they get
+/// `503` saying the share is full (from the stream ticket too, where the page can read it),
+/// while the full-access credential still gets its reserved places; past the whole cap
+/// everyone gets the same sentence, never a hint that the share ended.
+#[test]
+fn viewers_cannot_take_the_owners_event_streams_and_a_full_share_says_so() {
+    /// The cap and the places kept for full access (`src/web/server.rs`).
+    const ALL: usize = 128;
+    const RESERVED: usize = 16;
+    let (_server, _ws, serve) = setup(vec![]);
+    let viewer = bearer(&serve.viewer_token);
+    let owner = bearer(&serve.token);
+    let open = |credential: &str| {
+        EventStream::connect(serve.addr, "/api/events", &[("Authorization", credential)])
+    };
+    let mut streams: Vec<EventStream> = (0..ALL - RESERVED)
+        .map(|n| {
+            let stream = open(&viewer);
+            assert_eq!(stream.status, 200, "viewer stream {n}");
+            stream
+        })
+        .collect();
+    let refused = open(&viewer);
+    assert_eq!(refused.status, 503, "one viewer stream too many");
+    let origin = serve.origin();
+    let viewer_ticket = request(
+        serve.addr,
+        "POST",
+        "/api/stream-ticket",
+        &[("Authorization", &viewer), ("Origin", &origin)],
+        b"{}",
+    );
+    assert_error(
+        &viewer_ticket,
+        503,
+        "this share is full for read-only viewers",
+    );
+    // The owner still has room, and asks for a ticket as the page does.
+    let ticket = serve.post("/api/stream-ticket", &json!({}));
+    assert_eq!(ticket.status, 200, "{}", ticket.text());
+    for n in 0..RESERVED {
+        let stream = open(&owner);
+        assert_eq!(stream.status, 200, "owner stream {n}");
+        streams.push(stream);
+    }
+    assert_error(
+        &serve.post("/api/stream-ticket", &json!({})),
+        503,
+        "this share is full",
+    );
+    assert_eq!(open(&owner).status, 503, "past the whole cap");
+    // One viewer leaves: a viewer (or the owner) may watch again.
+    drop(streams.remove(0));
+    wait_until("the viewer's place to come back", || {
+        let stream = open(&viewer);
+        stream.status == 200
+    });
 }

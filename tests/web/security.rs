@@ -538,14 +538,79 @@ fn it_listens_on_loopback_unless_told_lan() {
 fn options_gets_405_on_every_route() {
     let (_server, _ws, serve) = setup(vec![]);
     let token = bearer(&serve.token);
-    for path in GET_ROUTES.iter().chain(POST_ROUTES) {
-        let response = request(
-            serve.addr,
-            "OPTIONS",
-            path,
-            &[("Authorization", &token)],
-            b"",
-        );
-        assert_eq!(response.status, 405, "OPTIONS {path}: {}", response.text());
+    // A browser's CORS preflight carries no credential: it gets the same answer.
+    let preflight = [
+        ("Origin", "http://evil.example"),
+        ("Access-Control-Request-Method", "POST"),
+    ];
+    let routes = GET_ROUTES.iter().chain(POST_ROUTES).chain(ASSET_ROUTES);
+    for path in routes.chain(&["/api/ticket", "/api/no-such-route"]) {
+        for headers in [
+            &[("Authorization", token.as_str())][..],
+            &preflight[..],
+            &[],
+        ] {
+            let response = request(serve.addr, "OPTIONS", path, headers, b"");
+            assert_eq!(
+                response.status,
+                405,
+                "OPTIONS {path} with {headers:?}: {}",
+                response.text()
+            );
+            assert_secure_headers(&response, &format!("OPTIONS {path}"));
+        }
     }
+    // The Host check still comes first.
+    let response = request(
+        serve.addr,
+        "OPTIONS",
+        "/api/session",
+        &[("Host", "evil.example")],
+        b"",
+    );
+    assert_eq!(response.status, 403, "{}", response.text());
+}
+
+/// The long-lived tokens are printed only with `--print-tokens`: by default `serve`'s output
+/// (often a service manager's log) holds one-time links only, and says how to get them.
+#[test]
+fn serve_prints_its_tokens_only_when_asked() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::Stdio;
+
+    let (_server, ws, _) = setup(vec![]);
+    let mut child = crate::support::KillOnDrop(
+        ws.cmd()
+            .arg("serve")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let (lines, printed) = std::sync::mpsc::channel();
+    let stdout = child.0.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = lines.send(line);
+        }
+    });
+    let next = || printed.recv_timeout(WAIT).unwrap();
+    assert!(next().starts_with("linggen serve: http://"));
+    assert!(next().starts_with("read-only viewer: http://"));
+    // Enter asks for a fresh link: the very next line is that link, not a token.
+    let stdin = child.0.stdin.as_mut().unwrap();
+    writeln!(stdin).unwrap();
+    stdin.flush().unwrap();
+    let line = next();
+    assert!(line.starts_with("new link: http://"), "{line:?}");
+    let mut stderr = String::new();
+    let pipe = child.0.stderr.take().unwrap();
+    let mut reader = BufReader::new(pipe);
+    reader.read_line(&mut stderr).unwrap();
+    while !stderr.contains("Ctrl+C stops") {
+        reader.read_line(&mut stderr).unwrap();
+    }
+    assert!(stderr.contains("--print-tokens"), "{stderr}");
+    assert!(!stderr.contains("token:"), "{stderr}");
 }

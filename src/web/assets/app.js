@@ -505,6 +505,10 @@ const HANDLERS = {
   },
 };
 
+// Events the page draws nothing for (tests/web_browser.rs fails on a type in neither this
+// list nor HANDLERS): checkpoints show as the turn's change report, hooks in the audit trail.
+const UNSHOWN_EVENTS = ['CheckpointCreated', 'CheckpointClosed', 'HookRan'];
+
 /** Who answers in a run: its agent, and the model that served it once one did. */
 function speaker(runId, fallback) {
   const run = S.runs.get(runId);
@@ -1154,10 +1158,10 @@ const RETRY_LIMIT = 4;
  */
 function giveUp(err) {
   closeEvents();
-  setStatus('offline', err && err.status === 401 ? 'no access' : 'disconnected');
+  setStatus('offline', err && err.status === 401 ? 'no access' : err && err.status === 503 ? 'full' : 'disconnected');
   const text = err && err.status === 401
     ? 'This link needs its token: each /share link works once. Ask for a fresh one (/share in the shell, or Enter where linggen serve runs).'
-    : err && err.status === 403
+    : err && (err.status === 403 || err.status === 503)
       ? err.message
       : 'The share ended or linggen stopped: this session is unreachable. Ask for a new /share link, or retry.';
   showBanner(text, 'error', { label: 'Retry', run: retryNow });
@@ -1253,6 +1257,8 @@ async function connect(gen) {
     ticket = (await post('/api/stream-ticket', {})).ticket;
   } catch (err) {
     if (gen !== S.gen) return;
+    // 503: every place for a stream is taken (the share is full), which retrying soon won't change.
+    if (err.status === 503) return giveUp(err);
     setStatus('offline');
     showBanner(err.message);
     if (err.status !== 401 && err.status !== 403) scheduleReload();
