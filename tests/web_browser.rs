@@ -1039,3 +1039,155 @@ fn an_image_pasted_in_the_page_reaches_the_model() {
     drop(browser);
     repl.line("/quit");
 }
+
+/// The page's mode chip changes the session's mode, and the terminal's prompt follows at
+/// once, with the line being typed there kept; a change the session refuses shows its own
+/// sentence on the page.
+#[test]
+fn the_mode_chip_changes_the_mode_and_the_terminal_prompt_follows() {
+    let _one_browser_at_a_time = serial();
+    let Some(tools) = BrowserTools::find() else {
+        return;
+    };
+    let (ws, server) = workspace(vec![
+        Step::from(Reply::tool(
+            "Write",
+            json!({"path": WRITTEN_FILE, "content": WRITTEN_TEXT}),
+        )),
+        Reply::text(FINAL_ANSWER).into(),
+    ]);
+    let mut repl = Repl::start(&ws, &[]);
+    let (_driver, browser) = shared_page(&mut repl, &tools);
+    repl.send("half typed");
+    repl.expect("half typed");
+
+    browser.click(&browser.wait_for("#mode"));
+    browser.click(&browser.wait_for("#chip-menu button[data-value=\"talk\"]"));
+    browser.wait_for_text("#mode", "talk");
+    repl.expect("ling [talk] › half typed");
+    browser.click(&browser.wait_for("#mode"));
+    browser.click(&browser.wait_for("#chip-menu button[data-value=\"chat\"]"));
+    browser.wait_for_text("#mode", "chat");
+    repl.expect("ling › half typed");
+    browser.click(&browser.wait_for("#permission-mode"));
+    browser.click(&browser.wait_for("#chip-menu button[data-value=\"plan\"]"));
+    browser.wait_for_text("#permission-mode", "plan");
+    repl.expect("ling [plan] › half typed");
+    browser.click(&browser.wait_for("#permission-mode"));
+    browser.click(&browser.wait_for("#chip-menu button[data-value=\"default\"]"));
+    repl.expect("ling › half typed");
+    browser.save_screenshot("chip-menu.png");
+
+    // While a turn waits for an approval the agent cannot change: the page says why.
+    repl.send(" and a write\r");
+    repl.expect("Allow Write");
+    browser.click(&browser.wait_for("#agent"));
+    browser.click(&browser.wait_for("#chip-menu button[data-value=\"coder\"]"));
+    browser.wait_for_text("#composer-error", "the agent can change when this turn ends");
+    browser.click(&browser.wait_for(".approval[data-id] button[data-decision=\"allow_once\"]"));
+    repl.expect(FINAL_ANSWER);
+    let users = support::texts(&server.last_chat_request().unwrap(), "user");
+    assert_eq!(users, ["half typed and a write"]);
+    browser.wait_for_text("#agent", "ling");
+    drop(browser);
+    repl.line("/quit");
+}
+
+/// A delegated run gets a tab of its own: the agent, its status, its task, its tool calls
+/// and its answer; the conversation links to it, and a reload builds it again.
+#[test]
+fn a_delegated_run_gets_its_own_tab_with_its_tool_calls() {
+    let _one_browser_at_a_time = serial();
+    let Some(tools) = BrowserTools::find() else {
+        return;
+    };
+    let (ws, _server) = workspace(vec![
+        Step::from(Reply::tool(
+            "delegate_to_agent",
+            json!({"target_agent_id": "coder", "task": "List the files here."}),
+        )),
+        Reply::tool("Glob", json!({"globs": ["*.md"]})).into(),
+        Reply::text("One file: **README.md**.").into(),
+        Reply::text("coder found README.md.").into(),
+    ]);
+    ws.write("README.md", "# hello\n");
+    let mut repl = Repl::start(&ws, &[]);
+    let (_driver, browser) = shared_page(&mut repl, &tools);
+    let input = browser.wait_for("#input");
+    browser.send_keys(&input, "ask coder for the files");
+    browser.click(&browser.wait_for("#send"));
+    browser.wait_for_text(".msg.assistant", "coder found README.md.");
+    repl.expect("coder found README.md.");
+
+    let check_tab = |browser: &Browser| {
+        browser.wait_for_text("#tabs", "coder");
+        browser.click(&browser.wait_for("#tabs button[data-tab=\"coder\"]"));
+        let card = browser.wait_for_text(".agent-panel[data-agent=\"coder\"] .run-card", "List the files here.");
+        assert!(card.contains("Glob *.md"), "{card}");
+        assert!(card.contains("1 file"), "{card}");
+        assert!(card.contains("One file: README.md."), "{card}");
+        assert!(card.contains("completed"), "{card}");
+        let hidden = browser.script(
+            "return getComputedStyle(document.querySelector('#transcript')).display;",
+            json!([]),
+        );
+        assert_eq!(hidden, json!("none"), "the conversation shows under the tab");
+    };
+    check_tab(&browser);
+    browser.save_screenshot("agent-tab.png");
+    browser.set_viewport(390, 844);
+    browser.save_screenshot("agent-tab-390.png");
+    let scrolls = browser.script(
+        "const t = document.querySelector('#tabs'); return getComputedStyle(t).overflowX;",
+        json!([]),
+    );
+    assert_eq!(scrolls, json!("auto"));
+    browser.set_viewport(1280, 800);
+
+    // The conversation keeps its line for the delegation, with a link to the tab.
+    browser.click(&browser.wait_for("#tabs button[data-tab=\"main\"]"));
+    browser.wait_for_text(".tool.subagent", "coder ← List the files here.");
+    browser.click(&browser.wait_for(".tool.subagent a.tab-link"));
+    browser.wait_for_text(".agent-panel[data-agent=\"coder\"]:not([hidden])", "Glob *.md");
+
+    // A reload builds the tabs again from the snapshot.
+    browser.script("location.reload();", json!([]));
+    browser.wait_for("#status[data-state=\"connected\"]");
+    check_tab(&browser);
+    drop(browser);
+    repl.line("/quit");
+}
+
+/// While the page is disconnected its message box takes nothing and says why; it opens
+/// again when the page reconnects.
+#[test]
+fn the_message_box_is_disabled_while_disconnected() {
+    let _one_browser_at_a_time = serial();
+    let Some(tools) = BrowserTools::find() else {
+        return;
+    };
+    let (ws, _server) = workspace(vec![]);
+    let mut repl = Repl::start(&ws, &[]);
+    let (_driver, browser) = shared_page(&mut repl, &tools);
+    let state = || {
+        browser.script(
+            "const i = document.querySelector('#input');
+             return { disabled: i.disabled, hint: i.placeholder };",
+            json!([]),
+        )
+    };
+    assert_eq!(state()["disabled"], json!(false));
+    repl.line("/share stop");
+    repl.expect("stopped sharing");
+    let shown = wait_until("the message box to close", || {
+        let s = state();
+        (s["disabled"] == json!(true)).then_some(s)
+    });
+    assert!(
+        shown["hint"].as_str().unwrap().contains("Disconnected"),
+        "{shown}"
+    );
+    browser.save_screenshot("disconnected.png");
+    drop(browser);
+    repl.line("/quit");
+}
