@@ -1049,10 +1049,12 @@ fn the_mode_chip_changes_the_mode_and_the_terminal_prompt_follows() {
     let Some(tools) = BrowserTools::find() else {
         return;
     };
+    // A long path, to see the approval card wrap on a phone.
+    let path = "notes/written-from-the-web-page/after-a-settings-change/on-a-phone-sized-screen.txt";
     let (ws, server) = workspace(vec![
         Step::from(Reply::tool(
             "Write",
-            json!({"path": WRITTEN_FILE, "content": WRITTEN_TEXT}),
+            json!({"path": path, "content": WRITTEN_TEXT}),
         )),
         Reply::text(FINAL_ANSWER).into(),
     ]);
@@ -1061,22 +1063,29 @@ fn the_mode_chip_changes_the_mode_and_the_terminal_prompt_follows() {
     repl.send("half typed");
     repl.expect("half typed");
 
+    browser.set_viewport(390, 844);
     browser.click(&browser.wait_for("#mode"));
+    let menu = browser.wait_for_text("#chip-menu", "one answer, no tools");
+    assert!(menu.contains("chat") && menu.contains("auto"), "{menu}");
+    fits_a_phone(&browser);
+    browser.save_screenshot("chip-menu-390.png");
     browser.click(&browser.wait_for("#chip-menu button[data-value=\"talk\"]"));
     browser.wait_for_text("#mode", "talk");
     repl.expect("ling [talk] › half typed");
+    browser.set_viewport(1280, 800);
     browser.click(&browser.wait_for("#mode"));
     browser.click(&browser.wait_for("#chip-menu button[data-value=\"chat\"]"));
     browser.wait_for_text("#mode", "chat");
     repl.expect("ling › half typed");
     browser.click(&browser.wait_for("#permission-mode"));
+    browser.wait_for_text("#chip-menu", "accept-edits");
+    browser.save_screenshot("chip-menu.png");
     browser.click(&browser.wait_for("#chip-menu button[data-value=\"plan\"]"));
     browser.wait_for_text("#permission-mode", "plan");
     repl.expect("ling [plan] › half typed");
     browser.click(&browser.wait_for("#permission-mode"));
     browser.click(&browser.wait_for("#chip-menu button[data-value=\"default\"]"));
     repl.expect("ling › half typed");
-    browser.save_screenshot("chip-menu.png");
 
     // While a turn waits for an approval the agent cannot change: the page says why.
     repl.send(" and a write\r");
@@ -1084,8 +1093,13 @@ fn the_mode_chip_changes_the_mode_and_the_terminal_prompt_follows() {
     browser.click(&browser.wait_for("#agent"));
     browser.click(&browser.wait_for("#chip-menu button[data-value=\"coder\"]"));
     browser.wait_for_text("#composer-error", "the agent can change when this turn ends");
+    browser.set_viewport(390, 844);
+    fits_a_phone(&browser);
+    browser.save_screenshot("approval-390.png");
+    browser.set_viewport(1280, 800);
     browser.click(&browser.wait_for(".approval[data-id] button[data-decision=\"allow_once\"]"));
     repl.expect(FINAL_ANSWER);
+    assert_eq!(ws.read(path), WRITTEN_TEXT);
     let users = support::texts(&server.last_chat_request().unwrap(), "user");
     assert_eq!(users, ["half typed and a write"]);
     browser.wait_for_text("#agent", "ling");

@@ -1741,6 +1741,8 @@ function bindChips() {
   document.addEventListener('keydown', (e) => {
     if (e.key === 'Escape') closeChipMenu();
   });
+  // It is placed under its chip when it opens; after a resize that place is wrong.
+  window.addEventListener('resize', closeChipMenu);
 }
 
 /** The chip's choices under it; a viewer gets none (it may not change anything). */
