@@ -491,6 +491,10 @@ fn a_read_only_viewer_waits_for_the_persons_approval() {
         "a viewer sees buttons to answer or cancel"
     );
     browser.save_screenshot("viewer-approval.png");
+    // Nor menus to change the settings.
+    browser.click(&browser.wait_for("#mode"));
+    let menu = browser.script("return document.querySelector('#chip-menu').hidden;", json!([]));
+    assert_eq!(menu, json!(true), "a viewer got a settings menu");
 
     repl.expect("type a reason");
     repl.line("y");
@@ -1097,7 +1101,17 @@ fn the_mode_chip_changes_the_mode_and_the_terminal_prompt_follows() {
     fits_a_phone(&browser);
     browser.save_screenshot("approval-390.png");
     browser.set_viewport(1280, 800);
-    browser.click(&browser.wait_for(".approval[data-id] button[data-decision=\"allow_once\"]"));
+    // The terminal answers first; an answer the page sends a moment later is told why it
+    // was not taken, in the session's words.
+    repl.expect("type a reason");
+    repl.line("y");
+    browser.wait_for_text(".approval.resolved", "allowed once in terminal");
+    browser.script(
+        "answerApproval(document.querySelector('.approval'), 'deny');",
+        json!([]),
+    );
+    let lost = browser.wait_for_text(".approval-lost", "Your answer was not taken");
+    assert!(lost.contains("answered first in the terminal"), "{lost}");
     repl.expect(FINAL_ANSWER);
     assert_eq!(ws.read(path), WRITTEN_TEXT);
     let users = support::texts(&server.last_chat_request().unwrap(), "user");
