@@ -1219,3 +1219,36 @@ fn the_message_box_is_disabled_while_disconnected() {
     drop(browser);
     repl.line("/quit");
 }
+
+/// A reopened session shows its old tool calls as live ones: the call, its result line,
+/// and a `✎ changed:` line for the files it wrote (the history has no events for them).
+#[test]
+fn a_resumed_session_shows_its_tool_calls_like_live_ones() {
+    let _one_browser_at_a_time = serial();
+    let Some(tools) = BrowserTools::find() else {
+        return;
+    };
+    let (ws, _server) = workspace(vec![
+        Step::from(Reply::tool(
+            "Write",
+            json!({"path": WRITTEN_FILE, "content": WRITTEN_TEXT}),
+        )),
+        Reply::text(FINAL_ANSWER).into(),
+    ]);
+    let out = support::run_with_timeout(
+        ws.cmd()
+            .args(["-p", WRITE_REQUEST, "--permission-mode", "accept-edits"]),
+        TIMEOUT * 3,
+    );
+    assert!(out.status.success(), "{out:?}");
+    let mut repl = Repl::start(&ws, &["-c"]);
+    let (_driver, browser) = shared_page(&mut repl, &tools);
+    let block = browser.wait_for_text(".tool.ok", &format!("Write {WRITTEN_FILE}"));
+    let result = browser.wait_for_text(".tool.ok .result-line", "created");
+    assert!(result.contains(WRITTEN_FILE), "{block}");
+    browser.wait_for_text(".line.changes", &format!("changed: {WRITTEN_FILE}"));
+    browser.wait_for_text(".msg.assistant", FINAL_ANSWER);
+    browser.save_screenshot("resumed.png");
+    drop(browser);
+    repl.line("/quit");
+}
