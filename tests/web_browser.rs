@@ -493,7 +493,10 @@ fn a_read_only_viewer_waits_for_the_persons_approval() {
     browser.save_screenshot("viewer-approval.png");
     // Nor menus to change the settings.
     browser.click(&browser.wait_for("#mode"));
-    let menu = browser.script("return document.querySelector('#chip-menu').hidden;", json!([]));
+    let menu = browser.script(
+        "return document.querySelector('#chip-menu').hidden;",
+        json!([]),
+    );
     assert_eq!(menu, json!(true), "a viewer got a settings menu");
 
     repl.expect("type a reason");
@@ -1054,7 +1057,8 @@ fn the_mode_chip_changes_the_mode_and_the_terminal_prompt_follows() {
         return;
     };
     // A long path, to see the approval card wrap on a phone.
-    let path = "notes/written-from-the-web-page/after-a-settings-change/on-a-phone-sized-screen.txt";
+    let path =
+        "notes/written-from-the-web-page/after-a-settings-change/on-a-phone-sized-screen.txt";
     let (ws, server) = workspace(vec![
         Step::from(Reply::tool(
             "Write",
@@ -1096,7 +1100,10 @@ fn the_mode_chip_changes_the_mode_and_the_terminal_prompt_follows() {
     repl.expect("Allow Write");
     browser.click(&browser.wait_for("#agent"));
     browser.click(&browser.wait_for("#chip-menu button[data-value=\"coder\"]"));
-    browser.wait_for_text("#composer-error", "the agent can change when this turn ends");
+    browser.wait_for_text(
+        "#composer-error",
+        "the agent can change when this turn ends",
+    );
     browser.set_viewport(390, 844);
     fits_a_phone(&browser);
     browser.save_screenshot("approval-390.png");
@@ -1150,7 +1157,10 @@ fn a_delegated_run_gets_its_own_tab_with_its_tool_calls() {
     let check_tab = |browser: &Browser| {
         browser.wait_for_text("#tabs", "coder");
         browser.click(&browser.wait_for("#tabs button[data-tab=\"coder\"]"));
-        let card = browser.wait_for_text(".agent-panel[data-agent=\"coder\"] .run-card", "List the files here.");
+        let card = browser.wait_for_text(
+            ".agent-panel[data-agent=\"coder\"] .run-card",
+            "List the files here.",
+        );
         assert!(card.contains("Glob *.md"), "{card}");
         assert!(card.contains("1 file"), "{card}");
         assert!(card.contains("One file: README.md."), "{card}");
@@ -1159,7 +1169,11 @@ fn a_delegated_run_gets_its_own_tab_with_its_tool_calls() {
             "return getComputedStyle(document.querySelector('#transcript')).display;",
             json!([]),
         );
-        assert_eq!(hidden, json!("none"), "the conversation shows under the tab");
+        assert_eq!(
+            hidden,
+            json!("none"),
+            "the conversation shows under the tab"
+        );
     };
     check_tab(&browser);
     browser.save_screenshot("agent-tab.png");
@@ -1176,7 +1190,10 @@ fn a_delegated_run_gets_its_own_tab_with_its_tool_calls() {
     browser.click(&browser.wait_for("#tabs button[data-tab=\"main\"]"));
     browser.wait_for_text(".tool.subagent", "coder ← List the files here.");
     browser.click(&browser.wait_for(".tool.subagent a.tab-link"));
-    browser.wait_for_text(".agent-panel[data-agent=\"coder\"]:not([hidden])", "Glob *.md");
+    browser.wait_for_text(
+        ".agent-panel[data-agent=\"coder\"]:not([hidden])",
+        "Glob *.md",
+    );
 
     // A reload builds the tabs again from the snapshot.
     browser.script("location.reload();", json!([]));
