@@ -164,7 +164,9 @@ fn the_prompt_follows_a_setting_while_a_line_is_typed() {
     repl.send("\x1b[D\x1b[D\x1b[D");
     repl.send("\x1b[Z");
     repl.expect("permission mode accept-edits");
-    repl.expect("ling [accept-edits] › hello wrld");
+    let redrawn = repl.expect("ling [accept-edits] › hello wrld");
+    // The old prompt's row was erased, not left above the new one.
+    assert!(redrawn.contains("\x1b[1A\r\x1b[J"), "{redrawn:?}");
     repl.line("o");
     repl.expect("done");
     let users = texts(&server.last_chat_request().unwrap(), "user");
