@@ -1269,3 +1269,46 @@ fn a_resumed_session_shows_its_tool_calls_like_live_ones() {
     drop(browser);
     repl.line("/quit");
 }
+
+/// A running delegated run can be cancelled from its agent's tab; the parent goes on.
+#[test]
+fn a_delegated_run_is_cancelled_from_its_tab() {
+    let _one_browser_at_a_time = serial();
+    let Some(tools) = BrowserTools::find() else {
+        return;
+    };
+    let (ws, _server) = workspace(vec![
+        Step::from(Reply::tool(
+            "delegate_to_agent",
+            json!({"target_agent_id": "coder", "task": "Write a very long essay."}),
+        )),
+        Reply::text("word ".repeat(400))
+            .delta_bytes(5)
+            .chunk_delay(Duration::from_millis(100))
+            .into(),
+        Reply::text("coder was stopped.").into(),
+    ]);
+    let mut repl = Repl::start(&ws, &[]);
+    let (_driver, browser) = shared_page(&mut repl, &tools);
+    let input = browser.wait_for("#input");
+    browser.send_keys(&input, "ask coder for an essay");
+    browser.click(&browser.wait_for("#send"));
+    browser.click(&browser.wait_for("#tabs button[data-tab=\"coder\"]"));
+    let cancel =
+        browser.wait_for(".agent-panel[data-agent=\"coder\"] .run-card.running button.cancel-run");
+    // What it is doing, and its answer as it streams.
+    let card = browser.wait_for_text(".run-card.running .run-stream", "word word");
+    assert!(!card.contains("word ".repeat(400).trim()), "{card}");
+    browser.wait_for_text(".run-card.running .run-status", "coder is answering");
+    browser.save_screenshot("agent-tab-running.png");
+    browser.click(&cancel);
+    browser.wait_for_text(
+        ".agent-panel[data-agent=\"coder\"] .run-card.cancelled",
+        "cancelled",
+    );
+    repl.expect("coder was stopped.");
+    browser.click(&browser.wait_for("#tabs button[data-tab=\"main\"]"));
+    browser.wait_for_text(".msg.assistant", "coder was stopped.");
+    drop(browser);
+    repl.line("/quit");
+}

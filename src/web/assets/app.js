@@ -1850,6 +1850,15 @@ const TAB_HANDLERS = {
     const run = T.runs.get(ev.run_id);
     if (!run) return;
     T.agents.set(run.agent, { status: ev.status, detail: ev.detail || '' });
+    run.activity = ev.status === 'idle' ? '' : activityText(ev);
+  },
+  /** The answer as it streams; its `Message` replaces it. */
+  Token(ev) {
+    const run = T.runs.get(ev.run_id);
+    if (!run || ev.thinking) return;
+    if (!ev.token) return;
+    run.streaming = (run.streaming || '') + ev.token;
+    run.activity = `${run.agent} is answering…`;
   },
   ToolCallStarted(ev) {
     const run = T.runs.get(ev.run_id);
@@ -1871,6 +1880,7 @@ const TAB_HANDLERS = {
       run.status = 'earlier';
     }
     if (ev.role === 'assistant') {
+      run.streaming = '';
       if ((ev.content || '').trim()) run.items.push({ kind: 'answer', text: ev.content });
       for (const call of ev.tool_calls || []) {
         if (!run.items.some((i) => i.kind === 'tool' && i.call === call.id)) run.items.push({ kind: 'tool', call: call.id, summary: callSummary(call), result: null, ok: true });
@@ -1915,31 +1925,37 @@ function agentStatus(agent) {
   return running ? known?.status || 'running' : 'idle';
 }
 
+/** The tab bar, updated in place (a tab is the same element while runs stream, so a
+    click on it is never lost to a redraw). */
 function drawTabs() {
   const bar = $('#tabs');
-  const tabs = [tabButton('main', 'conversation', null)];
+  tabButton(bar, 'main', 'conversation', null, 0);
   for (const agent of T.agents.keys()) {
     const runs = [...T.runs.values()].filter((r) => r.agent === agent).length;
-    tabs.push(tabButton(agent, agent, agentStatus(agent), runs));
+    tabButton(bar, agent, agent, agentStatus(agent), runs);
   }
-  bar.replaceChildren(...tabs);
+  for (const tab of [...bar.children]) if (tab.dataset.tab !== 'main' && !T.agents.has(tab.dataset.tab)) tab.remove();
   bar.hidden = T.agents.size === 0;
   if (T.active !== 'main' && !T.agents.has(T.active)) showTab('main');
 }
 
-function tabButton(key, label, status, runs) {
-  const button = el('button', 'tab');
-  button.type = 'button';
-  button.setAttribute('role', 'tab');
-  button.dataset.tab = key;
-  button.setAttribute('aria-selected', String(T.active === key));
-  if (status) {
-    button.append(el('span', `dot s-${status}`));
-    button.title = `${label}: ${status.replace('_', ' ')}`;
+function tabButton(bar, key, label, status, runs) {
+  let button = [...bar.children].find((b) => b.dataset.tab === key);
+  if (!button) {
+    button = el('button', 'tab');
+    button.type = 'button';
+    button.setAttribute('role', 'tab');
+    button.dataset.tab = key;
+    button.append(el('span', 'dot'), el('span', 'label', label), el('span', 'runs'));
+    bar.append(button);
   }
-  button.append(label);
-  if (runs) button.append(el('span', 'runs', String(runs)));
-  return button;
+  button.setAttribute('aria-selected', String(T.active === key));
+  const [dot, , count] = button.children;
+  dot.hidden = !status;
+  dot.className = `dot s-${status}`;
+  button.title = status ? `${label}: ${status.replace('_', ' ')}` : label;
+  count.hidden = !runs;
+  count.textContent = String(runs);
 }
 
 function showTab(key) {
@@ -1963,31 +1979,57 @@ function agentPanel(agent) {
   return panel;
 }
 
-/** One run's card, drawn again whole: runs are short, and this keeps it simple. */
+/** A run's card: built once, then updated in place (its Cancel button stays the same
+    element while the answer streams, so a click on it is never lost to a redraw). */
+function runCard(run) {
+  if (run.view) return run.view;
+  const view = {
+    card: el('div', 'run-card'),
+    head: el('div', 'run-head'),
+    dot: el('span', 'dot'),
+    status: el('span', 'run-status'),
+    from: el('span', 'run-from'),
+    cancel: el('button', 'cancel-run', 'Cancel'),
+    task: el('div', 'run-task'),
+    items: el('div', 'run-items'),
+    // Not `.msg.streaming`: that is the conversation's answer in flight.
+    stream: el('div', 'run-stream'),
+    note: el('div', 'line error'),
+    drawn: '',
+  };
+  view.card.dataset.run = run.id;
+  view.cancel.type = 'button';
+  view.cancel.dataset.run = run.id;
+  view.stream.append(el('div', 'md'));
+  view.head.append(view.dot, view.status, view.from, view.cancel);
+  view.card.append(view.head, view.task, view.items, view.stream, view.note);
+  agentPanel(run.agent).append(view.card);
+  run.view = view;
+  return view;
+}
+
 function drawRun(run) {
-  const panel = agentPanel(run.agent);
-  let card = panel.querySelector(`.run-card[data-run="${CSS.escape(run.id)}"]`);
-  if (!card) {
-    card = el('div', 'run-card');
-    card.dataset.run = run.id;
-    panel.append(card);
-  }
+  const view = runCard(run);
   const status = RUN_END[run.status] || run.status;
-  card.className = `run-card ${status}`;
-  const head = el('div', 'run-head');
-  head.append(el('span', `dot s-${status === 'running' ? agentStatus(run.agent) : status}`), el('span', 'run-status', status));
+  const running = status === 'running';
+  view.card.className = `run-card ${status}`;
+  view.dot.className = `dot s-${running ? agentStatus(run.agent) : status}`;
+  view.status.textContent = running && run.activity ? run.activity : status;
   const parent = run.parent && T.runs.get(run.parent);
-  if (parent) head.append(el('span', 'run-from', `from ${parent.agent}`));
-  if (status === 'running' && !S.readOnly) {
-    const cancel = el('button', 'cancel-run', 'Cancel');
-    cancel.type = 'button';
-    cancel.dataset.run = run.id;
-    head.append(cancel);
+  view.from.textContent = parent ? `from ${parent.agent}` : '';
+  view.cancel.hidden = !running || S.readOnly;
+  view.task.textContent = run.task || '(task not recorded)';
+  // The calls and answers change a few times a run; redrawn only when they did.
+  const drawn = JSON.stringify(run.items);
+  if (drawn !== view.drawn) {
+    view.drawn = drawn;
+    view.items.replaceChildren(...run.items.flatMap(runItem));
   }
-  const body = [head, el('div', 'run-task', run.task || '(task not recorded)')];
-  for (const item of run.items) body.push(...runItem(item));
-  if (run.note) body.push(el('div', 'line error', run.note));
-  card.replaceChildren(...body);
+  const streaming = running ? (run.streaming || '').trim() : '';
+  view.stream.hidden = !streaming;
+  if (streaming) $('.md', view.stream).innerHTML = renderMarkdown(run.streaming);
+  view.note.textContent = run.note || '';
+  view.note.hidden = !run.note;
 }
 
 function runItem(item) {
