@@ -3,7 +3,10 @@
 //! W3C WebDriver HTTP API) opens it, shows the answer the terminal already got, sends a
 //! message that reaches the model, and answers an approval the terminal sees resolved.
 //! Other tests: a new session's hint, a dead model's error shown once, a lost token, the
-//! share stopped under the page, a read-only viewer during an approval, and a 390 px phone.
+//! share stopped under the page, a read-only viewer during an approval, a 390 px phone, the
+//! settings chips (the terminal's prompt following them), a tab per agent (a delegated
+//! run's calls, cancelling it), the message box while disconnected, and a resumed session's
+//! tool calls.
 //! Screenshots are saved in `target/web-screenshots/` for a person to look at.
 //!
 //! Needs Debian's `chromium` and `chromium-driver` (`.ci/run` installs them). Without them

@@ -1757,10 +1757,12 @@ async function openChipMenu(node, chip) {
     composerError(err.message);
     return;
   }
-  const current = node.dataset.value || node.textContent;
+  // The model chip shows the session's label, `ID (model @ url)`.
+  const current = node.textContent;
+  const isCurrent = (name) => current === name || current.startsWith(`${name} (`);
   menu.replaceChildren(...choices.map((c) => {
     const item = el('li');
-    const button = el('button', c.name === current ? 'current' : null);
+    const button = el('button', isCurrent(c.name) ? 'current' : null);
     button.type = 'button';
     button.setAttribute('role', 'menuitem');
     button.dataset.value = c.name;
