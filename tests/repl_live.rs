@@ -152,6 +152,28 @@ fn shift_tab_cycles_the_permission_mode_and_it_takes_effect() {
     repl.line("/quit");
 }
 
+/// A setting changed while a line is being typed (Shift+Tab here; the web page's chips
+/// alike) redraws the prompt at once, with the line and its cursor as they were.
+#[test]
+fn the_prompt_follows_a_setting_while_a_line_is_typed() {
+    let (ws, server) = workspace(vec![Step::from(Reply::text("done"))]);
+    let mut repl = Repl::start(&ws, &[]);
+    repl.send("hello wrld");
+    repl.expect("hello wrld");
+    // The cursor goes back before `rld`, then the mode changes under it.
+    repl.send("\x1b[D\x1b[D\x1b[D");
+    repl.send("\x1b[Z");
+    repl.expect("permission mode accept-edits");
+    let redrawn = repl.expect("ling [accept-edits] › hello wrld");
+    // The old prompt's row was erased, not left above the new one.
+    assert!(redrawn.contains("\x1b[1A\r\x1b[J"), "{redrawn:?}");
+    repl.line("o");
+    repl.expect("done");
+    let users = texts(&server.last_chat_request().unwrap(), "user");
+    assert_eq!(users, ["hello world"]);
+    repl.line("/quit");
+}
+
 /// `TERM=dumb` (Emacs' shell, some IDE consoles) gets the shell in plain text: it starts,
 /// answers, and writes no escape codes.
 #[test]

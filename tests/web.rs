@@ -21,6 +21,8 @@ mod conversation;
 mod limits;
 #[path = "web/security.rs"]
 mod security;
+#[path = "web/settings.rs"]
+mod settings;
 
 use std::time::{Duration, Instant};
 
@@ -44,6 +46,7 @@ const GET_ROUTES: &[&str] = &[
     "/api/agent-context?run_id=x",
     "/api/run-log?run_id=x",
     "/api/commands",
+    "/api/settings",
 ];
 
 /// Every `POST` route that needs a credential.
@@ -54,6 +57,7 @@ const POST_ROUTES: &[&str] = &[
     "/api/approvals/x",
     "/api/cancel",
     "/api/agent-cancel",
+    "/api/settings",
 ];
 
 /// A scripted model, a workspace configured for it and `linggen serve` in it. Bind the

@@ -3,7 +3,10 @@
 //! W3C WebDriver HTTP API) opens it, shows the answer the terminal already got, sends a
 //! message that reaches the model, and answers an approval the terminal sees resolved.
 //! Other tests: a new session's hint, a dead model's error shown once, a lost token, the
-//! share stopped under the page, a read-only viewer during an approval, and a 390 px phone.
+//! share stopped under the page, a read-only viewer during an approval, a 390 px phone, the
+//! settings chips (the terminal's prompt following them), a tab per agent (a delegated
+//! run's calls, cancelling it), the message box while disconnected, and a resumed session's
+//! tool calls.
 //! Screenshots are saved in `target/web-screenshots/` for a person to look at.
 //!
 //! Needs Debian's `chromium` and `chromium-driver` (`.ci/run` installs them). Without them
@@ -491,6 +494,13 @@ fn a_read_only_viewer_waits_for_the_persons_approval() {
         "a viewer sees buttons to answer or cancel"
     );
     browser.save_screenshot("viewer-approval.png");
+    // Nor menus to change the settings.
+    browser.click(&browser.wait_for("#mode"));
+    let menu = browser.script(
+        "return document.querySelector('#chip-menu').hidden;",
+        json!([]),
+    );
+    assert_eq!(menu, json!(true), "a viewer got a settings menu");
 
     repl.expect("type a reason");
     repl.line("y");
@@ -1036,6 +1046,272 @@ fn an_image_pasted_in_the_page_reaches_the_model() {
         json!([]),
     );
     assert_eq!(pending, json!(true), "the sent image stays pending");
+    drop(browser);
+    repl.line("/quit");
+}
+
+/// The page's mode chip changes the session's mode, and the terminal's prompt follows at
+/// once, with the line being typed there kept; a change the session refuses shows its own
+/// sentence on the page.
+#[test]
+fn the_mode_chip_changes_the_mode_and_the_terminal_prompt_follows() {
+    let _one_browser_at_a_time = serial();
+    let Some(tools) = BrowserTools::find() else {
+        return;
+    };
+    // A long path, to see the approval card wrap on a phone.
+    let path =
+        "notes/written-from-the-web-page/after-a-settings-change/on-a-phone-sized-screen.txt";
+    let (ws, server) = workspace(vec![
+        Step::from(Reply::tool(
+            "Write",
+            json!({"path": path, "content": WRITTEN_TEXT}),
+        )),
+        Reply::text(FINAL_ANSWER).into(),
+    ]);
+    let mut repl = Repl::start(&ws, &[]);
+    let (_driver, browser) = shared_page(&mut repl, &tools);
+    repl.send("half typed");
+    repl.expect("half typed");
+
+    browser.set_viewport(390, 844);
+    browser.click(&browser.wait_for("#mode"));
+    let menu = browser.wait_for_text("#chip-menu", "one answer, no tools");
+    assert!(menu.contains("chat") && menu.contains("auto"), "{menu}");
+    fits_a_phone(&browser);
+    browser.save_screenshot("chip-menu-390.png");
+    browser.click(&browser.wait_for("#chip-menu button[data-value=\"talk\"]"));
+    browser.wait_for_text("#mode", "talk");
+    repl.expect("ling [talk] › half typed");
+    browser.set_viewport(1280, 800);
+    browser.click(&browser.wait_for("#mode"));
+    browser.click(&browser.wait_for("#chip-menu button[data-value=\"chat\"]"));
+    browser.wait_for_text("#mode", "chat");
+    repl.expect("ling › half typed");
+    browser.click(&browser.wait_for("#permission-mode"));
+    browser.wait_for_text("#chip-menu", "accept-edits");
+    browser.save_screenshot("chip-menu.png");
+    browser.click(&browser.wait_for("#chip-menu button[data-value=\"plan\"]"));
+    browser.wait_for_text("#permission-mode", "plan");
+    repl.expect("ling [plan] › half typed");
+    browser.click(&browser.wait_for("#permission-mode"));
+    browser.click(&browser.wait_for("#chip-menu button[data-value=\"default\"]"));
+    repl.expect("ling › half typed");
+
+    // While a turn waits for an approval the agent cannot change: the page says why.
+    repl.send(" and a write\r");
+    repl.expect("Allow Write");
+    browser.click(&browser.wait_for("#agent"));
+    browser.click(&browser.wait_for("#chip-menu button[data-value=\"coder\"]"));
+    browser.wait_for_text(
+        "#composer-error",
+        "the agent can change when this turn ends",
+    );
+    browser.set_viewport(390, 844);
+    fits_a_phone(&browser);
+    browser.save_screenshot("approval-390.png");
+    browser.set_viewport(1280, 800);
+    // The terminal answers first; an answer the page sends a moment later is told why it
+    // was not taken, in the session's words.
+    repl.expect("type a reason");
+    repl.line("y");
+    browser.wait_for_text(".approval.resolved", "allowed once in terminal");
+    browser.script(
+        "answerApproval(document.querySelector('.approval'), 'deny');",
+        json!([]),
+    );
+    let lost = browser.wait_for_text(".approval-lost", "Your answer was not taken");
+    assert!(lost.contains("answered first in the terminal"), "{lost}");
+    repl.expect(FINAL_ANSWER);
+    assert_eq!(ws.read(path), WRITTEN_TEXT);
+    let users = support::texts(&server.last_chat_request().unwrap(), "user");
+    assert_eq!(users, ["half typed and a write"]);
+    browser.wait_for_text("#agent", "ling");
+    drop(browser);
+    repl.line("/quit");
+}
+
+/// A delegated run gets a tab of its own: the agent, its status, its task, its tool calls
+/// and its answer; the conversation links to it, and a reload builds it again.
+#[test]
+fn a_delegated_run_gets_its_own_tab_with_its_tool_calls() {
+    let _one_browser_at_a_time = serial();
+    let Some(tools) = BrowserTools::find() else {
+        return;
+    };
+    let (ws, _server) = workspace(vec![
+        Step::from(Reply::tool(
+            "delegate_to_agent",
+            json!({"target_agent_id": "coder", "task": "List the files here."}),
+        )),
+        Reply::tool("Glob", json!({"globs": ["*.md"]})).into(),
+        Reply::text("One file: **README.md**.").into(),
+        Reply::text("coder found README.md.").into(),
+    ]);
+    ws.write("README.md", "# hello\n");
+    let mut repl = Repl::start(&ws, &[]);
+    let (_driver, browser) = shared_page(&mut repl, &tools);
+    let input = browser.wait_for("#input");
+    browser.send_keys(&input, "ask coder for the files");
+    browser.click(&browser.wait_for("#send"));
+    browser.wait_for_text(".msg.assistant", "coder found README.md.");
+    repl.expect("coder found README.md.");
+
+    let check_tab = |browser: &Browser| {
+        browser.wait_for_text("#tabs", "coder");
+        browser.click(&browser.wait_for("#tabs button[data-tab=\"coder\"]"));
+        let card = browser.wait_for_text(
+            ".agent-panel[data-agent=\"coder\"] .run-card",
+            "List the files here.",
+        );
+        assert!(card.contains("Glob *.md"), "{card}");
+        assert!(card.contains("1 file"), "{card}");
+        assert!(card.contains("One file: README.md."), "{card}");
+        assert!(card.contains("completed"), "{card}");
+        let hidden = browser.script(
+            "return getComputedStyle(document.querySelector('#transcript')).display;",
+            json!([]),
+        );
+        assert_eq!(
+            hidden,
+            json!("none"),
+            "the conversation shows under the tab"
+        );
+    };
+    check_tab(&browser);
+    browser.save_screenshot("agent-tab.png");
+    browser.set_viewport(390, 844);
+    browser.save_screenshot("agent-tab-390.png");
+    let scrolls = browser.script(
+        "const t = document.querySelector('#tabs'); return getComputedStyle(t).overflowX;",
+        json!([]),
+    );
+    assert_eq!(scrolls, json!("auto"));
+    browser.set_viewport(1280, 800);
+
+    // The conversation keeps its line for the delegation, with a link to the tab.
+    browser.click(&browser.wait_for("#tabs button[data-tab=\"main\"]"));
+    browser.wait_for_text(".tool.subagent", "coder ← List the files here.");
+    browser.click(&browser.wait_for(".tool.subagent a.tab-link"));
+    browser.wait_for_text(
+        ".agent-panel[data-agent=\"coder\"]:not([hidden])",
+        "Glob *.md",
+    );
+
+    // A reload builds the tabs again from the snapshot.
+    browser.script("location.reload();", json!([]));
+    browser.wait_for("#status[data-state=\"connected\"]");
+    check_tab(&browser);
+    drop(browser);
+    repl.line("/quit");
+}
+
+/// While the page is disconnected its message box takes nothing and says why; it opens
+/// again when the page reconnects.
+#[test]
+fn the_message_box_is_disabled_while_disconnected() {
+    let _one_browser_at_a_time = serial();
+    let Some(tools) = BrowserTools::find() else {
+        return;
+    };
+    let (ws, _server) = workspace(vec![]);
+    let mut repl = Repl::start(&ws, &[]);
+    let (_driver, browser) = shared_page(&mut repl, &tools);
+    let state = || {
+        browser.script(
+            "const i = document.querySelector('#input');
+             return { disabled: i.disabled, hint: i.placeholder };",
+            json!([]),
+        )
+    };
+    assert_eq!(state()["disabled"], json!(false));
+    repl.line("/share stop");
+    repl.expect("stopped sharing");
+    let shown = wait_until("the message box to close", || {
+        let s = state();
+        (s["disabled"] == json!(true)).then_some(s)
+    });
+    assert!(
+        shown["hint"].as_str().unwrap().contains("Disconnected"),
+        "{shown}"
+    );
+    browser.save_screenshot("disconnected.png");
+    drop(browser);
+    repl.line("/quit");
+}
+
+/// A reopened session shows its old tool calls as live ones: the call, its result line,
+/// and a `✎ changed:` line for the files it wrote (the history has no events for them).
+#[test]
+fn a_resumed_session_shows_its_tool_calls_like_live_ones() {
+    let _one_browser_at_a_time = serial();
+    let Some(tools) = BrowserTools::find() else {
+        return;
+    };
+    let (ws, _server) = workspace(vec![
+        Step::from(Reply::tool(
+            "Write",
+            json!({"path": WRITTEN_FILE, "content": WRITTEN_TEXT}),
+        )),
+        Reply::text(FINAL_ANSWER).into(),
+    ]);
+    let out = support::run_with_timeout(
+        ws.cmd()
+            .args(["-p", WRITE_REQUEST, "--permission-mode", "accept-edits"]),
+        TIMEOUT * 3,
+    );
+    assert!(out.status.success(), "{out:?}");
+    let mut repl = Repl::start(&ws, &["-c"]);
+    let (_driver, browser) = shared_page(&mut repl, &tools);
+    let block = browser.wait_for_text(".tool.ok", &format!("Write {WRITTEN_FILE}"));
+    let result = browser.wait_for_text(".tool.ok .result-line", "created");
+    assert!(result.contains(WRITTEN_FILE), "{block}");
+    browser.wait_for_text(".line.changes", &format!("changed: {WRITTEN_FILE}"));
+    browser.wait_for_text(".msg.assistant", FINAL_ANSWER);
+    browser.save_screenshot("resumed.png");
+    drop(browser);
+    repl.line("/quit");
+}
+
+/// A running delegated run can be cancelled from its agent's tab; the parent goes on.
+#[test]
+fn a_delegated_run_is_cancelled_from_its_tab() {
+    let _one_browser_at_a_time = serial();
+    let Some(tools) = BrowserTools::find() else {
+        return;
+    };
+    let (ws, _server) = workspace(vec![
+        Step::from(Reply::tool(
+            "delegate_to_agent",
+            json!({"target_agent_id": "coder", "task": "Write a very long essay."}),
+        )),
+        Reply::text("word ".repeat(400))
+            .delta_bytes(5)
+            .chunk_delay(Duration::from_millis(100))
+            .into(),
+        Reply::text("coder was stopped.").into(),
+    ]);
+    let mut repl = Repl::start(&ws, &[]);
+    let (_driver, browser) = shared_page(&mut repl, &tools);
+    let input = browser.wait_for("#input");
+    browser.send_keys(&input, "ask coder for an essay");
+    browser.click(&browser.wait_for("#send"));
+    browser.click(&browser.wait_for("#tabs button[data-tab=\"coder\"]"));
+    let cancel =
+        browser.wait_for(".agent-panel[data-agent=\"coder\"] .run-card.running button.cancel-run");
+    // What it is doing, and its answer as it streams.
+    let card = browser.wait_for_text(".run-card.running .run-stream", "word word");
+    assert!(!card.contains("word ".repeat(400).trim()), "{card}");
+    browser.wait_for_text(".run-card.running .run-status", "coder is answering");
+    browser.save_screenshot("agent-tab-running.png");
+    browser.click(&cancel);
+    browser.wait_for_text(
+        ".agent-panel[data-agent=\"coder\"] .run-card.cancelled",
+        "cancelled",
+    );
+    repl.expect("coder was stopped.");
+    browser.click(&browser.wait_for("#tabs button[data-tab=\"main\"]"));
+    browser.wait_for_text(".msg.assistant", "coder was stopped.");
     drop(browser);
     repl.line("/quit");
 }

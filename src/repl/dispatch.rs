@@ -308,10 +308,6 @@ impl Shell {
             ));
             return;
         }
-        if self.shared.is_busy() {
-            self.view.hint("/agent can run when this turn ends");
-            return;
-        }
         let agent = name.to_string();
         self.ask(Input::SetAgent { agent }).await;
     }

@@ -27,6 +27,8 @@ pub struct LineHelper {
     /// Whether the line being edited is empty; read when an approval arrives, so text the
     /// person was already typing is treated as their next message, not as the answer.
     line_empty: Arc<AtomicBool>,
+    /// Keeps the line as drawn, for a read begun again under a new prompt.
+    typed: Arc<crate::repl::reprompt::Reprompt>,
     color: bool,
 }
 
@@ -35,12 +37,14 @@ impl LineHelper {
         complete: Box<CompleteFn>,
         hint: Box<HintFn>,
         line_empty: Arc<AtomicBool>,
+        typed: Arc<crate::repl::reprompt::Reprompt>,
         color: bool,
     ) -> Self {
         LineHelper {
             complete,
             hint,
             line_empty,
+            typed,
             color,
         }
     }
@@ -66,6 +70,7 @@ impl Hinter for LineHelper {
         // Called on every refresh of the line, which makes it the one place that always
         // knows whether the person is mid-typing.
         self.line_empty.store(line.is_empty(), Ordering::Relaxed);
+        self.typed.record(line, pos);
         (self.hint)(line, pos)
     }
 }
@@ -79,7 +84,10 @@ impl Highlighter for LineHelper {
         }
     }
 
-    fn highlight_char(&self, _line: &str, _pos: usize, _kind: CmdKind) -> bool {
+    fn highlight_char(&self, line: &str, pos: usize, _kind: CmdKind) -> bool {
+        // Asked on every cursor move (the hint only when the text changes): where the cursor
+        // stands, for a read begun again under a new prompt.
+        self.typed.record(line, pos);
         false
     }
 }

@@ -12,6 +12,7 @@ mod extensions;
 mod history;
 mod printer;
 pub mod render;
+mod reprompt;
 mod rewind;
 mod run_tree;
 mod settings;

@@ -15,6 +15,7 @@ use super::editor::{self, LineHelper};
 use super::extensions::{self, Extensions};
 use super::printer::QueuedPrinter;
 use super::render::RenderStyle;
+use super::reprompt::Reprompt;
 use super::view::{Shared, View};
 use super::{complete, theme};
 use crate::app::{self, Failure, LiveSession, Start, Workspace, exit};
@@ -50,6 +51,8 @@ pub(super) struct Shell {
     pub shared: Arc<Shared>,
     pub catalog: Catalog,
     pub prompt: Arc<std::sync::Mutex<String>>,
+    /// Redraws the prompt while the editor waits, when a setting it shows changes.
+    pub reprompt: Arc<Reprompt>,
     pub extensions: Extensions,
     /// The session as the web mirror sees it, following it from its start, so that
     /// `/share` can begin at any time and still show everything.
@@ -119,7 +122,9 @@ async fn try_run(start: Start) -> Result<i32, Failure> {
             .unwrap_or(ws.config.permission_mode),
     )));
     let (keys_tx, mut keys) = mpsc::unbounded_channel();
+    let reprompt = Arc::new(Reprompt::new(Arc::default()));
     let io = EditorIo {
+        reprompt: reprompt.clone(),
         busy: shared.busy.clone(),
         keys: keys_tx,
         typed: typed_tx,
@@ -147,6 +152,7 @@ async fn try_run(start: Start) -> Result<i32, Failure> {
         shared,
         catalog,
         prompt,
+        reprompt,
         extensions,
         mirror,
         share: None,
@@ -214,8 +220,9 @@ async fn try_run(start: Start) -> Result<i32, Failure> {
             Ok(()) = shell.extensions.agents.changed() => shell.extensions_changed(),
             // Ctrl+C while the editor is between lines (the terminal is not in raw mode then)
             // arrives as SIGINT; it must mean the same as Ctrl+C at the prompt, not kill us.
+            // (Unless it was the shell's own, asking the editor for a new prompt.)
             Some(()) = sigint.recv() => {
-                if shell.interrupt(&mut last_interrupt).await {
+                if !shell.reprompt.take() && shell.interrupt(&mut last_interrupt).await {
                     let _ = again_tx.send(false);
                     break;
                 }
@@ -563,9 +570,16 @@ impl Shell {
         Ok(())
     }
 
+    /// The prompt follows the settings; one the editor is showing is redrawn at once (a
+    /// change from the web page or Shift+Tab does not wait for the next Enter).
     pub fn update_prompt(&self) {
         let now = self.view.settings();
-        *lock(&self.prompt) = prompt_text(&now.agent_id, now.mode, now.permission_mode);
+        let text = prompt_text(&now.agent_id, now.mode, now.permission_mode);
+        let changed = *lock(&self.prompt) != text;
+        *lock(&self.prompt) = text;
+        if changed {
+            self.reprompt.request();
+        }
     }
 }
 
@@ -664,6 +678,8 @@ struct EditorIo {
     busy: Arc<std::sync::atomic::AtomicBool>,
     /// Esc and Shift+Tab, for the shell.
     keys: mpsc::UnboundedSender<editor::Key>,
+    /// Asks for the prompt to be drawn again while a line is read.
+    reprompt: Arc<Reprompt>,
 }
 
 /// Runs rustyline on its own thread; hands back its external printer first.
@@ -702,6 +718,7 @@ fn spawn_editor(
             Box::new(move |line, pos| for_complete.complete(line, pos)),
             Box::new(move |line, pos| for_hint.hint(line, pos)),
             line_empty,
+            io.reprompt.clone(),
             color,
         );
         editor.set_helper(Some(helper));
@@ -711,13 +728,12 @@ fn spawn_editor(
                 .as_ref()
                 .is_some_and(|p| !p.typeahead)
         });
-        editor::bind_keys(&mut editor, io.busy, io.keys, menu);
+        editor::bind_keys(&mut editor, io.busy.clone(), io.keys.clone(), menu);
         for line in history.load() {
             let _ = editor.add_history_entry(line);
         }
         // A terminal the editor cannot drive (`TERM=dumb`: Emacs' shell, some IDE consoles)
         // gets plain lines: the editor reads without editing, and output goes straight out.
-        let reading = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let printer: Box<dyn rustyline::ExternalPrinter + Send> =
             match editor.create_external_printer() {
                 Ok(p) => {
@@ -728,15 +744,12 @@ fn spawn_editor(
                 }
                 Err(_) => Box::new(super::printer::Stdout {
                     prompt: io.prompt.clone(),
-                    reading: reading.clone(),
+                    reading: io.reprompt.reading.clone(),
                 }),
             };
         let _ = io.printer.send(printer);
         loop {
-            let prompt_text = lock(&io.prompt).clone();
-            reading.store(true, std::sync::atomic::Ordering::Relaxed);
-            let read = editor.readline(&prompt_text);
-            reading.store(false, std::sync::atomic::Ordering::Relaxed);
+            let read = read_line(&mut editor, &io);
             // The line left the editor: until the next keystroke, nothing is being typed
             // (an approval arriving now must not take the next line for type-ahead).
             submitted_empty.store(true, std::sync::atomic::Ordering::Relaxed);
@@ -764,4 +777,29 @@ fn spawn_editor(
             }
         }
     });
+}
+
+/// One line, read again under the new prompt each time the shell asks for one (see
+/// `reprompt`), with the text and cursor as the person left them.
+fn read_line(
+    editor: &mut Editor<LineHelper, FileHistory>,
+    io: &EditorIo,
+) -> rustyline::Result<String> {
+    use std::sync::atomic::Ordering;
+    let mut initial: Option<(String, usize)> = None;
+    loop {
+        let prompt = lock(&io.prompt).clone();
+        io.reprompt.reading.store(true, Ordering::SeqCst);
+        let read = match &initial {
+            Some((line, pos)) => editor.readline_with_initial(&prompt, line.split_at(*pos)),
+            None => editor.readline(&prompt),
+        };
+        io.reprompt.reading.store(false, Ordering::SeqCst);
+        if matches!(read, Err(ReadlineError::Interrupted)) && io.reprompt.take() {
+            io.reprompt.erase(&prompt, terminal_width());
+            initial = Some(io.reprompt.typed());
+            continue;
+        }
+        return read;
+    }
 }

@@ -69,14 +69,16 @@ pub enum Input {
         decision: Decision,
         from: String,
     },
-    /// Switch the agent that later messages go to (`/agent coder`).
+    /// Switch the agent that later messages go to (`/agent coder`); refused while a turn
+    /// runs.
     SetAgent { agent: String },
     /// Switch how turns work (`/mode chat|auto|talk`); from the next turn on.
     SetMode { mode: TurnMode },
     /// Send the next turns to another configured model (`/model ID`): an id, `local` or
     /// `cloud`, resolved like an agent's `model` hint. A running turn keeps its model.
     SetModel { model: String },
-    /// Change how tool calls are approved (`/permissions MODE`); between turns only.
+    /// Change how tool calls are approved (`/permissions MODE`): accepted at once, applied
+    /// from the next turn (a running turn's calls follow one policy).
     SetPermissionMode { mode: crate::config::PermissionMode },
     /// Limit the model calls of the next turns (at least 1).
     SetMaxIters { max_iters: u32 },

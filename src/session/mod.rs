@@ -597,6 +597,11 @@ fn change_setting(
     idle: Option<&mut Conversation>,
 ) -> Answer {
     let refused = match input {
+        // A turn runs as one agent from its start to its end; every frontend hears the
+        // same refusal (the terminal used to keep this check to itself).
+        Input::SetAgent { .. } if idle.is_none() => {
+            Some("the agent can change when this turn ends".to_string())
+        }
         Input::SetAgent { agent } => {
             let agents = shared.agents.get();
             if agents.get(&agent).is_some() {

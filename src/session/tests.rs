@@ -549,6 +549,16 @@ async fn settings_change_for_the_next_turn_without_a_restart() {
     );
     h.send(Input::SetMaxIters { max_iters: 0 }).await;
     assert!(matches!(settings_answer(&mut h).await, Event::Error { .. }));
+    // A turn runs as one agent: every frontend hears the same refusal.
+    h.send(Input::SetAgent {
+        agent: "ling".into(),
+    })
+    .await;
+    let answer = settings_answer(&mut h).await;
+    assert!(
+        matches!(&answer, Event::Error { message } if message == "the agent can change when this turn ends"),
+        "{answer:?}"
+    );
 
     // The waiting turn is unaffected: same model, same limit, the approval still counts.
     h.send(Input::Approval {

@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use super::auth::{self, Access};
 use super::mirror::Mirror;
 use super::server::Ctx;
-use super::{Body, agents, page, runs, sse};
+use super::{Body, agents, page, runs, settings, sse};
 use crate::session::{Decision, Input};
 use crate::store::Store;
 
@@ -212,6 +212,8 @@ async fn route(ctx: &Arc<Ctx>, req: Request<Incoming>, access: Access) -> Reply 
         (Method::POST, "/api/sessions") => open_session(ctx, req).await,
         (Method::POST, "/api/messages") => message(ctx, req).await,
         (Method::POST, "/api/cancel") => cancel(ctx, req).await,
+        (Method::GET, "/api/settings") => settings::choices(ctx),
+        (Method::POST, "/api/settings") => settings::change(ctx, req).await,
         (Method::POST, p) if p.starts_with("/api/approvals/") => {
             let id = p.trim_start_matches("/api/approvals/").to_string();
             approval(ctx, req, id).await
@@ -238,6 +240,7 @@ async fn route(ctx: &Arc<Ctx>, req: Request<Incoming>, access: Access) -> Reply 
         | (_, "/api/sessions" | "/api/messages" | "/api/cancel" | "/api/agent-runs")
         | (_, "/api/agent-children" | "/api/agent-context" | "/api/agent-cancel")
         | (_, "/api/run-log" | "/api/commands" | "/api/agents" | "/api/models" | "/agents.js")
+        | (_, "/api/settings")
         | (_, "/api/ticket" | "/api/stream-ticket") => Err(ApiError::new(
             StatusCode::METHOD_NOT_ALLOWED,
             format!("{} is not supported here", req.method()),

@@ -29,6 +29,8 @@ pub struct Hub {
     skills: Arc<Live<SkillSet>>,
     agents: Arc<Live<AgentSet>>,
     line: LineReader,
+    /// The configured models, `(id, "provider model")`, for the page's model menu.
+    models: Vec<(String, String)>,
     /// Open sessions, the current one last.
     open: Mutex<Vec<Arc<Mirror>>>,
     opener: Option<Box<dyn SessionOpener>>,
@@ -44,6 +46,12 @@ impl Hub {
             skills: Arc::clone(&ws.skills),
             agents: Arc::clone(&ws.agents),
             line: ws.line,
+            models: ws
+                .config
+                .models
+                .iter()
+                .map(|m| (m.id.clone(), format!("{} {}", m.provider.as_str(), m.model)))
+                .collect(),
             open: Mutex::new(Vec::new()),
             opener: None,
             models: super::agents::model_choices(&ws.config),
@@ -86,6 +94,27 @@ impl Hub {
             .collect();
         listed.sort_by(|a, b| a["name"].as_str().cmp(&b["name"].as_str()));
         listed
+    }
+
+    /// The agents a session may switch to, `(name, description)`, as the files say now.
+    pub fn agents(&self) -> Vec<(String, String)> {
+        let agents = self.agents.get();
+        let names = agents.names();
+        names
+            .into_iter()
+            .map(|name| {
+                let description = agents
+                    .get(&name)
+                    .map(|a| a.description.clone())
+                    .unwrap_or_default();
+                (name, description)
+            })
+            .collect()
+    }
+
+    /// The configured models, `(id, "provider model")`.
+    pub fn models(&self) -> &[(String, String)] {
+        &self.models
     }
 
     /// Lets the browser open and start sessions.

@@ -12,6 +12,7 @@ mod page;
 mod runs;
 pub mod serve;
 mod server;
+mod settings;
 mod sse;
 #[cfg(test)]
 mod tests;

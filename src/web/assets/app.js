@@ -371,6 +371,7 @@ const S = {
   errors: new Set(), // `Error` messages shown this turn (its error Outcome repeats one)
   busy: false,
   breakdown: null, // what the last request was made of (the context meter's tooltip)
+  resumedChanges: new Map(), // run_id -> files a resumed run's calls wrote (no ChangeReport)
 };
 
 const DELEGATE_TOOL = 'delegate_to_agent';
@@ -380,7 +381,9 @@ function resetView() {
   S.lastModel = null;
   S.breakdown = null;
   dirtyParts.clear();
+  S.resumedChanges.clear();
   $('#transcript').replaceChildren();
+  resetTabs();
 }
 
 /** How deep a run is nested under delegations (0 = the turn's own agent). */
@@ -455,6 +458,7 @@ const HANDLERS = {
     }
     const block = add(el('div', 'tool subagent'), ev.parent_id);
     block.append(toolLine(`${ev.agent_id} ← ${oneLine(ev.task)}`));
+    block.firstChild.append(' ', tabLink(ev.agent_id));
     block.title = ev.task;
   },
   SubagentResult(ev) {
@@ -519,6 +523,7 @@ function speaker(runId, fallback) {
 function apply(ev) {
   const handler = ev && HANDLERS[ev.type];
   if (handler) handler(ev);
+  tabsApply(ev);
 }
 
 function activityText(ev) {
@@ -547,6 +552,7 @@ function onMessage(ev) {
     // A delegated run's task was already shown as `agent ← task`.
     // An auto-mode observation: the tool call above already shows it.
     if (d === 0 && ev.from !== 'observation') {
+      flushResumedChanges();
       const node = bubble('user', ev.from, ev.run_id);
       $('.md', node).textContent = ev.content;
       if ((ev.images || []).length) node.append(imageChips(ev.images));
@@ -730,7 +736,25 @@ function toolBlock(callId, runId, summary, tool) {
  */
 function plannedCall(runId, call) {
   if (!call || !call.id || S.tools.has(toolKey(runId, call.id))) return;
-  toolBlock(call.id, runId, callSummary(call), call.name).classList.add('planned');
+  const block = toolBlock(call.id, runId, callSummary(call), call.name);
+  block.classList.add('planned');
+  const path = writtenPath(call);
+  if (path) block.dataset.path = path;
+}
+
+/** The file a `Write` or `Edit` call names, if any. */
+function writtenPath(call) {
+  const keys = WRITES[call.name];
+  if (!keys) return null;
+  let args = call.arguments;
+  if (typeof args === 'string') {
+    try {
+      args = JSON.parse(args);
+    } catch {
+      return null;
+    }
+  }
+  return keys.map((k) => args && args[k]).find((v) => typeof v === 'string') || null;
 }
 
 /** A one-line summary from a call's arguments: the tool and its main argument. */
@@ -773,11 +797,46 @@ function onToolMessage(ev) {
   if (!ev.content) return;
   const block = S.tools.get(toolKey(ev.run_id, ev.tool_call_id));
   if (!block && ev.tool_name === DELEGATE_TOOL) return; // shown as the SubagentResult
+  if (block?.classList.contains('planned') && block.classList.contains('open')) resumedResult(block, ev);
   const details = collapsible('output', ev.content, true);
   if (ev.is_error) details.classList.add('err');
   if (block) block.append(details);
   else add(details, ev.run_id);
   grew();
+}
+
+/** A one-line result for a call whose summary was not recorded (a resumed session's). */
+function resultSummary(content) {
+  const text = String(content || '').replace(/\n$/, '');
+  const lines = text ? text.split('\n').length : 0;
+  return lines === 1 ? oneLine(text, 100) : `${lines} lines of output`;
+}
+
+// The tools whose successful call wrote the file named by one of these arguments.
+const WRITES = { Write: ['file_path', 'path'], Edit: ['file_path', 'path'] };
+
+/**
+ * A resumed call's result: the history has the call and its output, not the events, so the
+ * block gets its result line here, and the files it wrote a `✎ changed:` line at the end
+ * of the turn, as live calls get them.
+ */
+function resumedResult(block, ev) {
+  block.classList.remove('open', 'planned');
+  block.classList.add(ev.is_error ? 'failed' : 'ok');
+  block.append(resultLine(resultSummary(ev.content), !ev.is_error));
+  const keys = WRITES[block.dataset.tool];
+  const path = keys && block.dataset.path;
+  if (ev.is_error || !path) return;
+  if (!S.resumedChanges.has(ev.run_id)) S.resumedChanges.set(ev.run_id, new Set());
+  S.resumedChanges.get(ev.run_id).add(path);
+}
+
+/** The `✎ changed:` lines of the resumed turns so far (before the next one, or at the end). */
+function flushResumedChanges() {
+  for (const [runId, files] of S.resumedChanges) {
+    HANDLERS.ChangeReport({ run_id: runId, files: [...files], truncated_count: 0 });
+  }
+  S.resumedChanges.clear();
 }
 
 /* ----- approvals ----- */
@@ -875,12 +934,20 @@ async function answerApproval(card, decision) {
     if (!card.classList.contains('resolved')) noteOn(card, 'sent, waiting for the agent…');
   } catch (err) {
     if (err.status === 409) {
-      noteOn(card, 'Already answered elsewhere: the first answer wins.', true);
+      // The session's own reason (who answered first), under the verdict if it came first.
+      lostRace(card, err.message || 'Already answered elsewhere: the first answer wins.');
     } else {
       noteOn(card, err.message, true);
       setCardOpen(card, true);
     }
   }
+}
+
+function lostRace(card, reason) {
+  if (!card.classList.contains('resolved')) noteOn(card, reason, true);
+  let lost = $('.approval-lost', card);
+  if (!lost) card.append((lost = el('div', 'approval-lost')));
+  lost.textContent = `Your answer was not taken: ${reason}`;
 }
 
 function onApprovalResolved(ev) {
@@ -965,7 +1032,9 @@ function setHeader(state) {
   // Like the shell's prompt: shown only when it is not the default.
   if (state.permission_mode) {
     $('#permission-mode').textContent = state.permission_mode;
-    $('#permission-mode').hidden = state.permission_mode === 'default';
+    // Always there for a person who may change it (a chip is how); else only when unusual.
+    $('#permission-mode').hidden = state.permission_mode === 'default' && S.readOnly;
+    $('#permission-mode').classList.toggle('is-default', state.permission_mode === 'default');
   }
   if (state.model) {
     $('#model').textContent = state.model;
@@ -1133,6 +1202,7 @@ function setStatus(state, text) {
   const status = $('#status');
   status.dataset.state = state;
   status.textContent = text || { connecting: 'connecting…', connected: 'live', reconnecting: 'reconnecting…', offline: 'offline' }[state];
+  composerAvailability();
 }
 
 /** A line above the transcript: `info` (read-only) or a problem, with an optional button. */
@@ -1225,8 +1295,7 @@ function renderSnapshot(snap) {
   S.sessionId = snap.session_id || null;
   S.readOnly = snap.access === 'read_only';
   document.body.classList.toggle('readonly', S.readOnly);
-  $('#input').disabled = S.readOnly;
-  $('#send').disabled = S.readOnly;
+  composerAvailability();
   $('#empty-title').textContent = S.readOnly
     ? 'Nothing here yet: the conversation shows up here as it happens.'
     : 'Type a message below to start.';
@@ -1236,7 +1305,9 @@ function renderSnapshot(snap) {
   setQueue(state.queue || []);
   if (state.context) setContext(state.context);
   for (const run of snap.runs || []) S.runs.set(run.run_id, { parent: run.parent_id || null, agent: run.agent_id, model: run.model || null });
+  for (const run of snap.runs || []) tabRun(run.run_id, run.agent_id, run.parent_id, run.task).status = run.status;
   for (const ev of snap.transcript || []) apply(ev);
+  flushResumedChanges();
   for (const part of snap.streaming || []) {
     // A long answer in flight comes as its end only; the whole arrives with its message.
     const token = (part.skipped_bytes ? '…\n\n' : '') + (part.text || '');
@@ -1577,7 +1648,7 @@ async function sendMessage() {
     composerError(err.message);
   } finally {
     sending = false;
-    $('#send').disabled = S.readOnly;
+    composerAvailability();
     input.focus();
   }
 }
@@ -1639,6 +1710,403 @@ function initTheme() {
   });
 }
 
+/* ---------- settings chips (POST /api/settings) ---------- */
+
+// The header's chips change the session's settings as `/agent`, `/mode`, `/model` and
+// `/permissions` do in the shell: the session takes or refuses the change, and every
+// window (the terminal's prompt too) follows its `SettingsUpdated`. What each may be set
+// to comes from `settingChoices`, the one place to swap for a fuller agent list.
+const CHIPS = {
+  agent: { field: 'agent', choices: (c) => c.agents },
+  mode: { field: 'mode', choices: (c) => c.modes },
+  model: { field: 'model', choices: (c) => c.models },
+  'permission-mode': { field: 'permission_mode', choices: (c) => (c.permission_modes || []).map((name) => ({ name })) },
+};
+
+const settingChoices = () => getJSON('/api/settings');
+
+function bindChips() {
+  for (const [id, chip] of Object.entries(CHIPS)) {
+    const node = $(`#${id}`);
+    node.setAttribute('role', 'button');
+    node.setAttribute('aria-haspopup', 'menu');
+    node.tabIndex = 0;
+    node.addEventListener('click', (e) => {
+      e.stopPropagation();
+      openChipMenu(node, chip);
+    });
+    node.addEventListener('keydown', (e) => {
+      if (e.key !== 'Enter' && e.key !== ' ') return;
+      e.preventDefault();
+      openChipMenu(node, chip);
+    });
+  }
+  document.addEventListener('click', (e) => {
+    if (!e.target.closest('#chip-menu')) closeChipMenu();
+  });
+  document.addEventListener('keydown', (e) => {
+    if (e.key === 'Escape') closeChipMenu();
+  });
+  // It is placed under its chip when it opens; after a resize that place is wrong.
+  window.addEventListener('resize', closeChipMenu);
+}
+
+/** The chip's choices under it; a viewer gets none (it may not change anything). */
+async function openChipMenu(node, chip) {
+  const menu = $('#chip-menu');
+  if (S.readOnly) return;
+  if (!menu.hidden && menu.dataset.for === node.id) return closeChipMenu();
+  let choices;
+  try {
+    choices = chip.choices(await settingChoices()) || [];
+  } catch (err) {
+    composerError(err.message);
+    return;
+  }
+  // The model chip shows the session's label, `ID (model @ url)`.
+  const current = node.textContent;
+  const isCurrent = (name) => current === name || current.startsWith(`${name} (`);
+  menu.replaceChildren(...choices.map((c) => {
+    const item = el('li');
+    const button = el('button', isCurrent(c.name) ? 'current' : null);
+    button.type = 'button';
+    button.setAttribute('role', 'menuitem');
+    button.dataset.value = c.name;
+    button.append(el('span', 'name', c.name));
+    if (c.description) button.append(el('span', 'about', c.description));
+    button.addEventListener('click', () => changeSetting(chip.field, c.name));
+    item.append(button);
+    return item;
+  }));
+  const r = node.getBoundingClientRect();
+  menu.style.left = `${Math.max(4, Math.min(r.left, window.innerWidth - 284))}px`;
+  menu.style.top = `${r.bottom + 4}px`;
+  menu.dataset.for = node.id;
+  menu.hidden = false;
+}
+
+function closeChipMenu() {
+  const menu = $('#chip-menu');
+  menu.hidden = true;
+  menu.replaceChildren();
+  delete menu.dataset.for;
+}
+
+/** Sends one change; a refusal shows the session's own sentence. */
+async function changeSetting(field, value) {
+  closeChipMenu();
+  composerError('');
+  try {
+    await post('/api/settings', withSession({ [field]: value }));
+  } catch (err) {
+    composerError(err.message);
+  }
+}
+
+/* ---------- tabs: one per agent ---------- */
+
+// The main tab is the conversation as it always was. Every agent that ran in the session
+// (delegated runs included) gets a tab with its status and its runs: each run's task, tool
+// calls, answers and outcome, and a Cancel button while it runs. The tabs are a second
+// fold of the same events, so a reload builds them again from the snapshot.
+const T = {
+  active: 'main',
+  agents: new Map(), // agent -> {status, detail}
+  runs: new Map(), // run_id -> {id, agent, parent, task, status, items, note}
+  dirty: new Set(), // runs to draw again
+  frame: 0,
+};
+
+const RUN_END = { completed: 'completed', error: 'failed', failed: 'failed', cancelled: 'cancelled', max_iters: 'failed', stopped: 'failed' };
+
+function resetTabs() {
+  T.agents.clear();
+  T.runs.clear();
+  T.dirty.clear();
+  $('#agent-panels').replaceChildren();
+  drawTabs();
+}
+
+function tabRun(id, agent, parent, task) {
+  let run = T.runs.get(id);
+  if (!run) {
+    run = { id, agent, parent: parent || null, task: task || '', status: 'running', items: [], note: '' };
+    T.runs.set(id, run);
+  }
+  if (agent) run.agent = agent;
+  if (task && !run.task) run.task = task;
+  if (!T.agents.has(run.agent)) T.agents.set(run.agent, { status: 'idle', detail: '' });
+  T.dirty.add(id);
+  return run;
+}
+
+const TAB_HANDLERS = {
+  RunStarted: (ev) => tabRun(ev.run_id, ev.agent_id, ev.parent_id, ev.task),
+  SubagentSpawned: (ev) => tabRun(ev.subagent_id, ev.agent_id, ev.parent_id, ev.task),
+  SubagentResult(ev) {
+    const run = tabRun(ev.subagent_id, ev.agent_id, ev.parent_id);
+    run.status = ev.outcome;
+    if (ev.result && !run.items.some((i) => i.kind === 'answer')) run.items.push({ kind: 'answer', text: ev.result });
+  },
+  Outcome(ev) {
+    const run = T.runs.get(ev.run_id);
+    if (run) run.status = ev.status;
+    for (const r of T.runs.values()) if (r.status === 'running' && tabRoot(r.id) === ev.run_id) r.status = ev.status === 'completed' ? 'completed' : 'cancelled';
+    T.dirty.add(ev.run_id);
+  },
+  AgentStatus(ev) {
+    const run = T.runs.get(ev.run_id);
+    if (!run) return;
+    T.agents.set(run.agent, { status: ev.status, detail: ev.detail || '' });
+    run.activity = ev.status === 'idle' ? '' : activityText(ev);
+  },
+  /** The answer as it streams; its `Message` replaces it. */
+  Token(ev) {
+    const run = T.runs.get(ev.run_id);
+    if (!run || ev.thinking) return;
+    if (!ev.token) return;
+    run.streaming = (run.streaming || '') + ev.token;
+    run.activity = `${run.agent} is answering…`;
+  },
+  ToolCallStarted(ev) {
+    const run = T.runs.get(ev.run_id);
+    if (!run) return;
+    const item = run.items.find((i) => i.kind === 'tool' && i.call === ev.call_id);
+    if (item) item.summary = ev.summary;
+    else run.items.push({ kind: 'tool', call: ev.call_id, summary: ev.summary, result: null, ok: true });
+  },
+  ToolCallFinished(ev) {
+    const item = T.runs.get(ev.run_id)?.items.find((i) => i.kind === 'tool' && i.call === ev.call_id);
+    if (item) Object.assign(item, { result: ev.summary, ok: ev.ok });
+  },
+  Message(ev) {
+    if (!ev.run_id) return;
+    let run = T.runs.get(ev.run_id);
+    if (!run) {
+      // A resumed run: its messages are all there is of it.
+      run = tabRun(ev.run_id, ev.role === 'assistant' ? ev.from : ev.to, null, ev.role === 'user' ? ev.content : '');
+      run.status = 'earlier';
+    }
+    if (ev.role === 'assistant') {
+      run.streaming = '';
+      if ((ev.content || '').trim()) run.items.push({ kind: 'answer', text: ev.content });
+      for (const call of ev.tool_calls || []) {
+        if (!run.items.some((i) => i.kind === 'tool' && i.call === call.id)) run.items.push({ kind: 'tool', call: call.id, summary: callSummary(call), result: null, ok: true });
+      }
+    } else if (ev.role === 'tool') {
+      // A resumed call has no `ToolCallFinished`: its output stands for the result line.
+      const item = run.items.find((i) => i.kind === 'tool' && i.call === ev.tool_call_id);
+      if (item && item.result == null) Object.assign(item, { result: resultSummary(ev.content), ok: !ev.is_error });
+    }
+  },
+};
+
+function tabRoot(runId) {
+  let id = runId;
+  for (let n = 0; T.runs.get(id)?.parent && n < 16; n++) id = T.runs.get(id).parent;
+  return id;
+}
+
+function tabsApply(ev) {
+  const handler = ev && TAB_HANDLERS[ev.type];
+  if (!handler) return;
+  handler(ev);
+  if (ev.run_id) T.dirty.add(ev.run_id);
+  if (ev.subagent_id) T.dirty.add(ev.subagent_id);
+  if (!T.frame) T.frame = requestAnimationFrame(drawDirtyTabs);
+}
+
+function drawDirtyTabs() {
+  T.frame = 0;
+  for (const id of T.dirty) {
+    const run = T.runs.get(id);
+    if (run) drawRun(run);
+  }
+  T.dirty.clear();
+  drawTabs();
+}
+
+/** An agent's status: what its last `AgentStatus` said, idle once none of its runs runs. */
+function agentStatus(agent) {
+  const running = [...T.runs.values()].some((r) => r.agent === agent && r.status === 'running');
+  const known = T.agents.get(agent);
+  return running ? known?.status || 'running' : 'idle';
+}
+
+/** The tab bar, updated in place (a tab is the same element while runs stream, so a
+    click on it is never lost to a redraw). */
+function drawTabs() {
+  const bar = $('#tabs');
+  tabButton(bar, 'main', 'conversation', null, 0);
+  for (const agent of T.agents.keys()) {
+    const runs = [...T.runs.values()].filter((r) => r.agent === agent).length;
+    tabButton(bar, agent, agent, agentStatus(agent), runs);
+  }
+  for (const tab of [...bar.children]) if (tab.dataset.tab !== 'main' && !T.agents.has(tab.dataset.tab)) tab.remove();
+  bar.hidden = T.agents.size === 0;
+  if (T.active !== 'main' && !T.agents.has(T.active)) showTab('main');
+}
+
+function tabButton(bar, key, label, status, runs) {
+  let button = [...bar.children].find((b) => b.dataset.tab === key);
+  if (!button) {
+    button = el('button', 'tab');
+    button.type = 'button';
+    button.setAttribute('role', 'tab');
+    button.dataset.tab = key;
+    button.append(el('span', 'dot'), el('span', 'label', label), el('span', 'runs'));
+    bar.append(button);
+  }
+  button.setAttribute('aria-selected', String(T.active === key));
+  const [dot, , count] = button.children;
+  dot.hidden = !status;
+  dot.className = `dot s-${status}`;
+  button.title = status ? `${label}: ${status.replace('_', ' ')}` : label;
+  count.hidden = !runs;
+  count.textContent = String(runs);
+}
+
+function showTab(key) {
+  T.active = key;
+  document.body.classList.toggle('agent-tab', key !== 'main');
+  for (const panel of $('#agent-panels').children) panel.hidden = panel.dataset.agent !== key;
+  for (const tab of $('#tabs').children) tab.setAttribute('aria-selected', String(tab.dataset.tab === key));
+  if (key === 'main') grew();
+}
+
+function agentPanel(agent) {
+  const panels = $('#agent-panels');
+  let panel = [...panels.children].find((p) => p.dataset.agent === agent);
+  if (!panel) {
+    panel = el('section', 'agent-panel');
+    panel.dataset.agent = agent;
+    panel.setAttribute('role', 'tabpanel');
+    panel.hidden = T.active !== agent;
+    panels.append(panel);
+  }
+  return panel;
+}
+
+/** A run's card: built once, then updated in place (its Cancel button stays the same
+    element while the answer streams, so a click on it is never lost to a redraw). */
+function runCard(run) {
+  if (run.view) return run.view;
+  const view = {
+    card: el('div', 'run-card'),
+    head: el('div', 'run-head'),
+    dot: el('span', 'dot'),
+    status: el('span', 'run-status'),
+    from: el('span', 'run-from'),
+    cancel: el('button', 'cancel-run', 'Cancel'),
+    task: el('div', 'run-task'),
+    items: el('div', 'run-items'),
+    // Not `.msg.streaming`: that is the conversation's answer in flight.
+    stream: el('div', 'run-stream'),
+    note: el('div', 'line error'),
+    drawn: '',
+  };
+  view.card.dataset.run = run.id;
+  view.cancel.type = 'button';
+  view.cancel.dataset.run = run.id;
+  view.stream.append(el('div', 'md'));
+  view.head.append(view.dot, view.status, view.from, view.cancel);
+  view.card.append(view.head, view.task, view.items, view.stream, view.note);
+  agentPanel(run.agent).append(view.card);
+  run.view = view;
+  return view;
+}
+
+function drawRun(run) {
+  const view = runCard(run);
+  const status = RUN_END[run.status] || run.status;
+  const running = status === 'running';
+  view.card.className = `run-card ${status}`;
+  view.dot.className = `dot s-${running ? agentStatus(run.agent) : status}`;
+  view.status.textContent = running && run.activity ? run.activity : status;
+  const parent = run.parent && T.runs.get(run.parent);
+  view.from.textContent = parent ? `from ${parent.agent}` : '';
+  view.cancel.hidden = !running || S.readOnly;
+  view.task.textContent = run.task || '(task not recorded)';
+  // The calls and answers change a few times a run; redrawn only when they did.
+  const drawn = JSON.stringify(run.items);
+  if (drawn !== view.drawn) {
+    view.drawn = drawn;
+    view.items.replaceChildren(...run.items.flatMap(runItem));
+  }
+  const streaming = running ? (run.streaming || '').trim() : '';
+  view.stream.hidden = !streaming;
+  if (streaming) $('.md', view.stream).innerHTML = renderMarkdown(run.streaming);
+  view.note.textContent = run.note || '';
+  view.note.hidden = !run.note;
+}
+
+function runItem(item) {
+  if (item.kind === 'answer') {
+    const node = el('div', 'msg assistant');
+    node.append(el('div', 'md'));
+    $('.md', node).innerHTML = renderMarkdown(item.text);
+    return [node];
+  }
+  const block = el('div', `tool ${item.result == null ? 'open' : item.ok ? 'ok' : 'failed'}`);
+  block.append(toolLine(item.summary));
+  if (item.result != null) block.append(resultLine(item.result, item.ok));
+  return [block];
+}
+
+async function cancelRun(button) {
+  const run = T.runs.get(button.dataset.run);
+  button.disabled = true;
+  try {
+    await post('/api/agent-cancel', { run_id: button.dataset.run });
+  } catch (err) {
+    if (run) {
+      run.note = err.message;
+      drawRun(run);
+    }
+  }
+}
+
+function bindTabs() {
+  $('#tabs').addEventListener('click', (e) => {
+    const tab = e.target.closest('button[data-tab]');
+    if (tab) showTab(tab.dataset.tab);
+  });
+  $('#agent-panels').addEventListener('click', (e) => {
+    const cancel = e.target.closest('button.cancel-run');
+    if (cancel && !cancel.disabled) cancelRun(cancel);
+  });
+  $('#transcript').addEventListener('click', (e) => {
+    const link = e.target.closest('a.tab-link');
+    if (!link) return;
+    e.preventDefault();
+    showTab(link.dataset.agent);
+  });
+}
+
+/** A link from a delegated run's line in the conversation to its agent's tab. */
+function tabLink(agent) {
+  const link = el('a', 'tab-link', `${agent} tab →`);
+  link.href = '#';
+  link.dataset.agent = agent;
+  return link;
+}
+
+/* ---------- the message box and the connection ---------- */
+
+const PLACEHOLDER = 'Message linggen… (paste or drop an image to send it)';
+
+/** The message box works only while the page is connected (and never for a viewer). */
+function composerAvailability() {
+  const offline = $('#status').dataset.state !== 'connected';
+  const closed = S.readOnly || offline;
+  $('#input').disabled = closed;
+  $('#send').disabled = closed || sending;
+  $('#composer').classList.toggle('disconnected', offline && !S.readOnly);
+  $('#input').placeholder = offline && !S.readOnly
+    ? 'Disconnected: the message box opens again once the page reconnects.'
+    : PLACEHOLDER;
+}
+
 /* ---------- start ---------- */
 
 async function start() {
@@ -1655,6 +2123,8 @@ async function start() {
   bindScroll();
   bindComposer();
   bindTranscript();
+  bindChips();
+  bindTabs();
   $('#cancel').addEventListener('click', cancelTurn);
   $('#new-session').addEventListener('click', () => switchSession({}));
   $('#sidebar-toggle').addEventListener('click', () => document.body.classList.toggle('sidebar-open'));
