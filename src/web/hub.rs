@@ -30,7 +30,7 @@ pub struct Hub {
     agents: Arc<Live<AgentSet>>,
     line: LineReader,
     /// The configured models, `(id, "provider model")`, for the page's model menu.
-    models: Vec<(String, String)>,
+    model_list: Vec<(String, String)>,
     /// Open sessions, the current one last.
     open: Mutex<Vec<Arc<Mirror>>>,
     opener: Option<Box<dyn SessionOpener>>,
@@ -46,7 +46,7 @@ impl Hub {
             skills: Arc::clone(&ws.skills),
             agents: Arc::clone(&ws.agents),
             line: ws.line,
-            models: ws
+            model_list: ws
                 .config
                 .models
                 .iter()
@@ -97,7 +97,7 @@ impl Hub {
     }
 
     /// The agents a session may switch to, `(name, description)`, as the files say now.
-    pub fn agents(&self) -> Vec<(String, String)> {
+    pub fn agent_choices(&self) -> Vec<(String, String)> {
         let agents = self.agents.get();
         let names = agents.names();
         names
@@ -113,8 +113,8 @@ impl Hub {
     }
 
     /// The configured models, `(id, "provider model")`.
-    pub fn models(&self) -> &[(String, String)] {
-        &self.models
+    pub fn model_list(&self) -> &[(String, String)] {
+        &self.model_list
     }
 
     /// Lets the browser open and start sessions.

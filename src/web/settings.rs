@@ -59,7 +59,7 @@ pub(super) async fn change(ctx: &Ctx, req: Request<Incoming>) -> Reply {
 fn inputs(ctx: &Ctx, body: &SettingsChange) -> Result<Vec<(&'static str, Input)>, ApiError> {
     let mut inputs = Vec::new();
     if let Some(agent) = &body.agent {
-        let names: Vec<String> = ctx.hub.agents().into_iter().map(|(n, _)| n).collect();
+        let names: Vec<String> = ctx.hub.agent_choices().into_iter().map(|(n, _)| n).collect();
         if !names.contains(agent) {
             return Err(ApiError::bad_request(format!(
                 "no agent named `{agent}`; agents: {}",
@@ -110,7 +110,7 @@ fn mode_names() -> String {
 
 /// The configured ids, then the keywords.
 fn model_names(ctx: &Ctx) -> Vec<String> {
-    let ids = ctx.hub.models().iter().map(|(id, _)| id.clone());
+    let ids = ctx.hub.model_list().iter().map(|(id, _)| id.clone());
     ids.chain(MODEL_KEYWORDS.iter().map(|k| k.to_string()))
         .collect()
 }
@@ -121,13 +121,13 @@ fn model_names(ctx: &Ctx) -> Vec<String> {
 pub(super) fn choices(ctx: &Ctx) -> Reply {
     let agents: Vec<Value> = ctx
         .hub
-        .agents()
+        .agent_choices()
         .into_iter()
         .map(|(name, description)| json!({ "name": name, "description": description }))
         .collect();
     let mut models: Vec<Value> = ctx
         .hub
-        .models()
+        .model_list()
         .iter()
         .map(|(id, what)| json!({ "name": id, "description": what }))
         .collect();
