@@ -132,6 +132,26 @@ fn an_image_mention_sent_from_the_page_is_sent() {
         || !server.chat_requests().is_empty(),
     );
     assert_eq!(image_urls(&server.chat_requests()[0]), [PIXEL_URL]);
+    // Every window can show it: the event names it, the mirror hands over its data.
+    let session = serve.session();
+    let sent = session["transcript"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["type"] == "Message" && e["images"].is_array())
+        .unwrap_or_else(|| panic!("the message with its image: {session:#}"));
+    assert!(
+        sent["images"][0].get("data").is_none(),
+        "events carry no data"
+    );
+    let id = sent["images"][0]["id"].as_str().unwrap();
+    let shown = serve.get(&format!("/api/image?id={id}")).json();
+    assert_eq!(shown["media_type"], "image/png");
+    assert_eq!(
+        shown["data"],
+        PIXEL_URL.trim_start_matches("data:image/png;base64,")
+    );
+    assert_eq!(serve.get("/api/image?id=0000").status, 404);
     drop(serve);
 }
 
@@ -183,6 +203,23 @@ fn images_posted_by_the_page_are_checked() {
         || !server.chat_requests().is_empty(),
     );
     assert_eq!(image_urls(&server.chat_requests()[0]), [PIXEL_URL]);
+    // Every window can show it: the event names it, the mirror hands over its data.
+    let session = serve.session();
+    let sent = session["transcript"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["type"] == "Message" && e["images"].is_array())
+        .unwrap_or_else(|| panic!("the message with its image: {session:#}"));
+    assert!(
+        sent["images"][0].get("data").is_none(),
+        "events carry no data"
+    );
+    let id = sent["images"][0]["id"].as_str().unwrap();
+    let shown = serve.get(&format!("/api/image?id={id}")).json();
+    assert_eq!(shown["media_type"], "image/png");
+    assert_eq!(shown["data"], data);
+    assert_eq!(serve.get("/api/image?id=0000").status, 404);
     drop(serve);
 }
 

@@ -34,7 +34,7 @@ use support::{Protocol, ScriptedServer, Step, Workspace, texts};
 const WAIT: Duration = Duration::from_secs(20);
 
 /// The page's own files: served without a credential (the same bytes in every linggen).
-const ASSET_ROUTES: &[&str] = &["/", "/app.js", "/app.css", "/favicon.ico"];
+const ASSET_ROUTES: &[&str] = &["/", "/app.js", "/app.css", "/agents.js", "/favicon.ico"];
 
 /// Every `GET` route that needs a credential, with the query its handler needs.
 const GET_ROUTES: &[&str] = &[
@@ -47,6 +47,9 @@ const GET_ROUTES: &[&str] = &[
     "/api/run-log?run_id=x",
     "/api/commands",
     "/api/settings",
+    "/api/agents",
+    "/api/models",
+    "/api/image?id=x",
 ];
 
 /// Every `POST` route that needs a credential.
@@ -58,6 +61,10 @@ const POST_ROUTES: &[&str] = &[
     "/api/cancel",
     "/api/agent-cancel",
     "/api/settings",
+    "/api/agents",
+    "/api/agents/x",
+    "/api/agents/x/duplicate",
+    "/api/agents/x/delete",
 ];
 
 /// A scripted model, a workspace configured for it and `linggen serve` in it. Bind the

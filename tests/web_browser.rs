@@ -1030,6 +1030,20 @@ fn an_image_pasted_in_the_page_reaches_the_model() {
     browser.click(&browser.wait_for("#send"));
     browser.wait_for_text(".msg.assistant", FINAL_ANSWER);
     browser.wait_for_text(".msg.user .image-chip", "image/png");
+    // The pixels themselves show: fetched by the id the event names.
+    browser.wait_for(".msg.user .image-chip img.image-thumb:not([hidden])");
+    let decoded = || {
+        browser.script(
+            "const img = document.querySelector('.msg.user img.image-thumb');
+             return img.complete ? img.naturalWidth : -1;",
+            json!([]),
+        )
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while decoded() == json!(-1) && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(decoded(), json!(1), "the 1×1 pixel is shown");
     let request = server.last_chat_request().unwrap();
     let parts = request["messages"]
         .as_array()

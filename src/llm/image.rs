@@ -159,6 +159,15 @@ impl Image {
         })
     }
 
+    /// A name for this image within the process that holds it (16 hex digits of a hash of
+    /// its data): how events and the page refer to it without carrying the data.
+    pub fn id(&self) -> String {
+        use std::hash::{Hash as _, Hasher as _};
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        self.data.as_str().hash(&mut hasher);
+        format!("{:016x}", hasher.finish())
+    }
+
     /// The decoded size in bytes.
     pub fn bytes(&self) -> usize {
         let padding = self.data.bytes().rev().take_while(|b| *b == b'=').count();

@@ -347,6 +347,8 @@ struct ImageSummary {
     media_type: &'static str,
     /// Its size, decoded.
     bytes: usize,
+    /// What to ask the web mirror for to see it (`GET /api/image?id=`).
+    id: String,
 }
 
 fn image_summaries<S: serde::Serializer>(
@@ -356,6 +358,7 @@ fn image_summaries<S: serde::Serializer>(
     serializer.collect_seq(images.iter().map(|image| ImageSummary {
         media_type: image.format.media_type(),
         bytes: image.bytes(),
+        id: image.id(),
     }))
 }
 

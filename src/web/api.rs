@@ -205,6 +205,7 @@ async fn route(ctx: &Arc<Ctx>, req: Request<Incoming>, access: Access) -> Reply 
             ))
         }
         (Method::GET, "/api/sessions") => sessions(ctx).await,
+        (Method::GET, "/api/image") => image(ctx, &req),
         (Method::GET, "/api/commands") => Ok(json_response(
             StatusCode::OK,
             &json!({ "commands": ctx.hub.slash_commands() }),
@@ -240,7 +241,7 @@ async fn route(ctx: &Arc<Ctx>, req: Request<Incoming>, access: Access) -> Reply 
         | (_, "/api/sessions" | "/api/messages" | "/api/cancel" | "/api/agent-runs")
         | (_, "/api/agent-children" | "/api/agent-context" | "/api/agent-cancel")
         | (_, "/api/run-log" | "/api/commands" | "/api/agents" | "/api/models" | "/agents.js")
-        | (_, "/api/settings")
+        | (_, "/api/settings" | "/api/image")
         | (_, "/api/ticket" | "/api/stream-ticket") => Err(ApiError::new(
             StatusCode::METHOD_NOT_ALLOWED,
             format!("{} is not supported here", req.method()),
@@ -287,6 +288,20 @@ fn events(ctx: &Ctx, req: &Request<Incoming>, access: Access) -> Reply {
         .header("x-accel-buffering", "no")
         .body(body)
         .map_err(internal)
+}
+
+/// `GET /api/image?id=`: an image of a message of the session, as `{media_type, data}`
+/// (base64), which the page shows as a `data:` URL.
+fn image(ctx: &Ctx, req: &Request<Incoming>) -> Reply {
+    let mirror = open_mirror(ctx, query(req, "session_id").as_deref())?;
+    let id = required(req, "id")?;
+    let image = mirror
+        .image(&id)
+        .ok_or_else(|| ApiError::not_found(format!("no image {id} in this session")))?;
+    Ok(json_response(
+        StatusCode::OK,
+        &json!({ "media_type": image.format.media_type(), "data": image.data.as_str() }),
+    ))
 }
 
 async fn sessions(ctx: &Ctx) -> Reply {

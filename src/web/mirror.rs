@@ -194,6 +194,19 @@ impl Mirror {
         }
     }
 
+    /// An image of a message in the transcript, by its id (see [`crate::llm::Image::id`]):
+    /// events name images without their data, and the page asks for each one it shows.
+    pub fn image(&self, id: &str) -> Option<crate::llm::Image> {
+        let state = lock(&self.state);
+        state
+            .transcript
+            .iter()
+            .find_map(|envelope| match &envelope.event {
+                Event::Message { images, .. } => images.iter().find(|i| i.id() == id).cloned(),
+                _ => None,
+            })
+    }
+
     /// The late joiner's view: state, transcript, partial answers, open approvals, runs.
     pub fn snapshot(&self, access: &str) -> Value {
         let state = lock(&self.state);

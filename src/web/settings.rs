@@ -59,7 +59,12 @@ pub(super) async fn change(ctx: &Ctx, req: Request<Incoming>) -> Reply {
 fn inputs(ctx: &Ctx, body: &SettingsChange) -> Result<Vec<(&'static str, Input)>, ApiError> {
     let mut inputs = Vec::new();
     if let Some(agent) = &body.agent {
-        let names: Vec<String> = ctx.hub.agent_choices().into_iter().map(|(n, _)| n).collect();
+        let names: Vec<String> = ctx
+            .hub
+            .agent_choices()
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect();
         if !names.contains(agent) {
             return Err(ApiError::bad_request(format!(
                 "no agent named `{agent}`; agents: {}",

@@ -572,10 +572,29 @@ function imageChips(images) {
     const chip = document.createElement('span');
     chip.className = 'image-chip';
     const kb = Math.max(1, Math.ceil((image.bytes || 0) / 1024));
-    chip.textContent = `🖼 ${image.media_type} · ${kb} KB`;
+    const label = `🖼 ${image.media_type} · ${kb} KB`;
+    chip.textContent = label;
+    if (image.id) chip.prepend(thumbnail(image.id, label));
     row.append(chip);
   }
   return row;
+}
+
+/** The image itself, fetched once shown: events name images, they do not carry them. */
+const IMAGE_TYPES = /^image\/(png|jpeg|gif|webp)$/;
+function thumbnail(id, label) {
+  const img = document.createElement('img');
+  img.className = 'image-thumb';
+  img.alt = label;
+  img.hidden = true;
+  getJSON(`/api/image?id=${encodeURIComponent(id)}${sessionQuery('&')}`)
+    .then((got) => {
+      if (!got || !IMAGE_TYPES.test(got.media_type)) return;
+      img.src = `data:${got.media_type};base64,${got.data}`;
+      img.hidden = false;
+    })
+    .catch(() => { /* the label stays: the image is no longer held (a resumed session) */ });
+  return img;
 }
 
 /** The final text replaces the streamed one; a tool-calls-only answer leaves no bubble. */
