@@ -372,9 +372,20 @@ const S = {
   busy: false,
   breakdown: null, // what the last request was made of (the context meter's tooltip)
   resumedChanges: new Map(), // run_id -> files a resumed run's calls wrote (no ChangeReport)
+  settings: null, // the session's settings as last shown (a change line names what changed)
 };
 
 const DELEGATE_TOOL = 'delegate_to_agent';
+
+const SETTING_NAMES = [['agent_id', 'agent'], ['mode', 'mode'], ['model', 'model'], ['permission_mode', 'permission mode'], ['max_iters', 'max_iters']];
+
+/** `mode → talk`: what a `SettingsUpdated` changed (every setting when none were known). */
+function settingsChanged(before, after) {
+  return SETTING_NAMES
+    .filter(([key]) => !before || before[key] === undefined || before[key] !== after[key])
+    .map(([key, name]) => (before && before[key] !== undefined ? `${name} → ${after[key]}` : `${name} ${after[key]}`))
+    .join(' · ');
+}
 
 function resetView() {
   for (const key of ['runs', 'streams', 'finished', 'tools', 'approvals', 'delegations', 'answered', 'activity', 'errors']) S[key].clear();
@@ -418,7 +429,9 @@ const HANDLERS = {
   },
   SettingsUpdated(ev) {
     setHeader({ agent_id: ev.agent_id, mode: ev.mode, model: ev.model, permission_mode: ev.permission_mode });
-    add(el('div', 'line hint', `agent ${ev.agent_id} · mode ${ev.mode} · model ${ev.model} · permission mode ${ev.permission_mode} · max_iters ${ev.max_iters}`));
+    const changed = settingsChanged(S.settings, ev);
+    S.settings = ev;
+    if (changed) add(el('div', 'line hint', changed));
   },
   StateUpdated(ev) {
     setHeader({ agent_id: ev.agent_id, mode: ev.mode });
@@ -1321,6 +1334,7 @@ function renderSnapshot(snap) {
   document.body.classList.add('loaded');
   const state = snap.state || {};
   setHeader(state);
+  S.settings = { ...state };
   setQueue(state.queue || []);
   if (state.context) setContext(state.context);
   for (const run of snap.runs || []) S.runs.set(run.run_id, { parent: run.parent_id || null, agent: run.agent_id, model: run.model || null });
@@ -2112,7 +2126,10 @@ function tabLink(agent) {
 
 /* ---------- the message box and the connection ---------- */
 
-const PLACEHOLDER = 'Message linggen… (paste or drop an image to send it)';
+/** What the empty message box says; one row, so a phone gets the short words. */
+const NARROW = window.matchMedia('(max-width: 760px)');
+const placeholder = (wide, narrow) => (NARROW.matches ? narrow : wide);
+NARROW.addEventListener('change', () => composerAvailability());
 
 /** The message box works only while the page is connected (and never for a viewer). */
 function composerAvailability() {
@@ -2122,8 +2139,8 @@ function composerAvailability() {
   $('#send').disabled = closed || sending;
   $('#composer').classList.toggle('disconnected', offline && !S.readOnly);
   $('#input').placeholder = offline && !S.readOnly
-    ? 'Disconnected: the message box opens again once the page reconnects.'
-    : PLACEHOLDER;
+    ? placeholder('Disconnected: the message box opens again once the page reconnects.', 'Disconnected…')
+    : placeholder('Message linggen… (paste or drop an image to send it)', 'Message linggen…');
 }
 
 /* ---------- start ---------- */
