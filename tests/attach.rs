@@ -41,6 +41,7 @@ fn a_terminal_attached_to_serve_and_its_page_share_one_session_turn_after_turn()
     let (ws, server) = workspace(vec![
         Reply::text("answer one").into(),
         Reply::text("answer two").into(),
+        Reply::text("answer three").into(),
     ]);
     let serve = Serve::start(ws.cmd().arg("serve"));
     let mut repl = Repl::start(&ws, &["--attach"]);
@@ -77,6 +78,22 @@ fn a_terminal_attached_to_serve_and_its_page_share_one_session_turn_after_turn()
     // Restarting the session is the owner's business, and the terminal says so.
     repl.line("/clear");
     repl.expect("works on a session of this terminal's own");
+
+    // Stored as one session, one turn after the other: the next run resumes both.
+    drop(serve);
+    repl.expect("detached from linggen serve");
+    let out = support::run(&ws, &["-p", "--continue", "and now?"]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let request = server.last_chat_request().unwrap();
+    assert_eq!(
+        texts(&request, "user"),
+        [
+            "first from the terminal",
+            "second from the page",
+            "and now?"
+        ]
+    );
+    assert_eq!(texts(&request, "assistant"), ["answer one", "answer two"]);
 }
 
 #[test]
@@ -111,7 +128,7 @@ fn an_approval_asked_in_serve_is_answered_in_the_attached_terminal() {
     let _serve = Serve::start(ws.cmd().arg("serve"));
     let mut repl = Repl::start(&ws, &["--attach"]);
     repl.line("write the note");
-    repl.expect("note.txt");
+    repl.expect("Allow Write");
     repl.line("y");
     let shown = repl.expect("written");
     // The server knows who answered: this terminal, not the page.

@@ -8,16 +8,7 @@
 mod support;
 
 use support::pty::Repl;
-use support::{Protocol, Reply, ScriptedServer, Step, Workspace, run, write_config_with};
-
-/// The smallest valid PNG: a 1×1 transparent pixel.
-const PIXEL: &[u8] = &[
-    0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52,
-    0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x06, 0x00, 0x00, 0x00, 0x1f, 0x15, 0xc4,
-    0x89, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9c, 0x63, 0x00, 0x01, 0x00, 0x00,
-    0x05, 0x00, 0x01, 0x0d, 0x0a, 0x2d, 0xb4, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4e, 0x44, 0xae,
-    0x42, 0x60, 0x82,
-];
+use support::{PIXEL, Protocol, Reply, ScriptedServer, Step, Workspace, run, write_config_with};
 
 /// `data:image/png;base64,…` of [`PIXEL`].
 const PIXEL_URL: &str = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGMAAQAABQABDQottAAAAABJRU5ErkJggg==";
@@ -42,6 +33,27 @@ fn image_urls(request: &serde_json::Value) -> Vec<String> {
         .flatten()
         .filter_map(|part| part["image_url"]["url"].as_str().map(str::to_string))
         .collect()
+}
+
+/// Every window can show a message's image: the event names it (no data), and the mirror
+/// hands over its data by that name.
+fn shown_by_the_mirror(serve: &support::web_client::Serve, data: &str) {
+    let session = serve.session();
+    let sent = session["transcript"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["type"] == "Message" && e["images"].is_array())
+        .unwrap_or_else(|| panic!("the message with its image: {session:#}"));
+    assert!(
+        sent["images"][0].get("data").is_none(),
+        "events carry no data"
+    );
+    let id = sent["images"][0]["id"].as_str().unwrap();
+    let shown = serve.get(&format!("/api/image?id={id}")).json();
+    assert_eq!(shown["media_type"], "image/png");
+    assert_eq!(shown["data"], data);
+    assert_eq!(serve.get("/api/image?id=0000").status, 404);
 }
 
 #[test]
@@ -132,26 +144,10 @@ fn an_image_mention_sent_from_the_page_is_sent() {
         || !server.chat_requests().is_empty(),
     );
     assert_eq!(image_urls(&server.chat_requests()[0]), [PIXEL_URL]);
-    // Every window can show it: the event names it, the mirror hands over its data.
-    let session = serve.session();
-    let sent = session["transcript"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|e| e["type"] == "Message" && e["images"].is_array())
-        .unwrap_or_else(|| panic!("the message with its image: {session:#}"));
-    assert!(
-        sent["images"][0].get("data").is_none(),
-        "events carry no data"
+    shown_by_the_mirror(
+        &serve,
+        PIXEL_URL.trim_start_matches("data:image/png;base64,"),
     );
-    let id = sent["images"][0]["id"].as_str().unwrap();
-    let shown = serve.get(&format!("/api/image?id={id}")).json();
-    assert_eq!(shown["media_type"], "image/png");
-    assert_eq!(
-        shown["data"],
-        PIXEL_URL.trim_start_matches("data:image/png;base64,")
-    );
-    assert_eq!(serve.get("/api/image?id=0000").status, 404);
     drop(serve);
 }
 
@@ -203,23 +199,7 @@ fn images_posted_by_the_page_are_checked() {
         || !server.chat_requests().is_empty(),
     );
     assert_eq!(image_urls(&server.chat_requests()[0]), [PIXEL_URL]);
-    // Every window can show it: the event names it, the mirror hands over its data.
-    let session = serve.session();
-    let sent = session["transcript"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|e| e["type"] == "Message" && e["images"].is_array())
-        .unwrap_or_else(|| panic!("the message with its image: {session:#}"));
-    assert!(
-        sent["images"][0].get("data").is_none(),
-        "events carry no data"
-    );
-    let id = sent["images"][0]["id"].as_str().unwrap();
-    let shown = serve.get(&format!("/api/image?id={id}")).json();
-    assert_eq!(shown["media_type"], "image/png");
-    assert_eq!(shown["data"], data);
-    assert_eq!(serve.get("/api/image?id=0000").status, 404);
+    shown_by_the_mirror(&serve, data);
     drop(serve);
 }
 

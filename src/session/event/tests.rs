@@ -331,9 +331,14 @@ fn published_images_read_back_as_none_and_the_rest_of_the_message_intact() {
         images: vec![image],
     };
     let json = serde_json::to_value(&event).unwrap();
+    let id = json["images"][0]["id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert_eq!(id.len(), 16, "an id names the image: {json}");
     assert_eq!(
         json["images"],
-        serde_json::json!([{"media_type": "image/png", "bytes": 8}])
+        serde_json::json!([{"media_type": "image/png", "bytes": 8, "id": id}])
     );
     let back: Event = serde_json::from_value(json.clone()).unwrap();
     let Event::Message {
