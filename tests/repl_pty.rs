@@ -852,3 +852,31 @@ fn share_open_hands_the_browser_no_ticket_on_its_command_line() {
     );
     assert!(!html.contains(&printed.ticket), "{html}");
 }
+
+/// "Always" answers are listed with where they came from, and one can be taken back: the
+/// same call then asks again.
+#[test]
+fn permissions_lists_this_sessions_always_answers_and_revokes_one() {
+    let touch = || Reply::tool("Bash", json!({ "command": "touch a.txt" }));
+    let (ws, _server) = workspace(vec![
+        Step::from(touch()),
+        Reply::text("first done").into(),
+        touch().into(),
+        Reply::text("second done").into(),
+    ]);
+    let mut repl = Repl::start(&ws, &[]);
+    repl.line("touch it");
+    repl.expect("Allow Bash");
+    repl.line("a");
+    repl.expect("first done");
+    repl.line("/permissions");
+    repl.expect("[s1] session allow Bash(");
+    repl.expect("answered in terminal for `Bash: touch a.txt`");
+    repl.line("/permissions remove s1");
+    repl.expect("this session no longer allows Bash(");
+    repl.line("touch it again");
+    repl.expect("Allow Bash");
+    repl.line("y");
+    repl.expect("second done");
+    repl.line("/quit");
+}

@@ -41,7 +41,10 @@ impl Shell {
             return;
         }
         if let Some(rule) = args.strip_prefix("remove ") {
-            let (root, rule) = (self.ws.root.clone(), rule.trim().to_string());
+            let Some(rule) = self.revoke_session_grant(rule.trim()).await else {
+                return;
+            };
+            let (root, rule) = (self.ws.root.clone(), rule);
             // A file rewrite: off the runtime.
             let removed = tokio::task::spawn_blocking(move || project::remove(&root, &rule));
             match removed.await.unwrap_or_else(|e| Err(e.to_string())) {
@@ -103,11 +106,60 @@ impl Shell {
                 lines.push(format!("  not trusted, ignored: {grant}"));
             }
         }
+        for (i, grant) in self.view.grants().iter().enumerate() {
+            let saved = if grant.project {
+                ", saved for the project too"
+            } else {
+                ""
+            };
+            lines.push(format!(
+                "  [s{}] session allow {} · answered in {} for `{}`{saved}",
+                i + 1,
+                grant.rule,
+                grant.by,
+                grant.call
+            ));
+        }
         lines.push(format!(
-            "/permissions <{}> switches mode · /permissions remove N|RULE drops a project rule",
+            "/permissions <{}> switches mode · /permissions remove N|sN|RULE drops a project rule or a session answer",
             PermissionMode::NAMES.replace(", ", "|")
         ));
         self.view.lines(lines);
+    }
+
+    /// `/permissions remove sN` (or a rule only this session's answers allow): the session
+    /// stops allowing it. Returns the rule still to remove from the project's file, if any
+    /// (a project rule, or an answer that was saved for the project too).
+    async fn revoke_session_grant(&mut self, wanted: &str) -> Option<String> {
+        let grants = self.view.grants();
+        let by_index = wanted
+            .strip_prefix('s')
+            .and_then(|n| n.parse::<usize>().ok())
+            .and_then(|n| n.checked_sub(1))
+            .and_then(|i| grants.get(i));
+        let grant = by_index
+            .or_else(|| grants.iter().find(|g| g.rule == wanted && !g.project))
+            .cloned();
+        let Some(grant) = grant else {
+            if wanted.starts_with('s') && wanted[1..].parse::<usize>().is_ok() {
+                self.view.error(&format!(
+                    "no session answer {wanted}; /permissions lists them"
+                ));
+                return None;
+            }
+            return Some(wanted.to_string());
+        };
+        if grant.project {
+            // The project path revokes it in the session too.
+            return Some(grant.rule);
+        }
+        let rule = grant.rule.clone();
+        if self.ask(Input::RevokeRule { rule: rule.clone() }).await {
+            self.view.revoke_grant(&rule);
+            self.view
+                .hint(&format!("this session no longer allows {rule}"));
+        }
+        None
     }
 
     pub(super) async fn sessions(&mut self) {

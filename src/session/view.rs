@@ -166,8 +166,23 @@ pub struct SessionView {
     /// The last usage a turn's own run reported.
     pub context: Option<ContextState>,
     pub queue: Vec<String>,
+    /// What "always" answers allowed in this session, oldest first (`/permissions`).
+    pub grants: Vec<SessionGrant>,
     /// Whether `streaming` gathers the text of responses in flight.
     keeps_streamed_text: bool,
+}
+
+/// A rule an "always" answer added for the rest of the session, and where it came from.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SessionGrant {
+    /// `Bash(cargo test*)`, `Write(src/main.rs)`.
+    pub rule: String,
+    /// The call it was asked for, as its tool line read (`Bash cargo test`).
+    pub call: String,
+    /// Who answered: `terminal`, `web`, `attached`.
+    pub by: String,
+    /// Also saved for the project (`.linggen/permissions.toml`).
+    pub project: bool,
 }
 
 impl SessionView {
@@ -185,6 +200,38 @@ impl SessionView {
     pub fn keeping_streamed_text(mut self) -> SessionView {
         self.keeps_streamed_text = true;
         self
+    }
+
+    /// The rules an "always" answer to `request` added, with their origin.
+    fn remember_grants(&mut self, request: &Event, decision: &super::Decision, by: &str) {
+        let project = match decision {
+            super::Decision::AllowSession => false,
+            super::Decision::AllowProject => true,
+            _ => return,
+        };
+        let Event::ApprovalRequested {
+            summary,
+            always,
+            once_only: false,
+            ..
+        } = request
+        else {
+            return;
+        };
+        for rule in always {
+            self.grants.retain(|g| &g.rule != rule);
+            self.grants.push(SessionGrant {
+                rule: rule.clone(),
+                call: summary.clone(),
+                by: by.to_string(),
+                project,
+            });
+        }
+    }
+
+    /// Forgets a grant the person revoked (the session stopped allowing it).
+    pub fn revoke(&mut self, rule: &str) {
+        self.grants.retain(|g| g.rule != rule);
     }
 
     pub fn is_busy(&self) -> bool {
@@ -343,17 +390,22 @@ impl SessionView {
                 self.pending.push(event.clone());
                 self.set_status(run_id, RunStatus::WaitingApproval);
             }
-            Event::ApprovalResolved { id, .. } => {
+            Event::ApprovalResolved { id, decision, by } => {
                 let mut answered = None;
+                let mut request = None;
                 self.pending.retain(|e| match e {
                     Event::ApprovalRequested {
                         id: open, run_id, ..
                     } if open == id => {
                         answered = Some(run_id.clone());
+                        request = Some(e.clone());
                         false
                     }
                     _ => true,
                 });
+                if let Some(request) = &request {
+                    self.remember_grants(request, decision, by);
+                }
                 if let Some(run_id) = answered {
                     let still_waiting = self.pending.iter().any(
                         |e| matches!(e, Event::ApprovalRequested { run_id: r, .. } if *r == run_id),

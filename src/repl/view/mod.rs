@@ -186,6 +186,16 @@ impl View {
         &self.session.settings
     }
 
+    /// What "always" answers allowed in this session, oldest first.
+    pub fn grants(&self) -> &[crate::session::view::SessionGrant] {
+        &self.session.grants
+    }
+
+    /// Forgets a session grant the session has stopped allowing.
+    pub fn revoke_grant(&mut self, rule: &str) {
+        self.session.revoke(rule);
+    }
+
     /// Follows another session (`/clear`, `/resume`) from its start.
     pub fn follow_new_session(&mut self, agent: &str) {
         self.session = SessionView::new(agent);
