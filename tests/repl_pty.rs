@@ -623,6 +623,7 @@ fn leaving_the_sandbox_asks_every_time() {
         "{card}"
     );
     assert!(card.contains("2. No") && !card.contains("always"), "{card}");
+    assert!(card.contains("1-2 · y n · Esc denies"), "{card}");
     repl.line("a");
     repl.expect("first done");
     repl.expect("context ");

@@ -148,10 +148,13 @@ impl View {
                 }
             })
             .collect();
-        lines.push(self.style.dim(&super::live::cut(
-            "  ↑↓ Enter · 1-4 · y a p n · Esc denies · or type a reason, then Enter",
-            width,
-        )));
+        // The keys this request takes: one only "once" can answer takes no `a` or `p`.
+        let keys = if menu.choices.len() == 2 {
+            "  ↑↓ Enter · 1-2 · y n · Esc denies · or type a reason, then Enter"
+        } else {
+            "  ↑↓ Enter · 1-4 · y a p n · Esc denies · or type a reason, then Enter"
+        };
+        lines.push(self.style.dim(&super::live::cut(keys, width)));
         lines
     }
 }
