@@ -623,6 +623,7 @@ fn leaving_the_sandbox_asks_every_time() {
         "{card}"
     );
     assert!(card.contains("2. No") && !card.contains("always"), "{card}");
+    assert!(card.contains("1-2 · y n · Esc denies"), "{card}");
     repl.line("a");
     repl.expect("first done");
     repl.expect("context ");
@@ -851,6 +852,87 @@ fn share_open_hands_the_browser_no_ticket_on_its_command_line() {
         "{html}"
     );
     assert!(!html.contains(&printed.ticket), "{html}");
+}
+
+/// The menu answers on one key, without Enter: a lone `a` allows for the session (and the
+/// line typed next is a message, not a reason), `3` for the project, `n` denies; text that
+/// starts otherwise is a reason, sent with Enter.
+#[test]
+fn approvals_are_answered_by_one_key() {
+    let (ws, server) = workspace(vec![
+        Step::from(write("a.txt", "A")),
+        write("a.txt", "AA").into(),
+        Reply::text("wrote a twice").into(),
+        Reply::text("heard you").into(),
+        write("p.txt", "P").into(),
+        Reply::text("wrote p").into(),
+        write("n.txt", "N").into(),
+        Reply::text("skipped n").into(),
+        write("r.txt", "R").into(),
+        Reply::text("skipped r").into(),
+    ]);
+    let mut repl = Repl::start(&ws, &[]);
+
+    repl.line("write a twice");
+    repl.expect("Esc denies");
+    repl.send("a");
+    repl.expect("allowed for this session");
+    repl.expect("wrote a twice");
+    assert_eq!(
+        ws.read("a.txt"),
+        "AA",
+        "the second write ran without asking"
+    );
+    repl.expect("context ");
+    repl.line("thanks");
+    repl.expect("heard you");
+    assert!(last_message(&server, "user").contains("thanks"));
+
+    repl.line("write p");
+    repl.expect("Esc denies");
+    repl.send("3");
+    repl.expect("allowed for this project");
+    repl.expect("wrote p");
+    assert_eq!(ws.read("p.txt"), "P");
+    repl.expect("context ");
+
+    repl.line("write n");
+    repl.expect("Esc denies");
+    repl.send("n");
+    repl.expect("denied");
+    repl.expect("skipped n");
+    assert!(!ws.root().join("n.txt").exists());
+    repl.expect("context ");
+
+    repl.line("write r");
+    repl.expect("Esc denies");
+    repl.send("because x");
+    repl.expect("because x");
+    repl.send("\r");
+    let shown = repl.expect("skipped r");
+    assert!(shown.contains("denied"), "{shown:?}");
+    assert!(!ws.root().join("r.txt").exists());
+    let result = last_tool_result(&server);
+    assert!(result.contains("because x"), "{result} {shown:?}");
+    repl.line("/quit");
+}
+
+/// A long write's card counts every line it hides: 300 lines are 303 lines of diff, 40
+/// shown.
+#[test]
+fn a_long_write_counts_the_lines_it_hides() {
+    let content: String = (0..300).map(|i| format!("line {i}\n")).collect();
+    let (ws, _server) = workspace(vec![
+        Step::from(write("long.txt", &content)),
+        Reply::text("not written").into(),
+    ]);
+    let mut repl = Repl::start(&ws, &[]);
+    repl.line("write it");
+    let card = repl.expect("Esc denies");
+    assert!(card.contains("… 263 more lines"), "{card}");
+    repl.send("n");
+    repl.expect("not written");
+    repl.line("/quit");
 }
 
 /// "Always" answers are listed with where they came from, and one can be taken back: the

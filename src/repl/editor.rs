@@ -131,8 +131,9 @@ pub enum Key {
 }
 
 /// Whether the approval menu takes keys now (a request waits and the person is not in the
-/// middle of typing a message).
-pub type MenuActive = Arc<dyn Fn() -> bool + Send + Sync>;
+/// middle of typing a message): `Some(once_only)` then, `once_only` when only "once" and
+/// "no" can answer it.
+pub type MenuActive = Arc<dyn Fn() -> Option<bool> + Send + Sync>;
 
 /// Sends a [`Key`] to the shell and leaves the line as it is. Esc does this only while a
 /// turn runs; otherwise it does nothing (it no longer waits to combine with the next key,
@@ -146,7 +147,7 @@ struct SendKey {
 
 impl ConditionalEventHandler for SendKey {
     fn handle(&self, _: &Event, _: RepeatCount, _: bool, ctx: &EventContext) -> Option<Cmd> {
-        if self.key == Key::Esc && ctx.line().is_empty() && (self.menu)() {
+        if self.key == Key::Esc && ctx.line().is_empty() && (self.menu)().is_some() {
             let _ = self.keys.send(Key::Menu(MenuKey::Deny));
         } else if self
             .only_when
@@ -160,8 +161,8 @@ impl ConditionalEventHandler for SendKey {
 }
 
 /// A key that goes to the approval menu while it takes keys and the line is empty, and
-/// does what it always does otherwise (arrows walk the history, Enter submits, a digit is
-/// typed).
+/// does what it always does otherwise (arrows walk the history, Enter submits, a digit or
+/// letter is typed: after the first character, the line is a reason).
 struct MenuOrDefault {
     key: MenuKey,
     menu: MenuActive,
@@ -170,7 +171,14 @@ struct MenuOrDefault {
 
 impl ConditionalEventHandler for MenuOrDefault {
     fn handle(&self, _: &Event, _: RepeatCount, _: bool, ctx: &EventContext) -> Option<Cmd> {
-        if ctx.line().is_empty() && (self.menu)() {
+        let answers = match ((self.menu)(), self.key) {
+            (None, _) => false,
+            // `a` and `p` are no answer to a request only "once" can answer: they start a
+            // reason like any other letter.
+            (Some(once_only), MenuKey::Letter(c)) => !once_only || matches!(c, 'y' | 'n'),
+            (Some(_), _) => true,
+        };
+        if ctx.line().is_empty() && answers {
             let _ = self.keys.send(Key::Menu(self.key));
             Some(Cmd::Noop)
         } else {
@@ -219,6 +227,12 @@ pub fn bind_keys<H: Helper, I: rustyline::history::History>(
         menu_keys.push((
             KeyEvent(KeyCode::Char(digit), Modifiers::NONE),
             MenuKey::Pick(usize::from(n)),
+        ));
+    }
+    for letter in ['y', 'a', 'p', 'n'] {
+        menu_keys.push((
+            KeyEvent(KeyCode::Char(letter), Modifiers::NONE),
+            MenuKey::Letter(letter),
         ));
     }
     for (event, key) in menu_keys {

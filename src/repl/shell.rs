@@ -726,7 +726,8 @@ fn spawn_editor(
         let menu: editor::MenuActive = Arc::new(move || {
             lock(&waiting.approval)
                 .as_ref()
-                .is_some_and(|p| !p.typeahead)
+                .filter(|p| !p.typeahead)
+                .map(|p| p.once_only)
         });
         editor::bind_keys(&mut editor, io.busy.clone(), io.keys.clone(), menu);
         for line in history.load() {

@@ -242,6 +242,15 @@ fn diffs_and_tool_lines() {
         render_diff(DIFF, &RenderStyle::Plain, 6)[6],
         "… 1 more line"
     );
+    // A diff the tool already cut: the count is every line hidden, not the shown rest.
+    let long: String =
+        (0..200).map(|i| format!("+{i}\n")).collect::<String>() + "… 103 more lines\n";
+    let cut = render_diff(&long, &RenderStyle::Plain, 40);
+    assert_eq!(cut.len(), 41);
+    assert_eq!(cut[40], "… 263 more lines");
+    // Short enough to show whole: the tool's own count stays as it was.
+    let whole = render_diff(&long, &RenderStyle::Plain, 300);
+    assert_eq!(whole.last().map(String::as_str), Some("… 103 more lines"));
     let tools = [
         tool_line("Read src/main.rs (1-120)", &style),
         tool_result_line("120 lines", true, &style),

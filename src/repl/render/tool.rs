@@ -41,6 +41,14 @@ pub fn tool_result_line(summary: &str, ok: bool, style: &RenderStyle) -> String 
     }
 }
 
+/// The count in a diff's closing `… N more lines`.
+fn more_lines(line: &str) -> Option<usize> {
+    line.strip_prefix("… ")?
+        .strip_suffix(" more lines")?
+        .parse()
+        .ok()
+}
+
 /// `⏵ Allow <display>` in the warning style, broken into lines of at most `width` columns
 /// between any two characters: every character of `display` (an approval's full, escaped
 /// call, which starts with the tool's name) is on screen and every space kept, however
@@ -59,11 +67,19 @@ pub fn approval_head(display: &str, width: usize, style: &RenderStyle) -> Vec<St
 
 /// A unified diff with added lines green, removed red, hunk headers cyan and file headers
 /// bold (colours from the theme). More than `max_lines` lines are cut, ending with
-/// `… N more lines`.
+/// `… N more lines`, N counting every line hidden: those cut here and those the diff
+/// itself already summarised in its last line (see `tools::diff::truncate_lines`).
 pub fn render_diff(diff: &str, style: &RenderStyle, max_lines: usize) -> Vec<String> {
     // The diff shows content the model wrote.
     let diff = strip_controls(diff);
-    let lines: Vec<&str> = diff.lines().collect();
+    let mut lines: Vec<&str> = diff.lines().collect();
+    let summarised = match lines.last().and_then(|l| more_lines(l)) {
+        Some(n) if lines.len() > max_lines => {
+            lines.pop();
+            n
+        }
+        _ => 0,
+    };
     let shown = lines.len().min(max_lines);
     let theme = style.theme();
     let mut out: Vec<String> = lines[..shown]
@@ -91,7 +107,7 @@ pub fn render_diff(diff: &str, style: &RenderStyle, max_lines: usize) -> Vec<Str
             }
         })
         .collect();
-    let hidden = lines.len() - shown;
+    let hidden = lines.len() - shown + summarised;
     if hidden > 0 {
         let plural = if hidden == 1 { "line" } else { "lines" };
         let note = format!("… {hidden} more {plural}");

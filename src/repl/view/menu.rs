@@ -2,8 +2,8 @@
 //! one highlighted, named for what they allow (`Yes, always this session: Bash(cargo*)`).
 //! It stands apart from the input line, so a message typed for the agent is not mistaken
 //! for an answer: arrows move, Enter takes the highlighted choice once it was moved to,
-//! 1–4 take a choice at once, Esc denies, and typed text with Enter denies with that text
-//! as the reason.
+//! 1–4 and `y` `a` `p` `n` take a choice at once, Esc denies, and typed text with Enter
+//! denies with that text as the reason.
 
 use super::View;
 use crate::session::Decision;
@@ -25,6 +25,8 @@ pub enum MenuKey {
     Enter,
     /// A digit: that choice (1-based).
     Pick(usize),
+    /// `y` once, `a` this session, `p` this project, `n` deny, as typed on a plain line.
+    Letter(char),
     /// Esc: deny.
     Deny,
 }
@@ -69,6 +71,16 @@ impl Menu {
 impl View {
     /// Applies a menu key; returns the decision it makes, if it makes one.
     pub fn menu_key(&mut self, key: MenuKey) -> Option<Decision> {
+        if let MenuKey::Letter(letter) = key {
+            // A letter answers also without the menu (a plain terminal shows only the line
+            // of choices); the editor sends only the letters that answer this request.
+            let decided = match crate::repl::approval::parse(&letter.to_string()) {
+                crate::repl::approval::Answer::Decide(decision) => decision,
+                crate::repl::approval::Answer::Repeat => return None,
+            };
+            self.decided();
+            return Some(decided);
+        }
         let menu = self.menu.as_mut()?;
         let last = menu.choices.len() - 1;
         let decided = match key {
@@ -93,10 +105,22 @@ impl View {
             }
             MenuKey::Pick(n) => menu.choices.get(n.wrapping_sub(1)).map(|c| c.0.clone()),
             MenuKey::Deny => Some(Decision::Deny { reason: None }),
+            MenuKey::Letter(_) => None,
         };
-        // Redraw the live area with the new highlight.
-        self.print(Vec::new());
+        if decided.is_some() {
+            self.decided();
+        } else {
+            // Redraw the live area with the new highlight.
+            self.print(Vec::new());
+        }
         decided
+    }
+
+    /// The menu answered: it goes at once, so a key right after the answer (the Enter of a
+    /// habitual `y⏎`) finds no menu to act on.
+    fn decided(&mut self) {
+        self.menu = None;
+        self.print(Vec::new());
     }
 
     /// The menu's rows for the live area.
@@ -124,10 +148,13 @@ impl View {
                 }
             })
             .collect();
-        lines.push(self.style.dim(&super::live::cut(
-            "  ↑↓ Enter · 1-4 · y a p n · Esc denies · or type a reason, then Enter",
-            width,
-        )));
+        // The keys this request takes: one only "once" can answer takes no `a` or `p`.
+        let keys = if menu.choices.len() == 2 {
+            "  ↑↓ Enter · 1-2 · y n · Esc denies · or type a reason, then Enter"
+        } else {
+            "  ↑↓ Enter · 1-4 · y a p n · Esc denies · or type a reason, then Enter"
+        };
+        lines.push(self.style.dim(&super::live::cut(keys, width)));
         lines
     }
 }
