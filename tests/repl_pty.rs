@@ -852,3 +852,19 @@ fn share_open_hands_the_browser_no_ticket_on_its_command_line() {
     );
     assert!(!html.contains(&printed.ticket), "{html}");
 }
+
+/// Under `NO_COLOR` inline code has no colour to set it apart from prose, so it keeps its
+/// backticks; the rest of the answer is still rendered (the emphasis marks are gone).
+#[test]
+fn no_color_keeps_inline_code_in_backticks() {
+    let (ws, _server) = workspace(vec![Step::from(Reply::text(
+        "Run `cargo test` and **then** rest.\n",
+    ))]);
+    let mut repl = Repl::start_with_env(&ws, &[], &[("NO_COLOR", "1")]);
+    repl.line("how do I test?");
+    let answer = repl.expect("rest.");
+    assert!(answer.contains("Run `cargo test` and "), "{answer:?}");
+    assert!(!answer.contains("**then**"), "{answer:?}");
+    repl.expect(PROMPT);
+    repl.line("/quit");
+}

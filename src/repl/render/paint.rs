@@ -41,8 +41,10 @@ impl Ink {
         }
     }
 
+    /// No attribute to set; under `NO_COLOR` a colour alone is none (no empty `ESC[m`).
     fn is_plain(&self) -> bool {
-        self.fg.is_none_or(|c| c == Color::Reset)
+        self.fg
+            .is_none_or(|c| fg_param_at(c, color_depth()).is_none())
             && !(self.bold || self.dim || self.italic || self.underline || self.strike)
     }
 
@@ -95,7 +97,7 @@ pub fn set_color_depth(depth: ColorDepth) {
     DEPTH.store(n, std::sync::atomic::Ordering::Relaxed);
 }
 
-fn color_depth() -> ColorDepth {
+pub(crate) fn color_depth() -> ColorDepth {
     match DEPTH.load(std::sync::atomic::Ordering::Relaxed) {
         0 => ColorDepth::None,
         1 => ColorDepth::Palette256,

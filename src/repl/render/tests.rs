@@ -395,3 +395,25 @@ fn a_table_too_wide_for_the_terminal_is_stacked() {
     grid.extend(wide.finish());
     assert!(visible(&grid).contains('┬'));
 }
+
+/// Under `NO_COLOR` a code span has no colour to set it apart, so it keeps its backticks
+/// (plain text, no escape); with colours it is shown without them.
+#[test]
+fn no_color_keeps_code_spans_in_backticks() {
+    use super::inline::inline_at;
+    use super::paint::{ColorDepth, Ink};
+    let colors = &dark().theme().unwrap().colors.clone();
+    let text = |depth| -> String {
+        inline_at(
+            "run `cargo test` or ``a`b`` now",
+            Ink::default(),
+            colors,
+            depth,
+        )
+        .iter()
+        .map(|s| s.text.as_str())
+        .collect()
+    };
+    assert_eq!(text(ColorDepth::None), "run `cargo test` or ``a`b`` now");
+    assert_eq!(text(ColorDepth::TrueColor), "run cargo test or a`b now");
+}
