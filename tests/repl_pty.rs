@@ -868,3 +868,26 @@ fn no_color_keeps_inline_code_in_backticks() {
     repl.expect(PROMPT);
     repl.line("/quit");
 }
+
+/// `TERM=dumb` cannot redraw: a turn's lines come without the prompt between them, and the
+/// prompt is written once when the turn ends.
+#[test]
+fn a_dumb_terminal_gets_the_prompt_once_per_turn() {
+    let (ws, _server) = workspace(vec![Step::from(Reply::text(
+        "one\n\ntwo\n\nthree\n\nfour\n\nLAST LINE\n",
+    ))]);
+    let mut repl = Repl::start_with_env(&ws, &[], &[("TERM", "dumb")]);
+    repl.line("count");
+    let turn = repl.expect("LAST LINE");
+    // Settle: whatever the turn still prints (the stats line) and the prompt after it.
+    std::thread::sleep(Duration::from_millis(1500));
+    repl.line("/quit");
+    let rest = repl.expect("resume this session");
+    let shown = turn + &rest;
+    // The editor's own prompt for type-ahead comes before the answer; none between its
+    // lines; one after the turn.
+    let answer = shown.split_once("one").map_or("", |(_, after)| after);
+    let (lines, after) = answer.split_once("LAST LINE").unwrap_or_default();
+    assert!(!lines.contains(PROMPT), "{shown:?}");
+    assert_eq!(after.matches(PROMPT).count(), 1, "{shown:?}");
+}
