@@ -87,3 +87,23 @@ fn models_shows_what_the_policy_picks_for_short_and_long_prompts() {
         r.stdout
     );
 }
+
+/// With nothing configured and nothing found, `linggen models` says what to do on stderr
+/// and exits 1, so a script can tell "no model" from a listing.
+#[test]
+fn models_exits_1_when_nothing_is_found() {
+    let (_server, dead_url, ws) = setup();
+    let dead_host = dead_url.trim_end_matches("/v1").to_string();
+    let out = support::run_with_timeout(
+        ws.cmd().arg("models").env("OLLAMA_HOST", dead_host),
+        std::time::Duration::from_secs(60),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("no model found: start Ollama"), "{stderr}");
+    assert!(
+        out.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}

@@ -962,3 +962,42 @@ fn permissions_lists_this_sessions_always_answers_and_revokes_one() {
     repl.expect("second done");
     repl.line("/quit");
 }
+
+/// Under `NO_COLOR` inline code has no colour to set it apart from prose, so it keeps its
+/// backticks; the rest of the answer is still rendered (the emphasis marks are gone).
+#[test]
+fn no_color_keeps_inline_code_in_backticks() {
+    let (ws, _server) = workspace(vec![Step::from(Reply::text(
+        "Run `cargo test` and **then** rest.\n",
+    ))]);
+    let mut repl = Repl::start_with_env(&ws, &[], &[("NO_COLOR", "1")]);
+    repl.line("how do I test?");
+    let answer = repl.expect("rest.");
+    assert!(answer.contains("Run `cargo test` and "), "{answer:?}");
+    assert!(!answer.contains("**then**"), "{answer:?}");
+    repl.expect(PROMPT);
+    repl.line("/quit");
+}
+
+/// `TERM=dumb` cannot redraw: a turn's lines come without the prompt between them, and the
+/// prompt is written once when the turn ends.
+#[test]
+fn a_dumb_terminal_gets_the_prompt_once_per_turn() {
+    let (ws, _server) = workspace(vec![Step::from(Reply::text(
+        "one\n\ntwo\n\nthree\n\nfour\n\nLAST LINE\n",
+    ))]);
+    let mut repl = Repl::start_with_env(&ws, &[], &[("TERM", "dumb")]);
+    repl.line("count");
+    let turn = repl.expect("LAST LINE");
+    // Settle: whatever the turn still prints (the stats line) and the prompt after it.
+    std::thread::sleep(Duration::from_millis(1500));
+    repl.line("/quit");
+    let rest = repl.expect("resume this session");
+    let shown = turn + &rest;
+    // The editor's own prompt for type-ahead comes before the answer; none between its
+    // lines; one after the turn.
+    let answer = shown.split_once("one").map_or("", |(_, after)| after);
+    let (lines, after) = answer.split_once("LAST LINE").unwrap_or_default();
+    assert!(!lines.contains(PROMPT), "{shown:?}");
+    assert_eq!(after.matches(PROMPT).count(), 1, "{shown:?}");
+}

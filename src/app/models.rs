@@ -34,9 +34,12 @@ async fn try_list_models(start: &Start) -> Result<(), Failure> {
     let env = |name: &str| std::env::var(name).ok();
     let (models, choice) = match router::resolve(&config, &env, http.clone()).await {
         Ok(found) => found,
+        // Nothing to list is a failure a script can test for: exit 1, the way out on stderr.
         Err(_) if config.models.is_empty() => {
-            println!("{}", super::first_run_help(&ws.home));
-            return Ok(());
+            return Err(Failure {
+                code: exit::FAILURE,
+                message: super::first_run_help(&ws.home),
+            });
         }
         Err(e) => return Err(Failure::from(e)),
     };

@@ -13,13 +13,18 @@ use std::time::{Duration, Instant};
 use rustyline::ExternalPrinter;
 
 /// Writes straight to stdout: for terminals the editor cannot drive (`TERM=dumb`), where
-/// it reads plain lines. While it waits at the prompt, output starts on a line of its own
-/// and the prompt is written again after it, as the editor would redraw it.
+/// it reads plain lines. While it waits at the prompt, output starts on a line of its own;
+/// the prompt is written again once, after the output of a turn (a terminal that cannot
+/// redraw would otherwise show it after every line), or after each idle print.
 pub struct Stdout {
     /// The prompt the editor shows.
     pub prompt: Arc<Mutex<String>>,
     /// Whether the editor is waiting for a line (its prompt is the last thing written).
     pub reading: Arc<std::sync::atomic::AtomicBool>,
+    /// Whether a turn is running: its output comes without the prompt until it ends.
+    pub busy: Arc<std::sync::atomic::AtomicBool>,
+    /// Output was written since the last prompt, so the prompt is owed, not on screen.
+    pub owed: bool,
 }
 
 impl ExternalPrinter for Stdout {
@@ -28,11 +33,12 @@ impl ExternalPrinter for Stdout {
         use std::sync::atomic::Ordering;
         let mut out = std::io::stdout().lock();
         let reading = self.reading.load(Ordering::Relaxed);
-        if reading {
+        if reading && !self.owed {
             out.write_all(b"\n")?;
         }
         out.write_all(msg.as_bytes())?;
-        if reading {
+        self.owed = reading && self.busy.load(Ordering::Relaxed);
+        if reading && !self.owed {
             out.write_all(crate::session::lock(&self.prompt).as_bytes())?;
         }
         out.flush()?;

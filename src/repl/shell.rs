@@ -746,6 +746,8 @@ fn spawn_editor(
                 Err(_) => Box::new(super::printer::Stdout {
                     prompt: io.prompt.clone(),
                     reading: io.reprompt.reading.clone(),
+                    busy: io.busy.clone(),
+                    owed: false,
                 }),
             };
         let _ = io.printer.send(printer);

@@ -5,12 +5,19 @@
 //! stream renders one source line at a time: a delimiter only opens when its closer is on
 //! the same line, otherwise it is shown literally (an unmatched `*` stays a `*`).
 
-use super::paint::{Ink, Span};
+use super::paint::{ColorDepth, Ink, Span, color_depth};
 use crate::repl::theme::Colors;
 
 /// Renders the inline markdown of `text` into runs, starting from `base`.
 pub(crate) fn inline(text: &str, base: Ink, colors: &Colors) -> Vec<Span> {
+    inline_at(text, base, colors, color_depth())
+}
+
+/// [`inline`] at a given colour depth: without colours (`NO_COLOR`) a code span keeps its
+/// backticks, the one mark that sets it apart from prose without an escape code.
+pub(crate) fn inline_at(text: &str, base: Ink, colors: &Colors, depth: ColorDepth) -> Vec<Span> {
     let mut p = Inline {
+        keep_ticks: depth == ColorDepth::None,
         text,
         pos: 0,
         prev: None,
@@ -42,6 +49,8 @@ struct Inline<'a> {
     bold: bool,
     italic: bool,
     strike: bool,
+    /// Whether code spans are shown with their backticks (no colour to mark them).
+    keep_ticks: bool,
 }
 
 impl Inline<'_> {
@@ -126,7 +135,12 @@ impl Inline<'_> {
             fg: Some(self.colors.code_inline),
             ..self.ink()
         };
-        self.out.push(Span::new(content, ink));
+        if self.keep_ticks {
+            // The original fence, so a span holding a backtick still reads back right.
+            self.out.push(Span::new(&rest[..ticks + end + ticks], ink));
+        } else {
+            self.out.push(Span::new(content, ink));
+        }
         self.advance(ticks + end + ticks);
         true
     }

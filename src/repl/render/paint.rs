@@ -41,8 +41,10 @@ impl Ink {
         }
     }
 
+    /// No attribute to set; under `NO_COLOR` a colour alone is none (no empty `ESC[m`).
     fn is_plain(&self) -> bool {
-        self.fg.is_none_or(|c| c == Color::Reset)
+        self.fg
+            .is_none_or(|c| fg_param_at(c, color_depth()).is_none())
             && !(self.bold || self.dim || self.italic || self.underline || self.strike)
     }
 
@@ -95,7 +97,7 @@ pub fn set_color_depth(depth: ColorDepth) {
     DEPTH.store(n, std::sync::atomic::Ordering::Relaxed);
 }
 
-fn color_depth() -> ColorDepth {
+pub(crate) fn color_depth() -> ColorDepth {
     match DEPTH.load(std::sync::atomic::Ordering::Relaxed) {
         0 => ColorDepth::None,
         1 => ColorDepth::Palette256,
@@ -251,16 +253,25 @@ pub(crate) fn wrap(spans: &[Span], width: usize, first: &[Span], rest: &[Span]) 
         width,
         rest,
     };
+    // A word can run across inks (`` `code`, ``, `**bold**ly`): its pieces are gathered
+    // until the next space, so the punctuation after a code span never starts a row.
+    let mut word: Vec<Span> = Vec::new();
     for span in spans {
         for (is_space, token) in tokens(&span.text) {
             if is_space {
+                if !word.is_empty() {
+                    wrapper.word(&std::mem::take(&mut word));
+                }
                 if wrapper.has_word {
                     wrapper.pending.push(Span::new(token, span.ink));
                 }
             } else {
-                wrapper.word(token, span.ink);
+                push_text(&mut word, token, span.ink);
             }
         }
+    }
+    if !word.is_empty() {
+        wrapper.word(&word);
     }
     wrapper.lines.push(wrapper.line);
     wrapper.lines
@@ -279,15 +290,19 @@ struct Wrapper<'a> {
 }
 
 impl Wrapper<'_> {
-    fn word(&mut self, word: &str, ink: Ink) {
-        let w = str_width(word);
+    /// Places one word (its pieces in their inks): after the pending spaces if it fits,
+    /// else on a new row, else, longer than any row, broken between characters.
+    fn word(&mut self, word: &[Span]) {
+        let w = spans_width(word);
         let pending_w = spans_width(&self.pending);
         if self.used + pending_w + w <= self.width {
             for space in std::mem::take(&mut self.pending) {
                 push_text(&mut self.line, &space.text, space.ink);
             }
             self.used += pending_w + w;
-            push_text(&mut self.line, word, ink);
+            for piece in word {
+                push_text(&mut self.line, &piece.text, piece.ink);
+            }
             self.has_word = true;
             return;
         }
@@ -295,7 +310,7 @@ impl Wrapper<'_> {
         if self.has_word && indent + w <= self.width {
             self.pending.clear();
             self.break_line();
-            self.word(word, ink);
+            self.word(word);
             return;
         }
         // Too long for any line: fill this one after the space, then continue on the next.
@@ -306,14 +321,16 @@ impl Wrapper<'_> {
             self.used += pending_w;
         }
         self.pending.clear();
-        for c in word.chars() {
-            let cw = char_width(c);
-            if self.used + cw > self.width && self.used > indent {
-                self.break_line();
+        for piece in word {
+            for c in piece.text.chars() {
+                let cw = char_width(c);
+                if self.used + cw > self.width && self.used > indent {
+                    self.break_line();
+                }
+                let mut buf = [0u8; 4];
+                push_text(&mut self.line, c.encode_utf8(&mut buf), piece.ink);
+                self.used += cw;
             }
-            let mut buf = [0u8; 4];
-            push_text(&mut self.line, c.encode_utf8(&mut buf), ink);
-            self.used += cw;
         }
         self.has_word = true;
     }

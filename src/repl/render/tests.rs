@@ -404,3 +404,83 @@ fn a_table_too_wide_for_the_terminal_is_stacked() {
     grid.extend(wide.finish());
     assert!(visible(&grid).contains('┬'));
 }
+
+/// Under `NO_COLOR` a code span has no colour to set it apart, so it keeps its backticks
+/// (plain text, no escape); with colours it is shown without them.
+#[test]
+fn no_color_keeps_code_spans_in_backticks() {
+    use super::inline::inline_at;
+    use super::paint::{ColorDepth, Ink};
+    let colors = &dark().theme().unwrap().colors.clone();
+    let text = |depth| -> String {
+        inline_at(
+            "run `cargo test` or ``a`b`` now",
+            Ink::default(),
+            colors,
+            depth,
+        )
+        .iter()
+        .map(|s| s.text.as_str())
+        .collect()
+    };
+    assert_eq!(text(ColorDepth::None), "run `cargo test` or ``a`b`` now");
+    assert_eq!(text(ColorDepth::TrueColor), "run cargo test or a`b now");
+}
+
+fn wrapped(text: &str, width: usize) -> Vec<String> {
+    use super::inline::inline_at;
+    use super::paint::{ColorDepth, Ink, wrap};
+    let colors = &dark().theme().unwrap().colors.clone();
+    let spans = inline_at(text, Ink::default(), colors, ColorDepth::TrueColor);
+    wrap(&spans, width, &[], &[])
+        .iter()
+        .map(|l| l.iter().map(|s| s.text.as_str()).collect())
+        .collect()
+}
+
+/// Lines break at the last space that fits: every word is whole on one row.
+#[test]
+fn wrapping_keeps_words_whole() {
+    let text = "the quick brown fox jumps over the lazy dog ".repeat(4);
+    let rows = wrapped(text.trim_end(), 80);
+    assert!(rows.len() > 1, "{rows:?}");
+    for row in &rows {
+        assert!(str_width(row) <= 80, "{row:?}");
+        assert!(!row.starts_with(' ') && !row.ends_with(' '), "{row:?}");
+        for word in row.split(' ') {
+            assert!(
+                text.split(' ').any(|w| w == word),
+                "{word:?} was cut: {rows:?}"
+            );
+        }
+    }
+}
+
+/// A word longer than the line is broken between characters, filling each row.
+#[test]
+fn wrapping_breaks_a_word_longer_than_the_line() {
+    let long = "x".repeat(50);
+    let rows = wrapped(&format!("see {long} end"), 20);
+    assert_eq!(rows[0], format!("see {}", "x".repeat(16)));
+    assert_eq!(rows[1], "x".repeat(20));
+    assert_eq!(rows[2], format!("{} end", "x".repeat(14)));
+}
+
+/// CJK characters take two columns: a row of them holds half as many.
+#[test]
+fn wrapping_counts_wide_characters_twice() {
+    let rows = wrapped(&"漢字".repeat(15), 20);
+    assert_eq!(rows[0], "漢字".repeat(5));
+    assert!(rows.iter().all(|r| str_width(r) <= 20), "{rows:?}");
+    // Ideographs have no spaces to break at: a run wider than the row fills it.
+    let rows = wrapped("ab 漢字漢字漢字漢字漢字", 12);
+    assert_eq!(rows, vec!["ab 漢字漢字", "漢字漢字漢字"]);
+}
+
+/// A code span is wrapped like the words around it, and the punctuation right after it
+/// stays on its row; a span with spaces may break at them.
+#[test]
+fn wrapping_keeps_code_spans_with_their_punctuation() {
+    let rows = wrapped("aaaa bbbb `cccc`, dddd", 14);
+    assert_eq!(rows, vec!["aaaa bbbb", "cccc, dddd"]);
+}
