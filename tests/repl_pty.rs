@@ -852,3 +852,26 @@ fn share_open_hands_the_browser_no_ticket_on_its_command_line() {
     );
     assert!(!html.contains(&printed.ticket), "{html}");
 }
+
+/// The person's own `!cmd` shows what it printed under its result line: a short output
+/// whole, a long one as its first and last lines with exactly the lines between counted.
+#[test]
+fn a_bang_command_shows_its_output_folded_with_an_exact_count() {
+    let (ws, _server) = workspace(vec![]);
+    let mut repl = Repl::start(&ws, &[]);
+    repl.line("!printf 'a\\nb\\nc\\n'");
+    repl.expect("exit 0, 3 lines");
+    repl.expect("    a");
+    repl.expect("    b");
+    repl.expect("    c");
+    repl.expect(PROMPT);
+    repl.line("!seq 101 200");
+    repl.expect("exit 0, 100 lines");
+    repl.expect("    101");
+    repl.expect("    110");
+    repl.expect("… 85 more lines (all of it: linggen runs show ");
+    repl.expect("--full)");
+    repl.expect("    196");
+    repl.expect("    200");
+    repl.line("/quit");
+}
