@@ -870,8 +870,18 @@ fn a_bang_command_shows_its_output_folded_with_an_exact_count() {
     repl.expect("    101");
     repl.expect("    110");
     repl.expect("… 85 more lines (all of it: linggen runs show ");
-    repl.expect("--full)");
+    let run_id = repl.expect(" --full)").replace(" --full)", "");
     repl.expect("    196");
     repl.expect("    200");
     repl.line("/quit");
+    // The command it names prints every line, the hidden ones too.
+    let full = support::run(&ws, &["runs", "show", run_id.trim(), "--full"]);
+    assert_eq!(full.code, Some(0), "{}", full.stderr);
+    for n in 101..=200 {
+        assert!(
+            full.stdout.contains(&format!("      {n}\n")),
+            "{n} missing: {}",
+            full.stdout
+        );
+    }
 }
