@@ -193,6 +193,7 @@ Register-ArgumentCompleter -Native -CommandName 'linggen' -ScriptBlock {
             break
         }
         'linggen;runs;show' {
+            [CompletionResult]::new('--full', '--full', [CompletionResultType]::ParameterName, 'Print every call''s whole arguments, output and diff, not their summaries')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             break

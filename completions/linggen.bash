@@ -883,7 +883,7 @@ _linggen() {
             return 0
             ;;
         linggen__subcmd__runs__subcmd__show)
-            opts="-h --help"
+            opts="-h --full --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

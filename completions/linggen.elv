@@ -167,6 +167,7 @@ set edit:completion:arg-completer[linggen] = {|@words|
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'linggen;runs;show'= {
+            cand --full 'Print every call''s whole arguments, output and diff, not their summaries'
             cand -h 'Print help'
             cand --help 'Print help'
         }

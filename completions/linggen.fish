@@ -108,6 +108,7 @@ complete -c linggen -n "__fish_linggen_using_subcommand mcp; and __fish_seen_sub
 complete -c linggen -n "__fish_linggen_using_subcommand runs; and not __fish_seen_subcommand_from show help" -s h -l help -d 'Print help'
 complete -c linggen -n "__fish_linggen_using_subcommand runs; and not __fish_seen_subcommand_from show help" -f -a "show" -d 'Print the audit trail of one run'
 complete -c linggen -n "__fish_linggen_using_subcommand runs; and not __fish_seen_subcommand_from show help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c linggen -n "__fish_linggen_using_subcommand runs; and __fish_seen_subcommand_from show" -l full -d 'Print every call\'s whole arguments, output and diff, not their summaries'
 complete -c linggen -n "__fish_linggen_using_subcommand runs; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help'
 complete -c linggen -n "__fish_linggen_using_subcommand runs; and __fish_seen_subcommand_from help" -f -a "show" -d 'Print the audit trail of one run'
 complete -c linggen -n "__fish_linggen_using_subcommand runs; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

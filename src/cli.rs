@@ -279,6 +279,9 @@ pub enum RunsAction {
     Show {
         #[arg(value_name = "ID")]
         id: String,
+        /// Print every call's whole arguments, output and diff, not their summaries.
+        #[arg(long)]
+        full: bool,
     },
 }
 
@@ -498,7 +501,7 @@ async fn dispatch(cli: Cli) -> i32 {
         (Some(Command::Models), _) => crate::app::list_models(&cli.start()).await,
         (Some(Command::Completions { shell }), _) => print_completions(*shell),
         (Some(Command::Runs { action }), _) => match action {
-            Some(RunsAction::Show { id }) => crate::app::show_run(&cli.start(), id),
+            Some(RunsAction::Show { id, full }) => crate::app::show_run(&cli.start(), id, *full),
             None => crate::app::list_runs(&cli.start()),
         },
         (

@@ -1001,3 +1001,36 @@ fn a_dumb_terminal_gets_the_prompt_once_per_turn() {
     assert!(!lines.contains(PROMPT), "{shown:?}");
     assert_eq!(after.matches(PROMPT).count(), 1, "{shown:?}");
 }
+
+/// The person's own `!cmd` shows what it printed under its result line: a short output
+/// whole, a long one as its first and last lines with exactly the lines between counted.
+#[test]
+fn a_bang_command_shows_its_output_folded_with_an_exact_count() {
+    let (ws, _server) = workspace(vec![]);
+    let mut repl = Repl::start(&ws, &[]);
+    repl.line("!printf 'a\\nb\\nc\\n'");
+    repl.expect("exit 0, 3 lines");
+    repl.expect("    a");
+    repl.expect("    b");
+    repl.expect("    c");
+    repl.expect(PROMPT);
+    repl.line("!seq 101 200");
+    repl.expect("exit 0, 100 lines");
+    repl.expect("    101");
+    repl.expect("    110");
+    repl.expect("… 85 more lines (all of it: linggen runs show ");
+    let run_id = repl.expect(" --full)").replace(" --full)", "");
+    repl.expect("    196");
+    repl.expect("    200");
+    repl.line("/quit");
+    // The command it names prints every line, the hidden ones too.
+    let full = support::run(&ws, &["runs", "show", run_id.trim(), "--full"]);
+    assert_eq!(full.code, Some(0), "{}", full.stderr);
+    for n in 101..=200 {
+        assert!(
+            full.stdout.contains(&format!("      {n}\n")),
+            "{n} missing: {}",
+            full.stdout
+        );
+    }
+}

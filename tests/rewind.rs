@@ -299,3 +299,48 @@ fn rewind_restores_files_a_new_ignore_rule_covers() {
         "{restored}"
     );
 }
+
+/// `runs show ID --full` prints what the summaries leave out: a call's whole arguments, its
+/// whole output and the whole diff; without `--full` the output is one line.
+#[test]
+fn runs_show_full_prints_every_calls_arguments_output_and_diff() {
+    let long_line = format!("{} end-of-args", "x".repeat(300));
+    let (_server, ws) = setup(vec![
+        Reply::tool(
+            "Bash",
+            json!({"command": format!("seq 1 100 # {long_line}")}),
+        )
+        .into(),
+        Reply::tool("Write", json!({"path": "a.txt", "content": "new\n"})).into(),
+        Reply::text("done").into(),
+    ]);
+    let r = run(
+        &ws,
+        &[
+            "-p",
+            "count",
+            "--permission-mode",
+            "bypass",
+            "--output-format",
+            "stream-json",
+        ],
+    );
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let run_id = first_run_id(&r.stdout);
+    let short = run(&ws, &["runs", "show", &run_id]);
+    assert_eq!(short.code, Some(0), "{}", short.stderr);
+    assert!(!short.stdout.contains("end-of-args"), "{}", short.stdout);
+    assert!(!short.stdout.contains("      57\n"), "{}", short.stdout);
+    let full = run(&ws, &["runs", "show", &run_id, "--full"]);
+    assert_eq!(full.code, Some(0), "{}", full.stderr);
+    let trail = full.stdout;
+    assert!(trail.contains("end-of-args"), "{trail}");
+    assert!(trail.contains("output:"), "{trail}");
+    for n in 1..=100 {
+        assert!(
+            trail.contains(&format!("      {n}\n")),
+            "{n} missing: {trail}"
+        );
+    }
+    assert!(trail.contains("+new"), "{trail}");
+}

@@ -1,8 +1,10 @@
 //! `linggen runs show ID`: a run's audit trail — every call with its arguments, each result
 //! (a command's exit code, a patch's diff), the checkpoints taken, the files changed and how
-//! it ended — with the runs it delegated to nested under it.
+//! it ended — with the runs it delegated to nested under it. `--full` adds everything the
+//! summaries leave out: each call's whole arguments and output, and diffs uncut.
 
 use super::{Failure, Start, exit, load_workspace};
+use crate::llm::{ChatMessage, Role};
 use crate::store::{LogEntry, RunDetail, RunRecord, Store};
 use crate::text::one_line;
 
@@ -12,9 +14,9 @@ const TASK_CHARS: usize = 80;
 /// Lines of a diff or output shown per result; the store keeps them all.
 const DETAIL_LINES: usize = 40;
 
-/// `linggen runs show ID`.
-pub fn show_run(start: &Start, id: &str) -> i32 {
-    let lines = load_workspace(start).and_then(|ws| run_lines(&ws.home, id, Some(&ws.root)));
+/// `linggen runs show ID [--full]`.
+pub fn show_run(start: &Start, id: &str, full: bool) -> i32 {
+    let lines = load_workspace(start).and_then(|ws| run_lines(&ws.home, id, Some(&ws.root), full));
     super::print_lines(lines)
 }
 
@@ -34,7 +36,7 @@ pub fn list_runs(start: &Start) -> i32 {
         // Hooks that ran outside any run (`SessionStart`, `SessionEnd`, a blocked prompt)
         // are logged under the session's id.
         for entry in store.run_log(&session.id)? {
-            push_entry(&entry, "", &mut lines);
+            push_entry(&entry, "", None, &mut lines);
         }
         lines.push("linggen runs show ID prints a run's calls, results and changes".into());
         Ok(lines)
@@ -43,11 +45,13 @@ pub fn list_runs(start: &Start) -> i32 {
 }
 
 /// The audit trail of run `id` (or the one run it is a prefix of). With `root`, only a
-/// run of that folder's sessions: another project's run is not shown.
+/// run of that folder's sessions: another project's run is not shown. `full`: every call's
+/// whole arguments, output and diff.
 pub fn run_lines(
     home: &std::path::Path,
     id: &str,
     root: Option<&std::path::Path>,
+    full: bool,
 ) -> Result<Vec<String>, Failure> {
     let store = Store::open(home)?;
     let not_found = || Failure {
@@ -65,7 +69,7 @@ pub fn run_lines(
         }
     }
     let mut lines = Vec::new();
-    push_run(&store, &run, 0, &mut lines)?;
+    push_run(&store, &run, 0, full, &mut lines)?;
     Ok(lines)
 }
 
@@ -73,6 +77,7 @@ fn push_run(
     store: &Store,
     run: &RunDetail,
     depth: usize,
+    full: bool,
     lines: &mut Vec<String>,
 ) -> Result<(), Failure> {
     let pad = "  ".repeat(depth);
@@ -91,17 +96,51 @@ fn push_run(
     ));
     lines.push(format!("{pad}task: {}", first_line(&run.task)));
     let children = store.run_children(&run.id)?;
+    let mut outputs = match full {
+        true => Some(Outputs(store.run_messages(&run.id)?)),
+        false => None,
+    };
     for entry in store.run_log(&run.id)? {
-        push_entry(&entry, &pad, lines);
+        push_entry(&entry, &pad, outputs.as_mut(), lines);
     }
     // The runs it delegated to, each with its own trail.
     for child in &children {
-        push_run(store, child, depth + 1, lines)?;
+        push_run(store, child, depth + 1, full, lines)?;
     }
     Ok(())
 }
 
-fn push_entry(entry: &LogEntry, pad: &str, lines: &mut Vec<String>) {
+/// A run's stored messages, from which `--full` takes each call's whole output.
+struct Outputs(Vec<ChatMessage>);
+
+impl Outputs {
+    /// The output of the run's next `tool` call. The trail does not keep call ids, so
+    /// results are matched to the run's tool messages in order, by tool; a person's `!cmd`
+    /// has no tool message, and its output is the message that handed it to the model.
+    fn take(&mut self, tool: &str) -> Option<String> {
+        let found = self
+            .0
+            .iter()
+            .position(|m| m.role == Role::Tool && m.tool_name.as_deref() == Some(tool))
+            .or_else(|| {
+                self.0.iter().position(|m| {
+                    m.role == Role::User && tool == "Bash" && m.content.starts_with("I ran `")
+                })
+            })?;
+        Some(self.0.remove(found).content.to_string())
+    }
+}
+
+fn push_entry(
+    entry: &LogEntry,
+    pad: &str,
+    mut outputs: Option<&mut Outputs>,
+    lines: &mut Vec<String>,
+) {
+    let full = outputs.is_some();
+    let indented = |text: &str, lines: &mut Vec<String>| {
+        lines.extend(text.lines().map(|line| format!("{pad}      {line}")));
+    };
     match entry.kind.as_str() {
         "call" => {
             let args = entry.detail.as_deref().unwrap_or("");
@@ -110,24 +149,41 @@ fn push_entry(entry: &LogEntry, pad: &str, lines: &mut Vec<String>) {
             let patch = ["apply_patch", "propose_patch"]
                 .iter()
                 .any(|p| entry.text.starts_with(p));
-            if !patch && !args.is_empty() && args != "{}" && args.len() <= 200 {
+            if full && !args.is_empty() && args != "{}" {
+                let pretty = serde_json::from_str::<serde_json::Value>(args)
+                    .ok()
+                    .and_then(|v| serde_json::to_string_pretty(&v).ok());
+                indented(pretty.as_deref().unwrap_or(args), lines);
+            } else if !patch && !args.is_empty() && args != "{}" && args.len() <= 200 {
                 lines.push(format!("{pad}      {args}"));
             }
         }
         "result" => {
             let mark = if entry.ok == Some(true) { "✓" } else { "✗" };
             lines.push(format!("{pad}    {mark} {}", first_line(&entry.text)));
+            let output = outputs.as_mut().and_then(|o| {
+                let tool = entry.text.split_once(": ").map_or("", |(tool, _)| tool);
+                o.take(tool)
+            });
             if let Some(detail) = &entry.detail {
                 let all: Vec<&str> = detail.lines().collect();
-                for line in all.iter().take(DETAIL_LINES) {
-                    lines.push(format!("{pad}      {line}"));
+                let shown = if full { all.len() } else { DETAIL_LINES };
+                // The whole output below says all a person's command's excerpt says.
+                if output.is_none() || detail.starts_with("---") {
+                    for line in all.iter().take(shown) {
+                        lines.push(format!("{pad}      {line}"));
+                    }
                 }
-                if all.len() > DETAIL_LINES {
+                if all.len() > shown {
                     lines.push(format!(
-                        "{pad}      … {} more lines",
-                        all.len() - DETAIL_LINES
+                        "{pad}      … {} more lines (all of them: --full)",
+                        all.len() - shown
                     ));
                 }
+            }
+            if let Some(output) = output {
+                lines.push(format!("{pad}      output:"));
+                indented(&output, lines);
             }
         }
         "checkpoint" => lines.push(format!("{pad}  ◆ {}", entry.text)),

@@ -51,10 +51,16 @@ pub(super) async fn execute(
         args: call.arguments.clone(),
         summary,
     });
-    let output = match prepared {
+    let mut output = match prepared {
         Ok(prepared) => decide_and_run(shared, ctx, conv, call, prepared, changed, caller).await,
         Err(invalid) => invalid,
     };
+    // The person reads what their own command printed (the model's calls stay one line).
+    if caller == Caller::Person
+        && let Some(shown) = tools::bash::shown_to_person(&output, &ctx.id)
+    {
+        output.excerpt = Some(shown);
+    }
     finished(shared, ctx, &call.id, tool, &output);
     output
 }

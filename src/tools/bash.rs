@@ -272,6 +272,40 @@ fn excerpt(output: &str, lines: usize) -> Option<String> {
     Some(text)
 }
 
+/// Lines of the person's own command (`!cmd`) shown from the head and from the tail of its
+/// output; the lines between are counted.
+const SHOWN_HEAD: usize = 10;
+const SHOWN_TAIL: usize = 5;
+
+/// What the person sees under their own command's result line: its whole output, or for a
+/// long one the first and last lines with the exact count of those between and where to
+/// read them (`linggen runs show RUN --full`). `None` for a command that printed nothing or
+/// did not run (a denial, a timeout: the summary says so and the excerpt, if any, stays).
+/// The count is of the lines kept; a huge output was already cut in its middle, and the
+/// marker saying how many bytes went is one of the lines.
+pub fn shown_to_person(output: &ToolOutput, run_id: &str) -> Option<String> {
+    if !output.summary.starts_with("exit ") {
+        return None;
+    }
+    let (_, body) = output.model.split_once('\n')?;
+    if body == "(no output)" {
+        return None;
+    }
+    let lines: Vec<&str> = body.lines().collect();
+    if lines.len() <= SHOWN_HEAD + SHOWN_TAIL + 1 {
+        return Some(lines.join("\n"));
+    }
+    let hidden = lines.len() - SHOWN_HEAD - SHOWN_TAIL;
+    let mut shown = lines[..SHOWN_HEAD].to_vec();
+    let fold = format!(
+        "… {} (all of it: linggen runs show {run_id} --full)",
+        plural(hidden, "more line", "more lines")
+    );
+    shown.push(&fold);
+    shown.extend_from_slice(&lines[lines.len() - SHOWN_TAIL..]);
+    Some(shown.join("\n"))
+}
+
 /// Kills the command's whole process group when dropped: on timeout, on cancellation, and
 /// after a normal exit (to reap anything it left running in the background).
 pub(super) struct ProcessGroup {
@@ -580,6 +614,35 @@ mod tests {
         assert!(excerpt.ends_with("… 19996 more lines"), "{excerpt}");
         let ok = bash(&ctx, json!({"cmd": "echo fine"})).await;
         assert_eq!((ok.summary.as_str(), ok.excerpt), ("exit 0, 1 line", None));
+    }
+
+    /// The person's own command shows all of a short output; a long one its head and tail
+    /// with exactly the lines between counted; one that printed nothing or did not run,
+    /// nothing more than its summary.
+    #[tokio::test]
+    async fn a_persons_command_shows_its_output_folded_with_an_exact_count() {
+        let (_d, ctx) = ctx();
+        let short = bash(&ctx, json!({"cmd": "printf 'a\\nb\\nc\\n'"})).await;
+        assert_eq!(shown_to_person(&short, "r1").as_deref(), Some("a\nb\nc"));
+        let long = bash(&ctx, json!({"cmd": "seq 1 100"})).await;
+        let shown = shown_to_person(&long, "r1").unwrap_or_default();
+        let rows: Vec<&str> = shown.lines().collect();
+        assert_eq!(rows.len(), 16, "{shown}");
+        assert_eq!(
+            rows[..10],
+            ["1", "2", "3", "4", "5", "6", "7", "8", "9", "10"]
+        );
+        assert_eq!(
+            rows[10],
+            "… 85 more lines (all of it: linggen runs show r1 --full)"
+        );
+        assert_eq!(rows[11..], ["96", "97", "98", "99", "100"]);
+        let quiet = bash(&ctx, json!({"cmd": "true"})).await;
+        assert_eq!(shown_to_person(&quiet, "r1"), None);
+        assert_eq!(
+            shown_to_person(&ToolOutput::error("not run: denied"), "r1"),
+            None
+        );
     }
 
     #[test]

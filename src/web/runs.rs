@@ -46,10 +46,11 @@ pub(super) async fn run_log(ctx: &Ctx, req: &Request<Incoming>) -> Reply {
     let run = inspectable_run(ctx, required(req, "run_id")?).await?;
     let home = ctx.hub.home.clone();
     let run_id = run.id.clone();
-    let lines = tokio::task::spawn_blocking(move || crate::app::run_lines(&home, &run_id, None))
-        .await
-        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
-        .map_err(|f| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, f.message))?;
+    let lines =
+        tokio::task::spawn_blocking(move || crate::app::run_lines(&home, &run_id, None, false))
+            .await
+            .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
+            .map_err(|f| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, f.message))?;
     Ok(json_response(
         StatusCode::OK,
         &json!({ "run_id": run.id, "lines": lines }),
