@@ -1023,7 +1023,9 @@ fn a_bang_command_shows_its_output_folded_with_an_exact_count() {
     repl.expect("    196");
     repl.expect("    200");
     repl.line("/quit");
-    // The command it names prints every line, the hidden ones too.
+    // Once the shell has stored everything and exited, the command it names prints every
+    // line, the hidden ones too.
+    let _ = repl.session.get_process_mut().wait();
     let full = support::run(&ws, &["runs", "show", run_id.trim(), "--full"]);
     assert_eq!(full.code, Some(0), "{}", full.stderr);
     for n in 101..=200 {
