@@ -119,6 +119,17 @@ impl ConditionalEventHandler for CtrlC {
     }
 }
 
+/// Ctrl+O: ends the read, keeping the line and cursor, so the editor thread can show the
+/// transcript (see `transcript::Viewer`); the read then starts again with them.
+struct OpenTranscript(crate::repl::transcript::Request);
+
+impl ConditionalEventHandler for OpenTranscript {
+    fn handle(&self, _: &Event, _: RepeatCount, _: bool, ctx: &EventContext) -> Option<Cmd> {
+        *crate::session::lock(&self.0) = Some((ctx.line().to_string(), ctx.pos()));
+        Some(Cmd::Interrupt)
+    }
+}
+
 /// Keys the shell acts on while the person keeps editing their line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Key {
@@ -198,7 +209,12 @@ pub fn bind_keys<H: Helper, I: rustyline::history::History>(
     busy: Arc<AtomicBool>,
     keys: tokio::sync::mpsc::UnboundedSender<Key>,
     menu: MenuActive,
+    transcript: crate::repl::transcript::Request,
 ) {
+    editor.bind_sequence(
+        KeyEvent(KeyCode::Char('O'), Modifiers::CTRL),
+        EventHandler::Conditional(Box::new(OpenTranscript(transcript))),
+    );
     editor.bind_sequence(
         KeyEvent(KeyCode::Esc, Modifiers::NONE),
         EventHandler::Conditional(Box::new(SendKey {

@@ -60,6 +60,28 @@ struct Progress {
     written: Condvar,
 }
 
+/// Stops output while something else has the screen (the transcript viewer): what is
+/// printed meanwhile waits, in order, and comes out when it is released.
+#[derive(Clone, Default)]
+pub struct Hold(Arc<(Mutex<bool>, Condvar)>);
+
+impl Hold {
+    pub fn set(&self, held: bool) {
+        *crate::session::lock(&self.0.0) = held;
+        self.0.1.notify_all();
+    }
+
+    fn wait_released(&self) {
+        let mut held = crate::session::lock(&self.0.0);
+        while *held {
+            held = match self.0.1.wait(held) {
+                Ok(guard) => guard,
+                Err(poisoned) => poisoned.into_inner(),
+            };
+        }
+    }
+}
+
 /// Waits for queued output; see [`Flush::wait`].
 #[derive(Clone)]
 pub struct Flush(Arc<Progress>);
@@ -68,6 +90,7 @@ impl QueuedPrinter {
     /// Starts the thread that writes through `inner`. It ends when the printer is dropped.
     pub fn spawn(
         mut inner: Box<dyn ExternalPrinter + Send>,
+        hold: Hold,
     ) -> std::io::Result<(QueuedPrinter, Flush)> {
         let (queue, queued) = mpsc::channel::<String>();
         let progress = Arc::new(Progress::default());
@@ -76,6 +99,7 @@ impl QueuedPrinter {
             .name("linggen-printer".into())
             .spawn(move || {
                 while let Ok(mut text) = queued.recv() {
+                    hold.wait_released();
                     let mut count = 1;
                     // Whatever piled up while the editor was busy goes out as one print: one
                     // prompt redraw instead of one per line.
@@ -159,7 +183,7 @@ mod tests {
             out: out.clone(),
             first: true,
         };
-        let (mut printer, flush) = QueuedPrinter::spawn(Box::new(inner)).unwrap();
+        let (mut printer, flush) = QueuedPrinter::spawn(Box::new(inner), Hold::default()).unwrap();
         printer.print("a\n".into()).unwrap();
         // The editor is "stuck" on `a`: these return at once all the same, and a flush gives
         // up after its limit.

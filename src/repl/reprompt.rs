@@ -92,19 +92,24 @@ impl Reprompt {
     /// old prompt and the line, then the newline rustyline writes when a read ends), so the
     /// new prompt takes their place.
     pub fn erase(&self, old_prompt: &str, columns: u16) {
-        use std::io::Write;
-        let width = usize::from(columns.max(1));
-        let (line, _) = self.typed();
-        let rows: usize = format!("{old_prompt}{line}")
-            .split('\n')
-            .map(|row| {
-                crate::repl::render::paint::str_width(row)
-                    .div_ceil(width)
-                    .max(1)
-            })
-            .sum();
-        let mut out = std::io::stdout().lock();
-        let _ = write!(out, "\x1b[{rows}A\r\x1b[J");
-        let _ = out.flush();
+        erase(old_prompt, &self.typed().0, columns);
     }
+}
+
+/// Erases what an interrupted read left on screen: `old_prompt` and `line` as the editor
+/// drew them at `columns`, and the newline it wrote when the read ended.
+pub fn erase(old_prompt: &str, line: &str, columns: u16) {
+    use std::io::Write;
+    let width = usize::from(columns.max(1));
+    let rows: usize = format!("{old_prompt}{line}")
+        .split('\n')
+        .map(|row| {
+            crate::repl::render::paint::str_width(row)
+                .div_ceil(width)
+                .max(1)
+        })
+        .sum();
+    let mut out = std::io::stdout().lock();
+    let _ = write!(out, "\x1b[{rows}A\r\x1b[J");
+    let _ = out.flush();
 }

@@ -13,9 +13,10 @@ use super::catalog::Catalog;
 use super::complete::FileIndex;
 use super::editor::{self, LineHelper};
 use super::extensions::{self, Extensions};
-use super::printer::QueuedPrinter;
+use super::printer::{Hold, QueuedPrinter};
 use super::render::RenderStyle;
 use super::reprompt::Reprompt;
+use super::transcript::Viewer;
 use super::view::{Shared, View};
 use super::{complete, theme};
 use crate::app::{self, Failure, LiveSession, Start, Workspace, exit};
@@ -123,7 +124,16 @@ async fn try_run(start: Start) -> Result<i32, Failure> {
     )));
     let (keys_tx, mut keys) = mpsc::unbounded_channel();
     let reprompt = Arc::new(Reprompt::new(Arc::default()));
+    let hold = Hold::default();
+    *lock(&shared.session_id) = live.as_ref().map(|l| l.session_id.clone());
     let io = EditorIo {
+        viewer: Viewer {
+            home: ws.home.clone(),
+            shared: shared.clone(),
+            style: style.clone(),
+            hold: hold.clone(),
+            request: Arc::default(),
+        },
         reprompt: reprompt.clone(),
         busy: shared.busy.clone(),
         keys: keys_tx,
@@ -137,7 +147,7 @@ async fn try_run(start: Start) -> Result<i32, Failure> {
         code: exit::FAILURE,
         message: "the line editor could not start (is this a terminal?)".into(),
     })?;
-    let (printer, flush) = QueuedPrinter::spawn(printer).map_err(|e| Failure {
+    let (printer, flush) = QueuedPrinter::spawn(printer, hold).map_err(|e| Failure {
         code: exit::FAILURE,
         message: format!("cannot start the output thread: {e}"),
     })?;
@@ -371,6 +381,7 @@ impl Shell {
                 Ok(mut live) => {
                     self.mirror = Mirror::of(&mut live);
                     self.view.hint(&format!("model {}", live.model_label));
+                    *lock(&self.shared.session_id) = Some(live.session_id.clone());
                     self.live = Some(live);
                     self.refresh_lists().await;
                 }
@@ -543,6 +554,7 @@ impl Shell {
         }
         let mut live = LiveSession::start(&start, &self.ws, true).await?;
         self.mirror = Mirror::of(&mut live);
+        *lock(&self.shared.session_id) = Some(live.session_id.clone());
         let old = self.live.replace(live);
         self.share_follows();
         if let Some(old) = old {
@@ -680,6 +692,8 @@ struct EditorIo {
     keys: mpsc::UnboundedSender<editor::Key>,
     /// Asks for the prompt to be drawn again while a line is read.
     reprompt: Arc<Reprompt>,
+    /// Ctrl+O's full-screen transcript.
+    viewer: Viewer,
 }
 
 /// Runs rustyline on its own thread; hands back its external printer first.
@@ -729,7 +743,13 @@ fn spawn_editor(
                 .filter(|p| !p.typeahead)
                 .map(|p| p.once_only)
         });
-        editor::bind_keys(&mut editor, io.busy.clone(), io.keys.clone(), menu);
+        editor::bind_keys(
+            &mut editor,
+            io.busy.clone(),
+            io.keys.clone(),
+            menu,
+            io.viewer.request.clone(),
+        );
         for line in history.load() {
             let _ = editor.add_history_entry(line);
         }
@@ -798,7 +818,14 @@ fn read_line(
             None => editor.readline(&prompt),
         };
         io.reprompt.reading.store(false, Ordering::SeqCst);
-        if matches!(read, Err(ReadlineError::Interrupted)) && io.reprompt.take() {
+        let interrupted = matches!(read, Err(ReadlineError::Interrupted));
+        if interrupted && let Some(typed) = io.viewer.take_request() {
+            io.viewer.show();
+            super::reprompt::erase(&prompt, &typed.0, terminal_width());
+            initial = Some(typed);
+            continue;
+        }
+        if interrupted && io.reprompt.take() {
             io.reprompt.erase(&prompt, terminal_width());
             initial = Some(io.reprompt.typed());
             continue;

@@ -100,6 +100,24 @@ impl Store {
         rows.collect::<Result<_, _>>().map_err(|e| self.err(e))
     }
 
+    /// Every message of the session, its delegated runs' included, oldest first, without
+    /// system prompts: what was said and done, whatever a compaction later replaced (the
+    /// transcript a person reads, not the history a model resumes with).
+    pub fn session_transcript(&self, session_id: &str) -> Result<Vec<ChatMessage>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare(&format!(
+                "SELECT role, {}, tool_calls, tool_call_id, tool_name, is_error, run_id
+                 FROM messages WHERE session_id = ?1 AND role != 'system' ORDER BY id",
+                super::long_text::CONTENT
+            ))
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map(params![session_id], super::chat_message)
+            .map_err(|e| self.err(e))?;
+        rows.collect::<Result<_, _>>().map_err(|e| self.err(e))
+    }
+
     fn query_runs(&self, sql: &str, key: &str) -> Result<Vec<RunDetail>, StoreError> {
         let mut stmt = self.conn.prepare(sql).map_err(|e| self.err(e))?;
         let rows = stmt.query_map([key], run_detail).map_err(|e| self.err(e))?;

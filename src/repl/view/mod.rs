@@ -56,6 +56,8 @@ pub struct Shared {
     pub busy: Arc<AtomicBool>,
     pub approval: Mutex<Option<PendingApproval>>,
     pub line_empty: Arc<AtomicBool>,
+    /// The running session's id, for the transcript viewer (Ctrl+O).
+    pub session_id: Mutex<Option<String>>,
 }
 
 impl Shared {
