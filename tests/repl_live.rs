@@ -167,8 +167,8 @@ fn the_prompt_follows_a_setting_while_a_line_is_typed() {
     // the interrupted read and the next one, or above the old prompt).
     let notice = repl.expect("permission mode accept-edits");
     let redrawn = notice + &repl.expect("ling [accept-edits] › hello wrld");
-    // The old prompt's row was erased, not left above the new one.
-    assert!(redrawn.contains("\x1b[1A\r\x1b[J"), "{redrawn:?}");
+    // The old prompt's row and the footer under it were erased, not left above the new one.
+    assert!(redrawn.contains("\x1b[2A\r\x1b[J"), "{redrawn:?}");
     repl.line("o");
     repl.expect("done");
     let users = texts(&server.last_chat_request().unwrap(), "user");
@@ -487,4 +487,19 @@ fn remembered_facts_reach_this_and_the_next_session() {
             .unwrap()
             .contains("make check")
     );
+}
+
+/// The footer under the line says what the next message will do: mode, permission mode,
+/// model, and (after a turn) how full the context is; it follows Shift+Tab at once.
+#[test]
+fn the_footer_shows_the_modes_the_model_and_the_context() {
+    let (ws, _server) = workspace(vec![Step::from(Reply::text("done"))]);
+    let mut repl = Repl::start(&ws, &[]);
+    repl.expect("  chat · default (shift+tab) · test · ctrl+o transcript");
+    repl.send("\x1b[Z");
+    repl.expect("  chat · accept-edits (shift+tab) · test");
+    repl.line("hello");
+    repl.expect("done");
+    repl.expect("  chat · accept-edits (shift+tab) · test · context ");
+    repl.line("/quit");
 }

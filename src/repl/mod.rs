@@ -9,6 +9,7 @@ pub mod complete;
 mod dispatch;
 pub mod editor;
 mod extensions;
+mod footer;
 mod history;
 mod pager;
 mod printer;

@@ -59,7 +59,10 @@ impl Pager {
     /// New lines (the terminal's width changed), keeping the position as near as it can.
     pub fn replace(&mut self, lines: Vec<String>) {
         let at_end = self.top >= self.last_top();
-        self.plain = lines.iter().map(|l| strip_controls(l).into_owned()).collect();
+        self.plain = lines
+            .iter()
+            .map(|l| strip_controls(l).into_owned())
+            .collect();
         self.lines = lines;
         self.top = if at_end {
             self.last_top()

@@ -91,14 +91,15 @@ impl Reprompt {
     /// For the editor, after the interrupted read: erase what the read left on screen (the
     /// old prompt and the line, then the newline rustyline writes when a read ends), so the
     /// new prompt takes their place.
-    pub fn erase(&self, old_prompt: &str, columns: u16) {
-        erase(old_prompt, &self.typed().0, columns);
+    pub fn erase(&self, old_prompt: &str, footer_rows: usize, columns: u16) {
+        erase(old_prompt, &self.typed().0, footer_rows, columns);
     }
 }
 
 /// Erases what an interrupted read left on screen: `old_prompt` and `line` as the editor
-/// drew them at `columns`, and the newline it wrote when the read ended.
-pub fn erase(old_prompt: &str, line: &str, columns: u16) {
+/// drew them at `columns` with `footer_rows` under them, and the newline it wrote when the
+/// read ended.
+pub fn erase(old_prompt: &str, line: &str, footer_rows: usize, columns: u16) {
     use std::io::Write;
     let width = usize::from(columns.max(1));
     let rows: usize = format!("{old_prompt}{line}")
@@ -108,7 +109,8 @@ pub fn erase(old_prompt: &str, line: &str, columns: u16) {
                 .div_ceil(width)
                 .max(1)
         })
-        .sum();
+        .sum::<usize>()
+        + footer_rows;
     let mut out = std::io::stdout().lock();
     let _ = write!(out, "\x1b[{rows}A\r\x1b[J");
     let _ = out.flush();

@@ -13,6 +13,7 @@ use super::catalog::Catalog;
 use super::complete::FileIndex;
 use super::editor::{self, LineHelper};
 use super::extensions::{self, Extensions};
+use super::footer::Footer;
 use super::printer::{Hold, QueuedPrinter};
 use super::render::RenderStyle;
 use super::reprompt::Reprompt;
@@ -54,6 +55,8 @@ pub(super) struct Shell {
     pub prompt: Arc<std::sync::Mutex<String>>,
     /// Redraws the prompt while the editor waits, when a setting it shows changes.
     pub reprompt: Arc<Reprompt>,
+    /// The dim row under the line: mode, permission mode, model, context (see `footer`).
+    pub footer: Footer,
     pub extensions: Extensions,
     /// The session as the web mirror sees it, following it from its start, so that
     /// `/share` can begin at any time and still show everything.
@@ -125,8 +128,10 @@ async fn try_run(start: Start) -> Result<i32, Failure> {
     let (keys_tx, mut keys) = mpsc::unbounded_channel();
     let reprompt = Arc::new(Reprompt::new(Arc::default()));
     let hold = Hold::default();
+    let footer = Footer::default();
     *lock(&shared.session_id) = live.as_ref().map(|l| l.session_id.clone());
     let io = EditorIo {
+        footer: footer.clone(),
         viewer: Viewer {
             home: ws.home.clone(),
             shared: shared.clone(),
@@ -163,6 +168,7 @@ async fn try_run(start: Start) -> Result<i32, Failure> {
         catalog,
         prompt,
         reprompt,
+        footer,
         extensions,
         mirror,
         share: None,
@@ -327,7 +333,11 @@ impl Shell {
             session::Event::StateUpdated {
                 status: session::SessionStatus::Idle,
                 ..
-            } => self.deferred_due = true,
+            } => {
+                self.deferred_due = true;
+                // The context the turn used shows in the footer.
+                self.update_prompt();
+            }
             _ => {}
         }
     }
@@ -589,7 +599,12 @@ impl Shell {
         let text = prompt_text(&now.agent_id, now.mode, now.permission_mode);
         let changed = *lock(&self.prompt) != text;
         *lock(&self.prompt) = text;
-        if changed {
+        let footer_changed = self.footer.set(super::footer::text(
+            now,
+            self.view.context_state(),
+            terminal_width(),
+        ));
+        if changed || footer_changed {
             self.reprompt.request();
         }
     }
@@ -694,6 +709,7 @@ struct EditorIo {
     reprompt: Arc<Reprompt>,
     /// Ctrl+O's full-screen transcript.
     viewer: Viewer,
+    footer: Footer,
 }
 
 /// Runs rustyline on its own thread; hands back its external printer first.
@@ -709,6 +725,7 @@ fn spawn_editor(
     let line_empty = shared.line_empty.clone();
     let submitted_empty = shared.line_empty.clone();
     let (for_complete, for_hint) = (catalog.clone(), catalog.clone());
+    let footer = io.footer.clone();
     std::thread::spawn(move || {
         // Lines are added to the history here, not by the editor: approval answers are not
         // history.
@@ -730,7 +747,7 @@ fn spawn_editor(
         };
         let helper = LineHelper::new(
             Box::new(move |line, pos| for_complete.complete(line, pos)),
-            Box::new(move |line, pos| for_hint.hint(line, pos)),
+            Box::new(move |line, pos| footer.under(for_hint.hint(line, pos))),
             line_empty,
             io.reprompt.clone(),
             color,
@@ -819,16 +836,22 @@ fn read_line(
         };
         io.reprompt.reading.store(false, Ordering::SeqCst);
         let interrupted = matches!(read, Err(ReadlineError::Interrupted));
+        let footer_rows = io.footer.rows();
         if interrupted && let Some(typed) = io.viewer.take_request() {
             io.viewer.show();
-            super::reprompt::erase(&prompt, &typed.0, terminal_width());
+            super::reprompt::erase(&prompt, &typed.0, footer_rows, terminal_width());
             initial = Some(typed);
             continue;
         }
         if interrupted && io.reprompt.take() {
-            io.reprompt.erase(&prompt, terminal_width());
+            io.reprompt.erase(&prompt, footer_rows, terminal_width());
             initial = Some(io.reprompt.typed());
             continue;
+        }
+        if interrupted && footer_rows > 0 {
+            // Ctrl+C left the footer on screen under the line: it goes, and what the shell
+            // prints next takes its row.
+            super::footer::erase_below();
         }
         return read;
     }

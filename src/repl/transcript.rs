@@ -7,12 +7,12 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use super::render::paint::{Ink, Span, char_width, paint};
 use super::printer::Hold;
+use super::render::paint::{Ink, Span, char_width, paint};
 use super::render::{MarkdownStream, RenderStyle, render_diff, tool_line, tool_result_line};
 use super::view::Shared;
-use crate::session::lock;
 use crate::llm::{ChatMessage, Role};
+use crate::session::lock;
 use crate::store::{LogEntry, Store, StoreError};
 use crate::tools::terminal_text::strip_controls;
 
@@ -39,7 +39,8 @@ pub fn lines(
     };
     for run in &runs {
         book.agents.insert(run.id.clone(), run.agent_id.clone());
-        book.trails.insert(run.id.clone(), Trail::of(store.run_log(&run.id)?));
+        book.trails
+            .insert(run.id.clone(), Trail::of(store.run_log(&run.id)?));
     }
     for run in &runs {
         let mut depth = 0;
@@ -92,8 +93,9 @@ impl Viewer {
             let Some(session) = session.as_deref() else {
                 return vec![self.style.dim("nothing in this session yet")];
             };
-            lines(&self.home, session, &self.style, width)
-                .unwrap_or_else(|e| vec![self.style.error(&format!("cannot read the session: {e}"))])
+            lines(&self.home, session, &self.style, width).unwrap_or_else(|e| {
+                vec![self.style.error(&format!("cannot read the session: {e}"))]
+            })
         });
         self.hold.set(false);
         if let Err(e) = shown {
@@ -197,7 +199,10 @@ impl Book<'_> {
     }
 
     fn call(&mut self, pad: &str, run: &str, call: &crate::llm::ToolCall) {
-        let logged = self.trails.get_mut(run).and_then(|t| t.call(&call.arguments));
+        let logged = self
+            .trails
+            .get_mut(run)
+            .and_then(|t| t.call(&call.arguments));
         let summary = logged.map_or_else(|| call.name.clone(), |entry| entry.text);
         self.push(pad, &tool_line(&summary, self.style));
         let args = match &call.arguments {

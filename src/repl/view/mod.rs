@@ -188,6 +188,11 @@ impl View {
         &self.session.settings
     }
 
+    /// How full the context is, as the session last said.
+    pub fn context_state(&self) -> Option<&crate::session::view::ContextState> {
+        self.session.context.as_ref()
+    }
+
     /// What "always" answers allowed in this session, oldest first.
     pub fn grants(&self) -> &[crate::session::view::SessionGrant] {
         &self.session.grants

@@ -1,0 +1,135 @@
+//! The dim row under the line being typed: the turn mode, the permission mode, the model
+//! and how full the context is — the state that decides what the next message does, where
+//! the eye already is.
+//!
+//! It is drawn as the end of the editor's hint (a hint may hold a newline, and the editor
+//! counts its rows), so the editor itself clears and redraws it with the line, and takes it
+//! away when a line is sent: the scrollback keeps what was typed, not the footer.
+
+use std::sync::{Arc, Mutex};
+
+use crate::repl::render::paint::char_width;
+use crate::session::lock;
+use crate::session::view::{ContextState, Settings};
+
+/// The footer's text, shared by the shell (which writes it) and the editor (which draws it).
+#[derive(Clone, Default)]
+pub struct Footer(Arc<Mutex<String>>);
+
+impl Footer {
+    /// Sets the text; whether it changed.
+    pub fn set(&self, text: String) -> bool {
+        let mut now = lock(&self.0);
+        let changed = *now != text;
+        *now = text;
+        changed
+    }
+
+    /// The editor's hint for the line, with the footer under it.
+    pub fn under(&self, hint: Option<String>) -> Option<String> {
+        let footer = lock(&self.0);
+        if footer.is_empty() {
+            return hint;
+        }
+        Some(format!("{}\n{footer}", hint.unwrap_or_default()))
+    }
+
+    /// Rows the footer takes under the line (it is cut to fit one).
+    pub fn rows(&self) -> usize {
+        usize::from(!lock(&self.0).is_empty())
+    }
+}
+
+/// `chat · accept-edits · qwen · context 12%`, cut to fit `columns` (the last column stays
+/// free, so the row never wraps). Empty until the session has said its settings.
+pub fn text(settings: &Settings, context: Option<&ContextState>, columns: u16) -> String {
+    if settings.max_iters == 0 && settings.model.is_empty() {
+        return String::new();
+    }
+    let model = match settings.model_id() {
+        "" => "no model yet",
+        id => id,
+    };
+    let mut parts = vec![
+        settings.mode.as_str().to_string(),
+        format!("{} (shift+tab)", settings.permission_mode.as_str()),
+        model.to_string(),
+    ];
+    if let Some(context) = context {
+        let used = context.used_tokens.max(context.estimated_tokens);
+        parts.push(match context.token_limit {
+            Some(limit) if limit > 0 => {
+                format!("context {}%", used * 100 / u64::from(limit))
+            }
+            _ => format!("context {used} tokens"),
+        });
+    }
+    parts.push("ctrl+o transcript".into());
+    fit(
+        &format!("  {}", parts.join(" · ")),
+        usize::from(columns).saturating_sub(1),
+    )
+}
+
+/// `text` cut to `width` columns.
+fn fit(text: &str, width: usize) -> String {
+    let mut out = String::new();
+    let mut used = 0;
+    for c in text.chars() {
+        used += char_width(c);
+        if used > width {
+            break;
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// After a read ended by Ctrl+C, with the cursor on the row below the footer: clears the
+/// footer's row and stands there.
+pub fn erase_below() {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(b"\x1b[1A\r\x1b[2K");
+    let _ = out.flush();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::PermissionMode;
+    use crate::session::TurnMode;
+
+    fn settings() -> Settings {
+        Settings {
+            model: "local (qwen @ http://x)".into(),
+            root: "/p".into(),
+            agent_id: "ling".into(),
+            mode: TurnMode::Chat,
+            permission_mode: PermissionMode::AcceptEdits,
+            max_iters: 30,
+        }
+    }
+
+    #[test]
+    fn it_names_the_modes_the_model_and_the_context() {
+        let text = text(&settings(), None, 200);
+        assert_eq!(
+            text,
+            "  chat · accept-edits (shift+tab) · local · ctrl+o transcript"
+        );
+        assert!(super::text(&Settings::default(), None, 80).is_empty());
+    }
+
+    #[test]
+    fn it_fits_one_row() {
+        let text = text(&settings(), None, 30);
+        assert_eq!(text.chars().count(), 29);
+        let footer = Footer::default();
+        assert_eq!(footer.under(Some("x".into())), Some("x".into()));
+        assert!(footer.set("f".into()));
+        assert!(!footer.set("f".into()));
+        assert_eq!(footer.under(None), Some("\nf".into()));
+        assert_eq!(footer.rows(), 1);
+    }
+}
