@@ -1,5 +1,6 @@
 //! The live area: the few rows right above the prompt that are redrawn in place while a
-//! turn runs — the row of the answer still filling, the queue, and a busy line
+//! turn runs — the row of the answer still filling, the queue, the todo item in progress
+//! (`☐ 2/5 · Running the tests`), and a busy line
 //! (`⠋ Working… 12s · esc to interrupt`) until the turn ends. Everything else the view
 //! prints is permanent and goes above it.
 //!
@@ -180,6 +181,11 @@ impl View {
             lines.push(self.style.dim(&cut(&line, width)));
         }
         lines.extend(self.menu_lines(width));
+        if self.live.turn_started.is_some()
+            && let Some(todo) = self.todo_live_row(width)
+        {
+            lines.push(todo);
+        }
         if let Some(busy) = self.busy_line(width) {
             lines.push(busy);
         }
