@@ -130,3 +130,22 @@ fn the_list_reads_without_colours() {
     assert!(!shown.contains("\x1b[38;"), "a colour under NO_COLOR: {shown:?}");
     repl.line("/quit");
 }
+
+/// `linggen -c` resumes the list too: Ctrl+T shows what the last `TodoWrite` left.
+#[test]
+fn a_resumed_session_shows_its_list_on_ctrl_t() {
+    let (ws, _server) = workspace(vec![
+        Step::from(Reply::tool(
+            "TodoWrite",
+            list(["completed", "in_progress", "pending"]),
+        )),
+        Reply::text("Listed.").into(),
+    ]);
+    let out = support::run(&ws, &["-p", "plan it"]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let mut repl = Repl::start(&ws, &["-c"]);
+    repl.send("\x14");
+    repl.expect("todo list · 1 completed, 1 in progress, 1 pending");
+    repl.expect("Ship it");
+    repl.line("/quit");
+}
