@@ -127,7 +127,10 @@ fn the_list_reads_without_colours() {
     let shown = repl.expect("Ship it");
     assert!(shown.contains("☒ \x1b[9mRead the code"), "{shown:?}");
     assert!(shown.contains("☐ \x1b[1mRun the tests"), "{shown:?}");
-    assert!(!shown.contains("\x1b[38;"), "a colour under NO_COLOR: {shown:?}");
+    assert!(
+        !shown.contains("\x1b[38;"),
+        "a colour under NO_COLOR: {shown:?}"
+    );
     repl.line("/quit");
 }
 

@@ -69,9 +69,7 @@ pub fn parse(a: &Value) -> Result<(Vec<Todo>, String), ToolOutput> {
 /// accepted and ignored.
 fn todo(n: usize, item: &Value) -> Result<Todo, ToolOutput> {
     if !item.is_object() {
-        return Err(bad(&format!(
-            "item {n} is not an object; e.g. {EXAMPLE}"
-        )));
+        return Err(bad(&format!("item {n} is not an object; e.g. {EXAMPLE}")));
     }
     let content = args::string(item, &["content", "task", "text", "title"])?.unwrap_or_default();
     let content = content.trim();
@@ -84,13 +82,20 @@ fn todo(n: usize, item: &Value) -> Result<Todo, ToolOutput> {
         )));
     }
     let status = args::string(item, &["status", "state"])?.unwrap_or_default();
-    let status = match status.trim().to_ascii_lowercase().replace('-', "_").as_str() {
+    let status = match status
+        .trim()
+        .to_ascii_lowercase()
+        .replace('-', "_")
+        .as_str()
+    {
         "pending" => TodoStatus::Pending,
         "in_progress" => TodoStatus::InProgress,
         "completed" => TodoStatus::Completed,
-        "" => return Err(bad(&format!(
-            "item {n} has no `status`; use pending, in_progress or completed"
-        ))),
+        "" => {
+            return Err(bad(&format!(
+                "item {n} has no `status`; use pending, in_progress or completed"
+            )));
+        }
         other => {
             return Err(bad(&format!(
                 "item {n} has status `{other}`; use pending, in_progress or completed"
@@ -204,7 +209,9 @@ mod tests {
             error(json!({"todos": [{"content": "x", "status": "doing"}]}))
                 .contains("item 1 has status `doing`")
         );
-        assert!(error(json!({"todos": [{"content": " ", "status": "pending"}]})).contains("content"));
+        assert!(
+            error(json!({"todos": [{"content": " ", "status": "pending"}]})).contains("content")
+        );
         let many: Vec<Value> = (0..=MAX_TODOS)
             .map(|i| json!({"content": format!("step {i}"), "status": "pending"}))
             .collect();

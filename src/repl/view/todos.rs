@@ -108,11 +108,7 @@ mod tests {
         ];
         assert_eq!(
             rows(&todos, &RenderStyle::Plain),
-            [
-                "  ⎿ ☒ Read",
-                "    ☐ Test it (in progress)",
-                "    ☐ Ship"
-            ]
+            ["  ⎿ ☒ Read", "    ☐ Test it (in progress)", "    ☐ Ship"]
         );
     }
 }
