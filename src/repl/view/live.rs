@@ -181,12 +181,9 @@ impl View {
             lines.push(self.style.dim(&cut(&line, width)));
         }
         lines.extend(self.menu_lines(width));
-        if self.live.turn_started.is_some()
-            && let Some(todo) = self.todo_live_row(width)
-        {
-            lines.push(todo);
-        }
+        // The item in progress goes with the busy line (not under an approval's question).
         if let Some(busy) = self.busy_line(width) {
+            lines.extend(self.todo_live_row(width));
             lines.push(busy);
         }
         lines
