@@ -152,3 +152,21 @@ fn a_resumed_session_shows_its_list_on_ctrl_t() {
     repl.expect("Ship it");
     repl.line("/quit");
 }
+
+/// The list changes no file: no approval, even in plan mode or without a person (`-p`).
+#[test]
+fn a_todo_write_needs_no_approval_even_in_plan_mode() {
+    let (ws, server) = workspace(vec![
+        Step::from(Reply::tool(
+            "TodoWrite",
+            list(["in_progress", "pending", "pending"]),
+        )),
+        Reply::text("Planned.").into(),
+    ]);
+    let out = support::run(&ws, &["-p", "plan it", "--permission-mode", "plan"]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert_eq!(
+        support::pty::last_tool_result(&server),
+        "todo list updated: 1 in progress, 2 pending"
+    );
+}

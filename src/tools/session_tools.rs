@@ -1,7 +1,8 @@
 //! Tools whose work needs the session rather than the filesystem: `Skill` loads a skill's
 //! instructions, `delegate_to_agent` starts a child run, `lock_paths`/`unlock_paths` manage
-//! advisory workspace locks, `TodoWrite` publishes the agent's todo list. Their arguments are parsed here like every other tool's; the
-//! session carries them out (see `session::tool_call`).
+//! advisory workspace locks, `TodoWrite` publishes the agent's todo list (`todo`). Their
+//! arguments are parsed here like every other tool's; the session carries them out (see
+//! `session::tool_call`).
 
 use serde_json::{Value, json};
 
