@@ -148,7 +148,7 @@ fn multi_step_task(protocol: Protocol) {
     assert!(fourth[3].contains('3'), "wc -l output: {}", fourth[3]);
     assert!(fourth[2].to_lowercase().contains("edit"), "{}", fourth[2]);
     // The model was offered ling's tools, natively: the file tools, capture_screenshot, the
-    // built-in skills' catalog, delegation to coder, and the lock tools.
+    // built-in skills' catalog, delegation to coder, the lock tools and `TodoWrite`.
     let offered: Vec<String> = requests[0]["tools"]
         .as_array()
         .map(|tools| tools.iter().map(|t| tool_name(protocol, t)).collect())
@@ -169,7 +169,8 @@ fn multi_step_task(protocol: Protocol) {
             "Skill",
             "delegate_to_agent",
             "lock_paths",
-            "unlock_paths"
+            "unlock_paths",
+            "TodoWrite"
         ],
         "{protocol:?}"
     );

@@ -147,6 +147,28 @@ fn scenarios() -> Vec<Scenario> {
             },
             served: false,
         },
+        // The agent's todo list (`TodoWrite`, Claude Code's arguments).
+        Scenario {
+            name: "todos",
+            script: || {
+                vec![
+                    Reply::tool(
+                        "TodoWrite",
+                        json!({"todos": [
+                            {"content": "Read a.txt", "status": "completed", "activeForm": "Reading a.txt"},
+                            {"content": "Run the tests", "status": "in_progress", "activeForm": "Running the tests"},
+                            {"content": "Ship it", "status": "pending", "activeForm": "Shipping it"}
+                        ]}),
+                    )
+                    .into(),
+                    Reply::text("Planned three steps.").into(),
+                ]
+            },
+            args: &[],
+            model: "",
+            setup: |_| {},
+            served: false,
+        },
         // The model refuses the request: an error and a failed outcome.
         Scenario {
             name: "error",
@@ -350,6 +372,7 @@ fn recorded_streams_cover_the_events_the_page_folds() {
         "CheckpointCreated",
         "CheckpointClosed",
         "ChangeReport",
+        "TodosUpdated",
         "SubagentSpawned",
         "SubagentResult",
         "Outcome",

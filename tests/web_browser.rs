@@ -1464,6 +1464,8 @@ const RECORDED_STREAMS: &[(&str, &[&str])] = &[
         "error",
         &["✗ model `scripted`", "this model does not exist", "✗ error"],
     ),
+    // The list itself is a panel beside the transcript; the fold must take the event.
+    ("todos", &["scenario todos", "Planned three steps."]),
 ];
 
 fn recorded_stream(name: &str) -> Vec<Value> {

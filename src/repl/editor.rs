@@ -139,6 +139,8 @@ pub enum Key {
     CycleMode,
     /// A key for the approval menu (see `view::menu`).
     Menu(crate::repl::view::MenuKey),
+    /// Ctrl+T: print the agent's todo list.
+    ShowTodos,
 }
 
 /// Whether the approval menu takes keys now (a request waits and the person is not in the
@@ -261,6 +263,16 @@ pub fn bind_keys<H: Helper, I: rustyline::history::History>(
             })),
         );
     }
+    // Ctrl+T: the todo list, at any time (rustyline's transpose-characters gives way).
+    editor.bind_sequence(
+        KeyEvent(KeyCode::Char('T'), Modifiers::CTRL),
+        EventHandler::Conditional(Box::new(SendKey {
+            key: Key::ShowTodos,
+            only_when: None,
+            keys: keys.clone(),
+            menu: menu.clone(),
+        })),
+    );
     editor.bind_sequence(
         KeyEvent(KeyCode::Char('C'), Modifiers::CTRL),
         EventHandler::Conditional(Box::new(CtrlC)),

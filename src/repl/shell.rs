@@ -360,6 +360,7 @@ impl Shell {
                         .await;
                 }
             }
+            editor::Key::ShowTodos => self.view.show_todos(),
             editor::Key::CycleMode => {
                 use crate::config::PermissionMode;
                 let mode = match self.view.settings().permission_mode {

@@ -290,6 +290,11 @@ pub enum Event {
     QueueUpdated {
         queued: Vec<String>,
     },
+    /// The agent's todo list changed (`TodoWrite`): the whole list, which replaces the one
+    /// before. Also sent after `SessionStarted` when a resumed session had one.
+    TodosUpdated {
+        todos: Vec<crate::tools::todo::Todo>,
+    },
     /// A run handed a task to another agent; `subagent_id` is the child run's id. The child
     /// then has its own `RunStarted` (with `parent_id`), tokens, tool calls and statuses.
     SubagentSpawned {

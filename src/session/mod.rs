@@ -288,6 +288,10 @@ async fn run(setup: SessionSetup, mut inputs: mpsc::Receiver<input::Sent>, bus: 
     // The system prompt is set per turn, for the agent that runs it.
     let mut history = vec![ChatMessage::system(String::new())];
     history.extend(setup.history);
+    // A resumed session's todo list is what its last `TodoWrite` left.
+    if let Some(todos) = crate::tools::todo::last_in(&history) {
+        bus.publish(Event::TodosUpdated { todos });
+    }
     let source = match (setup.cleared, history.len() > 1) {
         (true, _) => "clear",
         (false, true) => "resume",

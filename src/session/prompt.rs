@@ -117,7 +117,8 @@ mod tests {
             ling.prompt.trim(),
             context_prompt(&ws, dir.path())
         );
-        // ling's tools: the file tools plus delegation to coder and a skill catalog.
+        // ling's tools: the file tools plus delegation to coder, a skill catalog and
+        // `TodoWrite`.
         let mut tools = crate::tools::specs();
         tools.push(crate::tools::session_tools::delegate_spec(&[(
             "coder".into(),
@@ -126,6 +127,7 @@ mod tests {
         tools.push(crate::tools::session_tools::skill_spec(
             "- commit-message: Write a commit message from the staged diff\n- review: Review the working-tree diff\n- explain: Explain a file",
         ));
+        tools.push(crate::tools::todo::spec());
         let tokens = budget_tokens(&prompt, &tools);
         // Reported in doc/performance.md (`cargo test --lib budget -- --nocapture`).
         eprintln!(

@@ -485,7 +485,7 @@ pub(crate) fn offered_tools(
 
 /// The tools this run's agent may use: the file tools its spec allows, plus `Skill` when
 /// there are skills the model may use, `delegate_to_agent` when it has someone to delegate
-/// to, and the lock tools.
+/// to, the lock tools and `TodoWrite`.
 pub(crate) fn agent_tools(
     shared: &TurnShared,
     ctx: &RunCtx,
@@ -524,6 +524,9 @@ pub(crate) fn agent_tools(
     }
     if agent.allows_tool(ToolName::UnlockPaths) {
         tools.push(session_tools::unlock_spec());
+    }
+    if agent.allows_tool(ToolName::TodoWrite) {
+        tools.push(crate::tools::todo::spec());
     }
     // Registered tools (MCP servers') after linggen's own, in name order: the order is
     // stable from request to request, so a server's prompt cache keeps matching. Too many

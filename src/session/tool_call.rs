@@ -282,7 +282,7 @@ fn relative_to_root(root: &std::path::Path, target: &str) -> String {
     }
 }
 
-/// Carries out `Skill`, `delegate_to_agent`, `lock_paths` and `unlock_paths`.
+/// Carries out `Skill`, `delegate_to_agent`, `lock_paths`, `unlock_paths` and `TodoWrite`.
 async fn session_tool(
     shared: &TurnShared,
     ctx: &mut RunCtx,
@@ -334,6 +334,12 @@ async fn session_tool(
                     unknown.join(", ")
                 ))
             }
+        }
+        // The list is the session's (every frontend shows it), whichever run wrote it.
+        SessionCall::Todos { todos } => {
+            let output = tools::todo::confirmation(&todos);
+            shared.bus.publish(Event::TodosUpdated { todos });
+            output
         }
     }
 }

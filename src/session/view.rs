@@ -168,6 +168,8 @@ pub struct SessionView {
     pub queue: Vec<String>,
     /// What "always" answers allowed in this session, oldest first (`/permissions`).
     pub grants: Vec<SessionGrant>,
+    /// The agent's todo list as its last `TodoWrite` left it (empty until one).
+    pub todos: Vec<crate::tools::todo::Todo>,
     /// Whether `streaming` gathers the text of responses in flight.
     keeps_streamed_text: bool,
 }
@@ -317,6 +319,7 @@ impl SessionView {
                 self.settings.mode = *mode;
             }
             Event::QueueUpdated { queued } => self.queue = queued.clone(),
+            Event::TodosUpdated { todos } => self.todos = todos.clone(),
             // A delegated run's context is its own; the session's is its turns'.
             Event::ContextUsage { run_id, .. } if self.depth(run_id) > 0 => {}
             Event::ContextUsage {

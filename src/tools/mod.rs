@@ -21,6 +21,7 @@ pub mod sandbox;
 pub mod screenshot;
 pub mod session_tools;
 pub mod terminal_text;
+pub mod todo;
 pub mod tool_search;
 pub mod write;
 
@@ -397,7 +398,11 @@ pub fn prepare(ctx: &ToolContext, name: &str, args: &Value) -> Result<Prepared, 
             let (s, access) = (a.summary(), a.access());
             (Call::Patch(a), s, access)
         }
-        ToolName::Skill | ToolName::Delegate | ToolName::LockPaths | ToolName::UnlockPaths => {
+        ToolName::Skill
+        | ToolName::Delegate
+        | ToolName::LockPaths
+        | ToolName::UnlockPaths
+        | ToolName::TodoWrite => {
             let (call, summary) = SessionCall::parse(tool, &args)?;
             (Call::Session(call), summary, Access::Read)
         }

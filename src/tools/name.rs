@@ -20,6 +20,7 @@ pub enum ToolName {
     Delegate,
     LockPaths,
     UnlockPaths,
+    TodoWrite,
 }
 
 impl ToolName {
@@ -39,11 +40,12 @@ impl ToolName {
 
     /// The tools the session carries out (see `session_tools`); which of them an agent is
     /// offered depends on its spec and on what exists (skills, delegation targets).
-    pub const SESSION_TOOLS: [ToolName; 4] = [
+    pub const SESSION_TOOLS: [ToolName; 5] = [
         ToolName::Skill,
         ToolName::Delegate,
         ToolName::LockPaths,
         ToolName::UnlockPaths,
+        ToolName::TodoWrite,
     ];
 
     /// The canonical name, as models call it, rules name it and events carry it.
@@ -63,6 +65,7 @@ impl ToolName {
             ToolName::Delegate => "delegate_to_agent",
             ToolName::LockPaths => "lock_paths",
             ToolName::UnlockPaths => "unlock_paths",
+            ToolName::TodoWrite => "TodoWrite",
         }
     }
 
@@ -95,6 +98,7 @@ impl ToolName {
             "delegate_to_agent" | "delegate" | "delegate_task" => ToolName::Delegate,
             "lock_paths" | "lock" => ToolName::LockPaths,
             "unlock_paths" | "unlock" => ToolName::UnlockPaths,
+            "todowrite" | "todo_write" | "write_todos" | "update_todos" => ToolName::TodoWrite,
             _ => return None,
         };
         Some(tool)

@@ -1,7 +1,8 @@
 //! Tools whose work needs the session rather than the filesystem: `Skill` loads a skill's
 //! instructions, `delegate_to_agent` starts a child run, `lock_paths`/`unlock_paths` manage
-//! advisory workspace locks. Their arguments are parsed here like every other tool's; the
-//! session carries them out (see `session::tool_call`).
+//! advisory workspace locks, `TodoWrite` publishes the agent's todo list (`todo`). Their
+//! arguments are parsed here like every other tool's; the session carries them out (see
+//! `session::tool_call`).
 
 use serde_json::{Value, json};
 
@@ -21,6 +22,7 @@ pub enum SessionCall {
     Delegate { target: String, task: String },
     Lock { globs: Vec<String>, ttl_ms: u64 },
     Unlock { tokens: Vec<String> },
+    Todos { todos: Vec<super::todo::Todo> },
 }
 
 impl SessionCall {
@@ -85,6 +87,10 @@ impl SessionCall {
                     })?;
                 let summary = format!("unlock {} lock(s)", tokens.len());
                 Ok((SessionCall::Unlock { tokens }, summary))
+            }
+            ToolName::TodoWrite => {
+                let (todos, summary) = super::todo::parse(a)?;
+                Ok((SessionCall::Todos { todos }, summary))
             }
             other => Err(ToolOutput::error(format!(
                 "`{other}` is not a session tool"

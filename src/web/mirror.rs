@@ -235,6 +235,7 @@ impl Mirror {
                 "permission_mode": settings.permission_mode,
                 "status": view.status.unwrap_or(SessionStatus::Idle),
                 "queue": view.queue,
+                "todos": view.todos,
                 "context": view.context,
                 "max_iters": settings.max_iters,
             },
@@ -274,13 +275,14 @@ impl State {
         let event = &envelope.event;
         self.view.apply(event);
         // The transcript is what a person reads: everything but settings, status, queue,
-        // context and tokens, which live in the view.
+        // todo list, context and tokens, which live in the view.
         let keep = !matches!(
             event,
             Event::SessionStarted { .. }
                 | Event::SettingsUpdated { .. }
                 | Event::StateUpdated { .. }
                 | Event::QueueUpdated { .. }
+                | Event::TodosUpdated { .. }
                 | Event::ContextUsage { .. }
                 | Event::Token { .. }
                 | Event::AgentStatus { .. }

@@ -1,5 +1,6 @@
 //! The live area: the few rows right above the prompt that are redrawn in place while a
-//! turn runs — the row of the answer still filling, the queue, and a busy line
+//! turn runs — the row of the answer still filling, the queue, the todo item in progress
+//! (`☐ 2/5 · Running the tests`), and a busy line
 //! (`⠋ Working… 12s · esc to interrupt`) until the turn ends. Everything else the view
 //! prints is permanent and goes above it.
 //!
@@ -180,7 +181,9 @@ impl View {
             lines.push(self.style.dim(&cut(&line, width)));
         }
         lines.extend(self.menu_lines(width));
+        // The item in progress goes with the busy line (not under an approval's question).
         if let Some(busy) = self.busy_line(width) {
+            lines.extend(self.todo_live_row(width));
             lines.push(busy);
         }
         lines

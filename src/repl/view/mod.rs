@@ -462,11 +462,16 @@ impl View {
                 None => {}
             }
         }
-        lines.push(render::tool_result_line(
-            result.summary,
-            result.ok,
-            &self.style,
-        ));
+        // A changed todo list shows itself where the result line would.
+        if result.ok && tool == crate::tools::ToolName::TodoWrite.name() {
+            lines.extend(self.todo_result_rows());
+        } else {
+            lines.push(render::tool_result_line(
+                result.summary,
+                result.ok,
+                &self.style,
+            ));
+        }
         if let Some(excerpt) = result.excerpt {
             for line in excerpt.lines() {
                 let line = strip_controls(&format!("    {line}")).into_owned();
@@ -659,6 +664,7 @@ mod replay;
 
 pub use menu::MenuKey;
 mod settings_line;
+mod todos;
 
 pub use live::{Echo, SPINNER_FRAME};
 

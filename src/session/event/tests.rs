@@ -228,6 +228,13 @@ fn one_of_each() -> Vec<Event> {
         Event::QueueUpdated {
             queued: vec!["next".into()],
         },
+        Event::TodosUpdated {
+            todos: vec![crate::tools::todo::Todo {
+                content: "Run the tests".into(),
+                status: crate::tools::todo::TodoStatus::InProgress,
+                active_form: "Running the tests".into(),
+            }],
+        },
         Event::SubagentSpawned {
             parent_id: run(),
             subagent_id: "r2".into(),
@@ -290,6 +297,7 @@ fn one_of_each() -> Vec<Event> {
             | Event::CheckpointClosed { .. }
             | Event::ChangeReport { .. }
             | Event::QueueUpdated { .. }
+            | Event::TodosUpdated { .. }
             | Event::SubagentSpawned { .. }
             | Event::SubagentResult { .. }
             | Event::Outcome { .. }

@@ -295,3 +295,26 @@ fn one_piece_longer_than_the_limit_keeps_its_end() {
     assert!(s.text.len() <= super::STREAMED_TEXT_LIMIT);
     assert_eq!(s.skipped_bytes + s.text.len(), "start ".len() + long.len());
 }
+
+/// The todo list is the last `TodosUpdated`'s, whole: an item the new list leaves out goes.
+#[test]
+fn the_todo_list_is_the_last_one_published() {
+    use crate::tools::todo::{Todo, TodoStatus};
+    let todo = |content: &str, status| Todo {
+        content: content.into(),
+        status,
+        active_form: content.into(),
+    };
+    let view = fold(&[
+        Event::TodosUpdated {
+            todos: vec![
+                todo("Read", TodoStatus::InProgress),
+                todo("Test", TodoStatus::Pending),
+            ],
+        },
+        Event::TodosUpdated {
+            todos: vec![todo("Read", TodoStatus::Completed)],
+        },
+    ]);
+    assert_eq!(view.todos, [todo("Read", TodoStatus::Completed)]);
+}

@@ -501,6 +501,9 @@ const HANDLERS = {
   QueueUpdated(ev) {
     setQueue(ev.queued || []);
   },
+  TodosUpdated(ev) {
+    setTodos(ev.todos || []);
+  },
   Outcome: onOutcome,
   Error(ev) {
     S.errors.add(String(ev.message || '').trim());
@@ -1127,6 +1130,24 @@ function setQueue(queued) {
   box.hidden = !queued.length;
 }
 
+const TODO_MARKS = { completed: '☒', in_progress: '☐', pending: '☐' };
+
+/** The agent's todo list (`TodoWrite`), replaced whole by each `TodosUpdated`: a panel above
+    the composer, its summary line naming the item in progress. The model's text goes in
+    as text only. */
+function setTodos(todos) {
+  const box = $('#todos');
+  box.hidden = !todos.length;
+  const done = todos.filter((t) => t.status === 'completed').length;
+  const doing = todos.find((t) => t.status === 'in_progress');
+  $('#todos-summary').textContent = `Todos · ${done}/${todos.length} done` + (doing ? ` · ${oneLine(doing.active_form, 200)}` : '');
+  $('#todos-list').replaceChildren(...todos.map((t) => {
+    const item = el('li', `todo ${t.status}`);
+    item.append(el('span', 'todo-mark', TODO_MARKS[t.status] || '☐'), ' ', el('span', 'todo-text', oneLine(t.content, 500)));
+    return item;
+  }));
+}
+
 /* ---------- scrolling ---------- */
 
 let scrollFrame = 0;
@@ -1336,6 +1357,7 @@ function renderSnapshot(snap) {
   setHeader(state);
   S.settings = { ...state };
   setQueue(state.queue || []);
+  setTodos(state.todos || []);
   if (state.context) setContext(state.context);
   for (const run of snap.runs || []) S.runs.set(run.run_id, { parent: run.parent_id || null, agent: run.agent_id, model: run.model || null });
   for (const run of snap.runs || []) tabRun(run.run_id, run.agent_id, run.parent_id, run.task).status = run.status;
