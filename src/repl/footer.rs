@@ -6,6 +6,7 @@
 //! counts its rows), so the editor itself clears and redraws it with the line, and takes it
 //! away when a line is sent: the scrollback keeps what was typed, not the footer.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::repl::render::paint::char_width;
@@ -14,12 +15,17 @@ use crate::session::view::{ContextState, Settings};
 
 /// The footer's text, shared by the shell (which writes it) and the editor (which draws it).
 #[derive(Clone, Default)]
-pub struct Footer(Arc<Mutex<String>>);
+pub struct Footer {
+    text: Arc<Mutex<String>>,
+    /// Rows the footer took when the editor last drew the line: what a read that ends
+    /// left on screen, whatever the text has become since.
+    drawn: Arc<AtomicUsize>,
+}
 
 impl Footer {
     /// Sets the text; whether it changed.
     pub fn set(&self, text: String) -> bool {
-        let mut now = lock(&self.0);
+        let mut now = lock(&self.text);
         let changed = *now != text;
         *now = text;
         changed
@@ -27,22 +33,28 @@ impl Footer {
 
     /// The editor's hint for the line, with the footer under it.
     pub fn under(&self, hint: Option<String>) -> Option<String> {
-        let footer = lock(&self.0);
+        let text = lock(&self.text);
+        // Cut to fit one row of the terminal as it is now (it may have been resized).
+        let columns = crate::repl::shell::terminal_width();
+        let footer = fit(&text, usize::from(columns).saturating_sub(1));
+        self.drawn
+            .store(usize::from(!footer.is_empty()), Ordering::SeqCst);
         if footer.is_empty() {
             return hint;
         }
         Some(format!("{}\n{footer}", hint.unwrap_or_default()))
     }
 
-    /// Rows the footer takes under the line (it is cut to fit one).
+    /// Rows the footer took under the line when the editor last drew it.
     pub fn rows(&self) -> usize {
-        usize::from(!lock(&self.0).is_empty())
+        self.drawn.load(Ordering::SeqCst)
     }
 }
 
-/// `chat · accept-edits · qwen · context 12%`, cut to fit `columns` (the last column stays
-/// free, so the row never wraps). Empty until the session has said its settings.
-pub fn text(settings: &Settings, context: Option<&ContextState>, columns: u16) -> String {
+/// `chat · accept-edits · qwen · context 12%`; empty until the session has said its
+/// settings. It is cut to the terminal's width when drawn (the last column stays free, so
+/// the row never wraps).
+pub fn text(settings: &Settings, context: Option<&ContextState>) -> String {
     if settings.max_iters == 0 && settings.model.is_empty() {
         return String::new();
     }
@@ -65,10 +77,7 @@ pub fn text(settings: &Settings, context: Option<&ContextState>, columns: u16) -
         });
     }
     parts.push("ctrl+o transcript".into());
-    fit(
-        &format!("  {}", parts.join(" · ")),
-        usize::from(columns).saturating_sub(1),
-    )
+    format!("  {}", parts.join(" · "))
 }
 
 /// `text` cut to `width` columns.
@@ -113,22 +122,22 @@ mod tests {
 
     #[test]
     fn it_names_the_modes_the_model_and_the_context() {
-        let text = text(&settings(), None, 200);
+        let text = text(&settings(), None);
         assert_eq!(
             text,
             "  chat · accept-edits (shift+tab) · local · ctrl+o transcript"
         );
-        assert!(super::text(&Settings::default(), None, 80).is_empty());
+        assert!(super::text(&Settings::default(), None).is_empty());
     }
 
     #[test]
     fn it_fits_one_row() {
-        let text = text(&settings(), None, 30);
-        assert_eq!(text.chars().count(), 29);
+        assert_eq!(fit(&text(&settings(), None), 29).chars().count(), 29);
         let footer = Footer::default();
         assert_eq!(footer.under(Some("x".into())), Some("x".into()));
         assert!(footer.set("f".into()));
         assert!(!footer.set("f".into()));
+        assert_eq!(footer.rows(), 0, "not drawn yet");
         assert_eq!(footer.under(None), Some("\nf".into()));
         assert_eq!(footer.rows(), 1);
     }

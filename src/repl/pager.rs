@@ -72,8 +72,12 @@ impl Pager {
     }
 
     pub fn resize(&mut self, rows: u16) {
+        let at_end = self.top >= self.last_top();
         self.page = usize::from(rows.saturating_sub(1)).max(1);
-        self.top = self.top.min(self.last_top());
+        self.top = match at_end {
+            true => self.last_top(),
+            false => self.top.min(self.last_top()),
+        };
     }
 
     fn last_top(&self) -> usize {
@@ -406,6 +410,7 @@ mod tests {
         assert_eq!(p.top, 40, "at the end it stays at the end");
         p.resize(5);
         assert_eq!(p.page, 4);
+        assert_eq!(p.top, 46, "fewer rows at the end: still the end");
     }
 
     #[test]

@@ -600,11 +600,9 @@ impl Shell {
         let text = prompt_text(&now.agent_id, now.mode, now.permission_mode);
         let changed = *lock(&self.prompt) != text;
         *lock(&self.prompt) = text;
-        let footer_changed = self.footer.set(super::footer::text(
-            now,
-            self.view.context_state(),
-            terminal_width(),
-        ));
+        let footer_changed = self
+            .footer
+            .set(super::footer::text(now, self.view.context_state()));
         if changed || footer_changed {
             self.reprompt.request();
         }
@@ -691,7 +689,7 @@ fn interrupts() -> mpsc::UnboundedReceiver<()> {
     rx
 }
 
-pub(super) fn terminal_width() -> u16 {
+pub(crate) fn terminal_width() -> u16 {
     termimad::crossterm::terminal::size().map_or(100, |(w, _)| w.max(20))
 }
 
@@ -839,8 +837,10 @@ fn read_line(
         let interrupted = matches!(read, Err(ReadlineError::Interrupted));
         let footer_rows = io.footer.rows();
         if interrupted && let Some(typed) = io.viewer.take_request() {
-            io.viewer.show();
+            // Erased first, at the width it was drawn at: the terminal may be resized while
+            // the viewer is open, and rows reflowed then could no longer be counted.
             super::reprompt::erase(&prompt, &typed.0, footer_rows, terminal_width());
+            io.viewer.show();
             initial = Some(typed);
             continue;
         }
