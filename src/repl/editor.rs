@@ -2,8 +2,8 @@
 //! validation, plus the key bindings the shell promises (Ctrl+C, Ctrl+J, Alt+Enter).
 
 use std::borrow::Cow;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 use rustyline::completion::{Completer, Pair};
 use rustyline::highlight::{CmdKind, Highlighter};
@@ -130,6 +130,39 @@ impl ConditionalEventHandler for OpenTranscript {
     }
 }
 
+/// Two presses of Esc within this long are one "Esc Esc".
+pub const ESC_AGAIN: std::time::Duration = std::time::Duration::from_millis(1500);
+
+/// Esc: on an approval menu (empty line), deny; while a turn runs, to the shell (interrupt;
+/// again: drop the queue too); at an empty prompt, twice in a row, the rewind picker — the
+/// read ends, with `rewind` set, for the editor thread to show it.
+struct EscKey {
+    busy: Arc<AtomicBool>,
+    keys: tokio::sync::mpsc::UnboundedSender<Key>,
+    menu: MenuActive,
+    last_idle: Mutex<Option<std::time::Instant>>,
+    rewind: Arc<AtomicBool>,
+}
+
+impl ConditionalEventHandler for EscKey {
+    fn handle(&self, _: &Event, _: RepeatCount, _: bool, ctx: &EventContext) -> Option<Cmd> {
+        if ctx.line().is_empty() && (self.menu)().is_some() {
+            let _ = self.keys.send(Key::Menu(MenuKey::Deny));
+        } else if self.busy.load(Ordering::Relaxed) {
+            let _ = self.keys.send(Key::Esc);
+        } else if ctx.line().is_empty() {
+            let mut last = crate::session::lock(&self.last_idle);
+            if last.is_some_and(|at| at.elapsed() < ESC_AGAIN) {
+                *last = None;
+                self.rewind.store(true, Ordering::SeqCst);
+                return Some(Cmd::Interrupt);
+            }
+            *last = Some(std::time::Instant::now());
+        }
+        Some(Cmd::Noop)
+    }
+}
+
 /// Keys the shell acts on while the person keeps editing their line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Key {
@@ -212,6 +245,7 @@ pub fn bind_keys<H: Helper, I: rustyline::history::History>(
     keys: tokio::sync::mpsc::UnboundedSender<Key>,
     menu: MenuActive,
     transcript: crate::repl::transcript::Request,
+    rewind: Arc<AtomicBool>,
 ) {
     editor.bind_sequence(
         KeyEvent(KeyCode::Char('O'), Modifiers::CTRL),
@@ -219,11 +253,12 @@ pub fn bind_keys<H: Helper, I: rustyline::history::History>(
     );
     editor.bind_sequence(
         KeyEvent(KeyCode::Esc, Modifiers::NONE),
-        EventHandler::Conditional(Box::new(SendKey {
-            key: Key::Esc,
-            only_when: Some(busy),
+        EventHandler::Conditional(Box::new(EscKey {
+            busy,
             keys: keys.clone(),
             menu: menu.clone(),
+            last_idle: Mutex::new(None),
+            rewind: rewind.clone(),
         })),
     );
     editor.bind_sequence(

@@ -267,6 +267,112 @@ fn one_line(text: &str) -> String {
     crate::text::one_line(text, 40)
 }
 
+/// A list to pick one item from (the rewind picker): ↑↓ or j k move, Enter or a digit
+/// picks, Esc or q leaves without a pick.
+pub struct Choice {
+    title: String,
+    items: Vec<String>,
+    selected: usize,
+}
+
+/// What a key did to a [`Choice`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Picked {
+    Stay,
+    Item(usize),
+    Nothing,
+}
+
+impl Choice {
+    /// The list with `selected` marked first.
+    pub fn new(title: &str, items: Vec<String>, selected: usize) -> Choice {
+        let selected = selected.min(items.len().saturating_sub(1));
+        Choice {
+            title: title.to_string(),
+            items,
+            selected,
+        }
+    }
+
+    pub fn key(&mut self, key: KeyEvent) -> Picked {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        match key.code {
+            KeyCode::Char('c') if ctrl => Picked::Nothing,
+            KeyCode::Esc | KeyCode::Char('q') => Picked::Nothing,
+            KeyCode::Up | KeyCode::Char('k') => {
+                self.selected = self.selected.saturating_sub(1);
+                Picked::Stay
+            }
+            KeyCode::Down | KeyCode::Char('j') => {
+                self.selected = (self.selected + 1).min(self.items.len().saturating_sub(1));
+                Picked::Stay
+            }
+            KeyCode::Enter if !self.items.is_empty() => Picked::Item(self.selected),
+            KeyCode::Char(c @ '1'..='9') => {
+                let n = usize::from(c as u8 - b'1');
+                match n < self.items.len() {
+                    true => Picked::Item(n),
+                    false => Picked::Stay,
+                }
+            }
+            _ => Picked::Stay,
+        }
+    }
+
+    /// The screen: the title, the items numbered (the selected one in reverse video, the
+    /// list scrolled to keep it in view), and the keys.
+    pub fn frame(&self, cols: u16, rows: u16) -> String {
+        let width = usize::from(cols.max(10));
+        let room = usize::from(rows.saturating_sub(3)).max(1);
+        let first = (self.selected + 1).saturating_sub(room);
+        let mut out = format!(
+            "\x1b[H\x1b[2J\x1b[1m{}\x1b[0m\r\n\r\n",
+            fit(&self.title, width)
+        );
+        for (i, item) in self.items.iter().enumerate().skip(first).take(room) {
+            let number = match i < 9 {
+                true => format!("{}.", i + 1),
+                false => "  ".into(),
+            };
+            let text = fit(&format!(" {number} {}", strip_controls(item)), width);
+            if i == self.selected {
+                out.push_str(&format!("\x1b[7m{text}\x1b[0m\r\n"));
+            } else {
+                out.push_str(text.trim_end());
+                out.push_str("\r\n");
+            }
+        }
+        out.push_str(&format!(
+            "\x1b[{rows};1H\x1b[2m{}\x1b[0m",
+            fit(" ↑↓ choose · Enter or a digit picks · Esc leaves", width)
+        ));
+        out
+    }
+}
+
+/// Asks the person to pick one of `items` on the alternate screen; `None` when they left.
+pub fn choose(title: &str, items: Vec<String>, selected: usize) -> std::io::Result<Option<usize>> {
+    let mut choice = Choice::new(title, items, selected);
+    let _screen = Screen::enter()?;
+    loop {
+        let (cols, rows) = terminal::size()?;
+        {
+            let mut out = std::io::stdout().lock();
+            out.write_all(choice.frame(cols, rows).as_bytes())?;
+            out.flush()?;
+        }
+        if let Event::Key(key) = event::read()?
+            && key.kind != KeyEventKind::Release
+        {
+            match choice.key(key) {
+                Picked::Stay => {}
+                Picked::Item(i) => return Ok(Some(i)),
+                Picked::Nothing => return Ok(None),
+            }
+        }
+    }
+}
+
 /// Restores the terminal however the pager ends (an error, a panic in a caller).
 struct Screen;
 
@@ -411,6 +517,23 @@ mod tests {
         p.resize(5);
         assert_eq!(p.page, 4);
         assert_eq!(p.top, 46, "fewer rows at the end: still the end");
+    }
+
+    #[test]
+    fn a_choice_moves_within_the_list_and_picks_by_enter_or_digit() {
+        let items = vec!["a".to_string(), "b".into(), "c".into()];
+        let mut c = Choice::new("pick", items, 0);
+        assert_eq!(c.key(key(KeyCode::Up)), Picked::Stay);
+        assert_eq!(c.selected, 0);
+        c.key(key(KeyCode::Down));
+        c.key(key(KeyCode::Down));
+        c.key(key(KeyCode::Down));
+        assert_eq!(c.selected, 2);
+        assert!(c.frame(20, 10).contains("\x1b[7m 3. c"));
+        assert_eq!(c.key(key(KeyCode::Enter)), Picked::Item(2));
+        assert_eq!(c.key(key(KeyCode::Char('2'))), Picked::Item(1));
+        assert_eq!(c.key(key(KeyCode::Char('7'))), Picked::Stay);
+        assert_eq!(c.key(key(KeyCode::Esc)), Picked::Nothing);
     }
 
     #[test]

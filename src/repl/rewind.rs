@@ -4,9 +4,42 @@
 //! session, as `/resume` does. `/check CMD` runs an allowlisted verification command; when
 //! it fails, the agent summarises the failures.
 
+use std::path::Path;
+
+use super::pager;
 use super::shell::Shell;
 use crate::app::rewind::{self, Refusal, What};
 use crate::session::{UserMessage, ids};
+
+/// What the picker offers to restore, and the `/rewind` word for each.
+const RESTORE: [(&str, &str); 3] = [
+    ("files and conversation", "both"),
+    (
+        "conversation only (the files stay as they are)",
+        "conversation",
+    ),
+    ("files only (the conversation goes on)", "code"),
+];
+
+/// Esc Esc at an empty prompt: this session's checkpoints, newest first, in a picker on the
+/// alternate screen, then what to restore. The `/rewind` line for the pick, run as if
+/// typed (it asks about hand edits like any other); plain `/rewind` when there is nothing
+/// to pick from (it says why); `None` when the person left the picker.
+pub(super) fn pick(home: &Path, root: &Path, session_id: Option<&str>) -> Option<String> {
+    let listed = match session_id.map(|id| rewind::list(home, root, id)) {
+        Some(Ok(listed)) if !listed.is_empty() => listed,
+        _ => return Some("/rewind".into()),
+    };
+    let now = ids::now_ms();
+    let newest_first: Vec<_> = listed.iter().rev().collect();
+    let items = newest_first.iter().map(|l| l.line(now)).collect();
+    let title = "Rewind: back to before which prompt? (checkpoints of this session)";
+    let picked = pager::choose(title, items, 0).ok()??;
+    let id = newest_first.get(picked)?.record.id.clone();
+    let options = RESTORE.iter().map(|(label, _)| label.to_string()).collect();
+    let what = pager::choose(&format!("Rewind to {id}: restore what?"), options, 0).ok()??;
+    Some(format!("/rewind {id} {}", RESTORE.get(what)?.1))
+}
 
 impl Shell {
     /// `/rewind`: the list; `/rewind ID [code|conversation|both]`: go back.

@@ -70,6 +70,8 @@ pub(super) struct Shell {
     pub model_choice: Option<String>,
     /// A `/rewind` refused because of hand edits, waiting for the person's y/N.
     pub pending_rewind: Option<(String, crate::app::rewind::What)>,
+    /// When Esc last interrupted a turn: pressed again soon after, it drops the queue too.
+    pub last_esc: Option<Instant>,
 }
 
 pub async fn run(start: Start) -> i32 {
@@ -134,6 +136,8 @@ async fn try_run(start: Start) -> Result<i32, Failure> {
         footer: footer.clone(),
         viewer: Viewer {
             home: ws.home.clone(),
+            root: ws.root.clone(),
+            rewind: Arc::default(),
             shared: shared.clone(),
             style: style.clone(),
             hold: hold.clone(),
@@ -175,6 +179,7 @@ async fn try_run(start: Start) -> Result<i32, Failure> {
         deferred_due: false,
         model_choice: None,
         pending_rewind: None,
+        last_esc: None,
     };
     shell.refresh_lists().await;
     for problem in watch_problems {
@@ -346,11 +351,7 @@ impl Shell {
     /// next permission mode, which the session applies from its next turn.
     async fn on_key(&mut self, key: editor::Key) {
         match key {
-            editor::Key::Esc => {
-                if self.shared.is_busy() {
-                    self.cancel().await;
-                }
-            }
+            editor::Key::Esc => self.on_esc().await,
             editor::Key::Menu(key) => {
                 let pending = lock(&self.shared.approval).clone();
                 if let (Some(pending), Some(decision)) = (pending, self.view.menu_key(key)) {
@@ -411,6 +412,31 @@ impl Shell {
     }
 
     /// Cancels the running turn, if a session runs one.
+    /// Esc while a turn runs interrupts it; the messages queued behind it then run, so a
+    /// second Esc soon after drops them and interrupts whatever already started.
+    async fn on_esc(&mut self) {
+        if !self.shared.is_busy() {
+            return;
+        }
+        let again = self
+            .last_esc
+            .is_some_and(|at| at.elapsed() < editor::ESC_AGAIN);
+        let queued = self.view.queued();
+        if again && queued > 0 {
+            self.ask(session::Input::ClearQueue).await;
+            let s = if queued == 1 { "" } else { "s" };
+            self.view
+                .hint(&format!("dropped {queued} queued message{s}"));
+        } else if queued > 0 {
+            let s = if queued == 1 { "" } else { "s" };
+            self.view.hint(&format!(
+                "{queued} queued message{s} run next · esc again to drop them"
+            ));
+        }
+        self.cancel().await;
+        self.last_esc = Some(Instant::now());
+    }
+
     async fn cancel(&mut self) {
         if let Some(live) = &self.live {
             let _ = live.handle.inputs.send(session::Input::Cancel).await;
@@ -765,6 +791,7 @@ fn spawn_editor(
             io.keys.clone(),
             menu,
             io.viewer.request.clone(),
+            io.viewer.rewind.clone(),
         );
         for line in history.load() {
             let _ = editor.add_history_entry(line);
@@ -843,6 +870,20 @@ fn read_line(
             io.viewer.show();
             initial = Some(typed);
             continue;
+        }
+        if interrupted && io.viewer.take_rewind() {
+            super::reprompt::erase(&prompt, "", footer_rows, terminal_width());
+            match io.viewer.pick_rewind() {
+                // Shown as if typed, and run like it.
+                Some(line) => {
+                    use std::io::Write;
+                    let mut out = std::io::stdout().lock();
+                    let _ = write!(out, "{prompt}{line}\r\n");
+                    let _ = out.flush();
+                    return Ok(line);
+                }
+                None => continue,
+            }
         }
         if interrupted && io.reprompt.take() {
             io.reprompt.erase(&prompt, footer_rows, terminal_width());

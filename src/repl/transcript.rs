@@ -71,6 +71,10 @@ pub type Request = Arc<Mutex<Option<(String, usize)>>>;
 /// reads, so the viewer runs there).
 pub struct Viewer {
     pub home: PathBuf,
+    /// The workspace, for the rewind picker's checkpoints.
+    pub root: PathBuf,
+    /// Esc Esc at an empty prompt: the read ended for the rewind picker.
+    pub rewind: Arc<std::sync::atomic::AtomicBool>,
     pub shared: Arc<Shared>,
     pub style: RenderStyle,
     /// Output held while the viewer has the screen.
@@ -82,6 +86,20 @@ impl Viewer {
     /// The line to read again if the read just ended for Ctrl+O; consumes the request.
     pub fn take_request(&self) -> Option<(String, usize)> {
         lock(&self.request).take()
+    }
+
+    /// Whether the read just ended for the rewind picker; consumes the request.
+    pub fn take_rewind(&self) -> bool {
+        self.rewind.swap(false, std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// The rewind picker (Esc Esc): the `/rewind` line for what the person picked.
+    pub fn pick_rewind(&self) -> Option<String> {
+        let session = lock(&self.shared.session_id).clone();
+        self.hold.set(true);
+        let line = super::rewind::pick(&self.home, &self.root, session.as_deref());
+        self.hold.set(false);
+        line
     }
 
     /// Shows the transcript until the person leaves it. Output of a running turn waits

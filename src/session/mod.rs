@@ -397,6 +397,14 @@ async fn run(setup: SessionSetup, mut inputs: mpsc::Receiver<input::Sent>, bus: 
                         }
                         Ok(())
                     }
+                    Input::ClearQueue => {
+                        if !queue.is_empty() {
+                            queue.clear();
+                            publish_queue(&bus, &queue);
+                            queue_shown = false;
+                        }
+                        Ok(())
+                    }
                     Input::CancelRun { run_id } => {
                         let token = lock(&shared.runs).get(&run_id).cloned();
                         match token {

@@ -492,14 +492,21 @@ async fn message(ctx: &Ctx, req: Request<Incoming>) -> Reply {
 }
 
 #[derive(Deserialize, Default)]
-struct SessionRef {
+struct CancelBody {
     session_id: Option<String>,
+    /// Drop the queued messages instead of cancelling the turn.
+    #[serde(default)]
+    queue: bool,
 }
 
 async fn cancel(ctx: &Ctx, req: Request<Incoming>) -> Reply {
-    let body: SessionRef = read_json_or_default(req).await?;
+    let body: CancelBody = read_json_or_default(req).await?;
     let mirror = open_mirror(ctx, body.session_id.as_deref())?;
-    send(&mirror, Input::Cancel).await?;
+    let input = match body.queue {
+        true => Input::ClearQueue,
+        false => Input::Cancel,
+    };
+    send(&mirror, input).await?;
     Ok(json_response(
         StatusCode::ACCEPTED,
         &json!({ "cancelled": true }),

@@ -338,6 +338,10 @@ fn request_for(session_id: &str, input: Input) -> Result<(String, Value), String
         Input::SetPermissionMode { mode } => settings("permission_mode", json!(mode)),
         Input::SetMaxIters { max_iters } => settings("max_iters", json!(max_iters)),
         Input::Cancel => Ok(("/api/cancel".into(), json!({ "session_id": session_id }))),
+        Input::ClearQueue => Ok((
+            "/api/cancel".into(),
+            json!({ "session_id": session_id, "queue": true }),
+        )),
         Input::CancelRun { run_id } => {
             Ok(("/api/agent-cancel".into(), json!({ "run_id": run_id })))
         }
