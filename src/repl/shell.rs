@@ -66,6 +66,10 @@ pub(super) struct Shell {
     pub model_choice: Option<String>,
     /// A `/rewind` refused because of hand edits, waiting for the person's y/N.
     pub pending_rewind: Option<(String, crate::app::rewind::What)>,
+    /// `/init` asked whether to replace this existing file, waiting for the person's y/N.
+    pub pending_init: Option<&'static str>,
+    /// Lines a command finished in the background (`/doctor`'s model servers).
+    pub reports: super::doctor::Reports,
 }
 
 pub async fn run(start: Start) -> i32 {
@@ -159,6 +163,8 @@ async fn try_run(start: Start) -> Result<i32, Failure> {
         deferred_due: false,
         model_choice: None,
         pending_rewind: None,
+        pending_init: None,
+        reports: Default::default(),
     };
     shell.refresh_lists().await;
     for problem in watch_problems {
@@ -215,6 +221,7 @@ async fn try_run(start: Start) -> Result<i32, Failure> {
                 }
             },
             Some(key) = keys.recv() => shell.on_key(key).await,
+            lines = shell.reports.next() => shell.view.lines(lines),
             // A skill or agent file changed on disk (the sets were re-read).
             Ok(()) = shell.extensions.skills.changed() => shell.extensions_changed(),
             Ok(()) = shell.extensions.agents.changed() => shell.extensions_changed(),

@@ -186,6 +186,11 @@ impl View {
         &self.session.settings
     }
 
+    /// The session's projection as folded so far (`/status`, `/cost`).
+    pub fn session(&self) -> &SessionView {
+        &self.session
+    }
+
     /// What "always" answers allowed in this session, oldest first.
     pub fn grants(&self) -> &[crate::session::view::SessionGrant] {
         &self.session.grants
@@ -645,7 +650,7 @@ impl View {
 /// The tool whose calls start child runs; shown through the child's own lines.
 const DELEGATE_TOOL: &str = crate::tools::ToolName::Delegate.name();
 
-mod context;
+pub(super) mod context;
 mod live;
 mod menu;
 mod replay;
