@@ -38,7 +38,7 @@ fn status_shows_the_model_the_modes_and_the_context_after_a_turn() {
         "mode            chat",
         "permissions     default",
         "model           test",
-        "context 1,290/8,192 (15%)",
+        "context         1,290/8,192 (15%)",
         "trust ",
         "sandbox ",
         "linggen-agent.toml",
@@ -72,9 +72,7 @@ fn cost_adds_up_the_servers_counts_and_says_how_to_price_a_model() {
         "{shown:?}"
     );
     assert!(
-        shown.contains(
-            "no price configured for test (set price_input/price_output in [[models]])"
-        ),
+        shown.contains("no price configured for test (set price_input/price_output in [[models]])"),
         "{shown:?}"
     );
     repl.line("/quit");
@@ -121,7 +119,14 @@ fn doctor_lists_a_live_and_two_dead_models_without_holding_the_prompt() {
     let asked = Instant::now();
     repl.line("/doctor");
     let local = repl.expect("model server(s)");
-    for needle in ["✓ config parses", "sandbox: ", "trust: ", "MCP: ", "hooks: ", "terminal: TERM=xterm-256color"] {
+    for needle in [
+        "✓ config parses",
+        "sandbox: ",
+        "trust: ",
+        "MCP: ",
+        "hooks: ",
+        "terminal: TERM=xterm-256color",
+    ] {
         assert!(local.contains(needle), "{needle:?} missing from {local:?}");
     }
     // The prompt is back while the servers are asked: what is typed now echoes before the

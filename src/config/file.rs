@@ -790,10 +790,7 @@ fn model_config(entry: ModelEntry) -> Result<ModelConfig, SpanError> {
 
 /// `price_input` / `price_output`: US dollars per million tokens, 0 or more. (A value that
 /// is not a number at all is refused by the parser, which names the key and line.)
-fn price(
-    value: Option<Spanned<f64>>,
-    key: &str,
-) -> Result<Option<f64>, SpanError> {
+fn price(value: Option<Spanned<f64>>, key: &str) -> Result<Option<f64>, SpanError> {
     let Some(value) = value else {
         return Ok(None);
     };

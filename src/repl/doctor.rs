@@ -188,15 +188,14 @@ fn hooks_line(ws: &crate::app::Workspace) -> String {
         .handlers()
         .filter(|(g, h)| {
             h.scope == Scope::Project
-                && !ws
-                    .trust
-                    .trust
-                    .is_accepted(&HookSet::grant(g, h, &ws.root))
+                && !ws.trust.trust.is_accepted(&HookSet::grant(g, h, &ws.root))
         })
         .count();
     match (all, waiting) {
         (0, _) => ok("hooks: none"),
-        (all, 0) => ok(&format!("hooks: {all} handler(s), all run (/hooks lists them)")),
+        (all, 0) => ok(&format!(
+            "hooks: {all} handler(s), all run (/hooks lists them)"
+        )),
         (all, waiting) => warn(
             &format!("hooks: {waiting} of {all} handler(s) wait for trust"),
             "run `linggen trust` to let them run (/hooks lists them)",
@@ -212,9 +211,7 @@ fn terminal_lines(width: u16) -> Vec<String> {
     let colours = match (no_color, var("COLORTERM")) {
         (true, _) => "no colours (NO_COLOR is set)".to_string(),
         (false, Some(c)) if c == "truecolor" || c == "24bit" => "24-bit colours".into(),
-        (false, _) if term.as_deref().is_some_and(|t| t.contains("256")) => {
-            "256 colours".into()
-        }
+        (false, _) if term.as_deref().is_some_and(|t| t.contains("256")) => "256 colours".into(),
         (false, _) => "basic colours".into(),
     };
     let tty = std::io::stdout().is_terminal() && std::io::stdin().is_terminal();
@@ -249,14 +246,14 @@ async fn model_lines(models: &[ModelConfig]) -> Vec<String> {
     let probes = models.iter().map(|model| {
         let http = http.clone();
         async move {
-            let asked = model
-                .servers()
-                .into_iter()
-                .map(|url| async {
-                    let answer = crate::app::model_answers(model, url, &http);
-                    let answer = tokio::time::timeout(PROBE_LIMIT, answer).await;
-                    (url.to_string(), answer.unwrap_or("no answer (timeout)".into()))
-                });
+            let asked = model.servers().into_iter().map(|url| async {
+                let answer = crate::app::model_answers(model, url, &http);
+                let answer = tokio::time::timeout(PROBE_LIMIT, answer).await;
+                (
+                    url.to_string(),
+                    answer.unwrap_or("no answer (timeout)".into()),
+                )
+            });
             model_line(model, futures_util::future::join_all(asked).await)
         }
     });

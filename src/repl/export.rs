@@ -113,7 +113,10 @@ fn markdown(session_id: &str, root: &Path, events: &[Event]) -> (String, usize) 
                 if !content.trim().is_empty() {
                     out.push_str(&format!("\n## {from}\n\n{}\n", content.trim_end()));
                 }
-                for call in tool_calls.iter().filter(|c| !live_calls.contains(c.id.as_str())) {
+                for call in tool_calls
+                    .iter()
+                    .filter(|c| !live_calls.contains(c.id.as_str()))
+                {
                     out.push_str(&call_block(&call.name, &call.name, &call.arguments));
                 }
             }
@@ -133,7 +136,11 @@ fn markdown(session_id: &str, root: &Path, events: &[Event]) -> (String, usize) 
                 let mark = if *ok { "✓" } else { "✗" };
                 out.push_str(&format!("\n{mark} {summary}\n"));
                 for detail in [excerpt, diff].into_iter().flatten() {
-                    let lang = if detail.starts_with("---") { "diff" } else { "" };
+                    let lang = if detail.starts_with("---") {
+                        "diff"
+                    } else {
+                        ""
+                    };
                     out.push_str(&fenced(&first_lines(detail), lang));
                 }
             }
@@ -174,11 +181,7 @@ fn call_block(tool: &str, summary: &str, args: &serde_json::Value) -> String {
 
 /// A fenced block whose fence is longer than any run of backticks inside.
 fn fenced(text: &str, lang: &str) -> String {
-    let longest = text
-        .split(|c| c != '`')
-        .map(str::len)
-        .max()
-        .unwrap_or(0);
+    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
     let fence = "`".repeat(longest.max(2) + 1);
     format!("\n{fence}{lang}\n{}\n{fence}\n", text.trim_end())
 }

@@ -41,10 +41,10 @@ impl Shell {
                 &format!("{}{fallback}", routing.default_policy),
             ));
         }
-        let context = view
-            .context
-            .as_ref()
-            .map_or("nothing sent yet".to_string(), context::footer);
+        let context = view.context.as_ref().map_or_else(
+            || "nothing sent yet".to_string(),
+            |c| context::footer(c).replacen("context ", "", 1),
+        );
         lines.push(row("context", &context));
         lines.push(row("trust", &trust_state(&self.ws)));
         lines.push(row("sandbox", &sandbox_state(c)));
@@ -176,7 +176,10 @@ mod tests {
             &[used("cloud", 1_000_000, 100_000), used("local", 5, 6)],
             &[cloud, local],
         );
-        assert!(lines[0].contains("input 1,000,000 · output 100,000"), "{lines:?}");
+        assert!(
+            lines[0].contains("input 1,000,000 · output 100,000"),
+            "{lines:?}"
+        );
         assert!(lines[0].ends_with("$4.5000"), "{lines:?}");
         assert!(
             lines[1].contains(

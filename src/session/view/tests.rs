@@ -340,7 +340,14 @@ fn tokens_add_up_per_model_delegated_runs_included_requests_not() {
     let tokens: Vec<(&str, u64, u64, u32)> = view
         .tokens
         .iter()
-        .map(|t| (t.model_id.as_str(), t.input_tokens, t.output_tokens, t.calls))
+        .map(|t| {
+            (
+                t.model_id.as_str(),
+                t.input_tokens,
+                t.output_tokens,
+                t.calls,
+            )
+        })
         .collect();
     assert_eq!(tokens, [("local", 250, 50, 2), ("cloud", 1_000, 300, 1)]);
 }
