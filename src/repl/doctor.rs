@@ -63,7 +63,7 @@ impl Shell {
             Err(f) => {
                 lines.push(fail(
                     &format!("config: {}", f.message),
-                    "fix that line; the shell applies the file from the next /clear or start",
+                    "fix that line; linggen reads the file again at its next start",
                 ));
                 self.ws.config.models.clone()
             }

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use super::shell::Shell;
 use crate::llm::Role;
+use crate::session::view::SessionView;
 use crate::session::{Decision, Event};
 
 /// Lines of a tool's output excerpt or diff kept in the export.
@@ -87,16 +88,25 @@ fn markdown(session_id: &str, root: &Path, events: &[Event]) -> (String, usize) 
         root.display()
     );
     let mut messages = 0;
+    // The runs, to tell a delegated run's task and answer from the turn's own.
+    let mut runs = SessionView::default();
     for event in events {
+        runs.apply(event);
+        let delegated = match event {
+            Event::Message { run_id, .. } => runs.depth(run_id) > 0,
+            _ => false,
+        };
         match event {
             Event::Message {
                 from,
+                to,
                 role: Role::User,
                 content,
                 ..
             } if from != crate::session::OBSERVATION => {
                 messages += 1;
                 let who = match from.as_str() {
+                    _ if delegated => format!("{from} → {to} (delegated task)"),
                     "terminal" | "user" => "You".to_string(),
                     other => format!("You (from {other})"),
                 };
@@ -111,7 +121,11 @@ fn markdown(session_id: &str, root: &Path, events: &[Event]) -> (String, usize) 
             } => {
                 messages += 1;
                 if !content.trim().is_empty() {
-                    out.push_str(&format!("\n## {from}\n\n{}\n", content.trim_end()));
+                    let who = match delegated {
+                        true => format!("{from} (delegated)"),
+                        false => from.clone(),
+                    };
+                    out.push_str(&format!("\n## {who}\n\n{}\n", content.trim_end()));
                 }
                 for call in tool_calls
                     .iter()
@@ -203,6 +217,52 @@ fn first_lines(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn message(run_id: &str, from: &str, to: &str, role: Role, text: &str) -> Event {
+        Event::Message {
+            run_id: run_id.into(),
+            from: from.into(),
+            to: to.into(),
+            role,
+            content: text.into(),
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+            tool_name: None,
+            is_error: false,
+            images: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_delegated_task_is_not_the_persons_message() {
+        let events = [
+            Event::RunStarted {
+                run_id: "r1".into(),
+                parent_id: None,
+                agent_id: "ling".into(),
+                task: "fix it".into(),
+            },
+            message("r1", "terminal", "ling", Role::User, "fix it"),
+            Event::SubagentSpawned {
+                parent_id: "r1".into(),
+                subagent_id: "r2".into(),
+                agent_id: "coder".into(),
+                task: "patch main".into(),
+            },
+            message("r2", "ling", "coder", Role::User, "patch main"),
+            message("r2", "coder", "user", Role::Assistant, "patched"),
+            message("r1", "ling", "user", Role::Assistant, "fixed"),
+        ];
+        let (text, messages) = markdown("s1", Path::new("/w"), &events);
+        assert_eq!(messages, 4);
+        assert!(text.contains("## You\n\nfix it\n"), "{text}");
+        assert!(
+            text.contains("## ling → coder (delegated task)\n\npatch main"),
+            "{text}"
+        );
+        assert!(text.contains("## coder (delegated)\n\npatched"), "{text}");
+        assert!(text.contains("## ling\n\nfixed"), "{text}");
+    }
 
     #[test]
     fn a_fence_outlasts_the_backticks_inside() {
