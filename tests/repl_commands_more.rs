@@ -246,3 +246,22 @@ fn init_with_an_agents_md_asks_first_and_no_leaves_it_alone() {
     assert!(asked.contains("AGENTS.md exists already"), "{asked}");
     repl.line("/quit");
 }
+
+#[test]
+fn doctor_names_the_file_and_line_of_a_config_edited_into_a_broken_one() {
+    let (ws, _server) = workspace(vec![]);
+    let mut repl = Repl::start(&ws, &[]);
+    ws.write("linggen-agent.toml", "[agent]\nmax_iters = \"many\"\n");
+    repl.line("/doctor");
+    let shown = repl.expect("model server(s)");
+    let broken = shown
+        .lines()
+        .find(|l| l.contains("✗ config: "))
+        .unwrap_or_else(|| panic!("no config line in {shown:?}"));
+    assert!(broken.contains("linggen-agent.toml"), "{broken}");
+    assert!(broken.contains("line 2"), "{broken}");
+    assert!(broken.contains("expected u32"), "{broken}");
+    assert!(broken.contains("— fix that line"), "{broken}");
+    repl.expect("✓ model test");
+    repl.line("/quit");
+}

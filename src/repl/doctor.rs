@@ -52,22 +52,36 @@ impl Shell {
     /// (or after [`PROBE_LIMIT`]).
     pub(super) async fn doctor(&mut self) {
         let mut lines = vec!["doctor:".to_string()];
-        // The files as they are now (edited since the start?), read off the runtime.
-        let start = self.start.clone();
-        let fresh = crate::app::off_runtime(move || crate::app::load_workspace(&start)).await;
-        let models = match &fresh {
-            Ok(ws) => {
-                lines.extend(config_lines(&ws.config));
-                ws.config.models.clone()
+        // The files as they are now (edited since the start?), read off the runtime, and
+        // quietly: a warning is a line here, never text under the editor.
+        let (home, root) = (self.ws.home.clone(), self.ws.root.clone());
+        let flags = self.start.overrides.clone();
+        let fresh = tokio::task::spawn_blocking(move || {
+            let env = |name: &str| std::env::var(name).ok();
+            crate::config::Config::load(&home, &root, &env, &flags).map_err(|e| e.to_string())
+        })
+        .await
+        .unwrap_or_else(|e| Err(e.to_string()));
+        let models = match fresh {
+            Ok(config) => {
+                lines.extend(config_lines(&config));
+                config.models
             }
-            Err(f) => {
+            Err(why) => {
                 lines.push(fail(
-                    &format!("config: {}", f.message),
+                    &format!("config: {}", without_snippet(&why)),
                     "fix that line; linggen reads the file again at its next start",
                 ));
                 self.ws.config.models.clone()
             }
         };
+        // Claude Code's settings files and the MCP definitions, as read at the start.
+        for warning in self.ws.hooks.warnings.iter().chain(&self.ws.mcp.warnings) {
+            lines.push(warn(
+                warning,
+                "fix the file it names; linggen reads it at its next start",
+            ));
+        }
         lines.push(sandbox_line(&self.ws.config));
         lines.push(trust_line(&self.ws));
         lines.push(self.mcp_line());
@@ -122,6 +136,22 @@ impl Shell {
             )
         }
     }
+}
+
+/// A parser's error on one line: its source excerpt (`2 | key = …`, `  |   ^^^`) left out,
+/// the rest joined.
+fn without_snippet(error: &str) -> String {
+    error
+        .lines()
+        .map(str::trim)
+        .filter(|l| {
+            let quoted = l
+                .trim_start_matches(|c: char| c.is_ascii_digit())
+                .trim_start();
+            !l.is_empty() && !quoted.starts_with('|')
+        })
+        .collect::<Vec<_>>()
+        .join(": ")
 }
 
 /// The files in effect and the warnings reading them gave.
@@ -288,5 +318,19 @@ fn model_line(model: &ModelConfig, answers: Vec<(String, String)>) -> String {
         )
     } else {
         ok(&what(&answers))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_toml_error_becomes_one_line_without_its_excerpt() {
+        let error = "/h/linggen-agent.toml: TOML parse error at line 2, column 13\n  |\n2 | max_iters = \"many\"\n  |             ^^^^^^\ninvalid type: string \"many\", expected u32\n";
+        assert_eq!(
+            without_snippet(error),
+            "/h/linggen-agent.toml: TOML parse error at line 2, column 13: invalid type: string \"many\", expected u32"
+        );
     }
 }
