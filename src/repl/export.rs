@@ -33,6 +33,11 @@ impl Shell {
             .collect();
         let path = target(args, &self.ws.root, &id);
         let (text, messages) = markdown(&id, &self.ws.root, &events);
+        if messages == 0 {
+            return self
+                .view
+                .hint("nothing to export yet: no message in this session");
+        }
         let shown = path.display().to_string();
         // A file write: off the runtime.
         let written = tokio::task::spawn_blocking(move || write_new(&path, &text)).await;

@@ -33,10 +33,11 @@ impl Shell {
         match existing {
             None => self.send_init(None).await,
             Some((name, lines)) => {
+                let lines = crate::text::plural(lines, "line", "lines");
                 let question = match name {
-                    "AGENTS.md" => format!("AGENTS.md exists ({lines} lines). Overwrite it? [y/N]"),
+                    "AGENTS.md" => format!("AGENTS.md exists ({lines}). Overwrite it? [y/N]"),
                     _ => format!(
-                        "{name} exists ({lines} lines). Write AGENTS.md from it and the repository? [y/N]"
+                        "{name} exists ({lines}). Write AGENTS.md from it and the repository? [y/N]"
                     ),
                 };
                 self.view.warning(&question);
