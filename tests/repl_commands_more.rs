@@ -265,3 +265,19 @@ fn doctor_names_the_file_and_line_of_a_config_edited_into_a_broken_one() {
     repl.expect("✓ model test");
     repl.line("/quit");
 }
+
+#[test]
+fn help_and_completion_offer_the_new_commands() {
+    let (ws, _server) = workspace(vec![]);
+    let mut repl = Repl::start(&ws, &[]);
+    repl.line("/help");
+    let help = repl.expect("/quit");
+    for command in ["/status", "/cost", "/doctor", "/export [file]", "/init"] {
+        assert!(help.contains(command), "{command} missing from {help:?}");
+    }
+    repl.expect(PROMPT);
+    repl.send("/doc\t");
+    repl.expect("/doctor");
+    repl.send("\x15");
+    repl.line("/quit");
+}
