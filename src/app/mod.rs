@@ -21,7 +21,7 @@ pub mod worktree;
 use std::path::PathBuf;
 
 pub use live::{LiveSession, MirrorFeed, first_run_help, open_session};
-pub use models::list_models;
+pub use models::{answers as model_answers, list_models};
 pub use runs::{list_runs, run_lines, show_run, tree_lines};
 pub use sessions::{list_sessions, session_lines};
 pub use workspace::{BuiltinClashes, LineReader, Workspace, load_workspace};

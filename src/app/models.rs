@@ -137,9 +137,9 @@ async fn check(model: &Model, http: &reqwest::Client) -> (Option<u32>, Vec<Strin
     (context, now)
 }
 
-/// Asks the server's model list (the cheapest request every API has): any HTTP answer
-/// means it is up; a refused key says so.
-async fn answers(model: &ModelConfig, url: &str, http: &reqwest::Client) -> String {
+/// Asks the server's model list (the cheapest request every API has; the shell's
+/// `/doctor` asks it too): any HTTP answer means it is up; a refused key says so.
+pub async fn answers(model: &ModelConfig, url: &str, http: &reqwest::Client) -> String {
     let base = url.trim_end_matches('/');
     let mut request = match model.provider {
         ProviderKind::Ollama => http.get(format!("{base}/api/tags")),

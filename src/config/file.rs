@@ -139,6 +139,8 @@ struct ModelEntry {
     max_tokens: Option<u32>,
     local: Option<bool>,
     images: Option<bool>,
+    price_input: Option<Spanned<f64>>,
+    price_output: Option<Spanned<f64>>,
 }
 
 /// `url = "…"`, or a pool: `url = ["…", "…"]`.
@@ -224,6 +226,8 @@ const KNOWN: &[(&str, &[&str])] = &[
             "max_tokens",
             "local",
             "images",
+            "price_input",
+            "price_output",
         ],
     ),
 ];
@@ -779,7 +783,29 @@ fn model_config(entry: ModelEntry) -> Result<ModelConfig, SpanError> {
         max_tokens: entry.max_tokens.filter(|n| *n > 0),
         local: entry.local,
         images: entry.images,
+        price_input: price(entry.price_input, "price_input")?,
+        price_output: price(entry.price_output, "price_output")?,
     })
+}
+
+/// `price_input` / `price_output`: US dollars per million tokens, 0 or more. (A value that
+/// is not a number at all is refused by the parser, which names the key and line.)
+fn price(value: Option<Spanned<f64>>, key: &str) -> Result<Option<f64>, SpanError> {
+    let Some(value) = value else {
+        return Ok(None);
+    };
+    let span = value.span();
+    let price = value.into_inner();
+    if !price.is_finite() || price < 0.0 {
+        return Err((
+            Some(span),
+            format!(
+                "`{key} = {price}`: a price is US dollars per million tokens, 0 or more \
+                 (e.g. `{key} = 3.0`)"
+            ),
+        ));
+    }
+    Ok(Some(price))
 }
 
 /// The person's own models, as configured before a project's file is applied.

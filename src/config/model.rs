@@ -91,6 +91,10 @@ pub struct ModelConfig {
     /// `images = true|false`: whether the model is sent the images tools return; `None`:
     /// decided by [`ModelConfig::accepts_images`].
     pub images: Option<bool>,
+    /// `price_input` / `price_output`: US dollars per million input / output tokens, for
+    /// `/cost`; `None`: no price configured (nothing is guessed).
+    pub price_input: Option<f64>,
+    pub price_output: Option<f64>,
 }
 
 impl ModelConfig {
@@ -111,6 +115,8 @@ impl ModelConfig {
             max_tokens: None,
             local: None,
             images: None,
+            price_input: None,
+            price_output: None,
         }
     }
 

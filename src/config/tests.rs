@@ -413,3 +413,45 @@ images = false
         ]
     );
 }
+
+fn load_model(entry_keys: &str) -> Result<Config, ConfigError> {
+    let home = tempfile::tempdir().unwrap();
+    let root = tempfile::tempdir().unwrap();
+    write(
+        home.path(),
+        &format!("[[models]]\nid = \"x\"\nprovider = \"ollama\"\nmodel = \"m\"\n{entry_keys}"),
+    );
+    Config::load(home.path(), root.path(), &no_env, &FlagOverrides::default())
+}
+
+#[test]
+fn prices_are_read_per_model_integers_included() {
+    let c = load_model("price_input = 3\nprice_output = 15.5\n").unwrap();
+    assert_eq!(c.models[0].price_input, Some(3.0));
+    assert_eq!(c.models[0].price_output, Some(15.5));
+    assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+    let c = load_model("").unwrap();
+    assert_eq!(c.models[0].price_input, None);
+    assert_eq!(c.models[0].price_output, None);
+    let c = load_model("price_input = 0\n").unwrap();
+    assert_eq!(c.models[0].price_input, Some(0.0));
+}
+
+#[test]
+fn a_negative_price_names_the_file_the_line_and_the_key() {
+    let err = load_model("price_output = -1.5\n").unwrap_err().to_string();
+    assert!(err.contains(CONFIG_FILE), "{err}");
+    assert!(err.contains("line 5"), "{err}");
+    assert!(err.contains("price_output = -1.5"), "{err}");
+    assert!(err.contains("0 or more"), "{err}");
+}
+
+#[test]
+fn a_price_that_is_not_a_number_names_the_file_and_the_key() {
+    let err = load_model("price_input = \"3 dollars\"\n")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains(CONFIG_FILE), "{err}");
+    assert!(err.contains("price_input"), "{err}");
+    assert!(err.contains("line 5"), "{err}");
+}

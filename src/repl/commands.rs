@@ -26,6 +26,11 @@ pub enum Command {
     Share,
     Mcp,
     Hooks,
+    Status,
+    Cost,
+    Doctor,
+    Export,
+    Init,
     Quit,
     Exit,
 }
@@ -78,6 +83,11 @@ impl Command {
         Command::Share,
         Command::Mcp,
         Command::Hooks,
+        Command::Status,
+        Command::Cost,
+        Command::Doctor,
+        Command::Export,
+        Command::Init,
         Command::Quit,
         Command::Exit,
     ];
@@ -105,6 +115,11 @@ impl Command {
             Command::Share => "share",
             Command::Mcp => "mcp",
             Command::Hooks => "hooks",
+            Command::Status => "status",
+            Command::Cost => "cost",
+            Command::Doctor => "doctor",
+            Command::Export => "export",
+            Command::Init => "init",
             Command::Quit => "quit",
             Command::Exit => "exit",
         }
@@ -115,7 +130,12 @@ impl Command {
     pub fn needs_own_session(self) -> bool {
         matches!(
             self,
-            Command::Clear | Command::Resume | Command::Rewind | Command::Share | Command::Mcp
+            Command::Clear
+                | Command::Resume
+                | Command::Rewind
+                | Command::Share
+                | Command::Mcp
+                | Command::Export
         )
     }
 
@@ -152,6 +172,15 @@ impl Command {
             Command::Hooks => {
                 "hooks: each event's commands, where they come from, whether they run"
             }
+            Command::Status => {
+                "version, session, agent, modes, model, context, trust, sandbox, config files"
+            }
+            Command::Cost => "tokens per model this session, the context, and the price if set",
+            Command::Doctor => {
+                "check config, model servers, sandbox, trust, MCP, hooks and terminal, with fixes"
+            }
+            Command::Export => "write this session's transcript as markdown",
+            Command::Init => "have the agent look at the repository and write AGENTS.md",
             Command::Quit => "leave linggen",
             Command::Exit => "leave linggen",
         }
@@ -172,6 +201,7 @@ impl Command {
             Command::Memory => Some("[forget N]"),
             Command::Compact => Some("[what to keep]"),
             Command::Share => Some("[--read-only|--open|--lan|stop]"),
+            Command::Export => Some("[file]"),
             Command::Help
             | Command::Clear
             | Command::Skills
@@ -180,6 +210,10 @@ impl Command {
             | Command::Context
             | Command::Mcp
             | Command::Hooks
+            | Command::Status
+            | Command::Cost
+            | Command::Doctor
+            | Command::Init
             | Command::Quit
             | Command::Exit => None,
         }
@@ -201,9 +235,15 @@ impl Command {
             | Command::Share
             | Command::Mcp
             | Command::Hooks
+            | Command::Status
+            | Command::Cost
+            | Command::Doctor
+            | Command::Export
             | Command::Quit
             | Command::Exit => true,
-            Command::Clear
+            // It sends the agent a message (and may first ask a question of its own).
+            Command::Init
+            | Command::Clear
             | Command::Settings
             | Command::Agent
             | Command::Model
@@ -239,6 +279,11 @@ impl Command {
             | Command::Memory
             | Command::Mcp
             | Command::Hooks
+            | Command::Status
+            | Command::Cost
+            | Command::Doctor
+            | Command::Export
+            | Command::Init
             | Command::Quit
             | Command::Exit => ArgumentKind::None,
         }
@@ -304,6 +349,11 @@ mod tests {
                 "share",
                 "mcp",
                 "hooks",
+                "status",
+                "cost",
+                "doctor",
+                "export",
+                "init",
                 "quit",
                 "exit"
             ]
@@ -337,8 +387,13 @@ mod tests {
             Command::Share => 17,
             Command::Mcp => 18,
             Command::Hooks => 19,
-            Command::Quit => 20,
-            Command::Exit => 21,
+            Command::Status => 20,
+            Command::Cost => 21,
+            Command::Doctor => 22,
+            Command::Export => 23,
+            Command::Init => 24,
+            Command::Quit => 25,
+            Command::Exit => 26,
         }
     }
 

@@ -30,6 +30,9 @@ impl Shell {
         if self.answer_rewind(&line).await {
             return true;
         }
+        if self.answer_init(&line).await {
+            return true;
+        }
         if let Some(fact) = memory_line(&line) {
             self.remember(fact).await;
             return true;
@@ -260,6 +263,11 @@ impl Shell {
             }
             Command::Mode => self.set_mode(args).await,
             Command::Share => self.share(args).await,
+            Command::Status => self.status(),
+            Command::Cost => self.cost(),
+            Command::Doctor => self.doctor().await,
+            Command::Export => self.export(args).await,
+            Command::Init => self.init().await,
             Command::Quit | Command::Exit => {}
         }
     }

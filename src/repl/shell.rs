@@ -72,6 +72,10 @@ pub(super) struct Shell {
     pub pending_rewind: Option<(String, crate::app::rewind::What)>,
     /// When Esc last interrupted a turn: pressed again soon after, it drops the queue too.
     pub last_esc: Option<Instant>,
+    /// `/init` asked whether to replace this existing file, waiting for the person's y/N.
+    pub pending_init: Option<&'static str>,
+    /// Lines a command finished in the background (`/doctor`'s model servers).
+    pub reports: super::doctor::Reports,
 }
 
 pub async fn run(start: Start) -> i32 {
@@ -180,6 +184,8 @@ async fn try_run(start: Start) -> Result<i32, Failure> {
         model_choice: None,
         pending_rewind: None,
         last_esc: None,
+        pending_init: None,
+        reports: Default::default(),
     };
     shell.refresh_lists().await;
     for problem in watch_problems {
@@ -236,6 +242,7 @@ async fn try_run(start: Start) -> Result<i32, Failure> {
                 }
             },
             Some(key) = keys.recv() => shell.on_key(key).await,
+            lines = shell.reports.next() => shell.view.lines(lines),
             // A skill or agent file changed on disk (the sets were re-read).
             Ok(()) = shell.extensions.skills.changed() => shell.extensions_changed(),
             Ok(()) = shell.extensions.agents.changed() => shell.extensions_changed(),

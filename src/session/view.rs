@@ -170,6 +170,9 @@ pub struct SessionView {
     pub grants: Vec<SessionGrant>,
     /// The agent's todo list as its last `TodoWrite` left it (empty until one).
     pub todos: Vec<crate::tools::todo::Todo>,
+    /// The tokens the servers reported, per model, delegated runs included (`/cost`), in
+    /// the order the models were first used.
+    pub tokens: Vec<ModelTokens>,
     /// Whether `streaming` gathers the text of responses in flight.
     keeps_streamed_text: bool,
 }
@@ -185,6 +188,17 @@ pub struct SessionGrant {
     pub by: String,
     /// Also saved for the project (`.linggen/permissions.toml`).
     pub project: bool,
+}
+
+/// What one model's servers reported for this session's calls to it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ModelTokens {
+    /// The configured model id (`ModelRouted`'s).
+    pub model_id: String,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    /// Responses counted.
+    pub calls: u32,
 }
 
 impl SessionView {
@@ -277,6 +291,16 @@ impl SessionView {
     }
 
     pub fn apply(&mut self, event: &Event) {
+        if let Event::ContextUsage {
+            run_id,
+            stage: ContextStage::Response,
+            input_tokens,
+            output_tokens,
+            ..
+        } = event
+        {
+            self.count_tokens(run_id, *input_tokens, *output_tokens);
+        }
         match event {
             Event::SessionStarted {
                 model,
@@ -478,6 +502,27 @@ impl SessionView {
             status: RunStatus::Running,
             model: None,
         });
+    }
+
+    /// Adds a response's counts to the model its run's latest call went to (the session's
+    /// model when no routing was announced).
+    fn count_tokens(&mut self, run_id: &str, input_tokens: u64, output_tokens: u64) {
+        let model_id = match self.run(run_id).and_then(|r| r.model.clone()) {
+            Some(model) => model,
+            None => self.settings.model_id().to_string(),
+        };
+        if !self.tokens.iter().any(|t| t.model_id == model_id) {
+            self.tokens.push(ModelTokens {
+                model_id: model_id.clone(),
+                ..ModelTokens::default()
+            });
+        }
+        let Some(entry) = self.tokens.iter_mut().find(|t| t.model_id == model_id) else {
+            return;
+        };
+        entry.input_tokens += input_tokens;
+        entry.output_tokens += output_tokens;
+        entry.calls += 1;
     }
 
     fn set_status(&mut self, run_id: &str, status: RunStatus) {

@@ -194,6 +194,11 @@ impl Mirror {
         }
     }
 
+    /// What a person reads of the session so far, resumed messages first (`/export`).
+    pub fn transcript(&self) -> Vec<Arc<Envelope>> {
+        lock(&self.state).transcript.clone()
+    }
+
     /// An image of a message in the transcript, by its id (see [`crate::llm::Image::id`]):
     /// events name images without their data, and the page asks for each one it shows.
     pub fn image(&self, id: &str) -> Option<crate::llm::Image> {

@@ -198,6 +198,11 @@ impl View {
         self.session.context.as_ref()
     }
 
+    /// The session's projection as folded so far (`/status`, `/cost`).
+    pub fn session(&self) -> &SessionView {
+        &self.session
+    }
+
     /// What "always" answers allowed in this session, oldest first.
     pub fn grants(&self) -> &[crate::session::view::SessionGrant] {
         &self.session.grants
@@ -662,7 +667,7 @@ impl View {
 /// The tool whose calls start child runs; shown through the child's own lines.
 const DELEGATE_TOOL: &str = crate::tools::ToolName::Delegate.name();
 
-mod context;
+pub(super) mod context;
 mod live;
 mod menu;
 mod replay;

@@ -318,3 +318,59 @@ fn the_todo_list_is_the_last_one_published() {
     ]);
     assert_eq!(view.todos, [todo("Read", TodoStatus::Completed)]);
 }
+
+fn response_usage(run_id: &str, stage: ContextStage, input: u64, output: u64) -> Event {
+    Event::ContextUsage {
+        run_id: run_id.into(),
+        agent_id: "ling".into(),
+        stage,
+        message_count: 2,
+        char_count: 10,
+        estimated_tokens: 5,
+        token_limit: None,
+        compressed: false,
+        summary_count: 0,
+        breakdown: None,
+        used_tokens: input + output,
+        input_tokens: input,
+        output_tokens: output,
+    }
+}
+
+fn routed(run_id: &str, model: &str) -> Event {
+    Event::ModelRouted {
+        run_id: run_id.into(),
+        model_id: model.into(),
+        policy: "default".into(),
+        complexity: crate::config::routing::Complexity::Low,
+        reason: String::new(),
+    }
+}
+
+#[test]
+fn tokens_add_up_per_model_delegated_runs_included_requests_not() {
+    let view = fold(&[
+        run_started("r1", None, "ling"),
+        routed("r1", "local"),
+        response_usage("r1", ContextStage::Request, 0, 0),
+        response_usage("r1", ContextStage::Response, 100, 20),
+        run_started("r2", Some("r1"), "coder"),
+        routed("r2", "cloud"),
+        response_usage("r2", ContextStage::Response, 1_000, 300),
+        routed("r1", "local"),
+        response_usage("r1", ContextStage::Response, 150, 30),
+    ]);
+    let tokens: Vec<(&str, u64, u64, u32)> = view
+        .tokens
+        .iter()
+        .map(|t| {
+            (
+                t.model_id.as_str(),
+                t.input_tokens,
+                t.output_tokens,
+                t.calls,
+            )
+        })
+        .collect();
+    assert_eq!(tokens, [("local", 250, 50, 2), ("cloud", 1_000, 300, 1)]);
+}
