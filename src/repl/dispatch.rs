@@ -156,7 +156,11 @@ impl Shell {
     async fn send_line(&mut self, parsed: Parsed, line: &str) {
         match line::into_message(parsed, line, FROM) {
             Ok(mut message) => match line::attach(self.ws.root.clone(), &mut message).await {
-                Ok(()) => {
+                Ok(notes) => {
+                    // What each `@file` attached, or why not, before the answer comes.
+                    for note in notes {
+                        self.view.hint(&format!("⎿ {note}"));
+                    }
                     if self.attach_pasted_images(line, &mut message) {
                         self.send(message).await;
                     }

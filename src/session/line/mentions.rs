@@ -145,6 +145,63 @@ pub fn attached_images(
     Ok(images)
 }
 
+/// One line per mention for the person who wrote it: what was attached (`src/main.rs · 42
+/// lines, 2 KB`, an image's type and size) or, for a mention that reads as a path (it holds
+/// a `/` or a `.`), why it was not and stays text. A mention like `@ling` says nothing.
+/// Reads files: call it off the async runtime.
+pub fn attachment_notes(root: &Path, candidates: &[String]) -> Vec<String> {
+    candidates
+        .iter()
+        .filter_map(|raw| attachment_note(root, raw))
+        .collect()
+}
+
+fn attachment_note(root: &Path, raw: &str) -> Option<String> {
+    let looks_like_path = raw.contains('/') || raw.contains('.');
+    let resolved = crate::tools::guard::paths::resolve(
+        root,
+        None,
+        &crate::tools::sandbox::Secrets::none(),
+        raw,
+        crate::tools::guard::paths::PathUse::Read,
+    );
+    let path = match resolved {
+        Ok(path) => path,
+        Err(why) if looks_like_path => return Some(format!("@{raw} not attached: {why}")),
+        Err(_) => return None,
+    };
+    let kb = |bytes: usize| bytes.div_ceil(1024);
+    if path.abs.is_dir() {
+        return Some(format!(
+            "@{raw} is a folder, not attached (name a file in it)"
+        ));
+    }
+    if !path.abs.is_file() {
+        return looks_like_path.then(|| format!("@{raw}: no such file, sent as text"));
+    }
+    if crate::llm::ImageFormat::from_path(Path::new(raw)).is_some() {
+        let size = std::fs::metadata(&path.abs).map_or(0, |m| m.len() as usize);
+        return Some(format!("{} · image, {} KB", path.rel, kb(size)));
+    }
+    let Ok(bytes) = std::fs::read(&path.abs) else {
+        return Some(format!("@{raw} cannot be read, sent as text"));
+    };
+    let Ok(text) = String::from_utf8(bytes) else {
+        return Some(format!("@{raw} is not text, not attached"));
+    };
+    let lines = text.lines().count();
+    let s = if lines == 1 { "" } else { "s" };
+    let cut = match text.chars().count() > ATTACHMENT_MAX_BYTES {
+        true => format!(" (cut to the first {} KB)", ATTACHMENT_MAX_BYTES / 1000),
+        false => String::new(),
+    };
+    Some(format!(
+        "{} · {lines} line{s}, {} KB{cut}",
+        path.rel,
+        kb(text.len())
+    ))
+}
+
 /// [`attached_files`] for mentions the person did not write (a project command's body):
 /// only what the model's own `Read` may read is attached, so secret stores and
 /// `$LINGGEN_HOME` stay out of the prompt. Reads files: call it off the async runtime.

@@ -113,22 +113,25 @@ pub fn attach_blocking(root: &Path, msg: &mut UserMessage) -> Result<(), String>
 }
 
 /// [`attach_blocking`] with the files read on the blocking pool, so a large or slow file
-/// never stalls the runtime.
-pub async fn attach(root: PathBuf, msg: &mut UserMessage) -> Result<(), String> {
+/// never stalls the runtime. Returns a line per mention for the person (see
+/// [`super::attachment_notes`]).
+pub async fn attach(root: PathBuf, msg: &mut UserMessage) -> Result<Vec<String>, String> {
     let mentions = mentions_of(msg);
     if mentions.is_empty() {
-        return Ok(());
+        return Ok(Vec::new());
     }
     let read = tokio::task::spawn_blocking(move || {
         let images = super::attached_images(&root, &mentions);
-        (super::attached_files(&root, &mentions), images)
+        let notes = super::attachment_notes(&root, &mentions);
+        (super::attached_files(&root, &mentions), images, notes)
     })
     .await;
     // Only a panic while reading fails the task; the message then goes without files.
-    let (files, images) = read.unwrap_or_else(|_| (String::new(), Ok(Vec::new())));
+    let (files, images, notes) =
+        read.unwrap_or_else(|_| (String::new(), Ok(Vec::new()), Vec::new()));
     msg.attached.push_str(&files);
     msg.images.extend(images?);
-    Ok(())
+    Ok(notes)
 }
 
 /// The session message a parsed line becomes, without attachments (see [`attach`]). A

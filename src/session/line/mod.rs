@@ -20,7 +20,7 @@ mod tests;
 
 pub use mentions::{
     ATTACHMENT_MAX_BYTES, attached_files, attached_files_as_tools, attached_images,
-    attachment_candidates,
+    attachment_candidates, attachment_notes,
 };
 pub use message::{
     Registry, attach, attach_blocking, builtin_clashes, into_message, mentions_of, message,
