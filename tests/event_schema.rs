@@ -169,6 +169,20 @@ fn scenarios() -> Vec<Scenario> {
             setup: |_| {},
             served: false,
         },
+        // A 429 the call waits out (`Retry-After: 1`), then the answer.
+        Scenario {
+            name: "retry",
+            script: || {
+                vec![
+                    Fault::rate_limited(1).into(),
+                    Reply::text("Answered on the second try.").into(),
+                ]
+            },
+            args: &[],
+            model: "",
+            setup: |_| {},
+            served: false,
+        },
         // The model refuses the request: an error and a failed outcome.
         Scenario {
             name: "error",
@@ -373,6 +387,7 @@ fn recorded_streams_cover_the_events_the_page_folds() {
         "CheckpointClosed",
         "ChangeReport",
         "TodosUpdated",
+        "Retrying",
         "SubagentSpawned",
         "SubagentResult",
         "Outcome",

@@ -1466,6 +1466,13 @@ const RECORDED_STREAMS: &[(&str, &[&str])] = &[
     ),
     // The list itself is a panel beside the transcript; the fold must take the event.
     ("todos", &["scenario todos", "Planned three steps."]),
+    (
+        "retry",
+        &[
+            "retrying in 1.0 s (attempt 2 of 4)",
+            "Answered on the second try.",
+        ],
+    ),
 ];
 
 fn recorded_stream(name: &str) -> Vec<Value> {

@@ -273,7 +273,15 @@ impl Endpoint {
                 Err(kind) => kind,
             };
             match self.retry.delay_before_retry(attempts, &kind) {
-                Some(delay) => tokio::time::sleep(delay).await,
+                Some(delay) => {
+                    super::retry::notify(super::retry::Retrying {
+                        attempt: attempts + 1,
+                        max_attempts: self.retry.max_attempts,
+                        delay,
+                        reason: super::retry::reason(&kind),
+                    });
+                    tokio::time::sleep(delay).await
+                }
                 None => return Err(self.error(url, kind)),
             }
         }

@@ -14,6 +14,59 @@ tokio::task_local! {
     pub static FALLBACK_READY: bool;
 }
 
+/// A retry about to wait: which attempt comes next, after how long, and why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Retrying {
+    /// The attempt that follows the wait (2 for the first retry).
+    pub attempt: u32,
+    pub max_attempts: u32,
+    pub delay: Duration,
+    /// What failed, in a few words (`429 rate limited`, `cannot connect`).
+    pub reason: String,
+}
+
+/// Told of each retry before its wait, so the person sees why nothing comes yet.
+pub type RetryNotice = std::sync::Arc<dyn Fn(Retrying) + Send + Sync>;
+
+tokio::task_local! {
+    /// Set by the session around a model call (see [`notify`]).
+    pub static ON_RETRY: RetryNotice;
+}
+
+impl Retrying {
+    /// `↻ qwen: 503 overloaded · retrying in 1.0 s (attempt 2 of 4)`, as every frontend
+    /// words it.
+    pub fn line(model: &str, reason: &str, delay_ms: u64, attempt: u32, max: u32) -> String {
+        let secs = delay_ms as f64 / 1000.0;
+        format!("↻ {model}: {reason} · retrying in {secs:.1} s (attempt {attempt} of {max})")
+    }
+}
+
+/// Tells whoever set [`ON_RETRY`] for this task; nobody, outside a session's call.
+pub fn notify(retrying: Retrying) {
+    let _ = ON_RETRY.try_with(|notice| notice(retrying));
+}
+
+/// `kind` in a few words for a retry notice.
+pub fn reason(kind: &ErrorKind) -> String {
+    match kind {
+        ErrorKind::Connect(_) => "cannot connect".into(),
+        ErrorKind::Http {
+            status, message, ..
+        } => {
+            let message: String = message
+                .lines()
+                .next()
+                .unwrap_or("")
+                .chars()
+                .take(80)
+                .collect();
+            format!("{status} {message}").trim_end().to_string()
+        }
+        other => format!("{other:?}").chars().take(80).collect(),
+    }
+}
+
 /// Whether the current call may give up a refused connection at once (see
 /// [`FALLBACK_READY`]).
 pub fn fallback_ready() -> bool {

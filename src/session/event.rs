@@ -244,6 +244,17 @@ pub enum Event {
         reason: String,
     },
     /// The run's conversation was compacted: its older part replaced by a summary.
+    /// A call to `model_id` failed in a way that may pass (429, 5xx, a refused connection)
+    /// and is tried again after `delay_ms`.
+    Retrying {
+        run_id: String,
+        model_id: String,
+        /// The attempt after the wait (2 for the first retry).
+        attempt: u32,
+        max_attempts: u32,
+        delay_ms: u64,
+        reason: String,
+    },
     Compacted {
         run_id: String,
         before_tokens: u64,

@@ -169,7 +169,11 @@ async fn try_model(
             after: std::time::Duration::from_secs(model.config.stall_secs.max(1)),
         };
         let ask = super::ask::ask_model(shared, ctx, conv, tools, &*member.provider, &patience);
-        let step = retry::FALLBACK_READY.scope(elsewhere, ask).await;
+        let step = retry::ON_RETRY
+            .scope(retry_notice(shared, ctx, model.id()), async {
+                retry::FALLBACK_READY.scope(elsewhere, ask).await
+            })
+            .await;
         drop(slot);
         let error = match step {
             Step::Done(mut response) => {
@@ -195,6 +199,22 @@ async fn try_model(
             return end;
         }
     }
+}
+
+/// Publishes each retry of a call to `model` as a `Retrying` event (a dim line while the
+/// person waits).
+fn retry_notice(shared: &TurnShared, ctx: &RunCtx, model: &str) -> retry::RetryNotice {
+    let (bus, run_id, model_id) = (shared.bus.clone(), ctx.id.clone(), model.to_string());
+    std::sync::Arc::new(move |r: retry::Retrying| {
+        bus.publish(Event::Retrying {
+            run_id: run_id.clone(),
+            model_id: model_id.clone(),
+            attempt: r.attempt,
+            max_attempts: r.max_attempts,
+            delay_ms: u64::try_from(r.delay.as_millis()).unwrap_or(u64::MAX),
+            reason: r.reason,
+        });
+    })
 }
 
 /// A free server of the model at `at`; `Ok(None)` when it is busy and the call goes to a

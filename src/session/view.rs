@@ -460,6 +460,7 @@ impl SessionView {
             | Event::CheckpointClosed { .. }
             | Event::Error { .. }
             | Event::Warning { .. }
+            | Event::Retrying { .. }
             | Event::HookRan { .. } => {}
         }
     }

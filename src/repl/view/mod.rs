@@ -379,6 +379,20 @@ impl View {
                 self.say(line);
             }
             Event::Warning { message } => self.warning(message),
+            Event::Retrying {
+                model_id,
+                attempt,
+                max_attempts,
+                delay_ms,
+                reason,
+                ..
+            } => self.hint(&crate::llm::retry::Retrying::line(
+                model_id,
+                reason,
+                *delay_ms,
+                *attempt,
+                *max_attempts,
+            )),
             Event::Compacted {
                 run_id,
                 before_tokens,

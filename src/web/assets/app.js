@@ -512,6 +512,11 @@ const HANDLERS = {
   Warning(ev) {
     add(el('div', 'line warn', `⚠ ${ev.message}`));
   },
+  /** A call that failed in a way that may pass, tried again after a wait (a dim line). */
+  Retrying(ev) {
+    const secs = (Number(ev.delay_ms) / 1000).toFixed(1);
+    add(el('div', 'line hint', `↻ ${ev.model_id}: ${ev.reason} · retrying in ${secs} s (attempt ${ev.attempt} of ${ev.max_attempts})`), ev.run_id);
+  },
   Compacted(ev) {
     add(el('div', 'line hint', `⎿ compacted: ${ev.before_tokens} → ${ev.after_tokens} tokens (older messages summarised)`), ev.run_id);
   },

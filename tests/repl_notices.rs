@@ -1,5 +1,5 @@
-//! `@file` in the shell says what it attached (lines and size), or why a mention that reads
-//! as a path was not, before the answer comes; a mention like `@ling` says nothing.
+//! What the shell tells you about a message on its way: what each `@file` attached (or why
+//! a mention that reads as a path was not), and a dim line while a call is retried.
 
 // Test code may unwrap: a failure is a failed test, reported with its message.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -7,7 +7,7 @@
 mod support;
 
 use support::pty::{Repl, workspace};
-use support::{Reply, Step, texts};
+use support::{Fault, Reply, Step, texts};
 
 #[test]
 fn an_at_file_mention_says_what_it_attached_or_why_not() {
@@ -36,5 +36,22 @@ fn an_at_file_mention_says_what_it_attached_or_why_not() {
     let request = server.last_chat_request().unwrap();
     let user = texts(&request, "user").join("\n");
     assert!(user.contains("pub fn b() {}"), "{user}");
+    repl.line("/quit");
+}
+
+/// A 429 is retried after the server's `Retry-After`; meanwhile a dim line says so.
+#[test]
+fn a_retried_call_shows_a_line_while_it_waits() {
+    let (ws, _server) = workspace(vec![
+        Step::Fault(Fault::rate_limited(1)),
+        Reply::text("made it").into(),
+    ]);
+    let mut repl = Repl::start(&ws, &[]);
+    repl.line("hello");
+    let shown = repl.expect("made it");
+    assert!(
+        shown.contains("↻ test: 429") && shown.contains("retrying in 1.0 s (attempt 2 of 4)"),
+        "{shown:?}"
+    );
     repl.line("/quit");
 }
