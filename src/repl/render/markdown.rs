@@ -16,7 +16,7 @@
 use std::sync::Arc;
 
 use super::code::CodeHighlighter;
-use super::inline::inline;
+use super::inline::{closers, inline};
 use super::paint::{Ink, Span, hard_wrap, paint, str_width, wrap};
 use super::table::{Table, delimiter_row, is_row, split_row};
 use super::{RenderStyle, blocks};
@@ -126,7 +126,7 @@ impl MarkdownStream {
             return;
         };
         let settled_text = &self.open_line[..cut];
-        let Some(rows) = self.rows_of(settled_text) else {
+        let Some(rows) = self.rows_of(&closed(settled_text)) else {
             return;
         };
         // Only with a marker open is the whole line rendered once more, to bound the wait.
@@ -163,8 +163,9 @@ impl MarkdownStream {
 
     /// The open line as it would render now, when it is paragraph text (not code, a table
     /// row, or a fence that opens a block); `None` otherwise and in plain mode.
+    /// Markers still open are rendered closed (see [`closed`]), as the rows returned were.
     fn open_line_rows(&self) -> Option<Vec<String>> {
-        self.rows_of(&self.open_line)
+        self.rows_of(&closed(&self.open_line))
     }
 
     /// How `line` would render as the next paragraph line (see [`Self::open_line_rows`]).
@@ -369,6 +370,15 @@ impl MarkdownStream {
         }
         self.lists.last().map_or(0, |l| l.hang)
     }
+}
+
+/// `text` (the open line, or its part before the last word) with the inline markers still
+/// open closed at its end. Its rows then read as they will once the model closes them: a
+/// row returned while a code span is open shows the span's words as code, not a raw
+/// backtick that the line's final rendering (without it) would lay out differently.
+fn closed(text: &str) -> String {
+    let text = text.trim_end();
+    format!("{text}{}", closers(text))
 }
 
 /// Whether every inline construct the renderer pairs up is closed in `text`: an even number

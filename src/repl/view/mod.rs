@@ -656,4 +656,6 @@ mod settings_line;
 pub use live::{Echo, SPINNER_FRAME};
 
 #[cfg(test)]
+mod stream_tests;
+#[cfg(test)]
 mod tests;
