@@ -664,6 +664,9 @@ fn interrupts() -> mpsc::UnboundedReceiver<()> {
 }
 
 pub(super) fn terminal_width() -> u16 {
+    if let Some(width) = RenderStyle::dumb_terminal_width() {
+        return width;
+    }
     termimad::crossterm::terminal::size().map_or(100, |(w, _)| w.max(20))
 }
 

@@ -48,6 +48,8 @@ pub struct MarkdownStream {
     /// A new width asked for while rows of the open line were out: it applies from the
     /// next line, so the open line keeps the width its first rows were wrapped at.
     next_width: Option<usize>,
+    /// Plain mode: the fence of the code block the lines are in (they are not wrapped).
+    plain_fence: Option<(char, usize)>,
 }
 
 enum Block {
@@ -84,6 +86,7 @@ impl MarkdownStream {
             lists: Vec::new(),
             open_rows_shown: 0,
             next_width: None,
+            plain_fence: None,
         }
     }
 
@@ -190,6 +193,7 @@ impl MarkdownStream {
             lists: self.lists.clone(),
             open_rows_shown: 0,
             next_width: None,
+            plain_fence: None,
         };
         let mut rows = Vec::new();
         scratch.text_line(line, &mut rows);
@@ -210,6 +214,7 @@ impl MarkdownStream {
         }
         self.end_table(&mut out);
         self.block = Block::Text;
+        self.plain_fence = None;
         self.lists.clear();
         out
     }
@@ -221,7 +226,7 @@ impl MarkdownStream {
         let line = strip_controls(line);
         let line = line.as_ref();
         if self.theme.is_none() {
-            out.push(line.to_string());
+            self.plain_line(line, out);
             return;
         }
         match &mut self.block {
@@ -262,6 +267,35 @@ impl MarkdownStream {
             return;
         }
         self.text_line(line, out);
+    }
+
+    /// Plain mode (`TERM=dumb`): the text as written, wrapped at word boundaries (a list
+    /// item's rows under its text); code blocks and table rows as they are, where a break
+    /// would change what they say.
+    fn plain_line(&mut self, line: &str, out: &mut Vec<String>) {
+        if let Some((fence, fence_len)) = self.plain_fence {
+            if blocks::closes_fence(line, fence, fence_len) {
+                self.plain_fence = None;
+            }
+            out.push(line.to_string());
+            return;
+        }
+        if let Some((fence, fence_len, _)) = blocks::opens_fence(line) {
+            self.plain_fence = Some((fence, fence_len));
+        }
+        if self.plain_fence.is_some() || is_row(line) || str_width(line) <= self.width {
+            out.push(line.to_string());
+            return;
+        }
+        let indent = blocks::indent_of(line);
+        let hang = match blocks::list_item(line) {
+            Some(item) => indent + item.number.map_or(1, |n| n.len()) + 1,
+            None => indent,
+        };
+        let first = [Span::plain(" ".repeat(indent))];
+        let rest = [Span::plain(" ".repeat(hang))];
+        let rows = wrap(&[Span::plain(line.trim_start())], self.width, &first, &rest);
+        out.extend(rows.iter().map(|row| paint(row)));
     }
 
     fn end_table(&mut self, out: &mut Vec<String>) {

@@ -39,6 +39,11 @@ pub(super) struct Live {
     rows: usize,
     /// What they show, so a tick that would draw the same leaves the screen alone.
     shown: Vec<String>,
+    /// The width they were drawn at, and whether the terminal reflows them when it gets
+    /// narrower (see `RenderStyle::terminal_reflows`): a row wider than the new width then
+    /// takes several, and the erase must count them all or the top ones stay as stale rows.
+    drawn_width: usize,
+    reflows: bool,
     /// Rows of a line the person submitted below them (erased with them).
     detached: usize,
     /// When the turn's own run started: the busy line's clock.
@@ -51,6 +56,15 @@ pub(super) struct Live {
     /// A submitted line whose echo is erased with the live area and written again at once
     /// (a command, an answer: they take effect now, not when a turn starts).
     echo_now: Option<String>,
+}
+
+impl Live {
+    pub(super) fn new(reflows: bool) -> Self {
+        Live {
+            reflows,
+            ..Live::default()
+        }
+    }
 }
 
 impl View {
@@ -76,6 +90,7 @@ impl View {
             text.push('\n');
         }
         self.live.rows = live.len();
+        self.live.drawn_width = usize::from(self.width);
         let erase_only = lines.is_empty() && live.is_empty();
         self.live.shown = live;
         if erase_only {
@@ -154,12 +169,30 @@ impl View {
     /// Escape codes that take the cursor to the top of the live area (and a submitted line
     /// below it) and clear from there down.
     fn erase_live(&mut self) -> String {
-        let rows = std::mem::take(&mut self.live.rows) + std::mem::take(&mut self.live.detached);
+        let rows = self.live_rows_on_screen() + std::mem::take(&mut self.live.detached);
+        self.live.rows = 0;
         if rows == 0 {
             String::new()
         } else {
             format!("\r\x1b[{rows}A\x1b[J")
         }
+    }
+
+    /// Rows the live area takes on screen now: one per row drawn, unless the terminal got
+    /// narrower since and reflowed the rows that no longer fit.
+    fn live_rows_on_screen(&self) -> usize {
+        let width = usize::from(self.width).max(1);
+        if !self.live.reflows || width >= self.live.drawn_width {
+            return self.live.rows;
+        }
+        self.live
+            .shown
+            .iter()
+            .map(|row| {
+                let text = crate::tools::terminal_text::strip_controls(row);
+                str_width(&text).div_ceil(width).max(1)
+            })
+            .sum()
     }
 
     /// The live area as it should look now; empty in plain mode (no escape codes there).

@@ -124,7 +124,7 @@ impl View {
             waiting_for: None,
             waiting_detail: None,
             last_model: None,
-            live: live::Live::default(),
+            live: live::Live::new(RenderStyle::terminal_reflows()),
             resumed: false,
             menu: None,
             diff_shown: None,
@@ -143,9 +143,15 @@ impl View {
     }
 
     /// A dim one-line hint from the shell itself.
+    /// Wrapped at word boundaries (the banner's path and model name, a long footer), not
+    /// left to the terminal, which breaks wherever the row ends.
     pub fn hint(&mut self, text: &str) {
-        let line = self.style.dim(text);
-        self.say(line);
+        let lines = text
+            .split('\n')
+            .flat_map(|line| render::wrap_words(line, usize::from(self.width)))
+            .map(|row| self.style.dim(&row))
+            .collect();
+        self.print(lines);
     }
 
     pub fn error(&mut self, text: &str) {
