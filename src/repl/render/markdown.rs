@@ -129,7 +129,8 @@ impl MarkdownStream {
             return;
         };
         let settled_text = &self.open_line[..cut];
-        let Some(rows) = self.rows_of(&closed(settled_text)) else {
+        let closing = closed(settled_text);
+        let Some(rows) = self.rows_of(&closing) else {
             return;
         };
         // Only with a marker open is the whole line rendered once more, to bound the wait.
@@ -137,7 +138,15 @@ impl MarkdownStream {
             || self
                 .open_line_rows()
                 .is_some_and(|rows| rows.len() > HELD_ROWS);
-        let last = rows.len().saturating_sub(1);
+        let mut last = rows.len().saturating_sub(1);
+        // A closer that shows (a backtick without colours) widens the last word, which may
+        // then start a row of its own while the text as written keeps it on the row before:
+        // that row is not final either.
+        if closing.len() > settled_text.trim_end().len()
+            && let Some(raw) = self.rows_of(settled_text)
+        {
+            last = last.min(raw.len().saturating_sub(1));
+        }
         if settled && last > self.open_rows_shown {
             out.extend(rows[self.open_rows_shown..last].iter().cloned());
             self.open_rows_shown = last;

@@ -9,10 +9,11 @@
 use std::sync::{Arc, Mutex};
 
 use super::*;
+use crate::repl::render::ColorDepth;
 use crate::repl::theme::Theme;
 
 /// Seeds tried by `cargo test` (each a whole answer at its own width and chunking).
-const SEEDS: u64 = 160;
+const SEEDS: u64 = 256;
 
 const PROMPT: &str = "› ";
 
@@ -250,6 +251,22 @@ fn chunks(rng: &mut Rng, text: &str) -> Vec<String> {
     out
 }
 
+/// This thread's colour depth until dropped (a test thread may run other tests next).
+struct Depth;
+
+impl Depth {
+    fn set(depth: ColorDepth) -> Depth {
+        crate::repl::render::paint::TEST_DEPTH.with(|d| d.set(Some(depth)));
+        Depth
+    }
+}
+
+impl Drop for Depth {
+    fn drop(&mut self) {
+        crate::repl::render::paint::TEST_DEPTH.with(|d| d.set(None));
+    }
+}
+
 fn style() -> RenderStyle {
     RenderStyle::styled(Theme::uncoloured())
 }
@@ -335,6 +352,12 @@ fn first_difference(got: &[String], want: &[String]) -> Option<String> {
 
 fn check(seed: u64) -> Result<(), String> {
     let mut rng = Rng(seed);
+    // One seed in four without colours (`NO_COLOR`): code spans keep their backticks.
+    let depth = match rng.range(0, 3) {
+        0 => ColorDepth::None,
+        _ => ColorDepth::TrueColor,
+    };
+    let _depth = Depth::set(depth);
     let width = rng.range(20, 160) as u16;
     let rows = rng.range(8, 50) as u16;
     let answer = markdown(&mut rng, usize::from(width));
@@ -344,7 +367,7 @@ fn check(seed: u64) -> Result<(), String> {
     match first_difference(&got, &want) {
         None => Ok(()),
         Some(difference) => Err(format!(
-            "seed {seed}, {width}×{rows}: the screen differs from the answer rendered whole; \
+            "seed {seed}, {width}×{rows}, {depth:?}: the screen differs from the answer rendered whole; \
              {difference}\nanswer: {answer:?}"
         )),
     }
@@ -366,4 +389,23 @@ fn a_streamed_answer_shows_exactly_as_rendered_whole() {
         failures.len(),
         failures.first().map(String::as_str).unwrap_or_default()
     );
+}
+
+/// Without colours a code span keeps its backticks: the closing one, added to render a
+/// span still open, must not push the span's first word off the row it ends up on.
+#[test]
+fn an_open_code_span_without_colours_keeps_its_words_on_their_rows() {
+    let _depth = Depth::set(ColorDepth::None);
+    // Seven rows of one word, then a row that `` `foo`` fills exactly (20 columns).
+    let mut answer = "x".repeat(19);
+    for _ in 0..6 {
+        answer.push(' ');
+        answer.push_str(&"x".repeat(19));
+    }
+    answer.push_str(&format!(" {} `foo bar` end\n", "a".repeat(15)));
+    let cut = answer.find("ar`").unwrap_or_default();
+    let pieces = [answer[..cut].to_string(), answer[cut..].to_string()];
+    let got = streamed(&pieces, 20, 24, &mut Rng(0));
+    let want = whole(&answer, 20, 24);
+    assert_eq!(first_difference(&got, &want), None);
 }
