@@ -43,7 +43,7 @@ pub(super) struct Live {
     /// narrower (see `RenderStyle::terminal_reflows`): a row wider than the new width then
     /// takes several, and the erase must count them all or the top ones stay as stale rows.
     drawn_width: usize,
-    reflows: bool,
+    pub(super) reflows: bool,
     /// Rows of a line the person submitted below them (erased with them).
     detached: usize,
     /// When the turn's own run started: the busy line's clock.
@@ -178,19 +178,22 @@ impl View {
         }
     }
 
-    /// Rows the live area takes on screen now: one per row drawn, unless the terminal got
-    /// narrower since and reflowed the rows that no longer fit.
+    /// Rows the live area takes on screen now: one per row drawn, unless a row was wider
+    /// than the terminal when drawn (the answer's row still filling keeps the width its
+    /// first rows were wrapped at when the window narrows mid-line) and took more, or the
+    /// terminal narrowed since and reflowed the rows that no longer fit.
     fn live_rows_on_screen(&self) -> usize {
-        let width = usize::from(self.width).max(1);
-        if !self.live.reflows || width >= self.live.drawn_width {
-            return self.live.rows;
-        }
+        let drawn = self.live.drawn_width.max(1);
+        let now = match self.live.reflows {
+            true => usize::from(self.width).clamp(1, drawn),
+            false => drawn,
+        };
         self.live
             .shown
             .iter()
             .map(|row| {
                 let text = crate::tools::terminal_text::strip_controls(row);
-                str_width(&text).div_ceil(width).max(1)
+                str_width(&text).div_ceil(now).max(1)
             })
             .sum()
     }

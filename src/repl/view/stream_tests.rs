@@ -30,6 +30,50 @@ impl Terminal {
         Terminal(Arc::new(Mutex::new(parser)))
     }
 
+    /// Narrows the terminal: rows that no longer fit are cut (xterm), or split into several
+    /// (`reflows`: tmux and most terminals), the cursor staying at the end of its line.
+    fn resize(&self, cols: u16, reflows: bool) {
+        let size = |n: u16| std::num::NonZeroU16::new(n).unwrap_or(std::num::NonZeroU16::MIN);
+        let mut parser = crate::session::lock(&self.0);
+        let rows = parser.screen().size().0;
+        if !reflows {
+            parser.screen_mut().set_size(rows, size(cols));
+            return;
+        }
+        let (cursor_row, _) = parser.screen().cursor_position();
+        let screen = parser.screen_mut();
+        screen.set_scrollback(usize::MAX);
+        let above = screen.scrollback();
+        let width = screen.size().1.get();
+        let mut lines = vec![String::new()];
+        let take = |screen: &vt100::Screen, row: u16, lines: &mut Vec<String>| {
+            let text: String = screen
+                .rows(0, width)
+                .nth(usize::from(row))
+                .unwrap_or_default();
+            if let Some(last) = lines.last_mut() {
+                if screen.row_wrapped(row) {
+                    last.push_str(&text);
+                } else {
+                    last.push_str(text.trim_end());
+                    lines.push(String::new());
+                }
+            }
+        };
+        for offset in (1..=above).rev() {
+            screen.set_scrollback(offset);
+            take(screen, 0, &mut lines);
+        }
+        screen.set_scrollback(0);
+        for row in 0..=cursor_row {
+            take(screen, row, &mut lines);
+        }
+        lines.pop();
+        let mut fresh = vt100::Parser::new(rows, size(cols), 100_000);
+        fresh.process(lines.join("\r\n").as_bytes());
+        *parser = fresh;
+    }
+
     fn write(&self, text: &str) {
         let bytes = text.replace('\n', "\r\n");
         crate::session::lock(&self.0).process(bytes.as_bytes());
@@ -281,12 +325,7 @@ fn streamed(answer: &[String], width: u16, rows: u16, rng: &mut Rng) -> Vec<Stri
         Arc::new(Shared::default()),
         "ling",
     );
-    view.on_event(&Event::RunStarted {
-        run_id: "r".into(),
-        parent_id: None,
-        agent_id: "ling".into(),
-        task: "task".into(),
-    });
+    view.on_event(&run_started());
     // A run's start measures the real terminal; this one is `width` wide.
     view.set_width(width);
     for chunk in answer {
@@ -295,6 +334,21 @@ fn streamed(answer: &[String], width: u16, rows: u16, rng: &mut Rng) -> Vec<Stri
             view.tick();
         }
     }
+    finish(&mut view);
+    terminal.rows()
+}
+
+fn run_started() -> Event {
+    Event::RunStarted {
+        run_id: "r".into(),
+        parent_id: None,
+        agent_id: "ling".into(),
+        task: "task".into(),
+    }
+}
+
+/// The answer's last token, the turn's outcome, and the tick that takes the busy line.
+fn finish(view: &mut View) {
     view.on_event(&token("", true));
     view.on_event(&Event::Outcome {
         run_id: "r".into(),
@@ -305,7 +359,6 @@ fn streamed(answer: &[String], width: u16, rows: u16, rng: &mut Rng) -> Vec<Stri
         duration_ms: 0,
     });
     view.tick();
-    terminal.rows()
 }
 
 fn token(text: &str, done: bool) -> Event {
@@ -408,4 +461,58 @@ fn an_open_code_span_without_colours_keeps_its_words_on_their_rows() {
     let got = streamed(&pieces, 20, 24, &mut Rng(0));
     let want = whole(&answer, 20, 24);
     assert_eq!(first_difference(&got, &want), None);
+}
+
+/// The window narrows while a paragraph streams: the row still filling keeps the width the
+/// line's first rows were wrapped at, wider than the terminal now, and the terminal wraps
+/// it. No word shows twice or out of order; where the terminal reflows, every word shows.
+#[test]
+fn a_resize_mid_paragraph_loses_no_word() {
+    for reflows in [false, true] {
+        for seed in 0..24 {
+            let mut rng = Rng(seed);
+            let words: Vec<String> = (0..150).map(|i| format!("w{i:03}")).collect();
+            let mut answer = words.join(" ");
+            answer.push('\n');
+            let pieces = chunks(&mut rng, &answer);
+            let (wide, narrow) = (rng.range(60, 120) as u16, rng.range(20, 59) as u16);
+            let terminal = Terminal::new(30, wide);
+            let mut view = View::new(
+                Box::new(terminal.clone()),
+                style(),
+                wide,
+                Arc::new(Shared::default()),
+                "ling",
+            );
+            view.live.reflows = reflows;
+            view.on_event(&run_started());
+            view.set_width(wide);
+            let at = rng.range(1, pieces.len());
+            for (i, chunk) in pieces.iter().enumerate() {
+                if i == at {
+                    terminal.resize(narrow, reflows);
+                    view.set_width(narrow);
+                    view.tick();
+                }
+                view.on_event(&token(chunk, false));
+            }
+            finish(&mut view);
+            // Rows joined as they are: a word the terminal split at its edge is whole again.
+            let text: String = terminal.rows().concat();
+            let shown: Vec<String> = text
+                .match_indices('w')
+                .filter_map(|(at, _)| text.get(at..at + 4))
+                .filter(|w| w[1..].chars().all(|c| c.is_ascii_digit()))
+                .map(str::to_string)
+                .collect();
+            // A terminal that cuts its rows hides the ends of the rows written before; what
+            // is left must still be in order, none twice.
+            let in_order = shown.windows(2).all(|pair| pair[0] < pair[1]);
+            assert!(
+                in_order && (shown == words || !reflows),
+                "seed {seed}, {wide}→{narrow}, reflows: {reflows}:\n{}",
+                terminal.rows().join("\n")
+            );
+        }
+    }
 }
