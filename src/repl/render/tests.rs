@@ -497,3 +497,24 @@ fn wrapping_keeps_code_spans_with_their_punctuation() {
     let rows = wrapped("aaaa bbbb `cccc`, dddd", 14);
     assert_eq!(rows, vec!["aaaa bbbb", "cccc, dddd"]);
 }
+
+#[test]
+fn closers_close_what_a_streaming_line_left_open_innermost_first() {
+    use super::inline::closers;
+    assert_eq!(closers("run `cargo test --locked"), "`");
+    assert_eq!(closers("a ``tick ` inside"), "``");
+    assert_eq!(closers("**bold *and italic"), "***");
+    assert_eq!(closers("~~gone and **bold"), "**~~");
+    assert_eq!(closers("see [the docs"), "]()");
+    assert_eq!(closers("see [the docs](https://example.com/a"), ")");
+    // Closed, escaped, inside code, or not markers at all: nothing to close.
+    for text in [
+        "`a` **b** *c* [d](e)",
+        "\\*not emphasis",
+        "`**` in code",
+        "snake_case_name",
+        "2 * 3",
+    ] {
+        assert_eq!(closers(text), "", "{text}");
+    }
+}

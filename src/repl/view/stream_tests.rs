@@ -250,7 +250,7 @@ fn markdown(rng: &mut Rng, width: usize) -> String {
                 }
             }
             4 => out.push_str(&format!("> {}\n", paragraph_line(rng, width))),
-            5 => out.push_str("\n"),
+            5 => out.push('\n'),
             6 => out.push_str("---\n"),
             _ => {
                 for _ in 0..rng.range(1, 3) {
