@@ -205,7 +205,12 @@ async fn try_run(start: Start) -> Result<i32, Failure> {
                 shell.view.tick();
             }
             envelope = next_event(&mut shell.live) => match envelope {
-                Some(envelope) => shell.on_event(&envelope.event),
+                Some(envelope) => {
+                    // The width now, not at the last tick: a print right after a resize
+                    // erases the live area by the rows the terminal made of it.
+                    shell.view.set_width(terminal_width());
+                    shell.on_event(&envelope.event)
+                }
                 // Only a session of another process ends under the shell (its server
                 // stopped); the line saying so was its last event.
                 None => {
