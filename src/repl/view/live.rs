@@ -219,6 +219,13 @@ impl View {
         if let Some(busy) = self.busy_line(width) {
             lines.push(busy);
         }
+        // Rows that scrolled off the top could not be erased (the cursor stops at the top
+        // row): on a short screen the answer's first rows still filling wait out of sight;
+        // they are printed once final like the rest.
+        let room = usize::from(self.height).saturating_sub(1).max(1);
+        if lines.len() > room {
+            lines.drain(..lines.len() - room);
+        }
         lines
     }
 

@@ -68,6 +68,8 @@ pub struct View {
     printer: Box<dyn ExternalPrinter + Send>,
     style: RenderStyle,
     width: u16,
+    /// The terminal's rows: the live area never takes more than fit above the prompt.
+    height: u16,
     markdown: Option<MarkdownStream>,
     thinking: String,
     /// When the model was last asked and has not answered yet (spinner time).
@@ -119,6 +121,7 @@ impl View {
             printer,
             style,
             width,
+            height: u16::MAX,
             markdown: None,
             waiting_since: None,
             waiting_for: None,
@@ -424,6 +427,11 @@ impl View {
         if let Some(stream) = &mut self.markdown {
             stream.set_width(width);
         }
+    }
+
+    /// The terminal's height now (the shell checks it with the width).
+    pub fn set_height(&mut self, rows: u16) {
+        self.height = rows;
     }
 
     /// A dim line when calls start going to another model (and for the first call when a

@@ -326,14 +326,23 @@ fn streamed(answer: &[String], width: u16, rows: u16, rng: &mut Rng) -> Vec<Stri
         "ling",
     );
     view.on_event(&run_started());
-    // A run's start measures the real terminal; this one is `width` wide.
+    // A run's start measures the real terminal; this one is `width`×`rows`.
     view.set_width(width);
+    view.set_height(rows);
     for chunk in answer {
         view.on_event(&token(chunk, false));
         if rng.chance(30) {
             view.tick();
         }
+        // Messages typed meanwhile wait in the queue, a row of the live area.
+        if rng.chance(3) {
+            let queued = (0..rng.range(0, 3))
+                .map(|_| paragraph_line(rng, usize::from(width) / 3))
+                .collect();
+            view.on_event(&Event::QueueUpdated { queued });
+        }
     }
+    view.on_event(&Event::QueueUpdated { queued: Vec::new() });
     finish(&mut view);
     terminal.rows()
 }
@@ -412,8 +421,11 @@ fn check(seed: u64) -> Result<(), String> {
     };
     let _depth = Depth::set(depth);
     let width = rng.range(20, 160) as u16;
-    let rows = rng.range(8, 50) as u16;
-    let answer = markdown(&mut rng, usize::from(width));
+    let rows = rng.range(4, 50) as u16;
+    let mut answer = markdown(&mut rng, usize::from(width));
+    if rng.chance(10) {
+        answer = answer.replace('\n', "\r\n");
+    }
     let pieces = chunks(&mut rng, &answer);
     let got = streamed(&pieces, width, rows, &mut rng);
     let want = whole(&answer, width, rows);
