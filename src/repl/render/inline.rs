@@ -286,10 +286,12 @@ pub(crate) fn closers(text: &str) -> String {
                     }
                     None => 1,
                 },
-                (None, None) => {
+                // A label holds no `[`: only the first opens one.
+                (None, None) if !open.iter().any(|m| m == "]()") => {
                     open.push("]()".to_string());
                     1
                 }
+                (None, None) => 1,
                 (None, Some(_)) => 1,
             },
             _ => c.len_utf8(),

@@ -506,6 +506,7 @@ fn closers_close_what_a_streaming_line_left_open_innermost_first() {
     assert_eq!(closers("**bold *and italic"), "***");
     assert_eq!(closers("~~gone and **bold"), "**~~");
     assert_eq!(closers("see [the docs"), "]()");
+    assert_eq!(closers("see [[the docs"), "]()");
     assert_eq!(closers("see [the docs](https://example.com/a"), ")");
     // Closed, escaped, inside code, or not markers at all: nothing to close.
     for text in [
