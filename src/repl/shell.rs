@@ -229,10 +229,17 @@ async fn try_run(start: Start) -> Result<i32, Failure> {
             _ = spinner.tick() => {
                 // A resize mid-answer applies from the answer's next line.
                 shell.view.set_width(terminal_width());
+                shell.view.set_height(terminal_height());
                 shell.view.tick();
             }
             envelope = next_event(&mut shell.live) => match envelope {
-                Some(envelope) => shell.on_event(&envelope.event),
+                Some(envelope) => {
+                    // The width now, not at the last tick: a print right after a resize
+                    // erases the live area by the rows the terminal made of it.
+                    shell.view.set_width(terminal_width());
+                    shell.view.set_height(terminal_height());
+                    shell.on_event(&envelope.event)
+                }
                 // Only a session of another process ends under the shell (its server
                 // stopped); the line saying so was its last event.
                 None => {
@@ -722,7 +729,15 @@ fn interrupts() -> mpsc::UnboundedReceiver<()> {
     rx
 }
 
+/// The terminal's rows; unknown, no limit.
+fn terminal_height() -> u16 {
+    termimad::crossterm::terminal::size().map_or(u16::MAX, |(_, h)| h.max(2))
+}
+
 pub(crate) fn terminal_width() -> u16 {
+    if let Some(width) = RenderStyle::dumb_terminal_width() {
+        return width;
+    }
     termimad::crossterm::terminal::size().map_or(100, |(w, _)| w.max(20))
 }
 

@@ -159,3 +159,13 @@ impl Repl {
         ShareLink::find(&String::from_utf8_lossy(found.as_bytes()))
     }
 }
+
+impl Repl {
+    /// Resizes the pty (the shell gets SIGWINCH), as a person dragging the window does.
+    pub fn resize(&mut self, cols: u16, rows: u16) {
+        self.session
+            .get_process_mut()
+            .set_window_size(cols, rows)
+            .expect("resize the pty");
+    }
+}

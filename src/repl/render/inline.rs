@@ -251,3 +251,93 @@ impl Inline<'_> {
         true
     }
 }
+
+/// What closes the inline constructs still open at the end of `text`, innermost first: a
+/// line still streaming renders, with them appended, as it will once the model closes them
+/// (a code span's words without its backticks, a bold run in bold). Follows [`inline`]'s
+/// rules, except that an opener needs no closer further on.
+pub(crate) fn closers(text: &str) -> String {
+    let mut open: Vec<String> = Vec::new();
+    let mut prev: Option<char> = None;
+    let mut pos = 0;
+    while let Some(c) = text[pos..].chars().next() {
+        let rest = &text[pos..];
+        let len = match c {
+            '\\' if rest[1..].starts_with(|n: char| n.is_ascii_punctuation()) => 2,
+            '`' => {
+                let ticks = rest.len() - rest.trim_start_matches('`').len();
+                match rest[ticks..].find(&rest[..ticks]) {
+                    Some(end) => ticks + end + ticks,
+                    None => {
+                        // Everything after is code: nothing in it opens anything.
+                        open.push(rest[..ticks].to_string());
+                        break;
+                    }
+                }
+            }
+            '*' | '_' | '~' => delimiter(rest, c, prev, &mut open),
+            '[' => match (rest.find("]("), rest.find(']')) {
+                (Some(close), _) => match rest[close + 2..].find(')') {
+                    Some(url_len) => close + 2 + url_len + 1,
+                    None if !rest[close + 2..].contains(' ') => {
+                        // Inside the target: its text is not markdown.
+                        open.push(")".to_string());
+                        break;
+                    }
+                    None => 1,
+                },
+                // A label holds no `[`: only the first opens one.
+                (None, None) if !open.iter().any(|m| m == "]()") => {
+                    open.push("]()".to_string());
+                    1
+                }
+                (None, None) => 1,
+                (None, Some(_)) => 1,
+            },
+            _ => c.len_utf8(),
+        };
+        pos += len;
+        prev = text[..pos].chars().next_back();
+    }
+    open.iter().rev().map(String::as_str).collect()
+}
+
+/// A `*`, `_` or `~` run in [`closers`]: opens or closes a marker as [`Inline::delimiter`]
+/// would; returns the bytes it takes.
+fn delimiter(rest: &str, c: char, before: Option<char>, open: &mut Vec<String>) -> usize {
+    let doubled = rest[1..].starts_with(c);
+    let len = if doubled { 2 } else { 1 };
+    if c == '~' && !doubled {
+        return 1;
+    }
+    let after = rest[len..].chars().next();
+    let intraword = c == '_'
+        && before.is_some_and(char::is_alphanumeric)
+        && after.is_some_and(char::is_alphanumeric);
+    if intraword {
+        return 1;
+    }
+    // Bold is `**` or `__`, emphasis `*` or `_`: either closes what the other opened.
+    let kind = |marker: &str| match marker {
+        "~~" => 0,
+        "**" | "__" => 1,
+        _ => 2,
+    };
+    let marker = &rest[..len];
+    let is_open = open.iter().position(|m| kind(m) == kind(marker));
+    let can_close = before.is_some_and(|b| !b.is_whitespace());
+    let can_open = after.is_some_and(|a| !a.is_whitespace())
+        && !(c == '_' && before.is_some_and(char::is_alphanumeric));
+    match is_open {
+        Some(at) if can_close => {
+            open.remove(at);
+            len
+        }
+        None if can_open => {
+            open.push(marker.to_string());
+            len
+        }
+        // Shown as it is, one character at a time (the next may act).
+        _ => 1,
+    }
+}

@@ -16,7 +16,7 @@
 use std::sync::Arc;
 
 use super::code::CodeHighlighter;
-use super::inline::inline;
+use super::inline::{closers, inline};
 use super::paint::{Ink, Span, hard_wrap, paint, str_width, wrap};
 use super::table::{Table, delimiter_row, is_row, split_row};
 use super::{RenderStyle, blocks};
@@ -48,6 +48,8 @@ pub struct MarkdownStream {
     /// A new width asked for while rows of the open line were out: it applies from the
     /// next line, so the open line keeps the width its first rows were wrapped at.
     next_width: Option<usize>,
+    /// Plain mode: the fence of the code block the lines are in (they are not wrapped).
+    plain_fence: Option<(char, usize)>,
 }
 
 enum Block {
@@ -84,6 +86,7 @@ impl MarkdownStream {
             lists: Vec::new(),
             open_rows_shown: 0,
             next_width: None,
+            plain_fence: None,
         }
     }
 
@@ -126,7 +129,8 @@ impl MarkdownStream {
             return;
         };
         let settled_text = &self.open_line[..cut];
-        let Some(rows) = self.rows_of(settled_text) else {
+        let closing = closed(settled_text);
+        let Some(rows) = self.rows_of(&closing) else {
             return;
         };
         // Only with a marker open is the whole line rendered once more, to bound the wait.
@@ -134,7 +138,15 @@ impl MarkdownStream {
             || self
                 .open_line_rows()
                 .is_some_and(|rows| rows.len() > HELD_ROWS);
-        let last = rows.len().saturating_sub(1);
+        let mut last = rows.len().saturating_sub(1);
+        // A closer that shows (a backtick without colours) widens the last word, which may
+        // then start a row of its own while the text as written keeps it on the row before:
+        // that row is not final either.
+        if closing.len() > settled_text.trim_end().len()
+            && let Some(raw) = self.rows_of(settled_text)
+        {
+            last = last.min(raw.len().saturating_sub(1));
+        }
         if settled && last > self.open_rows_shown {
             out.extend(rows[self.open_rows_shown..last].iter().cloned());
             self.open_rows_shown = last;
@@ -163,8 +175,9 @@ impl MarkdownStream {
 
     /// The open line as it would render now, when it is paragraph text (not code, a table
     /// row, or a fence that opens a block); `None` otherwise and in plain mode.
+    /// Markers still open are rendered closed (see [`closed`]), as the rows returned were.
     fn open_line_rows(&self) -> Option<Vec<String>> {
-        self.rows_of(&self.open_line)
+        self.rows_of(&closed(&self.open_line))
     }
 
     /// How `line` would render as the next paragraph line (see [`Self::open_line_rows`]).
@@ -189,6 +202,7 @@ impl MarkdownStream {
             lists: self.lists.clone(),
             open_rows_shown: 0,
             next_width: None,
+            plain_fence: None,
         };
         let mut rows = Vec::new();
         scratch.text_line(line, &mut rows);
@@ -209,6 +223,7 @@ impl MarkdownStream {
         }
         self.end_table(&mut out);
         self.block = Block::Text;
+        self.plain_fence = None;
         self.lists.clear();
         out
     }
@@ -220,7 +235,7 @@ impl MarkdownStream {
         let line = strip_controls(line);
         let line = line.as_ref();
         if self.theme.is_none() {
-            out.push(line.to_string());
+            self.plain_line(line, out);
             return;
         }
         match &mut self.block {
@@ -261,6 +276,35 @@ impl MarkdownStream {
             return;
         }
         self.text_line(line, out);
+    }
+
+    /// Plain mode (`TERM=dumb`): the text as written, wrapped at word boundaries (a list
+    /// item's rows under its text); code blocks and table rows as they are, where a break
+    /// would change what they say.
+    fn plain_line(&mut self, line: &str, out: &mut Vec<String>) {
+        if let Some((fence, fence_len)) = self.plain_fence {
+            if blocks::closes_fence(line, fence, fence_len) {
+                self.plain_fence = None;
+            }
+            out.push(line.to_string());
+            return;
+        }
+        if let Some((fence, fence_len, _)) = blocks::opens_fence(line) {
+            self.plain_fence = Some((fence, fence_len));
+        }
+        if self.plain_fence.is_some() || is_row(line) || str_width(line) <= self.width {
+            out.push(line.to_string());
+            return;
+        }
+        let indent = blocks::indent_of(line);
+        let hang = match blocks::list_item(line) {
+            Some(item) => indent + item.number.map_or(1, |n| n.len()) + 1,
+            None => indent,
+        };
+        let first = [Span::plain(" ".repeat(indent))];
+        let rest = [Span::plain(" ".repeat(hang))];
+        let rows = wrap(&[Span::plain(line.trim_start())], self.width, &first, &rest);
+        out.extend(rows.iter().map(|row| paint(row)));
     }
 
     fn end_table(&mut self, out: &mut Vec<String>) {
@@ -369,6 +413,15 @@ impl MarkdownStream {
         }
         self.lists.last().map_or(0, |l| l.hang)
     }
+}
+
+/// `text` (the open line, or its part before the last word) with the inline markers still
+/// open closed at its end. Its rows then read as they will once the model closes them: a
+/// row returned while a code span is open shows the span's words as code, not a raw
+/// backtick that the line's final rendering (without it) would lay out differently.
+fn closed(text: &str) -> String {
+    let text = text.trim_end();
+    format!("{text}{}", closers(text))
 }
 
 /// Whether every inline construct the renderer pairs up is closed in `text`: an even number

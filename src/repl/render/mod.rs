@@ -61,6 +61,31 @@ impl RenderStyle {
         }
     }
 
+    /// A dumb terminal (`TERM=dumb`: Emacs' shell, IDE consoles) often reports no size, or
+    /// not its width: answers are wrapped at `$COLUMNS` there, else at 80.
+    pub fn dumb_terminal_width() -> Option<u16> {
+        if std::env::var("TERM").ok()? != "dumb" {
+            return None;
+        }
+        let columns = std::env::var("COLUMNS").ok();
+        let columns = columns.and_then(|c| c.trim().parse::<u16>().ok());
+        Some(columns.filter(|w| *w >= 20).unwrap_or(80))
+    }
+
+    /// Whether the terminal reflows its rows when it gets narrower (a row longer than the
+    /// new width becomes several): tmux, and the terminals of today (VTE, kitty, iTerm2,
+    /// Alacritty, WezTerm, Windows Terminal, Konsole) do; xterm, GNU screen and the Linux
+    /// console cut the rows instead. The live area erases by counting rows, so it needs to
+    /// know which.
+    pub fn terminal_reflows() -> bool {
+        let set = |name: &str| std::env::var_os(name).is_some_and(|v| !v.is_empty());
+        let term = std::env::var("TERM").unwrap_or_default();
+        if set("TMUX") {
+            return true;
+        }
+        !(set("XTERM_VERSION") || term == "linux" || term.starts_with("screen"))
+    }
+
     /// How many colours, from `NO_COLOR` and `COLORTERM`.
     pub fn color_depth(no_color: bool, colorterm: Option<&str>) -> ColorDepth {
         match colorterm.map(str::trim) {
@@ -112,6 +137,18 @@ impl RenderStyle {
             RenderStyle::Styled(theme) => Some(theme),
         }
     }
+}
+
+/// `text` (one line, no escape codes) wrapped at word boundaries into rows of at most
+/// `width` columns, its leading indentation repeated on each row; a word longer than a row
+/// is broken between characters.
+pub fn wrap_words(text: &str, width: usize) -> Vec<String> {
+    let body = text.trim_start_matches(' ');
+    let indent = [Span::plain(&text[..text.len() - body.len()])];
+    paint::wrap(&[Span::plain(body)], width, &indent, &indent)
+        .iter()
+        .map(|row| row.iter().map(|span| span.text.as_str()).collect())
+        .collect()
 }
 
 /// One line of reasoning ("thinking") text, dimmed and in italics so it reads as an aside.

@@ -97,7 +97,18 @@ pub fn set_color_depth(depth: ColorDepth) {
     DEPTH.store(n, std::sync::atomic::Ordering::Relaxed);
 }
 
+#[cfg(test)]
+thread_local! {
+    /// A test's own depth (`NO_COLOR`), so it can run beside tests of the others.
+    pub(crate) static TEST_DEPTH: std::cell::Cell<Option<ColorDepth>> =
+        const { std::cell::Cell::new(None) };
+}
+
 pub(crate) fn color_depth() -> ColorDepth {
+    #[cfg(test)]
+    if let Some(depth) = TEST_DEPTH.with(std::cell::Cell::get) {
+        return depth;
+    }
     match DEPTH.load(std::sync::atomic::Ordering::Relaxed) {
         0 => ColorDepth::None,
         1 => ColorDepth::Palette256,

@@ -98,11 +98,24 @@ fn rendered_lines_stay_within_the_width() {
 }
 
 #[test]
-fn plain_mode_returns_the_markdown_unchanged_and_never_a_line_twice() {
+fn plain_mode_keeps_the_markdown_as_written_wrapped_and_never_a_line_twice() {
+    // Every character once, in order (a word longer than a row is broken in it).
+    let text = |text: &str| {
+        text.chars()
+            .filter(|c| !c.is_whitespace())
+            .collect::<String>()
+    };
     for (name, md) in FIXTURES {
         let lines = render_chunked(md, &RenderStyle::Plain, 1);
-        assert_eq!(lines, md.lines().collect::<Vec<_>>(), "{name}");
+        assert_eq!(text(&lines.join("\n")), text(md), "{name}");
         assert!(lines.iter().all(|l| !l.contains('\x1b')));
+        // A line is as written (code, tables, what fits) or a row of one wrapped at a space.
+        for line in &lines {
+            assert!(
+                md.lines().any(|l| l == line) || paint::str_width(line) <= usize::from(WIDTH),
+                "{name}: {line:?}"
+            );
+        }
     }
 }
 
@@ -483,4 +496,26 @@ fn wrapping_counts_wide_characters_twice() {
 fn wrapping_keeps_code_spans_with_their_punctuation() {
     let rows = wrapped("aaaa bbbb `cccc`, dddd", 14);
     assert_eq!(rows, vec!["aaaa bbbb", "cccc, dddd"]);
+}
+
+#[test]
+fn closers_close_what_a_streaming_line_left_open_innermost_first() {
+    use super::inline::closers;
+    assert_eq!(closers("run `cargo test --locked"), "`");
+    assert_eq!(closers("a ``tick ` inside"), "``");
+    assert_eq!(closers("**bold *and italic"), "***");
+    assert_eq!(closers("~~gone and **bold"), "**~~");
+    assert_eq!(closers("see [the docs"), "]()");
+    assert_eq!(closers("see [[the docs"), "]()");
+    assert_eq!(closers("see [the docs](https://example.com/a"), ")");
+    // Closed, escaped, inside code, or not markers at all: nothing to close.
+    for text in [
+        "`a` **b** *c* [d](e)",
+        "\\*not emphasis",
+        "`**` in code",
+        "snake_case_name",
+        "2 * 3",
+    ] {
+        assert_eq!(closers(text), "", "{text}");
+    }
 }

@@ -40,6 +40,11 @@ pub(super) struct Live {
     rows: usize,
     /// What they show, so a tick that would draw the same leaves the screen alone.
     shown: Vec<String>,
+    /// The width they were drawn at, and whether the terminal reflows them when it gets
+    /// narrower (see `RenderStyle::terminal_reflows`): a row wider than the new width then
+    /// takes several, and the erase must count them all or the top ones stay as stale rows.
+    drawn_width: usize,
+    pub(super) reflows: bool,
     /// Rows of a line the person submitted below them (erased with them).
     detached: usize,
     /// When the turn's own run started: the busy line's clock.
@@ -52,6 +57,15 @@ pub(super) struct Live {
     /// A submitted line whose echo is erased with the live area and written again at once
     /// (a command, an answer: they take effect now, not when a turn starts).
     echo_now: Option<String>,
+}
+
+impl Live {
+    pub(super) fn new(reflows: bool) -> Self {
+        Live {
+            reflows,
+            ..Live::default()
+        }
+    }
 }
 
 impl View {
@@ -77,6 +91,7 @@ impl View {
             text.push('\n');
         }
         self.live.rows = live.len();
+        self.live.drawn_width = usize::from(self.width);
         let erase_only = lines.is_empty() && live.is_empty();
         self.live.shown = live;
         if erase_only {
@@ -155,12 +170,33 @@ impl View {
     /// Escape codes that take the cursor to the top of the live area (and a submitted line
     /// below it) and clear from there down.
     fn erase_live(&mut self) -> String {
-        let rows = std::mem::take(&mut self.live.rows) + std::mem::take(&mut self.live.detached);
+        let rows = self.live_rows_on_screen() + std::mem::take(&mut self.live.detached);
+        self.live.rows = 0;
         if rows == 0 {
             String::new()
         } else {
             format!("\r\x1b[{rows}A\x1b[J")
         }
+    }
+
+    /// Rows the live area takes on screen now: one per row drawn, unless a row was wider
+    /// than the terminal when drawn (the answer's row still filling keeps the width its
+    /// first rows were wrapped at when the window narrows mid-line) and took more, or the
+    /// terminal narrowed since and reflowed the rows that no longer fit.
+    fn live_rows_on_screen(&self) -> usize {
+        let drawn = self.live.drawn_width.max(1);
+        let now = match self.live.reflows {
+            true => usize::from(self.width).clamp(1, drawn),
+            false => drawn,
+        };
+        self.live
+            .shown
+            .iter()
+            .map(|row| {
+                let text = crate::tools::terminal_text::strip_controls(row);
+                str_width(&text).div_ceil(now).max(1)
+            })
+            .sum()
     }
 
     /// The live area as it should look now; empty in plain mode (no escape codes there).
@@ -185,6 +221,13 @@ impl View {
         if let Some(busy) = self.busy_line(width) {
             lines.extend(self.todo_live_row(width));
             lines.push(busy);
+        }
+        // Rows that scrolled off the top could not be erased (the cursor stops at the top
+        // row): on a short screen the answer's first rows still filling wait out of sight;
+        // they are printed once final like the rest.
+        let room = usize::from(self.height).saturating_sub(1).max(1);
+        if lines.len() > room {
+            lines.drain(..lines.len() - room);
         }
         lines
     }

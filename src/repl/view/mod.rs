@@ -70,6 +70,8 @@ pub struct View {
     printer: Box<dyn ExternalPrinter + Send>,
     style: RenderStyle,
     width: u16,
+    /// The terminal's rows: the live area never takes more than fit above the prompt.
+    height: u16,
     markdown: Option<MarkdownStream>,
     thinking: String,
     /// When the model was last asked and has not answered yet (spinner time).
@@ -121,12 +123,13 @@ impl View {
             printer,
             style,
             width,
+            height: u16::MAX,
             markdown: None,
             waiting_since: None,
             waiting_for: None,
             waiting_detail: None,
             last_model: None,
-            live: live::Live::default(),
+            live: live::Live::new(RenderStyle::terminal_reflows()),
             resumed: false,
             menu: None,
             diff_shown: None,
@@ -145,9 +148,15 @@ impl View {
     }
 
     /// A dim one-line hint from the shell itself.
+    /// Wrapped at word boundaries (the banner's path and model name, a long footer), not
+    /// left to the terminal, which breaks wherever the row ends.
     pub fn hint(&mut self, text: &str) {
-        let line = self.style.dim(text);
-        self.say(line);
+        let lines = text
+            .split('\n')
+            .flat_map(|line| render::wrap_words(line, usize::from(self.width)))
+            .map(|row| self.style.dim(&row))
+            .collect();
+        self.print(lines);
     }
 
     pub fn error(&mut self, text: &str) {
@@ -451,6 +460,11 @@ impl View {
         }
     }
 
+    /// The terminal's height now (the shell checks it with the width).
+    pub fn set_height(&mut self, rows: u16) {
+        self.height = rows;
+    }
+
     /// A dim line when calls start going to another model (and for the first call when a
     /// policy chooses: which one it took and why). One model throughout shows nothing.
     fn on_model_routed(&mut self, run_id: &str, model_id: &str, policy: &str, reason: &str) {
@@ -692,5 +706,7 @@ mod todos;
 
 pub use live::{Echo, SPINNER_FRAME};
 
+#[cfg(test)]
+mod stream_tests;
 #[cfg(test)]
 mod tests;
