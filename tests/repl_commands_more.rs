@@ -28,7 +28,8 @@ fn status_shows_the_model_the_modes_and_the_context_after_a_turn() {
     let mut repl = Repl::start(&ws, &[]);
     repl.line("hello");
     repl.expect("First answer.");
-    repl.expect("context ");
+    // The line after the turn (the footer says `context N%` too).
+    repl.expect("/8,192 (");
     repl.line("/status");
     let shown = repl.expect("/cost: tokens per model");
     for needle in [
@@ -61,10 +62,12 @@ fn cost_adds_up_the_servers_counts_and_says_how_to_price_a_model() {
     let mut repl = Repl::start(&ws, &[]);
     repl.line("first");
     repl.expect("One.");
-    repl.expect("context ");
+    // The line after the turn (the footer says `context N%` too).
+    repl.expect("/8,192 (");
     repl.line("second");
     repl.expect("Two.");
-    repl.expect("context ");
+    // The line after the turn (the footer says `context N%` too).
+    repl.expect("/8,192 (");
     repl.line("/cost");
     let shown = repl.expect("context 2,070/8,192");
     assert!(
@@ -87,7 +90,8 @@ fn cost_prices_the_tokens_of_a_priced_model() {
     let mut repl = Repl::start(&ws, &[]);
     repl.line("hello");
     repl.expect("Priced.");
-    repl.expect("context ");
+    // The line after the turn (the footer says `context N%` too).
+    repl.expect("/8,192 (");
     repl.line("/cost");
     let shown = repl.expect("context 3,120/8,192");
     // 3,000 × $3 + 120 × $15 per million tokens.
@@ -169,7 +173,8 @@ fn export_writes_the_transcript_and_never_overwrites() {
     repl.expect("Esc denies");
     repl.send("y");
     repl.expect("out.txt is written.");
-    repl.expect("context ");
+    // The line after the turn (the footer says `context N%` too).
+    repl.expect("/8,192 (");
     repl.line("/export");
     let shown = repl.expect(".md");
     assert!(shown.contains("exported "), "{shown:?}");
@@ -198,6 +203,8 @@ fn export_writes_the_transcript_and_never_overwrites() {
     repl.expect("exists; not overwritten");
     assert_eq!(ws.read(&exported[0]), text);
     repl.line("/export other.md");
+    // Not the echo of the line: the report of the export.
+    repl.expect(" messages to ");
     repl.expect("other.md");
     assert!(ws.read("other.md").contains("read the notes and write out"));
     repl.line("/quit");

@@ -33,6 +33,8 @@ fn esc_esc_at_an_empty_prompt_picks_a_checkpoint_and_rewinds_to_it() {
     let mut repl = Repl::start_with_prompt(&ws, &["--permission-mode", "bypass"], &[], prompt);
     repl.line("write the notes");
     repl.expect("wrote the notes");
+    // The turn has ended (its context line), so Esc is not an interrupt.
+    repl.expect("/8,192 (");
     repl.expect(prompt);
     assert_eq!(ws.read("notes.txt"), "written\n");
     esc_esc(&mut repl);
