@@ -111,4 +111,70 @@ fn main() {
     let _ = session
         .get_process_mut()
         .kill(expectrl::process::unix::Signal::SIGKILL);
+
+    long_answer_cpu();
+}
+
+/// CPU seconds (user + system) the process has used so far, from /proc.
+fn cpu_secs(pid: i32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // The fields after the command name (which may hold spaces) start after its `)`.
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map_or("", |(_, rest)| rest)
+        .split_whitespace()
+        .collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    // utime and stime are the 14th and 15th fields; `rest` starts at the 3rd.
+    (ticks(11) + ticks(12)) as f64 / CLOCK_TICKS
+}
+
+/// `sysconf(_SC_CLK_TCK)`, the unit of /proc's CPU times: 100 on every Linux we run on.
+const CLOCK_TICKS: f64 = 100.0;
+
+/// The shell's CPU for a 5,000-line answer (paragraphs with inline markup, lists, code
+/// blocks), streamed as fast as the server can: everything from Enter until the prompt is
+/// back, median of 5 sessions.
+fn long_answer_cpu() {
+    let mut answer = String::new();
+    for i in 0..833 {
+        answer.push_str(&format!(
+            "Paragraph {i} has **bold**, *emphasis* and `code {i}` in a sentence long enough to wrap.\n\n- item {i} with a [link](https://example.com/{i})\n```rust\nlet x{i} = {i};\n```\n"
+        ));
+    }
+    answer.push_str("The end of the answer.\n");
+    let lines = answer.lines().count();
+    let reply = Reply::text(answer).delta_bytes(64);
+    let server = ScriptedServer::start_background(Protocol::OpenAi, vec![Step::repeat(reply)]);
+    let ws = Workspace::new();
+    ws.configure(Protocol::OpenAi, &server.url());
+    let mut cpu = Vec::new();
+    for _ in 0..5 {
+        let mut session = spawn(&ws);
+        session.set_expect_timeout(Some(Duration::from_secs(120)));
+        session.expect("ling › ").expect("prompt");
+        let pid = session.get_process().pid().as_raw();
+        let before = cpu_secs(pid);
+        session.send("go\r").unwrap();
+        session
+            .expect("The end of the answer.")
+            .expect("the end of the answer");
+        // The turn's context line comes when it has ended.
+        session.expect("context ").expect("the turn ended");
+        cpu.push(cpu_secs(pid) - before);
+        session.send("\x04").unwrap();
+        let _ = session
+            .get_process_mut()
+            .kill(expectrl::process::unix::Signal::SIGKILL);
+    }
+    cpu.sort_by(f64::total_cmp);
+    println!(
+        "{:<40} median {:>7.3} s CPU   min {:>7.3}   max {:>7.3}   ({lines} lines, n=5)",
+        "repl: a 5,000-line answer", cpu[2], cpu[0], cpu[4]
+    );
 }

@@ -409,10 +409,10 @@ pub fn run(title: &str, mut build: impl FnMut(u16) -> Vec<String>) -> std::io::R
             out.flush()?;
         }
         match event::read()? {
-            Event::Key(key) if key.kind != KeyEventKind::Release => {
-                if pager.key(key) == Action::Quit {
-                    return Ok(());
-                }
+            Event::Key(key)
+                if key.kind != KeyEventKind::Release && pager.key(key) == Action::Quit =>
+            {
+                return Ok(());
             }
             Event::Resize(new_cols, new_rows) => {
                 pager.resize(new_rows);

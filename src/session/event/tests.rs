@@ -228,6 +228,14 @@ fn one_of_each() -> Vec<Event> {
         Event::QueueUpdated {
             queued: vec!["next".into()],
         },
+        Event::Retrying {
+            run_id: run(),
+            model_id: "qwen".into(),
+            attempt: 2,
+            max_attempts: 4,
+            delay_ms: 500,
+            reason: "429 rate limited".into(),
+        },
         Event::TodosUpdated {
             todos: vec![crate::tools::todo::Todo {
                 content: "Run the tests".into(),
@@ -297,6 +305,7 @@ fn one_of_each() -> Vec<Event> {
             | Event::CheckpointClosed { .. }
             | Event::ChangeReport { .. }
             | Event::QueueUpdated { .. }
+            | Event::Retrying { .. }
             | Event::TodosUpdated { .. }
             | Event::SubagentSpawned { .. }
             | Event::SubagentResult { .. }
