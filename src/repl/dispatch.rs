@@ -23,6 +23,7 @@ pub(super) fn memory_line(line: &str) -> Option<&str> {
 impl Shell {
     /// Handles one submitted line; `false` means quit.
     pub async fn handle_line(&mut self, line: String) -> bool {
+        self.follow_config().await;
         let line = editor::join_continuations(&line);
         if self.answer_approval(&line).await {
             return true;

@@ -6,6 +6,7 @@ mod attach;
 mod catalog;
 pub mod commands;
 pub mod complete;
+mod config_follow;
 mod dispatch;
 mod doctor;
 pub mod editor;

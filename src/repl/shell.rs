@@ -72,6 +72,8 @@ pub(super) struct Shell {
     pub pending_rewind: Option<(String, crate::app::rewind::What)>,
     /// When Esc last interrupted a turn: pressed again soon after, it drops the queue too.
     pub last_esc: Option<Instant>,
+    /// The configuration files as last read (see `config_follow`).
+    pub config_stamp: super::config_follow::ConfigStamp,
     /// `/init` asked whether to replace this existing file, waiting for the person's y/N.
     pub pending_init: Option<&'static str>,
     /// Lines a command finished in the background (`/doctor`'s model servers).
@@ -167,6 +169,7 @@ async fn try_run(start: Start) -> Result<i32, Failure> {
     let width = terminal_width();
     let mut view = View::new(Box::new(printer), style, width, shared.clone(), start_agent);
     view.show_thinking = ws.config.show_thinking;
+    let config_stamp = super::config_follow::ConfigStamp::of(&ws.home, &ws.root);
     let mut shell = Shell {
         start,
         ws,
@@ -184,6 +187,7 @@ async fn try_run(start: Start) -> Result<i32, Failure> {
         model_choice: None,
         pending_rewind: None,
         last_esc: None,
+        config_stamp,
         pending_init: None,
         reports: Default::default(),
     };
@@ -397,7 +401,10 @@ impl Shell {
             // runtime: it reads files).
             let owned = start.clone();
             match app::off_runtime(move || app::load_workspace(&owned)).await {
-                Ok(ws) => self.ws.config = ws.config,
+                Ok(ws) => {
+                    self.config_stamp = super::config_follow::ConfigStamp::of(&ws.home, &ws.root);
+                    self.ws.config = ws.config;
+                }
                 Err(f) => {
                     self.view.error(&f.message);
                     return None;
