@@ -33,15 +33,6 @@ tokio::task_local! {
     pub static ON_RETRY: RetryNotice;
 }
 
-impl Retrying {
-    /// `↻ qwen: 503 overloaded · retrying in 1.0 s (attempt 2 of 4)`, as every frontend
-    /// words it.
-    pub fn line(model: &str, reason: &str, delay_ms: u64, attempt: u32, max: u32) -> String {
-        let secs = delay_ms as f64 / 1000.0;
-        format!("↻ {model}: {reason} · retrying in {secs:.1} s (attempt {attempt} of {max})")
-    }
-}
-
 /// Tells whoever set [`ON_RETRY`] for this task; nobody, outside a session's call.
 pub fn notify(retrying: Retrying) {
     let _ = ON_RETRY.try_with(|notice| notice(retrying));

@@ -152,23 +152,7 @@ impl Printer {
             Event::Error { message } => Some(format!("linggen: error: {message}")),
             Event::Warning { message } => Some(format!("linggen: warning: {message}")),
             _ if self.quiet => None,
-            Event::Retrying {
-                model_id,
-                attempt,
-                max_attempts,
-                delay_ms,
-                reason,
-                ..
-            } => Some(format!(
-                "linggen: {}",
-                crate::llm::retry::Retrying::line(
-                    model_id,
-                    reason,
-                    *delay_ms,
-                    *attempt,
-                    *max_attempts
-                )
-            )),
+            Event::Retrying { .. } => event.retry_line().map(|line| format!("linggen: {line}")),
             Event::Compacted {
                 run_id,
                 before_tokens,

@@ -41,6 +41,24 @@ impl ConfigStamp {
 }
 
 impl Shell {
+    /// The configuration files as they are now, read off the runtime and quietly (warnings
+    /// come back in the config, for the caller to show as lines), with what the folder's
+    /// trust lets through as at the start.
+    pub(super) async fn read_config(&self) -> Result<crate::config::Config, String> {
+        let (home, root) = (self.ws.home.clone(), self.ws.root.clone());
+        let flags = self.start.overrides.clone();
+        let accepted = self.ws.trust.trust.accepted().clone();
+        tokio::task::spawn_blocking(move || {
+            let env = |name: &str| std::env::var(name).ok();
+            let mut config = crate::config::Config::load(&home, &root, &env, &flags)
+                .map_err(|e| e.to_string())?;
+            config.apply_trusted(&accepted);
+            Ok(config)
+        })
+        .await
+        .unwrap_or_else(|e| Err(e.to_string()))
+    }
+
     /// Reads the configuration again if a file changed since it was last read.
     pub(super) async fn follow_config(&mut self) {
         let now = ConfigStamp::of(&self.ws.home, &self.ws.root);
@@ -49,20 +67,7 @@ impl Shell {
             return;
         }
         self.config_stamp = now;
-        let (home, root) = (self.ws.home.clone(), self.ws.root.clone());
-        let flags = self.start.overrides.clone();
-        // What the folder's trust lets through, as at the start.
-        let accepted = self.ws.trust.trust.accepted().clone();
-        let fresh = tokio::task::spawn_blocking(move || {
-            let env = |name: &str| std::env::var(name).ok();
-            let mut config = crate::config::Config::load(&home, &root, &env, &flags)
-                .map_err(|e| e.to_string())?;
-            config.apply_trusted(&accepted);
-            Ok::<_, String>(config)
-        })
-        .await
-        .unwrap_or_else(|e| Err(e.to_string()));
-        match fresh {
+        match self.read_config().await {
             Ok(config) => {
                 let warnings = config.warnings.clone();
                 self.view.show_thinking = config.show_thinking;

@@ -52,22 +52,9 @@ impl Shell {
     /// (or after [`PROBE_LIMIT`]).
     pub(super) async fn doctor(&mut self) {
         let mut lines = vec!["doctor:".to_string()];
-        // The files as they are now (edited since the start?), read off the runtime, and
-        // quietly: a warning is a line here, never text under the editor.
-        let (home, root) = (self.ws.home.clone(), self.ws.root.clone());
-        let flags = self.start.overrides.clone();
-        // What the folder's trust lets through, as at the start (models elsewhere, keys).
-        let accepted = self.ws.trust.trust.accepted().clone();
-        let fresh = tokio::task::spawn_blocking(move || {
-            let env = |name: &str| std::env::var(name).ok();
-            let mut config = crate::config::Config::load(&home, &root, &env, &flags)
-                .map_err(|e| e.to_string())?;
-            config.apply_trusted(&accepted);
-            Ok::<_, String>(config)
-        })
-        .await
-        .unwrap_or_else(|e| Err(e.to_string()));
-        let models = match fresh {
+        // The files as they are now (edited since the start?), quietly: a warning is a line
+        // here, never text under the editor.
+        let models = match self.read_config().await {
             Ok(config) => {
                 lines.extend(config_lines(&config));
                 config.models

@@ -398,6 +398,26 @@ pub fn schema() -> serde_json::Value {
 }
 
 impl Event {
+    /// A `Retrying` event as every frontend words it:
+    /// `↻ qwen: 503 overloaded · retrying in 1.0 s (attempt 2 of 4)`.
+    pub fn retry_line(&self) -> Option<String> {
+        let Event::Retrying {
+            model_id,
+            attempt,
+            max_attempts,
+            delay_ms,
+            reason,
+            ..
+        } = self
+        else {
+            return None;
+        };
+        let secs = *delay_ms as f64 / 1000.0;
+        Some(format!(
+            "↻ {model_id}: {reason} · retrying in {secs:.1} s (attempt {attempt} of {max_attempts})"
+        ))
+    }
+
     /// The `Message` event for one history entry. A message loaded from the store keeps the
     /// run that recorded it, whatever `run_id` says, so a replayed transcript attributes
     /// each tool result to its own run.

@@ -388,20 +388,7 @@ impl View {
                 self.say(line);
             }
             Event::Warning { message } => self.warning(message),
-            Event::Retrying {
-                model_id,
-                attempt,
-                max_attempts,
-                delay_ms,
-                reason,
-                ..
-            } => self.hint(&crate::llm::retry::Retrying::line(
-                model_id,
-                reason,
-                *delay_ms,
-                *attempt,
-                *max_attempts,
-            )),
+            Event::Retrying { .. } => self.hint(&event.retry_line().unwrap_or_default()),
             Event::Compacted {
                 run_id,
                 before_tokens,

@@ -100,21 +100,23 @@ pub const ATTACHMENT_MAX_BYTES: usize = 100_000;
 /// plain text: `ask @ling` is not an error. Reads files: call it off the async runtime
 /// (see [`super::attach`]).
 pub fn attached_files(root: &Path, candidates: &[String]) -> String {
-    // The person's own `@file` is theirs to attach, a secret store included; a FIFO or a
-    // device is still refused (reading one could wait for ever).
-    let resolve = |raw: &str| {
-        crate::tools::guard::paths::resolve(
-            root,
-            None,
-            &crate::tools::sandbox::Secrets::none(),
-            raw,
-            crate::tools::guard::paths::PathUse::Read,
-        )
-    };
+    let resolve = |raw: &str| resolve_own(root, raw);
     candidates
         .iter()
         .filter_map(|path| attachment(&resolve, path))
         .collect()
+}
+
+/// A person's own `@path`, inside `root`: theirs to attach, a secret store included; a
+/// FIFO or a device is still refused (reading one could wait for ever).
+fn resolve_own(root: &Path, raw: &str) -> Result<crate::tools::guard::paths::ResolvedPath, String> {
+    crate::tools::guard::paths::resolve(
+        root,
+        None,
+        &crate::tools::sandbox::Secrets::none(),
+        raw,
+        crate::tools::guard::paths::PathUse::Read,
+    )
 }
 
 /// The mentioned image files inside the workspace (`@shot.png`), for models that take
@@ -130,14 +132,7 @@ pub fn attached_images(
         if crate::llm::ImageFormat::from_path(Path::new(raw)).is_none() {
             continue;
         }
-        let resolved = crate::tools::guard::paths::resolve(
-            root,
-            None,
-            &crate::tools::sandbox::Secrets::none(),
-            raw,
-            crate::tools::guard::paths::PathUse::Read,
-        );
-        match resolved {
+        match resolve_own(root, raw) {
             Ok(path) if path.abs.is_file() => images.push(crate::llm::Image::from_file(&path.abs)?),
             _ => {}
         }
@@ -158,14 +153,7 @@ pub fn attachment_notes(root: &Path, candidates: &[String]) -> Vec<String> {
 
 fn attachment_note(root: &Path, raw: &str) -> Option<String> {
     let looks_like_path = raw.contains('/') || raw.contains('.');
-    let resolved = crate::tools::guard::paths::resolve(
-        root,
-        None,
-        &crate::tools::sandbox::Secrets::none(),
-        raw,
-        crate::tools::guard::paths::PathUse::Read,
-    );
-    let path = match resolved {
+    let path = match resolve_own(root, raw) {
         Ok(path) => path,
         Err(why) if looks_like_path => return Some(format!("@{raw} not attached: {why}")),
         Err(_) => return None,
