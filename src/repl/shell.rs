@@ -595,21 +595,17 @@ impl Shell {
         });
     }
 
-    /// Replaces the running session (new or resumed). The settings the session last
-    /// announced carry over (an agent whose file is gone falls back to the default).
+    /// Replaces the running session (new or resumed). What carries over from the old one
+    /// is the core's decision (`app::carry`).
     pub async fn restart(&mut self, next: Start) -> Result<(), Failure> {
         let mut start = next.clone();
-        let now = self.view.settings().clone();
-        let agent = now.agent_id;
-        start.agent = self.ws.agents.get().get(&agent).is_some().then_some(agent);
-        // Zero: the session has not announced its settings yet; the flags decide.
-        if now.max_iters > 0 {
-            start.overrides.permission_mode = Some(now.permission_mode);
-            start.overrides.max_iters = Some(now.max_iters);
-        }
-        if self.model_choice.is_some() {
-            start.overrides.model = self.model_choice.clone();
-        }
+        let agents = self.ws.agents.get();
+        let carried = app::carry::carry_over(
+            self.view.settings(),
+            |name| agents.get(name).map(|a| a.mode),
+            self.model_choice.as_deref(),
+        );
+        carried.apply(&mut start);
         let mut live = LiveSession::start(&start, &self.ws, true).await?;
         self.mirror = Mirror::of(&mut live);
         *lock(&self.shared.session_id) = Some(live.session_id.clone());
@@ -628,11 +624,8 @@ impl Shell {
             self.view.replay(&live.session_id, &resumed);
         }
         self.fold_until_started().await;
-        // The mode carries over when it was a choice, not the agent's own default (which
-        // the new session applies by itself, and a choice would pin).
-        let agent_mode = self.ws.agents.get().get(agent).and_then(|a| a.mode);
-        if now.mode != agent_mode.unwrap_or_default() {
-            self.ask(session::Input::SetMode { mode: now.mode }).await;
+        if let Some(mode) = carried.mode {
+            self.ask(session::Input::SetMode { mode }).await;
         }
         self.start = next;
         self.refresh_lists().await;
