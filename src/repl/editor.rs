@@ -181,27 +181,16 @@ pub enum Key {
 /// "no" can answer it.
 pub type MenuActive = Arc<dyn Fn() -> Option<bool> + Send + Sync>;
 
-/// Sends a [`Key`] to the shell and leaves the line as it is. Esc does this only while a
-/// turn runs; otherwise it does nothing (it no longer waits to combine with the next key,
-/// so the Ctrl+C after it is a Ctrl+C).
+/// Sends a [`Key`] to the shell and leaves the line as it is (Shift+Tab, Ctrl+T; Esc has
+/// its own handler, [`EscKey`]).
 struct SendKey {
     key: Key,
-    only_when: Option<Arc<AtomicBool>>,
     keys: tokio::sync::mpsc::UnboundedSender<Key>,
-    menu: MenuActive,
 }
 
 impl ConditionalEventHandler for SendKey {
-    fn handle(&self, _: &Event, _: RepeatCount, _: bool, ctx: &EventContext) -> Option<Cmd> {
-        if self.key == Key::Esc && ctx.line().is_empty() && (self.menu)().is_some() {
-            let _ = self.keys.send(Key::Menu(MenuKey::Deny));
-        } else if self
-            .only_when
-            .as_ref()
-            .is_none_or(|flag| flag.load(Ordering::Relaxed))
-        {
-            let _ = self.keys.send(self.key);
-        }
+    fn handle(&self, _: &Event, _: RepeatCount, _: bool, _: &EventContext) -> Option<Cmd> {
+        let _ = self.keys.send(self.key);
         Some(Cmd::Noop)
     }
 }
@@ -265,9 +254,7 @@ pub fn bind_keys<H: Helper, I: rustyline::history::History>(
         KeyEvent(KeyCode::BackTab, Modifiers::NONE),
         EventHandler::Conditional(Box::new(SendKey {
             key: Key::CycleMode,
-            only_when: None,
             keys: keys.clone(),
-            menu: menu.clone(),
         })),
     );
     let mut menu_keys = vec![
@@ -303,9 +290,7 @@ pub fn bind_keys<H: Helper, I: rustyline::history::History>(
         KeyEvent(KeyCode::Char('T'), Modifiers::CTRL),
         EventHandler::Conditional(Box::new(SendKey {
             key: Key::ShowTodos,
-            only_when: None,
             keys: keys.clone(),
-            menu: menu.clone(),
         })),
     );
     editor.bind_sequence(

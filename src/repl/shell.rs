@@ -432,7 +432,6 @@ impl Shell {
         self.live.as_ref().and_then(|l| l.owner.clone())
     }
 
-    /// Cancels the running turn, if a session runs one.
     /// Esc while a turn runs interrupts it; the messages queued behind it then run, so a
     /// second Esc soon after drops them and interrupts whatever already started.
     async fn on_esc(&mut self) {
@@ -458,6 +457,7 @@ impl Shell {
         self.last_esc = Some(Instant::now());
     }
 
+    /// Cancels the running turn, if a session runs one.
     async fn cancel(&mut self) {
         if let Some(live) = &self.live {
             let _ = live.handle.inputs.send(session::Input::Cancel).await;
