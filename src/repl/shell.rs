@@ -31,6 +31,10 @@ const DOUBLE_CTRL_C: Duration = Duration::from_secs(2);
 /// next line; normally it takes microseconds (see `printer.rs` for when it cannot).
 const OUTPUT_FLUSH_LIMIT: Duration = Duration::from_millis(250);
 
+/// How long the editor is given to write what it was handed when the shell ends under it
+/// (the server an attached terminal used stopped).
+const EDITOR_SETTLE: Duration = Duration::from_millis(150);
+
 /// How long a settings change waits for the session's answer before the prompt returns.
 const SETTING_ANSWER_LIMIT: Duration = Duration::from_secs(2);
 
@@ -334,6 +338,12 @@ async fn try_run(start: Start) -> Result<i32, Failure> {
         ));
     }
     flush.wait(OUTPUT_FLUSH_LIMIT);
+    if server_gone {
+        // The editor is still reading: rustyline's printer hands the last lines (why the
+        // session ended) to its thread, which writes them in its own time, with the line
+        // and the footer redrawn after them. Exiting at once could cut that write.
+        std::thread::sleep(EDITOR_SETTLE);
+    }
     Ok(ended_by.map_or(exit::SUCCESS, app::signals::Ending::exit_code))
 }
 
