@@ -9,7 +9,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use crate::repl::render::paint::char_width;
+use crate::repl::render::paint::cut_to_width;
 use crate::session::lock;
 use crate::session::view::{ContextState, Settings};
 
@@ -36,7 +36,7 @@ impl Footer {
         let text = lock(&self.text);
         // Cut to fit one row of the terminal as it is now (it may have been resized).
         let columns = crate::repl::shell::terminal_width();
-        let footer = fit(&text, usize::from(columns).saturating_sub(1));
+        let (footer, _) = cut_to_width(&text, usize::from(columns).saturating_sub(1));
         self.drawn
             .store(usize::from(!footer.is_empty()), Ordering::SeqCst);
         if footer.is_empty() {
@@ -80,20 +80,6 @@ pub fn text(settings: &Settings, context: Option<&ContextState>) -> String {
     format!("  {}", parts.join(" · "))
 }
 
-/// `text` cut to `width` columns.
-fn fit(text: &str, width: usize) -> String {
-    let mut out = String::new();
-    let mut used = 0;
-    for c in text.chars() {
-        used += char_width(c);
-        if used > width {
-            break;
-        }
-        out.push(c);
-    }
-    out
-}
-
 /// After a read ended by Ctrl+C, with the cursor on the row below the footer: clears the
 /// footer's row and stands there.
 pub fn erase_below() {
@@ -132,7 +118,8 @@ mod tests {
 
     #[test]
     fn it_fits_one_row() {
-        assert_eq!(fit(&text(&settings(), None), 29).chars().count(), 29);
+        let text = text(&settings(), None);
+        assert_eq!(cut_to_width(&text, 29).0.chars().count(), 29);
         let footer = Footer::default();
         assert_eq!(footer.under(Some("x".into())), Some("x".into()));
         assert!(footer.set("f".into()));

@@ -249,18 +249,8 @@ fn highlight(line: &str, query: &str) -> String {
 
 /// `text` cut or padded to exactly `width` columns.
 fn fit(text: &str, width: usize) -> String {
-    let mut out = String::new();
-    let mut used = 0;
-    for c in text.chars() {
-        let w = crate::repl::render::paint::char_width(c);
-        if used + w > width {
-            break;
-        }
-        out.push(c);
-        used += w;
-    }
-    out.push_str(&" ".repeat(width - used));
-    out
+    let (cut, used) = crate::repl::render::paint::cut_to_width(text, width);
+    format!("{cut}{}", " ".repeat(width.saturating_sub(used)))
 }
 
 fn one_line(text: &str) -> String {

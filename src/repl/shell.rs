@@ -451,7 +451,7 @@ impl Shell {
         let again = self
             .last_esc
             .is_some_and(|at| at.elapsed() < editor::ESC_AGAIN);
-        let queued = self.view.queued();
+        let queued = self.view.session().queue.len();
         if again && queued > 0 {
             self.ask(session::Input::ClearQueue).await;
             let s = if queued == 1 { "" } else { "s" };
@@ -650,9 +650,10 @@ impl Shell {
         let text = prompt_text(&now.agent_id, now.mode, now.permission_mode);
         let changed = *lock(&self.prompt) != text;
         *lock(&self.prompt) = text;
-        let footer_changed = self
-            .footer
-            .set(super::footer::text(now, self.view.context_state()));
+        let footer_changed = self.footer.set(super::footer::text(
+            now,
+            self.view.session().context.as_ref(),
+        ));
         if changed || footer_changed {
             self.reprompt.request();
         }

@@ -208,6 +208,12 @@ pub(crate) fn str_width(s: &str) -> usize {
     StrFit::count_fitting(s, usize::MAX).1
 }
 
+/// The longest start of `s` that fits in `width` columns, and the columns it takes.
+pub(crate) fn cut_to_width(s: &str, width: usize) -> (&str, usize) {
+    let (bytes, columns) = StrFit::count_fitting(s, width);
+    (&s[..bytes], columns)
+}
+
 pub(crate) fn char_width(c: char) -> usize {
     if c.is_ascii() {
         return 1;

@@ -197,16 +197,6 @@ impl View {
         &self.session.settings
     }
 
-    /// How many messages wait for the running turn to end.
-    pub fn queued(&self) -> usize {
-        self.session.queue.len()
-    }
-
-    /// How full the context is, as the session last said.
-    pub fn context_state(&self) -> Option<&crate::session::view::ContextState> {
-        self.session.context.as_ref()
-    }
-
     /// The session's projection as folded so far (`/status`, `/cost`).
     pub fn session(&self) -> &SessionView {
         &self.session
