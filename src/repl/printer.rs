@@ -7,10 +7,28 @@
 //! start. So the shell queues text here, and one thread feeds the editor's printer: if it
 //! has to wait, only it waits, and the order of output is kept.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 use rustyline::ExternalPrinter;
+
+/// Where queued output goes: through the line editor, or straight to stdout when the
+/// editor cannot drive the terminal.
+pub enum Out {
+    Editor(Box<dyn ExternalPrinter + Send>),
+    Plain(Stdout),
+}
+
+impl Out {
+    /// `during_turn`: the text was queued while a turn was running (see [`Stdout`]).
+    fn write(&mut self, text: String, during_turn: bool) -> rustyline::Result<()> {
+        match self {
+            Out::Editor(editor) => editor.print(text),
+            Out::Plain(stdout) => stdout.write(&text, during_turn),
+        }
+    }
+}
 
 /// Writes straight to stdout: for terminals the editor cannot drive (`TERM=dumb`), where
 /// it reads plain lines. While it waits at the prompt, output starts on a line of its own;
@@ -21,14 +39,15 @@ pub struct Stdout {
     pub prompt: Arc<Mutex<String>>,
     /// Whether the editor is waiting for a line (its prompt is the last thing written).
     pub reading: Arc<std::sync::atomic::AtomicBool>,
-    /// Whether a turn is running: its output comes without the prompt until it ends.
-    pub busy: Arc<std::sync::atomic::AtomicBool>,
     /// Output was written since the last prompt, so the prompt is owed, not on screen.
     pub owed: bool,
 }
 
-impl ExternalPrinter for Stdout {
-    fn print(&mut self, msg: String) -> rustyline::Result<()> {
+impl Stdout {
+    /// Whether the prompt follows is decided by when the text was *queued*: the turn may
+    /// have ended by the time its last line is written, and deciding then printed the prompt
+    /// after that line and again after the turn's closing line.
+    fn write(&mut self, text: &str, during_turn: bool) -> rustyline::Result<()> {
         use std::io::Write;
         use std::sync::atomic::Ordering;
         let mut out = std::io::stdout().lock();
@@ -36,8 +55,8 @@ impl ExternalPrinter for Stdout {
         if reading && !self.owed {
             out.write_all(b"\n")?;
         }
-        out.write_all(msg.as_bytes())?;
-        self.owed = reading && self.busy.load(Ordering::Relaxed);
+        out.write_all(text.as_bytes())?;
+        self.owed = reading && during_turn;
         if reading && !self.owed {
             out.write_all(crate::session::lock(&self.prompt).as_bytes())?;
         }
@@ -48,8 +67,11 @@ impl ExternalPrinter for Stdout {
 
 /// An [`ExternalPrinter`] whose `print` only queues.
 pub struct QueuedPrinter {
-    queue: mpsc::Sender<String>,
+    queue: mpsc::Sender<(String, bool)>,
     progress: Arc<Progress>,
+    /// Whether a turn runs, read as each text is queued: in order with the events that
+    /// start and end turns, which the time of writing is not.
+    busy: Arc<AtomicBool>,
 }
 
 /// How many prints were queued and how many have been written, to wait for the output of a
@@ -87,42 +109,53 @@ impl Hold {
 pub struct Flush(Arc<Progress>);
 
 impl QueuedPrinter {
-    /// Starts the thread that writes through `inner`. It ends when the printer is dropped.
+    /// Starts the thread that writes through `out`. It ends when the printer is dropped.
     pub fn spawn(
-        mut inner: Box<dyn ExternalPrinter + Send>,
+        mut out: Out,
         hold: Hold,
+        busy: Arc<AtomicBool>,
     ) -> std::io::Result<(QueuedPrinter, Flush)> {
-        let (queue, queued) = mpsc::channel::<String>();
+        let (queue, queued) = mpsc::channel::<(String, bool)>();
         let progress = Arc::new(Progress::default());
         let written = progress.clone();
         std::thread::Builder::new()
             .name("linggen-printer".into())
             .spawn(move || {
-                while let Ok(mut text) = queued.recv() {
+                while let Ok((mut text, mut during_turn)) = queued.recv() {
                     hold.wait_released();
                     let mut count = 1;
                     // Whatever piled up while the editor was busy goes out as one print: one
-                    // prompt redraw instead of one per line.
-                    while let Ok(more) = queued.try_recv() {
+                    // prompt redraw instead of one per line. The last piece says whether the
+                    // turn was still running after all of it.
+                    while let Ok((more, turn)) = queued.try_recv() {
                         text.push_str(&more);
+                        during_turn = turn;
                         count += 1;
                     }
                     // A failed write loses that text only; later output may still get through.
-                    let _ = inner.print(text);
+                    let _ = out.write(text, during_turn);
                     crate::session::lock(&written.counts).1 += count;
                     written.written.notify_all();
                 }
             })?;
         let flush = Flush(progress.clone());
-        Ok((QueuedPrinter { queue, progress }, flush))
+        Ok((
+            QueuedPrinter {
+                queue,
+                progress,
+                busy,
+            },
+            flush,
+        ))
     }
 }
 
 impl ExternalPrinter for QueuedPrinter {
     fn print(&mut self, msg: String) -> rustyline::Result<()> {
         crate::session::lock(&self.progress.counts).0 += 1;
+        let during_turn = self.busy.load(Ordering::Relaxed);
         self.queue
-            .send(msg)
+            .send((msg, during_turn))
             .map_err(|_| std::io::Error::other("the printer thread has stopped").into())
     }
 }
@@ -183,7 +216,12 @@ mod tests {
             out: out.clone(),
             first: true,
         };
-        let (mut printer, flush) = QueuedPrinter::spawn(Box::new(inner), Hold::default()).unwrap();
+        let (mut printer, flush) = QueuedPrinter::spawn(
+            Out::Editor(Box::new(inner)),
+            Hold::default(),
+            Arc::default(),
+        )
+        .unwrap();
         printer.print("a\n".into()).unwrap();
         // The editor is "stuck" on `a`: these return at once all the same, and a flush gives
         // up after its limit.

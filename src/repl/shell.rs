@@ -14,7 +14,7 @@ use super::complete::FileIndex;
 use super::editor::{self, LineHelper};
 use super::extensions::{self, Extensions};
 use super::footer::Footer;
-use super::printer::{Hold, QueuedPrinter};
+use super::printer::{Hold, Out, QueuedPrinter};
 use super::render::RenderStyle;
 use super::reprompt::Reprompt;
 use super::transcript::Viewer;
@@ -166,10 +166,11 @@ async fn try_run(start: Start) -> Result<i32, Failure> {
         code: exit::FAILURE,
         message: "the line editor could not start (is this a terminal?)".into(),
     })?;
-    let (printer, flush) = QueuedPrinter::spawn(printer, hold).map_err(|e| Failure {
-        code: exit::FAILURE,
-        message: format!("cannot start the output thread: {e}"),
-    })?;
+    let (printer, flush) =
+        QueuedPrinter::spawn(printer, hold, shared.busy.clone()).map_err(|e| Failure {
+            code: exit::FAILURE,
+            message: format!("cannot start the output thread: {e}"),
+        })?;
     let width = terminal_width();
     let mut view = View::new(Box::new(printer), style, width, shared.clone(), start_agent);
     view.show_thinking = ws.config.show_thinking;
@@ -755,7 +756,7 @@ pub(crate) fn terminal_width() -> u16 {
 /// The editor thread's channels.
 struct EditorIo {
     typed: mpsc::UnboundedSender<Typed>,
-    printer: std::sync::mpsc::Sender<Box<dyn rustyline::ExternalPrinter + Send>>,
+    printer: std::sync::mpsc::Sender<Out>,
     /// After each line: read another (`true`) or stop (`false`).
     again: std::sync::mpsc::Receiver<bool>,
     prompt: Arc<std::sync::Mutex<String>>,
@@ -831,21 +832,19 @@ fn spawn_editor(
         }
         // A terminal the editor cannot drive (`TERM=dumb`: Emacs' shell, some IDE consoles)
         // gets plain lines: the editor reads without editing, and output goes straight out.
-        let printer: Box<dyn rustyline::ExternalPrinter + Send> =
-            match editor.create_external_printer() {
-                Ok(p) => {
-                    // Only an editor that reads in raw mode wants Enter kept as `\r`; a
-                    // plain line reader (`TERM=dumb`) needs the usual translation.
-                    super::tty::keep_enter();
-                    Box::new(p)
-                }
-                Err(_) => Box::new(super::printer::Stdout {
-                    prompt: io.prompt.clone(),
-                    reading: io.reprompt.reading.clone(),
-                    busy: io.busy.clone(),
-                    owed: false,
-                }),
-            };
+        let printer = match editor.create_external_printer() {
+            Ok(p) => {
+                // Only an editor that reads in raw mode wants Enter kept as `\r`; a
+                // plain line reader (`TERM=dumb`) needs the usual translation.
+                super::tty::keep_enter();
+                Out::Editor(Box::new(p))
+            }
+            Err(_) => Out::Plain(super::printer::Stdout {
+                prompt: io.prompt.clone(),
+                reading: io.reprompt.reading.clone(),
+                owed: false,
+            }),
+        };
         let _ = io.printer.send(printer);
         loop {
             let read = read_line(&mut editor, &io);
