@@ -114,6 +114,11 @@ impl Catalog {
         })
     }
 
+    /// The candidates themselves, for the popup under the line.
+    pub fn candidates(&self, line: &str, pos: usize) -> (usize, Vec<complete::Candidate>) {
+        self.with_context(|ctx| complete::complete(line, pos, ctx))
+    }
+
     /// For the rustyline `Hinter`.
     pub fn hint(&self, line: &str, pos: usize) -> Option<String> {
         self.with_context(|ctx| complete::hint(line, pos, ctx))
@@ -188,7 +193,7 @@ fn help_lines(registry: &Registry) -> Vec<String> {
             .into(),
     );
     lines.push(
-        "Keys: Tab completes · Esc interrupts · Shift+Tab permission mode · Ctrl+J or Alt+Enter newline · ↑ Ctrl+R history · Ctrl+C cancels/clears · Ctrl+D exits · !cmd runs a command"
+        "Keys: / or @ lists as you type (↑↓ Tab) · Tab completes · Esc interrupts · Shift+Tab permission mode · Ctrl+J or Alt+Enter newline · ↑ Ctrl+R history · Ctrl+C cancels/clears · Ctrl+D exits · !cmd runs a command"
             .into(),
     );
     lines

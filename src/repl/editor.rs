@@ -10,6 +10,7 @@ use rustyline::highlight::{CmdKind, Highlighter};
 use rustyline::hint::Hinter;
 use rustyline::validate::{ValidationContext, ValidationResult, Validator};
 
+use crate::repl::popup::Popup;
 use crate::repl::view::MenuKey;
 use rustyline::{
     Cmd, ConditionalEventHandler, Context, Event, EventContext, EventHandler, Helper, KeyCode,
@@ -76,12 +77,24 @@ impl Hinter for LineHelper {
 }
 
 impl Highlighter for LineHelper {
+    /// Dim, but for the popup's chosen row, which is bold (see `popup`).
     fn highlight_hint<'h>(&self, hint: &'h str) -> Cow<'h, str> {
-        if self.color {
-            Cow::Owned(format!("\x1b[2m{hint}\x1b[0m"))
-        } else {
-            Cow::Borrowed(hint)
+        if !self.color {
+            return Cow::Borrowed(hint);
         }
+        let rows: Vec<String> = hint
+            .split('\n')
+            .map(|row| {
+                if row.is_empty() {
+                    String::new()
+                } else if row.starts_with(crate::repl::popup::CHOSEN) {
+                    format!("\x1b[1m{row}\x1b[0m")
+                } else {
+                    format!("\x1b[2m{row}\x1b[0m")
+                }
+            })
+            .collect();
+        Cow::Owned(rows.join("\n"))
     }
 
     fn highlight_char(&self, line: &str, pos: usize, _kind: CmdKind) -> bool {
@@ -133,10 +146,12 @@ impl ConditionalEventHandler for OpenTranscript {
 /// Two presses of Esc within this long are one "Esc Esc".
 pub const ESC_AGAIN: std::time::Duration = std::time::Duration::from_millis(1500);
 
-/// Esc: on an approval menu (empty line), deny; while a turn runs, to the shell (interrupt;
-/// again: drop the queue too); at an empty prompt, twice in a row, the rewind picker — the
-/// read ends, with `rewind` set, for the editor thread to show it.
+/// Esc: with the popup open, close it; on an approval menu (empty line), deny; while a turn
+/// runs, to the shell (interrupt; again: drop the queue too); at an empty prompt, twice in a
+/// row, the rewind picker — the read ends, with `rewind` set, for the editor thread to show
+/// it.
 struct EscKey {
+    popup: Popup,
     busy: Arc<AtomicBool>,
     keys: tokio::sync::mpsc::UnboundedSender<Key>,
     menu: MenuActive,
@@ -146,6 +161,9 @@ struct EscKey {
 
 impl ConditionalEventHandler for EscKey {
     fn handle(&self, _: &Event, _: RepeatCount, _: bool, ctx: &EventContext) -> Option<Cmd> {
+        if self.popup.close(ctx.line()) {
+            return Some(Cmd::Repaint);
+        }
         if ctx.line().is_empty() && (self.menu)().is_some() {
             let _ = self.keys.send(Key::Menu(MenuKey::Deny));
         } else if self.busy.load(Ordering::Relaxed) {
@@ -195,17 +213,28 @@ impl ConditionalEventHandler for SendKey {
     }
 }
 
-/// A key that goes to the approval menu while it takes keys and the line is empty, and
-/// does what it always does otherwise (arrows walk the history, Enter submits, a digit or
-/// letter is typed: after the first character, the line is a reason).
+/// A key that moves in or takes from the popup while it shows (↑↓, Enter), goes to the
+/// approval menu while it takes keys and the line is empty, and does what it always does
+/// otherwise (arrows walk the history, Enter submits, a digit or letter is typed: after the
+/// first character, the line is a reason).
 struct MenuOrDefault {
     key: MenuKey,
     menu: MenuActive,
     keys: tokio::sync::mpsc::UnboundedSender<Key>,
+    popup: Popup,
 }
 
 impl ConditionalEventHandler for MenuOrDefault {
     fn handle(&self, _: &Event, _: RepeatCount, _: bool, ctx: &EventContext) -> Option<Cmd> {
+        let in_popup = match self.key {
+            MenuKey::Up => self.popup.step(ctx.line(), -1).then_some(Cmd::Repaint),
+            MenuKey::Down => self.popup.step(ctx.line(), 1).then_some(Cmd::Repaint),
+            MenuKey::Enter => take_from(&self.popup, ctx),
+            _ => None,
+        };
+        if in_popup.is_some() {
+            return in_popup;
+        }
         let answers = match ((self.menu)(), self.key) {
             (None, _) => false,
             // `a` and `p` are no answer to a request only "once" can answer: they start a
@@ -222,6 +251,21 @@ impl ConditionalEventHandler for MenuOrDefault {
     }
 }
 
+/// Tab: the popup's chosen entry into the line while it shows, completion otherwise.
+struct TabKey(Popup);
+
+impl ConditionalEventHandler for TabKey {
+    fn handle(&self, _: &Event, _: RepeatCount, _: bool, ctx: &EventContext) -> Option<Cmd> {
+        take_from(&self.0, ctx)
+    }
+}
+
+/// Completion, which offers only the popup's chosen entry while it shows (see
+/// `Popup::take`): the editor then puts it in place of the word and the cursor after it.
+fn take_from(popup: &Popup, ctx: &EventContext) -> Option<Cmd> {
+    popup.shown(ctx.line()).then_some(Cmd::Complete)
+}
+
 /// How long a lone Esc waits for the rest of an escape sequence (arrow keys and the like
 /// arrive as Esc plus more bytes, within microseconds even over SSH).
 pub const ESC_TIMEOUT_MS: u16 = 50;
@@ -235,6 +279,7 @@ pub fn bind_keys<H: Helper, I: rustyline::history::History>(
     menu: MenuActive,
     transcript: crate::repl::transcript::Request,
     rewind: Arc<AtomicBool>,
+    popup: Popup,
 ) {
     editor.bind_sequence(
         KeyEvent(KeyCode::Char('O'), Modifiers::CTRL),
@@ -243,6 +288,7 @@ pub fn bind_keys<H: Helper, I: rustyline::history::History>(
     editor.bind_sequence(
         KeyEvent(KeyCode::Esc, Modifiers::NONE),
         EventHandler::Conditional(Box::new(EscKey {
+            popup: popup.clone(),
             busy,
             keys: keys.clone(),
             menu: menu.clone(),
@@ -282,9 +328,14 @@ pub fn bind_keys<H: Helper, I: rustyline::history::History>(
                 key,
                 menu: menu.clone(),
                 keys: keys.clone(),
+                popup: popup.clone(),
             })),
         );
     }
+    editor.bind_sequence(
+        KeyEvent(KeyCode::Tab, Modifiers::NONE),
+        EventHandler::Conditional(Box::new(TabKey(popup))),
+    );
     // Ctrl+T: the todo list, at any time (rustyline's transpose-characters gives way).
     editor.bind_sequence(
         KeyEvent(KeyCode::Char('T'), Modifiers::CTRL),

@@ -17,8 +17,8 @@ use crate::session::view::{ContextState, Settings};
 #[derive(Clone, Default)]
 pub struct Footer {
     text: Arc<Mutex<String>>,
-    /// Rows the footer took when the editor last drew the line: what a read that ends
-    /// left on screen, whatever the text has become since.
+    /// Rows drawn under the line (the popup's and the footer's) when the editor last drew
+    /// it: what a read that ends left on screen, whatever the text has become since.
     drawn: Arc<AtomicUsize>,
 }
 
@@ -31,21 +31,25 @@ impl Footer {
         changed
     }
 
-    /// The editor's hint for the line, with the footer under it.
-    pub fn under(&self, hint: Option<String>) -> Option<String> {
+    /// The editor's hint for the line: `hint` after the cursor, then the `popup`'s rows
+    /// (see `popup`), then the footer.
+    pub fn under(&self, hint: Option<String>, popup: Vec<String>) -> Option<String> {
         let text = lock(&self.text);
         // Cut to fit one row of the terminal as it is now (it may have been resized).
         let columns = crate::repl::shell::terminal_width();
         let (footer, _) = cut_to_width(&text, usize::from(columns).saturating_sub(1));
-        self.drawn
-            .store(usize::from(!footer.is_empty()), Ordering::SeqCst);
-        if footer.is_empty() {
+        let mut rows = popup;
+        if !footer.is_empty() {
+            rows.push(footer.to_string());
+        }
+        self.drawn.store(rows.len(), Ordering::SeqCst);
+        if rows.is_empty() {
             return hint;
         }
-        Some(format!("{}\n{footer}", hint.unwrap_or_default()))
+        Some(format!("{}\n{}", hint.unwrap_or_default(), rows.join("\n")))
     }
 
-    /// Rows the footer took under the line when the editor last drew it.
+    /// Rows drawn under the line when the editor last drew it.
     pub fn rows(&self) -> usize {
         self.drawn.load(Ordering::SeqCst)
     }
@@ -121,11 +125,17 @@ mod tests {
         let text = text(&settings(), None);
         assert_eq!(cut_to_width(&text, 29).0.chars().count(), 29);
         let footer = Footer::default();
-        assert_eq!(footer.under(Some("x".into())), Some("x".into()));
+        assert_eq!(footer.under(Some("x".into()), vec![]), Some("x".into()));
         assert!(footer.set("f".into()));
         assert!(!footer.set("f".into()));
         assert_eq!(footer.rows(), 0, "not drawn yet");
-        assert_eq!(footer.under(None), Some("\nf".into()));
+        assert_eq!(footer.under(None, vec![]), Some("\nf".into()));
         assert_eq!(footer.rows(), 1);
+        let popup = vec!["❯ /model".to_string(), "  /mode".to_string()];
+        assert_eq!(
+            footer.under(None, popup),
+            Some("\n❯ /model\n  /mode\nf".into())
+        );
+        assert_eq!(footer.rows(), 3);
     }
 }

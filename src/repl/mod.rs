@@ -16,6 +16,7 @@ mod footer;
 mod history;
 mod init;
 mod pager;
+mod popup;
 mod printer;
 pub mod render;
 mod reprompt;

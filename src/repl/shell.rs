@@ -753,6 +753,12 @@ pub(crate) fn terminal_width() -> u16 {
     termimad::crossterm::terminal::size().map_or(100, |(w, _)| w.max(20))
 }
 
+/// The terminal's columns and rows.
+fn terminal_size() -> (u16, u16) {
+    let rows = termimad::crossterm::terminal::size().map_or(24, |(_, rows)| rows);
+    (terminal_width(), rows)
+}
+
 /// The editor thread's channels.
 struct EditorIo {
     typed: mpsc::UnboundedSender<Typed>,
@@ -785,6 +791,8 @@ fn spawn_editor(
     let submitted_empty = shared.line_empty.clone();
     let (for_complete, for_hint) = (catalog.clone(), catalog.clone());
     let footer = io.footer.clone();
+    let popup = super::popup::Popup::default();
+    let (popup_rows, popup_take, popup_keys) = (popup.clone(), popup.clone(), popup);
     std::thread::spawn(move || {
         // Lines are added to the history here, not by the editor: approval answers are not
         // history.
@@ -805,8 +813,30 @@ fn spawn_editor(
             return;
         };
         let helper = LineHelper::new(
-            Box::new(move |line, pos| for_complete.complete(line, pos)),
-            Box::new(move |line, pos| footer.under(for_hint.hint(line, pos))),
+            Box::new(move |line, pos| match popup_take.take(line, pos) {
+                Some((start, replacement)) => {
+                    let display = replacement.clone();
+                    (
+                        start,
+                        vec![rustyline::completion::Pair {
+                            display,
+                            replacement,
+                        }],
+                    )
+                }
+                None => for_complete.complete(line, pos),
+            }),
+            Box::new(move |line, pos| {
+                let candidates = || for_hint.candidates(line, pos);
+                let rows = popup_rows.rows(line, pos, candidates, terminal_size());
+                // The list says more than the argument hint (`/` alone lists commands).
+                let hint = if rows.is_empty() {
+                    for_hint.hint(line, pos)
+                } else {
+                    None
+                };
+                footer.under(hint, rows)
+            }),
             line_empty,
             io.reprompt.clone(),
             color,
@@ -826,6 +856,7 @@ fn spawn_editor(
             menu,
             io.viewer.request.clone(),
             io.viewer.rewind.clone(),
+            popup_keys,
         );
         for line in history.load() {
             let _ = editor.add_history_entry(line);
