@@ -385,18 +385,24 @@ fn share_lets_the_web_send_messages_and_answer_approvals_until_stopped() {
     // An approval the terminal is asking for, answered in the browser.
     repl.line("write web.txt");
     repl.expect("Allow Write");
-    let session = request(
-        addr,
-        "GET",
-        "/api/session",
-        &[("Authorization", &bearer)],
-        b"",
-    )
-    .json();
-    let id = session["pending_approvals"][0]["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    // The mirror follows the session on its own task: the request may reach it a moment
+    // after the terminal showed it.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let id = loop {
+        let session = request(
+            addr,
+            "GET",
+            "/api/session",
+            &[("Authorization", &bearer)],
+            b"",
+        )
+        .json();
+        if let Some(id) = session["pending_approvals"][0]["id"].as_str() {
+            break id.to_string();
+        }
+        assert!(Instant::now() < deadline, "{session}");
+        std::thread::sleep(Duration::from_millis(50));
+    };
     let answered = post(
         &format!("/api/approvals/{id}"),
         &bearer,
@@ -825,7 +831,7 @@ fn share_open_hands_the_browser_no_ticket_on_its_command_line() {
     let mut repl = Repl::start_with_env(&ws, &[], &[("BROWSER", opener.to_str().unwrap())]);
     repl.line("/share --open");
     let printed = repl.expect_share_link();
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let deadline = Instant::now() + Duration::from_secs(10);
     while !argv_file.exists() {
         assert!(
             std::time::Instant::now() < deadline,

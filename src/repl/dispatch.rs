@@ -4,7 +4,7 @@
 use super::approval::{self, Answer};
 use super::commands::{Command, TURN_MODES};
 use super::editor;
-use super::shell::Shell;
+use super::shell::{Question, Shell};
 use super::triggers::Parsed;
 use crate::session::memory::Memory;
 use crate::session::{Input, TurnMode, UserMessage, line, lock};
@@ -28,10 +28,12 @@ impl Shell {
         if self.answer_approval(&line).await {
             return true;
         }
-        if self.answer_rewind(&line).await {
-            return true;
-        }
-        if self.answer_init(&line).await {
+        if let Some(question) = self.question.take() {
+            let yes = matches!(line.trim().to_lowercase().as_str(), "y" | "yes");
+            match question {
+                Question::Rewind(id, what) => self.answer_rewind(id, what, yes).await,
+                Question::Init(existing) => self.answer_init(existing, yes).await,
+            }
             return true;
         }
         if let Some(fact) = memory_line(&line) {

@@ -78,7 +78,7 @@ impl Shell {
         lines.push(trust_line(&self.ws));
         lines.push(self.mcp_line());
         lines.push(hooks_line(&self.ws));
-        lines.extend(terminal_lines(super::shell::terminal_width()));
+        lines.extend(terminal_lines(super::tty::terminal_width()));
         if models.is_empty() {
             lines.push(fail(
                 "models: none configured",

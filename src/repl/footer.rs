@@ -36,7 +36,7 @@ impl Footer {
     pub fn under(&self, hint: Option<String>, popup: Vec<String>) -> Option<String> {
         let text = lock(&self.text);
         // Cut to fit one row of the terminal as it is now (it may have been resized).
-        let columns = crate::repl::shell::terminal_width();
+        let columns = crate::repl::tty::terminal_width();
         let (footer, _) = cut_to_width(&text, usize::from(columns).saturating_sub(1));
         let mut rows = popup;
         if !footer.is_empty() {

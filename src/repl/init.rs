@@ -41,24 +41,20 @@ impl Shell {
                     ),
                 };
                 self.view.warning(&question);
-                self.pending_init = Some(name);
+                self.question = Some(super::shell::Question::Init(name));
             }
         }
     }
 
-    /// The answer to `/init`'s question: `y` sends the prompt, anything else leaves the
-    /// files alone. `false` when no question was open.
-    pub(super) async fn answer_init(&mut self, line: &str) -> bool {
-        let Some(existing) = self.pending_init.take() else {
-            return false;
-        };
-        if matches!(line.trim().to_lowercase().as_str(), "y" | "yes") {
+    /// The answer to `/init`'s question: yes sends the prompt, anything else leaves the
+    /// files alone.
+    pub(super) async fn answer_init(&mut self, existing: &'static str, yes: bool) {
+        if yes {
             self.send_init(Some(existing)).await;
         } else {
             self.view
                 .hint(&format!("/init: nothing sent; {existing} is as it was"));
         }
-        true
     }
 
     async fn send_init(&mut self, existing: Option<&str>) {

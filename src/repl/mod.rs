@@ -15,6 +15,7 @@ mod extensions;
 mod footer;
 mod history;
 mod init;
+mod input;
 mod pager;
 mod popup;
 mod printer;

@@ -107,25 +107,21 @@ impl Shell {
                     "changed by hand since that checkpoint: {}; rewinding overwrites them. Overwrite? [y/N]",
                     files.join(", ")
                 ));
-                self.pending_rewind = Some((id, what));
+                self.question = Some(super::shell::Question::Rewind(id, what));
             }
             Ok(Err(Refusal::Failed(f))) => self.view.error(&f.message),
             Err(e) => self.view.error(&e.to_string()),
         }
     }
 
-    /// The answer to the question a refused rewind asked: `y` overwrites, anything else
-    /// leaves the files alone. `false` when no question was open.
-    pub(super) async fn answer_rewind(&mut self, line: &str) -> bool {
-        let Some((id, what)) = self.pending_rewind.take() else {
-            return false;
-        };
-        if matches!(line.trim().to_lowercase().as_str(), "y" | "yes") {
+    /// The answer to the question a refused rewind asked: yes overwrites, anything else
+    /// leaves the files alone.
+    pub(super) async fn answer_rewind(&mut self, id: String, what: What, yes: bool) {
+        if yes {
             self.rewind_to(id, what, true).await;
         } else {
             self.view.hint("not rewound; your files are as they were");
         }
-        true
     }
 
     /// `/check CMD`: runs when `[checks] allow` lists it (with any further arguments), so

@@ -4,20 +4,19 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use rustyline::error::ReadlineError;
-use rustyline::history::FileHistory;
-use rustyline::{Config, Editor};
 use tokio::sync::mpsc;
 
 use super::catalog::Catalog;
 use super::complete::FileIndex;
-use super::editor::{self, LineHelper};
+use super::editor;
 use super::extensions::{self, Extensions};
 use super::footer::Footer;
-use super::printer::{Hold, Out, QueuedPrinter};
+use super::input::{EditorIo, Typed, spawn_editor};
+use super::printer::{Flush, Hold, QueuedPrinter};
 use super::render::RenderStyle;
 use super::reprompt::Reprompt;
 use super::transcript::Viewer;
+use super::tty::{terminal_height, terminal_width};
 use super::view::{Shared, View};
 use super::{complete, theme};
 use crate::app::{self, Failure, LiveSession, Start, Workspace, exit};
@@ -38,11 +37,12 @@ const EDITOR_SETTLE: Duration = Duration::from_millis(150);
 /// How long a settings change waits for the session's answer before the prompt returns.
 const SETTING_ANSWER_LIMIT: Duration = Duration::from_secs(2);
 
-/// What the editor thread reports.
-pub(super) enum Typed {
-    Line(String),
-    Interrupted,
-    Eof,
+/// A question the shell asked, which the next line answers with y or anything else.
+pub(super) enum Question {
+    /// A `/rewind` refused because of hand edits: overwrite them?
+    Rewind(String, crate::app::rewind::What),
+    /// `/init` found this file: write AGENTS.md over or from it?
+    Init(&'static str),
 }
 
 /// Everything the loop works with.
@@ -72,14 +72,12 @@ pub(super) struct Shell {
     /// The model id last chosen with `/model` (the session shows only its label): a
     /// restart (`/clear`, `/resume`) starts the new session on it.
     pub model_choice: Option<String>,
-    /// A `/rewind` refused because of hand edits, waiting for the person's y/N.
-    pub pending_rewind: Option<(String, crate::app::rewind::What)>,
+    /// A y/N question the next line answers.
+    pub question: Option<Question>,
     /// When Esc last interrupted a turn: pressed again soon after, it drops the queue too.
     pub last_esc: Option<Instant>,
     /// The configuration files as last read (see `config_follow`).
     pub config_stamp: super::config_follow::ConfigStamp,
-    /// `/init` asked whether to replace this existing file, waiting for the person's y/N.
-    pub pending_init: Option<&'static str>,
     /// Lines a command finished in the background (`/doctor`'s model servers).
     pub reports: super::doctor::Reports,
 }
@@ -97,16 +95,49 @@ pub async fn run(start: Start) -> i32 {
 }
 
 async fn try_run(start: Start) -> Result<i32, Failure> {
+    let (mut shell, mut link, greeting) = open(start).await?;
+    shell.greet(greeting).await;
+    let ended = shell.run_loop(&mut link).await;
+    Ok(shell.close(ended, &link).await)
+}
+
+/// What the shell says before the first prompt, gathered while it opens.
+struct Greeting {
+    /// Skill and agent files that could not be watched.
+    watch_problems: Vec<String>,
+    /// A first run with no model: how to configure one.
+    first_run: Option<String>,
+    /// What the trust question at start decided.
+    trust_hint: Option<String>,
+}
+
+/// The loop's ends of the editor thread, the output thread and the signals.
+struct Link {
+    typed: mpsc::UnboundedReceiver<Typed>,
+    keys: mpsc::UnboundedReceiver<editor::Key>,
+    /// After each line, tells the editor whether to read another.
+    again: std::sync::mpsc::Sender<bool>,
+    flush: Flush,
+    sigint: mpsc::UnboundedReceiver<()>,
+    endings: Option<app::signals::Signals>,
+}
+
+/// How the loop ended.
+#[derive(Default)]
+struct Ended {
+    /// The session of another process ended under the shell (its server stopped).
+    server_gone: bool,
+    /// The terminal closed or a signal asked linggen to stop.
+    by: Option<app::signals::Ending>,
+}
+
+/// Loads the workspace, opens the session and starts the editor and output threads.
+async fn open(start: Start) -> Result<(Shell, Link, Greeting), Failure> {
     let mut ws = app::load_workspace(&start)?;
     // Before anything uses the configuration: a yes here applies to this session.
     let trust_hint = super::trust::ask_at_start(&mut ws).await;
     // Watching starts first, so that the window in which a new file goes unnoticed is short.
     let (extensions, watch_problems) = Extensions::start(&ws);
-    let (theme, warning) = theme::load_or_default(&ws.config.theme, &ws.home);
-    if let Some(w) = warning {
-        eprintln!("linggen: warning: {w}");
-    }
-    let style = RenderStyle::detect(theme);
     let shared = Arc::new(Shared::default());
     let files = FileIndex::new(&ws.root);
     files.refresh_in_background();
@@ -114,20 +145,71 @@ async fn try_run(start: Start) -> Result<i32, Failure> {
     extensions::fill(&catalog, &ws);
     // Start the session before the editor, so a dead model server is one line and exit. With
     // no model configured at all (a first run), the shell opens anyway and says how to add one.
-    let (live, first_run) = match super::attach::open(&start, &ws).await {
+    let (mut live, first_run) = match super::attach::open(&start, &ws).await {
         Ok(live) => (Some(live), None),
         Err(f) if ws.config.models.is_empty() && !start.attach => (None, Some(f.message)),
         Err(f) => return Err(f),
     };
-    let mut live = live;
     let mirror = live.as_mut().and_then(Mirror::of);
+    *lock(&shared.session_id) = live.as_ref().map(|l| l.session_id.clone());
+    let (terminal, link) = start_terminal(&start, &ws, &shared, &catalog)?;
+    let config_stamp = super::config_follow::ConfigStamp::of(&ws.home, &ws.root);
+    let shell = Shell {
+        start,
+        ws,
+        live,
+        view: terminal.view,
+        shared,
+        catalog,
+        prompt: terminal.prompt,
+        reprompt: terminal.reprompt,
+        footer: terminal.footer,
+        extensions,
+        mirror,
+        share: None,
+        deferred_due: false,
+        model_choice: None,
+        question: None,
+        last_esc: None,
+        config_stamp,
+        reports: Default::default(),
+    };
+    let greeting = Greeting {
+        watch_problems,
+        first_run,
+        trust_hint,
+    };
+    Ok((shell, link, greeting))
+}
 
-    let mut sigint = interrupts();
-    let mut endings = Some(app::signals::Signals::terminal_endings());
-    let mut ended_by = None;
-    let (typed_tx, mut typed) = mpsc::unbounded_channel();
+/// What the shell draws with, made by [`start_terminal`].
+struct Terminal {
+    view: View,
+    prompt: Arc<std::sync::Mutex<String>>,
+    reprompt: Arc<Reprompt>,
+    footer: Footer,
+}
+
+/// Starts the line editor's thread and the output thread that feeds it, the view that
+/// prints through them, and the signals the terminal sends.
+fn start_terminal(
+    start: &Start,
+    ws: &Workspace,
+    shared: &Arc<Shared>,
+    catalog: &Catalog,
+) -> Result<(Terminal, Link), Failure> {
+    let (theme, warning) = theme::load_or_default(&ws.config.theme, &ws.home);
+    if let Some(w) = warning {
+        eprintln!("linggen: warning: {w}");
+    }
+    let style = RenderStyle::detect(theme);
+    // Registered before the editor first reads (see `interrupts`).
+    let sigint = interrupts();
+    let endings = Some(app::signals::Signals::terminal_endings());
+    let (typed_tx, typed) = mpsc::unbounded_channel();
     let (printer_tx, printer_rx) = std::sync::mpsc::channel();
-    let (again_tx, again_rx) = std::sync::mpsc::channel();
+    let (again, again_rx) = std::sync::mpsc::channel();
+    let (keys_tx, keys) = mpsc::unbounded_channel();
     let start_agent = start.agent.as_deref().unwrap_or(app::DEFAULT_AGENT);
     let prompt = Arc::new(std::sync::Mutex::new(prompt_text(
         start_agent,
@@ -137,11 +219,9 @@ async fn try_run(start: Start) -> Result<i32, Failure> {
             .permission_mode
             .unwrap_or(ws.config.permission_mode),
     )));
-    let (keys_tx, mut keys) = mpsc::unbounded_channel();
     let reprompt = Arc::new(Reprompt::new(Arc::default()));
     let hold = Hold::default();
     let footer = Footer::default();
-    *lock(&shared.session_id) = live.as_ref().map(|l| l.session_id.clone());
     let io = EditorIo {
         footer: footer.clone(),
         viewer: Viewer {
@@ -161,7 +241,7 @@ async fn try_run(start: Start) -> Result<i32, Failure> {
         again: again_rx,
         prompt: prompt.clone(),
     };
-    spawn_editor(&ws, &shared, &catalog, !style.is_plain(), io);
+    spawn_editor(ws, shared, catalog, !style.is_plain(), io);
     let printer = printer_rx.recv().map_err(|_| Failure {
         code: exit::FAILURE,
         message: "the line editor could not start (is this a terminal?)".into(),
@@ -174,178 +254,195 @@ async fn try_run(start: Start) -> Result<i32, Failure> {
     let width = terminal_width();
     let mut view = View::new(Box::new(printer), style, width, shared.clone(), start_agent);
     view.show_thinking = ws.config.show_thinking;
-    let config_stamp = super::config_follow::ConfigStamp::of(&ws.home, &ws.root);
-    let mut shell = Shell {
-        start,
-        ws,
-        live,
+    let terminal = Terminal {
         view,
-        shared,
-        catalog,
         prompt,
         reprompt,
         footer,
-        extensions,
-        mirror,
-        share: None,
-        deferred_due: false,
-        model_choice: None,
-        pending_rewind: None,
-        last_esc: None,
-        config_stamp,
-        pending_init: None,
-        reports: Default::default(),
     };
-    shell.refresh_lists().await;
-    for problem in watch_problems {
-        shell.view.warning(&problem);
-    }
-    let model = shell
-        .live
-        .as_ref()
-        .map_or("no model yet", |live| live.model_label.as_str());
-    shell.view.hint(&format!(
-        "linggen {} · {model} · {} · /help for commands",
-        env!("CARGO_PKG_VERSION"),
-        shell.ws.root.display()
-    ));
-    if let Some(live) = shell.live.as_ref()
-        && let Some(owner) = &live.owner
-    {
-        shell.view.own_sender = crate::web::attach::SENDER;
-        let line = format!(
-            "attached to {owner} · session {} · its page and this terminal share it",
-            live.session_id
-        );
-        shell.view.hint(&line);
-    }
-    if let Some(message) = first_run {
-        shell.view.warning(&message);
-    }
-    if let Some(hint) = trust_hint {
-        shell.view.hint(&hint);
-    }
-    if let Some(live) = shell.live.as_mut() {
-        let resumed = std::mem::take(&mut live.resumed);
-        shell.view.replay(&live.session_id, &resumed);
-    }
-    let mut last_interrupt: Option<Instant> = None;
-    let mut server_gone = false;
-    let mut spinner = tokio::time::interval(super::view::SPINNER_FRAME);
-    spinner.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-    loop {
-        tokio::select! {
-            _ = spinner.tick() => {
-                // A resize mid-answer applies from the answer's next line.
-                shell.view.set_width(terminal_width());
-                shell.view.set_height(terminal_height());
-                shell.view.tick();
-            }
-            envelope = next_event(&mut shell.live) => match envelope {
-                Some(envelope) => {
-                    // The width now, not at the last tick: a print right after a resize
-                    // erases the live area by the rows the terminal made of it.
-                    shell.view.set_width(terminal_width());
-                    shell.view.set_height(terminal_height());
-                    shell.on_event(&envelope.event)
-                }
-                // Only a session of another process ends under the shell (its server
-                // stopped); the line saying so was its last event.
-                None => {
-                    server_gone = true;
-                    let _ = again_tx.send(false);
-                    break;
-                }
-            },
-            Some(key) = keys.recv() => shell.on_key(key).await,
-            lines = shell.reports.next() => shell.view.lines(lines),
-            // A skill or agent file changed on disk (the sets were re-read).
-            Ok(()) = shell.extensions.skills.changed() => shell.extensions_changed(),
-            Ok(()) = shell.extensions.agents.changed() => shell.extensions_changed(),
-            // Ctrl+C while the editor is between lines (the terminal is not in raw mode then)
-            // arrives as SIGINT; it must mean the same as Ctrl+C at the prompt, not kill us.
-            // (Unless it was the shell's own, asking the editor for a new prompt.)
-            Some(()) = sigint.recv() => {
-                if !shell.reprompt.take() && shell.interrupt(&mut last_interrupt).await {
-                    let _ = again_tx.send(false);
-                    break;
-                }
-            }
-            // The terminal closed, or someone asked linggen to stop: as Ctrl+C on a running
-            // turn, then out through the same door as /exit (the session saved, the
-            // terminal put back).
-            ending = next_ending(&mut endings) => {
-                ended_by = Some(ending);
-                shell.cancel().await;
-                if let Some(endings) = endings.take() {
-                    endings.second_quits(super::tty::restore);
-                }
-                let _ = again_tx.send(false);
-                break;
-            }
-            typed = typed.recv() => match typed {
-                None | Some(Typed::Eof) => break,
-                Some(Typed::Interrupted) => {
-                    let prompt = lock(&shell.prompt).clone();
-                    shell.view.interrupted(&prompt, terminal_width());
-                    let quit = shell.interrupt(&mut last_interrupt).await;
-                    flush.wait(OUTPUT_FLUSH_LIMIT);
-                    let _ = again_tx.send(!quit);
-                    if quit {
-                        break;
-                    }
-                }
-                Some(Typed::Line(line)) => {
-                    last_interrupt = None;
-                    shell.echo_submitted(&line);
-                    let go_on = shell.handle_line(line).await;
-                    // The line's output first, then the next prompt.
-                    flush.wait(OUTPUT_FLUSH_LIMIT);
-                    // The editor waits for this before reading again, so it is never left
-                    // in raw mode when the shell exits.
-                    let _ = again_tx.send(go_on);
-                    if !go_on {
-                        break;
-                    }
-                }
-            }
+    let link = Link {
+        typed,
+        keys,
+        again,
+        flush,
+        sigint,
+        endings,
+    };
+    Ok((terminal, link))
+}
+
+impl Shell {
+    /// The lines before the first prompt: what the shell runs with, and what needs care.
+    async fn greet(&mut self, greeting: Greeting) {
+        self.refresh_lists().await;
+        for problem in greeting.watch_problems {
+            self.view.warning(&problem);
         }
-        if shell.deferred_due && !shell.run_deferred().await {
-            let _ = again_tx.send(false);
-            break;
-        }
-    }
-    if let Some(server) = shell.share.take() {
-        server.stop().await;
-    }
-    let talked = shell.view.has_turns();
-    let id = shell
-        .live
-        .as_ref()
-        .map(|l| l.session_id.clone())
-        .unwrap_or_default();
-    let attached_to = shell.live.as_ref().and_then(|l| l.owner.clone());
-    if let Some(live) = shell.live.take() {
-        live.stop().await;
-    }
-    // Where to pick up again, once there is something to pick up.
-    if let Some(owner) = attached_to.as_ref().filter(|_| !server_gone) {
-        shell
-            .view
-            .hint(&format!("detached; the session goes on in {owner}"));
-    } else if talked && attached_to.is_none() {
-        shell.view.hint(&format!(
-            "resume this session with `linggen -c` (or `linggen --resume {id}`)"
+        let model = self
+            .live
+            .as_ref()
+            .map_or("no model yet", |live| live.model_label.as_str());
+        self.view.hint(&format!(
+            "linggen {} · {model} · {} · /help for commands",
+            env!("CARGO_PKG_VERSION"),
+            self.ws.root.display()
         ));
+        if let Some(live) = self.live.as_ref()
+            && let Some(owner) = &live.owner
+        {
+            self.view.own_sender = crate::web::attach::SENDER;
+            let line = format!(
+                "attached to {owner} · session {} · its page and this terminal share it",
+                live.session_id
+            );
+            self.view.hint(&line);
+        }
+        if let Some(message) = greeting.first_run {
+            self.view.warning(&message);
+        }
+        if let Some(hint) = greeting.trust_hint {
+            self.view.hint(&hint);
+        }
+        if let Some(live) = self.live.as_mut() {
+            let resumed = std::mem::take(&mut live.resumed);
+            self.view.replay(&live.session_id, &resumed);
+        }
     }
-    flush.wait(OUTPUT_FLUSH_LIMIT);
-    if server_gone {
-        // The editor is still reading: rustyline's printer hands the last lines (why the
-        // session ended) to its thread, which writes them in its own time, with the line
-        // and the footer redrawn after them. Exiting at once could cut that write.
-        std::thread::sleep(EDITOR_SETTLE);
+
+    /// Events, keys, lines and signals, until one of them ends the shell.
+    async fn run_loop(&mut self, link: &mut Link) -> Ended {
+        let mut last_interrupt: Option<Instant> = None;
+        let mut spinner = tokio::time::interval(super::view::SPINNER_FRAME);
+        spinner.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+        loop {
+            tokio::select! {
+                _ = spinner.tick() => {
+                    // A resize mid-answer applies from the answer's next line.
+                    self.follow_terminal_size();
+                    self.view.tick();
+                }
+                envelope = next_event(&mut self.live) => match envelope {
+                    Some(envelope) => {
+                        // The size now, not at the last tick: a print right after a resize
+                        // erases the live area by the rows the terminal made of it.
+                        self.follow_terminal_size();
+                        self.on_event(&envelope.event)
+                    }
+                    // Only a session of another process ends under the shell (its server
+                    // stopped); the line saying so was its last event.
+                    None => {
+                        let _ = link.again.send(false);
+                        return Ended { server_gone: true, by: None };
+                    }
+                },
+                Some(key) = link.keys.recv() => self.on_key(key).await,
+                lines = self.reports.next() => self.view.lines(lines),
+                // A skill or agent file changed on disk (the sets were re-read).
+                Ok(()) = self.extensions.skills.changed() => self.extensions_changed(),
+                Ok(()) = self.extensions.agents.changed() => self.extensions_changed(),
+                // Ctrl+C while the editor is between lines (the terminal is not in raw mode
+                // then) arrives as SIGINT; it must mean the same as Ctrl+C at the prompt, not
+                // kill us. (Unless it was the shell's own, asking the editor for a new prompt.)
+                Some(()) = link.sigint.recv() => {
+                    if !self.reprompt.take() && self.interrupt(&mut last_interrupt).await {
+                        let _ = link.again.send(false);
+                        return Ended::default();
+                    }
+                }
+                // The terminal closed, or someone asked linggen to stop: as Ctrl+C on a
+                // running turn, then out through the same door as /exit (the session saved,
+                // the terminal put back).
+                ending = next_ending(&mut link.endings) => {
+                    self.cancel().await;
+                    if let Some(endings) = link.endings.take() {
+                        endings.second_quits(super::tty::restore);
+                    }
+                    let _ = link.again.send(false);
+                    return Ended { server_gone: false, by: Some(ending) };
+                }
+                typed = link.typed.recv() => {
+                    if !self.on_typed(typed, link, &mut last_interrupt).await {
+                        return Ended::default();
+                    }
+                }
+            }
+            if self.deferred_due && !self.run_deferred().await {
+                let _ = link.again.send(false);
+                return Ended::default();
+            }
+        }
     }
-    Ok(ended_by.map_or(exit::SUCCESS, app::signals::Ending::exit_code))
+
+    fn follow_terminal_size(&mut self) {
+        self.view.set_width(terminal_width());
+        self.view.set_height(terminal_height());
+    }
+
+    /// What the editor read: a line to handle, Ctrl+C, or the end of input. Whether the
+    /// shell goes on; the editor is told the same.
+    async fn on_typed(
+        &mut self,
+        typed: Option<Typed>,
+        link: &Link,
+        last_interrupt: &mut Option<Instant>,
+    ) -> bool {
+        let go_on = match typed {
+            None | Some(Typed::Eof) => return false,
+            Some(Typed::Interrupted) => {
+                let prompt = lock(&self.prompt).clone();
+                self.view.interrupted(&prompt, terminal_width());
+                !self.interrupt(last_interrupt).await
+            }
+            Some(Typed::Line(line)) => {
+                *last_interrupt = None;
+                self.echo_submitted(&line);
+                self.handle_line(line).await
+            }
+        };
+        // The line's output first, then the next prompt.
+        link.flush.wait(OUTPUT_FLUSH_LIMIT);
+        // The editor waits for this before reading again, so it is never left in raw mode
+        // when the shell exits.
+        let _ = link.again.send(go_on);
+        go_on
+    }
+
+    /// Stops the share and the session, says where to pick up again, and returns the exit
+    /// code.
+    async fn close(mut self, ended: Ended, link: &Link) -> i32 {
+        if let Some(server) = self.share.take() {
+            server.stop().await;
+        }
+        let talked = self.view.has_turns();
+        let id = self
+            .live
+            .as_ref()
+            .map(|l| l.session_id.clone())
+            .unwrap_or_default();
+        let attached_to = self.attached_to();
+        if let Some(live) = self.live.take() {
+            live.stop().await;
+        }
+        // Where to pick up again, once there is something to pick up.
+        if let Some(owner) = attached_to.as_ref().filter(|_| !ended.server_gone) {
+            self.view
+                .hint(&format!("detached; the session goes on in {owner}"));
+        } else if talked && attached_to.is_none() {
+            self.view.hint(&format!(
+                "resume this session with `linggen -c` (or `linggen --resume {id}`)"
+            ));
+        }
+        link.flush.wait(OUTPUT_FLUSH_LIMIT);
+        if ended.server_gone {
+            // The editor is still reading: rustyline's printer hands the last lines (why the
+            // session ended) to its thread, which writes them in its own time, with the line
+            // and the footer redrawn after them. Exiting at once could cut that write.
+            std::thread::sleep(EDITOR_SETTLE);
+        }
+        ended
+            .by
+            .map_or(exit::SUCCESS, app::signals::Ending::exit_code)
+    }
 }
 
 async fn next_ending(endings: &mut Option<app::signals::Signals>) -> app::signals::Ending {
@@ -739,225 +836,4 @@ fn interrupts() -> mpsc::UnboundedReceiver<()> {
         }
     });
     rx
-}
-
-/// The terminal's rows; unknown, no limit.
-fn terminal_height() -> u16 {
-    termimad::crossterm::terminal::size().map_or(u16::MAX, |(_, h)| h.max(2))
-}
-
-pub(crate) fn terminal_width() -> u16 {
-    if let Some(width) = RenderStyle::dumb_terminal_width() {
-        return width;
-    }
-    termimad::crossterm::terminal::size().map_or(100, |(w, _)| w.max(20))
-}
-
-/// The terminal's columns and rows.
-fn terminal_size() -> (u16, u16) {
-    let rows = termimad::crossterm::terminal::size().map_or(24, |(_, rows)| rows);
-    (terminal_width(), rows)
-}
-
-/// The editor thread's channels.
-struct EditorIo {
-    typed: mpsc::UnboundedSender<Typed>,
-    printer: std::sync::mpsc::Sender<Out>,
-    /// After each line: read another (`true`) or stop (`false`).
-    again: std::sync::mpsc::Receiver<bool>,
-    prompt: Arc<std::sync::Mutex<String>>,
-    /// Whether a turn runs (Esc interrupts only then).
-    busy: Arc<std::sync::atomic::AtomicBool>,
-    /// Esc and Shift+Tab, for the shell.
-    keys: mpsc::UnboundedSender<editor::Key>,
-    /// Asks for the prompt to be drawn again while a line is read.
-    reprompt: Arc<Reprompt>,
-    /// Ctrl+O's full-screen transcript.
-    viewer: Viewer,
-    footer: Footer,
-}
-
-/// Runs rustyline on its own thread; hands back its external printer first.
-fn spawn_editor(
-    ws: &Workspace,
-    shared: &Arc<Shared>,
-    catalog: &Catalog,
-    color: bool,
-    io: EditorIo,
-) {
-    let history = super::history::History::new(&ws.home, &ws.root);
-    let shared = shared.clone();
-    let line_empty = shared.line_empty.clone();
-    let submitted_empty = shared.line_empty.clone();
-    let (for_complete, for_hint) = (catalog.clone(), catalog.clone());
-    let footer = io.footer.clone();
-    let popup = super::popup::Popup::default();
-    let (popup_rows, popup_take, popup_keys) = (popup.clone(), popup.clone(), popup);
-    std::thread::spawn(move || {
-        // Lines are added to the history here, not by the editor: approval answers are not
-        // history.
-        let builder = Config::builder()
-            .auto_add_history(false)
-            .keyseq_timeout(Some(editor::ESC_TIMEOUT_MS))
-            .completion_type(rustyline::CompletionType::List);
-        // History is de-duplicated; the builder only fails for a zero history size.
-        let config = match builder
-            .clone()
-            .max_history_size(super::history::KEPT)
-            .and_then(|b| b.history_ignore_dups(true))
-        {
-            Ok(b) => b.build(),
-            Err(_) => builder.build(),
-        };
-        let Ok(mut editor) = Editor::<LineHelper, FileHistory>::with_config(config) else {
-            return;
-        };
-        let helper = LineHelper::new(
-            Box::new(move |line, pos| match popup_take.take(line, pos) {
-                Some((start, replacement)) => {
-                    let display = replacement.clone();
-                    (
-                        start,
-                        vec![rustyline::completion::Pair {
-                            display,
-                            replacement,
-                        }],
-                    )
-                }
-                None => for_complete.complete(line, pos),
-            }),
-            Box::new(move |line, pos| {
-                let candidates = || for_hint.candidates(line, pos);
-                let rows = popup_rows.rows(line, pos, candidates, terminal_size());
-                // The list says more than the argument hint (`/` alone lists commands).
-                let hint = if rows.is_empty() {
-                    for_hint.hint(line, pos)
-                } else {
-                    None
-                };
-                footer.under(hint, rows)
-            }),
-            line_empty,
-            io.reprompt.clone(),
-            color,
-        );
-        editor.set_helper(Some(helper));
-        let waiting = shared.clone();
-        let menu: editor::MenuActive = Arc::new(move || {
-            lock(&waiting.approval)
-                .as_ref()
-                .filter(|p| !p.typeahead)
-                .map(|p| p.once_only)
-        });
-        editor::bind_keys(
-            &mut editor,
-            io.busy.clone(),
-            io.keys.clone(),
-            menu,
-            io.viewer.request.clone(),
-            io.viewer.rewind.clone(),
-            popup_keys,
-        );
-        for line in history.load() {
-            let _ = editor.add_history_entry(line);
-        }
-        // A terminal the editor cannot drive (`TERM=dumb`: Emacs' shell, some IDE consoles)
-        // gets plain lines: the editor reads without editing, and output goes straight out.
-        let printer = match editor.create_external_printer() {
-            Ok(p) => {
-                // Only an editor that reads in raw mode wants Enter kept as `\r`; a
-                // plain line reader (`TERM=dumb`) needs the usual translation.
-                super::tty::keep_enter();
-                Out::Editor(Box::new(p))
-            }
-            Err(_) => Out::Plain(super::printer::Stdout {
-                prompt: io.prompt.clone(),
-                reading: io.reprompt.reading.clone(),
-                owed: false,
-            }),
-        };
-        let _ = io.printer.send(printer);
-        loop {
-            let read = read_line(&mut editor, &io);
-            // The line left the editor: until the next keystroke, nothing is being typed
-            // (an approval arriving now must not take the next line for type-ahead).
-            submitted_empty.store(true, std::sync::atomic::Ordering::Relaxed);
-            let event = match read {
-                Ok(line) => {
-                    let answering = lock(&shared.approval)
-                        .as_ref()
-                        .is_some_and(|p| !p.typeahead);
-                    if !answering && !line.trim().is_empty() {
-                        let _ = editor.add_history_entry(line.as_str());
-                        // A lost history line is not worth interrupting the person for.
-                        let _ = history.append(&line);
-                    }
-                    Typed::Line(line)
-                }
-                Err(ReadlineError::Interrupted) => Typed::Interrupted,
-                Err(_) => Typed::Eof,
-            };
-            let eof = matches!(event, Typed::Eof);
-            if io.typed.send(event).is_err() || eof {
-                break;
-            }
-            if !io.again.recv().unwrap_or(false) {
-                break;
-            }
-        }
-    });
-}
-
-/// One line, read again under the new prompt each time the shell asks for one (see
-/// `reprompt`), with the text and cursor as the person left them.
-fn read_line(
-    editor: &mut Editor<LineHelper, FileHistory>,
-    io: &EditorIo,
-) -> rustyline::Result<String> {
-    use std::sync::atomic::Ordering;
-    let mut initial: Option<(String, usize)> = None;
-    loop {
-        let prompt = lock(&io.prompt).clone();
-        io.reprompt.reading.store(true, Ordering::SeqCst);
-        let read = match &initial {
-            Some((line, pos)) => editor.readline_with_initial(&prompt, line.split_at(*pos)),
-            None => editor.readline(&prompt),
-        };
-        io.reprompt.reading.store(false, Ordering::SeqCst);
-        let interrupted = matches!(read, Err(ReadlineError::Interrupted));
-        let footer_rows = io.footer.rows();
-        if interrupted && let Some(typed) = io.viewer.take_request() {
-            // Erased first, at the width it was drawn at: the terminal may be resized while
-            // the viewer is open, and rows reflowed then could no longer be counted.
-            super::reprompt::erase(&prompt, &typed.0, footer_rows, terminal_width());
-            io.viewer.show();
-            initial = Some(typed);
-            continue;
-        }
-        if interrupted && io.viewer.take_rewind() {
-            super::reprompt::erase(&prompt, "", footer_rows, terminal_width());
-            match io.viewer.pick_rewind() {
-                // Shown as if typed, and run like it.
-                Some(line) => {
-                    use std::io::Write;
-                    let mut out = std::io::stdout().lock();
-                    let _ = write!(out, "{prompt}{line}\r\n");
-                    let _ = out.flush();
-                    return Ok(line);
-                }
-                None => continue,
-            }
-        }
-        if interrupted && io.reprompt.take() {
-            io.reprompt.erase(&prompt, footer_rows, terminal_width());
-            initial = Some(io.reprompt.typed());
-            continue;
-        }
-        if interrupted && footer_rows > 0 {
-            // Ctrl+C left the footer on screen under the line: it goes, and what the shell
-            // prints next takes its row.
-            super::footer::erase_below();
-        }
-        return read;
-    }
 }

@@ -421,7 +421,7 @@ impl View {
         if parent_id.is_none() {
             self.answered = false;
             self.live.turn_started = Some(std::time::Instant::now());
-            self.set_width(super::shell::terminal_width());
+            self.set_width(super::tty::terminal_width());
         }
     }
 
