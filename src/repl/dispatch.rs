@@ -67,7 +67,7 @@ impl Shell {
             parsed @ (Parsed::Message { .. }
             | Parsed::Skill { .. }
             | Parsed::CustomTrigger { .. }
-            | Parsed::AgentMessage { .. }) => match self.attached_to() {
+            | Parsed::AgentMessage { .. }) => match self.link.attached_to() {
                 // The session's owner reads the line with its own skills, agents and
                 // triggers, as it reads the page's.
                 Some(_) => {
@@ -91,7 +91,7 @@ impl Shell {
     /// `/mcp__SERVER__PROMPT args`: the server's prompt, filled in, sent as the message.
     /// `false` when no server has that prompt.
     async fn mcp_prompt(&mut self, name: &str, line: &str) -> bool {
-        let Some(live) = self.live.as_ref() else {
+        let Some(live) = self.link.live.as_ref() else {
             return false;
         };
         let args = line
@@ -116,7 +116,7 @@ impl Shell {
 
     /// The servers' prompts for completion (servers start in the background).
     pub(super) fn refresh_prompt_commands(&self) {
-        let Some(live) = self.live.as_ref() else {
+        let Some(live) = self.link.live.as_ref() else {
             return;
         };
         let choices = live
@@ -203,7 +203,7 @@ impl Shell {
     }
 
     async fn run_command(&mut self, command: Command, args: &str) {
-        if let Some(owner) = self.attached_to()
+        if let Some(owner) = self.link.attached_to()
             && command.needs_own_session()
         {
             let line = format!(
@@ -342,7 +342,7 @@ impl Shell {
     /// `/mcp`: the servers as `linggen mcp list` shows them, with this session's state of
     /// each (starting, its tools, the last error) and the tools it registered.
     fn mcp(&mut self) {
-        let Some(live) = self.live.as_ref() else {
+        let Some(live) = self.link.live.as_ref() else {
             return self.view.lines(crate::app::mcp::server_lines(&self.ws));
         };
         let servers = live.mcp.lines();
@@ -370,7 +370,7 @@ impl Shell {
     /// `/runs`: this session's runs from the store (a fresh connection, so it works while
     /// the writer is busy with the running turn).
     async fn runs(&mut self) {
-        let Some(id) = self.live.as_ref().map(|l| l.session_id.clone()) else {
+        let Some(id) = self.link.live.as_ref().map(|l| l.session_id.clone()) else {
             return self
                 .view
                 .hint("no session yet; send a message to start one");

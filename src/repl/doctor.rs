@@ -99,7 +99,7 @@ impl Shell {
     }
 
     fn mcp_line(&self) -> String {
-        let Some(live) = self.live.as_ref() else {
+        let Some(live) = self.link.live.as_ref() else {
             return ok(&format!(
                 "MCP: {} server(s) configured",
                 self.ws.mcp.servers.len()

@@ -120,11 +120,12 @@ impl Helper for LineHelper {}
 
 /// Ctrl+C clears a non-empty line; on an empty line it interrupts (the REPL then cancels a
 /// running turn, or hints, or exits on the second press).
-struct CtrlC;
+struct CtrlC(Arc<crate::repl::reprompt::Reprompt>);
 
 impl ConditionalEventHandler for CtrlC {
     fn handle(&self, _: &Event, _: RepeatCount, _: bool, ctx: &EventContext) -> Option<Cmd> {
         if ctx.line().is_empty() {
+            self.0.person_interrupts();
             Some(Cmd::Interrupt)
         } else {
             Some(Cmd::Kill(Movement::WholeBuffer))
@@ -270,17 +271,36 @@ fn take_from(popup: &Popup, ctx: &EventContext) -> Option<Cmd> {
 /// arrive as Esc plus more bytes, within microseconds even over SSH).
 pub const ESC_TIMEOUT_MS: u16 = 50;
 
-/// Installs the shell's key bindings. `busy` says whether a turn runs (Esc interrupts it);
-/// `keys` is where Esc and Shift+Tab go.
+/// What the key bindings act on.
+pub struct Bound {
+    /// Whether a turn runs (Esc interrupts it then).
+    pub busy: Arc<AtomicBool>,
+    /// Where Esc, Shift+Tab, Ctrl+T and the menu's keys go.
+    pub keys: tokio::sync::mpsc::UnboundedSender<Key>,
+    pub menu: MenuActive,
+    /// Ctrl+O's request for the transcript viewer.
+    pub transcript: crate::repl::transcript::Request,
+    /// Esc Esc's request for the rewind picker.
+    pub rewind: Arc<AtomicBool>,
+    pub popup: Popup,
+    /// Told when Ctrl+C is the person's (see `reprompt`).
+    pub reprompt: Arc<crate::repl::reprompt::Reprompt>,
+}
+
+/// Installs the shell's key bindings.
 pub fn bind_keys<H: Helper, I: rustyline::history::History>(
     editor: &mut rustyline::Editor<H, I>,
-    busy: Arc<AtomicBool>,
-    keys: tokio::sync::mpsc::UnboundedSender<Key>,
-    menu: MenuActive,
-    transcript: crate::repl::transcript::Request,
-    rewind: Arc<AtomicBool>,
-    popup: Popup,
+    bound: Bound,
 ) {
+    let Bound {
+        busy,
+        keys,
+        menu,
+        transcript,
+        rewind,
+        popup,
+        reprompt,
+    } = bound;
     editor.bind_sequence(
         KeyEvent(KeyCode::Char('O'), Modifiers::CTRL),
         EventHandler::Conditional(Box::new(OpenTranscript(transcript))),
@@ -346,7 +366,7 @@ pub fn bind_keys<H: Helper, I: rustyline::history::History>(
     );
     editor.bind_sequence(
         KeyEvent(KeyCode::Char('C'), Modifiers::CTRL),
-        EventHandler::Conditional(Box::new(CtrlC)),
+        EventHandler::Conditional(Box::new(CtrlC(reprompt))),
     );
     editor.bind_sequence(
         KeyEvent(KeyCode::Char('J'), Modifiers::CTRL),

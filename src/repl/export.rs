@@ -16,12 +16,12 @@ const DETAIL_LINES: usize = 40;
 
 impl Shell {
     pub(super) async fn export(&mut self, args: &str) {
-        let Some(id) = self.live.as_ref().map(|l| l.session_id.clone()) else {
+        let Some(id) = self.link.live.as_ref().map(|l| l.session_id.clone()) else {
             return self
                 .view
                 .hint("no session yet, so nothing to export; send a message first");
         };
-        let Some(mirror) = self.mirror.as_ref() else {
+        let Some(mirror) = self.link.mirror.as_ref() else {
             return self.view.error(
                 "/export works on a session this terminal runs; this one runs elsewhere (its page has it all)",
             );

@@ -118,15 +118,16 @@ pub(super) fn spawn_editor(
                 .filter(|p| !p.typeahead)
                 .map(|p| p.once_only)
         });
-        editor::bind_keys(
-            &mut editor,
-            io.busy.clone(),
-            io.keys.clone(),
+        let bound = editor::Bound {
+            busy: io.busy.clone(),
+            keys: io.keys.clone(),
             menu,
-            io.viewer.request.clone(),
-            io.viewer.rewind.clone(),
-            popup_keys,
-        );
+            transcript: io.viewer.request.clone(),
+            rewind: io.viewer.rewind.clone(),
+            popup: popup_keys,
+            reprompt: io.reprompt.clone(),
+        };
+        editor::bind_keys(&mut editor, bound);
         for line in history.load() {
             let _ = editor.add_history_entry(line);
         }
@@ -186,8 +187,10 @@ fn read_line(
     use std::sync::atomic::Ordering;
     let mut initial: Option<(String, usize)> = None;
     loop {
-        let prompt = lock(&io.prompt).clone();
+        // In this order: a change of prompt made from here on interrupts this read.
         io.reprompt.reading.store(true, Ordering::SeqCst);
+        io.reprompt.begin_read();
+        let prompt = lock(&io.prompt).clone();
         let read = match &initial {
             Some((line, pos)) => editor.readline_with_initial(&prompt, line.split_at(*pos)),
             None => editor.readline(&prompt),
@@ -217,7 +220,7 @@ fn read_line(
                 None => continue,
             }
         }
-        if interrupted && io.reprompt.take() {
+        if interrupted && io.reprompt.take_after_read() {
             io.reprompt.erase(&prompt, footer_rows, terminal_width());
             initial = Some(io.reprompt.typed());
             continue;

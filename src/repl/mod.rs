@@ -16,6 +16,7 @@ mod footer;
 mod history;
 mod init;
 mod input;
+mod link;
 mod pager;
 mod popup;
 mod printer;

@@ -11,9 +11,18 @@
 //!
 //! When the signal comes just as a read ends (the person pressed Enter in that instant),
 //! it reaches the shell's own SIGINT listener instead, which drops it the same way; the
-//! next read shows the new prompt anyway.
+//! next read shows the new prompt anyway. When it comes just as a read *begins* (before
+//! rustyline's handler is in place), it is dropped the same way, but that read started
+//! with the old prompt: every change is counted, each read notes the count it started
+//! with, and the shell asks again while a read is [`behind`](Reprompt::behind).
+//!
+//! A signal can also be lost outright: rustyline drops one that arrives as it ends a read
+//! (the person pressed Enter in that instant). The request then stays open, and the
+//! person's next Ctrl+C would be taken for it — so the Ctrl+C key says it was the person
+//! ([`Reprompt::person_interrupts`]), and only an interrupt that did not come from the key
+//! can answer a request.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -30,6 +39,11 @@ pub struct Reprompt {
     requested: Mutex<Option<Instant>>,
     /// The line being edited and the cursor's byte offset, as last drawn.
     typed: Mutex<(String, usize)>,
+    /// The person pressed Ctrl+C: the interrupt that ends this read is theirs.
+    by_person: AtomicBool,
+    /// Changes asked for so far, and how many of them the running read was started with.
+    wanted: AtomicU64,
+    drawn: AtomicU64,
 }
 
 impl Reprompt {
@@ -38,7 +52,23 @@ impl Reprompt {
             reading,
             requested: Mutex::new(None),
             typed: Mutex::new((String::new(), 0)),
+            by_person: AtomicBool::new(false),
+            wanted: AtomicU64::new(0),
+            drawn: AtomicU64::new(0),
         }
+    }
+
+    /// The editor's side, as a read begins: `reading` is already set, and the prompt is
+    /// read after this (the shell changes the prompt before it counts the change).
+    pub fn begin_read(&self) {
+        let wanted = self.wanted.load(Ordering::SeqCst);
+        self.drawn.store(wanted, Ordering::SeqCst);
+    }
+
+    /// Whether the running read shows an older prompt or footer than the shell asked for.
+    pub fn behind(&self) -> bool {
+        self.reading.load(Ordering::SeqCst)
+            && self.drawn.load(Ordering::SeqCst) < self.wanted.load(Ordering::SeqCst)
     }
 
     /// Remembers the line as the editor draws it (the helper sees every refresh).
@@ -52,15 +82,15 @@ impl Reprompt {
     /// The shell's side: the prompt text changed; redraw it now if the editor is reading
     /// (otherwise its next read takes the new text by itself).
     pub fn request(&self) {
-        if !self.reading.load(Ordering::SeqCst) {
+        self.wanted.fetch_add(1, Ordering::SeqCst);
+        self.ask_again();
+    }
+
+    /// Interrupts the running read for a new prompt, unless one is already on its way.
+    pub fn ask_again(&self) {
+        if !self.open_request() {
             return;
         }
-        let mut requested = lock(&self.requested);
-        if requested.is_some_and(|at| at.elapsed() < REQUEST_LIFETIME) {
-            return;
-        }
-        *requested = Some(Instant::now());
-        drop(requested);
         #[cfg(unix)]
         // SAFETY: `raise` only queues SIGINT for this thread; its handler (rustyline's while
         // it reads, else the runtime's listener) writes one byte to a pipe.
@@ -69,12 +99,39 @@ impl Reprompt {
         }
     }
 
-    /// Whether the interrupt just seen (by the editor or the shell's listener) was a
-    /// request for a new prompt; consumes the request.
+    /// Notes a request while the editor reads; whether the interrupt is to be raised (not
+    /// when the editor is between reads, or a request is already on its way).
+    fn open_request(&self) -> bool {
+        if !self.reading.load(Ordering::SeqCst) {
+            return false;
+        }
+        let mut requested = lock(&self.requested);
+        if requested.is_some_and(|at| at.elapsed() < REQUEST_LIFETIME) {
+            return false;
+        }
+        *requested = Some(Instant::now());
+        true
+    }
+
+    /// The editor's Ctrl+C key is about to end the read.
+    pub fn person_interrupts(&self) {
+        self.by_person.store(true, Ordering::SeqCst);
+    }
+
+    /// The shell's SIGINT listener: whether the signal just seen was a request for a new
+    /// prompt; consumes the request.
     pub fn take(&self) -> bool {
         lock(&self.requested)
             .take()
             .is_some_and(|at| at.elapsed() < REQUEST_LIFETIME)
+    }
+
+    /// The editor, after a read ended by an interrupt: whether it was a request for a new
+    /// prompt. The person's Ctrl+C consumes an open request too (the next read takes the
+    /// new prompt anyway) but is never taken for it.
+    pub fn take_after_read(&self) -> bool {
+        let by_person = self.by_person.swap(false, Ordering::SeqCst);
+        self.take() && !by_person
     }
 
     /// The line to read again: `(line, cursor byte offset)`.
@@ -114,4 +171,43 @@ pub fn erase(old_prompt: &str, line: &str, footer_rows: usize, columns: u16) {
     let mut out = std::io::stdout().lock();
     let _ = write!(out, "\x1b[{rows}A\r\x1b[J");
     let _ = out.flush();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_request_lost_with_its_signal_never_takes_the_persons_ctrl_c() {
+        let reprompt = Reprompt::new(Arc::new(AtomicBool::new(true)));
+        // Asked as the read ended: rustyline dropped the signal, the request stays open.
+        assert!(reprompt.open_request());
+        assert!(!reprompt.open_request(), "one on its way is enough");
+        reprompt.person_interrupts();
+        assert!(!reprompt.take_after_read(), "the person's Ctrl+C is theirs");
+        // ... and it closed the request: a later interrupt is not taken for it either.
+        assert!(!reprompt.take_after_read());
+        // A request's own interrupt is still recognised.
+        assert!(reprompt.open_request());
+        assert!(reprompt.take_after_read());
+    }
+
+    #[test]
+    fn a_read_begun_before_a_change_is_behind_until_read_again() {
+        let reading = Arc::new(AtomicBool::new(false));
+        let reprompt = Reprompt::new(reading.clone());
+        // Between reads: counted, nothing raised; the next read starts with it.
+        reprompt.request();
+        reading.store(true, Ordering::SeqCst);
+        reprompt.begin_read();
+        assert!(!reprompt.behind());
+        // A change the running read missed (its signal lost as the read began).
+        reprompt.wanted.fetch_add(1, Ordering::SeqCst);
+        assert!(reprompt.behind());
+        reprompt.begin_read();
+        assert!(!reprompt.behind());
+        reading.store(false, Ordering::SeqCst);
+        reprompt.wanted.fetch_add(1, Ordering::SeqCst);
+        assert!(!reprompt.behind(), "no read to redraw");
+    }
 }

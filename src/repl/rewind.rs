@@ -44,7 +44,7 @@ pub(super) fn pick(home: &Path, root: &Path, session_id: Option<&str>) -> Option
 impl Shell {
     /// `/rewind`: the list; `/rewind ID [code|conversation|both]`: go back.
     pub(super) async fn rewind(&mut self, args: &str) {
-        let Some(session_id) = self.live.as_ref().map(|l| l.session_id.clone()) else {
+        let Some(session_id) = self.link.live.as_ref().map(|l| l.session_id.clone()) else {
             return self.view.hint("no session yet, so no checkpoints");
         };
         let mut words = args.split_whitespace();

@@ -24,6 +24,7 @@ impl Shell {
         match self.restart(next).await {
             Ok(()) => {
                 let id = self
+                    .link
                     .live
                     .as_ref()
                     .map(|l| l.session_id.as_str())

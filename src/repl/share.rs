@@ -48,7 +48,7 @@ impl Shell {
             Err(e) => return self.view.error(&e),
         };
         if request.stop {
-            match self.share.take() {
+            match self.link.share.take() {
                 Some(server) => {
                     server.stop().await;
                     self.view
@@ -59,6 +59,7 @@ impl Shell {
             return;
         }
         if self
+            .link
             .share
             .as_ref()
             .is_some_and(|s| request.lan && !s.is_lan())
@@ -67,13 +68,13 @@ impl Shell {
                 .view
                 .error("already sharing on 127.0.0.1 only; run /share stop, then /share --lan");
         }
-        if self.share.is_none() {
+        if self.link.share.is_none() {
             match self.start_sharing(request.lan).await {
-                Ok(server) => self.share = Some(server),
+                Ok(server) => self.link.share = Some(server),
                 Err(e) => return self.view.error(&e),
             }
         }
-        let Some(server) = &self.share else {
+        let Some(server) = &self.link.share else {
             return;
         };
         if request.token {
@@ -124,6 +125,7 @@ impl Shell {
 
     async fn start_sharing(&mut self, lan: bool) -> Result<Server, String> {
         let mirror = self
+            .link
             .mirror
             .clone()
             .ok_or("this session cannot be shared (it was started without a terminal)")?;
@@ -134,7 +136,7 @@ impl Shell {
 
     /// After the shell switched sessions: the browser follows.
     pub(super) fn share_follows(&self) {
-        if let (Some(server), Some(mirror)) = (&self.share, &self.mirror) {
+        if let (Some(server), Some(mirror)) = (&self.link.share, &self.link.mirror) {
             server.hub().share(mirror.clone());
         }
     }

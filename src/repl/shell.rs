@@ -1,5 +1,7 @@
-//! The interactive loop. The line editor runs on its own thread (rustyline blocks); lines
-//! come to the async side over a channel, events go back out through the view.
+//! The interactive loop: the `Shell` object and the loop that feeds it session events,
+//! typed lines, keys and signals. Its parts live beside it: the line editor's thread in
+//! `input`, the tie to the session in `link`, what is drawn in `view`, and the commands in
+//! `dispatch` and the files named after them (`settings`, `share`, `rewind`, `init`, …).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -12,6 +14,7 @@ use super::editor;
 use super::extensions::{self, Extensions};
 use super::footer::Footer;
 use super::input::{EditorIo, Typed, spawn_editor};
+use super::link::SessionLink;
 use super::printer::{Flush, Hold, QueuedPrinter};
 use super::render::RenderStyle;
 use super::reprompt::Reprompt;
@@ -21,7 +24,6 @@ use super::view::{Shared, View};
 use super::{complete, theme};
 use crate::app::{self, Failure, LiveSession, Start, Workspace, exit};
 use crate::session::{self, TurnMode, lock};
-use crate::web::Mirror;
 
 /// A second Ctrl+C on an empty line within this long exits.
 const DOUBLE_CTRL_C: Duration = Duration::from_secs(2);
@@ -50,9 +52,8 @@ pub(super) struct Shell {
     /// What this shell was started with; `/clear` and `/resume` start from a changed copy.
     pub start: Start,
     pub ws: Workspace,
-    /// The running session; `None` on a first run with no model yet (the shell opens all
-    /// the same, says how to configure one, and starts the session with the next message).
-    pub live: Option<LiveSession>,
+    /// The running session, its web mirror and `/share`'s server.
+    pub link: SessionLink,
     pub view: View,
     pub shared: Arc<Shared>,
     pub catalog: Catalog,
@@ -62,11 +63,6 @@ pub(super) struct Shell {
     /// The dim row under the line: mode, permission mode, model, context (see `footer`).
     pub footer: Footer,
     pub extensions: Extensions,
-    /// The session as the web mirror sees it, following it from its start, so that
-    /// `/share` can begin at any time and still show everything.
-    pub mirror: Option<Arc<Mirror>>,
-    /// The web server, once `/share` started it.
-    pub share: Option<crate::web::Server>,
     /// The turn ended with commands typed during it waiting to run.
     pub deferred_due: bool,
     /// The model id last chosen with `/model` (the session shows only its label): a
@@ -145,19 +141,18 @@ async fn open(start: Start) -> Result<(Shell, Link, Greeting), Failure> {
     extensions::fill(&catalog, &ws);
     // Start the session before the editor, so a dead model server is one line and exit. With
     // no model configured at all (a first run), the shell opens anyway and says how to add one.
-    let (mut live, first_run) = match super::attach::open(&start, &ws).await {
+    let (live, first_run) = match super::attach::open(&start, &ws).await {
         Ok(live) => (Some(live), None),
         Err(f) if ws.config.models.is_empty() && !start.attach => (None, Some(f.message)),
         Err(f) => return Err(f),
     };
-    let mirror = live.as_mut().and_then(Mirror::of);
-    *lock(&shared.session_id) = live.as_ref().map(|l| l.session_id.clone());
+    let session = SessionLink::new(live, &shared);
     let (terminal, link) = start_terminal(&start, &ws, &shared, &catalog)?;
     let config_stamp = super::config_follow::ConfigStamp::of(&ws.home, &ws.root);
     let shell = Shell {
         start,
         ws,
-        live,
+        link: session,
         view: terminal.view,
         shared,
         catalog,
@@ -165,8 +160,6 @@ async fn open(start: Start) -> Result<(Shell, Link, Greeting), Failure> {
         reprompt: terminal.reprompt,
         footer: terminal.footer,
         extensions,
-        mirror,
-        share: None,
         deferred_due: false,
         model_choice: None,
         question: None,
@@ -279,6 +272,7 @@ impl Shell {
             self.view.warning(&problem);
         }
         let model = self
+            .link
             .live
             .as_ref()
             .map_or("no model yet", |live| live.model_label.as_str());
@@ -287,7 +281,7 @@ impl Shell {
             env!("CARGO_PKG_VERSION"),
             self.ws.root.display()
         ));
-        if let Some(live) = self.live.as_ref()
+        if let Some(live) = self.link.live.as_ref()
             && let Some(owner) = &live.owner
         {
             self.view.own_sender = crate::web::attach::SENDER;
@@ -303,7 +297,7 @@ impl Shell {
         if let Some(hint) = greeting.trust_hint {
             self.view.hint(&hint);
         }
-        if let Some(live) = self.live.as_mut() {
+        if let Some(live) = self.link.live.as_mut() {
             let resumed = std::mem::take(&mut live.resumed);
             self.view.replay(&live.session_id, &resumed);
         }
@@ -320,8 +314,12 @@ impl Shell {
                     // A resize mid-answer applies from the answer's next line.
                     self.follow_terminal_size();
                     self.view.tick();
+                    // A request for a new prompt lost as the read began (see `reprompt`).
+                    if self.reprompt.behind() {
+                        self.reprompt.ask_again();
+                    }
                 }
-                envelope = next_event(&mut self.live) => match envelope {
+                envelope = self.link.next_event() => match envelope {
                     Some(envelope) => {
                         // The size now, not at the last tick: a print right after a resize
                         // erases the live area by the rows the terminal made of it.
@@ -353,7 +351,7 @@ impl Shell {
                 // running turn, then out through the same door as /exit (the session saved,
                 // the terminal put back).
                 ending = next_ending(&mut link.endings) => {
-                    self.cancel().await;
+                    self.link.cancel().await;
                     if let Some(endings) = link.endings.take() {
                         endings.second_quits(super::tty::restore);
                     }
@@ -410,17 +408,18 @@ impl Shell {
     /// Stops the share and the session, says where to pick up again, and returns the exit
     /// code.
     async fn close(mut self, ended: Ended, link: &Link) -> i32 {
-        if let Some(server) = self.share.take() {
+        if let Some(server) = self.link.share.take() {
             server.stop().await;
         }
         let talked = self.view.has_turns();
         let id = self
+            .link
             .live
             .as_ref()
             .map(|l| l.session_id.clone())
             .unwrap_or_default();
-        let attached_to = self.attached_to();
-        if let Some(live) = self.live.take() {
+        let attached_to = self.link.attached_to();
+        if let Some(live) = self.link.live.take() {
             live.stop().await;
         }
         // Where to pick up again, once there is something to pick up.
@@ -503,7 +502,7 @@ impl Shell {
     /// The running session; on a first run without one, starts it now (the person may have
     /// configured a model meanwhile), or says again how to configure one.
     pub async fn session(&mut self) -> Option<&mut LiveSession> {
-        if self.live.is_none() {
+        if self.link.live.is_none() {
             let start = self.start.clone();
             // The configuration may have changed since the shell started (read off the
             // runtime: it reads files).
@@ -519,11 +518,9 @@ impl Shell {
                 }
             }
             match LiveSession::start(&start, &self.ws, true).await {
-                Ok(mut live) => {
-                    self.mirror = Mirror::of(&mut live);
+                Ok(live) => {
                     self.view.hint(&format!("model {}", live.model_label));
-                    *lock(&self.shared.session_id) = Some(live.session_id.clone());
-                    self.live = Some(live);
+                    self.link.replace(live, &self.shared);
                     self.refresh_lists().await;
                 }
                 Err(f) => {
@@ -532,12 +529,7 @@ impl Shell {
                 }
             }
         }
-        self.live.as_mut()
-    }
-
-    /// The process that runs this shell's session, when it is not this one (`--attach`).
-    pub(super) fn attached_to(&self) -> Option<String> {
-        self.live.as_ref().and_then(|l| l.owner.clone())
+        self.link.live.as_mut()
     }
 
     /// Esc while a turn runs interrupts it; the messages queued behind it then run, so a
@@ -561,15 +553,8 @@ impl Shell {
                 "{queued} queued message{s} run next · esc again to drop them"
             ));
         }
-        self.cancel().await;
+        self.link.cancel().await;
         self.last_esc = Some(Instant::now());
-    }
-
-    /// Cancels the running turn, if a session runs one.
-    async fn cancel(&mut self) {
-        if let Some(live) = &self.live {
-            let _ = live.handle.inputs.send(session::Input::Cancel).await;
-        }
     }
 
     /// Runs the commands typed during the turn that just ended, each shown as typed.
@@ -637,7 +622,7 @@ impl Shell {
                 false
             }
         };
-        while let Some(envelope) = self.live.as_mut().and_then(|l| l.events.try_recv()) {
+        while let Some(envelope) = self.link.live.as_mut().and_then(|l| l.events.try_recv()) {
             self.on_event(&envelope.event);
         }
         accepted
@@ -647,7 +632,7 @@ impl Shell {
     /// second press within two seconds. Returns `true` to quit.
     async fn interrupt(&mut self, last: &mut Option<Instant>) -> bool {
         if self.shared.is_busy() {
-            self.cancel().await;
+            self.link.cancel().await;
             return false;
         }
         if last.is_some_and(|t| t.elapsed() < DOUBLE_CTRL_C) {
@@ -714,10 +699,8 @@ impl Shell {
             self.model_choice.as_deref(),
         );
         carried.apply(&mut start);
-        let mut live = LiveSession::start(&start, &self.ws, true).await?;
-        self.mirror = Mirror::of(&mut live);
-        *lock(&self.shared.session_id) = Some(live.session_id.clone());
-        let old = self.live.replace(live);
+        let live = LiveSession::start(&start, &self.ws, true).await?;
+        let old = self.link.replace(live, &self.shared);
         self.share_follows();
         if let Some(old) = old {
             match start.cleared {
@@ -727,7 +710,7 @@ impl Shell {
         }
         let agent = start.agent.as_deref().unwrap_or(app::DEFAULT_AGENT);
         self.view.follow_new_session(agent);
-        if let Some(live) = self.live.as_mut() {
+        if let Some(live) = self.link.live.as_mut() {
             let resumed = std::mem::take(&mut live.resumed);
             self.view.replay(&live.session_id, &resumed);
         }
@@ -769,7 +752,7 @@ impl Shell {
         loop {
             let envelope = tokio::select! {
                 () = &mut limit => return,
-                envelope = next_event(&mut self.live) => envelope,
+                envelope = self.link.next_event() => envelope,
             };
             let Some(envelope) = envelope else { return };
             self.on_event(&envelope.event);
@@ -777,13 +760,6 @@ impl Shell {
                 return;
             }
         }
-    }
-}
-
-async fn next_event(live: &mut Option<LiveSession>) -> Option<std::sync::Arc<session::Envelope>> {
-    match live {
-        Some(live) => live.events.recv().await,
-        None => std::future::pending().await,
     }
 }
 

@@ -16,6 +16,7 @@ impl Shell {
         let settings = &view.settings;
         let row = |key: &str, value: &dyn std::fmt::Display| format!("{key:<16}{value}");
         let session = self
+            .link
             .live
             .as_ref()
             .map_or("none yet (send a message to start one)", |l| {
