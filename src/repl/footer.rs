@@ -72,12 +72,9 @@ pub fn text(settings: &Settings, context: Option<&ContextState>) -> String {
         model.to_string(),
     ];
     if let Some(context) = context {
-        let used = context.used_tokens.max(context.estimated_tokens);
-        parts.push(match context.token_limit {
-            Some(limit) if limit > 0 => {
-                format!("context {}%", used * 100 / u64::from(limit))
-            }
-            _ => format!("context {used} tokens"),
+        parts.push(match crate::repl::view::context::used_percent(context) {
+            Some(percent) => format!("context {percent}%"),
+            None => format!("context {} tokens", context.used_tokens),
         });
     }
     parts.push("ctrl+o transcript".into());

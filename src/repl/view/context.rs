@@ -7,14 +7,13 @@ use crate::text::thousands;
 
 /// `context 1,234/8,192 (15%) · compacted 2×`, for the line after an answer.
 pub fn footer(c: &ContextState) -> String {
-    let mut line = match c.token_limit {
-        Some(limit) => format!(
-            "context {}/{} ({}%)",
+    let mut line = match (c.token_limit, used_percent(c)) {
+        (Some(limit), Some(percent)) => format!(
+            "context {}/{} ({percent}%)",
             thousands(c.used_tokens),
             thousands(u64::from(limit)),
-            percent(c.used_tokens, limit)
         ),
-        None => format!("context {} tokens", thousands(c.used_tokens)),
+        _ => format!("context {} tokens", thousands(c.used_tokens)),
     };
     if c.summary_count > 0 {
         line.push_str(&format!(" · compacted {}×", c.summary_count));
@@ -76,6 +75,12 @@ pub fn lines(c: Option<&ContextState>) -> Vec<String> {
     state.push_str(" · /compact [what to keep] summarises now");
     out.push(state);
     out
+}
+
+/// How full the window is, in percent, when its size is known: the one figure the stats
+/// line, `/context`, `/status` and the footer under the prompt all show.
+pub fn used_percent(c: &ContextState) -> Option<u64> {
+    c.token_limit.map(|limit| percent(c.used_tokens, limit))
 }
 
 fn percent(used: u64, limit: u32) -> u64 {
