@@ -100,11 +100,23 @@ pub const ATTACHMENT_MAX_BYTES: usize = 100_000;
 /// plain text: `ask @ling` is not an error. Reads files: call it off the async runtime
 /// (see [`super::attach`]).
 pub fn attached_files(root: &Path, candidates: &[String]) -> String {
-    let resolve = |raw: &str| resolve_own(root, raw);
-    candidates
-        .iter()
-        .filter_map(|path| attachment(&resolve, path))
-        .collect()
+    attached_and_noted(root, candidates).0
+}
+
+/// [`attached_files`], and one line per mention for the person who wrote it: what was
+/// attached (`src/main.rs · 42 lines, 2 KB`, an image's type and size) or, for a mention
+/// that reads as a path (it holds a `/` or a `.`), why it was not and stays text. A mention
+/// like `@ling` says nothing. Each file is read once. Reads files: call it off the async
+/// runtime.
+pub fn attached_and_noted(root: &Path, candidates: &[String]) -> (String, Vec<String>) {
+    let mut blocks = String::new();
+    let mut notes = Vec::new();
+    for raw in candidates {
+        let mention = own_mention(root, raw);
+        blocks.extend(mention.block);
+        notes.extend(mention.note);
+    }
+    (blocks, notes)
 }
 
 /// A person's own `@path`, inside `root`: theirs to attach, a secret store included; a
@@ -140,54 +152,63 @@ pub fn attached_images(
     Ok(images)
 }
 
-/// One line per mention for the person who wrote it: what was attached (`src/main.rs · 42
-/// lines, 2 KB`, an image's type and size) or, for a mention that reads as a path (it holds
-/// a `/` or a `.`), why it was not and stays text. A mention like `@ling` says nothing.
-/// Reads files: call it off the async runtime.
-pub fn attachment_notes(root: &Path, candidates: &[String]) -> Vec<String> {
-    candidates
-        .iter()
-        .filter_map(|raw| attachment_note(root, raw))
-        .collect()
+/// A person's own `@raw`, read once: the block to attach, and the line telling them.
+struct Mention {
+    block: Option<String>,
+    note: Option<String>,
 }
 
-fn attachment_note(root: &Path, raw: &str) -> Option<String> {
+impl Mention {
+    fn note(note: impl Into<Option<String>>) -> Mention {
+        Mention {
+            block: None,
+            note: note.into(),
+        }
+    }
+}
+
+fn own_mention(root: &Path, raw: &str) -> Mention {
     let looks_like_path = raw.contains('/') || raw.contains('.');
     let path = match resolve_own(root, raw) {
         Ok(path) => path,
-        Err(why) if looks_like_path => return Some(format!("@{raw} not attached: {why}")),
-        Err(_) => return None,
+        Err(why) if looks_like_path => return Mention::note(format!("@{raw} not attached: {why}")),
+        Err(_) => return Mention::note(None),
     };
     let kb = |bytes: usize| bytes.div_ceil(1024);
     if path.abs.is_dir() {
-        return Some(format!(
+        return Mention::note(format!(
             "@{raw} is a folder, not attached (name a file in it)"
         ));
     }
     if !path.abs.is_file() {
-        return looks_like_path.then(|| format!("@{raw}: no such file, sent as text"));
+        return Mention::note(
+            looks_like_path.then(|| format!("@{raw}: no such file, sent as text")),
+        );
     }
+    // Images go to the model as images (see `attached_images`), not as text.
     if crate::llm::ImageFormat::from_path(Path::new(raw)).is_some() {
         let size = std::fs::metadata(&path.abs).map_or(0, |m| m.len() as usize);
-        return Some(format!("{} · image, {} KB", path.rel, kb(size)));
+        return Mention::note(format!("{} · image, {} KB", path.rel, kb(size)));
     }
     let Ok(bytes) = std::fs::read(&path.abs) else {
-        return Some(format!("@{raw} cannot be read, sent as text"));
+        return Mention::note(format!("@{raw} cannot be read, sent as text"));
     };
     let Ok(text) = String::from_utf8(bytes) else {
-        return Some(format!("@{raw} is not text, not attached"));
+        return Mention::note(format!("@{raw} is not text, not attached"));
     };
-    let lines = text.lines().count();
-    let s = if lines == 1 { "" } else { "s" };
+    let lines = crate::text::plural(text.lines().count(), "line", "lines");
     let cut = match text.chars().count() > ATTACHMENT_MAX_BYTES {
         true => format!(" (cut to the first {} KB)", ATTACHMENT_MAX_BYTES / 1000),
         false => String::new(),
     };
-    Some(format!(
-        "{} · {lines} line{s}, {} KB{cut}",
-        path.rel,
-        kb(text.len())
-    ))
+    Mention {
+        note: Some(format!(
+            "{} · {lines}, {} KB{cut}",
+            path.rel,
+            kb(text.len())
+        )),
+        block: Some(fenced(&path.rel, &text)),
+    }
 }
 
 /// [`attached_files`] for mentions the person did not write (a project command's body):
@@ -209,6 +230,12 @@ fn attachment(
     let path = resolve(raw).ok()?;
     let bytes = std::fs::read(&path.abs).ok()?;
     let text = String::from_utf8(bytes).ok()?;
+    Some(fenced(&path.rel, &text))
+}
+
+/// A file's text as the message carries it: its path, then the text (cut to
+/// [`ATTACHMENT_MAX_BYTES`] characters) in a fence.
+fn fenced(rel: &str, text: &str) -> String {
     let cut: String = text.chars().take(ATTACHMENT_MAX_BYTES).collect();
-    Some(format!("\n\n{}:\n```\n{}\n```", path.rel, cut.trim_end()))
+    format!("\n\n{rel}:\n```\n{}\n```", cut.trim_end())
 }

@@ -114,7 +114,7 @@ pub fn attach_blocking(root: &Path, msg: &mut UserMessage) -> Result<(), String>
 
 /// [`attach_blocking`] with the files read on the blocking pool, so a large or slow file
 /// never stalls the runtime. Returns a line per mention for the person (see
-/// [`super::attachment_notes`]).
+/// [`super::attached_and_noted`]).
 pub async fn attach(root: PathBuf, msg: &mut UserMessage) -> Result<Vec<String>, String> {
     let mentions = mentions_of(msg);
     if mentions.is_empty() {
@@ -122,8 +122,8 @@ pub async fn attach(root: PathBuf, msg: &mut UserMessage) -> Result<Vec<String>,
     }
     let read = tokio::task::spawn_blocking(move || {
         let images = super::attached_images(&root, &mentions);
-        let notes = super::attachment_notes(&root, &mentions);
-        (super::attached_files(&root, &mentions), images, notes)
+        let (files, notes) = super::attached_and_noted(&root, &mentions);
+        (files, images, notes)
     })
     .await;
     // Only a panic while reading fails the task; the message then goes without files.

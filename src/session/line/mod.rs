@@ -19,8 +19,8 @@ pub(crate) mod suggest;
 mod tests;
 
 pub use mentions::{
-    ATTACHMENT_MAX_BYTES, attached_files, attached_files_as_tools, attached_images,
-    attachment_candidates, attachment_notes,
+    ATTACHMENT_MAX_BYTES, attached_and_noted, attached_files, attached_files_as_tools,
+    attached_images, attachment_candidates,
 };
 pub use message::{
     Registry, attach, attach_blocking, builtin_clashes, into_message, mentions_of, message,
