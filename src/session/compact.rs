@@ -165,10 +165,11 @@ pub(crate) async fn compact(
         text = format!("Partial hand-off notes, in order:\n\n{summary}");
     }
     let mut history = vec![conv.history[0].clone()];
-    history.push(ChatMessage::user(format!(
-        "{SUMMARY_HEADER}\n\n{}",
-        summary.trim()
-    )));
+    let mut summary_message = format!("{SUMMARY_HEADER}\n\n{}", summary.trim());
+    if let Some(todos) = todos_note(body, &body[cut..]) {
+        summary_message.push_str(&format!("\n\n{todos}"));
+    }
+    history.push(ChatMessage::user(summary_message));
     history.extend(body[cut..].iter().cloned());
     let mut ledger = conv.ledger.clone();
     ledger.compacted();
@@ -197,6 +198,20 @@ pub(crate) async fn compact(
     conv.ledger = ledger;
     after_compaction(shared, ctx, conv, why, &summary).await;
     Ok(Some((before, after)))
+}
+
+/// The todo list, when the `TodoWrite` call that set it is among the messages summarised
+/// (`body` minus `kept`): the summary message carries it, so the model keeps its plan.
+fn todos_note(body: &[ChatMessage], kept: &[ChatMessage]) -> Option<String> {
+    use crate::tools::todo;
+    if todo::last_in(kept).is_some() {
+        return None;
+    }
+    let todos = todo::last_in(body).filter(|t| !t.is_empty())?;
+    Some(format!(
+        "Your todo list (TodoWrite) when the conversation was summarised:\n{}",
+        todo::as_text(&todos)
+    ))
 }
 
 /// `PostCompact`, then `SessionStart` with source `compact` (as Claude Code starts its
@@ -527,6 +542,33 @@ mod tests {
             name: "Read".into(),
             arguments: serde_json::json!({"path": "a"}),
         }
+    }
+
+    #[test]
+    fn the_todo_list_rides_with_the_summary_when_its_call_is_summarised() {
+        let todo_call = ToolCall {
+            id: "t".into(),
+            name: "TodoWrite".into(),
+            arguments: serde_json::json!({"todos": [
+                {"content": "Read the code", "status": "completed", "activeForm": "Reading"},
+                {"content": "Fix the bug", "status": "in_progress", "activeForm": "Fixing"},
+            ]}),
+        };
+        let body = vec![
+            ChatMessage::user("task"),
+            ChatMessage::assistant("", vec![todo_call.clone()]),
+            ChatMessage::tool_result(&todo_call, "todo list updated", false),
+            ChatMessage::assistant("planned", vec![]),
+            ChatMessage::user("go on"),
+        ];
+        let note = todos_note(&body, &body[4..]).unwrap();
+        assert!(
+            note.ends_with("- [x] Read the code\n- [ ] Fix the bug (in progress)"),
+            "{note}"
+        );
+        // Still in the kept part: the model sees the call itself.
+        assert_eq!(todos_note(&body, &body[1..]), None);
+        assert_eq!(todos_note(&body[..1], &body[..0]), None);
     }
 
     #[test]

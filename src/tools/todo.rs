@@ -146,6 +146,20 @@ pub fn confirmation(todos: &[Todo]) -> ToolOutput {
     )
 }
 
+/// The list as plain lines for the model (`- [x] Run the tests`), where the call that set
+/// it is no longer in the conversation (see `session::compact`).
+pub fn as_text(todos: &[Todo]) -> String {
+    todos
+        .iter()
+        .map(|t| match t.status {
+            TodoStatus::Completed => format!("- [x] {}", t.content),
+            TodoStatus::InProgress => format!("- [ ] {} (in progress)", t.content),
+            TodoStatus::Pending => format!("- [ ] {}", t.content),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// The list the last successful `TodoWrite` of `history` set, for a resumed session.
 pub fn last_in(history: &[crate::llm::ChatMessage]) -> Option<Vec<Todo>> {
     use crate::llm::Role;
