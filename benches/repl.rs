@@ -113,6 +113,7 @@ fn main() {
         .kill(expectrl::process::unix::Signal::SIGKILL);
 
     long_answer_cpu();
+    mention_echo();
 }
 
 /// CPU seconds the process's threads have run so far: the sum of each thread's time on a
@@ -173,4 +174,53 @@ fn long_answer_cpu() {
         cpu[0] * 1000.0,
         cpu[4] * 1000.0
     );
+}
+
+/// Keystroke echo while an `@` mention is typed in a workspace of 50,000 files (the file
+/// index's limit): each key redraws the line with the list of matching files under it, so
+/// the time includes ranking every file. Median and max of 30 keys, idle.
+fn mention_echo() {
+    let server = ScriptedServer::start_background(Protocol::OpenAi, vec![]);
+    let ws = Workspace::new();
+    ws.configure(Protocol::OpenAi, &server.url());
+    for d in 0..500 {
+        let dir = ws.root().join(format!("dir{d:03}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        for f in 0..100 {
+            std::fs::write(dir.join(format!("file{f:02}.rs")), "").unwrap();
+        }
+    }
+    let mut session = spawn(&ws);
+    session.expect("ling › ").expect("prompt");
+    // The index fills in the background after start (about a second for 50,000 files).
+    std::thread::sleep(Duration::from_secs(4));
+    let mut echoes = Vec::new();
+    for _ in 0..5 {
+        session.send("@").unwrap();
+        session.expect("› @").expect("the @");
+        let mut typed = String::from("@");
+        for key in "fil2.r".chars() {
+            typed.push(key);
+            let start = Instant::now();
+            session.send(key.to_string()).unwrap();
+            session.expect(typed.as_str()).expect("echo");
+            echoes.push(start.elapsed());
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        session.send("\x15").unwrap(); // Ctrl+U
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    echoes.sort();
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    println!(
+        "{:<40} median {:>7.2} ms   max {:>7.2} ms   (n={})",
+        "repl: keystroke echo in an @ list, 50k files",
+        ms(echoes[echoes.len() / 2]),
+        ms(echoes[echoes.len() - 1]),
+        echoes.len()
+    );
+    session.send("\x04").unwrap();
+    let _ = session
+        .get_process_mut()
+        .kill(expectrl::process::unix::Signal::SIGKILL);
 }

@@ -7,6 +7,8 @@
 
 mod support;
 
+use std::time::Duration;
+
 use support::pty::{Repl, workspace};
 use support::{Reply, Step, texts};
 
@@ -52,6 +54,30 @@ fn esc_closes_the_list_and_enter_sends_the_line_as_typed() {
     std::thread::sleep(std::time::Duration::from_millis(300));
     repl.send("\r");
     repl.expect("Did you mean /help?");
+    repl.line("/quit");
+}
+
+/// While a turn runs, the list offers what can run meanwhile, and Esc closes the list
+/// instead of interrupting the turn.
+#[test]
+fn esc_on_the_list_during_a_turn_leaves_the_turn_running() {
+    let words: Vec<String> = (0..60).map(|i| format!("word{i:02}")).collect();
+    let slow = Reply::text(words.join(" "))
+        .delta_bytes(7)
+        .chunk_delay(Duration::from_millis(40));
+    let (ws, _server) = workspace(vec![Step::from(slow)]);
+    let mut repl = Repl::start(&ws, &[]);
+    repl.line("talk slowly");
+    repl.expect("word01");
+    repl.send("/c");
+    let list = repl.expect("❯ /context");
+    assert!(!list.contains("/clear"), "not while busy: {list:?}");
+    repl.send(ESC);
+    std::thread::sleep(Duration::from_millis(300));
+    // The turn goes on to its end; nothing was interrupted.
+    let rest = repl.expect("word59");
+    assert!(!rest.contains("cancelled"), "{rest:?}");
+    repl.send("\x15"); // Ctrl+U
     repl.line("/quit");
 }
 
