@@ -180,7 +180,8 @@ fn long_answer_cpu() {
 /// index's limit): each key redraws the line with the list of matching files under it, so
 /// the time includes ranking every file. Median and max of 30 keys, idle.
 fn mention_echo() {
-    let server = ScriptedServer::start_background(Protocol::OpenAi, vec![]);
+    let server =
+        ScriptedServer::start_background(Protocol::OpenAi, vec![Step::from(Reply::text("-"))]);
     let ws = Workspace::new();
     ws.configure(Protocol::OpenAi, &server.url());
     for d in 0..500 {
