@@ -44,6 +44,8 @@ pub struct Catalog {
     pub lists: Arc<RwLock<Lists>>,
     pub files: FileIndex,
     pub busy: Arc<std::sync::atomic::AtomicBool>,
+    /// Counts the changes of `lists`.
+    changes: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl Catalog {
@@ -56,7 +58,18 @@ impl Catalog {
             lists: Arc::new(RwLock::new(lists)),
             files,
             busy,
+            changes: Arc::default(),
         }
+    }
+
+    /// Changes whenever what [`Catalog::candidates`] searches may have: the lists, whether
+    /// a turn runs (it narrows the commands), and the file index's snapshot.
+    pub fn version(&self) -> u64 {
+        use std::sync::atomic::Ordering;
+        let files = Arc::as_ptr(&self.files.snapshot()).cast::<u8>() as usize as u64;
+        let changes = self.changes.load(Ordering::SeqCst);
+        let busy = u64::from(self.busy.load(Ordering::Relaxed));
+        files.rotate_left(17) ^ (changes << 1 | busy)
     }
 
     /// Takes the skills, custom triggers and agents from the current discovered sets.
@@ -133,6 +146,8 @@ impl Catalog {
     pub fn update(&self, f: impl FnOnce(&mut Lists)) {
         let mut lists = self.lists.write().unwrap_or_else(|p| p.into_inner());
         f(&mut lists);
+        self.changes
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     }
 
     /// `/help`: the command table, the skills and agents known now, then the triggers.

@@ -97,7 +97,8 @@ pub(super) fn spawn_editor(
             }),
             Box::new(move |line, pos| {
                 let candidates = || for_hint.candidates(line, pos);
-                let rows = popup_rows.rows(line, pos, candidates, terminal_size());
+                let version = || for_hint.version();
+                let rows = popup_rows.rows(line, pos, version, candidates, terminal_size());
                 // The list says more than the argument hint (`/` alone lists commands).
                 let hint = if rows.is_empty() {
                     for_hint.hint(line, pos)

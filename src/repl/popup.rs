@@ -34,6 +34,10 @@ struct State {
     chosen: usize,
     /// The line Esc closed the list on: it stays closed until the line changes.
     closed_on: Option<String>,
+    /// The candidates found for `line`, and the version of what they were found in: the
+    /// line is drawn again for every print above it while an answer streams, and ranking
+    /// 50,000 files each time would cost milliseconds a redraw.
+    found: Option<(u64, usize, Vec<Candidate>)>,
 }
 
 impl State {
@@ -45,26 +49,34 @@ impl State {
 impl Popup {
     /// The rows to draw under `line` (empty: no list). `found` gives the completion
     /// candidates and where the word they replace starts; it is asked only when a list may
-    /// show. `columns` and `rows` are the terminal's size.
+    /// show, and again only when the line or the `version` of what it searches changed
+    /// (both asked only when a list may show).
+    /// `columns` and `rows` are the terminal's size.
     pub fn rows(
         &self,
         line: &str,
         pos: usize,
+        version: impl FnOnce() -> u64,
         found: impl FnOnce() -> (usize, Vec<Candidate>),
         (columns, rows): (u16, u16),
     ) -> Vec<String> {
         let mut state = lock(&self.0);
-        let same_line = state.line == line;
-        if !same_line {
+        if state.line != line {
             state.line = line.to_string();
             state.chosen = 0;
             state.closed_on = None;
+            state.found = None;
         }
         state.items.clear();
         if !may_show(line, pos) || state.closed_on.as_deref() == Some(line) {
             return Vec::new();
         }
-        let (start, items) = found();
+        let version = version();
+        let (start, items) = match state.found.take() {
+            Some((v, start, items)) if v == version => (start, items),
+            _ => found(),
+        };
+        state.found = Some((version, start, items.clone()));
         let word = &line[start.min(pos)..pos];
         if !wanted(line, start, word) || items.iter().any(|c| c.display == word) {
             return Vec::new();
@@ -201,7 +213,7 @@ mod tests {
     #[test]
     fn it_lists_what_the_word_matches_and_moves_the_choice() {
         let popup = Popup::default();
-        let rows = popup.rows("/mo", 3, commands, SIZE);
+        let rows = popup.rows("/mo", 3, || 0, commands, SIZE);
         assert_eq!(rows.len(), 3);
         assert!(
             rows[0].starts_with("❯ /model   switch the model"),
@@ -209,11 +221,11 @@ mod tests {
         );
         assert!(rows[1].starts_with("  /models"), "{rows:?}");
         assert!(popup.step("/mo", -1));
-        let rows = popup.rows("/mo", 3, commands, SIZE);
+        let rows = popup.rows("/mo", 3, || 0, commands, SIZE);
         assert!(rows[2].starts_with("❯ /mode"), "{rows:?}");
         assert_eq!(popup.take("/mo", 3), Some((0, "/mode ".into())));
         // A new line starts at the top again.
-        let rows = popup.rows("/mod", 4, commands, SIZE);
+        let rows = popup.rows("/mod", 4, || 0, commands, SIZE);
         assert!(rows[0].starts_with(CHOSEN), "{rows:?}");
     }
 
@@ -221,34 +233,50 @@ mod tests {
     fn it_stays_away_where_there_is_nothing_to_complete() {
         let popup = Popup::default();
         // The word is already a whole name (a line recalled from history, for one).
-        assert!(popup.rows("/model", 6, commands, SIZE).is_empty());
+        assert!(popup.rows("/model", 6, || 0, commands, SIZE).is_empty());
         assert!(!popup.step("/model", 1), "keys go to the editor");
         // Not the first word; the cursor inside the line; two rows.
         assert!(
             popup
-                .rows("say /mo", 7, || (4, commands().1), SIZE)
+                .rows("say /mo", 7, || 0, || (4, commands().1), SIZE)
                 .is_empty()
         );
-        assert!(popup.rows("/mo x", 2, commands, SIZE).is_empty());
+        assert!(popup.rows("/mo x", 2, || 0, commands, SIZE).is_empty());
         assert!(
             popup
-                .rows("a\n/mo", 5, || (2, commands().1), SIZE)
+                .rows("a\n/mo", 5, || 0, || (2, commands().1), SIZE)
                 .is_empty()
         );
         // Mentions anywhere.
         let files = || (4, vec![candidate("@src/main.rs", None)]);
-        assert_eq!(popup.rows("fix @ma", 7, files, SIZE).len(), 1);
+        assert_eq!(popup.rows("fix @ma", 7, || 0, files, SIZE).len(), 1);
         assert_eq!(popup.take("fix @ma", 7), Some((4, "@src/main.rs ".into())));
+    }
+
+    #[test]
+    fn the_same_line_and_version_do_not_search_again() {
+        let popup = Popup::default();
+        let asked = std::cell::Cell::new(0);
+        let found = || {
+            asked.set(asked.get() + 1);
+            commands()
+        };
+        popup.rows("/mo", 3, || 1, found, SIZE);
+        popup.rows("/mo", 3, || 1, found, SIZE);
+        assert_eq!(asked.get(), 1);
+        popup.rows("/mo", 3, || 2, found, SIZE);
+        popup.rows("/mod", 4, || 2, found, SIZE);
+        assert_eq!(asked.get(), 3);
     }
 
     #[test]
     fn esc_closes_it_until_the_line_changes() {
         let popup = Popup::default();
-        assert!(!popup.rows("/mo", 3, commands, SIZE).is_empty());
+        assert!(!popup.rows("/mo", 3, || 0, commands, SIZE).is_empty());
         assert!(popup.close("/mo"));
-        assert!(popup.rows("/mo", 3, commands, SIZE).is_empty());
+        assert!(popup.rows("/mo", 3, || 0, commands, SIZE).is_empty());
         assert!(popup.take("/mo", 3).is_none());
-        assert!(!popup.rows("/m", 2, commands, SIZE).is_empty());
+        assert!(!popup.rows("/m", 2, || 0, commands, SIZE).is_empty());
     }
 
     #[test]
@@ -260,7 +288,7 @@ mod tests {
             (0, items)
         };
         let popup = Popup::default();
-        let rows = popup.rows("@f", 2, many, (40, 15));
+        let rows = popup.rows("@f", 2, || 0, many, (40, 15));
         assert_eq!(
             rows.len(),
             6,
@@ -271,7 +299,7 @@ mod tests {
         for _ in 0..7 {
             popup.step("@f", 1);
         }
-        let rows = popup.rows("@f", 2, many, (40, 15));
+        let rows = popup.rows("@f", 2, || 0, many, (40, 15));
         assert!(rows[4].starts_with("❯ @file07.rs"), "{rows:?}");
         assert_eq!(popup.take("@f", 2), Some((0, "@file07.rs ".into())));
     }
