@@ -91,10 +91,10 @@ pub async fn run(start: Start) -> i32 {
 }
 
 async fn try_run(start: Start) -> Result<i32, Failure> {
-    let (mut shell, mut link, greeting) = open(start).await?;
+    let (mut shell, mut ends, greeting) = open(start).await?;
     shell.greet(greeting).await;
-    let ended = shell.run_loop(&mut link).await;
-    Ok(shell.close(ended, &link).await)
+    let ended = shell.run_loop(&mut ends).await;
+    Ok(shell.close(ended, &ends).await)
 }
 
 /// What the shell says before the first prompt, gathered while it opens.
@@ -107,8 +107,9 @@ struct Greeting {
     trust_hint: Option<String>,
 }
 
-/// The loop's ends of the editor thread, the output thread and the signals.
-struct Link {
+/// The loop's ends of the editor thread, the output thread and the signals (the session's
+/// are in [`SessionLink`]).
+struct Ends {
     typed: mpsc::UnboundedReceiver<Typed>,
     keys: mpsc::UnboundedReceiver<editor::Key>,
     /// After each line, tells the editor whether to read another.
@@ -128,7 +129,7 @@ struct Ended {
 }
 
 /// Loads the workspace, opens the session and starts the editor and output threads.
-async fn open(start: Start) -> Result<(Shell, Link, Greeting), Failure> {
+async fn open(start: Start) -> Result<(Shell, Ends, Greeting), Failure> {
     let mut ws = app::load_workspace(&start)?;
     // Before anything uses the configuration: a yes here applies to this session.
     let trust_hint = super::trust::ask_at_start(&mut ws).await;
@@ -146,13 +147,13 @@ async fn open(start: Start) -> Result<(Shell, Link, Greeting), Failure> {
         Err(f) if ws.config.models.is_empty() && !start.attach => (None, Some(f.message)),
         Err(f) => return Err(f),
     };
-    let session = SessionLink::new(live, &shared);
-    let (terminal, link) = start_terminal(&start, &ws, &shared, &catalog)?;
+    let link = SessionLink::new(live, &shared);
+    let (terminal, ends) = start_terminal(&start, &ws, &shared, &catalog)?;
     let config_stamp = super::config_follow::ConfigStamp::of(&ws.home, &ws.root);
     let shell = Shell {
         start,
         ws,
-        link: session,
+        link,
         view: terminal.view,
         shared,
         catalog,
@@ -172,7 +173,7 @@ async fn open(start: Start) -> Result<(Shell, Link, Greeting), Failure> {
         first_run,
         trust_hint,
     };
-    Ok((shell, link, greeting))
+    Ok((shell, ends, greeting))
 }
 
 /// What the shell draws with, made by [`start_terminal`].
@@ -190,7 +191,7 @@ fn start_terminal(
     ws: &Workspace,
     shared: &Arc<Shared>,
     catalog: &Catalog,
-) -> Result<(Terminal, Link), Failure> {
+) -> Result<(Terminal, Ends), Failure> {
     let (theme, warning) = theme::load_or_default(&ws.config.theme, &ws.home);
     if let Some(w) = warning {
         eprintln!("linggen: warning: {w}");
@@ -253,7 +254,7 @@ fn start_terminal(
         reprompt,
         footer,
     };
-    let link = Link {
+    let ends = Ends {
         typed,
         keys,
         again,
@@ -261,7 +262,7 @@ fn start_terminal(
         sigint,
         endings,
     };
-    Ok((terminal, link))
+    Ok((terminal, ends))
 }
 
 impl Shell {
@@ -304,7 +305,7 @@ impl Shell {
     }
 
     /// Events, keys, lines and signals, until one of them ends the shell.
-    async fn run_loop(&mut self, link: &mut Link) -> Ended {
+    async fn run_loop(&mut self, ends: &mut Ends) -> Ended {
         let mut last_interrupt: Option<Instant> = None;
         let mut spinner = tokio::time::interval(super::view::SPINNER_FRAME);
         spinner.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
@@ -329,11 +330,11 @@ impl Shell {
                     // Only a session of another process ends under the shell (its server
                     // stopped); the line saying so was its last event.
                     None => {
-                        let _ = link.again.send(false);
+                        let _ = ends.again.send(false);
                         return Ended { server_gone: true, by: None };
                     }
                 },
-                Some(key) = link.keys.recv() => self.on_key(key).await,
+                Some(key) = ends.keys.recv() => self.on_key(key).await,
                 lines = self.reports.next() => self.view.lines(lines),
                 // A skill or agent file changed on disk (the sets were re-read).
                 Ok(()) = self.extensions.skills.changed() => self.extensions_changed(),
@@ -341,31 +342,31 @@ impl Shell {
                 // Ctrl+C while the editor is between lines (the terminal is not in raw mode
                 // then) arrives as SIGINT; it must mean the same as Ctrl+C at the prompt, not
                 // kill us. (Unless it was the shell's own, asking the editor for a new prompt.)
-                Some(()) = link.sigint.recv() => {
+                Some(()) = ends.sigint.recv() => {
                     if !self.reprompt.take() && self.interrupt(&mut last_interrupt).await {
-                        let _ = link.again.send(false);
+                        let _ = ends.again.send(false);
                         return Ended::default();
                     }
                 }
                 // The terminal closed, or someone asked linggen to stop: as Ctrl+C on a
                 // running turn, then out through the same door as /exit (the session saved,
                 // the terminal put back).
-                ending = next_ending(&mut link.endings) => {
+                ending = next_ending(&mut ends.endings) => {
                     self.link.cancel().await;
-                    if let Some(endings) = link.endings.take() {
+                    if let Some(endings) = ends.endings.take() {
                         endings.second_quits(super::tty::restore);
                     }
-                    let _ = link.again.send(false);
+                    let _ = ends.again.send(false);
                     return Ended { server_gone: false, by: Some(ending) };
                 }
-                typed = link.typed.recv() => {
-                    if !self.on_typed(typed, link, &mut last_interrupt).await {
+                typed = ends.typed.recv() => {
+                    if !self.on_typed(typed, ends, &mut last_interrupt).await {
                         return Ended::default();
                     }
                 }
             }
             if self.deferred_due && !self.run_deferred().await {
-                let _ = link.again.send(false);
+                let _ = ends.again.send(false);
                 return Ended::default();
             }
         }
@@ -381,7 +382,7 @@ impl Shell {
     async fn on_typed(
         &mut self,
         typed: Option<Typed>,
-        link: &Link,
+        ends: &Ends,
         last_interrupt: &mut Option<Instant>,
     ) -> bool {
         let go_on = match typed {
@@ -398,16 +399,16 @@ impl Shell {
             }
         };
         // The line's output first, then the next prompt.
-        link.flush.wait(OUTPUT_FLUSH_LIMIT);
+        ends.flush.wait(OUTPUT_FLUSH_LIMIT);
         // The editor waits for this before reading again, so it is never left in raw mode
         // when the shell exits.
-        let _ = link.again.send(go_on);
+        let _ = ends.again.send(go_on);
         go_on
     }
 
     /// Stops the share and the session, says where to pick up again, and returns the exit
     /// code.
-    async fn close(mut self, ended: Ended, link: &Link) -> i32 {
+    async fn close(mut self, ended: Ended, ends: &Ends) -> i32 {
         if let Some(server) = self.link.share.take() {
             server.stop().await;
         }
@@ -431,7 +432,7 @@ impl Shell {
                 "resume this session with `linggen -c` (or `linggen --resume {id}`)"
             ));
         }
-        link.flush.wait(OUTPUT_FLUSH_LIMIT);
+        ends.flush.wait(OUTPUT_FLUSH_LIMIT);
         if ended.server_gone {
             // The editor is still reading: rustyline's printer hands the last lines (why the
             // session ended) to its thread, which writes them in its own time, with the line
