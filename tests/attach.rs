@@ -79,8 +79,10 @@ fn a_terminal_attached_to_serve_and_its_page_share_one_session_turn_after_turn()
     repl.line("/clear");
     repl.expect("works on a session of this terminal's own");
 
-    // Stored as one session, one turn after the other: the next run resumes both.
-    drop(serve);
+    // Stored as one session, one turn after the other: the next run resumes both. (Stopped
+    // as a person stops it: a `kill -9` right after the answer may come before the store
+    // has written it.)
+    serve.stop();
     repl.expect("detached from linggen serve");
     let out = support::run(&ws, &["-p", "--continue", "and now?"]);
     assert_eq!(out.code, Some(0), "{}", out.stderr);

@@ -566,6 +566,27 @@ impl Serve {
     }
 }
 
+impl Serve {
+    /// Stops it as a person would (SIGTERM, as from Ctrl+C or a service manager), so it
+    /// ends its sessions and stores what they hold; killed if it has not exited within 10 s.
+    /// Dropping it kills it at once instead, like `kill -9`: the last events of a session
+    /// may then not be stored yet.
+    pub fn stop(mut self) {
+        let pid = self.child.id() as i32;
+        // SAFETY: kill only sends a signal to our own child.
+        unsafe {
+            libc::kill(pid, libc::SIGTERM);
+        }
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
 impl Drop for Serve {
     fn drop(&mut self) {
         let _ = self.child.kill();
