@@ -141,11 +141,14 @@ pub(super) fn spawn_editor(
                 super::tty::keep_enter();
                 Out::Editor(Box::new(p))
             }
-            Err(_) => Out::Plain(super::printer::Stdout {
-                prompt: io.prompt.clone(),
-                reading: io.reprompt.reading.clone(),
-                owed: false,
-            }),
+            Err(_) => {
+                io.reprompt.plain_reads();
+                Out::Plain(super::printer::Stdout {
+                    prompt: io.prompt.clone(),
+                    reading: io.reprompt.reading.clone(),
+                    owed: false,
+                })
+            }
         };
         let _ = io.printer.send(printer);
         loop {

@@ -41,6 +41,9 @@ pub struct Reprompt {
     typed: Mutex<(String, usize)>,
     /// The person pressed Ctrl+C: the interrupt that ends this read is theirs.
     by_person: AtomicBool,
+    /// Reads are plain lines (`TERM=dumb`): no interrupt ends them, and the next prompt is
+    /// written with the output anyway (see `printer::Stdout`), so nothing is raised.
+    plain: AtomicBool,
     /// Changes asked for so far, and how many of them the running read was started with.
     wanted: AtomicU64,
     drawn: AtomicU64,
@@ -53,6 +56,7 @@ impl Reprompt {
             requested: Mutex::new(None),
             typed: Mutex::new((String::new(), 0)),
             by_person: AtomicBool::new(false),
+            plain: AtomicBool::new(false),
             wanted: AtomicU64::new(0),
             drawn: AtomicU64::new(0),
         }
@@ -65,9 +69,16 @@ impl Reprompt {
         self.drawn.store(wanted, Ordering::SeqCst);
     }
 
-    /// Whether the running read shows an older prompt or footer than the shell asked for.
+    /// The editor reads plain lines: requests are only counted from now on.
+    pub fn plain_reads(&self) {
+        self.plain.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether the running read shows an older prompt or footer than the shell asked for
+    /// (and could be interrupted to show the new one).
     pub fn behind(&self) -> bool {
-        self.reading.load(Ordering::SeqCst)
+        !self.plain.load(Ordering::SeqCst)
+            && self.reading.load(Ordering::SeqCst)
             && self.drawn.load(Ordering::SeqCst) < self.wanted.load(Ordering::SeqCst)
     }
 
@@ -102,7 +113,7 @@ impl Reprompt {
     /// Notes a request while the editor reads; whether the interrupt is to be raised (not
     /// when the editor is between reads, or a request is already on its way).
     fn open_request(&self) -> bool {
-        if !self.reading.load(Ordering::SeqCst) {
+        if self.plain.load(Ordering::SeqCst) || !self.reading.load(Ordering::SeqCst) {
             return false;
         }
         let mut requested = lock(&self.requested);
@@ -209,5 +220,11 @@ mod tests {
         reading.store(false, Ordering::SeqCst);
         reprompt.wanted.fetch_add(1, Ordering::SeqCst);
         assert!(!reprompt.behind(), "no read to redraw");
+        // Plain reads (`TERM=dumb`) are never interrupted for a prompt.
+        reading.store(true, Ordering::SeqCst);
+        assert!(reprompt.behind());
+        reprompt.plain_reads();
+        assert!(!reprompt.behind());
+        assert!(!reprompt.open_request());
     }
 }
