@@ -6,21 +6,22 @@
 //! into the running read would put the cursor in the wrong column. Instead the shell ends
 //! the read: it raises SIGINT, which rustyline takes as an interrupt while it reads (it
 //! installs its own handler for each line). The editor tells that interrupt from a
-//! person's Ctrl+C by [`Reprompt::take`], erases the old prompt's rows and reads again
-//! with the new prompt and the line exactly as it was, cursor included.
+//! person's Ctrl+C ([`Reprompt::take_after_read`]), erases the old prompt's rows and reads
+//! again with the new prompt and the line exactly as it was, cursor included.
 //!
-//! When the signal comes just as a read ends (the person pressed Enter in that instant),
-//! it reaches the shell's own SIGINT listener instead, which drops it the same way; the
-//! next read shows the new prompt anyway. When it comes just as a read *begins* (before
-//! rustyline's handler is in place), it is dropped the same way, but that read started
-//! with the old prompt: every change is counted, each read notes the count it started
-//! with, and the shell asks again while a read is [`behind`](Reprompt::behind).
+//! The signal can miss the read it was meant for:
+//! - as a read *ends* (the person pressed Enter in that instant), it reaches the shell's
+//!   own SIGINT listener, which drops it ([`Reprompt::take`]), or rustyline, which drops it
+//!   outright. Either way the next read shows the new prompt. A request whose signal was
+//!   dropped stays open, so the Ctrl+C key says it is the person's
+//!   ([`Reprompt::person_interrupts`]): an interrupt from the key never answers a request.
+//! - as a read *begins* (before rustyline's handler is in place), the listener drops it,
+//!   but that read started with the old prompt. So every change is counted, each read
+//!   notes the count it started with, and the shell asks again while a read is
+//!   [`behind`](Reprompt::behind).
 //!
-//! A signal can also be lost outright: rustyline drops one that arrives as it ends a read
-//! (the person pressed Enter in that instant). The request then stays open, and the
-//! person's next Ctrl+C would be taken for it — so the Ctrl+C key says it was the person
-//! ([`Reprompt::person_interrupts`]), and only an interrupt that did not come from the key
-//! can answer a request.
+//! Plain reads (`TERM=dumb`) are never interrupted: no signal ends them, and the prompt is
+//! written with the output there (see `printer::Stdout`).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
