@@ -4,8 +4,9 @@
 //! until the line changes.
 //!
 //! Like the footer, the rows are part of the editor's hint: the editor draws and clears
-//! them with the line, and takes them away when a line is sent. The list is rebuilt on
-//! every refresh from the same candidates Tab completion offers, so the two never differ.
+//! them with the line, and takes them away when a line is sent. The list is made of the
+//! same candidates Tab completion offers, so the two never differ; they are searched again
+//! when the line changes or what they are found in does (see [`Popup::rows`]).
 
 use std::sync::{Arc, Mutex};
 
@@ -48,10 +49,10 @@ impl State {
 
 impl Popup {
     /// The rows to draw under `line` (empty: no list). `found` gives the completion
-    /// candidates and where the word they replace starts; it is asked only when a list may
-    /// show, and again only when the line or the `version` of what it searches changed
-    /// (both asked only when a list may show).
-    /// `columns` and `rows` are the terminal's size.
+    /// candidates and where the word they replace starts, `version` a number that changes
+    /// when what `found` searches does. Both are asked only when a list may show, and
+    /// `found` again only when the line or the version changed. `columns` and `rows` are
+    /// the terminal's size.
     pub fn rows(
         &self,
         line: &str,
