@@ -29,7 +29,7 @@ impl Shell {
             return true;
         }
         if let Some(question) = self.question.take() {
-            let yes = matches!(line.trim().to_lowercase().as_str(), "y" | "yes");
+            let yes = super::trust::is_yes(&line);
             match question {
                 Question::Rewind(id, what) => self.answer_rewind(id, what, yes).await,
                 Question::Init(existing) => self.answer_init(existing, yes).await,

@@ -64,7 +64,8 @@ fn question(grants: &[String]) -> String {
     text
 }
 
-fn is_yes(answer: &str) -> bool {
+/// A y/N question answered yes (`y` or `yes`, any case); anything else is no.
+pub(super) fn is_yes(answer: &str) -> bool {
     matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes")
 }
 
