@@ -104,11 +104,17 @@ impl AgentSpec {
         if tool.name() == crate::tools::tool_search::NAME {
             return true;
         }
+        // Reading and stopping background commands comes with `Bash`, which starts them.
+        let also = match tool.builtin() {
+            Some(ToolName::BashOutput | ToolName::KillShell) => Some(ToolName::Bash.name()),
+            _ => None,
+        };
         let listed = match &self.tools {
             ToolAllow::All => true,
-            ToolAllow::Only(names) => names
-                .iter()
-                .any(|n| crate::tools::registry::name_matches(n, tool.name())),
+            ToolAllow::Only(names) => names.iter().any(|n| {
+                crate::tools::registry::name_matches(n, tool.name())
+                    || also.is_some_and(|bash| crate::tools::registry::name_matches(n, bash))
+            }),
         };
         let Some(tool) = tool.builtin() else {
             return listed;

@@ -306,6 +306,12 @@ pub enum Event {
     TodosUpdated {
         todos: Vec<crate::tools::todo::Todo>,
     },
+    /// A background command (`Bash` with `run_in_background`) started, printed (at most
+    /// one event a second per command), or ended: the whole command as it stands now,
+    /// which replaces the one before with its `id`.
+    TaskUpdated {
+        task: crate::tools::background::TaskInfo,
+    },
     /// A run handed a task to another agent; `subagent_id` is the child run's id. The child
     /// then has its own `RunStarted` (with `parent_id`), tokens, tool calls and statuses.
     SubagentSpawned {

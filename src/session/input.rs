@@ -90,6 +90,8 @@ pub enum Input {
     Cancel,
     /// Cancel one run and its subtree (a delegated run, say).
     CancelRun { run_id: String },
+    /// Stop a background command (`/tasks stop bash_1`, the page's Stop button).
+    StopTask { task_id: String },
     /// Drop the messages waiting for the running turn to end (Esc pressed again).
     ClearQueue,
     /// Finish: cancel anything running and stop the session task.

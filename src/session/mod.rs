@@ -53,6 +53,7 @@ pub use crate::llm::routing::{Choice, Router};
 use crate::skills::SkillSet;
 use crate::skills::live::Live;
 use crate::tools::ToolContext;
+use crate::tools::background::StopBy;
 
 /// Everything a session starts from.
 pub struct SessionSetup {
@@ -323,6 +324,11 @@ async fn run(setup: SessionSetup, mut inputs: mpsc::Receiver<input::Sent>, bus: 
         runs: Arc::default(),
         locks: Arc::default(),
     });
+    let task_bus = bus.clone();
+    shared
+        .tools
+        .tasks
+        .listen(move |task| task_bus.publish(Event::TaskUpdated { task }));
     let mut settings = Settings {
         agent_id: setup.agent_id,
         mode: setup.mode,
@@ -415,6 +421,11 @@ async fn run(setup: SessionSetup, mut inputs: mpsc::Receiver<input::Sent>, bus: 
                             None => Err(format!("run {run_id} is not running")),
                         }
                     }
+                    Input::StopTask { task_id } => shared
+                        .tools
+                        .tasks
+                        .stop(&task_id, StopBy::Person)
+                        .map_err(|e| e.to_string()),
                     // Like the mode: now when idle, else from the next turn on.
                     Input::RevokeRule { rule } => {
                         match idle.as_mut() {
@@ -470,6 +481,8 @@ async fn run(setup: SessionSetup, mut inputs: mpsc::Receiver<input::Sent>, bus: 
             }
         }
     }
+    // Nothing the session started outlives it.
+    shared.tools.tasks.stop_all(StopBy::SessionEnd);
     if let Some(conv) = &idle {
         session_end(&shared, conv, end_reason).await;
     }

@@ -528,6 +528,12 @@ pub(crate) fn agent_tools(
     if agent.allows_tool(ToolName::TodoWrite) {
         tools.push(crate::tools::todo::spec());
     }
+    // Only once there is a background command to read: most sessions never start one,
+    // and every request would carry their schemas.
+    if shared.tools.tasks.any() && agent.allows_tool(ToolName::BashOutput) {
+        tools.push(crate::tools::background::output_spec());
+        tools.push(crate::tools::background::kill_spec());
+    }
     // Registered tools (MCP servers') after linggen's own, in name order: the order is
     // stable from request to request, so a server's prompt cache keeps matching. Too many
     // for the window, and the model searches for them instead.

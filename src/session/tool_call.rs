@@ -233,9 +233,7 @@ fn gate(shared: &TurnShared, ctx: &RunCtx, prepared: &Prepared) -> Result<(), To
     }
     if !agent.allows(&prepared.tool) {
         let registered = shared.tools.registry.registered();
-        let usable: Vec<&str> = ToolName::FILE_TOOLS
-            .into_iter()
-            .chain(ToolName::SESSION_TOOLS)
+        let usable: Vec<&str> = ToolName::all()
             .filter(|t| agent.allows_tool(*t))
             .map(|t| t.name())
             .chain(

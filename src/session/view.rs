@@ -170,6 +170,8 @@ pub struct SessionView {
     pub grants: Vec<SessionGrant>,
     /// The agent's todo list as its last `TodoWrite` left it (empty until one).
     pub todos: Vec<crate::tools::todo::Todo>,
+    /// The session's background commands, in the order they started (`/tasks`).
+    pub tasks: Vec<crate::tools::background::TaskInfo>,
     /// The tokens the servers reported, per model, delegated runs included (`/cost`), in
     /// the order the models were first used.
     pub tokens: Vec<ModelTokens>,
@@ -344,6 +346,10 @@ impl SessionView {
             }
             Event::QueueUpdated { queued } => self.queue = queued.clone(),
             Event::TodosUpdated { todos } => self.todos = todos.clone(),
+            Event::TaskUpdated { task } => match self.tasks.iter_mut().find(|t| t.id == task.id) {
+                Some(known) => *known = task.clone(),
+                None => self.tasks.push(task.clone()),
+            },
             // A delegated run's context is its own; the session's is its turns'.
             Event::ContextUsage { run_id, .. } if self.depth(run_id) > 0 => {}
             Event::ContextUsage {

@@ -36,13 +36,15 @@ pub fn spec() -> ToolSpec {
         name: ToolName::Bash.name().into(),
         description:
             "Run a shell command in the workspace root, sandboxed (writes only there and in \
-             $TMPDIR; no network). Output capped; timeout 30 s."
+             $TMPDIR; no network). Output capped; timeout 30 s. run_in_background: for \
+             servers and watchers."
                 .into(),
         parameters: json!({
             "type": "object",
             "properties": {
                 "cmd": {"type": "string"},
                 "timeout_ms": {"type": "integer"},
+                "run_in_background": {"type": "boolean"},
                 "dangerouslyDisableSandbox": {"type": "boolean"}
             },
             "required": ["cmd"]
@@ -56,6 +58,8 @@ pub struct BashArgs {
     pub timeout_ms: u64,
     /// `dangerouslyDisableSandbox`: run unconfined (always asks a person).
     pub unsandboxed: bool,
+    /// `run_in_background`: start it, return its id at once (no timeout).
+    pub background: bool,
 }
 
 impl BashArgs {
@@ -75,10 +79,13 @@ impl BashArgs {
             &["dangerouslyDisableSandbox", "dangerously_disable_sandbox"],
         )?
         .unwrap_or(false);
+        let background =
+            args::boolean(args, &["run_in_background", "background"])?.unwrap_or(false);
         Ok(BashArgs {
             command,
             timeout_ms,
             unsandboxed,
+            background,
         })
     }
 
@@ -86,10 +93,14 @@ impl BashArgs {
     /// approval prompt shows all of it (`Prepared::approval_display`).
     pub fn summary(&self) -> String {
         const MAX: usize = 120;
+        let tool = match self.background {
+            true => "Bash (background)",
+            false => "Bash",
+        };
         match self.command.char_indices().nth(MAX) {
-            None => format!("Bash: {}", self.command),
+            None => format!("{tool}: {}", self.command),
             Some((cut, _)) => format!(
-                "Bash: {}… [+{} chars]",
+                "{tool}: {}… [+{} chars]",
                 &self.command[..cut],
                 self.command[cut..].chars().count()
             ),
@@ -134,6 +145,9 @@ impl BashArgs {
 
     pub async fn run(&self, ctx: &ToolContext) -> ToolOutput {
         let confine = !self.unsandboxed && ctx.sandbox.unconfined_reason().is_none();
+        if self.background {
+            return super::background::start(ctx, &self.command, confine).await;
+        }
         let timeout = Duration::from_millis(self.timeout_ms);
         let sandbox = Arc::clone(&ctx.sandbox);
         let _ = tokio::task::spawn_blocking(move || sandbox.watch_git_entries()).await;
@@ -170,24 +184,33 @@ impl BashArgs {
                 }
                 output
             }
-            Err(Start::Sandbox(why)) => ToolOutput::error(format!(
-                "the sandbox could not be set up, so the command did not run: {why}. Where \
-                 the kernel cannot confine commands, a person can set [sandbox] unconfined = \
-                 \"allow\" in ~/.linggen/linggen-agent.toml (see doc/security.md)"
-            )),
-            Err(Start::Io(e)) if confine => ToolOutput::error(format!(
-                "could not start /bin/sh in the sandbox: {e}; the command did not run (see \
-                 doc/security.md for what the sandbox needs: Landlock and user namespaces)"
-            )),
-            Err(Start::Io(e)) => ToolOutput::error(format!("could not start /bin/sh: {e}")),
+            Err(why) => why.into_output(confine),
         }
     }
 }
 
 /// Why a command did not start.
-enum Start {
+pub(super) enum Start {
     Sandbox(String),
     Io(std::io::Error),
+}
+
+impl Start {
+    /// What the model reads: the command did not run, and why.
+    pub(super) fn into_output(self, confine: bool) -> ToolOutput {
+        match self {
+            Start::Sandbox(why) => ToolOutput::error(format!(
+                "the sandbox could not be set up, so the command did not run: {why}. Where \
+                 the kernel cannot confine commands, a person can set [sandbox] unconfined = \
+                 \"allow\" in ~/.linggen/linggen-agent.toml (see doc/security.md)"
+            )),
+            Start::Io(e) if confine => ToolOutput::error(format!(
+                "could not start /bin/sh in the sandbox: {e}; the command did not run (see \
+                 doc/security.md for what the sandbox needs: Landlock and user namespaces)"
+            )),
+            Start::Io(e) => ToolOutput::error(format!("could not start /bin/sh: {e}")),
+        }
+    }
 }
 
 impl From<std::io::Error> for Start {
@@ -323,6 +346,50 @@ impl Drop for ProcessGroup {
     }
 }
 
+/// `/bin/sh -c command` in the root with the launcher's four decisions made (confined
+/// unless `confine` is false, contained, scrubbed) and the variables a command needs; the
+/// caller adds stdio and spawns it. Also the start of a background command.
+pub(super) fn shell_command(
+    ctx: &ToolContext,
+    command: &str,
+    confine: bool,
+) -> Result<std::process::Command, Start> {
+    let launch = Launch {
+        program: Program::Path(Path::new("/bin/sh")),
+        env: Env::Scrubbed(&ctx.sandbox),
+        confinement: if confine {
+            Confinement::Sandbox(&ctx.sandbox)
+        } else {
+            Confinement::Unconfined(
+                "a person approved it outside the sandbox, or the sandbox is off",
+            )
+        },
+        lifetime: Lifetime::Contained,
+    };
+    let mut cmd = launch.command().map_err(|e| match e {
+        LaunchError::Sandbox(why) => Start::Sandbox(why),
+        other => Start::Io(std::io::Error::other(other.to_string())),
+    })?;
+    cmd.arg("-c")
+        .arg(command)
+        .current_dir(paths::canonical_root(&ctx.root))
+        .stdin(Stdio::null())
+        // The analysis resolves `cd dir` inside the root; CDPATH would send it elsewhere.
+        // BASH_ENV/ENV would run a script before the analysed command.
+        .env_remove("CDPATH")
+        .env_remove("BASH_ENV")
+        .env_remove("ENV")
+        // With `.` or an empty entry in PATH, an allowlisted name like `ls` would run a
+        // file from the workspace; only absolute entries are kept.
+        .env("PATH", absolute_path_entries())
+        // Nothing can answer a prompt or scroll a pager.
+        .env("PAGER", "cat")
+        .env("GIT_PAGER", "cat")
+        .env("GIT_TERMINAL_PROMPT", "0");
+    refuse_embedded_bare_repositories(&mut cmd);
+    Ok(cmd)
+}
+
 async fn execute(
     ctx: &ToolContext,
     command: &str,
@@ -330,43 +397,11 @@ async fn execute(
     confine: bool,
 ) -> Result<Finished, Start> {
     let (reader, writer) = std::io::pipe()?;
-    let root = paths::canonical_root(&ctx.root);
     let mut child = {
-        let launch = Launch {
-            program: Program::Path(Path::new("/bin/sh")),
-            env: Env::Scrubbed(&ctx.sandbox),
-            confinement: if confine {
-                Confinement::Sandbox(&ctx.sandbox)
-            } else {
-                Confinement::Unconfined(
-                    "a person approved it outside the sandbox, or the sandbox is off",
-                )
-            },
-            lifetime: Lifetime::Contained,
-        };
-        let mut cmd = launch.tokio_command().map_err(|e| match e {
-            LaunchError::Sandbox(why) => Start::Sandbox(why),
-            other => Start::Io(std::io::Error::other(other.to_string())),
-        })?;
-        cmd.arg("-c")
-            .arg(command)
-            .current_dir(&root)
-            .stdin(Stdio::null())
-            .stdout(writer.try_clone()?)
-            .stderr(writer)
-            // The analysis resolves `cd dir` inside the root; CDPATH would send it elsewhere.
-            // BASH_ENV/ENV would run a script before the analysed command.
-            .env_remove("CDPATH")
-            .env_remove("BASH_ENV")
-            .env_remove("ENV")
-            // With `.` or an empty entry in PATH, an allowlisted name like `ls` would run a
-            // file from the workspace; only absolute entries are kept.
-            .env("PATH", absolute_path_entries())
-            // Nothing can answer a prompt or scroll a pager.
-            .env("PAGER", "cat")
-            .env("GIT_PAGER", "cat")
-            .env("GIT_TERMINAL_PROMPT", "0");
-        refuse_embedded_bare_repositories(&mut cmd);
+        let mut cmd = shell_command(ctx, command, confine)?;
+        cmd.stdout(writer.try_clone()?).stderr(writer);
+        let mut cmd = Command::from(cmd);
+        cmd.kill_on_drop(true);
         // The command (and with it our copies of the pipe's write end) is dropped at the end
         // of this block, so the reader sees end-of-file once the children are gone.
         cmd.spawn()?
@@ -403,7 +438,7 @@ async fn execute(
 /// program. `safe.bareRepository=explicit` makes git refuse to discover such repositories.
 /// It is only honoured from protected config, which includes `GIT_CONFIG_*` from the
 /// environment, so it is appended there after any entries the user already has.
-pub(super) fn refuse_embedded_bare_repositories(cmd: &mut Command) {
+pub(super) fn refuse_embedded_bare_repositories(cmd: &mut std::process::Command) {
     let existing = std::env::var("GIT_CONFIG_COUNT")
         .ok()
         .and_then(|n| n.trim().parse::<usize>().ok())
@@ -577,6 +612,7 @@ mod tests {
             command: format!("sleep 1; touch {}", marker.display()),
             timeout_ms: 10_000,
             unsandboxed: false,
+            background: false,
         };
         let run = args.run(&ctx);
         assert!(

@@ -5,6 +5,7 @@
 //! just an observation for the model, never a crash.
 
 pub mod args;
+pub mod background;
 pub mod bash;
 pub mod diff;
 pub mod edit;
@@ -139,6 +140,8 @@ pub struct ToolContext {
     /// Every tool by name: the built-ins and what is registered while the session runs
     /// (MCP servers' tools). Shared by the session's runs, so a server's tools reach them all.
     pub registry: std::sync::Arc<ToolRegistry>,
+    /// The session's background commands (`Bash` with `run_in_background`).
+    pub tasks: std::sync::Arc<background::Tasks>,
 }
 
 impl ToolContext {
@@ -180,6 +183,7 @@ impl ToolContext {
             sandbox: std::sync::Arc::new(sandbox::Sandbox::new(root, Default::default())),
             linggen_home: None,
             registry: std::sync::Arc::new(ToolRegistry::new()),
+            tasks: std::sync::Arc::new(background::Tasks::new()),
         }
     }
 }
@@ -251,7 +255,13 @@ impl Prepared {
     pub fn approval_display(&self) -> String {
         use terminal_text::visible;
         match &self.access {
-            Access::Command { command, .. } => format!("{}: {}", self.tool, visible(command)),
+            Access::Command { command, .. } => {
+                let background = match &self.call {
+                    Call::Bash(a) if a.background => " (in the background: it keeps running)",
+                    _ => "",
+                };
+                format!("{}: {}{background}", self.tool, visible(command))
+            }
             Access::Write { rel, .. } => format!("{} {}", self.tool, visible(rel)),
             Access::Patch { files, .. } => {
                 let files: Vec<String> = files.iter().map(|f| visible(f)).collect();
@@ -278,6 +288,8 @@ enum Call {
     Write(write::WriteArgs),
     Edit(edit::EditArgs),
     Bash(bash::BashArgs),
+    BashOutput(background::OutputArgs),
+    KillShell(background::KillArgs),
     Screenshot(screenshot::ScreenshotArgs),
     Patch(patch::tool::PatchArgs),
     Session(SessionCall),
@@ -311,11 +323,7 @@ pub const TOOL_NAMES: [&str; 10] = {
 
 /// Every built-in tool name, file tools first.
 pub fn all_tool_names() -> Vec<&'static str> {
-    ToolName::FILE_TOOLS
-        .into_iter()
-        .chain(ToolName::SESSION_TOOLS)
-        .map(ToolName::name)
-        .collect()
+    ToolName::all().map(ToolName::name).collect()
 }
 
 /// Schemas for the model. Descriptions are short on purpose: small local models have small
@@ -411,6 +419,17 @@ pub fn prepare(ctx: &ToolContext, name: &str, args: &Value) -> Result<Prepared, 
             let (s, access) = (a.summary(), a.access(ctx)?);
             (Call::Bash(a), s, access)
         }
+        // Reading or stopping a command the session started touches nothing else.
+        ToolName::BashOutput => {
+            let a = background::OutputArgs::parse(&args)?;
+            let s = a.summary();
+            (Call::BashOutput(a), s, Access::Read)
+        }
+        ToolName::KillShell => {
+            let a = background::KillArgs::parse(&args)?;
+            let s = a.summary();
+            (Call::KillShell(a), s, Access::Read)
+        }
     };
     Ok(Prepared {
         tool: ToolId::Builtin(tool),
@@ -460,6 +479,8 @@ pub async fn run(ctx: &ToolContext, prepared: &Prepared) -> ToolOutput {
         Call::Write(a) => a.run(ctx).await,
         Call::Edit(a) => a.run(ctx).await,
         Call::Bash(a) => a.run(ctx).await,
+        Call::BashOutput(a) => a.run(ctx).await,
+        Call::KillShell(a) => a.run(ctx).await,
         Call::Screenshot(a) => a.run(ctx).await,
         Call::Patch(a) => a.run(ctx).await,
         Call::Registered(call) => call.handler.run(&call.name, &call.args).await,

@@ -13,6 +13,8 @@ pub enum ToolName {
     Write,
     Edit,
     Bash,
+    BashOutput,
+    KillShell,
     Screenshot,
     ProposePatch,
     ApplyPatch,
@@ -38,6 +40,11 @@ impl ToolName {
         ToolName::ApplyPatch,
     ];
 
+    /// The tools that read and stop background commands, which `crate::tools` carries out:
+    /// offered once the session has started one (`Bash` with `run_in_background`), and to
+    /// any agent that may use `Bash`.
+    pub const BACKGROUND_TOOLS: [ToolName; 2] = [ToolName::BashOutput, ToolName::KillShell];
+
     /// The tools the session carries out (see `session_tools`); which of them an agent is
     /// offered depends on its spec and on what exists (skills, delegation targets).
     pub const SESSION_TOOLS: [ToolName; 5] = [
@@ -58,6 +65,8 @@ impl ToolName {
             ToolName::Write => "Write",
             ToolName::Edit => "Edit",
             ToolName::Bash => "Bash",
+            ToolName::BashOutput => "BashOutput",
+            ToolName::KillShell => "KillShell",
             ToolName::Screenshot => "capture_screenshot",
             ToolName::ProposePatch => "propose_patch",
             ToolName::ApplyPatch => "apply_patch",
@@ -69,12 +78,17 @@ impl ToolName {
         }
     }
 
-    /// The tool with exactly this canonical name.
-    pub fn from_name(name: &str) -> Option<ToolName> {
+    /// Every tool: the file and command tools, the background ones, the session's.
+    pub fn all() -> impl Iterator<Item = ToolName> {
         Self::FILE_TOOLS
             .into_iter()
+            .chain(Self::BACKGROUND_TOOLS)
             .chain(Self::SESSION_TOOLS)
-            .find(|t| t.name() == name)
+    }
+
+    /// The tool with exactly this canonical name.
+    pub fn from_name(name: &str) -> Option<ToolName> {
+        Self::all().find(|t| t.name() == name)
     }
 
     /// The tool a model most likely meant: the canonical name in any case, or a name other
@@ -89,6 +103,11 @@ impl ToolName {
             "write" | "write_file" | "writefile" | "create_file" => ToolName::Write,
             "edit" | "edit_file" | "editfile" | "str_replace" => ToolName::Edit,
             "bash" | "shell" | "run" | "run_command" | "exec" => ToolName::Bash,
+            // Claude Code's names, its newer ones (`TaskOutput`, `TaskStop`) included.
+            "bashoutput" | "bash_output" | "taskoutput" | "task_output" => ToolName::BashOutput,
+            "killshell" | "kill_shell" | "killbash" | "kill_bash" | "taskstop" | "task_stop" => {
+                ToolName::KillShell
+            }
             "capture_screenshot" | "screenshot" | "take_screenshot" | "capturescreenshot" => {
                 ToolName::Screenshot
             }
@@ -130,10 +149,7 @@ mod tests {
 
     #[test]
     fn every_name_round_trips_and_aliases_resolve() {
-        for tool in ToolName::FILE_TOOLS
-            .into_iter()
-            .chain(ToolName::SESSION_TOOLS)
-        {
+        for tool in ToolName::all() {
             assert_eq!(ToolName::from_name(tool.name()), Some(tool));
             assert_eq!(ToolName::resolve(tool.name()), Some(tool));
         }

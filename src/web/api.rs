@@ -213,6 +213,7 @@ async fn route(ctx: &Arc<Ctx>, req: Request<Incoming>, access: Access) -> Reply 
         (Method::POST, "/api/sessions") => open_session(ctx, req).await,
         (Method::POST, "/api/messages") => message(ctx, req).await,
         (Method::POST, "/api/cancel") => cancel(ctx, req).await,
+        (Method::POST, "/api/task-stop") => task_stop(ctx, req).await,
         (Method::GET, "/api/settings") => settings::choices(ctx),
         (Method::POST, "/api/settings") => settings::change(ctx, req).await,
         (Method::POST, p) if p.starts_with("/api/approvals/") => {
@@ -241,7 +242,7 @@ async fn route(ctx: &Arc<Ctx>, req: Request<Incoming>, access: Access) -> Reply 
         | (_, "/api/sessions" | "/api/messages" | "/api/cancel" | "/api/agent-runs")
         | (_, "/api/agent-children" | "/api/agent-context" | "/api/agent-cancel")
         | (_, "/api/run-log" | "/api/commands" | "/api/agents" | "/api/models" | "/agents.js")
-        | (_, "/api/settings" | "/api/image")
+        | (_, "/api/settings" | "/api/image" | "/api/task-stop")
         | (_, "/api/ticket" | "/api/stream-ticket") => Err(ApiError::new(
             StatusCode::METHOD_NOT_ALLOWED,
             format!("{} is not supported here", req.method()),
@@ -510,6 +511,29 @@ async fn cancel(ctx: &Ctx, req: Request<Incoming>) -> Reply {
     Ok(json_response(
         StatusCode::ACCEPTED,
         &json!({ "cancelled": true }),
+    ))
+}
+
+#[derive(Deserialize)]
+struct TaskStopBody {
+    session_id: Option<String>,
+    task_id: String,
+}
+
+/// `POST /api/task-stop`: stops a background command of the session, as `/tasks stop` does.
+async fn task_stop(ctx: &Ctx, req: Request<Incoming>) -> Reply {
+    let body: TaskStopBody = read_json(req).await?;
+    let mirror = open_mirror(ctx, body.session_id.as_deref())?;
+    send(
+        &mirror,
+        Input::StopTask {
+            task_id: body.task_id,
+        },
+    )
+    .await?;
+    Ok(json_response(
+        StatusCode::ACCEPTED,
+        &json!({ "stopped": true }),
     ))
 }
 

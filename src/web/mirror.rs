@@ -241,6 +241,7 @@ impl Mirror {
                 "status": view.status.unwrap_or(SessionStatus::Idle),
                 "queue": view.queue,
                 "todos": view.todos,
+                "tasks": view.tasks,
                 "context": view.context,
                 "max_iters": settings.max_iters,
             },
@@ -288,6 +289,7 @@ impl State {
                 | Event::StateUpdated { .. }
                 | Event::QueueUpdated { .. }
                 | Event::TodosUpdated { .. }
+                | Event::TaskUpdated { .. }
                 | Event::ContextUsage { .. }
                 | Event::Token { .. }
                 | Event::AgentStatus { .. }

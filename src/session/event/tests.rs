@@ -243,6 +243,21 @@ fn one_of_each() -> Vec<Event> {
                 active_form: "Running the tests".into(),
             }],
         },
+        Event::TaskUpdated {
+            task: crate::tools::background::TaskInfo {
+                id: "bash_1".into(),
+                command: "npm run dev".into(),
+                state: crate::tools::background::TaskState::Exited,
+                exit_code: Some(1),
+                signal: None,
+                stopped_by: None,
+                started_at_ms: 1_764_000_000_000,
+                ended_at_ms: Some(1_764_000_003_000),
+                total_bytes: 24,
+                lines: 2,
+                tail: vec!["ready on :3000".into(), "error: port taken".into()],
+            },
+        },
         Event::SubagentSpawned {
             parent_id: run(),
             subagent_id: "r2".into(),
@@ -307,6 +322,7 @@ fn one_of_each() -> Vec<Event> {
             | Event::QueueUpdated { .. }
             | Event::Retrying { .. }
             | Event::TodosUpdated { .. }
+            | Event::TaskUpdated { .. }
             | Event::SubagentSpawned { .. }
             | Event::SubagentResult { .. }
             | Event::Outcome { .. }

@@ -345,6 +345,10 @@ fn request_for(session_id: &str, input: Input) -> Result<(String, Value), String
         Input::CancelRun { run_id } => {
             Ok(("/api/agent-cancel".into(), json!({ "run_id": run_id })))
         }
+        Input::StopTask { task_id } => Ok((
+            "/api/task-stop".into(),
+            json!({ "session_id": session_id, "task_id": task_id }),
+        )),
         Input::RevokeRule { .. } => Err(
             "rules are removed where the session runs: in `linggen serve`'s workspace, \
              `linggen permissions`, or a terminal without --attach"
