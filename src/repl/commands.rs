@@ -16,6 +16,7 @@ pub enum Command {
     Permissions,
     Sessions,
     Runs,
+    Tasks,
     Resume,
     Rewind,
     Context,
@@ -73,6 +74,7 @@ impl Command {
         Command::Permissions,
         Command::Sessions,
         Command::Runs,
+        Command::Tasks,
         Command::Resume,
         Command::Rewind,
         Command::Context,
@@ -105,6 +107,7 @@ impl Command {
             Command::Permissions => "permissions",
             Command::Sessions => "sessions",
             Command::Runs => "runs",
+            Command::Tasks => "tasks",
             Command::Resume => "resume",
             Command::Rewind => "rewind",
             Command::Check => "check",
@@ -156,6 +159,7 @@ impl Command {
             Command::Permissions => "show or change the permission mode and saved rules",
             Command::Sessions => "list recent sessions",
             Command::Runs => "the runs of this session as a tree (delegations nested)",
+            Command::Tasks => "background commands: state, age, last lines; stop one",
             Command::Resume => "continue a previous session",
             Command::Rewind => "go back to a checkpoint: files, conversation or both",
             Command::Check => {
@@ -202,6 +206,7 @@ impl Command {
             Command::Compact => Some("[what to keep]"),
             Command::Share => Some("[--read-only|--open|--lan|stop]"),
             Command::Export => Some("[file]"),
+            Command::Tasks => Some("[stop ID]"),
             Command::Help
             | Command::Clear
             | Command::Skills
@@ -229,6 +234,7 @@ impl Command {
             | Command::Skills
             | Command::Sessions
             | Command::Runs
+            | Command::Tasks
             | Command::Context
             | Command::Memory
             | Command::Theme
@@ -272,6 +278,7 @@ impl Command {
             | Command::Skills
             | Command::Sessions
             | Command::Runs
+            | Command::Tasks
             | Command::Context
             | Command::Compact
             | Command::Check
@@ -339,6 +346,7 @@ mod tests {
                 "permissions",
                 "sessions",
                 "runs",
+                "tasks",
                 "resume",
                 "rewind",
                 "context",
@@ -377,23 +385,24 @@ mod tests {
             Command::Permissions => 7,
             Command::Sessions => 8,
             Command::Runs => 9,
-            Command::Resume => 10,
-            Command::Rewind => 11,
-            Command::Context => 12,
-            Command::Compact => 13,
-            Command::Check => 14,
-            Command::Memory => 15,
-            Command::Theme => 16,
-            Command::Share => 17,
-            Command::Mcp => 18,
-            Command::Hooks => 19,
-            Command::Status => 20,
-            Command::Cost => 21,
-            Command::Doctor => 22,
-            Command::Export => 23,
-            Command::Init => 24,
-            Command::Quit => 25,
-            Command::Exit => 26,
+            Command::Tasks => 10,
+            Command::Resume => 11,
+            Command::Rewind => 12,
+            Command::Context => 13,
+            Command::Compact => 14,
+            Command::Check => 15,
+            Command::Memory => 16,
+            Command::Theme => 17,
+            Command::Share => 18,
+            Command::Mcp => 19,
+            Command::Hooks => 20,
+            Command::Status => 21,
+            Command::Cost => 22,
+            Command::Doctor => 23,
+            Command::Export => 24,
+            Command::Init => 25,
+            Command::Quit => 26,
+            Command::Exit => 27,
         }
     }
 

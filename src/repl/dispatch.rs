@@ -239,6 +239,7 @@ impl Shell {
             }
             Command::Sessions => self.sessions().await,
             Command::Runs => self.runs().await,
+            Command::Tasks => self.tasks(args).await,
             Command::Mcp => self.mcp(),
             Command::Hooks => self.view.lines(crate::app::hooks::hook_lines(&self.ws)),
             Command::Skills => self.skills(),

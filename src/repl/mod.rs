@@ -28,6 +28,7 @@ mod settings;
 mod share;
 mod shell;
 mod status;
+mod tasks;
 pub mod theme;
 mod transcript;
 pub mod triggers;

@@ -36,8 +36,7 @@ pub fn spec() -> ToolSpec {
         name: ToolName::Bash.name().into(),
         description:
             "Run a shell command in the workspace root, sandboxed (writes only there and in \
-             $TMPDIR; no network). Output capped; timeout 30 s. run_in_background: for \
-             servers and watchers."
+             $TMPDIR; no network). Output capped; timeout 30 s."
                 .into(),
         parameters: json!({
             "type": "object",

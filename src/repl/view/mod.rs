@@ -13,6 +13,7 @@ use super::run_tree::indent;
 use super::theme::Theme;
 use crate::session::view::{SessionView, Settings};
 use crate::session::{AgentState, Decision, Event, OutcomeStatus};
+use crate::tools::background::TaskState;
 use crate::tools::terminal_text::strip_controls;
 
 /// Longest diff shown inline; the rest is counted.
@@ -378,6 +379,16 @@ impl View {
                 self.say(line);
             }
             Event::Warning { message } => self.warning(message),
+            // A background command that ended by itself is news; one that was stopped, not.
+            Event::TaskUpdated { task } if task.state == TaskState::Exited => {
+                let line = format!(
+                    "⎿ background {} ended: {} · {} (/tasks)",
+                    task.id,
+                    task.state_words(),
+                    one_line(&task.command, 80)
+                );
+                self.say(self.style.dim(&strip_controls(&line)));
+            }
             Event::Retrying { .. } => self.hint(&event.retry_line().unwrap_or_default()),
             Event::Compacted {
                 run_id,

@@ -357,6 +357,8 @@ const S = {
   selected: null, // session picked in the sidebar (`linggen serve`); null = the shared one
   sessionId: null,
   readOnly: false,
+  /** Background commands by id, as their last `TaskUpdated` left them. */
+  tasks: new Map(),
   canOpen: false,
   stick: true, // keep the transcript scrolled to the bottom
   runs: new Map(), // run_id -> {parent, agent, model}
@@ -503,6 +505,11 @@ const HANDLERS = {
   },
   TodosUpdated(ev) {
     setTodos(ev.todos || []);
+  },
+  TaskUpdated(ev) {
+    if (!ev.task) return;
+    S.tasks.set(ev.task.id, ev.task);
+    drawTasks();
   },
   Outcome: onOutcome,
   Error(ev) {
@@ -1153,6 +1160,50 @@ function setTodos(todos) {
   }));
 }
 
+/** How a background command stands, in the terminal's words. */
+function taskState(t) {
+  if (t.state === 'running') return 'running';
+  if (t.state === 'stopped') return { model: 'stopped by the model', person: 'stopped' }[t.stopped_by] || 'stopped with the session';
+  if (t.exit_code != null) return `exit ${t.exit_code}`;
+  return t.signal != null ? `killed by signal ${t.signal}` : 'ended';
+}
+
+/** The session's background commands (`Bash` run_in_background): a panel above the
+    composer, one row each with its state, command and last lines, and Stop while it runs.
+    Command and output go in as text only. */
+function drawTasks() {
+  const tasks = [...S.tasks.values()];
+  const box = $('#tasks');
+  box.hidden = !tasks.length;
+  const running = tasks.filter((t) => t.state === 'running').length;
+  $('#tasks-summary').textContent = `Background · ${running} running of ${tasks.length}`;
+  $('#tasks-list').replaceChildren(...tasks.map((t) => {
+    const item = el('li', `task ${t.state}`);
+    item.dataset.task = t.id;
+    const head = el('div', 'task-head');
+    head.append(el('span', 'task-id', t.id), ' ', el('span', 'task-state', taskState(t)), ' ', el('code', 'task-command', oneLine(t.command, 200)));
+    if (t.state === 'running' && !S.readOnly) {
+      const stop = el('button', 'task-stop', 'Stop');
+      stop.type = 'button';
+      stop.addEventListener('click', () => stopTask(t.id, stop));
+      head.append(' ', stop);
+    }
+    item.append(head);
+    if (t.tail && t.tail.length) item.append(el('pre', 'task-tail', t.tail.join('\n')));
+    return item;
+  }));
+}
+
+async function stopTask(id, button) {
+  button.disabled = true;
+  try {
+    await post('/api/task-stop', withSession({ task_id: id }));
+  } catch (err) {
+    button.disabled = false;
+    add(el('div', 'line error', `✗ ${err.message}`));
+  }
+}
+
 /* ---------- scrolling ---------- */
 
 let scrollFrame = 0;
@@ -1363,6 +1414,8 @@ function renderSnapshot(snap) {
   S.settings = { ...state };
   setQueue(state.queue || []);
   setTodos(state.todos || []);
+  S.tasks = new Map((state.tasks || []).map((t) => [t.id, t]));
+  drawTasks();
   if (state.context) setContext(state.context);
   for (const run of snap.runs || []) S.runs.set(run.run_id, { parent: run.parent_id || null, agent: run.agent_id, model: run.model || null });
   for (const run of snap.runs || []) tabRun(run.run_id, run.agent_id, run.parent_id, run.task).status = run.status;
