@@ -48,11 +48,17 @@ impl Shell {
             }
         };
         if self.link.live.is_none() {
-            self.view.error("no session yet, so no background command to stop");
+            self.view
+                .error("no session yet, so no background command to stop");
             return;
         }
-        if self.ask(Input::StopTask { task_id: id.clone() }).await {
-            self.view.hint(&format!("stopping {id}"));
+        if self
+            .ask(Input::StopTask {
+                task_id: id.clone(),
+            })
+            .await
+        {
+            self.view.hint(&format!("stopped {id}"));
         }
     }
 }

@@ -421,11 +421,21 @@ async fn run(setup: SessionSetup, mut inputs: mpsc::Receiver<input::Sent>, bus: 
                             None => Err(format!("run {run_id} is not running")),
                         }
                     }
-                    Input::StopTask { task_id } => shared
-                        .tools
-                        .tasks
-                        .stop(&task_id, StopBy::Person)
-                        .map_err(|e| e.to_string()),
+                    // Answered once the command is seen stopped (a moment: the kill is
+                    // SIGKILL), so the one who asked sees it stopped in the view; the
+                    // session goes on meanwhile.
+                    Input::StopTask { task_id } => {
+                        let tasks = Arc::clone(&shared.tools.tasks);
+                        let bus = bus.clone();
+                        tokio::spawn(async move {
+                            let answer = match tasks.stop(&task_id, StopBy::Person) {
+                                Ok(()) => tasks.stopped(&task_id).await.map(|_| ()),
+                                Err(e) => Err(e),
+                            };
+                            input::Sent::answer(reply, &bus, answer.map_err(|e| e.to_string()));
+                        });
+                        continue;
+                    }
                     // Like the mode: now when idle, else from the next turn on.
                     Input::RevokeRule { rule } => {
                         match idle.as_mut() {

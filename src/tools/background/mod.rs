@@ -135,6 +135,10 @@ struct Task {
     /// Output arrived since the last announcement.
     fresh: AtomicBool,
     life: Mutex<Life>,
+    /// The thread that keeps it: woken by a stop, so the end is seen at once.
+    keeper: std::sync::OnceLock<std::thread::Thread>,
+    /// Its end was announced (the last `TaskUpdated` is out).
+    ended: AtomicBool,
 }
 
 /// A command's process and how it ended. The process is reaped and signalled under this
@@ -194,6 +198,8 @@ impl Tasks {
                 stopped_by: None,
                 ended_at_ms: None,
             }),
+            keeper: std::sync::OnceLock::new(),
+            ended: AtomicBool::new(false),
         });
         let (started, spawned) = std::sync::mpsc::channel();
         let tasks = Arc::downgrade(self);
@@ -245,14 +251,13 @@ impl Tasks {
         Ok(())
     }
 
-    /// Waits (a little) for a stopped command to be reaped, and returns how it stands.
+    /// Waits (up to a few seconds) until a stopped command's end was announced, so that
+    /// whoever asked sees it stopped in the session's view too; returns how it stands.
     pub async fn stopped(&self, id: &str) -> Result<TaskInfo, TaskError> {
         let task = self.find(id)?;
-        for _ in 0..50 {
-            if task.info().state != TaskState::Running {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
+        let deadline = Instant::now() + DRAIN_GRACE + Duration::from_secs(1);
+        while !task.ended.load(Ordering::Acquire) && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(10)).await;
         }
         Ok(task.info())
     }
@@ -323,6 +328,9 @@ impl Task {
         unsafe {
             libc::killpg(pgid, libc::SIGKILL);
         }
+        if let Some(keeper) = self.keeper.get() {
+            keeper.unpark();
+        }
         true
     }
 
@@ -345,6 +353,7 @@ impl Task {
         };
         // Our copies of the pipe's write end go with the command, so the reader sees its end.
         drop(cmd);
+        let _ = self.keeper.set(std::thread::current());
         lock(&self.life).pgid = Some(child.id() as libc::pid_t);
         let drained = self.read_output(reader);
         let _ = started.send(Ok(()));
@@ -359,12 +368,13 @@ impl Task {
                     tasks.announce(self.info());
                 }
             }
-            std::thread::sleep(POLL);
+            std::thread::park_timeout(POLL);
         }
         let _ = drained.recv_timeout(DRAIN_GRACE);
         if let Some(tasks) = tasks.upgrade() {
             tasks.announce(self.info());
         }
+        self.ended.store(true, Ordering::Release);
     }
 
     /// Whether the command ended; records how, under the lock a stop takes.
