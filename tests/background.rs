@@ -218,3 +218,65 @@ fn a_one_shot_run_reads_its_background_command_and_leaves_nothing_behind() {
     assert!(alive.exists(), "the loop never ran");
     assert!(!still_growing(&alive), "the loop outlived linggen -p");
 }
+
+/// `linggen serve`: the event stream and the late joiner's snapshot carry the command, and
+/// `POST /api/task-stop` stops it once; a second stop is the session's refusal.
+#[test]
+fn the_web_api_lists_and_stops_a_background_command() {
+    use support::web_client::Serve;
+    if !sandbox_available() {
+        return;
+    }
+    let server = ScriptedServer::start_background(
+        Protocol::OpenAi,
+        vec![
+            Step::from(Reply::tool(
+                "Bash",
+                json!({"command": "echo ready; sleep 60", "run_in_background": true}),
+            )),
+            Reply::text("Started.").into(),
+        ],
+    );
+    let ws = Workspace::new();
+    ws.configure(Protocol::OpenAi, &server.url());
+    let serve = Serve::start(ws.cmd().arg("serve"));
+    let mut stream = serve.events(None);
+    serve.send("start it");
+    let wait = Duration::from_secs(30);
+    // Asked like the same command in the foreground, and answered from the page's route.
+    let asked = stream.until(wait, |e| e.kind() == "ApprovalRequested");
+    let id = asked.last().unwrap().data["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let allow = json!({"decision": "allow_once"});
+    let answered = serve.post(&format!("/api/approvals/{id}"), &allow);
+    assert_eq!(answered.status, 202, "{}", answered.text());
+    let seen = stream.until(wait, |e| e.kind() == "TaskUpdated");
+    let task = &seen.last().unwrap().data["task"];
+    assert_eq!(
+        (task["id"].as_str(), task["state"].as_str()),
+        (Some("bash_1"), Some("running"))
+    );
+    stream.until(wait, |e| e.kind() == "Outcome");
+    let snapshot = serve.session();
+    assert_eq!(
+        snapshot["state"]["tasks"][0]["command"],
+        "echo ready; sleep 60"
+    );
+    let transcript = snapshot["transcript"].as_array().unwrap();
+    assert!(transcript.iter().all(|e| e["type"] != "TaskUpdated"));
+
+    let stop = json!({"task_id": "bash_1"});
+    let stopped = serve.post("/api/task-stop", &stop);
+    assert_eq!(stopped.status, 202, "{}", stopped.text());
+    assert_eq!(serve.session()["state"]["tasks"][0]["state"], "stopped");
+    let again = serve.post("/api/task-stop", &stop);
+    assert_eq!(again.status, 409, "{}", again.text());
+    assert!(
+        again.text().contains("is not running (stopped)"),
+        "{}",
+        again.text()
+    );
+    serve.stop();
+}

@@ -5,8 +5,8 @@
 //! Other tests: a new session's hint, a dead model's error shown once, a lost token, the
 //! share stopped under the page, a read-only viewer during an approval, a 390 px phone, the
 //! settings chips (the terminal's prompt following them), a tab per agent (a delegated
-//! run's calls, cancelling it), the message box while disconnected, and a resumed session's
-//! tool calls.
+//! run's calls, cancelling it), the message box while disconnected, a resumed session's
+//! tool calls, and a background command stopped from the page.
 //! Screenshots are saved in `target/web-screenshots/` for a person to look at.
 //!
 //! Needs Debian's `chromium` and `chromium-driver` (`.ci/run` installs them). Without them
@@ -1326,6 +1326,43 @@ fn a_delegated_run_is_cancelled_from_its_tab() {
     repl.expect("coder was stopped.");
     browser.click(&browser.wait_for("#tabs button[data-tab=\"main\"]"));
     browser.wait_for_text(".msg.assistant", "coder was stopped.");
+    drop(browser);
+    repl.line("/quit");
+}
+
+/// A background command the model started shows in the page's panel with its last lines,
+/// and the page's Stop button stops it: the terminal's `/tasks` says so.
+#[test]
+fn a_background_command_shows_on_the_page_and_is_stopped_there() {
+    let _one_browser_at_a_time = serial();
+    let Some(tools) = BrowserTools::find() else {
+        return;
+    };
+    let (ws, _server) = workspace(vec![
+        Step::from(Reply::tool(
+            "Bash",
+            json!({"command": "echo ready; sleep 60", "run_in_background": true}),
+        )),
+        Reply::text("The sleeper runs.").into(),
+    ]);
+    let mut repl = Repl::start_with_prompt(
+        &ws,
+        &["--permission-mode", "bypass"],
+        &[],
+        "ling [bypass] › ",
+    );
+    repl.line("start a sleeper");
+    repl.expect("The sleeper runs.");
+    let (_driver, browser) = shared_page(&mut repl, &tools);
+    browser.wait_for_text("#tasks-summary", "1 running of 1");
+    browser.wait_for_text("#tasks .task.running", "echo ready; sleep 60");
+    browser.wait_for_text("#tasks .task.running .task-tail", "ready");
+    browser.save_screenshot("background-running.png");
+    browser.click(&browser.wait_for("#tasks .task.running button.task-stop"));
+    browser.wait_for_text("#tasks .task.stopped .task-state", "stopped");
+    browser.wait_for_text("#tasks-summary", "0 running of 1");
+    repl.line("/tasks");
+    repl.expect("bash_1  stopped after");
     drop(browser);
     repl.line("/quit");
 }
