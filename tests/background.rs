@@ -280,3 +280,137 @@ fn the_web_api_lists_and_stops_a_background_command() {
     );
     serve.stop();
 }
+
+/// The user messages of a chat request, in order.
+fn user_texts(request: &serde_json::Value) -> Vec<String> {
+    texts(request, "user")
+}
+
+/// `-p`: the parent's call returns at once, its turn ends, and the child's answer arrives
+/// as a message that opens a turn of its own, whose answer is the run's.
+#[test]
+fn a_background_agents_answer_arrives_as_a_message_and_p_waits_for_it() {
+    let server = ScriptedServer::start_background(
+        Protocol::OpenAi,
+        vec![
+            Step::from(Reply::tool(
+                "delegate_to_agent",
+                json!({"target_agent_id": "coder", "task": "count the files", "background": true}),
+            )),
+            // The parent's next answer and the child's, in whichever order they ask.
+            Reply::text("There are 3 files.").into(),
+            Reply::text("There are 3 files.").into(),
+            Reply::text("Coder counted 3 files.").into(),
+        ],
+    );
+    let ws = Workspace::new();
+    ws.configure(Protocol::OpenAi, &server.url());
+    let out = run_with_timeout(
+        ws.cmd().args(["-p", "count in the background"]),
+        Duration::from_secs(60),
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.trim_end().ends_with("Coder counted 3 files."),
+        "{stdout}"
+    );
+    let requests = server.chat_requests();
+    assert_eq!(requests.len(), 4, "{requests:#?}");
+    let last = requests.last().unwrap();
+    let delegated = texts(last, "tool");
+    assert!(
+        delegated[0].contains("is working on it in the background (run "),
+        "{delegated:?}"
+    );
+    let users = user_texts(last);
+    assert_eq!(users[0], "count in the background");
+    assert!(
+        users[1].starts_with("Background agent `coder` (the task \"count the files\") finished. Its answer:\nThere are 3 files."),
+        "{users:?}"
+    );
+}
+
+/// In the shell the turn that started it ends; the answer arrives later, says so in one
+/// line, and the agent goes on with it unasked.
+#[test]
+fn in_the_shell_a_background_agents_answer_opens_a_turn() {
+    let (ws, server) = workspace(vec![
+        Step::from(Reply::tool(
+            "delegate_to_agent",
+            json!({"target_agent_id": "coder", "task": "count the files", "run_in_background": true}),
+        )),
+        Reply::text("Coder is on it.").into(),
+        Reply::text("Coder is on it.").into(),
+        Reply::text("Coder says there are 3 files.").into(),
+    ]);
+    let mut repl = Repl::start(&ws, &[]);
+    repl.line("count in the background");
+    repl.expect("(background) ← count the files");
+    repl.expect("[background] Background agent `coder` (the task \"count the files\") finished.");
+    repl.expect("Coder says there are 3 files.");
+    repl.expect(PROMPT);
+    assert_eq!(server.chat_requests().len(), 4);
+    repl.line("/runs");
+    repl.expect("coder");
+    repl.expect(PROMPT);
+    repl.line("/quit");
+}
+
+/// A background agent is cancelled by its run id (the page's tab, `/api/agent-cancel`), not
+/// with the turn that started it; its end still reaches the conversation.
+#[test]
+fn a_background_agent_is_cancelled_by_its_run_id() {
+    use support::web_client::Serve;
+    let slow = || {
+        Reply::text("word ".repeat(200))
+            .delta_bytes(5)
+            .chunk_delay(Duration::from_millis(20))
+    };
+    let server = ScriptedServer::start_background(
+        Protocol::OpenAi,
+        vec![
+            Step::from(Reply::tool(
+                "delegate_to_agent",
+                json!({"target_agent_id": "coder", "task": "write an essay", "background": true}),
+            )),
+            slow().into(),
+            slow().into(),
+            Reply::text("Understood, it was cancelled.").into(),
+        ],
+    );
+    let ws = Workspace::new();
+    ws.configure(Protocol::OpenAi, &server.url());
+    let serve = Serve::start(ws.cmd().arg("serve"));
+    let mut stream = serve.events(None);
+    serve.send("essay in the background");
+    let wait = Duration::from_secs(30);
+    let spawned = stream.until(wait, |e| e.kind() == "SubagentSpawned");
+    let child = spawned.last().unwrap().data.clone();
+    assert_eq!(child["background"], true, "{child}");
+    let run_id = child["subagent_id"].as_str().unwrap().to_string();
+    stream.until(wait, |e| {
+        e.kind() == "Token" && e.data["run_id"] == run_id.as_str()
+    });
+    let cancelled = serve.post("/api/agent-cancel", &json!({"run_id": run_id}));
+    assert_eq!(cancelled.status, 202, "{}", cancelled.text());
+    let ended = stream.until(wait, |e| e.kind() == "SubagentResult");
+    assert_eq!(ended.last().unwrap().data["outcome"], "cancelled");
+    let answered = stream.until(wait, |e| {
+        e.kind() == "Outcome" && e.data["result"] == "Understood, it was cancelled."
+    });
+    assert!(!answered.is_empty());
+    let users = user_texts(&server.last_chat_request().unwrap());
+    assert!(
+        users
+            .last()
+            .unwrap()
+            .ends_with("was cancelled before it finished."),
+        "{users:?}"
+    );
+    serve.stop();
+}

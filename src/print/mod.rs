@@ -125,6 +125,13 @@ impl Printer {
         }
         self.progress(event);
         match event {
+            // A background agent's answer is still to come: it opens a turn of its own,
+            // whose outcome is the run's. A cancelled run does not wait for it.
+            Event::Outcome { status, .. }
+                if *status != OutcomeStatus::Cancelled && self.session.background.waiting() > 0 =>
+            {
+                None
+            }
             Event::Outcome {
                 status,
                 result,

@@ -253,6 +253,7 @@ mod tests {
                 subagent_id: "r2".into(),
                 agent_id: "coder".into(),
                 task: "patch main".into(),
+                background: false,
             },
             message("r2", "ling", "coder", Role::User, "patch main"),
             message("r2", "coder", "user", Role::Assistant, "patched"),

@@ -3,6 +3,18 @@
 //! copied in), uses its own agent spec and tool gates, asks for approvals like the parent
 //! (and what the person allows for the session carries both ways), and its final answer
 //! comes back to the parent. Cancelling the parent cancels the child through its token.
+//!
+//! A child started with `background: true` runs on its own task instead: the parent's call
+//! returns at once with the child's run id, and the child's answer arrives in the
+//! session's conversation as a message from [`BACKGROUND_SENDER`] when it ends (the session
+//! queues it like a typed one, so an idle session starts a turn on it). It is cancelled by
+//! its run id (`/runs`, the page's tab) and by the session's end, not by cancelling the
+//! turn that started it.
+
+use std::sync::Arc;
+
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
 
 use super::Choice;
 use super::event::{Event, OutcomeStatus};
@@ -10,8 +22,34 @@ use super::run::{self, RunCtx, RunEnd};
 use super::{Conversation, TurnShared, ids};
 use crate::agents::AgentSpec;
 use crate::llm::ChatMessage;
+use crate::session::UserMessage;
 use crate::session::permissions::Rule;
 use crate::tools::ToolOutput;
+
+/// Who a background child's answer is from, in the conversation and on every screen.
+pub const BACKGROUND_SENDER: &str = "background";
+
+/// The background children of one session: where their answers go, and what stops them
+/// when the session ends.
+pub(crate) struct Background {
+    answers: mpsc::UnboundedSender<UserMessage>,
+    stop: CancellationToken,
+}
+
+impl Background {
+    /// The session's side, and the receiver its loop reads answers from. Unbounded: one
+    /// message per child, and children are started one tool call at a time.
+    pub fn new() -> (Arc<Background>, mpsc::UnboundedReceiver<UserMessage>) {
+        let (answers, received) = mpsc::unbounded_channel();
+        let stop = CancellationToken::new();
+        (Arc::new(Background { answers, stop }), received)
+    }
+
+    /// The session ends: every background child is cancelled.
+    pub fn stop_all(&self) {
+        self.stop.cancel();
+    }
+}
 
 /// What a child run should do.
 pub(crate) struct ChildTask {
@@ -45,8 +83,79 @@ pub(crate) async fn run_child(
     child: ChildTask,
     changed: &mut Vec<String>,
 ) -> RunEnd {
-    let mut ctx = RunCtx {
+    let spawn = Spawn {
         id: ids::new_id(),
+        background: false,
+    };
+    run_child_as(shared, parent, conv, child, changed, spawn).await
+}
+
+/// The child run's id, and whether the parent went on without it.
+struct Spawn {
+    id: String,
+    background: bool,
+}
+
+/// Starts `child` on a task of its own and returns its run id at once; its answer comes
+/// back as a message (see the module's comment).
+pub(crate) fn start_background(
+    shared: &TurnShared,
+    parent: &RunCtx,
+    conv: &Conversation,
+    child: ChildTask,
+) -> String {
+    let id = ids::new_id();
+    let shared = Arc::new(shared.with_settings(shared.choice.clone(), shared.max_iters));
+    let mut parent = parent.clone();
+    // Its own life: the session's end cancels it, the turn that started it does not, and a
+    // fault in it stops it alone.
+    parent.cancel = shared.background.stop.child_token();
+    parent.halt = Default::default();
+    let mut conv = Conversation {
+        history: Vec::new(),
+        permissions: conv.permissions.clone(),
+        ledger: Default::default(),
+    };
+    let spawn = Spawn {
+        id: id.clone(),
+        background: true,
+    };
+    tokio::spawn(async move {
+        let (agent, task) = (child.agent.name.clone(), child.label.clone());
+        let mut changed = Vec::new();
+        let end = run_child_as(&shared, &parent, &mut conv, child, &mut changed, spawn).await;
+        let answer = background_answer(&agent, &task, &end);
+        let _ = shared
+            .background
+            .answers
+            .send(UserMessage::new(answer, BACKGROUND_SENDER));
+    });
+    id
+}
+
+/// The message a background child's end becomes in the conversation.
+fn background_answer(agent: &str, task: &str, end: &RunEnd) -> String {
+    let task = crate::text::one_line(task, 200);
+    let how = match end.status {
+        OutcomeStatus::Completed => format!("finished. Its answer:\n{}", end.result),
+        OutcomeStatus::Cancelled => "was cancelled before it finished.".to_string(),
+        OutcomeStatus::MaxIters | OutcomeStatus::Error | OutcomeStatus::Stopped => {
+            format!("failed: {}", end.result)
+        }
+    };
+    format!("Background agent `{agent}` (the task \"{task}\") {how}")
+}
+
+async fn run_child_as(
+    shared: &TurnShared,
+    parent: &RunCtx,
+    conv: &mut Conversation,
+    child: ChildTask,
+    changed: &mut Vec<String>,
+    spawn: Spawn,
+) -> RunEnd {
+    let mut ctx = RunCtx {
+        id: spawn.id,
         parent_id: Some(parent.id.clone()),
         depth: parent.depth + 1,
         // A child works the way its own agent does, else like its parent.
@@ -64,6 +173,7 @@ pub(crate) async fn run_child(
         subagent_id: ctx.id.clone(),
         agent_id: ctx.agent.name.clone(),
         task: child.label.clone(),
+        background: spawn.background,
     });
     let system = super::compose_prompt(shared, &ctx);
     let mut child_conv = Conversation {

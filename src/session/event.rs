@@ -319,6 +319,10 @@ pub enum Event {
         subagent_id: String,
         agent_id: String,
         task: String,
+        /// Started with `background: true`: the parent went on, and the child's answer
+        /// arrives as a message from `background` when it ends.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        background: bool,
     },
     /// A delegated run ended; `result` goes back to the parent as the tool result.
     SubagentResult {

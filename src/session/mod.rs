@@ -42,6 +42,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use auto::{OBSERVATION, check_rules, is_observation};
 pub use bus::{Envelope, EventBus};
+pub use delegate::BACKGROUND_SENDER;
 pub use event::{AgentState, Decision, Event, OutcomeStatus, SessionStatus};
 pub use input::{Answer, Input, Inputs, SkillInvocation, TurnMode, UserMessage};
 pub use permissions::Permissions;
@@ -155,6 +156,8 @@ pub(crate) struct TurnShared {
     /// child of its parent's, so cancelling one cancels its subtree.
     pub runs: Arc<Mutex<HashMap<String, CancellationToken>>>,
     pub locks: Arc<Mutex<locks::Locks>>,
+    /// Children started with `background: true`: where their answers go.
+    pub background: Arc<delegate::Background>,
 }
 
 impl TurnShared {
@@ -180,6 +183,7 @@ impl TurnShared {
             pending: Arc::clone(&self.pending),
             runs: Arc::clone(&self.runs),
             locks: Arc::clone(&self.locks),
+            background: Arc::clone(&self.background),
         }
     }
 }
@@ -300,6 +304,7 @@ async fn run(setup: SessionSetup, mut inputs: mpsc::Receiver<input::Sent>, bus: 
     };
     let start_context =
         session_start(&setup.hooks, &bus, &history, setup.permissions.mode, source).await;
+    let (background, mut background_answers) = delegate::Background::new();
     let mut shared = Arc::new(TurnShared {
         models: setup.models,
         choice: setup.model,
@@ -323,6 +328,7 @@ async fn run(setup: SessionSetup, mut inputs: mpsc::Receiver<input::Sent>, bus: 
         pending: Arc::default(),
         runs: Arc::default(),
         locks: Arc::default(),
+        background,
     });
     let task_bus = bus.clone();
     shared
@@ -448,6 +454,14 @@ async fn run(setup: SessionSetup, mut inputs: mpsc::Receiver<input::Sent>, bus: 
                 };
                 input::Sent::answer(reply, &bus, answer);
             }
+            // A background child ended: its answer joins the conversation like a message.
+            Some(answer) = background_answers.recv() => {
+                queue.push_back(answer);
+                if running.is_some() {
+                    publish_queue(&bus, &queue);
+                    queue_shown = true;
+                }
+            }
             finished = turn_finished(&mut running), if running.is_some() => {
                 if let Some(r) = running.take() {
                     let mut conv = finished.unwrap_or_else(|e| {
@@ -493,6 +507,7 @@ async fn run(setup: SessionSetup, mut inputs: mpsc::Receiver<input::Sent>, bus: 
     }
     // Nothing the session started outlives it.
     shared.tools.tasks.stop_all(StopBy::SessionEnd);
+    shared.background.stop_all();
     if let Some(conv) = &idle {
         session_end(&shared, conv, end_reason).await;
     }

@@ -292,11 +292,26 @@ async fn session_tool(
         SessionCall::Skill { name, args } => {
             super::skill_call::invoke(shared, ctx, conv, &name, &args, changed).await
         }
-        SessionCall::Delegate { target, task } => {
+        SessionCall::Delegate {
+            target,
+            task,
+            background,
+        } => {
             let child = match delegation(shared, ctx, &target, task) {
                 Ok(child) => child,
                 Err(why) => return ToolOutput::error(why),
             };
+            if background {
+                let run_id = delegate::start_background(shared, ctx, conv, child);
+                return ToolOutput::ok(
+                    format!(
+                        "agent `{target}` is working on it in the background (run {run_id}); \
+                         its answer arrives as a message when it finishes. Go on with other \
+                         work, or end your turn."
+                    ),
+                    format!("{target} started in the background"),
+                );
+            }
             let files_before = changed.len();
             let end = delegate::run_child(shared, ctx, conv, child, changed).await;
             // Files the child changed are this run's progress too (auto mode's limits).

@@ -170,6 +170,8 @@ pub struct SessionView {
     pub grants: Vec<SessionGrant>,
     /// The agent's todo list as its last `TodoWrite` left it (empty until one).
     pub todos: Vec<crate::tools::todo::Todo>,
+    /// Background agents started and their answers delivered (`-p` waits for them all).
+    pub background: BackgroundAgents,
     /// The session's background commands, in the order they started (`/tasks`).
     pub tasks: Vec<crate::tools::background::TaskInfo>,
     /// The tokens the servers reported, per model, delegated runs included (`/cost`), in
@@ -177,6 +179,21 @@ pub struct SessionView {
     pub tokens: Vec<ModelTokens>,
     /// Whether `streaming` gathers the text of responses in flight.
     keeps_streamed_text: bool,
+}
+
+/// Children started with `background: true`, and how many of their answers reached the
+/// conversation (each as a message from `background`, at the start of the turn it opens).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct BackgroundAgents {
+    pub started: usize,
+    pub answered: usize,
+}
+
+impl BackgroundAgents {
+    /// Started, with an answer still to come.
+    pub fn waiting(&self) -> usize {
+        self.started.saturating_sub(self.answered)
+    }
 }
 
 /// A rule an "always" answer added for the rest of the session, and where it came from.
@@ -383,9 +400,14 @@ impl SessionView {
                 thinking,
                 done,
             } => self.on_token(run_id, agent_id, token, *thinking, *done),
-            Event::Message { run_id, role, .. } => {
+            Event::Message {
+                run_id, role, from, ..
+            } => {
                 if *role == Role::Assistant {
                     self.streaming.retain(|s| &s.run_id != run_id);
+                }
+                if *role == Role::User && from == super::delegate::BACKGROUND_SENDER {
+                    self.background.answered += 1;
                 }
             }
             Event::RunStarted {
@@ -401,7 +423,13 @@ impl SessionView {
                 subagent_id,
                 agent_id,
                 task,
-            } => self.add_run(subagent_id, Some(parent_id), agent_id, task),
+                background,
+            } => {
+                if *background {
+                    self.background.started += 1;
+                }
+                self.add_run(subagent_id, Some(parent_id), agent_id, task)
+            }
             Event::SubagentResult {
                 subagent_id,
                 outcome,

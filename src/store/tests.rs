@@ -269,6 +269,7 @@ fn the_writer_stores_runs_and_the_current_model_from_the_projection() {
         subagent_id: "r2".into(),
         agent_id: "coder".into(),
         task: "inner".into(),
+        background: false,
     });
     bus.publish(Event::RunStarted {
         run_id: "r2".into(),

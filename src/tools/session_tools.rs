@@ -18,11 +18,27 @@ pub const MAX_LOCK_TTL_MS: u64 = 60 * 60 * 1000;
 /// A parsed call of one of the session's tools.
 #[derive(Debug, Clone, PartialEq)]
 pub enum SessionCall {
-    Skill { name: String, args: String },
-    Delegate { target: String, task: String },
-    Lock { globs: Vec<String>, ttl_ms: u64 },
-    Unlock { tokens: Vec<String> },
-    Todos { todos: Vec<super::todo::Todo> },
+    Skill {
+        name: String,
+        args: String,
+    },
+    /// `background`: the call returns at once and the child's answer arrives later as a
+    /// message in the session's conversation.
+    Delegate {
+        target: String,
+        task: String,
+        background: bool,
+    },
+    Lock {
+        globs: Vec<String>,
+        ttl_ms: u64,
+    },
+    Unlock {
+        tokens: Vec<String>,
+    },
+    Todos {
+        todos: Vec<super::todo::Todo>,
+    },
 }
 
 impl SessionCall {
@@ -56,8 +72,16 @@ impl SessionCall {
                 )?;
                 let task =
                     args::required_string(a, args::keys::TASK, ToolName::Delegate.name(), example)?;
-                let summary = format!("delegate to {target}: {}", first_line(&task));
-                Ok((SessionCall::Delegate { target, task }, summary))
+                let background =
+                    args::boolean(a, &["background", "run_in_background"])?.unwrap_or(false);
+                let how = if background { " (background)" } else { "" };
+                let summary = format!("delegate to {target}{how}: {}", first_line(&task));
+                let call = SessionCall::Delegate {
+                    target,
+                    task,
+                    background,
+                };
+                Ok((call, summary))
             }
             ToolName::LockPaths => {
                 let globs = args::string_list(a, &["globs", "paths", "patterns", "glob"])?
@@ -144,7 +168,8 @@ pub fn delegate_spec(targets: &[(String, String)]) -> ToolSpec {
             "type": "object",
             "properties": {
                 "target_agent_id": {"type": "string"},
-                "task": {"type": "string"}
+                "task": {"type": "string"},
+                "background": {"type": "boolean"}
             },
             "required": ["target_agent_id", "task"]
         }),
@@ -204,9 +229,23 @@ mod tests {
             call,
             SessionCall::Delegate {
                 target: "coder".into(),
-                task: "fix it".into()
+                task: "fix it".into(),
+                background: false,
             }
         );
+        let (call, summary) = SessionCall::parse(
+            ToolName::Delegate,
+            &json!({"subagent_type": "coder", "prompt": "fix it", "run_in_background": true}),
+        )
+        .unwrap();
+        assert!(matches!(
+            call,
+            SessionCall::Delegate {
+                background: true,
+                ..
+            }
+        ));
+        assert_eq!(summary, "delegate to coder (background): fix it");
         let err = SessionCall::parse(ToolName::Delegate, &json!({"task": "x"})).unwrap_err();
         assert!(err.model.contains("target_agent_id"), "{}", err.model);
         let (call, _) =

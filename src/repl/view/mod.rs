@@ -317,13 +317,15 @@ impl View {
                 parent_id,
                 agent_id,
                 task,
+                background,
                 ..
             } => {
                 let depth = self.session.depth(parent_id);
                 if let Some((_, spawned)) = self.delegations.get_mut(parent_id) {
                     *spawned = true;
                 }
-                let summary = format!("{agent_id} ← {}", one_line(task, 100));
+                let how = if *background { " (background)" } else { "" };
+                let summary = format!("{agent_id}{how} ← {}", one_line(task, 100));
                 let line = indent(depth) + &render::tool_line(&summary, &self.style);
                 self.say(line);
             }
@@ -362,6 +364,13 @@ impl View {
                 // turn, its echo erased) where it runs; other frontends' are labelled.
                 let line = if from == self.own_sender {
                     self.echo_if_owed(content)
+                } else if from == crate::session::BACKGROUND_SENDER {
+                    // The whole answer is the agent's to read (Ctrl+O shows it); the line
+                    // says it arrived.
+                    Some(
+                        strip_controls(&format!("[{from}] {}", one_line(content, 160)))
+                            .into_owned(),
+                    )
                 } else {
                     Some(strip_controls(&format!("[{from}] {content}")).into_owned())
                 };

@@ -101,6 +101,7 @@ fn delegation(parent: &str, child: &str, task: &str) -> Vec<Event> {
             subagent_id: child.into(),
             agent_id: "coder".into(),
             task: task.into(),
+            background: false,
         },
         run_started(child, Some(parent), "coder"),
     ]
@@ -241,6 +242,7 @@ fn a_forked_skill_shows_its_result_as_the_answer() {
         subagent_id: "fork".into(),
         agent_id: "ling".into(),
         task: "/summarize".into(),
+        background: false,
     });
     view.on_event(&run_started("fork", Some("top"), "ling"));
     view.on_event(&token("fork", "The summary.\n", true));

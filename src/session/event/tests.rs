@@ -263,6 +263,7 @@ fn one_of_each() -> Vec<Event> {
             subagent_id: "r2".into(),
             agent_id: "coder".into(),
             task: "fix it".into(),
+            background: true,
         },
         Event::SubagentResult {
             parent_id: run(),

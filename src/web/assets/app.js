@@ -472,7 +472,7 @@ const HANDLERS = {
       }
     }
     const block = add(el('div', 'tool subagent'), ev.parent_id);
-    block.append(toolLine(`${ev.agent_id} ← ${oneLine(ev.task)}`));
+    block.append(toolLine(`${ev.agent_id}${ev.background ? ' (background)' : ''} ← ${oneLine(ev.task)}`));
     block.firstChild.append(' ', tabLink(ev.agent_id));
     block.title = ev.task;
   },
@@ -1955,7 +1955,10 @@ function tabRun(id, agent, parent, task) {
 
 const TAB_HANDLERS = {
   RunStarted: (ev) => tabRun(ev.run_id, ev.agent_id, ev.parent_id, ev.task),
-  SubagentSpawned: (ev) => tabRun(ev.subagent_id, ev.agent_id, ev.parent_id, ev.task),
+  SubagentSpawned(ev) {
+    // A background run outlives the turn that started it: that turn's end does not end it.
+    tabRun(ev.subagent_id, ev.agent_id, ev.parent_id, ev.task).background = !!ev.background;
+  },
   SubagentResult(ev) {
     const run = tabRun(ev.subagent_id, ev.agent_id, ev.parent_id);
     run.status = ev.outcome;
@@ -1964,7 +1967,7 @@ const TAB_HANDLERS = {
   Outcome(ev) {
     const run = T.runs.get(ev.run_id);
     if (run) run.status = ev.status;
-    for (const r of T.runs.values()) if (r.status === 'running' && tabRoot(r.id) === ev.run_id) r.status = ev.status === 'completed' ? 'completed' : 'cancelled';
+    for (const r of T.runs.values()) if (r.status === 'running' && !r.background && tabRoot(r.id) === ev.run_id) r.status = ev.status === 'completed' ? 'completed' : 'cancelled';
     T.dirty.add(ev.run_id);
   },
   AgentStatus(ev) {
