@@ -205,6 +205,12 @@ pub enum Command {
         #[arg(long)]
         force: bool,
     },
+    /// Tasks that run on a schedule: `linggen serve` of this folder runs each at its
+    /// time as a one-shot run (nothing asks; see doc/background.md).
+    Schedule {
+        #[command(subcommand)]
+        action: ScheduleAction,
+    },
     /// Print a shell completion script to stdout (see completions/README.md).
     Completions {
         /// bash | zsh | fish | elvish | powershell.
@@ -271,6 +277,38 @@ pub enum McpAction {
     /// Run linggen as an MCP server on stdin/stdout, for other agents and editors: a `task`
     /// tool runs a task here as `-p` does, beside linggen's read-only tools.
     Serve,
+}
+
+#[derive(Debug, Clone, Subcommand)]
+pub enum ScheduleAction {
+    /// Add a schedule: `linggen schedule add "0 9 * * 1-5" "run the tests and report"`.
+    Add {
+        /// Five-field cron expression in local time: minute hour day-of-month month
+        /// day-of-week.
+        #[arg(value_name = "CRON")]
+        cron: String,
+        /// What to do, as you would type it to `linggen -p`.
+        #[arg(value_name = "TASK")]
+        task: String,
+        /// The agent that runs it (default: ling).
+        #[arg(long, value_name = "NAME")]
+        agent: Option<String>,
+        /// The model that runs it: an id from [[models]], `local` or `cloud`.
+        #[arg(long, value_name = "ID")]
+        model: Option<String>,
+    },
+    /// This folder's schedules: when each runs next and how its last run went.
+    List,
+    /// Remove a schedule (its id, or a unique prefix).
+    Remove {
+        #[arg(value_name = "ID")]
+        id: String,
+    },
+    /// Run a schedule now, here, as `linggen serve` would; its next time stays.
+    RunNow {
+        #[arg(value_name = "ID")]
+        id: String,
+    },
 }
 
 #[derive(Debug, Clone, Subcommand)]
@@ -532,6 +570,30 @@ async fn dispatch(cli: Cli) -> i32 {
             trust::command(&cli.start(), action)
         }
         (Some(Command::Mcp { action }), _) => mcp_command(&cli, action).await,
+        (Some(Command::Schedule { action }), _) => {
+            use crate::app::schedule::{self, ScheduleCommand};
+            let command = match action.clone() {
+                ScheduleAction::Add {
+                    cron,
+                    task,
+                    agent,
+                    model,
+                } => ScheduleCommand::Add {
+                    cron,
+                    task,
+                    agent,
+                    model,
+                },
+                ScheduleAction::List => ScheduleCommand::List,
+                ScheduleAction::Remove { id } => ScheduleCommand::Remove { id },
+                ScheduleAction::RunNow { id } => ScheduleCommand::RunNow { id },
+            };
+            let start = cli.start();
+            // Reads the database and waits for a run: off the runtime's threads.
+            tokio::task::spawn_blocking(move || schedule::command(&start, command))
+                .await
+                .unwrap_or(exit::FAILURE)
+        }
         (
             Some(Command::Serve {
                 port,

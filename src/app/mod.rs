@@ -14,6 +14,7 @@ pub mod mcp_serve;
 mod models;
 pub mod rewind;
 mod runs;
+pub mod schedule;
 mod sessions;
 pub mod signals;
 mod workspace;

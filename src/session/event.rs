@@ -350,6 +350,15 @@ pub enum Event {
     Warning {
         message: String,
     },
+    /// Work that ran without a person (a schedule, the heartbeat) ended: published by
+    /// `linggen serve` to every open session, so the page and an attached terminal hear of
+    /// it. `session_id` is the session the work ran in.
+    Notification {
+        /// `schedule` or `heartbeat`.
+        source: String,
+        message: String,
+        session_id: Option<String>,
+    },
     /// A hook's handler ran (see doc/hooks.md): for the audit trail. `run_id` is the run it
     /// belongs to; none for the session's own events (`SessionStart`, `SessionEnd`).
     HookRan {

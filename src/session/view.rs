@@ -495,7 +495,8 @@ impl SessionView {
             | Event::Error { .. }
             | Event::Warning { .. }
             | Event::Retrying { .. }
-            | Event::HookRan { .. } => {}
+            | Event::HookRan { .. }
+            | Event::Notification { .. } => {}
         }
     }
 

@@ -7,6 +7,7 @@ mod images;
 mod inspect;
 mod lease;
 mod long_text;
+mod schedules;
 mod schema;
 mod writer;
 
@@ -90,6 +91,7 @@ pub struct SessionInfo {
 
 /// A run as stored in `runs`.
 pub use audit::{CheckpointRecord, LogEntry};
+pub use schedules::ScheduleRecord;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RunRecord {

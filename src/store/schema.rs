@@ -93,4 +93,22 @@ pub const MIGRATIONS: &[&str] = &[
         data TEXT NOT NULL,
         PRIMARY KEY (message_id, position)
     );",
+    // 7: schedules (`linggen schedule`), run by `linggen serve` of their workspace.
+    // `last_due` is the time (unix seconds) of the last occurrence that was run or skipped:
+    // the next run is the first occurrence after it, so runs missed while nothing ran
+    // them come back as one, never as a burst.
+    "CREATE TABLE schedules (
+        id TEXT PRIMARY KEY,
+        root TEXT NOT NULL,
+        cron TEXT NOT NULL,
+        task TEXT NOT NULL,
+        agent TEXT,
+        model TEXT,
+        created_at INTEGER NOT NULL,
+        last_due INTEGER NOT NULL,
+        last_started_at INTEGER,
+        last_session_id TEXT,
+        last_outcome TEXT
+    );
+    CREATE INDEX schedules_by_root ON schedules(root);",
 ];

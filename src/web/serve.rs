@@ -45,6 +45,7 @@ async fn try_run(start: Start, options: ServeOptions, print_tokens: bool) -> Res
     };
     let sessions = opener.sessions.clone();
     let first = opener.start(&start).await?;
+    start_scheduler(&ws, sessions.clone());
     let hub = Arc::new(Hub::new(&ws).with_opener(Box::new(opener)));
     hub.share(first);
     let closer = tokio::spawn(close_idle_sessions(
@@ -117,6 +118,33 @@ async fn try_run(start: Start, options: ServeOptions, print_tokens: bool) -> Res
         crate::app::signals::Ending::Interrupt => exit::SUCCESS,
         other => other.exit_code(),
     })
+}
+
+/// Runs this workspace's schedules; each run's outcome goes to the server's log and, as a
+/// `Notification`, to every open session (its pages, a terminal attached to it).
+fn start_scheduler(ws: &Workspace, sessions: Arc<Mutex<Vec<LiveSession>>>) {
+    let root = ws.root.display().to_string();
+    crate::app::schedule::spawn_scheduler(ws.home.clone(), root, move |schedule, outcome| {
+        let message = crate::app::schedule::outcome_line(schedule, outcome);
+        eprintln!("linggen: {message}");
+        notify(&sessions, "schedule", message, outcome.session_id.clone());
+    });
+}
+
+/// Tells every open session's watchers of work that ran without them.
+fn notify(
+    sessions: &Mutex<Vec<LiveSession>>,
+    source: &str,
+    message: String,
+    session_id: Option<String>,
+) {
+    for live in lock(sessions).iter() {
+        live.handle.bus.publish(Event::Notification {
+            source: source.to_string(),
+            message: message.clone(),
+            session_id: session_id.clone(),
+        });
+    }
 }
 
 /// Starts sessions for the browser and keeps them running until the server stops.

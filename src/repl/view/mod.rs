@@ -388,6 +388,11 @@ impl View {
                 self.say(line);
             }
             Event::Warning { message } => self.warning(message),
+            // Work that ran without anyone (a schedule, the heartbeat), told by `serve`.
+            Event::Notification { message, .. } => {
+                let line = format!("⏰ {message}");
+                self.say(self.style.dim(&strip_controls(&line)));
+            }
             // A background command that ended by itself is news; one that was stopped, not.
             Event::TaskUpdated { task } if task.state == TaskState::Exited => {
                 let line = format!(

@@ -290,6 +290,11 @@ fn one_of_each() -> Vec<Event> {
         Event::Warning {
             message: "a skill was skipped".into(),
         },
+        Event::Notification {
+            source: "schedule".into(),
+            message: "schedule 3f2a91c0: completed: all tests pass".into(),
+            session_id: Some("s2".into()),
+        },
         Event::HookRan {
             run_id: None,
             event: "SessionStart".into(),
@@ -329,6 +334,7 @@ fn one_of_each() -> Vec<Event> {
             | Event::Outcome { .. }
             | Event::Error { .. }
             | Event::Warning { .. }
+            | Event::Notification { .. }
             | Event::HookRan { .. } => {}
         }
     }

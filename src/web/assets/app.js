@@ -519,6 +519,10 @@ const HANDLERS = {
   Warning(ev) {
     add(el('div', 'line warn', `⚠ ${ev.message}`));
   },
+  /** Work that ran without anyone (a schedule, the heartbeat), as `linggen serve` tells it. */
+  Notification(ev) {
+    add(el('div', 'line hint notification', `⏰ ${ev.message}`));
+  },
   /** A call that failed in a way that may pass, tried again after a wait (a dim line). */
   Retrying(ev) {
     const secs = (Number(ev.delay_ms) / 1000).toFixed(1);
