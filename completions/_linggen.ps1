@@ -64,6 +64,7 @@ Register-ArgumentCompleter -Native -CommandName 'linggen' -ScriptBlock {
             [CompletionResult]::new('mcp', 'mcp', [CompletionResultType]::ParameterValue, 'MCP servers: list, inspect, add and remove them; `mcp serve` offers linggen to other agents as an MCP server')
             [CompletionResult]::new('runs', 'runs', [CompletionResultType]::ParameterValue, 'The runs of this folder''s newest session with their ids; `linggen runs show ID` prints one run''s audit trail: every call, result, checkpoint and changed file, and the runs it delegated to')
             [CompletionResult]::new('rewind', 'rewind', [CompletionResultType]::ParameterValue, 'Go back to a checkpoint: the files as they were before a prompt changed them, and the conversation as it was before that prompt (see doc/auto.md#rewind)')
+            [CompletionResult]::new('schedule', 'schedule', [CompletionResultType]::ParameterValue, 'Tasks that run on a schedule: `linggen serve` of this folder runs each at its time as a one-shot run (nothing asks; see doc/background.md)')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script to stdout (see completions/README.md)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
@@ -217,6 +218,61 @@ Register-ArgumentCompleter -Native -CommandName 'linggen' -ScriptBlock {
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             break
         }
+        'linggen;schedule' {
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('add', 'add', [CompletionResultType]::ParameterValue, 'Add a schedule: `linggen schedule add "0 9 * * 1-5" "run the tests and report"`')
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'This folder''s schedules: when each runs next and how its last run went')
+            [CompletionResult]::new('remove', 'remove', [CompletionResultType]::ParameterValue, 'Remove a schedule (its id, or a unique prefix)')
+            [CompletionResult]::new('run-now', 'run-now', [CompletionResultType]::ParameterValue, 'Run a schedule now, here, as `linggen serve` would; its next time stays')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'linggen;schedule;add' {
+            [CompletionResult]::new('--agent', '--agent', [CompletionResultType]::ParameterName, 'The agent that runs it (default: ling)')
+            [CompletionResult]::new('--model', '--model', [CompletionResultType]::ParameterName, 'The model that runs it: an id from [[models]], `local` or `cloud`')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'linggen;schedule;list' {
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'linggen;schedule;remove' {
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'linggen;schedule;run-now' {
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'linggen;schedule;help' {
+            [CompletionResult]::new('add', 'add', [CompletionResultType]::ParameterValue, 'Add a schedule: `linggen schedule add "0 9 * * 1-5" "run the tests and report"`')
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'This folder''s schedules: when each runs next and how its last run went')
+            [CompletionResult]::new('remove', 'remove', [CompletionResultType]::ParameterValue, 'Remove a schedule (its id, or a unique prefix)')
+            [CompletionResult]::new('run-now', 'run-now', [CompletionResultType]::ParameterValue, 'Run a schedule now, here, as `linggen serve` would; its next time stays')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'linggen;schedule;help;add' {
+            break
+        }
+        'linggen;schedule;help;list' {
+            break
+        }
+        'linggen;schedule;help;remove' {
+            break
+        }
+        'linggen;schedule;help;run-now' {
+            break
+        }
+        'linggen;schedule;help;help' {
+            break
+        }
         'linggen;completions' {
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
@@ -230,6 +286,7 @@ Register-ArgumentCompleter -Native -CommandName 'linggen' -ScriptBlock {
             [CompletionResult]::new('mcp', 'mcp', [CompletionResultType]::ParameterValue, 'MCP servers: list, inspect, add and remove them; `mcp serve` offers linggen to other agents as an MCP server')
             [CompletionResult]::new('runs', 'runs', [CompletionResultType]::ParameterValue, 'The runs of this folder''s newest session with their ids; `linggen runs show ID` prints one run''s audit trail: every call, result, checkpoint and changed file, and the runs it delegated to')
             [CompletionResult]::new('rewind', 'rewind', [CompletionResultType]::ParameterValue, 'Go back to a checkpoint: the files as they were before a prompt changed them, and the conversation as it was before that prompt (see doc/auto.md#rewind)')
+            [CompletionResult]::new('schedule', 'schedule', [CompletionResultType]::ParameterValue, 'Tasks that run on a schedule: `linggen serve` of this folder runs each at its time as a one-shot run (nothing asks; see doc/background.md)')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script to stdout (see completions/README.md)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
@@ -285,6 +342,25 @@ Register-ArgumentCompleter -Native -CommandName 'linggen' -ScriptBlock {
             break
         }
         'linggen;help;rewind' {
+            break
+        }
+        'linggen;help;schedule' {
+            [CompletionResult]::new('add', 'add', [CompletionResultType]::ParameterValue, 'Add a schedule: `linggen schedule add "0 9 * * 1-5" "run the tests and report"`')
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'This folder''s schedules: when each runs next and how its last run went')
+            [CompletionResult]::new('remove', 'remove', [CompletionResultType]::ParameterValue, 'Remove a schedule (its id, or a unique prefix)')
+            [CompletionResult]::new('run-now', 'run-now', [CompletionResultType]::ParameterValue, 'Run a schedule now, here, as `linggen serve` would; its next time stays')
+            break
+        }
+        'linggen;help;schedule;add' {
+            break
+        }
+        'linggen;help;schedule;list' {
+            break
+        }
+        'linggen;help;schedule;remove' {
+            break
+        }
+        'linggen;help;schedule;run-now' {
             break
         }
         'linggen;help;completions' {

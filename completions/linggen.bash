@@ -34,6 +34,9 @@ _linggen() {
             linggen,runs)
                 cmd="linggen__subcmd__runs"
                 ;;
+            linggen,schedule)
+                cmd="linggen__subcmd__schedule"
+                ;;
             linggen,serve)
                 cmd="linggen__subcmd__serve"
                 ;;
@@ -60,6 +63,9 @@ _linggen() {
                 ;;
             linggen__subcmd__help,runs)
                 cmd="linggen__subcmd__help__subcmd__runs"
+                ;;
+            linggen__subcmd__help,schedule)
+                cmd="linggen__subcmd__help__subcmd__schedule"
                 ;;
             linggen__subcmd__help,serve)
                 cmd="linggen__subcmd__help__subcmd__serve"
@@ -93,6 +99,18 @@ _linggen() {
                 ;;
             linggen__subcmd__help__subcmd__runs,show)
                 cmd="linggen__subcmd__help__subcmd__runs__subcmd__show"
+                ;;
+            linggen__subcmd__help__subcmd__schedule,add)
+                cmd="linggen__subcmd__help__subcmd__schedule__subcmd__add"
+                ;;
+            linggen__subcmd__help__subcmd__schedule,list)
+                cmd="linggen__subcmd__help__subcmd__schedule__subcmd__list"
+                ;;
+            linggen__subcmd__help__subcmd__schedule,remove)
+                cmd="linggen__subcmd__help__subcmd__schedule__subcmd__remove"
+                ;;
+            linggen__subcmd__help__subcmd__schedule,run-now)
+                cmd="linggen__subcmd__help__subcmd__schedule__subcmd__run__subcmd__now"
                 ;;
             linggen__subcmd__mcp,add)
                 cmd="linggen__subcmd__mcp__subcmd__add"
@@ -154,6 +172,36 @@ _linggen() {
             linggen__subcmd__runs__subcmd__help,show)
                 cmd="linggen__subcmd__runs__subcmd__help__subcmd__show"
                 ;;
+            linggen__subcmd__schedule,add)
+                cmd="linggen__subcmd__schedule__subcmd__add"
+                ;;
+            linggen__subcmd__schedule,help)
+                cmd="linggen__subcmd__schedule__subcmd__help"
+                ;;
+            linggen__subcmd__schedule,list)
+                cmd="linggen__subcmd__schedule__subcmd__list"
+                ;;
+            linggen__subcmd__schedule,remove)
+                cmd="linggen__subcmd__schedule__subcmd__remove"
+                ;;
+            linggen__subcmd__schedule,run-now)
+                cmd="linggen__subcmd__schedule__subcmd__run__subcmd__now"
+                ;;
+            linggen__subcmd__schedule__subcmd__help,add)
+                cmd="linggen__subcmd__schedule__subcmd__help__subcmd__add"
+                ;;
+            linggen__subcmd__schedule__subcmd__help,help)
+                cmd="linggen__subcmd__schedule__subcmd__help__subcmd__help"
+                ;;
+            linggen__subcmd__schedule__subcmd__help,list)
+                cmd="linggen__subcmd__schedule__subcmd__help__subcmd__list"
+                ;;
+            linggen__subcmd__schedule__subcmd__help,remove)
+                cmd="linggen__subcmd__schedule__subcmd__help__subcmd__remove"
+                ;;
+            linggen__subcmd__schedule__subcmd__help,run-now)
+                cmd="linggen__subcmd__schedule__subcmd__help__subcmd__run__subcmd__now"
+                ;;
             *)
                 ;;
         esac
@@ -161,7 +209,7 @@ _linggen() {
 
     case "${cmd}" in
         linggen)
-            opts="-p -c -r -q -h -V --print --model --agent --root --max-turns --max-iters --permission-mode --dangerously-skip-permissions --mode --allowedTools --allowed-tools --disallowedTools --disallowed-tools --append-system-prompt --system-prompt --continue --resume --attach --worktree --input-format --output-format --stream-shape --theme --quiet --tools --add-dir --image --verbose --help --version sessions models serve trust mcp runs rewind completions help"
+            opts="-p -c -r -q -h -V --print --model --agent --root --max-turns --max-iters --permission-mode --dangerously-skip-permissions --mode --allowedTools --allowed-tools --disallowedTools --disallowed-tools --append-system-prompt --system-prompt --continue --resume --attach --worktree --input-format --output-format --stream-shape --theme --quiet --tools --add-dir --image --verbose --help --version sessions models serve trust mcp runs rewind schedule completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -285,7 +333,7 @@ _linggen() {
             return 0
             ;;
         linggen__subcmd__help)
-            opts="sessions models serve trust mcp runs rewind completions help"
+            opts="sessions models serve trust mcp runs rewind schedule completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -481,6 +529,76 @@ _linggen() {
             return 0
             ;;
         linggen__subcmd__help__subcmd__runs__subcmd__show)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linggen__subcmd__help__subcmd__schedule)
+            opts="add list remove run-now"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linggen__subcmd__help__subcmd__schedule__subcmd__add)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linggen__subcmd__help__subcmd__schedule__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linggen__subcmd__help__subcmd__schedule__subcmd__remove)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linggen__subcmd__help__subcmd__schedule__subcmd__run__subcmd__now)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -884,6 +1002,168 @@ _linggen() {
             ;;
         linggen__subcmd__runs__subcmd__show)
             opts="-h --full --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linggen__subcmd__schedule)
+            opts="-h --help add list remove run-now help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linggen__subcmd__schedule__subcmd__add)
+            opts="-h --agent --model --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --agent)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --model)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linggen__subcmd__schedule__subcmd__help)
+            opts="add list remove run-now help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linggen__subcmd__schedule__subcmd__help__subcmd__add)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linggen__subcmd__schedule__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linggen__subcmd__schedule__subcmd__help__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linggen__subcmd__schedule__subcmd__help__subcmd__remove)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linggen__subcmd__schedule__subcmd__help__subcmd__run__subcmd__now)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linggen__subcmd__schedule__subcmd__list)
+            opts="-h --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linggen__subcmd__schedule__subcmd__remove)
+            opts="-h --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linggen__subcmd__schedule__subcmd__run__subcmd__now)
+            opts="-h --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

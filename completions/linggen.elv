@@ -61,6 +61,7 @@ set edit:completion:arg-completer[linggen] = {|@words|
             cand mcp 'MCP servers: list, inspect, add and remove them; `mcp serve` offers linggen to other agents as an MCP server'
             cand runs 'The runs of this folder''s newest session with their ids; `linggen runs show ID` prints one run''s audit trail: every call, result, checkpoint and changed file, and the runs it delegated to'
             cand rewind 'Go back to a checkpoint: the files as they were before a prompt changed them, and the conversation as it was before that prompt (see doc/auto.md#rewind)'
+            cand schedule 'Tasks that run on a schedule: `linggen serve` of this folder runs each at its time as a one-shot run (nothing asks; see doc/background.md)'
             cand completions 'Print a shell completion script to stdout (see completions/README.md)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
@@ -186,6 +187,50 @@ set edit:completion:arg-completer[linggen] = {|@words|
             cand -h 'Print help'
             cand --help 'Print help'
         }
+        &'linggen;schedule'= {
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand add 'Add a schedule: `linggen schedule add "0 9 * * 1-5" "run the tests and report"`'
+            cand list 'This folder''s schedules: when each runs next and how its last run went'
+            cand remove 'Remove a schedule (its id, or a unique prefix)'
+            cand run-now 'Run a schedule now, here, as `linggen serve` would; its next time stays'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'linggen;schedule;add'= {
+            cand --agent 'The agent that runs it (default: ling)'
+            cand --model 'The model that runs it: an id from [[models]], `local` or `cloud`'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'linggen;schedule;list'= {
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'linggen;schedule;remove'= {
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'linggen;schedule;run-now'= {
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'linggen;schedule;help'= {
+            cand add 'Add a schedule: `linggen schedule add "0 9 * * 1-5" "run the tests and report"`'
+            cand list 'This folder''s schedules: when each runs next and how its last run went'
+            cand remove 'Remove a schedule (its id, or a unique prefix)'
+            cand run-now 'Run a schedule now, here, as `linggen serve` would; its next time stays'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'linggen;schedule;help;add'= {
+        }
+        &'linggen;schedule;help;list'= {
+        }
+        &'linggen;schedule;help;remove'= {
+        }
+        &'linggen;schedule;help;run-now'= {
+        }
+        &'linggen;schedule;help;help'= {
+        }
         &'linggen;completions'= {
             cand -h 'Print help'
             cand --help 'Print help'
@@ -198,6 +243,7 @@ set edit:completion:arg-completer[linggen] = {|@words|
             cand mcp 'MCP servers: list, inspect, add and remove them; `mcp serve` offers linggen to other agents as an MCP server'
             cand runs 'The runs of this folder''s newest session with their ids; `linggen runs show ID` prints one run''s audit trail: every call, result, checkpoint and changed file, and the runs it delegated to'
             cand rewind 'Go back to a checkpoint: the files as they were before a prompt changed them, and the conversation as it was before that prompt (see doc/auto.md#rewind)'
+            cand schedule 'Tasks that run on a schedule: `linggen serve` of this folder runs each at its time as a one-shot run (nothing asks; see doc/background.md)'
             cand completions 'Print a shell completion script to stdout (see completions/README.md)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
@@ -238,6 +284,20 @@ set edit:completion:arg-completer[linggen] = {|@words|
         &'linggen;help;runs;show'= {
         }
         &'linggen;help;rewind'= {
+        }
+        &'linggen;help;schedule'= {
+            cand add 'Add a schedule: `linggen schedule add "0 9 * * 1-5" "run the tests and report"`'
+            cand list 'This folder''s schedules: when each runs next and how its last run went'
+            cand remove 'Remove a schedule (its id, or a unique prefix)'
+            cand run-now 'Run a schedule now, here, as `linggen serve` would; its next time stays'
+        }
+        &'linggen;help;schedule;add'= {
+        }
+        &'linggen;help;schedule;list'= {
+        }
+        &'linggen;help;schedule;remove'= {
+        }
+        &'linggen;help;schedule;run-now'= {
         }
         &'linggen;help;completions'= {
         }

@@ -136,44 +136,36 @@ fn list(home: &Path, root: &str) -> Result<Vec<String>, Failure> {
             "No schedules in {root}. Add one: linggen schedule add \"0 9 * * 1-5\" \"TASK\""
         )]);
     }
-    let mut lines = vec![format!(
-        "{:<8}  {:<15}  {:<16}  {:<40}  TASK",
-        "ID", "CRON", "NEXT", "LAST RUN"
-    )];
+    let mut lines = vec![format!("{:<8}  {:<15}  {:<16}  TASK", "ID", "CRON", "NEXT")];
     for s in schedules {
         let next = When::parse(&s.cron)
             .ok()
             .and_then(|w| w.next_after(s.last_due))
             .map_or("never".into(), local_time);
-        let last = match (s.last_started_at, &s.last_outcome) {
-            (Some(at), Some(outcome)) => format!("{} {}", local_time(at), outcome),
-            _ => "never".into(),
-        };
-        let with = match (&s.agent, &s.model) {
-            (None, None) => String::new(),
-            (agent, model) => format!(
-                " [{}]",
-                [
-                    agent.as_deref().map(|a| format!("agent {a}")),
-                    model.as_deref().map(|m| format!("model {m}"))
-                ]
-                .into_iter()
-                .flatten()
-                .collect::<Vec<_>>()
-                .join(", ")
-            ),
+        let with: Vec<String> = [
+            s.agent.as_deref().map(|a| format!("agent {a}")),
+            s.model.as_deref().map(|m| format!("model {m}")),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        let with = match with.is_empty() {
+            true => String::new(),
+            false => format!(" [{}]", with.join(", ")),
         };
         lines.push(format!(
-            "{:<8}  {:<15}  {:<16}  {:<40}  {}{with}",
+            "{:<8}  {:<15}  {:<16}  {}{with}",
             short(&s.id),
             s.cron,
             next,
-            crate::text::one_line(&last, 40),
-            crate::text::one_line(&s.task, 60)
+            crate::text::one_line(&s.task, 80)
         ));
+        if let (Some(at), Some(outcome)) = (s.last_started_at, &s.last_outcome) {
+            lines.push(format!("          last run {}: {outcome}", local_time(at)));
+        }
         if let Some(session) = &s.last_session_id {
             lines.push(format!(
-                "          last session {session} (linggen --resume {session})"
+                "          session {session} (linggen --resume {session})"
             ));
         }
     }
