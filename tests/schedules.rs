@@ -210,3 +210,90 @@ fn serve_runs_a_missed_schedule_once_then_at_its_time() {
     serve.stop();
     assert!(!ws.root().join("made.txt").exists());
 }
+
+/// With `[heartbeat] every`, serve runs `HEARTBEAT.md` when it holds a task; a missing
+/// file, or one with only a heading and a comment, calls no model.
+#[test]
+fn the_heartbeat_runs_a_file_with_a_task_and_an_empty_one_calls_no_model() {
+    let server = ScriptedServer::start_background(
+        Protocol::OpenAi,
+        vec![Step::repeat(Reply::text("CI is green."))],
+    );
+    let ws = Workspace::new();
+    support::write_config_with(
+        ws.home(),
+        Protocol::OpenAi,
+        &server.url(),
+        "\n[heartbeat]\nevery = \"2s\"\n",
+    );
+    let serve = Serve::start(ws.cmd().arg("serve"));
+    // No file: two beats go by without a model call.
+    std::thread::sleep(Duration::from_millis(4500));
+    assert_eq!(server.chat_requests().len(), 0);
+
+    ws.write(
+        "HEARTBEAT.md",
+        "# Heartbeat\n<!-- standing tasks -->\n- check that CI is green\n",
+    );
+    let told = || {
+        serve.session()["transcript"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["type"] == "Notification" && e["source"] == "heartbeat")
+            .map(|e| e["message"].as_str().unwrap().to_string())
+            .collect::<Vec<_>>()
+    };
+    wait_for("a heartbeat run", || !told().is_empty());
+    assert!(
+        told()[0].starts_with("heartbeat: completed: CI is green. (session "),
+        "{:?}",
+        told()
+    );
+    let sent = texts(&server.chat_requests()[0], "user").join("\n");
+    assert!(
+        sent.starts_with("Heartbeat: this is a periodic run"),
+        "{sent}"
+    );
+    assert!(
+        sent.contains("- check that CI is green") && !sent.contains("<!--"),
+        "{sent}"
+    );
+
+    ws.write("HEARTBEAT.md", "# Heartbeat\n<!-- nothing for now -->\n");
+    // A run already under way may finish; after that, beats call no model.
+    std::thread::sleep(Duration::from_secs(3));
+    let settled = server.chat_requests().len();
+    std::thread::sleep(Duration::from_millis(4500));
+    assert_eq!(server.chat_requests().len(), settled);
+    serve.stop();
+}
+
+/// A project's own `[heartbeat]` is not obeyed: a repository cannot make linggen call
+/// models on a timer.
+#[test]
+fn a_projects_heartbeat_table_is_ignored_with_a_warning() {
+    let (ws, _server) = workspace(vec![]);
+    ws.write("linggen-agent.toml", "[heartbeat]\nevery = \"1s\"\n");
+    let out = run(&ws, &["schedule", "list"]);
+    assert!(
+        out.stderr
+            .contains("`[heartbeat]` is ignored: only your own configuration"),
+        "{}",
+        out.stderr
+    );
+    let bad = Workspace::new();
+    support::write_config_with(
+        bad.home(),
+        Protocol::OpenAi,
+        "http://127.0.0.1:9",
+        "\n[heartbeat]\nevery = \"soon\"\n",
+    );
+    let out = run(&bad, &["schedule", "list"]);
+    assert_eq!(out.code, Some(2), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("every = \"soon\": expected a duration"),
+        "{}",
+        out.stderr
+    );
+}

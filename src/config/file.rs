@@ -39,6 +39,8 @@ struct FileConfig {
     mcp: McpSection,
     #[serde(default)]
     hooks: HooksSection,
+    #[serde(default)]
+    heartbeat: super::heartbeat::HeartbeatSection,
 }
 
 /// `[hooks]`: how the hooks of the settings files run (doc/hooks.md).
@@ -174,6 +176,7 @@ const KNOWN: &[(&str, &[&str])] = &[
     ),
     ("llm", &["stall_secs"]),
     ("hooks", &["unconfined", "idle_notification_secs"]),
+    ("heartbeat", super::heartbeat::KEYS),
     ("mcp", &["eager_tools_chars"]),
     (
         "auto",
@@ -276,6 +279,35 @@ impl Layer<'_> {
         }
     }
 
+    /// `[heartbeat]`, from the person's own configuration only: a project's table would
+    /// make linggen call models on a timer, so it is ignored with a warning.
+    fn apply_heartbeat(
+        &self,
+        heartbeat: super::heartbeat::HeartbeatSection,
+        config: &mut Config,
+        project: Option<&str>,
+    ) -> Result<(), ConfigError> {
+        let Some(every) = heartbeat.every else {
+            return Ok(());
+        };
+        if let Some(file) = project {
+            config.warnings.push(format!(
+                "{file}: `[heartbeat]` is ignored: only your own configuration \
+                 ($LINGGEN_HOME/linggen-agent.toml) can turn the heartbeat on"
+            ));
+            return Ok(());
+        }
+        let duration = super::heartbeat::parse_every(every.get_ref())
+            .map_err(|why| self.error_at(every.span(), &why))?;
+        config.heartbeat = Some(super::heartbeat::HeartbeatSettings {
+            every: duration,
+            agent: heartbeat.agent,
+            model: heartbeat.model,
+        });
+        config.set_origin("heartbeat", self.path.display());
+        Ok(())
+    }
+
     /// Applies this layer; returns its `default_model` (with `file:line`) if it sets one.
     /// `project` names the file (relative to the root) when it came with the workspace:
     /// then what it grants (a looser mode, allow rules, a browser to run, more screenshot
@@ -300,8 +332,10 @@ impl Layer<'_> {
             llm,
             mcp,
             hooks,
+            heartbeat,
         } = std::mem::take(&mut self.parsed);
         self.apply_hooks(hooks, config, project.as_deref());
+        self.apply_heartbeat(heartbeat, config, project.as_deref())?;
         self.apply_auto(auto, &mut config.auto)?;
         self.apply_llm(llm, config)?;
         if let Some(chars) = mcp.eager_tools_chars {

@@ -4,6 +4,7 @@
 
 pub mod claude_settings;
 mod file;
+pub mod heartbeat;
 mod mode;
 pub mod model;
 pub mod paths;
@@ -223,6 +224,8 @@ pub struct Config {
     /// `[hooks] idle_notification_secs`: how long the session waits for input before the
     /// `Notification` hooks hear of it.
     pub idle_notification_secs: u64,
+    /// `[heartbeat]`: `None` (off) unless the person's own configuration sets `every`.
+    pub heartbeat: Option<heartbeat::HeartbeatSettings>,
     /// Where each non-default setting came from (a file, an environment variable, a flag),
     /// by key, for `/settings`.
     pub origins: std::collections::BTreeMap<&'static str, String>,
@@ -262,6 +265,7 @@ impl Default for Config {
             mcp_eager_tools_chars: None,
             hooks_unconfined: false,
             idle_notification_secs: 60,
+            heartbeat: None,
             origins: std::collections::BTreeMap::new(),
             files: Vec::new(),
             warnings: Vec::new(),

@@ -124,11 +124,19 @@ async fn try_run(start: Start, options: ServeOptions, print_tokens: bool) -> Res
 /// `Notification`, to every open session (its pages, a terminal attached to it).
 fn start_scheduler(ws: &Workspace, sessions: Arc<Mutex<Vec<LiveSession>>>) {
     let root = ws.root.display().to_string();
+    let told = Arc::clone(&sessions);
     crate::app::schedule::spawn_scheduler(ws.home.clone(), root, move |schedule, outcome| {
         let message = crate::app::schedule::outcome_line(schedule, outcome);
         eprintln!("linggen: {message}");
-        notify(&sessions, "schedule", message, outcome.session_id.clone());
+        notify(&told, "schedule", message, outcome.session_id.clone());
     });
+    if let Some(settings) = ws.config.heartbeat.clone() {
+        let (home, root) = (ws.home.clone(), ws.root.clone());
+        crate::app::schedule::heartbeat::spawn(home, root, settings, move |outcome, line| {
+            eprintln!("linggen: {line}");
+            notify(&sessions, "heartbeat", line, outcome.session_id.clone());
+        });
+    }
 }
 
 /// Tells every open session's watchers of work that ran without them.

@@ -4,6 +4,7 @@
 //! (see [`runner`]). See doc/background.md.
 
 pub mod cron;
+pub mod heartbeat;
 pub mod runner;
 
 use std::path::{Path, PathBuf};
