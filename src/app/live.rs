@@ -326,6 +326,7 @@ pub async fn open_session(
         skills: Arc::clone(&ws.skills),
         max_delegation_depth: config.max_delegation_depth,
         compact_at: config.compact_at,
+        curate: config.curate.clone(),
         mode: start.mode,
         auto: config.auto.clone(),
         checkpoints: Some(Arc::new(session::checkpoints::Checkpointer::new(

@@ -81,6 +81,9 @@ struct ChecksSection {
 #[derive(Debug, Default, Deserialize)]
 struct ContextSection {
     compact_at: Option<Spanned<f64>>,
+    curate_reads: Option<bool>,
+    curate_min_lines: Option<Spanned<usize>>,
+    curator_model: Option<String>,
 }
 
 /// `[sandbox]`: how far commands are confined (see `tools::sandbox`).
@@ -189,7 +192,15 @@ const KNOWN: &[(&str, &[&str])] = &[
     ),
     ("checks", &["allow"]),
     ("routing", super::routing::KEYS),
-    ("context", &["compact_at"]),
+    (
+        "context",
+        &[
+            "compact_at",
+            "curate_reads",
+            "curate_min_lines",
+            "curator_model",
+        ],
+    ),
     ("tools", &["chromium", "screenshot_hosts"]),
     (
         "sandbox",
@@ -308,6 +319,36 @@ impl Layer<'_> {
         Ok(())
     }
 
+    /// `[context] curate_reads`, `curate_min_lines`, `curator_model`.
+    fn apply_curate(
+        &self,
+        context: &ContextSection,
+        config: &mut Config,
+    ) -> Result<(), ConfigError> {
+        if let Some(on) = context.curate_reads {
+            config.curate.enabled = on;
+            config.set_origin("curate_reads", self.path.display());
+        }
+        if let Some(lines) = &context.curate_min_lines {
+            if *lines.get_ref() < 20 {
+                return Err(self.error_at(
+                    lines.span(),
+                    &format!(
+                        "curate_min_lines = {}: expected at least 20 (a shorter file is read whole)",
+                        lines.get_ref()
+                    ),
+                ));
+            }
+            config.curate.min_lines = *lines.get_ref();
+            config.set_origin("curate_min_lines", self.path.display());
+        }
+        if let Some(model) = &context.curator_model {
+            config.curate.model = Some(model.trim().to_string()).filter(|m| !m.is_empty());
+            config.set_origin("curator_model", self.path.display());
+        }
+        Ok(())
+    }
+
     /// Applies this layer; returns its `default_model` (with `file:line`) if it sets one.
     /// `project` names the file (relative to the root) when it came with the workspace:
     /// then what it grants (a looser mode, allow rules, a browser to run, more screenshot
@@ -359,7 +400,7 @@ impl Layer<'_> {
         if !allow.is_empty() && project.is_none() {
             config.set_origin("checks", self.path.display());
         }
-        if let Some(at) = context.compact_at {
+        if let Some(at) = &context.compact_at {
             let value = *at.get_ref();
             if !(0.3..=0.95).contains(&value) {
                 return Err(self.error_at(
@@ -373,6 +414,7 @@ impl Layer<'_> {
             config.compact_at = value;
             config.set_origin("compact_at", self.path.display());
         }
+        self.apply_curate(&context, config)?;
         if let Some(routing) = routing {
             routing.apply(config.routing.get_or_insert_with(Default::default));
             config.set_origin("routing", self.path.display());

@@ -224,6 +224,8 @@ pub struct Config {
     /// `[hooks] idle_notification_secs`: how long the session waits for input before the
     /// `Notification` hooks hear of it.
     pub idle_notification_secs: u64,
+    /// `[context] curate_reads` and its keys: a long file read whole is first curated.
+    pub curate: CurateSettings,
     /// `[heartbeat]`: `None` (off) unless the person's own configuration sets `every`.
     pub heartbeat: Option<heartbeat::HeartbeatSettings>,
     /// Where each non-default setting came from (a file, an environment variable, a flag),
@@ -236,6 +238,27 @@ pub struct Config {
     /// What `<root>/linggen-agent.toml` would grant, held back until the person trusts it
     /// (see [`trust`]); restrictions from that file are applied above as usual.
     pub withheld: trust::Withheld,
+}
+
+/// `[context] curate_reads`: a `Read` of a whole file longer than `min_lines` first asks a
+/// small curator which line ranges matter for the conversation (see `session::curate`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CurateSettings {
+    pub enabled: bool,
+    pub min_lines: usize,
+    /// The curator's model: an id from `[[models]]`, `local` or `cloud`; `None`: `local`
+    /// when there is one, else the run's own.
+    pub model: Option<String>,
+}
+
+impl Default for CurateSettings {
+    fn default() -> Self {
+        CurateSettings {
+            enabled: false,
+            min_lines: 100,
+            model: None,
+        }
+    }
 }
 
 impl Default for Config {
@@ -266,6 +289,7 @@ impl Default for Config {
             hooks_unconfined: false,
             idle_notification_secs: 60,
             heartbeat: None,
+            curate: CurateSettings::default(),
             origins: std::collections::BTreeMap::new(),
             files: Vec::new(),
             warnings: Vec::new(),

@@ -119,6 +119,9 @@ pub fn request_body(model: &str, request: &ChatRequest<'_>) -> Value {
     if !system.is_empty() {
         body["system"] = Value::String(system.join("\n\n"));
     }
+    if let Some(t) = request.temperature {
+        body["temperature"] = json!(t);
+    }
     if !request.tools.is_empty() {
         body["tools"] = request
             .tools
@@ -503,6 +506,7 @@ mod tests {
             messages: &messages,
             tools: &tools,
             answer_schema: None,
+            temperature: None,
         };
         let body = request_body("claude-sonnet-4-5", &request);
         assert_eq!(
@@ -536,6 +540,7 @@ mod tests {
                 messages: user_only,
                 tools: &[],
                 answer_schema: None,
+                temperature: None,
             },
         );
         assert!(bare.get("tools").is_none() && bare.get("system").is_none());
@@ -555,6 +560,7 @@ mod tests {
             messages: &messages,
             tools: &[],
             answer_schema: None,
+            temperature: None,
         };
         let body = request_body("m", &request);
         let image = json!({"type": "image", "source": {
@@ -677,6 +683,7 @@ mod tests {
             messages: &messages,
             tools: &[],
             answer_schema: None,
+            temperature: None,
         };
         let mut events = Vec::new();
         provider

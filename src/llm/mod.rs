@@ -209,6 +209,9 @@ pub struct ChatRequest<'a> {
     /// servers and Ollama constrain their decoding to it, which is what lets a small local
     /// model answer with a valid action at all; the others only have the instructions.
     pub answer_schema: Option<&'a serde_json::Value>,
+    /// Sampling temperature; `None`: the server's default. Low for answers that must be
+    /// exact rather than varied (the read curator's line ranges).
+    pub temperature: Option<f32>,
 }
 
 /// The sink a provider pushes [`StreamEvent`]s into as they arrive.

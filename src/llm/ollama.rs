@@ -173,6 +173,9 @@ pub fn request_body(model: &str, request: &ChatRequest<'_>, num_ctx: u32) -> Val
     if let Some(schema) = request.answer_schema {
         body["format"] = schema.clone();
     }
+    if let Some(t) = request.temperature {
+        body["options"]["temperature"] = json!(t);
+    }
     body
 }
 
@@ -355,6 +358,7 @@ mod tests {
             messages: &messages,
             tools: &tools,
             answer_schema: None,
+            temperature: None,
         };
         assert_eq!(
             request_body("qwen3:8b", &request, 16_384),
@@ -379,6 +383,7 @@ mod tests {
             messages: &messages,
             tools: &[],
             answer_schema: None,
+            temperature: None,
         };
         assert!(request_body("m", &bare, 8192).get("tools").is_none());
         assert!(request_body("m", &bare, 8192).get("format").is_none());
@@ -386,6 +391,7 @@ mod tests {
         let schema = json!({"type": "object", "required": ["type"]});
         let constrained = ChatRequest {
             answer_schema: Some(&schema),
+            temperature: None,
             ..bare
         };
         assert_eq!(request_body("m", &constrained, 8192)["format"], schema);
@@ -408,6 +414,7 @@ mod tests {
             messages: &messages,
             tools: &[],
             answer_schema: None,
+            temperature: None,
         };
         let body = request_body("llava", &request, 8192);
         assert_eq!(body["messages"][0]["images"], json!(["iVBORw0KGgo="]));
@@ -517,6 +524,7 @@ mod tests {
             messages: &messages,
             tools: &[],
             answer_schema: None,
+            temperature: None,
         };
         let mut events = Vec::new();
         for _ in 0..2 {
@@ -551,6 +559,7 @@ mod tests {
             messages: &messages,
             tools: &[],
             answer_schema: None,
+            temperature: None,
         };
         let err = provider.chat(request, &mut |_| {}).await.expect_err("404");
         let text = err.to_string();

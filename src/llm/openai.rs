@@ -132,6 +132,9 @@ pub fn request_body(model: &str, request: &ChatRequest<'_>) -> Value {
     if !request.tools.is_empty() {
         body["tools"] = function_tools(request.tools);
     }
+    if let Some(t) = request.temperature {
+        body["temperature"] = json!(t);
+    }
     if let Some(schema) = request.answer_schema {
         // Not `strict`: OpenAI's strict mode limits schemas; llama.cpp, vLLM and LM Studio
         // turn this into a grammar either way.
@@ -482,6 +485,7 @@ mod tests {
             messages: &messages,
             tools: &[],
             answer_schema: None,
+            temperature: None,
         };
         let body = request_body("gpt-4o", &request);
         let url = json!({"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}});
@@ -515,6 +519,7 @@ mod tests {
             messages: &messages,
             tools: &[],
             answer_schema,
+            temperature: None,
         };
         assert!(
             request_body("m", &request(None))
@@ -541,6 +546,7 @@ mod tests {
                 messages: &messages,
                 tools: &tools,
                 answer_schema: None,
+                temperature: None,
             },
         );
         assert_eq!(
@@ -571,6 +577,7 @@ mod tests {
                 messages: &messages,
                 tools: &[],
                 answer_schema: None,
+                temperature: None,
             },
         );
         assert!(no_tools.get("tools").is_none());
@@ -723,6 +730,7 @@ mod tests {
             messages: &messages,
             tools: &[],
             answer_schema: None,
+            temperature: None,
         };
         let mut events = Vec::new();
         let err = provider.chat(request, &mut |e| events.push(e)).await;

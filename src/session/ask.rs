@@ -111,6 +111,7 @@ pub(crate) async fn ask_model(
             messages: &conv.history,
             tools,
             answer_schema: schema.as_ref(),
+            temperature: None,
         };
         let chat = provider.chat(request, &mut sink);
         follow(shared, ctx, chat, &batcher, &heard, patience).await

@@ -494,6 +494,7 @@ async fn complete(
             messages: &messages,
             tools: &[],
             answer_schema: None,
+            temperature: None,
         };
         let mut sink = |e: StreamEvent| match e {
             StreamEvent::Text(t) => summary.push_str(&t),

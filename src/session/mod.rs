@@ -10,6 +10,7 @@ pub mod call_ids;
 pub mod checkpoints;
 mod command_call;
 mod compact;
+mod curate;
 mod delegate;
 pub mod event;
 mod fit;
@@ -84,6 +85,8 @@ pub struct SessionSetup {
     pub max_delegation_depth: u32,
     /// `[context] compact_at`.
     pub compact_at: f64,
+    /// `[context] curate_reads` and its keys.
+    pub curate: crate::config::CurateSettings,
     /// `--mode`: every turn's mode; `None`: the agent's `mode:`, else chat.
     pub mode: Option<TurnMode>,
     /// `[auto]` limits and the checks that run without asking.
@@ -143,6 +146,8 @@ pub(crate) struct TurnShared {
     pub max_delegation_depth: u32,
     /// `[context] compact_at`.
     pub compact_at: f64,
+    /// `[context] curate_reads` and its keys.
+    pub curate: crate::config::CurateSettings,
     /// `[auto]` limits and the checks that run without asking.
     pub auto: crate::config::AutoSettings,
     pub checkpoints: Option<Arc<checkpoints::Checkpointer>>,
@@ -174,6 +179,7 @@ impl TurnShared {
             max_iters,
             max_delegation_depth: self.max_delegation_depth,
             compact_at: self.compact_at,
+            curate: self.curate.clone(),
             auto: self.auto.clone(),
             checkpoints: self.checkpoints.clone(),
             hooks: self.hooks.clone(),
@@ -319,6 +325,7 @@ async fn run(setup: SessionSetup, mut inputs: mpsc::Receiver<input::Sent>, bus: 
         max_iters: setup.max_iters,
         max_delegation_depth: setup.max_delegation_depth,
         compact_at: setup.compact_at,
+        curate: setup.curate,
         auto: setup.auto,
         checkpoints: setup.checkpoints,
         hooks: setup.hooks,

@@ -142,6 +142,7 @@ fn start_routed(
         }),
         max_delegation_depth: 2,
         compact_at: 0.75,
+        curate: Default::default(),
         mode: None,
         auto: Default::default(),
         checkpoints: None,

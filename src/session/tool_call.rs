@@ -109,7 +109,14 @@ async fn decide_and_run(
                 if super::checkpoints::may_change_files(&prepared) {
                     super::checkpoints::ensure(shared, ctx).await;
                 }
-                run(shared, ctx, &prepared, changed).await
+                let output = run(shared, ctx, &prepared, changed).await;
+                match prepared.whole_read() {
+                    Some(read) => {
+                        let rel = read.rel.clone();
+                        super::curate::curated(shared, ctx, conv, &rel, output).await
+                    }
+                    None => output,
+                }
             }
             Err(denied) => return denied,
         },

@@ -492,6 +492,15 @@ pub async fn run(ctx: &ToolContext, prepared: &Prepared) -> ToolOutput {
 }
 
 impl Prepared {
+    /// The call when it is a `Read` of a whole file (no `line_range` or offset): what a
+    /// curated read may shorten (`session::curate`).
+    pub fn whole_read(&self) -> Option<&read::ReadArgs> {
+        match &self.call {
+            Call::Read(a) if a.start <= 1 && a.end.is_none() => Some(a),
+            _ => None,
+        }
+    }
+
     /// The call when it is one of the session's own tools.
     pub fn session_call(&self) -> Option<&SessionCall> {
         match &self.call {

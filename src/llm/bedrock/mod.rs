@@ -143,7 +143,7 @@ impl Provider for BedrockProvider {
         })?;
         let mut body = request_body(&request);
         if let Some(n) = self.max_tokens {
-            body["inferenceConfig"] = json!({ "maxTokens": n });
+            body["inferenceConfig"]["maxTokens"] = json!(n);
         }
         let bytes = serde_json::to_vec(&body).unwrap_or_default();
         let headers = self.headers(&auth, &self.path(), &bytes);
@@ -182,6 +182,9 @@ pub fn request_body(request: &ChatRequest<'_>) -> Value {
         .map(|m| json!({ "text": m.content }))
         .collect();
     let mut body = json!({ "messages": conversation(request.messages, with_tools) });
+    if let Some(t) = request.temperature {
+        body["inferenceConfig"] = json!({ "temperature": t });
+    }
     if !system.is_empty() {
         body["system"] = Value::Array(system);
     }

@@ -121,6 +121,7 @@ fn request_body_maps_history_and_tools() {
         messages: &messages,
         tools: &tools,
         answer_schema: None,
+        temperature: None,
     });
     assert_eq!(
         body,
@@ -142,6 +143,7 @@ fn request_body_maps_history_and_tools() {
         messages: &messages,
         tools: &[],
         answer_schema: None,
+        temperature: None,
     });
     assert!(plain.get("toolConfig").is_none());
     assert!(!plain.to_string().contains("toolUse"));
@@ -170,6 +172,7 @@ fn images_are_image_blocks_in_tool_results_and_user_messages() {
         messages: &messages,
         tools: &tools,
         answer_schema: None,
+        temperature: None,
     };
     let body = request_body(&request);
     let image = json!({"image": {"format": "png", "source": {"bytes": "iVBORw0KGgo="}}});
