@@ -140,14 +140,18 @@ fn route(shared: &TurnShared, ctx: &RunCtx) -> Choice {
 }
 
 /// The answer's shape, sent as a schema: OpenAI-compatible servers and Ollama constrain
-/// their decoding to it, which is what lets a small local model answer with valid JSON.
+/// their decoding to it, which is what lets a small local model answer with valid JSON,
+/// and the bounds keep one from writing ranges until its output limit (measured: a 135M
+/// model without them ran into the curator's time limit on 3 files of 4).
 fn answer_schema() -> serde_json::Value {
     serde_json::json!({
         "type": "object",
         "properties": {
-            "summary": {"type": "string"},
+            "summary": {"type": "string", "maxLength": 200},
             "ranges": {
                 "type": "array",
+                "minItems": 1,
+                "maxItems": 8,
                 "items": {"type": "array", "items": {"type": "integer"}, "minItems": 2, "maxItems": 2}
             }
         },
@@ -224,13 +228,12 @@ fn shape(rel: &str, lines: &[(usize, &str)], choice: Picked) -> Option<ToolOutpu
     }
     let list: Vec<String> = merged.iter().map(|(a, b)| format!("{a}-{b}")).collect();
     let summary = crate::text::one_line(&choice.summary, 200);
+    let (gap_start, gap_end) = first_gap(&merged, first, last);
     let mut model = format!(
         "{rel}: {total} lines, curated for this conversation: {summary}\n\
          Shown: lines {} ({shown} of {total}). For the rest, Read with a line_range, e.g. \
-         {{\"path\": \"{rel}\", \"line_range\": [{}, {}]}}.\n",
-        list.join(", "),
-        first,
-        (merged[0].0.saturating_sub(1)).max(first)
+         {{\"path\": \"{rel}\", \"line_range\": [{gap_start}, {gap_end}]}}.\n",
+        list.join(", ")
     );
     for (i, (a, b)) in merged.iter().enumerate() {
         if i > 0 {
@@ -242,6 +245,18 @@ fn shape(rel: &str, lines: &[(usize, &str)], choice: Picked) -> Option<ToolOutpu
     }
     let person = format!("curated: lines {} ({shown} of {total})", list.join(", "));
     Some(ToolOutput::ok(model, person))
+}
+
+/// The first lines not shown, for the example of how to read the rest.
+fn first_gap(shown: &[(usize, usize)], first: usize, last: usize) -> (usize, usize) {
+    let mut next = first;
+    for (a, b) in shown {
+        if *a > next {
+            return (next, a - 1);
+        }
+        next = b + 1;
+    }
+    (next.min(last), last)
 }
 
 #[cfg(test)]
@@ -272,6 +287,13 @@ mod tests {
         );
         assert!(!out.model.contains("\n61\t"));
         assert_eq!(out.summary, "curated: lines 40-60, 190-200 (32 of 200)");
+        assert!(
+            out.model.contains("\"line_range\": [1, 39]"),
+            "{}",
+            out.model
+        );
+        assert_eq!(first_gap(&[(1, 3), (10, 12)], 1, 50), (4, 9));
+        assert_eq!(first_gap(&[(1, 3)], 1, 50), (4, 50));
     }
 
     #[test]
