@@ -434,19 +434,8 @@ async fn run(setup: SessionSetup, mut inputs: mpsc::Receiver<input::Sent>, bus: 
                             None => Err(format!("run {run_id} is not running")),
                         }
                     }
-                    // Answered once the command is seen stopped (a moment: the kill is
-                    // SIGKILL), so the one who asked sees it stopped in the view; the
-                    // session goes on meanwhile.
                     Input::StopTask { task_id } => {
-                        let tasks = Arc::clone(&shared.tools.tasks);
-                        let bus = bus.clone();
-                        tokio::spawn(async move {
-                            let answer = match tasks.stop(&task_id, StopBy::Person) {
-                                Ok(()) => tasks.stopped(&task_id).await.map(|_| ()),
-                                Err(e) => Err(e),
-                            };
-                            input::Sent::answer(reply, &bus, answer.map_err(|e| e.to_string()));
-                        });
+                        stop_task(&shared, &bus, task_id, reply);
                         continue;
                     }
                     // Like the mode: now when idle, else from the next turn on.
@@ -519,6 +508,26 @@ async fn run(setup: SessionSetup, mut inputs: mpsc::Receiver<input::Sent>, bus: 
         session_end(&shared, conv, end_reason).await;
     }
     bus.close();
+}
+
+/// Stops a background command for a person, answered once it is seen stopped (a moment:
+/// the kill is SIGKILL), so the one who asked sees it stopped in the view; the session
+/// goes on meanwhile.
+fn stop_task(
+    shared: &TurnShared,
+    bus: &EventBus,
+    task_id: String,
+    reply: Option<oneshot::Sender<input::Answer>>,
+) {
+    let tasks = Arc::clone(&shared.tools.tasks);
+    let bus = bus.clone();
+    tokio::spawn(async move {
+        let answer = match tasks.stop(&task_id, StopBy::Person) {
+            Ok(()) => tasks.stopped(&task_id).await.map(|_| ()),
+            Err(e) => Err(e),
+        };
+        input::Sent::answer(reply, &bus, answer.map_err(|e| e.to_string()));
+    });
 }
 
 /// When the `Notification` hooks should hear that the session waits for input: only where
