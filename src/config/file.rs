@@ -175,6 +175,7 @@ const KNOWN: &[(&str, &[&str])] = &[
             "mcp",
             "mcp_servers",
             "hooks",
+            "heartbeat",
         ],
     ),
     ("llm", &["stall_secs"]),

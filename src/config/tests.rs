@@ -455,3 +455,27 @@ fn a_price_that_is_not_a_number_names_the_file_and_the_key() {
     assert!(err.contains("price_input"), "{err}");
     assert!(err.contains("line 5"), "{err}");
 }
+
+/// Issue 28's keys are known (no warning) and read: the heartbeat from the person's own
+/// file, curated reads from either.
+#[test]
+fn heartbeat_and_curated_reads_are_read_without_warnings() {
+    let home = tempfile::tempdir().unwrap();
+    let root = tempfile::tempdir().unwrap();
+    write(
+        home.path(),
+        "[heartbeat]\nevery = \"1h30m\"\nagent = \"coder\"\n\n[context]\ncurate_reads = true\ncurate_min_lines = 150\ncurator_model = \"local\"\n",
+    );
+    let c = Config::load(home.path(), root.path(), &no_env, &FlagOverrides::default()).unwrap();
+    assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+    let beat = c.heartbeat.unwrap();
+    assert_eq!(
+        (beat.every.as_secs(), beat.agent.as_deref()),
+        (5400, Some("coder"))
+    );
+    assert!(c.curate.enabled);
+    assert_eq!(
+        (c.curate.min_lines, c.curate.model.as_deref()),
+        (150, Some("local"))
+    );
+}
