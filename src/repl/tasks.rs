@@ -12,7 +12,8 @@ impl Shell {
         let mut words = args.split_whitespace();
         match (words.next(), words.next()) {
             (None, _) => {
-                let lines = task_lines(&self.view.session().tasks, now_ms());
+                let now = crate::session::ids::now_ms().max(0) as u64;
+                let lines = task_lines(&self.view.session().tasks, now);
                 self.view.lines(lines);
             }
             (Some("stop" | "kill"), id) => self.stop_task(id).await,
@@ -104,12 +105,6 @@ fn duration(ms: u64) -> String {
         60..3600 => format!("{} min {:02} s", secs / 60, secs % 60),
         _ => format!("{} h {:02} min", secs / 3600, secs / 60 % 60),
     }
-}
-
-fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
 }
 
 #[cfg(test)]
