@@ -57,28 +57,31 @@ fn spawn_and_read(setup: &RunSetup<'_>, s: &ScheduleRecord) -> Result<RunOutcome
         lifetime: Lifetime::Tied,
     };
     let mut cmd = launch.command().map_err(|e| e.to_string())?;
-    cmd.args([
-        "-p",
-        &s.task,
-        "--output-format",
-        "stream-json",
-        "--root",
-        &s.root,
-    ])
-    .current_dir(&s.root)
-    .env("LINGGEN_HOME", setup.home)
-    .stdin(Stdio::null())
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped());
+    // The task goes on stdin, not the command line: no length limit, and not in `ps`.
+    cmd.args(["--output-format", "stream-json", "--root", &s.root])
+        .current_dir(&s.root)
+        .env("LINGGEN_HOME", setup.home)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
     if let Some(agent) = &s.agent {
         cmd.args(["--agent", agent]);
     }
     if let Some(model) = &s.model {
         cmd.args(["--model", model]);
     }
+    cmd.arg("-p");
     let mut child = cmd
         .spawn()
         .map_err(|e| format!("cannot start {}: {e}", exe.display()))?;
+    if let Some(mut stdin) = child.stdin.take() {
+        let task = s.task.clone();
+        // A thread of its own: a task larger than the pipe waits for the child to read it.
+        std::thread::spawn(move || {
+            use std::io::Write as _;
+            let _ = stdin.write_all(task.as_bytes());
+        });
+    }
     // stderr is read beside stdout so neither pipe fills while the other is read.
     let stderr = child.stderr.take().map(|err| {
         std::thread::spawn(move || {
