@@ -350,7 +350,9 @@ fn in_the_shell_a_background_agents_answer_opens_a_turn() {
     ]);
     let mut repl = Repl::start(&ws, &[]);
     repl.line("count in the background");
-    repl.expect("(background) ← count the files");
+    // The child's line replaces the planned call's, as for any delegation.
+    let before = repl.expect("(background) ← count the files");
+    assert!(!before.contains("delegate to coder"), "{before}");
     repl.expect("[background] Background agent `coder` (the task \"count the files\") finished.");
     repl.expect("Coder says there are 3 files.");
     repl.expect(PROMPT);

@@ -87,7 +87,21 @@ pub(crate) async fn run_child(
         id: ids::new_id(),
         background: false,
     };
+    announce(shared, parent, &child, &spawn);
     run_child_as(shared, parent, conv, child, changed, spawn).await
+}
+
+/// `SubagentSpawned`: published by the parent before the child runs, so every frontend
+/// knows the child (and places its lines) before its first event, and a background child
+/// is announced before the call that started it returns.
+fn announce(shared: &TurnShared, parent: &RunCtx, child: &ChildTask, spawn: &Spawn) {
+    shared.bus.publish(Event::SubagentSpawned {
+        parent_id: parent.id.clone(),
+        subagent_id: spawn.id.clone(),
+        agent_id: child.agent.name.clone(),
+        task: child.label.clone(),
+        background: spawn.background,
+    });
 }
 
 /// The child run's id, and whether the parent went on without it.
@@ -120,6 +134,7 @@ pub(crate) fn start_background(
         id: id.clone(),
         background: true,
     };
+    announce(&shared, &parent, &child, &spawn);
     tokio::spawn(async move {
         let (agent, task) = (child.agent.name.clone(), child.label.clone());
         let mut changed = Vec::new();
@@ -168,13 +183,6 @@ async fn run_child_as(
         writes: 0,
         halt: parent.halt.clone(),
     };
-    shared.bus.publish(Event::SubagentSpawned {
-        parent_id: parent.id.clone(),
-        subagent_id: ctx.id.clone(),
-        agent_id: ctx.agent.name.clone(),
-        task: child.label.clone(),
-        background: spawn.background,
-    });
     let system = super::compose_prompt(shared, &ctx);
     let mut child_conv = Conversation {
         history: vec![ChatMessage::system(system)],
