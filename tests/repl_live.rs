@@ -158,9 +158,9 @@ fn shift_tab_cycles_the_permission_mode_and_it_takes_effect() {
 fn the_prompt_follows_a_setting_while_a_line_is_typed() {
     let (ws, server) = workspace(vec![Step::from(Reply::text("done"))]);
     let mut repl = Repl::start(&ws, &[]);
-    // The banner first: printed after the line is typed, it redraws the prompt with the
-    // cursor inside the line, where no footer is drawn, and the rows erased below differ
-    // (CI saw that once: `1A` instead of `2A`, both right for what was on screen).
+    // The banner first: printed after the line was typed, its reprint drew the prompt
+    // without the footer under it, so the rows erased below differ (CI saw that once:
+    // `1A` instead of `2A`, both right for what was on screen).
     let before = repl.before_prompt.clone();
     repl.expect_unless_in(&before, "/help for commands");
     repl.send("hello wrld");
