@@ -533,7 +533,7 @@ impl Capture {
 /// Strips terminal escape sequences and control characters: colours waste the model's
 /// tokens, and escapes could rewrite the screen of whoever displays the output. A lone
 /// `\r` (progress bars) becomes a line break first, since the shared sanitizer drops it.
-fn plain_text(text: &str) -> String {
+pub(super) fn plain_text(text: &str) -> String {
     let lines = text.replace("\r\n", "\n").replace('\r', "\n");
     strip_controls(&lines).into_owned()
 }

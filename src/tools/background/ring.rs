@@ -4,7 +4,7 @@
 
 use std::collections::VecDeque;
 
-use super::super::terminal_text::strip_controls;
+use super::super::bash::plain_text;
 
 /// Bytes of output kept per background command.
 pub const RING_BYTES: usize = 64 * 1024;
@@ -87,12 +87,9 @@ impl Ring {
     }
 }
 
-/// Terminal escapes and control characters out (colours cost the model tokens and could
-/// rewrite a person's screen); a lone `\r` of a progress bar becomes a line break.
+/// The bytes as text the way `Bash` shows output (escapes and control characters out).
 fn plain(bytes: &[u8]) -> String {
-    let text = String::from_utf8_lossy(bytes);
-    let lines = text.replace("\r\n", "\n").replace('\r', "\n");
-    strip_controls(&lines).into_owned()
+    plain_text(&String::from_utf8_lossy(bytes))
 }
 
 #[cfg(test)]
