@@ -1,7 +1,7 @@
 //! Schedules (`linggen schedule add|list|remove|run-now`): what to run, when, in which
 //! workspace, and how its last run went. `linggen serve` reads them to run them.
 
-use rusqlite::{OptionalExtension, Row, params};
+use rusqlite::{Row, params};
 use serde::Serialize;
 
 use super::{Store, StoreError};
@@ -131,16 +131,5 @@ impl Store {
             )
             .map_err(|e| self.err(e))?;
         Ok(())
-    }
-
-    /// Whether a schedule with this id exists (any workspace).
-    pub fn schedule_exists(&self, id: &str) -> Result<bool, StoreError> {
-        self.conn
-            .query_row("SELECT 1 FROM schedules WHERE id = ?1", params![id], |_| {
-                Ok(())
-            })
-            .optional()
-            .map(|found| found.is_some())
-            .map_err(|e| self.err(e))
     }
 }
