@@ -7,7 +7,6 @@ use std::path::{Path, PathBuf};
 
 use super::runner::{self, RunOutcome};
 use crate::config::heartbeat::HeartbeatSettings;
-use crate::store::ScheduleRecord;
 
 pub const HEARTBEAT_FILE: &str = "HEARTBEAT.md";
 /// A larger file is not read: a heartbeat is a short list of standing tasks.
@@ -81,26 +80,14 @@ pub fn spawn(
                 let Some(tasks) = read_file(&root).and_then(|text| task_in(&text)) else {
                     continue;
                 };
-                let record = ScheduleRecord {
-                    id: "heartbeat".into(),
-                    root: root.display().to_string(),
-                    cron: String::new(),
-                    task: prompt(&tasks),
-                    agent: settings.agent.clone(),
-                    model: settings.model.clone(),
-                    created_at: 0,
-                    last_due: 0,
-                    last_started_at: None,
-                    last_session_id: None,
-                    last_outcome: None,
-                };
-                let outcome = runner::run(&runner::RunSetup { home: &home }, &record);
-                let session = outcome
-                    .session_id
-                    .as_deref()
-                    .map(|s| format!(" (session {s})"))
-                    .unwrap_or_default();
-                let line = format!("heartbeat: {}{session}", outcome.line);
+                let outcome = runner::run(&runner::RunSpec {
+                    home: &home,
+                    root: &root.display().to_string(),
+                    task: &prompt(&tasks),
+                    agent: settings.agent.as_deref(),
+                    model: settings.model.as_deref(),
+                });
+                let line = outcome.told("heartbeat");
                 told(&outcome, line);
             }
         });

@@ -35,29 +35,21 @@ pub enum ScheduleCommand {
 
 /// `linggen schedule …`.
 pub fn command(start: &Start, action: ScheduleCommand) -> i32 {
-    let done = load_workspace(start).and_then(|ws| {
-        let root = ws.root.display().to_string();
-        match action {
-            ScheduleCommand::Add {
-                cron,
-                task,
-                agent,
-                model,
-            } => add(&ws, &root, &cron, &task, agent, model),
-            ScheduleCommand::List => list(&ws.home, &root),
-            ScheduleCommand::Remove { id } => remove(&ws.home, &root, &id),
-            ScheduleCommand::RunNow { id } => return Ok(run_now(&ws.home, &root, &id)),
-        }
-        .map(|lines| {
-            for line in lines {
-                println!("{line}");
-            }
-            exit::SUCCESS
-        })
-    });
-    done.unwrap_or_else(|f| {
-        eprintln!("linggen: error: {}", f.message);
-        f.code
+    let ws = match load_workspace(start) {
+        Ok(ws) => ws,
+        Err(f) => return f.report(),
+    };
+    let root = ws.root.display().to_string();
+    super::print_lines(match action {
+        ScheduleCommand::Add {
+            cron,
+            task,
+            agent,
+            model,
+        } => add(&ws, &root, &cron, &task, agent, model),
+        ScheduleCommand::List => list(&ws.home, &root),
+        ScheduleCommand::Remove { id } => remove(&ws.home, &root, &id),
+        ScheduleCommand::RunNow { id } => return run_now(&ws.home, &root, &id),
     })
 }
 
@@ -223,7 +215,13 @@ fn run_now(home: &Path, root: &str, id: &str) -> i32 {
 
 /// Runs it and stores how it went. Blocking.
 fn run_and_record(home: &Path, schedule: &ScheduleRecord) -> RunOutcome {
-    let outcome = runner::run(&runner::RunSetup { home }, schedule);
+    let outcome = runner::run(&runner::RunSpec {
+        home,
+        root: &schedule.root,
+        task: &schedule.task,
+        agent: schedule.agent.as_deref(),
+        model: schedule.model.as_deref(),
+    });
     let recorded = Store::open(home).and_then(|store| {
         store.schedule_finished(&schedule.id, outcome.session_id.as_deref(), &outcome.line)
     });
@@ -238,16 +236,7 @@ fn run_and_record(home: &Path, schedule: &ScheduleRecord) -> RunOutcome {
 
 /// `schedule 3f2a91c0: completed: … (session S)`: what a person is told of a run.
 pub fn outcome_line(schedule: &ScheduleRecord, outcome: &RunOutcome) -> String {
-    let session = outcome
-        .session_id
-        .as_deref()
-        .map(|s| format!(" (session {s})"))
-        .unwrap_or_default();
-    format!(
-        "schedule {}: {}{session}",
-        short(&schedule.id),
-        outcome.line
-    )
+    outcome.told(&format!("schedule {}", short(&schedule.id)))
 }
 
 fn short(id: &str) -> &str {

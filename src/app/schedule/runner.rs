@@ -10,7 +10,6 @@ use std::process::Stdio;
 
 use serde_json::Value;
 
-use crate::store::ScheduleRecord;
 use crate::tools::launch::{Confinement, Env, Launch, Lifetime, Program};
 
 /// How one run went.
@@ -25,15 +24,31 @@ pub struct RunOutcome {
     pub denied: Vec<String>,
 }
 
-/// What a run needs from the person's setup: where linggen's home is (the child reads the
-/// same settings and database).
-pub struct RunSetup<'a> {
+/// What to run, and where: a schedule's fields, or the heartbeat's.
+pub struct RunSpec<'a> {
+    /// linggen's home: the run reads the same settings and database.
     pub home: &'a Path,
+    pub root: &'a str,
+    pub task: &'a str,
+    pub agent: Option<&'a str>,
+    pub model: Option<&'a str>,
 }
 
-/// Runs `schedule` to its end. Blocking: call from a thread of its own.
-pub fn run(setup: &RunSetup<'_>, schedule: &ScheduleRecord) -> RunOutcome {
-    match spawn_and_read(setup, schedule) {
+impl RunOutcome {
+    /// `LABEL: completed: … (session S)`: what a person is told of a run.
+    pub fn told(&self, label: &str) -> String {
+        let session = self
+            .session_id
+            .as_deref()
+            .map(|s| format!(" (session {s})"))
+            .unwrap_or_default();
+        format!("{label}: {}{session}", self.line)
+    }
+}
+
+/// Runs `spec` to its end. Blocking: call from a thread of its own.
+pub fn run(spec: &RunSpec<'_>) -> RunOutcome {
+    match spawn_and_read(spec) {
         Ok(outcome) => outcome,
         Err(why) => RunOutcome {
             session_id: None,
@@ -44,7 +59,7 @@ pub fn run(setup: &RunSetup<'_>, schedule: &ScheduleRecord) -> RunOutcome {
     }
 }
 
-fn spawn_and_read(setup: &RunSetup<'_>, s: &ScheduleRecord) -> Result<RunOutcome, String> {
+fn spawn_and_read(s: &RunSpec<'_>) -> Result<RunOutcome, String> {
     let exe =
         std::env::current_exe().map_err(|e| format!("cannot find linggen's own program: {e}"))?;
     let launch = Launch {
@@ -58,16 +73,16 @@ fn spawn_and_read(setup: &RunSetup<'_>, s: &ScheduleRecord) -> Result<RunOutcome
     };
     let mut cmd = launch.command().map_err(|e| e.to_string())?;
     // The task goes on stdin, not the command line: no length limit, and not in `ps`.
-    cmd.args(["--output-format", "stream-json", "--root", &s.root])
-        .current_dir(&s.root)
-        .env("LINGGEN_HOME", setup.home)
+    cmd.args(["--output-format", "stream-json", "--root", s.root])
+        .current_dir(s.root)
+        .env("LINGGEN_HOME", s.home)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    if let Some(agent) = &s.agent {
+    if let Some(agent) = s.agent {
         cmd.args(["--agent", agent]);
     }
-    if let Some(model) = &s.model {
+    if let Some(model) = s.model {
         cmd.args(["--model", model]);
     }
     cmd.arg("-p");
@@ -75,7 +90,7 @@ fn spawn_and_read(setup: &RunSetup<'_>, s: &ScheduleRecord) -> Result<RunOutcome
         .spawn()
         .map_err(|e| format!("cannot start {}: {e}", exe.display()))?;
     if let Some(mut stdin) = child.stdin.take() {
-        let task = s.task.clone();
+        let task = s.task.to_string();
         // A thread of its own: a task larger than the pipe waits for the child to read it.
         std::thread::spawn(move || {
             use std::io::Write as _;
