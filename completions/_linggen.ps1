@@ -61,6 +61,7 @@ Register-ArgumentCompleter -Native -CommandName 'linggen' -ScriptBlock {
             [CompletionResult]::new('models', 'models', [CompletionResultType]::ParameterValue, 'List the configured models: provider, local or cloud, context window, whether each answers right now, and which one serves calls')
             [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Serve the web UI without a terminal: the page lists this workspace''s sessions, opens or starts one, and chats (see doc/web.md)')
             [CompletionResult]::new('trust', 'trust', [CompletionResultType]::ParameterValue, 'Show what this folder''s own files grant (permission rules, a looser mode, skills'' allowed-tools) and trust them; nothing they grant holds until then (see doc/trust.md)')
+            [CompletionResult]::new('acp', 'acp', [CompletionResultType]::ParameterValue, 'Serve the Agent Client Protocol on stdin/stdout, for editors such as Zed (see doc/acp.md)')
             [CompletionResult]::new('mcp', 'mcp', [CompletionResultType]::ParameterValue, 'MCP servers: list, inspect, add and remove them; `mcp serve` offers linggen to other agents as an MCP server')
             [CompletionResult]::new('runs', 'runs', [CompletionResultType]::ParameterValue, 'The runs of this folder''s newest session with their ids; `linggen runs show ID` prints one run''s audit trail: every call, result, checkpoint and changed file, and the runs it delegated to')
             [CompletionResult]::new('rewind', 'rewind', [CompletionResultType]::ParameterValue, 'Go back to a checkpoint: the files as they were before a prompt changed them, and the conversation as it was before that prompt (see doc/auto.md#rewind)')
@@ -91,6 +92,11 @@ Register-ArgumentCompleter -Native -CommandName 'linggen' -ScriptBlock {
             [CompletionResult]::new('--yes', '--yes', [CompletionResultType]::ParameterName, 'Trust every grant without asking (for scripts)')
             [CompletionResult]::new('--revoke', '--revoke', [CompletionResultType]::ParameterName, 'Forget this folder: none of its grants hold any more')
             [CompletionResult]::new('--list', '--list', [CompletionResultType]::ParameterName, 'Only print the grants and which are trusted')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'linggen;acp' {
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             break
@@ -283,6 +289,7 @@ Register-ArgumentCompleter -Native -CommandName 'linggen' -ScriptBlock {
             [CompletionResult]::new('models', 'models', [CompletionResultType]::ParameterValue, 'List the configured models: provider, local or cloud, context window, whether each answers right now, and which one serves calls')
             [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Serve the web UI without a terminal: the page lists this workspace''s sessions, opens or starts one, and chats (see doc/web.md)')
             [CompletionResult]::new('trust', 'trust', [CompletionResultType]::ParameterValue, 'Show what this folder''s own files grant (permission rules, a looser mode, skills'' allowed-tools) and trust them; nothing they grant holds until then (see doc/trust.md)')
+            [CompletionResult]::new('acp', 'acp', [CompletionResultType]::ParameterValue, 'Serve the Agent Client Protocol on stdin/stdout, for editors such as Zed (see doc/acp.md)')
             [CompletionResult]::new('mcp', 'mcp', [CompletionResultType]::ParameterValue, 'MCP servers: list, inspect, add and remove them; `mcp serve` offers linggen to other agents as an MCP server')
             [CompletionResult]::new('runs', 'runs', [CompletionResultType]::ParameterValue, 'The runs of this folder''s newest session with their ids; `linggen runs show ID` prints one run''s audit trail: every call, result, checkpoint and changed file, and the runs it delegated to')
             [CompletionResult]::new('rewind', 'rewind', [CompletionResultType]::ParameterValue, 'Go back to a checkpoint: the files as they were before a prompt changed them, and the conversation as it was before that prompt (see doc/auto.md#rewind)')
@@ -301,6 +308,9 @@ Register-ArgumentCompleter -Native -CommandName 'linggen' -ScriptBlock {
             break
         }
         'linggen;help;trust' {
+            break
+        }
+        'linggen;help;acp' {
             break
         }
         'linggen;help;mcp' {

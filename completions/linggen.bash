@@ -16,6 +16,9 @@ _linggen() {
             ",$1")
                 cmd="linggen"
                 ;;
+            linggen,acp)
+                cmd="linggen__subcmd__acp"
+                ;;
             linggen,completions)
                 cmd="linggen__subcmd__completions"
                 ;;
@@ -45,6 +48,9 @@ _linggen() {
                 ;;
             linggen,trust)
                 cmd="linggen__subcmd__trust"
+                ;;
+            linggen__subcmd__help,acp)
+                cmd="linggen__subcmd__help__subcmd__acp"
                 ;;
             linggen__subcmd__help,completions)
                 cmd="linggen__subcmd__help__subcmd__completions"
@@ -209,7 +215,7 @@ _linggen() {
 
     case "${cmd}" in
         linggen)
-            opts="-p -c -r -q -h -V --print --model --agent --root --max-turns --max-iters --permission-mode --dangerously-skip-permissions --mode --allowedTools --allowed-tools --disallowedTools --disallowed-tools --append-system-prompt --system-prompt --continue --resume --attach --worktree --input-format --output-format --stream-shape --theme --quiet --tools --add-dir --image --verbose --help --version sessions models serve trust mcp runs rewind schedule completions help"
+            opts="-p -c -r -q -h -V --print --model --agent --root --max-turns --max-iters --permission-mode --dangerously-skip-permissions --mode --allowedTools --allowed-tools --disallowedTools --disallowed-tools --append-system-prompt --system-prompt --continue --resume --attach --worktree --input-format --output-format --stream-shape --theme --quiet --tools --add-dir --image --verbose --help --version sessions models serve trust acp mcp runs rewind schedule completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -318,6 +324,20 @@ _linggen() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        linggen__subcmd__acp)
+            opts="-h --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         linggen__subcmd__completions)
             opts="-h --help bash elvish fish powershell zsh"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -333,8 +353,22 @@ _linggen() {
             return 0
             ;;
         linggen__subcmd__help)
-            opts="sessions models serve trust mcp runs rewind schedule completions help"
+            opts="sessions models serve trust acp mcp runs rewind schedule completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linggen__subcmd__help__subcmd__acp)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi

@@ -58,6 +58,7 @@ set edit:completion:arg-completer[linggen] = {|@words|
             cand models 'List the configured models: provider, local or cloud, context window, whether each answers right now, and which one serves calls'
             cand serve 'Serve the web UI without a terminal: the page lists this workspace''s sessions, opens or starts one, and chats (see doc/web.md)'
             cand trust 'Show what this folder''s own files grant (permission rules, a looser mode, skills'' allowed-tools) and trust them; nothing they grant holds until then (see doc/trust.md)'
+            cand acp 'Serve the Agent Client Protocol on stdin/stdout, for editors such as Zed (see doc/acp.md)'
             cand mcp 'MCP servers: list, inspect, add and remove them; `mcp serve` offers linggen to other agents as an MCP server'
             cand runs 'The runs of this folder''s newest session with their ids; `linggen runs show ID` prints one run''s audit trail: every call, result, checkpoint and changed file, and the runs it delegated to'
             cand rewind 'Go back to a checkpoint: the files as they were before a prompt changed them, and the conversation as it was before that prompt (see doc/auto.md#rewind)'
@@ -84,6 +85,10 @@ set edit:completion:arg-completer[linggen] = {|@words|
             cand --yes 'Trust every grant without asking (for scripts)'
             cand --revoke 'Forget this folder: none of its grants hold any more'
             cand --list 'Only print the grants and which are trusted'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'linggen;acp'= {
             cand -h 'Print help'
             cand --help 'Print help'
         }
@@ -240,6 +245,7 @@ set edit:completion:arg-completer[linggen] = {|@words|
             cand models 'List the configured models: provider, local or cloud, context window, whether each answers right now, and which one serves calls'
             cand serve 'Serve the web UI without a terminal: the page lists this workspace''s sessions, opens or starts one, and chats (see doc/web.md)'
             cand trust 'Show what this folder''s own files grant (permission rules, a looser mode, skills'' allowed-tools) and trust them; nothing they grant holds until then (see doc/trust.md)'
+            cand acp 'Serve the Agent Client Protocol on stdin/stdout, for editors such as Zed (see doc/acp.md)'
             cand mcp 'MCP servers: list, inspect, add and remove them; `mcp serve` offers linggen to other agents as an MCP server'
             cand runs 'The runs of this folder''s newest session with their ids; `linggen runs show ID` prints one run''s audit trail: every call, result, checkpoint and changed file, and the runs it delegated to'
             cand rewind 'Go back to a checkpoint: the files as they were before a prompt changed them, and the conversation as it was before that prompt (see doc/auto.md#rewind)'
@@ -254,6 +260,8 @@ set edit:completion:arg-completer[linggen] = {|@words|
         &'linggen;help;serve'= {
         }
         &'linggen;help;trust'= {
+        }
+        &'linggen;help;acp'= {
         }
         &'linggen;help;mcp'= {
             cand list 'Every MCP server configured for this folder, where each came from, and whether it starts here (see doc/mcp.md)'

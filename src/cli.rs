@@ -176,6 +176,9 @@ pub enum Command {
         #[arg(long)]
         list: bool,
     },
+    /// Serve the Agent Client Protocol on stdin/stdout, for editors such as Zed (see
+    /// doc/acp.md).
+    Acp,
     /// MCP servers: list, inspect, add and remove them; `mcp serve` offers linggen to other
     /// agents as an MCP server.
     Mcp {
@@ -570,6 +573,7 @@ async fn dispatch(cli: Cli) -> i32 {
             trust::command(&cli.start(), action)
         }
         (Some(Command::Mcp { action }), _) => mcp_command(&cli, action).await,
+        (Some(Command::Acp), _) => crate::acp::run(cli.start()).await,
         (Some(Command::Schedule { action }), _) => {
             use crate::app::schedule::{self, ScheduleCommand};
             let command = match action.clone() {

@@ -2,6 +2,7 @@
 //! fed by an input queue publishes events that frontends ([`print`], later the REPL and the
 //! web mirror) and the [`store`] subscribe to.
 
+pub mod acp;
 pub mod agents;
 pub mod app;
 pub mod checkpoint;

@@ -26,6 +26,17 @@ pub struct MirrorFeed {
     pub agent_id: String,
 }
 
+/// How a session is opened, by the frontend that follows it.
+#[derive(Clone, Copy)]
+struct Opening {
+    /// A terminal follows it: pacing, a web mirror.
+    interactive: bool,
+    /// Approvals wait for an answer instead of being denied.
+    asks: bool,
+    /// The history it resumed with is kept, for the frontend to show.
+    history: bool,
+}
+
 /// A running session with its store writer: what every frontend starts from.
 pub struct LiveSession {
     pub handle: SessionHandle,
@@ -76,7 +87,12 @@ impl LiveSession {
         ws: &Workspace,
         interactive: bool,
     ) -> Result<LiveSession, Failure> {
-        Self::open(start, ws, interactive, interactive).await
+        let opening = Opening {
+            interactive,
+            asks: interactive,
+            history: interactive,
+        };
+        Self::open(start, ws, opening).await
     }
 
     /// A session that runs unattended as `-p` does, except that its approvals wait for an
@@ -86,22 +102,36 @@ impl LiveSession {
         start: &Start,
         ws: &Workspace,
     ) -> Result<LiveSession, Failure> {
-        Self::open(start, ws, false, true).await
+        let opening = Opening {
+            interactive: false,
+            asks: true,
+            history: false,
+        };
+        Self::open(start, ws, opening).await
     }
 
-    /// `interactive`: a terminal follows it (pacing, resumed history, a web mirror);
-    /// `asks`: approvals wait for an answer instead of being denied.
-    async fn open(
-        start: &Start,
-        ws: &Workspace,
-        interactive: bool,
-        asks: bool,
-    ) -> Result<LiveSession, Failure> {
+    /// A session an editor drives (`linggen acp`): as [`Self::start_answered_elsewhere`],
+    /// and it keeps the history it resumed with, which the editor is shown.
+    pub async fn start_for_editor(start: &Start, ws: &Workspace) -> Result<LiveSession, Failure> {
+        let opening = Opening {
+            interactive: false,
+            asks: true,
+            history: true,
+        };
+        Self::open(start, ws, opening).await
+    }
+
+    async fn open(start: &Start, ws: &Workspace, opening: Opening) -> Result<LiveSession, Failure> {
+        let Opening {
+            interactive,
+            asks,
+            history,
+        } = opening;
         let (mut setup, store, lease) = open_session(start, ws, interactive).await?;
         setup.interactive = asks;
         let session_id = setup.session_id.clone();
         let model_label = setup.models.label(&setup.model);
-        let resumed = if interactive {
+        let resumed = if history {
             setup.history.clone()
         } else {
             Vec::new()

@@ -1,0 +1,118 @@
+//! An ACP prompt (content blocks) as a linggen message: the text is read by the line
+//! grammar as a typed line is (`/skill`, `@agent`, `@file`); links to files of the
+//! workspace attach them as `@file` does; embedded resources (an editor's open buffer,
+//! saved or not) are attached with the text the editor sent; images go to models that take
+//! them.
+
+use std::path::Path;
+
+use agent_client_protocol_schema::v1::{ContentBlock, EmbeddedResourceResource};
+
+use crate::app::Workspace;
+use crate::llm::Image;
+use crate::session::UserMessage;
+use crate::session::line::attached_and_noted;
+
+/// Who the message is from, as events and the store name the frontend.
+pub const FROM: &str = "acp";
+
+/// The message for `blocks`, or what is wrong with them (for the editor to show). Reads
+/// files: call it off the async runtime.
+pub fn message(ws: &Workspace, blocks: &[ContentBlock]) -> Result<UserMessage, String> {
+    let mut text = String::new();
+    let mut attached = String::new();
+    let mut linked = Vec::new();
+    let mut images = Vec::new();
+    for block in blocks {
+        match block {
+            ContentBlock::Text(t) => push_line(&mut text, &t.text),
+            ContentBlock::ResourceLink(link) => match workspace_file(&ws.root, &link.uri) {
+                Some(rel) => linked.push(rel),
+                None => push_line(&mut text, &format!("[{}]({})", link.name, link.uri)),
+            },
+            ContentBlock::Resource(embedded) => match &embedded.resource {
+                EmbeddedResourceResource::TextResourceContents(r) => {
+                    let name = workspace_file(&ws.root, &r.uri).unwrap_or_else(|| r.uri.clone());
+                    attached.push_str(&format!("\n\n{name}:\n```\n{}\n```", r.text.trim_end()));
+                }
+                EmbeddedResourceResource::BlobResourceContents(r) => {
+                    let media = r.mime_type.as_deref().unwrap_or("");
+                    let image = Image::from_base64(media, r.blob.clone())
+                        .map_err(|e| format!("{}: {e}", r.uri))?;
+                    images.push(image);
+                }
+                _ => return Err("a kind of embedded resource linggen cannot read".into()),
+            },
+            ContentBlock::Image(i) => {
+                let image = Image::from_base64(&i.mime_type, i.data.clone())
+                    .map_err(|e| format!("an image in the prompt: {e}"))?;
+                images.push(image);
+            }
+            _ => return Err("linggen reads text, images, links and resources, not audio".into()),
+        }
+    }
+    if text.trim().is_empty() && attached.is_empty() && linked.is_empty() && images.is_empty() {
+        return Err("the prompt is empty".into());
+    }
+    let mut message = ws.read_line(text.trim(), FROM)?;
+    let (files, _notes) = attached_and_noted(&ws.root, &linked);
+    message.attached.push_str(&files);
+    message.attached.push_str(&attached);
+    message.images.extend(images);
+    Ok(message)
+}
+
+fn push_line(text: &mut String, line: &str) {
+    if !text.is_empty() {
+        text.push('\n');
+    }
+    text.push_str(line);
+}
+
+/// A `file://` URI of a file inside the workspace, as a path relative to its root.
+fn workspace_file(root: &Path, uri: &str) -> Option<String> {
+    let path = uri.strip_prefix("file://")?;
+    let path = percent_decode(path);
+    let rel = Path::new(&path).strip_prefix(root).ok()?;
+    Some(rel.to_string_lossy().into_owned())
+}
+
+/// `%20` and the like, as editors write them in file URIs.
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (bytes[i], hex) {
+            (b'%', Some(byte)) => {
+                out.push(byte);
+                i += 3;
+            }
+            (byte, _) => {
+                out.push(byte);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_uris_inside_the_root_become_relative_paths() {
+        let root = Path::new("/w/proj");
+        assert_eq!(
+            workspace_file(root, "file:///w/proj/src/my%20file.rs").as_deref(),
+            Some("src/my file.rs")
+        );
+        assert_eq!(workspace_file(root, "file:///etc/passwd"), None);
+        assert_eq!(workspace_file(root, "https://example.com/x"), None);
+    }
+}

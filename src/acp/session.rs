@@ -1,0 +1,254 @@
+//! One ACP session: a linggen session (the same core, store, checkpoints and audit trail
+//! as a terminal's) whose events are followed and sent to the editor as `session/update`s,
+//! whose approvals are put to the editor (`session/request_permission`), and whose turns
+//! answer the editor's `session/prompt`s.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
+
+use agent_client_protocol_schema::v1::{
+    RequestPermissionRequest, SessionNotification, SessionUpdate, ToolCallStatus, ToolCallUpdate,
+    ToolCallUpdateFields,
+};
+use tokio::sync::oneshot;
+
+use super::rpc::Peer;
+use super::updates::{Translator, fenced_diff};
+use super::{permission, prompt};
+use crate::app::{LiveSession, Workspace};
+use crate::config::PermissionMode;
+use crate::llm::Role;
+use crate::session::bus::Subscription;
+use crate::session::{Event, Input, Inputs, OutcomeStatus};
+
+/// How a prompt's turn ended.
+#[derive(Debug, Clone)]
+pub struct Ended {
+    pub status: OutcomeStatus,
+    pub result: String,
+}
+
+/// The settings the session started with, for the editor's mode selector.
+#[derive(Debug, Clone, Copy)]
+pub struct Started {
+    pub permission_mode: PermissionMode,
+}
+
+/// Prompts waiting for their turn's end: first those whose turn has not begun (in the order
+/// sent), then by the run that answers them.
+#[derive(Default)]
+struct Prompts {
+    queued: VecDeque<oneshot::Sender<Ended>>,
+    by_run: HashMap<String, oneshot::Sender<Ended>>,
+}
+
+pub struct AcpSession {
+    pub id: String,
+    /// The folder it works in, with its agents and skills.
+    pub ws: Arc<Workspace>,
+    pub inputs: Inputs,
+    prompts: Arc<Mutex<Prompts>>,
+    /// Taken when the session is stopped.
+    live: tokio::sync::Mutex<Option<LiveSession>>,
+}
+
+impl AcpSession {
+    /// Starts following `live`: the history it resumed with is replayed first (for
+    /// `session/load`), then every event goes to the editor. Returns once the session has
+    /// started, with its settings.
+    pub async fn follow(
+        mut live: LiveSession,
+        peer: Peer,
+        replay: bool,
+        ws: Arc<Workspace>,
+    ) -> Option<(Arc<AcpSession>, Started)> {
+        let id = live.session_id.clone();
+        if replay {
+            for update in super::updates::replay(&live.resumed) {
+                peer.notify(
+                    "session/update",
+                    SessionNotification::new(id.clone(), update),
+                );
+            }
+        }
+        let events = live.take_events();
+        let session = Arc::new(AcpSession {
+            id: id.clone(),
+            ws: Arc::clone(&ws),
+            inputs: live.handle.inputs.clone(),
+            prompts: Arc::default(),
+            live: tokio::sync::Mutex::new(Some(live)),
+        });
+        let (started_tx, started) = oneshot::channel();
+        let follower = Follower {
+            session: Arc::clone(&session),
+            peer,
+            translator: Translator::new(&ws.root),
+            started: Some(started_tx),
+        };
+        tokio::spawn(follower.run(events));
+        let started = started.await.ok()?;
+        Some((session, started))
+    }
+
+    /// Sends the prompt's message and waits for its turn to end.
+    pub async fn prompt(&self, message: crate::session::UserMessage) -> Option<Ended> {
+        let (tx, rx) = oneshot::channel();
+        lock(&self.prompts).queued.push_back(tx);
+        if self.inputs.send(Input::UserMessage(message)).await.is_err() {
+            return None;
+        }
+        rx.await.ok()
+    }
+
+    /// The editor's `session/cancel`: the running turn stops, and the prompts queued behind
+    /// it are dropped.
+    pub async fn cancel(&self) {
+        let _ = self.inputs.send(Input::ClearQueue).await;
+        let _ = self.inputs.send(Input::Cancel).await;
+    }
+
+    /// Shuts the session down and waits until it is stored.
+    pub async fn stop(&self) {
+        if let Some(live) = self.live.lock().await.take() {
+            live.stop().await;
+        }
+    }
+}
+
+struct Follower {
+    session: Arc<AcpSession>,
+    peer: Peer,
+    translator: Translator,
+    started: Option<oneshot::Sender<Started>>,
+}
+
+impl Follower {
+    async fn run(mut self, mut events: Subscription) {
+        while let Some(envelope) = events.recv().await {
+            let event = &envelope.event;
+            self.bookkeep(event);
+            for update in self.translator.translate(event).await {
+                self.send(update);
+            }
+        }
+        // The session stopped: a prompt still waiting ends with it.
+        let mut prompts = lock(&self.session.prompts);
+        prompts.queued.clear();
+        prompts.by_run.clear();
+    }
+
+    fn bookkeep(&mut self, event: &Event) {
+        match event {
+            Event::SessionStarted {
+                permission_mode, ..
+            } => {
+                if let Some(started) = self.started.take() {
+                    let _ = started.send(Started {
+                        permission_mode: *permission_mode,
+                    });
+                }
+            }
+            Event::Message {
+                run_id,
+                role: Role::User,
+                from,
+                ..
+            } if from == prompt::FROM => {
+                let mut prompts = lock(&self.session.prompts);
+                if !prompts.by_run.contains_key(run_id)
+                    && let Some(waiting) = prompts.queued.pop_front()
+                {
+                    prompts.by_run.insert(run_id.clone(), waiting);
+                }
+            }
+            Event::Outcome {
+                run_id,
+                status,
+                result,
+                ..
+            } => {
+                let mut prompts = lock(&self.session.prompts);
+                let waiting = prompts
+                    .by_run
+                    .remove(run_id)
+                    .or_else(|| prompts.queued.pop_front());
+                if let Some(waiting) = waiting {
+                    let _ = waiting.send(Ended {
+                        status: *status,
+                        result: result.to_string(),
+                    });
+                }
+            }
+            Event::ApprovalRequested {
+                id,
+                run_id,
+                summary,
+                diff,
+                once_only,
+                always,
+                ..
+            } => {
+                let call_id = self
+                    .translator
+                    .call_of(run_id, Some(summary))
+                    .unwrap_or_else(|| id.clone());
+                let mut fields = ToolCallUpdateFields::new()
+                    .title(summary.clone())
+                    .status(ToolCallStatus::Pending);
+                if let Some(diff) = diff {
+                    fields = fields.content(vec![fenced_diff(diff)]);
+                }
+                let question = RequestPermissionRequest::new(
+                    self.session.id.clone(),
+                    ToolCallUpdate::new(call_id, fields),
+                    permission::options(*once_only, always),
+                );
+                self.ask(id.clone(), question);
+            }
+            Event::Warning { message } => note("warning", message),
+            Event::Error { message } => note("error", message),
+            _ => {}
+        }
+    }
+
+    /// Puts one approval to the editor without holding up the events; the answer goes
+    /// back to the session (the first answer wins; a cancelled turn answers itself).
+    fn ask(&self, approval_id: String, question: RequestPermissionRequest) {
+        let (peer, inputs) = (self.peer.clone(), self.session.inputs.clone());
+        tokio::spawn(async move {
+            let answer = peer.request("session/request_permission", question).await;
+            let answer = match &answer {
+                Ok(Ok(value)) => Some(value),
+                _ => None,
+            };
+            let decision = permission::decision(answer);
+            let input = Input::Approval {
+                id: approval_id,
+                decision,
+                from: prompt::FROM.to_string(),
+            };
+            let _ = inputs.send(input).await;
+        });
+    }
+
+    fn send(&self, update: SessionUpdate) {
+        self.peer.notify(
+            "session/update",
+            SessionNotification::new(self.session.id.clone(), update),
+        );
+    }
+}
+
+/// Words for the person that are not part of the answer go to stderr, which editors keep
+/// as the agent's log.
+fn note(kind: &str, message: &str) {
+    eprintln!(
+        "linggen: {kind}: {}",
+        crate::tools::terminal_text::strip_controls(message)
+    );
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
