@@ -2,6 +2,7 @@
 //!
 //! `cargo bench --bench cli` builds the release binary and measures:
 //! - startup: `linggen --version`, wall time;
+//! - `linggen acp` from spawn until its answer to `initialize` is read;
 //! - time to first request byte: `linggen -p` from spawn until a listening socket receives
 //!   the first byte of the chat request (config parsing, database open, model routing);
 //! - streaming: `linggen -p` receiving 1 MB of markdown as 4-byte content deltas from the
@@ -100,6 +101,39 @@ fn bench_first_request_byte() {
         let _ = child.wait();
     }
     Stats(times).report("startup: linggen -p until first request byte");
+}
+
+/// `linggen acp` from spawn until its answer to `initialize` is read: what an editor waits
+/// for before it can open a session.
+fn bench_acp_initialize() {
+    use std::io::{BufRead, BufReader, Write};
+    let mut times = Vec::new();
+    for _ in 0..runs() {
+        let ws = Workspace::new();
+        ws.configure(Protocol::OpenAi, "http://127.0.0.1:9/v1");
+        let start = Instant::now();
+        let mut child = ws
+            .cmd()
+            .arg("acp")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn linggen acp");
+        let mut stdin = child.stdin.take().expect("stdin");
+        let request =
+            r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}"#;
+        writeln!(stdin, "{request}").expect("write initialize");
+        let mut answer = String::new();
+        BufReader::new(child.stdout.take().expect("stdout"))
+            .read_line(&mut answer)
+            .expect("read the answer");
+        times.push(start.elapsed());
+        assert!(answer.contains("\"protocolVersion\":1"), "{answer}");
+        drop(stdin);
+        let _ = child.wait();
+    }
+    Stats(times).report("startup: linggen acp until initialize answered");
 }
 
 /// The 1 MB streaming server runs in a child process of its own: a child spawned from a
@@ -258,6 +292,7 @@ fn main() {
     if wanted("startup") {
         bench_version(bin);
         bench_first_request_byte();
+        bench_acp_initialize();
     }
     // ru_maxrss of children is a running maximum: measure the small run first.
     if wanted("rss") {

@@ -431,6 +431,7 @@ impl Cli {
             builtin_clashes: crate::session::line::builtin_clashes::<Shell>,
             cleared: false,
             attach: self.attach,
+            editor_mcp: Vec::new(),
         }
     }
 

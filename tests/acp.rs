@@ -578,3 +578,62 @@ fn an_embedded_buffer_and_a_linked_file_reach_the_model() {
     assert!(sent.contains("src/unsaved.rs"), "{sent}");
     assert!(sent.contains("fn only_in_the_editor() {}"), "{sent}");
 }
+
+#[test]
+fn the_editors_mcp_server_starts_with_the_session_and_its_tool_is_asked_for() {
+    let Some(entry) = support::mcp_everything() else {
+        return;
+    };
+    let (ws, server) = workspace(vec![
+        Step::from(Reply::tool(
+            "mcp__everything__echo",
+            json!({"message": "from the editor's server"}),
+        )),
+        Reply::text("It echoed.").into(),
+    ]);
+    let mut editor = Editor::start(&ws);
+    let init = editor.initialize();
+    assert_eq!(
+        init["agentCapabilities"]["mcpCapabilities"]["http"], true,
+        "{init}"
+    );
+    let reply = editor.call(
+        "session/new",
+        json!({"cwd": ws.root(), "mcpServers": [
+            {"name": "everything", "command": "node", "args": [entry], "env": []}
+        ]}),
+    );
+    let session = reply["result"]["sessionId"].as_str().unwrap().to_string();
+    let reply = editor.prompt(&session, "echo something");
+    assert_eq!(reply["result"]["stopReason"], "end_turn", "{reply}");
+    let asked = editor
+        .seen
+        .iter()
+        .find(|m| m["method"] == "session/request_permission")
+        .expect("the server's tool was put to the editor");
+    assert!(
+        asked["params"]["toolCall"]["title"]
+            .as_str()
+            .unwrap()
+            .contains("mcp__everything__echo"),
+        "{asked}"
+    );
+    let result = texts(&server.last_chat_request().unwrap(), "tool").join("\n");
+    assert!(
+        result.contains("Echo: from the editor's server"),
+        "{result}"
+    );
+
+    let bad = editor.call(
+        "session/new",
+        json!({"cwd": ws.root(), "mcpServers": [{"name": "no spaces", "command": "x", "args": [], "env": []}]}),
+    );
+    assert_eq!(bad["error"]["code"], -32602, "{bad}");
+    assert!(
+        bad["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("no spaces"),
+        "{bad}"
+    );
+}

@@ -10,6 +10,8 @@
 //! stdout is the transport: nothing but the protocol may be written to it. Warnings and
 //! errors go to stderr, which editors keep as the agent's log.
 
+mod mcp;
+mod options;
 mod permission;
 mod prompt;
 pub mod rpc;
@@ -24,9 +26,10 @@ use agent_client_protocol_schema::ProtocolVersion;
 use agent_client_protocol_schema::v1::{
     AgentCapabilities, AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate,
     Implementation, InitializeRequest, InitializeResponse, LoadSessionRequest, LoadSessionResponse,
-    NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse,
-    SessionMode, SessionModeState, SessionNotification, SessionUpdate, SetSessionModeRequest,
-    SetSessionModeResponse, StopReason, UnstructuredCommandInput,
+    McpCapabilities, NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest,
+    PromptResponse, SessionConfigOptionValue, SessionMode, SessionModeState, SessionNotification,
+    SessionUpdate, SetSessionConfigOptionRequest, SetSessionConfigOptionResponse,
+    SetSessionModeRequest, SetSessionModeResponse, StopReason, UnstructuredCommandInput,
 };
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -137,6 +140,7 @@ impl Agent {
             )),
             "session/prompt" => to_value(self.prompt(parse(params)?).await?),
             "session/set_mode" => to_value(self.set_mode(parse(params)?).await?),
+            "session/set_config_option" => to_value(self.set_option(parse(params)?).await?),
             _ => Err(RpcError::new(
                 code::METHOD_NOT_FOUND,
                 format!("linggen does not know the method `{method}`"),
@@ -160,8 +164,12 @@ impl Agent {
         start.root = Some(ws.root.clone());
         start.resume = None;
         start.continue_session = false;
+        start.editor_mcp =
+            mcp::servers(&request.mcp_servers, &ws.root).map_err(RpcError::invalid_params)?;
         let (session, started) = self.open(&start, &ws, false).await?;
-        let response = NewSessionResponse::new(session.id.clone()).modes(modes(started));
+        let response = NewSessionResponse::new(session.id.clone())
+            .modes(modes(&started))
+            .config_options(session.config_options());
         Ok((to_value(response)?, session))
     }
 
@@ -178,11 +186,13 @@ impl Agent {
         start.root = Some(ws.root.clone());
         start.resume = Some(id.clone());
         start.continue_session = false;
+        start.editor_mcp =
+            mcp::servers(&request.mcp_servers, &ws.root).map_err(RpcError::invalid_params)?;
         let (session, started) = self.open(&start, &ws, true).await?;
-        Ok((
-            to_value(LoadSessionResponse::new().modes(modes(started)))?,
-            session,
-        ))
+        let response = LoadSessionResponse::new()
+            .modes(modes(&started))
+            .config_options(session.config_options());
+        Ok((to_value(response)?, session))
     }
 
     /// Starts a session (new or resumed) whose approvals go to the editor.
@@ -253,6 +263,34 @@ impl Agent {
         };
         match session.inputs.ask(input).await {
             Ok(Ok(())) => Ok(SetSessionModeResponse::new()),
+            Ok(Err(refused)) => Err(RpcError::invalid_params(refused)),
+            Err(stopped) => Err(RpcError::internal(stopped.to_string())),
+        }
+    }
+
+    /// `session/set_config_option`: the model (`/model`) or the turn mode (`/mode`),
+    /// taken or refused by the session as from the terminal. Answers with every option as
+    /// it now stands.
+    async fn set_option(
+        &self,
+        request: SetSessionConfigOptionRequest,
+    ) -> Result<SetSessionConfigOptionResponse, RpcError> {
+        let session = self.existing(&request.session_id.0)?;
+        let option = request.config_id.0.to_string();
+        let SessionConfigOptionValue::ValueId { value } = request.value else {
+            return Err(RpcError::invalid_params(format!(
+                "`{option}` takes one of its listed values"
+            )));
+        };
+        let value = value.0.to_string();
+        let input = options::input(&option, &value).map_err(RpcError::invalid_params)?;
+        match session.inputs.ask(input).await {
+            Ok(Ok(())) => {
+                session.set_current(options::after(&session.current(), &option, &value));
+                Ok(SetSessionConfigOptionResponse::new(
+                    session.config_options(),
+                ))
+            }
             Ok(Err(refused)) => Err(RpcError::invalid_params(refused)),
             Err(stopped) => Err(RpcError::internal(stopped.to_string())),
         }
@@ -337,13 +375,14 @@ fn initialize(request: InitializeRequest) -> InitializeResponse {
         .agent_capabilities(
             AgentCapabilities::new()
                 .load_session(true)
-                .prompt_capabilities(PromptCapabilities::new().image(true).embedded_context(true)),
+                .prompt_capabilities(PromptCapabilities::new().image(true).embedded_context(true))
+                .mcp_capabilities(McpCapabilities::new().http(true).sse(true)),
         )
         .agent_info(Implementation::new("linggen", env!("CARGO_PKG_VERSION")).title("linggen"))
 }
 
 /// linggen's permission modes as the editor's mode selector.
-fn modes(started: Started) -> SessionModeState {
+fn modes(started: &Started) -> SessionModeState {
     let mode = |m: PermissionMode, description: &str| {
         SessionMode::new(m.as_str(), m.as_str()).description(description.to_string())
     };

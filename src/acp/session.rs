@@ -7,16 +7,16 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
 use agent_client_protocol_schema::v1::{
-    RequestPermissionRequest, SessionNotification, SessionUpdate, ToolCallStatus, ToolCallUpdate,
-    ToolCallUpdateFields,
+    ConfigOptionUpdate, RequestPermissionRequest, SessionConfigOption, SessionNotification,
+    SessionUpdate, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
 };
 use tokio::sync::oneshot;
 
 use super::rpc::Peer;
 use super::updates::{Translator, fenced_diff};
-use super::{permission, prompt};
+use super::{options, permission, prompt};
 use crate::app::{LiveSession, Workspace};
-use crate::config::PermissionMode;
+use crate::config::{PermissionMode, TurnMode};
 use crate::llm::Role;
 use crate::session::bus::Subscription;
 use crate::session::{Event, Input, Inputs, OutcomeStatus};
@@ -34,6 +34,24 @@ pub struct Started {
     pub permission_mode: PermissionMode,
 }
 
+impl Started {
+    fn of(event: &Event) -> Option<(Started, options::Current)> {
+        let Event::SessionStarted {
+            permission_mode,
+            model,
+            mode,
+            ..
+        } = event
+        else {
+            return None;
+        };
+        let started = Started {
+            permission_mode: *permission_mode,
+        };
+        Some((started, options::Current::new(model, *mode)))
+    }
+}
+
 /// Prompts waiting for their turn's end: first those whose turn has not begun (in the order
 /// sent), then by the run that answers them.
 #[derive(Default)]
@@ -48,6 +66,8 @@ pub struct AcpSession {
     pub ws: Arc<Workspace>,
     pub inputs: Inputs,
     prompts: Arc<Mutex<Prompts>>,
+    /// The model and turn mode as last reported, for the editor's config options.
+    current: Mutex<options::Current>,
     /// Taken when the session is stopped.
     live: tokio::sync::Mutex<Option<LiveSession>>,
 }
@@ -77,6 +97,7 @@ impl AcpSession {
             ws: Arc::clone(&ws),
             inputs: live.handle.inputs.clone(),
             prompts: Arc::default(),
+            current: Mutex::new(options::Current::new("", TurnMode::Chat)),
             live: tokio::sync::Mutex::new(Some(live)),
         });
         let (started_tx, started) = oneshot::channel();
@@ -106,6 +127,19 @@ impl AcpSession {
     pub async fn cancel(&self) {
         let _ = self.inputs.send(Input::ClearQueue).await;
         let _ = self.inputs.send(Input::Cancel).await;
+    }
+
+    pub fn current(&self) -> options::Current {
+        lock(&self.current).clone()
+    }
+
+    pub fn set_current(&self, current: options::Current) {
+        *lock(&self.current) = current;
+    }
+
+    /// The model and turn mode as the editor's config options.
+    pub fn config_options(&self) -> Vec<SessionConfigOption> {
+        options::options(&self.ws.config, &self.current())
     }
 
     /// Shuts the session down and waits until it is stored.
@@ -140,14 +174,19 @@ impl Follower {
 
     fn bookkeep(&mut self, event: &Event) {
         match event {
-            Event::SessionStarted {
-                permission_mode, ..
-            } => {
-                if let Some(started) = self.started.take() {
-                    let _ = started.send(Started {
-                        permission_mode: *permission_mode,
-                    });
+            Event::SessionStarted { .. } => {
+                if let (Some(tx), Some((started, current))) =
+                    (self.started.take(), Started::of(event))
+                {
+                    self.session.set_current(current);
+                    let _ = tx.send(started);
                 }
+            }
+            Event::SettingsUpdated { model, mode, .. } => {
+                self.session
+                    .set_current(options::Current::new(model, *mode));
+                let update = ConfigOptionUpdate::new(self.session.config_options());
+                self.send(SessionUpdate::ConfigOptionUpdate(update));
             }
             Event::Message {
                 run_id,

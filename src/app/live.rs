@@ -69,6 +69,7 @@ pub struct LiveSession {
 /// warning on the session's bus, one line each.
 fn start_mcp(
     ws: &Workspace,
+    editor: &[crate::mcp::config::ServerConfig],
     tools: &crate::tools::ToolContext,
     bus: &EventBus,
 ) -> crate::mcp::servers::McpServers {
@@ -77,7 +78,14 @@ fn start_mcp(
         Arc::new(move |message| warnings.publish(crate::session::Event::Warning { message }));
     let trust = ws.trust.trust.clone();
     let accepted = move |grant: &str| trust.is_accepted(grant);
-    crate::mcp::servers::McpServers::start(&ws.mcp, &ws.root, &accepted, tools, notify)
+    let merged;
+    let config = if editor.is_empty() {
+        ws.mcp.as_ref()
+    } else {
+        merged = ws.mcp.with_editor_servers(editor);
+        &merged
+    };
+    crate::mcp::servers::McpServers::start(config, &ws.root, &accepted, tools, notify)
 }
 
 impl LiveSession {
@@ -158,7 +166,7 @@ impl LiveSession {
             failed.store(true, Ordering::SeqCst);
             eprintln!("linggen: error: {e}")
         });
-        let mcp = Arc::new(start_mcp(ws, &setup.tools, &bus));
+        let mcp = Arc::new(start_mcp(ws, &start.editor_mcp, &setup.tools, &bus));
         let handle = session::spawn(setup, bus);
         Ok(LiveSession {
             mcp,

@@ -85,6 +85,9 @@ pub struct Start {
     /// `--attach`: the shell attaches to the workspace's running `linggen serve` instead of
     /// running a session itself.
     pub attach: bool,
+    /// MCP servers the frontend adds for this session (an editor's, from ACP's
+    /// `session/new`), beside the configured ones.
+    pub editor_mcp: Vec<crate::mcp::config::ServerConfig>,
 }
 
 /// A start-up failure with the exit code it maps to.

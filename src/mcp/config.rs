@@ -147,6 +147,9 @@ pub enum Source {
     ClaudeLocal(PathBuf),
     /// `$CODEX_HOME/config.toml` (`~/.codex/config.toml`): the person's.
     Codex(PathBuf),
+    /// Handed over by the editor that opened the session (ACP's `session/new`), for this
+    /// session only: the person's, as configured in their editor. Holds the session's folder.
+    Editor(PathBuf),
 }
 
 impl Source {
@@ -158,7 +161,8 @@ impl Source {
             | Source::McpJson(p)
             | Source::ClaudeUser(p)
             | Source::ClaudeLocal(p)
-            | Source::Codex(p) => p,
+            | Source::Codex(p)
+            | Source::Editor(p) => p,
         }
     }
 
@@ -170,7 +174,8 @@ impl Source {
             Source::LinggenUser(_)
             | Source::ClaudeUser(_)
             | Source::ClaudeLocal(_)
-            | Source::Codex(_) => false,
+            | Source::Codex(_)
+            | Source::Editor(_) => false,
         }
     }
 
@@ -186,6 +191,8 @@ impl Source {
             Source::McpJson(_) => 3,
             Source::ClaudeUser(_) => 4,
             Source::Codex(_) => 5,
+            // Never merged with the files: the session's own, it wins by name.
+            Source::Editor(_) => 0,
         }
     }
 }
@@ -199,6 +206,7 @@ impl fmt::Display for Source {
             Source::ClaudeUser(_) => "~/.claude.json (user)",
             Source::ClaudeLocal(_) => "~/.claude.json (local)",
             Source::Codex(_) => "$CODEX_HOME/config.toml",
+            Source::Editor(_) => "the editor (ACP session/new)",
         })
     }
 }
@@ -226,6 +234,21 @@ pub struct ServerConfig {
 }
 
 impl ServerConfig {
+    /// A server an editor hands over for its session, with every other setting at its
+    /// default; a name that cannot prefix tool names is refused.
+    pub fn from_editor(
+        name: &str,
+        transport: Transport,
+        folder: &Path,
+    ) -> Result<ServerConfig, crate::mcp::NameError> {
+        crate::mcp::check_server_name(name)?;
+        Ok(ServerConfig::new(
+            name,
+            transport,
+            Source::Editor(folder.to_path_buf()),
+        ))
+    }
+
     /// A server with every setting at its default.
     fn new(name: &str, transport: Transport, source: Source) -> ServerConfig {
         ServerConfig {
@@ -266,6 +289,25 @@ pub struct McpConfig {
 }
 
 impl McpConfig {
+    /// This configuration with an editor's servers added for one session: an editor's
+    /// server replaces a configured one of the same name (which it then shadows).
+    pub fn with_editor_servers(&self, extra: &[ServerConfig]) -> McpConfig {
+        let mut servers = self.servers.clone();
+        for server in extra {
+            let mut server = server.clone();
+            if let Some(at) = servers.iter().position(|s| s.name == server.name) {
+                let replaced = servers.remove(at);
+                server.shadowed.push(replaced.source);
+            }
+            servers.push(server);
+        }
+        McpConfig {
+            servers,
+            warnings: self.warnings.clone(),
+            definitions: self.definitions.clone(),
+        }
+    }
+
     pub fn get(&self, name: &str) -> Option<&ServerConfig> {
         self.servers.iter().find(|s| s.name == name)
     }
