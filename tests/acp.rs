@@ -471,7 +471,7 @@ fn a_stored_session_is_loaded_and_replayed_then_continued() {
 
 #[test]
 fn modes_are_offered_and_switched_and_refusals_are_errors() {
-    let (ws, _server) = workspace(vec![Step::from(Reply::text("ok"))]);
+    let (ws, server) = workspace(vec![Step::from(Reply::text("ok"))]);
     let mut editor = Editor::start(&ws);
     editor.initialize();
     let reply = editor.call("session/new", json!({"cwd": ws.root(), "mcpServers": []}));
