@@ -512,6 +512,44 @@ fn modes_are_offered_and_switched_and_refusals_are_errors() {
             .unwrap()
             .contains("accept-edits")
     );
+
+    // The model and the turn mode are config options, set as `/model` and `/mode` set them.
+    let options = reply["result"]["configOptions"].as_array().unwrap();
+    let model = options.iter().find(|o| o["id"] == "model").unwrap();
+    assert_eq!(model["category"], "model", "{model}");
+    assert_eq!(model["currentValue"], "test", "{model}");
+    let turn = options.iter().find(|o| o["id"] == "turn_mode").unwrap();
+    assert_eq!(turn["currentValue"], "chat", "{turn}");
+    let set = editor.call(
+        "session/set_config_option",
+        json!({"sessionId": session, "configId": "turn_mode", "value": "talk"}),
+    );
+    let now = set["result"]["configOptions"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{set}"));
+    let turn = now.iter().find(|o| o["id"] == "turn_mode").unwrap();
+    assert_eq!(turn["currentValue"], "talk", "{set}");
+    let unknown = editor.call(
+        "session/set_config_option",
+        json!({"sessionId": session, "configId": "model", "value": "gpt-99"}),
+    );
+    assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
+    assert!(
+        unknown["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("test"),
+        "{unknown}"
+    );
+    // A talk turn offers the model no tools: the setting took, not only its label.
+    let reply = editor.prompt(&session, "hello");
+    assert_eq!(reply["result"]["stopReason"], "end_turn", "{reply}");
+    let request = server.last_chat_request().unwrap();
+    let tools = request
+        .get("tools")
+        .and_then(|t| t.as_array())
+        .map_or(0, Vec::len);
+    assert_eq!(tools, 0, "{request}");
 }
 
 #[test]
