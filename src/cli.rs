@@ -432,6 +432,7 @@ impl Cli {
             cleared: false,
             attach: self.attach,
             editor_mcp: Vec::new(),
+            editor_files: None,
         }
     }
 

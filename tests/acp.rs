@@ -32,6 +32,10 @@ struct Editor {
     /// How to answer `session/request_permission`: the option id to choose (`None`:
     /// cancelled).
     choose: Option<&'static str>,
+    /// Offered at `initialize` when set: the editor's unsaved buffers by absolute path,
+    /// answered to `fs/read_text_file`; `fs/write_text_file` calls are kept in `written`.
+    buffers: Option<std::collections::HashMap<String, String>>,
+    written: Vec<(String, String)>,
 }
 
 impl Editor {
@@ -64,6 +68,8 @@ impl Editor {
             next_id: 1,
             seen: Vec::new(),
             choose: Some("allow_once"),
+            buffers: None,
+            written: Vec::new(),
         }
     }
 
@@ -104,10 +110,38 @@ impl Editor {
                 json!({"jsonrpc": "2.0", "id": message["id"], "result": {"outcome": outcome}});
             self.write(&answer.to_string());
         }
+        match message["method"].as_str() {
+            Some("fs/read_text_file") => self.read_buffer(&message),
+            Some("fs/write_text_file") => {
+                let params = &message["params"];
+                let path = params["path"].as_str().unwrap().to_string();
+                let content = params["content"].as_str().unwrap().to_string();
+                self.written.push((path, content));
+                let answer = json!({"jsonrpc": "2.0", "id": message["id"], "result": {}});
+                self.write(&answer.to_string());
+            }
+            _ => {}
+        }
         if message.get("method").is_some() {
             self.seen.push(message.clone());
         }
         message
+    }
+
+    /// Answers `fs/read_text_file` from `buffers`; a file not open is an error, as an editor
+    /// that cannot read it would answer.
+    fn read_buffer(&mut self, message: &Value) {
+        let path = message["params"]["path"].as_str().unwrap();
+        let open = self.buffers.as_ref().and_then(|b| b.get(path));
+        let answer = match open {
+            Some(text) => {
+                json!({"jsonrpc": "2.0", "id": message["id"], "result": {"content": text}})
+            }
+            None => {
+                json!({"jsonrpc": "2.0", "id": message["id"], "error": {"code": -32002, "message": "not open"}})
+            }
+        };
+        self.write(&answer.to_string());
     }
 
     /// Reads until the response to `id`, which it returns.
@@ -126,9 +160,10 @@ impl Editor {
     }
 
     fn initialize(&mut self) -> Value {
+        let fs = self.buffers.is_some();
         let reply = self.call(
             "initialize",
-            json!({"protocolVersion": 1, "clientCapabilities": {"fs": {"readTextFile": false, "writeTextFile": false}, "terminal": false}}),
+            json!({"protocolVersion": 1, "clientCapabilities": {"fs": {"readTextFile": fs, "writeTextFile": fs}, "terminal": false}}),
         );
         reply["result"].clone()
     }
@@ -674,4 +709,76 @@ fn the_editors_mcp_server_starts_with_the_session_and_its_tool_is_asked_for() {
             .contains("no spaces"),
         "{bad}"
     );
+}
+
+#[test]
+fn an_editor_that_offers_its_buffers_is_read_and_written_through() {
+    let (ws, server) = workspace(vec![
+        Step::from(Reply::tool("Read", json!({"file_path": "notes.txt"}))),
+        Reply::tool(
+            "Edit",
+            json!({"file_path": "notes.txt", "old_string": "unsaved line", "new_string": "edited line"}),
+        )
+        .into(),
+        Reply::tool("Read", json!({"file_path": "closed.txt"})).into(),
+        Reply::text("Done.").into(),
+    ]);
+    ws.write("notes.txt", "saved line\n");
+    ws.write("closed.txt", "on disk only\n");
+    let notes = ws.root().join("notes.txt").display().to_string();
+    let mut editor = Editor::start(&ws);
+    editor.buffers = Some([(notes.clone(), "unsaved line\n".to_string())].into());
+    editor.initialize();
+    let session = editor.new_session(&ws);
+    let reply = editor.prompt(&session, "edit the unsaved line");
+    assert_eq!(reply["result"]["stopReason"], "end_turn", "{reply}");
+
+    // The model read the editor's buffer, not the disk.
+    let results = texts(&server.chat_requests()[1], "tool").join("\n");
+    assert!(results.contains("unsaved line"), "{results}");
+    // The edit went to the editor, applied to the buffer's text (on the disk's text its
+    // old_string is not there at all); the disk is the editor's to save.
+    assert_eq!(editor.written, [(notes, "edited line\n".to_string())]);
+    assert_eq!(ws.read("notes.txt"), "saved line\n");
+    // A file the editor does not hold is read from disk.
+    let last = texts(&server.last_chat_request().unwrap(), "tool").join("\n");
+    assert!(last.contains("on disk only"), "{last}");
+    // The approval came first, as for any write.
+    let asked = editor
+        .seen
+        .iter()
+        .position(|m| m["method"] == "session/request_permission");
+    let wrote = editor
+        .seen
+        .iter()
+        .position(|m| m["method"] == "fs/write_text_file");
+    assert!(asked.unwrap() < wrote.unwrap());
+}
+
+#[test]
+fn a_denied_write_never_reaches_the_editor() {
+    let (ws, _server) = workspace(vec![
+        Step::from(Reply::tool(
+            "Write",
+            json!({"file_path": "x.txt", "content": "hi\n"}),
+        )),
+        Reply::text("Not written.").into(),
+    ]);
+    let mut editor = Editor::start(&ws);
+    editor.buffers = Some(Default::default());
+    editor.initialize();
+    let session = editor.new_session(&ws);
+    editor.choose = Some("deny");
+    let reply = editor.prompt(&session, "write x.txt");
+    assert_eq!(reply["result"]["stopReason"], "end_turn", "{reply}");
+    assert!(editor.written.is_empty(), "{:?}", editor.written);
+    assert!(!ws.root().join("x.txt").exists());
+    // And outside the folder nothing is asked for, read or written through the editor.
+    assert!(!editor.seen.iter().any(|m| {
+        m["method"] == "fs/read_text_file"
+            && !m["params"]["path"]
+                .as_str()
+                .unwrap()
+                .starts_with(&ws.root().display().to_string())
+    }));
 }

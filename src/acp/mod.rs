@@ -10,6 +10,7 @@
 //! stdout is the transport: nothing but the protocol may be written to it. Warnings and
 //! errors go to stderr, which editors keep as the agent's log.
 
+mod files;
 mod mcp;
 mod options;
 mod permission;
@@ -49,6 +50,7 @@ pub async fn run(start: Start) -> i32 {
     let agent = Arc::new(Agent {
         start,
         peer: peer.clone(),
+        files: Mutex::new((false, false)),
         workspaces: Mutex::default(),
         sessions: Mutex::default(),
     });
@@ -83,6 +85,8 @@ pub async fn run(start: Start) -> i32 {
 struct Agent {
     start: Start,
     peer: Peer,
+    /// What the editor said it can do at `initialize`: read and write its buffers.
+    files: Mutex<(bool, bool)>,
     /// Loaded once per folder the editor opens sessions in.
     workspaces: Mutex<HashMap<PathBuf, Arc<Workspace>>>,
     sessions: Mutex<HashMap<String, Arc<AcpSession>>>,
@@ -133,7 +137,12 @@ impl Agent {
 
     async fn answer(&self, method: &str, params: Value) -> Result<Value, RpcError> {
         match method {
-            "initialize" => to_value(initialize(parse(params)?)),
+            "initialize" => {
+                let request: InitializeRequest = parse(params)?;
+                let fs = &request.client_capabilities.fs;
+                *lock(&self.files) = (fs.read_text_file, fs.write_text_file);
+                to_value(initialize(request))
+            }
             "authenticate" => Err(RpcError::invalid_params(
                 "linggen has no sign-in of its own: cloud models read their keys from the \
                  environment variable their [[models]] entry names (api_key_env)",
@@ -202,7 +211,13 @@ impl Agent {
         ws: &Arc<Workspace>,
         replay: bool,
     ) -> Result<(Arc<AcpSession>, Started), RpcError> {
-        let live = LiveSession::start_for_editor(start, ws)
+        let (reads, writes) = *lock(&self.files);
+        let buffers = files::EditorBuffers::new(self.peer.clone(), reads, writes).map(Arc::new);
+        let mut start = start.clone();
+        start.editor_files = buffers
+            .clone()
+            .map(|b| b as Arc<dyn crate::tools::editor_files::EditorFiles>);
+        let live = LiveSession::start_for_editor(&start, ws)
             .await
             .map_err(|f| match f.code {
                 exit::USAGE => RpcError::invalid_params(f.message),
@@ -212,6 +227,9 @@ impl Agent {
             AcpSession::follow(live, self.peer.clone(), replay, Arc::clone(ws))
                 .await
                 .ok_or_else(|| RpcError::internal("the session stopped as it started"))?;
+        if let Some(buffers) = buffers {
+            buffers.started(&session.id);
+        }
         lock(&self.sessions).insert(session.id.clone(), Arc::clone(&session));
         Ok((session, started))
     }

@@ -161,10 +161,12 @@ impl Translator {
         let mut content = Vec::new();
         match (before, diff) {
             (Some((path, old_text)), Some(_)) if ok => match read_small(&path).await {
-                Some(new_text) => content.push(ToolCallContent::Diff(
-                    Diff::new(path, new_text).old_text(old_text),
-                )),
-                None => content.extend(diff.as_deref().map(fenced_diff)),
+                // Unchanged on disk: the editor holds the change (linggen wrote through its
+                // `fs/write_text_file`), so only linggen's own diff shows it.
+                Some(new_text) if Some(&new_text) != old_text.as_ref() => content.push(
+                    ToolCallContent::Diff(Diff::new(path, new_text).old_text(old_text)),
+                ),
+                _ => content.extend(diff.as_deref().map(fenced_diff)),
             },
             _ => content.extend(diff.as_deref().map(fenced_diff)),
         }

@@ -137,6 +137,7 @@ impl LiveSession {
         } = opening;
         let (mut setup, store, lease) = open_session(start, ws, interactive).await?;
         setup.interactive = asks;
+        setup.tools.editor_files = start.editor_files.clone();
         let session_id = setup.session_id.clone();
         let model_label = setup.models.label(&setup.model);
         let resumed = if history {

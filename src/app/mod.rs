@@ -88,6 +88,8 @@ pub struct Start {
     /// MCP servers the frontend adds for this session (an editor's, from ACP's
     /// `session/new`), beside the configured ones.
     pub editor_mcp: Vec<crate::mcp::config::ServerConfig>,
+    /// The editor's buffers, for the file tools of an editor's session (ACP's `fs/*`).
+    pub editor_files: Option<std::sync::Arc<dyn crate::tools::editor_files::EditorFiles>>,
 }
 
 /// A start-up failure with the exit code it maps to.

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use super::ToolName;
 use super::diff;
 use super::guard::paths::PathUse;
-use super::write::{Existing, PATH_NAMES, off_runtime, read_existing, write_failed, write_file};
+use super::write::{Existing, PATH_NAMES, current_text, off_runtime, save};
 use super::{Access, ToolContext, ToolOutput, args};
 use crate::llm::ToolSpec;
 
@@ -79,8 +79,8 @@ impl EditArgs {
     }
 
     /// Checks the edit applies and computes its diff for the approval prompt.
-    pub fn access(&self, _ctx: &ToolContext) -> Result<Access, ToolOutput> {
-        let (old, new, _) = self.plan().map_err(ToolOutput::error)?;
+    pub fn access(&self, ctx: &ToolContext) -> Result<Access, ToolOutput> {
+        let (old, new, _) = self.plan(ctx).map_err(ToolOutput::error)?;
         Ok(Access::Write {
             path: self.abs.clone(),
             rel: self.rel.clone(),
@@ -106,15 +106,12 @@ impl EditArgs {
             }
             Err(e) => return ToolOutput::error(e),
         }
-        let (old, new, count) = match self.plan() {
+        let (old, new, count) = match self.plan(ctx) {
             Ok(plan) => plan,
             Err(e) => return ToolOutput::error(e),
         };
-        if let Err(e) = write_file(&self.abs, &new) {
-            // A failed write neither creates nor removes the file: it is there now if it
-            // was before (an empty old_string creates a missing one).
-            let existed = self.abs.exists();
-            return write_failed(&self.rel, existed, &e);
+        if let Some(failed) = save(ctx, &self.abs, &self.rel, &new) {
+            return failed;
         }
         let (diff, stat) = diff::unified(&self.rel, &old, &new);
         let what = if count == 1 {
@@ -130,9 +127,9 @@ impl EditArgs {
     }
 
     /// The current content, the edited content and the number of replacements.
-    fn plan(&self) -> Result<(String, String, usize), String> {
+    fn plan(&self, ctx: &ToolContext) -> Result<(String, String, usize), String> {
         let rel = &self.rel;
-        let content = match read_existing(&self.abs) {
+        let content = match current_text(ctx, &self.abs) {
             Existing::Text(text) => text,
             // An empty old_string on a missing file creates it, as Claude's Edit does.
             Existing::Missing if self.old.is_empty() => String::new(),

@@ -9,6 +9,7 @@ pub mod background;
 pub mod bash;
 pub mod diff;
 pub mod edit;
+pub mod editor_files;
 pub mod glob;
 pub mod grep;
 pub mod guard;
@@ -142,6 +143,9 @@ pub struct ToolContext {
     pub registry: std::sync::Arc<ToolRegistry>,
     /// The session's background commands (`Bash` with `run_in_background`).
     pub tasks: std::sync::Arc<background::Tasks>,
+    /// The editor's buffers, when linggen works for an editor that offers them (ACP):
+    /// file tools read and write through it (see [`editor_files`]).
+    pub editor_files: Option<std::sync::Arc<dyn editor_files::EditorFiles>>,
 }
 
 impl ToolContext {
@@ -184,6 +188,7 @@ impl ToolContext {
             linggen_home: None,
             registry: std::sync::Arc::new(ToolRegistry::new()),
             tasks: std::sync::Arc::new(background::Tasks::new()),
+            editor_files: None,
         }
     }
 }

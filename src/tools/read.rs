@@ -111,9 +111,14 @@ impl ReadArgs {
         }
     }
 
-    pub async fn run(&self, _ctx: &ToolContext) -> ToolOutput {
-        let args = self.clone();
-        match tokio::task::spawn_blocking(move || args.read()).await {
+    pub async fn run(&self, ctx: &ToolContext) -> ToolOutput {
+        let (args, editor) = (self.clone(), ctx.editor_files.clone());
+        let read = move || match editor.and_then(|files| files.read(&args.abs)) {
+            // The editor's buffer, unsaved changes included (the path was checked already).
+            Some(text) => args.read_text(&text),
+            None => args.read(),
+        };
+        match tokio::task::spawn_blocking(read).await {
             Ok(Ok(output)) => output,
             Ok(Err(message)) => ToolOutput::error(message),
             Err(e) => ToolOutput::error(format!("reading {} failed: {e}", self.rel)),
@@ -155,6 +160,12 @@ impl ReadArgs {
         }
         let reader = BufReader::with_capacity(64 * 1024, Cursor::new(head).chain(file));
         let window = self.collect(reader, meta.len() <= COUNT_LIMIT_BYTES)?;
+        Ok(self.render(window))
+    }
+
+    /// The window of a text the editor gave.
+    fn read_text(&self, text: &str) -> Result<ToolOutput, String> {
+        let window = self.collect(Cursor::new(text.as_bytes()), true)?;
         Ok(self.render(window))
     }
 

@@ -96,14 +96,14 @@ impl WriteArgs {
             }
             Err(e) => return ToolOutput::error(e),
         };
-        let old = match read_existing(&resolved.abs) {
+        let old = match current_text(ctx, &resolved.abs) {
             Existing::Text(old) => Some(old),
             Existing::Missing => None,
             // Overwriting a binary file is allowed; there is just no line diff to show.
             Existing::Unreadable(_) => Some(String::new()),
         };
-        if let Err(e) = write_file(&resolved.abs, &self.content) {
-            return write_failed(&self.rel, old.is_some(), &e);
+        if let Some(failed) = save(ctx, &resolved.abs, &self.rel, &self.content) {
+            return failed;
         }
         let (diff, stat) = diff::unified(&self.rel, old.as_deref().unwrap_or(""), &self.content);
         let lines = crate::text::plural(self.content.lines().count(), "line", "lines");
@@ -147,6 +147,33 @@ pub(super) fn read_existing(path: &Path) -> Existing {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Existing::Missing,
         Err(e) => Existing::Unreadable(e.to_string()),
     }
+}
+
+/// A file's text as the person sees it: the editor's buffer when linggen works for an
+/// editor that offers it, else the file on disk.
+pub(super) fn current_text(ctx: &ToolContext, path: &Path) -> Existing {
+    match ctx.editor_files.as_ref().and_then(|files| files.read(path)) {
+        Some(text) => Existing::Text(text),
+        None => read_existing(path),
+    }
+}
+
+/// Writes `content` to `path` (already resolved and approved): through the editor when it
+/// offers that, else durably on disk. `Some` is the failed call's output.
+pub(super) fn save(ctx: &ToolContext, path: &Path, rel: &str, content: &str) -> Option<ToolOutput> {
+    if let Some(written) = ctx
+        .editor_files
+        .as_ref()
+        .and_then(|f| f.write(path, content))
+    {
+        return written
+            .err()
+            .map(|why| ToolOutput::error(format!("the editor did not write `{rel}`: {why}")));
+    }
+    let existed = path.exists();
+    write_file(path, content)
+        .err()
+        .map(|e| write_failed(rel, existed, &e))
 }
 
 /// Replaces (or creates) `path` with `content` durably: the old content stays whole until
