@@ -782,3 +782,90 @@ fn a_denied_write_never_reaches_the_editor() {
                 .starts_with(&ws.root().display().to_string())
     }));
 }
+
+#[test]
+fn share_opens_the_editors_session_to_a_browser_that_can_drive_it() {
+    use support::web_client::request;
+    let (ws, server) = workspace(vec![
+        Step::from(Reply::text("First answer.")),
+        Reply::text("Answer to the page.").into(),
+    ]);
+    let mut editor = Editor::start(&ws);
+    editor.initialize();
+    let session = editor.new_session(&ws);
+    let reply = editor.prompt(&session, "the editor's question");
+    assert_eq!(reply["result"]["stopReason"], "end_turn", "{reply}");
+
+    let before = editor.updates().len();
+    let reply = editor.prompt(&session, "/share");
+    assert_eq!(reply["result"]["stopReason"], "end_turn", "{reply}");
+    let told = answer_text(&editor.updates()[before..]);
+    let link = told
+        .split_whitespace()
+        .find(|w| w.starts_with("http://127.0.0.1:"))
+        .unwrap_or_else(|| panic!("no link in: {told}"));
+    assert_eq!(
+        server.chat_requests().len(),
+        1,
+        "/share is not a message for the model"
+    );
+
+    // The page trades the link's ticket for its credential, as a browser tab does.
+    let (origin, ticket) = link.split_once("/?ticket=").unwrap();
+    let addr: std::net::SocketAddr = origin.trim_start_matches("http://").parse().unwrap();
+    let body = json!({ "ticket": ticket }).to_string();
+    let traded = request(
+        addr,
+        "POST",
+        "/api/ticket",
+        &[("Origin", origin), ("Content-Type", "application/json")],
+        body.as_bytes(),
+    );
+    assert_eq!(traded.status, 200, "{}", traded.text());
+    let bearer = format!("Bearer {}", traded.json()["credential"].as_str().unwrap());
+    let shown = request(
+        addr,
+        "GET",
+        "/api/session",
+        &[("Authorization", &bearer)],
+        b"",
+    );
+    assert_eq!(shown.status, 200, "{}", shown.text());
+    let state = shown.text();
+    assert!(state.contains(&session), "{state}");
+    assert!(state.contains("the editor's question"), "{state}");
+    assert!(state.contains("First answer."), "{state}");
+
+    // A message from the page runs in the same session, and the editor sees the answer.
+    let posted = request(
+        addr,
+        "POST",
+        "/api/messages",
+        &[
+            ("Authorization", &bearer),
+            ("Origin", origin),
+            ("Content-Type", "application/json"),
+        ],
+        json!({ "content": "from the browser" })
+            .to_string()
+            .as_bytes(),
+    );
+    assert_eq!(posted.status, 202, "{}", posted.text());
+    while !answer_text(&editor.updates()).contains("Answer to the page.") {
+        editor.next();
+    }
+    let users = texts(&server.last_chat_request().unwrap(), "user");
+    assert!(
+        users.iter().any(|u| u.contains("the editor's question")),
+        "{users:?}"
+    );
+    assert!(
+        users.iter().any(|u| u.contains("from the browser")),
+        "{users:?}"
+    );
+
+    let stopped = editor.prompt(&session, "/share stop");
+    assert_eq!(stopped["result"]["stopReason"], "end_turn", "{stopped}");
+    assert!(answer_text(&editor.updates()).contains("Stopped sharing"));
+    assert!(editor.close().success());
+}

@@ -17,6 +17,7 @@ mod permission;
 mod prompt;
 pub mod rpc;
 mod session;
+mod share;
 mod updates;
 
 use std::collections::HashMap;
@@ -26,11 +27,12 @@ use std::sync::{Arc, Mutex};
 use agent_client_protocol_schema::ProtocolVersion;
 use agent_client_protocol_schema::v1::{
     AgentCapabilities, AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate,
-    Implementation, InitializeRequest, InitializeResponse, LoadSessionRequest, LoadSessionResponse,
-    McpCapabilities, NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest,
-    PromptResponse, SessionConfigOptionValue, SessionMode, SessionModeState, SessionNotification,
-    SessionUpdate, SetSessionConfigOptionRequest, SetSessionConfigOptionResponse,
-    SetSessionModeRequest, SetSessionModeResponse, StopReason, UnstructuredCommandInput,
+    ContentBlock, ContentChunk, Implementation, InitializeRequest, InitializeResponse,
+    LoadSessionRequest, LoadSessionResponse, McpCapabilities, NewSessionRequest,
+    NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse,
+    SessionConfigOptionValue, SessionMode, SessionModeState, SessionNotification, SessionUpdate,
+    SetSessionConfigOptionRequest, SetSessionConfigOptionResponse, SetSessionModeRequest,
+    SetSessionModeResponse, StopReason, UnstructuredCommandInput,
 };
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -237,6 +239,16 @@ impl Agent {
     async fn prompt(&self, request: PromptRequest) -> Result<PromptResponse, RpcError> {
         let session = self.existing(&request.session_id.0)?;
         let ws = Arc::clone(&session.ws);
+        if let Some(args) = share_args(&request.prompt) {
+            let text = session.share.command(&ws, args).await;
+            let chunk = ContentChunk::new(ContentBlock::from(text));
+            let update = SessionUpdate::AgentMessageChunk(chunk);
+            self.peer.notify(
+                "session/update",
+                SessionNotification::new(session.id.clone(), update),
+            );
+            return Ok(PromptResponse::new(StopReason::EndTurn));
+        }
         let blocks = request.prompt;
         // Attaching linked files reads them: off the runtime.
         let message = off_runtime(move || {
@@ -329,6 +341,15 @@ impl Agent {
                 }
             })
             .collect();
+        commands.push(
+            AvailableCommand::new(
+                "share",
+                "Share this session to a browser: watch and drive it",
+            )
+            .input(AvailableCommandInput::Unstructured(
+                UnstructuredCommandInput::new("[--read-only | stop]"),
+            )),
+        );
         commands.sort_by(|a, b| a.name.cmp(&b.name));
         let update = SessionUpdate::AvailableCommandsUpdate(AvailableCommandsUpdate::new(commands));
         self.peer.notify(
@@ -383,6 +404,16 @@ impl Agent {
             session.stop().await;
         }
     }
+}
+
+/// The arguments of a prompt that is `/share …` alone: the frontend's own command, as in
+/// the terminal, not a message for the model.
+fn share_args(prompt: &[ContentBlock]) -> Option<&str> {
+    let [ContentBlock::Text(text)] = prompt else {
+        return None;
+    };
+    let rest = text.text.trim().strip_prefix("/share")?;
+    (rest.is_empty() || rest.starts_with(' ')).then_some(rest.trim())
 }
 
 /// The answer to `initialize`: protocol v1 (the only one linggen speaks; an editor asking

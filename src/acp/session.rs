@@ -68,6 +68,8 @@ pub struct AcpSession {
     prompts: Arc<Mutex<Prompts>>,
     /// The model and turn mode as last reported, for the editor's config options.
     current: Mutex<options::Current>,
+    /// `/share`: the session's web mirror.
+    pub share: super::share::Share,
     /// Taken when the session is stopped.
     live: tokio::sync::Mutex<Option<LiveSession>>,
 }
@@ -91,8 +93,10 @@ impl AcpSession {
                 );
             }
         }
+        let mirror = crate::web::Mirror::of(&mut live);
         let events = live.take_events();
         let session = Arc::new(AcpSession {
+            share: super::share::Share::new(mirror),
             id: id.clone(),
             ws: Arc::clone(&ws),
             inputs: live.handle.inputs.clone(),
@@ -144,6 +148,7 @@ impl AcpSession {
 
     /// Shuts the session down and waits until it is stored.
     pub async fn stop(&self) {
+        self.share.stop().await;
         if let Some(live) = self.live.lock().await.take() {
             live.stop().await;
         }

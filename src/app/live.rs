@@ -29,12 +29,14 @@ pub struct MirrorFeed {
 /// How a session is opened, by the frontend that follows it.
 #[derive(Clone, Copy)]
 struct Opening {
-    /// A terminal follows it: pacing, a web mirror.
+    /// A terminal follows it: it sets the pace of a fast stream.
     interactive: bool,
     /// Approvals wait for an answer instead of being denied.
     asks: bool,
     /// The history it resumed with is kept, for the frontend to show.
     history: bool,
+    /// A web mirror can follow it (`/share`): its feed is kept from the first event.
+    mirror: bool,
 }
 
 /// A running session with its store writer: what every frontend starts from.
@@ -99,6 +101,7 @@ impl LiveSession {
             interactive,
             asks: interactive,
             history: interactive,
+            mirror: interactive,
         };
         Self::open(start, ws, opening).await
     }
@@ -114,17 +117,20 @@ impl LiveSession {
             interactive: false,
             asks: true,
             history: false,
+            mirror: false,
         };
         Self::open(start, ws, opening).await
     }
 
     /// A session an editor drives (`linggen acp`): as [`Self::start_answered_elsewhere`],
-    /// and it keeps the history it resumed with, which the editor is shown.
+    /// and it keeps the history it resumed with, which the editor is shown, and a mirror
+    /// feed, for `/share`.
     pub async fn start_for_editor(start: &Start, ws: &Workspace) -> Result<LiveSession, Failure> {
         let opening = Opening {
             interactive: false,
             asks: true,
             history: true,
+            mirror: true,
         };
         Self::open(start, ws, opening).await
     }
@@ -134,6 +140,7 @@ impl LiveSession {
             interactive,
             asks,
             history,
+            mirror,
         } = opening;
         let (mut setup, store, lease) = open_session(start, ws, interactive).await?;
         setup.interactive = asks;
@@ -156,7 +163,7 @@ impl LiveSession {
             bus.subscribe_lossless()
         };
         let stored = bus.subscribe_lossless_to(persisted);
-        let mirror_feed = interactive.then(|| MirrorFeed {
+        let mirror_feed = mirror.then(|| MirrorFeed {
             events: bus.subscribe_lossless(),
             history: setup.history.clone(),
             agent_id: setup.agent_id.clone(),
