@@ -869,3 +869,69 @@ fn share_opens_the_editors_session_to_a_browser_that_can_drive_it() {
     assert!(answer_text(&editor.updates()).contains("Stopped sharing"));
     assert!(editor.close().success());
 }
+
+#[test]
+fn a_session_another_editor_holds_is_refused_naming_the_process() {
+    let (ws, _server) = workspace(vec![Step::from(Reply::text("ok"))]);
+    let mut first = Editor::start(&ws);
+    first.initialize();
+    let session = first.new_session(&ws);
+    let mut second = Editor::start(&ws);
+    second.initialize();
+    let refused = second.call(
+        "session/load",
+        json!({"sessionId": session, "cwd": ws.root(), "mcpServers": []}),
+    );
+    let message = refused["error"]["message"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{refused}"));
+    assert!(
+        message.contains("in use by another linggen (pid"),
+        "{message}"
+    );
+    let unknown = second.call(
+        "session/load",
+        json!({"sessionId": "0123456789abcdef", "cwd": ws.root(), "mcpServers": []}),
+    );
+    assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
+    assert!(first.close().success());
+    assert!(second.close().success());
+}
+
+#[test]
+fn thoughts_and_the_todo_list_reach_the_editor_as_thought_chunks_and_a_plan() {
+    let (ws, _server) = workspace(vec![
+        Step::from(Reply::tool(
+            "TodoWrite",
+            json!({"todos": [
+                {"content": "Read the code", "status": "completed", "activeForm": "Reading the code"},
+                {"content": "Run the tests", "status": "in_progress", "activeForm": "Running the tests"},
+            ]}),
+        )),
+        Reply::thinking("The list is written.", "Working on it.").into(),
+    ]);
+    let mut editor = Editor::start(&ws);
+    editor.initialize();
+    let session = editor.new_session(&ws);
+    let reply = editor.prompt(&session, "plan the work");
+    assert_eq!(reply["result"]["stopReason"], "end_turn", "{reply}");
+    let updates = editor.updates();
+    let plan = updates
+        .iter()
+        .find(|u| u["sessionUpdate"] == "plan")
+        .unwrap_or_else(|| panic!("no plan: {updates:#?}"));
+    assert_eq!(
+        plan["entries"],
+        json!([
+            {"content": "Read the code", "priority": "medium", "status": "completed"},
+            {"content": "Run the tests", "priority": "medium", "status": "in_progress"},
+        ])
+    );
+    let thought: String = updates
+        .iter()
+        .filter(|u| u["sessionUpdate"] == "agent_thought_chunk")
+        .map(|u| u["content"]["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(thought, "The list is written.");
+    assert_eq!(answer_text(&updates), "Working on it.");
+}

@@ -80,7 +80,9 @@ pub async fn run(start: Start) -> i32 {
     agent.stop_all().await;
     drop(agent);
     drop(peer);
-    let _ = writer.await;
+    // Everything said is written before exit; a task still holding the connection (one
+    // waiting on the editor) does not keep the process alive.
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(5), writer).await;
     ended_by.map_or(exit::SUCCESS, |signal| signal.exit_code())
 }
 
@@ -291,11 +293,8 @@ impl Agent {
                 PermissionMode::NAMES
             )));
         };
-        match session.inputs.ask(input).await {
-            Ok(Ok(())) => Ok(SetSessionModeResponse::new()),
-            Ok(Err(refused)) => Err(RpcError::invalid_params(refused)),
-            Err(stopped) => Err(RpcError::internal(stopped.to_string())),
-        }
+        session.set(input).await?;
+        Ok(SetSessionModeResponse::new())
     }
 
     /// `session/set_config_option`: the model (`/model`) or the turn mode (`/mode`),
@@ -314,16 +313,11 @@ impl Agent {
         };
         let value = value.0.to_string();
         let input = options::input(&option, &value).map_err(RpcError::invalid_params)?;
-        match session.inputs.ask(input).await {
-            Ok(Ok(())) => {
-                session.set_current(options::after(&session.current(), &option, &value));
-                Ok(SetSessionConfigOptionResponse::new(
-                    session.config_options(),
-                ))
-            }
-            Ok(Err(refused)) => Err(RpcError::invalid_params(refused)),
-            Err(stopped) => Err(RpcError::internal(stopped.to_string())),
-        }
+        session.set(input).await?;
+        session.set_current(options::after(&session.current(), &option, &value));
+        Ok(SetSessionConfigOptionResponse::new(
+            session.config_options(),
+        ))
     }
 
     /// Tells the editor the skills and commands a prompt can start with `/`.

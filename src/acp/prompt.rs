@@ -11,7 +11,7 @@ use agent_client_protocol_schema::v1::{ContentBlock, EmbeddedResourceResource};
 use crate::app::Workspace;
 use crate::llm::Image;
 use crate::session::UserMessage;
-use crate::session::line::attached_and_noted;
+use crate::session::line::{ATTACHMENT_MAX_BYTES, attached_and_noted};
 
 /// Who the message is from, as events and the store name the frontend.
 pub const FROM: &str = "acp";
@@ -30,10 +30,10 @@ pub fn message(ws: &Workspace, blocks: &[ContentBlock]) -> Result<UserMessage, S
                 Some(rel) => linked.push(rel),
                 None => push_line(&mut text, &format!("[{}]({})", link.name, link.uri)),
             },
-            ContentBlock::Resource(embedded) => match &embedded.resource {
+            ContentBlock::Resource(resource) => match &resource.resource {
                 EmbeddedResourceResource::TextResourceContents(r) => {
                     let name = workspace_file(&ws.root, &r.uri).unwrap_or_else(|| r.uri.clone());
-                    attached.push_str(&format!("\n\n{name}:\n```\n{}\n```", r.text.trim_end()));
+                    attached.push_str(&embedded(&name, &r.text));
                 }
                 EmbeddedResourceResource::BlobResourceContents(r) => {
                     let media = r.mime_type.as_deref().unwrap_or("");
@@ -60,6 +60,21 @@ pub fn message(ws: &Workspace, blocks: &[ContentBlock]) -> Result<UserMessage, S
     message.attached.push_str(&attached);
     message.images.extend(images);
     Ok(message)
+}
+
+/// An embedded resource as a fenced block, cut where an `@file` attachment is cut so that
+/// one open buffer cannot fill the context.
+fn embedded(name: &str, text: &str) -> String {
+    let kept = crate::text::prefix_bytes(text, ATTACHMENT_MAX_BYTES);
+    let cut = if kept.len() < text.len() {
+        format!(
+            "\n[cut: the first {ATTACHMENT_MAX_BYTES} of {} bytes]",
+            text.len()
+        )
+    } else {
+        String::new()
+    };
+    format!("\n\n{name}:\n```\n{}\n```{cut}", kept.trim_end())
 }
 
 fn push_line(text: &mut String, line: &str) {
@@ -104,6 +119,19 @@ fn percent_decode(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_large_buffer_is_cut_where_an_attachment_is() {
+        let big = "x".repeat(ATTACHMENT_MAX_BYTES + 10);
+        let block = embedded("big.txt", &big);
+        assert!(block.len() < ATTACHMENT_MAX_BYTES + 200);
+        assert!(
+            block.ends_with(&format!("of {} bytes]", big.len())),
+            "{}",
+            &block[block.len() - 80..]
+        );
+        assert_eq!(embedded("a", "hi\n"), "\n\na:\n```\nhi\n```");
+    }
 
     #[test]
     fn file_uris_inside_the_root_become_relative_paths() {

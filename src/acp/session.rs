@@ -12,7 +12,7 @@ use agent_client_protocol_schema::v1::{
 };
 use tokio::sync::oneshot;
 
-use super::rpc::Peer;
+use super::rpc::{Peer, RpcError};
 use super::updates::{Translator, fenced_diff};
 use super::{options, permission, prompt};
 use crate::app::{LiveSession, Workspace};
@@ -124,6 +124,15 @@ impl AcpSession {
             return None;
         }
         rx.await.ok()
+    }
+
+    /// Changes a setting as the terminal would; a refusal is the session's own reason.
+    pub async fn set(&self, input: Input) -> Result<(), RpcError> {
+        match self.inputs.ask(input).await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(refused)) => Err(RpcError::invalid_params(refused)),
+            Err(stopped) => Err(RpcError::internal(stopped.to_string())),
+        }
     }
 
     /// The editor's `session/cancel`: the running turn stops, and the prompts queued behind
@@ -272,7 +281,9 @@ impl Follower {
                 decision,
                 from: prompt::FROM.to_string(),
             };
-            let _ = inputs.send(input).await;
+            // Asked, not sent: an answer that comes after the turn was cancelled (which
+            // answers its questions itself) is refused quietly, not reported as an error.
+            let _ = inputs.ask(input).await;
         });
     }
 

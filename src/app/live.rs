@@ -26,17 +26,35 @@ pub struct MirrorFeed {
     pub agent_id: String,
 }
 
-/// How a session is opened, by the frontend that follows it.
-#[derive(Clone, Copy)]
-struct Opening {
-    /// A terminal follows it: it sets the pace of a fast stream.
-    interactive: bool,
+/// Who follows a session, which decides how it is opened.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Frontend {
+    /// The shell: a person at a terminal.
+    Terminal,
+    /// `-p`, a schedule: nobody to ask.
+    Unattended,
+    /// `linggen mcp serve`: the calling client's person is asked.
+    AnsweredElsewhere,
+    /// `linggen acp`: an editor's person.
+    Editor,
+}
+
+impl Frontend {
+    /// The frontend sets the pace of a fast stream (a terminal draws what it gets).
+    fn paced(self) -> bool {
+        self == Frontend::Terminal
+    }
+
     /// Approvals wait for an answer instead of being denied.
-    asks: bool,
-    /// The history it resumed with is kept, for the frontend to show.
-    history: bool,
-    /// A web mirror can follow it (`/share`): its feed is kept from the first event.
-    mirror: bool,
+    fn asks(self) -> bool {
+        self != Frontend::Unattended
+    }
+
+    /// A person keeps it open: the history it resumed with is shown, a web mirror can
+    /// follow it (`/share`), and another process is refused rather than made to wait.
+    fn kept_by_a_person(self) -> bool {
+        matches!(self, Frontend::Terminal | Frontend::Editor)
+    }
 }
 
 /// A running session with its store writer: what every frontend starts from.
@@ -54,11 +72,12 @@ pub struct LiveSession {
     pub session_id: String,
     /// The model it started on, as people read it (`local (qwen2.5 @ http://…)`).
     pub model_label: String,
-    /// The messages it resumed with (interactive sessions only: the shell shows them).
+    /// The messages it resumed with (sessions a person keeps: the shell and an editor show
+    /// them).
     pub resumed: Vec<ChatMessage>,
     /// Every event of the session, in order.
     pub events: Subscription,
-    /// For interactive sessions, what a web mirror follows (taken by the frontend, which
+    /// For sessions a person keeps (the shell's, an editor's), what a web mirror follows (taken by the frontend, which
     /// starts the mirror at once), so that `/share` can start at any time and still show
     /// everything from the start.
     pub mirror_feed: Option<MirrorFeed>,
@@ -97,13 +116,11 @@ impl LiveSession {
         ws: &Workspace,
         interactive: bool,
     ) -> Result<LiveSession, Failure> {
-        let opening = Opening {
-            interactive,
-            asks: interactive,
-            history: interactive,
-            mirror: interactive,
+        let frontend = match interactive {
+            true => Frontend::Terminal,
+            false => Frontend::Unattended,
         };
-        Self::open(start, ws, opening).await
+        Self::open(start, ws, frontend).await
     }
 
     /// A session that runs unattended as `-p` does, except that its approvals wait for an
@@ -113,41 +130,28 @@ impl LiveSession {
         start: &Start,
         ws: &Workspace,
     ) -> Result<LiveSession, Failure> {
-        let opening = Opening {
-            interactive: false,
-            asks: true,
-            history: false,
-            mirror: false,
-        };
-        Self::open(start, ws, opening).await
+        Self::open(start, ws, Frontend::AnsweredElsewhere).await
     }
 
     /// A session an editor drives (`linggen acp`): as [`Self::start_answered_elsewhere`],
     /// and it keeps the history it resumed with, which the editor is shown, and a mirror
     /// feed, for `/share`.
     pub async fn start_for_editor(start: &Start, ws: &Workspace) -> Result<LiveSession, Failure> {
-        let opening = Opening {
-            interactive: false,
-            asks: true,
-            history: true,
-            mirror: true,
-        };
-        Self::open(start, ws, opening).await
+        Self::open(start, ws, Frontend::Editor).await
     }
 
-    async fn open(start: &Start, ws: &Workspace, opening: Opening) -> Result<LiveSession, Failure> {
-        let Opening {
-            interactive,
-            asks,
-            history,
-            mirror,
-        } = opening;
-        let (mut setup, store, lease) = open_session(start, ws, interactive).await?;
-        setup.interactive = asks;
+    async fn open(
+        start: &Start,
+        ws: &Workspace,
+        frontend: Frontend,
+    ) -> Result<LiveSession, Failure> {
+        let kept = frontend.kept_by_a_person();
+        let (mut setup, store, lease) = open_session(start, ws, kept).await?;
+        setup.interactive = frontend.asks();
         setup.tools.editor_files = start.editor_files.clone();
         let session_id = setup.session_id.clone();
         let model_label = setup.models.label(&setup.model);
-        let resumed = if history {
+        let resumed = if kept {
             setup.history.clone()
         } else {
             Vec::new()
@@ -157,13 +161,13 @@ impl LiveSession {
         // mirror's fold). Each is bounded by coalescing continuing tokens and never makes
         // the session wait; see `session::bus` and doc/events.md "Queues".
         // The terminal sets the pace of a fast stream; `-p` never waits for its reader.
-        let events = if interactive {
+        let events = if frontend.paced() {
             bus.subscribe_pacing()
         } else {
             bus.subscribe_lossless()
         };
         let stored = bus.subscribe_lossless_to(persisted);
-        let mirror_feed = mirror.then(|| MirrorFeed {
+        let mirror_feed = kept.then(|| MirrorFeed {
             events: bus.subscribe_lossless(),
             history: setup.history.clone(),
             agent_id: setup.agent_id.clone(),
@@ -251,7 +255,8 @@ impl LiveSession {
 }
 
 /// Builds a session for this workspace: new, or resumed with `--continue` / `--resume`.
-/// `interactive` says whether a person can answer approvals.
+/// `interactive` says whether a person keeps it (and can answer approvals): another
+/// process that wants it is then refused, where a one-shot run's is made to wait.
 pub async fn open_session(
     start: &Start,
     ws: &Workspace,
