@@ -89,7 +89,11 @@ fn workspace_file(root: &Path, uri: &str) -> Option<String> {
     let path = uri.strip_prefix("file://")?;
     let path = percent_decode(path);
     let rel = Path::new(&path).strip_prefix(root).ok()?;
-    Some(rel.to_string_lossy().into_owned())
+    // `root/../x` is not inside the root: such a link stays a link.
+    let plain = rel
+        .components()
+        .all(|c| matches!(c, std::path::Component::Normal(_)));
+    plain.then(|| rel.to_string_lossy().into_owned())
 }
 
 /// `%20` and the like, as editors write them in file URIs.
@@ -141,6 +145,10 @@ mod tests {
             Some("src/my file.rs")
         );
         assert_eq!(workspace_file(root, "file:///etc/passwd"), None);
+        assert_eq!(
+            workspace_file(root, "file:///w/proj/../../etc/passwd"),
+            None
+        );
         assert_eq!(workspace_file(root, "https://example.com/x"), None);
     }
 }
