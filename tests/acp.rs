@@ -788,7 +788,10 @@ fn share_opens_the_editors_session_to_a_browser_that_can_drive_it() {
     use support::web_client::request;
     let (ws, server) = workspace(vec![
         Step::from(Reply::text("First answer.")),
-        Reply::text("Answer to the page.").into(),
+        Reply::text("Answer to the page, which takes a while to stream.")
+            .chunk_delay(Duration::from_millis(150))
+            .into(),
+        Reply::text("The editor's second answer.").into(),
     ]);
     let mut editor = Editor::start(&ws);
     editor.initialize();
@@ -851,9 +854,22 @@ fn share_opens_the_editors_session_to_a_browser_that_can_drive_it() {
             .as_bytes(),
     );
     assert_eq!(posted.status, 202, "{}", posted.text());
-    while !answer_text(&editor.updates()).contains("Answer to the page.") {
+    // The editor asks while the page's turn streams: its prompt is answered by its own
+    // turn, not by the end of the page's.
+    while !answer_text(&editor.updates()).contains("Answer to the page") {
         editor.next();
     }
+    let reply = editor.prompt(&session, "the editor's second question");
+    assert_eq!(reply["result"]["stopReason"], "end_turn", "{reply}");
+    let answers = answer_text(&editor.updates());
+    assert!(
+        answers.contains("which takes a while to stream."),
+        "{answers}"
+    );
+    assert!(
+        answers.ends_with("The editor's second answer."),
+        "{answers}"
+    );
     let users = texts(&server.last_chat_request().unwrap(), "user");
     assert!(
         users.iter().any(|u| u.contains("the editor's question")),

@@ -3,7 +3,7 @@
 //! whose approvals are put to the editor (`session/request_permission`), and whose turns
 //! answer the editor's `session/prompt`s.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex};
 
 use agent_client_protocol_schema::v1::{
@@ -58,6 +58,9 @@ impl Started {
 struct Prompts {
     queued: VecDeque<oneshot::Sender<Ended>>,
     by_run: HashMap<String, oneshot::Sender<Ended>>,
+    /// Runs of messages from elsewhere (a shared page, a background agent's answer): their
+    /// ends answer no prompt of the editor's.
+    foreign: HashSet<String>,
 }
 
 pub struct AcpSession {
@@ -135,6 +138,36 @@ impl AcpSession {
         }
     }
 
+    /// A person's message began a run. The editor's is answered to the prompt waiting
+    /// longest; another's (the shared page's) is remembered as not the editor's.
+    fn prompt_began(&self, run_id: &str, from_editor: bool) {
+        let mut prompts = lock(&self.prompts);
+        if prompts.by_run.contains_key(run_id) {
+            return;
+        }
+        if !from_editor {
+            prompts.foreign.insert(run_id.to_string());
+        } else if let Some(waiting) = prompts.queued.pop_front() {
+            prompts.by_run.insert(run_id.to_string(), waiting);
+        }
+    }
+
+    /// A run ended: the prompt it answers (or, for a turn that never showed its message,
+    /// the one waiting longest) hears how.
+    fn prompt_ended(&self, run_id: &str, status: OutcomeStatus, result: String) {
+        let mut prompts = lock(&self.prompts);
+        if prompts.foreign.remove(run_id) {
+            return;
+        }
+        let waiting = prompts
+            .by_run
+            .remove(run_id)
+            .or_else(|| prompts.queued.pop_front());
+        if let Some(waiting) = waiting {
+            let _ = waiting.send(Ended { status, result });
+        }
+    }
+
     /// The editor's `session/cancel`: the running turn stops, and the prompts queued behind
     /// it are dropped.
     pub async fn cancel(&self) {
@@ -207,62 +240,52 @@ impl Follower {
                 role: Role::User,
                 from,
                 ..
-            } if from == prompt::FROM => {
-                let mut prompts = lock(&self.session.prompts);
-                if !prompts.by_run.contains_key(run_id)
-                    && let Some(waiting) = prompts.queued.pop_front()
-                {
-                    prompts.by_run.insert(run_id.clone(), waiting);
-                }
-            }
+            } => self.session.prompt_began(run_id, from == prompt::FROM),
             Event::Outcome {
                 run_id,
                 status,
                 result,
                 ..
-            } => {
-                let mut prompts = lock(&self.session.prompts);
-                let waiting = prompts
-                    .by_run
-                    .remove(run_id)
-                    .or_else(|| prompts.queued.pop_front());
-                if let Some(waiting) = waiting {
-                    let _ = waiting.send(Ended {
-                        status: *status,
-                        result: result.to_string(),
-                    });
-                }
-            }
-            Event::ApprovalRequested {
-                id,
-                run_id,
-                summary,
-                diff,
-                once_only,
-                always,
-                ..
-            } => {
-                let call_id = self
-                    .translator
-                    .call_of(run_id, Some(summary))
-                    .unwrap_or_else(|| id.clone());
-                let mut fields = ToolCallUpdateFields::new()
-                    .title(summary.clone())
-                    .status(ToolCallStatus::Pending);
-                if let Some(diff) = diff {
-                    fields = fields.content(vec![fenced_diff(diff)]);
-                }
-                let question = RequestPermissionRequest::new(
-                    self.session.id.clone(),
-                    ToolCallUpdate::new(call_id, fields),
-                    permission::options(*once_only, always),
-                );
-                self.ask(id.clone(), question);
-            }
+            } => self
+                .session
+                .prompt_ended(run_id, *status, result.to_string()),
+            Event::ApprovalRequested { .. } => self.question(event),
             Event::Warning { message } => note("warning", message),
             Event::Error { message } => note("error", message),
             _ => {}
         }
+    }
+
+    /// Puts an approval to the editor, about the tool call it is for.
+    fn question(&self, event: &Event) {
+        let Event::ApprovalRequested {
+            id,
+            run_id,
+            summary,
+            diff,
+            once_only,
+            always,
+            ..
+        } = event
+        else {
+            return;
+        };
+        let call_id = self
+            .translator
+            .call_of(run_id, Some(summary))
+            .unwrap_or_else(|| id.clone());
+        let mut fields = ToolCallUpdateFields::new()
+            .title(summary.clone())
+            .status(ToolCallStatus::Pending);
+        if let Some(diff) = diff {
+            fields = fields.content(vec![fenced_diff(diff)]);
+        }
+        let question = RequestPermissionRequest::new(
+            self.session.id.clone(),
+            ToolCallUpdate::new(call_id, fields),
+            permission::options(*once_only, always),
+        );
+        self.ask(id.clone(), question);
     }
 
     /// Puts one approval to the editor without holding up the events; the answer goes

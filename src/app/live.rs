@@ -77,9 +77,9 @@ pub struct LiveSession {
     pub resumed: Vec<ChatMessage>,
     /// Every event of the session, in order.
     pub events: Subscription,
-    /// For sessions a person keeps (the shell's, an editor's), what a web mirror follows (taken by the frontend, which
-    /// starts the mirror at once), so that `/share` can start at any time and still show
-    /// everything from the start.
+    /// For sessions a person keeps (the shell's, an editor's), what a web mirror follows
+    /// (taken by the frontend, which starts the mirror at once), so that `/share` can start
+    /// at any time and still show everything from the start.
     pub mirror_feed: Option<MirrorFeed>,
     /// The session's MCP servers (started in the background; their tools arrive in the
     /// session's tool registry as each comes up).
