@@ -71,7 +71,10 @@ pub async fn run(start: Start) -> i32 {
             },
             signal = next_ending(&mut signals) => {
                 ended_by = Some(signal);
-                eprintln!("linggen: {}; stopping", signal.describe());
+                eprintln!("linggen: {}; stopping (send it again to quit now)", signal.describe());
+                if let Some(signals) = signals.take() {
+                    signals.second_quits(|| {});
+                }
                 break;
             }
         }
