@@ -616,6 +616,16 @@ fn bad_requests_get_json_rpc_errors_and_the_connection_goes_on() {
             .unwrap()
             .contains("absolute")
     );
+    let missing = editor.call(
+        "session/new",
+        json!({"cwd": "/no/such/folder", "mcpServers": []}),
+    );
+    assert_eq!(missing["error"]["code"], -32602, "{missing}");
+    let why = missing["error"]["message"].as_str().unwrap();
+    assert!(
+        why.contains("`cwd` /no/such/folder is not a folder"),
+        "{why}"
+    );
     let auth = editor.call("authenticate", json!({"methodId": "key"}));
     assert!(auth.get("error").is_some(), "{auth}");
 

@@ -363,6 +363,12 @@ impl Agent {
                 cwd.display()
             )));
         }
+        if !cwd.is_dir() {
+            return Err(RpcError::invalid_params(format!(
+                "`cwd` {} is not a folder linggen can open",
+                cwd.display()
+            )));
+        }
         if let Some(ws) = lock(&self.workspaces).get(cwd) {
             return Ok(Arc::clone(ws));
         }
