@@ -41,7 +41,7 @@ use tokio::io::AsyncBufReadExt;
 use crate::app::signals::{Ending, Signals, next_ending};
 use crate::app::{LiveSession, Start, Workspace, exit, load_workspace, off_runtime};
 use crate::config::{PermissionMode, TurnMode};
-use crate::session::{Input, OutcomeStatus};
+use crate::session::{Input, OutcomeStatus, lock};
 use rpc::{Incoming, Line, Peer, RpcError, code};
 use session::{AcpSession, Started};
 
@@ -468,8 +468,4 @@ fn parse<T: DeserializeOwned>(params: Value) -> Result<T, RpcError> {
 
 fn to_value(value: impl serde::Serialize) -> Result<Value, RpcError> {
     serde_json::to_value(value).map_err(|e| RpcError::internal(e.to_string()))
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }

@@ -14,6 +14,8 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot};
 
+use crate::session::lock;
+
 /// JSON-RPC's own error codes, and ACP's.
 pub mod code {
     pub const PARSE_ERROR: i64 = -32700;
@@ -230,10 +232,6 @@ impl Peer {
     fn send(&self, message: &Value) {
         let _ = self.out.send(message.to_string());
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 async fn write_lines<W: AsyncWrite + Unpin>(

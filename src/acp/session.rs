@@ -19,7 +19,7 @@ use crate::app::{LiveSession, Workspace};
 use crate::config::{PermissionMode, TurnMode};
 use crate::llm::Role;
 use crate::session::bus::Subscription;
-use crate::session::{Event, Input, Inputs, OutcomeStatus};
+use crate::session::{Event, Input, Inputs, OutcomeStatus, lock};
 
 /// How a prompt's turn ended.
 #[derive(Debug, Clone)]
@@ -325,8 +325,4 @@ fn note(kind: &str, message: &str) {
         "linggen: {kind}: {}",
         crate::tools::terminal_text::strip_controls(message)
     );
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }

@@ -40,14 +40,12 @@ impl Share {
                 None => "Not sharing; `/share` starts it.".into(),
             },
             "" | "--read-only" => {
-                if server.is_none() {
-                    match self.start(ws).await {
-                        Ok(started) => *server = Some(started),
+                let running = match &mut *server {
+                    Some(running) => running,
+                    none => match self.start(ws).await {
+                        Ok(started) => none.insert(started),
                         Err(e) => return format!("Cannot share this session: {e}"),
-                    }
-                }
-                let Some(running) = server.as_ref() else {
-                    return "Cannot share this session.".into();
+                    },
                 };
                 links(running, args.trim() == "--read-only")
             }

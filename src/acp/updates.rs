@@ -26,13 +26,20 @@ use crate::tools::todo::{Todo, TodoStatus};
 /// A file larger than this is not sent whole in a diff (the change still shows as text).
 const DIFF_MAX_BYTES: u64 = 1_000_000;
 
+/// A tool call announced and not yet finished.
+struct OpenCall {
+    call_id: String,
+    run_id: String,
+    summary: String,
+}
+
 /// One session's translation state.
 pub struct Translator {
     root: PathBuf,
     /// Runs started by another run: their words go to their parent, not to the editor.
     delegated: HashSet<String>,
-    /// Calls started and not finished: (run id, summary) by call id.
-    open: HashMap<String, (String, String)>,
+    /// Calls started and not finished, oldest first.
+    open: Vec<OpenCall>,
     /// An edited file's path and its text before the edit (`None`: it did not exist), by
     /// call id.
     before: HashMap<String, (PathBuf, Option<String>)>,
@@ -43,7 +50,7 @@ impl Translator {
         Translator {
             root: root.to_path_buf(),
             delegated: HashSet::new(),
-            open: HashMap::new(),
+            open: Vec::new(),
             before: HashMap::new(),
         }
     }
@@ -111,11 +118,11 @@ impl Translator {
     /// The open call a run's approval or status is about: the one with the same summary,
     /// else the run's latest.
     pub fn call_of(&self, run_id: &str, summary: Option<&str>) -> Option<String> {
-        let in_run = || self.open.iter().filter(|(_, (run, _))| run == run_id);
+        let in_run = || self.open.iter().rev().filter(|c| c.run_id == run_id);
         in_run()
-            .find(|(_, (_, s))| Some(s.as_str()) == summary)
-            .or_else(|| in_run().max_by_key(|(id, _)| id.as_str()))
-            .map(|(id, _)| id.clone())
+            .find(|c| Some(c.summary.as_str()) == summary)
+            .or_else(|| in_run().next())
+            .map(|c| c.call_id.clone())
     }
 
     async fn started(
@@ -126,10 +133,11 @@ impl Translator {
         args: &Value,
         summary: &str,
     ) -> SessionUpdate {
-        self.open.insert(
-            call_id.to_string(),
-            (run_id.to_string(), summary.to_string()),
-        );
+        self.open.push(OpenCall {
+            call_id: call_id.to_string(),
+            run_id: run_id.to_string(),
+            summary: summary.to_string(),
+        });
         let path = path_arg(args).map(|p| self.root.join(p));
         if is_edit(tool)
             && let Some(path) = &path
@@ -156,7 +164,7 @@ impl Translator {
         diff: &Option<String>,
         excerpt: &Option<String>,
     ) -> SessionUpdate {
-        self.open.remove(call_id);
+        self.open.retain(|c| c.call_id != call_id);
         let before = self.before.remove(call_id);
         let mut content = Vec::new();
         match (before, diff) {
@@ -412,5 +420,9 @@ mod tests {
         assert_eq!(t.call_of("r1", Some("Read call")).as_deref(), Some("c1"));
         assert_eq!(t.call_of("r1", Some("Bash call")).as_deref(), Some("c2"));
         assert_eq!(t.call_of("r2", None), None);
+        // Without a matching summary, the run's latest call, whatever its id sorts as.
+        t.translate(&started("a0", "Glob", json!({"pattern": "*"})))
+            .await;
+        assert_eq!(t.call_of("r1", Some("other")).as_deref(), Some("a0"));
     }
 }
