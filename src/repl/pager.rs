@@ -6,8 +6,8 @@
 
 use std::io::Write;
 
-use termimad::crossterm::event::{self, Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
-use termimad::crossterm::terminal;
+use crossterm::event::{self, Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use crossterm::terminal;
 
 use crate::tools::terminal_text::strip_controls;
 

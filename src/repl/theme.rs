@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
-use termimad::crossterm::style::Color;
+use crossterm::style::Color;
 
 /// The theme used when none is configured, and the fallback when one fails to load.
 pub const DEFAULT_THEME: &str = "dark";

@@ -39,18 +39,18 @@ pub fn restore() {
 
 /// The terminal's rows; unknown, no limit.
 pub(crate) fn terminal_height() -> u16 {
-    termimad::crossterm::terminal::size().map_or(u16::MAX, |(_, h)| h.max(2))
+    crossterm::terminal::size().map_or(u16::MAX, |(_, h)| h.max(2))
 }
 
 pub(crate) fn terminal_width() -> u16 {
     if let Some(width) = super::render::RenderStyle::dumb_terminal_width() {
         return width;
     }
-    termimad::crossterm::terminal::size().map_or(100, |(w, _)| w.max(20))
+    crossterm::terminal::size().map_or(100, |(w, _)| w.max(20))
 }
 
 /// The terminal's columns and rows.
 pub(crate) fn terminal_size() -> (u16, u16) {
-    let rows = termimad::crossterm::terminal::size().map_or(24, |(_, rows)| rows);
+    let rows = crossterm::terminal::size().map_or(24, |(_, rows)| rows);
     (terminal_width(), rows)
 }

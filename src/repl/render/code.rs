@@ -8,7 +8,7 @@ use std::sync::OnceLock;
 use syntect::easy::HighlightLines;
 use syntect::highlighting::{FontStyle, Theme as SyntaxTheme, ThemeSet};
 use syntect::parsing::SyntaxSet;
-use termimad::crossterm::style::Color;
+use crossterm::style::Color;
 
 use super::paint::{Ink, Span};
 

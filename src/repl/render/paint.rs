@@ -4,8 +4,8 @@
 
 use std::fmt::Write as _;
 
-use termimad::StrFit;
-use termimad::crossterm::style::Color;
+use unicode_width::UnicodeWidthChar;
+use crossterm::style::Color;
 
 /// The attributes of a run of text.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -205,13 +205,33 @@ pub(crate) fn str_width(s: &str) -> usize {
     if s.is_ascii() {
         return s.len();
     }
-    StrFit::count_fitting(s, usize::MAX).1
+    count_fitting(s, usize::MAX).1
 }
 
 /// The longest start of `s` that fits in `width` columns, and the columns it takes.
 pub(crate) fn cut_to_width(s: &str, width: usize) -> (&str, usize) {
-    let (bytes, columns) = StrFit::count_fitting(s, width);
+    let (bytes, columns) = count_fitting(s, width);
     (&s[..bytes], columns)
+}
+
+/// The bytes and columns of the longest start of `s` within `max` columns. A tab counts
+/// two columns (the count the shell has always used: code blocks expand their tabs before
+/// they are measured), a backspace takes one back, other control characters none.
+fn count_fitting(s: &str, max: usize) -> (usize, usize) {
+    let (mut bytes, mut columns) = (0, 0usize);
+    for (at, c) in s.char_indices() {
+        let next = match c {
+            '\t' => columns + 2,
+            '\x08' => columns.saturating_sub(1),
+            _ => columns + c.width().unwrap_or(0),
+        };
+        if next > max {
+            break;
+        }
+        columns = next;
+        bytes = at + c.len_utf8();
+    }
+    (bytes, columns)
 }
 
 pub(crate) fn char_width(c: char) -> usize {

@@ -193,7 +193,7 @@ fn style_detection_respects_dumb_terminals_and_pipes() {
 #[test]
 fn colour_depth_follows_no_color_and_colorterm() {
     use super::paint::{ColorDepth, fg_param_at, nearest_256};
-    use termimad::crossterm::style::Color;
+    use crossterm::style::Color;
     assert_eq!(
         RenderStyle::color_depth(true, Some("truecolor")),
         ColorDepth::None
