@@ -12,6 +12,10 @@
 //!   PID namespace, keeper) confined and with the sandbox off, and one of 20 `Write` calls,
 //!   each prompt's first change taking a checkpoint (git through the launcher); per call.
 //!
+//! - prompt: the fixed prompt (system prompt and tool definitions) the default agent sends,
+//!   in characters and in tokens at four characters a token, on an 8k window and (compact)
+//!   on a 2k one.
+//!
 //! Each figure is the median of N runs, with min and max. Set `LINGGEN_BENCH_RUNS` to change N.
 
 // A benchmark that cannot run its setup should stop with the reason.
@@ -280,6 +284,53 @@ fn bench_processes() {
     Stats(without).report("one Read, no checkpoint (whole -p run)");
 }
 
+/// The system prompt and tool definitions of the first request of `linggen -p hello`
+/// with a model whose window is `window`: characters (name, description and compact
+/// parameter schema of each tool, as `ToolSpec::chars`) and tokens at four a character.
+fn bench_prompt() {
+    for window in [8192, 2048] {
+        let server =
+            ScriptedServer::start_background(Protocol::OpenAi, vec![Step::from(Reply::text("hi"))]);
+        let ws = Workspace::new();
+        ws.configure(Protocol::OpenAi, &server.url());
+        let config = ws.home().join("linggen-agent.toml");
+        let toml = std::fs::read_to_string(&config).expect("config");
+        let toml = toml.replace(
+            "context_window = 8192",
+            &format!("context_window = {window}"),
+        );
+        std::fs::write(&config, toml).expect("config");
+        let out = ws.cmd().args(["-p", "hello"]).output().expect("linggen -p");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let body = server.last_chat_request().expect("a chat request");
+        let system: usize = support::texts(&body, "system")
+            .iter()
+            .map(String::len)
+            .sum();
+        let tools = body["tools"].as_array().map_or(&[][..], Vec::as_slice);
+        let schemas: usize = tools
+            .iter()
+            .map(|t| {
+                let f = &t["function"];
+                f["name"].as_str().map_or(0, str::len)
+                    + f["description"].as_str().map_or(0, str::len)
+                    + f["parameters"].to_string().len()
+            })
+            .sum();
+        let total = system + schemas;
+        println!(
+            "prompt: window {window}: system {system} + {} tools {schemas} = {total} characters, \
+             ~{} tokens",
+            tools.len(),
+            total.div_ceil(4)
+        );
+    }
+}
+
 fn main() {
     if std::env::var_os("LINGGEN_BENCH_SERVE").is_some() {
         serve_corpus_forever();
@@ -288,7 +339,9 @@ fn main() {
     // `cargo bench` passes `--bench`; a filter argument picks benchmarks by name.
     let filter: Option<String> = std::env::args().skip(1).find(|a| !a.starts_with("--"));
     let wanted = |name: &str| filter.as_deref().is_none_or(|f| name.contains(f));
-    let bin = env!("CARGO_BIN_EXE_linggen");
+    // `LINGGEN_BENCH_BIN` measures another build (a profile being compared) the same way.
+    let bin = std::env::var("LINGGEN_BENCH_BIN");
+    let bin = bin.as_deref().unwrap_or(env!("CARGO_BIN_EXE_linggen"));
     if wanted("startup") {
         bench_version(bin);
         bench_first_request_byte();
@@ -303,5 +356,8 @@ fn main() {
     }
     if wanted("processes") {
         bench_processes();
+    }
+    if wanted("prompt") {
+        bench_prompt();
     }
 }

@@ -23,7 +23,7 @@ fn ollama_config(ws: &Workspace, server: &ScriptedServer) {
 #[test]
 fn an_ollama_window_smaller_than_the_prompt_is_reported_once() {
     let mut options = ServerOptions::new(Protocol::Ollama);
-    options.num_ctx = Some(1024);
+    options.num_ctx = Some(512);
     let server = ScriptedServer::start_with(
         options,
         vec![
@@ -37,7 +37,8 @@ fn an_ollama_window_smaller_than_the_prompt_is_reported_once() {
     let ws = Workspace::new();
     ws.write("a.txt", "x\n");
     ollama_config(&ws, &server);
-    // The instructions and tool definitions alone are larger than this window.
+    // The instructions and tool definitions alone are larger than this window, even in
+    // their compact form for small windows.
     let r = run(&ws, &["-p", "please read a.txt"]);
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     assert_eq!(
@@ -47,12 +48,12 @@ fn an_ollama_window_smaller_than_the_prompt_is_reported_once() {
         r.stderr
     );
     assert!(
-        r.stderr.contains("a window of 1024") && r.stderr.contains("context_window = "),
+        r.stderr.contains("a window of 512") && r.stderr.contains("context_window = "),
         "{}",
         r.stderr
     );
     let body = server.last_chat_request().unwrap();
-    assert_eq!(body["options"]["num_ctx"], 1024);
+    assert_eq!(body["options"]["num_ctx"], 512);
 
     // A prompt that fits says nothing.
     let server = ScriptedServer::start_with(
@@ -153,8 +154,9 @@ fn a_long_conversation_is_compacted_and_resumes_compacted() {
         ],
     );
     let ws = Workspace::new();
-    // A little over 4k: the tool schemas (~900 tokens) leave room for a summary and a turn.
-    openai_model(&ws, &server, "context_window = 4400\n");
+    // Under 4k: the compact tool schemas of a small window (~500 tokens) leave room for a
+    // summary and a turn, not for two turns.
+    openai_model(&ws, &server, "context_window = 3300\n");
     let first = run(&ws, &["-p", &turn(1)]);
     assert_eq!(first.code, Some(0), "{}", first.stderr);
     let second = run(

@@ -47,8 +47,15 @@ fn checked_in_man_pages_match_the_cli() {
     // A page that lost the flags would still "match" a page regenerated from it (roff
     // writes a hyphen as `\-`).
     let plain = main.replace("\\-", "-");
-    for flag in ["--permission-mode", "--dangerously-skip-permissions", "--print"] {
-        assert!(plain.contains(flag), "linggen.1 does not document {flag}:\n{main}");
+    for flag in [
+        "--permission-mode",
+        "--dangerously-skip-permissions",
+        "--print",
+    ] {
+        assert!(
+            plain.contains(flag),
+            "linggen.1 does not document {flag}:\n{main}"
+        );
     }
     assert!(fresh.contains_key("linggen-serve.1"), "{:?}", fresh.keys());
     if std::env::var_os("LINGGEN_UPDATE_MAN").is_some() {

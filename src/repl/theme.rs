@@ -4,8 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
 use crossterm::style::Color;
+use serde::Deserialize;
 
 /// The theme used when none is configured, and the fallback when one fails to load.
 pub const DEFAULT_THEME: &str = "dark";

@@ -183,7 +183,7 @@ async fn run_child_as(
         writes: 0,
         halt: parent.halt.clone(),
     };
-    let system = super::compose_prompt(shared, &ctx);
+    let system = super::compose_prompt(shared, &ctx).await;
     let mut child_conv = Conversation {
         history: vec![ChatMessage::system(system)],
         permissions: conv.permissions.clone(),

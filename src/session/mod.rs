@@ -210,13 +210,17 @@ struct Settings {
 /// A run's full system prompt: its agent's own body, then the workspace facts and rules,
 /// then the project's memory, in auto mode the action protocol, and last what
 /// `--append-system-prompt` adds. `--system-prompt` takes the body's place. The flags are
-/// for the session's own runs (depth 0), not the agents they delegate to.
-pub(crate) fn compose_prompt(shared: &TurnShared, ctx: &run::RunCtx) -> String {
+/// for the session's own runs (depth 0), not the agents they delegate to. A model with a
+/// small window (the one the run's route would try first) gets the compact rules.
+pub(crate) async fn compose_prompt(shared: &TurnShared, ctx: &run::RunCtx) -> String {
     let flags = (ctx.depth == 0).then_some(shared.run_flags.as_ref());
     let body = flags
         .and_then(|f| f.system_prompt.as_deref())
         .unwrap_or(&ctx.agent.prompt);
-    let mut prompt = format!("{}\n\n{}", body.trim(), shared.context_prompt);
+    let likely = shared.models.likely(&ctx.route);
+    let window = shared.models.model(likely).context_window().await;
+    let context = prompt::for_window(&shared.context_prompt, window);
+    let mut prompt = format!("{}\n\n{context}", body.trim());
     if let Some(memory) = shared.memory.as_ref().and_then(|m| m.section()) {
         prompt.push_str("\n\n");
         prompt.push_str(&memory);

@@ -470,14 +470,18 @@ pub(crate) async fn one_call(
     tool_call::execute(shared, ctx, conv, call, changed, tool_call::Caller::Model).await
 }
 
-/// The tools offered natively with each request: the agent's in chat mode; none in talk
-/// mode, and none in auto mode (the action protocol in the system prompt lists them).
+/// The tools offered natively with each request: the agent's in chat mode, compact for a
+/// model with a small window; none in talk mode, and none in auto mode (the action
+/// protocol in the system prompt lists them).
 pub(crate) fn offered_tools(
     shared: &TurnShared,
     ctx: &RunCtx,
     context_window: Option<u32>,
 ) -> Vec<ToolSpec> {
     match ctx.mode {
+        TurnMode::Chat if crate::tools::compact::is_small(context_window) => {
+            crate::tools::compact::for_small_window(agent_tools(shared, ctx, context_window))
+        }
         TurnMode::Chat => agent_tools(shared, ctx, context_window),
         TurnMode::Talk | TurnMode::Auto => Vec::new(),
     }

@@ -126,7 +126,7 @@ pub(super) async fn run_turn(
                 halt: Default::default(),
             };
             // The agent may differ from the last turn's: its prompt leads the history.
-            let system = super::compose_prompt(shared, &ctx);
+            let system = super::compose_prompt(shared, &ctx).await;
             match conv.history.first_mut() {
                 Some(first) if first.role == crate::llm::Role::System => {
                     first.content = system.into()

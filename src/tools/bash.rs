@@ -35,7 +35,7 @@ pub fn spec() -> ToolSpec {
     ToolSpec {
         name: ToolName::Bash.name().into(),
         description:
-            "Run a shell command in the workspace root, sandboxed (writes only there and in \
+            "Run a command line in the workspace root, sandboxed (writes only there and in \
              $TMPDIR; no network). Output capped; timeout 30 s."
                 .into(),
         parameters: json!({

@@ -20,13 +20,13 @@ use crate::llm::ToolSpec;
 pub fn spec() -> ToolSpec {
     ToolSpec {
         name: ToolName::Edit.name().into(),
-        description: "Replace exact text in a file. old_string must match once unless replace_all."
+        description: "Replace exact text in a file. old_string, copied exactly, must match once unless replace_all."
             .into(),
         parameters: json!({
             "type": "object",
             "properties": {
                 "path": {"type": "string"},
-                "old_string": {"type": "string", "description": "Exact text to replace, with enough context to be unique."},
+                "old_string": {"type": "string"},
                 "new_string": {"type": "string"},
                 "replace_all": {"type": "boolean"}
             },

@@ -69,7 +69,7 @@ pub fn spec() -> ToolSpec {
             "type": "object",
             "properties": {
                 "query": {"type": "string", "description": "Rust regex syntax."},
-                "globs": {"type": "array", "items": {"type": "string"}, "description": "Only files matching, e.g. [\"*.rs\"]."},
+                "globs": {"type": "array", "items": {"type": "string"}},
                 "path": {"type": "string"},
                 "case_insensitive": {"type": "boolean"},
                 "max_results": {"type": "integer"}

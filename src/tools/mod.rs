@@ -7,6 +7,7 @@
 pub mod args;
 pub mod background;
 pub mod bash;
+pub mod compact;
 pub mod diff;
 pub mod edit;
 pub mod editor_files;

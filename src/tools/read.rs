@@ -31,7 +31,7 @@ pub fn spec() -> ToolSpec {
         parameters: json!({
             "type": "object",
             "properties": {
-                "path": {"type": "string", "description": "File path relative to the root."},
+                "path": {"type": "string"},
                 "line_range": {
                     "type": "array", "items": {"type": "integer"},
                     "description": "[start, end], 1-based, inclusive."

@@ -53,13 +53,13 @@ pub struct ScreenshotSettings {
 pub fn spec() -> ToolSpec {
     ToolSpec {
         name: ToolName::Screenshot.name().into(),
-        description: "Save a PNG screenshot of a web page served on this machine (e.g. http://localhost:3000/) with headless Chromium; returns the file's path."
+        description: "PNG screenshot of a page served on this machine (e.g. http://localhost:3000/) by headless Chromium; returns its path."
             .into(),
         parameters: json!({
             "type": "object",
             "properties": {
                 "url": {"type": "string"},
-                "delay_ms": {"type": "integer", "description": "Wait after load; default 500."},
+                "delay_ms": {"type": "integer"},
                 "width": {"type": "integer"},
                 "height": {"type": "integer"}
             },

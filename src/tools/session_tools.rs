@@ -139,7 +139,7 @@ pub fn skill_spec(catalog: &str) -> ToolSpec {
     ToolSpec {
         name: ToolName::Skill.name().into(),
         description: format!(
-            "Load a skill's instructions, then follow them. Use when a task matches one:\n{catalog}"
+            "Load a skill's instructions and follow them when a task matches one:\n{catalog}"
         ),
         parameters: json!({
             "type": "object",
@@ -161,7 +161,7 @@ pub fn delegate_spec(targets: &[(String, String)]) -> ToolSpec {
     ToolSpec {
         name: ToolName::Delegate.name().into(),
         description: format!(
-            "Hand a self-contained task to another agent; it starts fresh (give it every detail) and its final answer comes back. Agents:\n{}",
+            "Hand a self-contained task to an agent; it starts fresh (give every detail) and its answer comes back. Agents:\n{}",
             list.join("\n")
         ),
         parameters: json!({

@@ -185,7 +185,7 @@ pub fn last_in(history: &[crate::llm::ChatMessage]) -> Option<Vec<Todo>> {
 pub fn spec() -> ToolSpec {
     ToolSpec {
         name: ToolName::TodoWrite.name().into(),
-        description: "Keep a todo list for multi-step tasks; each call replaces it. One item in_progress at a time; mark each completed when done.".into(),
+        description: "A todo list for multi-step tasks; each call replaces it. One item in_progress at a time.".into(),
         parameters: json!({
             "type": "object",
             "properties": {"todos": {"type": "array", "items": {

@@ -18,9 +18,14 @@ const SCRUBBED_PREFIXES: &[&str] = &["LINGGEN_", "OLLAMA_", "OPENAI_", "ANTHROPI
 
 /// The `linggen` binary with `LINGGEN_HOME=home`, cwd `root`, stdin from /dev/null, no
 /// inherited `LINGGEN_*` / `OLLAMA_*` / `OPENAI_*` / `ANTHROPIC_*` / `AWS_*` variables, and
-/// the test API key set.
+/// the test API key set. `LINGGEN_BENCH_BIN` names another binary to run instead (the
+/// benchmarks compare builds with it: doc/performance.md).
 pub fn linggen_cmd(home: &Path, root: &Path) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_linggen"));
+    let bin = std::env::var_os("LINGGEN_BENCH_BIN");
+    let mut cmd = Command::new(
+        bin.as_deref()
+            .unwrap_or(env!("CARGO_BIN_EXE_linggen").as_ref()),
+    );
     for (name, _) in std::env::vars_os() {
         let scrub = name.to_str().is_some_and(|name| {
             SCRUBBED_PREFIXES

@@ -5,10 +5,10 @@
 
 use std::sync::OnceLock;
 
+use crossterm::style::Color;
 use syntect::easy::HighlightLines;
 use syntect::highlighting::{FontStyle, Theme as SyntaxTheme, ThemeSet};
 use syntect::parsing::SyntaxSet;
-use crossterm::style::Color;
 
 use super::paint::{Ink, Span};
 

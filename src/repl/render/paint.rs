@@ -4,8 +4,8 @@
 
 use std::fmt::Write as _;
 
-use unicode_width::UnicodeWidthChar;
 use crossterm::style::Color;
+use unicode_width::UnicodeWidthChar;
 
 /// The attributes of a run of text.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
