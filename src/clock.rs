@@ -1,6 +1,15 @@
 //! Calendar dates and times of day in UTC from seconds since the epoch, for the few places
 //! that print one (screenshot file names, AWS request dates), without a date crate.
 
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// Milliseconds since the Unix epoch.
+pub fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
 /// A moment in UTC.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Utc {

@@ -14,6 +14,7 @@ pub mod hooks;
 pub mod llm;
 pub mod mcp;
 pub mod print;
+pub mod protocol;
 pub mod repl;
 pub mod session;
 pub mod shared_text;

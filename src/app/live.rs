@@ -10,11 +10,12 @@ use crate::llm::ChatMessage;
 use crate::llm::router::{self, ResolveError};
 use crate::session::bus::Subscription;
 use crate::session::permissions::project;
+use crate::session::persist::{persisted, spawn_writer};
 use crate::session::{
     self, EventBus, Input, Permissions, SessionHandle, SessionSetup, ids, prompt,
 };
 use crate::skills::SkillSet;
-use crate::store::{HolderKind, SessionInfo, SessionLease, Store, persisted, spawn_writer};
+use crate::store::{HolderKind, SessionInfo, SessionLease, Store};
 use crate::tools::ToolContext;
 use crate::tools::sandbox::Sandbox;
 

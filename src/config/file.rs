@@ -95,7 +95,7 @@ struct SandboxSection {
     deny_read: Option<Vec<Spanned<String>>>,
     allow_read: Option<Vec<Spanned<String>>>,
     env_allow: Option<Vec<String>>,
-    unconfined: Option<crate::tools::sandbox::Unconfined>,
+    unconfined: Option<super::tools::Unconfined>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -552,7 +552,7 @@ impl Layer<'_> {
             config.set_origin("chromium", self.path.display());
         }
         for entry in tools.screenshot_hosts.unwrap_or_default() {
-            let host = crate::tools::screenshot::normalize_host(entry.get_ref())
+            let host = super::tools::normalize_host(entry.get_ref())
                 .map_err(|why| self.error_at(entry.span(), &why))?;
             if !config.screenshot.hosts.contains(&host) {
                 config.screenshot.hosts.push(host);
@@ -571,7 +571,7 @@ impl Layer<'_> {
         config: &mut Config,
         project: bool,
     ) -> Result<(), ConfigError> {
-        use crate::tools::sandbox::Unconfined;
+        use super::tools::Unconfined;
         let sandbox = &mut config.sandbox;
         for entry in section.deny_read.unwrap_or_default() {
             let path = self.absolute_path(&entry)?;
@@ -673,7 +673,7 @@ impl Layer<'_> {
             config.withheld.file = file.to_string();
         }
         for entry in tools.screenshot_hosts.unwrap_or_default() {
-            let host = crate::tools::screenshot::normalize_host(entry.get_ref())
+            let host = super::tools::normalize_host(entry.get_ref())
                 .map_err(|why| self.error_at(entry.span(), &why))?;
             if !config.withheld.screenshot_hosts.contains(&host) {
                 config.withheld.screenshot_hosts.push(host);

@@ -9,6 +9,7 @@ mod mode;
 pub mod model;
 pub mod paths;
 pub mod routing;
+pub mod tools;
 pub mod trust;
 
 use std::path::{Path, PathBuf};
@@ -18,7 +19,8 @@ use serde::{Deserialize, Serialize};
 pub use mode::TurnMode;
 pub use model::{ModelConfig, ProviderKind};
 
-pub use crate::tools::guard::paths::CONFIG_FILE;
+/// linggen's configuration file, in the root and in `$LINGGEN_HOME`.
+pub const CONFIG_FILE: &str = "linggen-agent.toml";
 pub const DEFAULT_MAX_ITERS: u32 = 100;
 
 /// How much the agent may do without asking.
@@ -200,9 +202,9 @@ pub struct Config {
     pub show_thinking: bool,
     /// `[tools] chromium` and `[tools] screenshot_hosts`, for `capture_screenshot`.
     /// (`LINGGEN_CHROMIUM` is read when the tool looks for the browser.)
-    pub screenshot: crate::tools::screenshot::ScreenshotSettings,
+    pub screenshot: tools::ScreenshotSettings,
     /// `[sandbox]`: how commands are confined.
-    pub sandbox: crate::tools::sandbox::SandboxSettings,
+    pub sandbox: tools::SandboxSettings,
     /// `[routing]`, when a file has the table: a policy then picks the model per call.
     pub routing: Option<routing::RoutingConfig>,
     /// `[context] compact_at`: the share of the window at which the conversation is
@@ -275,7 +277,7 @@ impl Default for Config {
             claude: None,
             claude_project: Vec::new(),
             add_dirs: Vec::new(),
-            bash_timeout_ms: crate::tools::bash::DEFAULT_TIMEOUT_MS,
+            bash_timeout_ms: tools::BASH_TIMEOUT_MS,
             max_delegation_depth: DEFAULT_MAX_DELEGATION_DEPTH,
             theme: "dark".to_string(),
             show_thinking: true,
@@ -405,7 +407,7 @@ impl Config {
             self.set_origin("max_iters", "LINGGEN_MAX_ITERS");
         }
         // Tools take their settings from their context, never from the environment.
-        self.screenshot.chromium_env = get(crate::tools::screenshot::CHROMIUM_ENV);
+        self.screenshot.chromium_env = get(tools::CHROMIUM_ENV);
         if let Some(v) = get("LINGGEN_PERMISSION_MODE") {
             self.permission_mode = PermissionMode::parse(&v).ok_or_else(|| {
                 ConfigError::Usage(format!(

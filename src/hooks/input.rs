@@ -11,7 +11,7 @@ use std::path::Path;
 use serde_json::{Map, Value, json};
 
 use crate::config::PermissionMode;
-use crate::llm::{ChatMessage, Role};
+use crate::protocol::{ChatMessage, Role};
 
 /// For each tool, each of Claude Code's argument names and linggen's spellings of it (the
 /// tools' own lists, so a spelling a tool learns is renamed here too).

@@ -22,7 +22,7 @@ use super::input::{self, Common};
 use super::outcome::{Ended, Outcome};
 use super::{Handler, HookEvent, HookSet, Scope};
 use crate::config::PermissionMode;
-use crate::llm::ChatMessage;
+use crate::protocol::ChatMessage;
 use crate::tools::launch::{Confinement, Env, Launch, Lifetime, Program};
 use crate::tools::sandbox::Sandbox;
 

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::server::Server;
 use super::tool_name;
-use crate::llm::{Image, ToolSpec};
+use crate::protocol::{Image, ToolSpec};
 use crate::tools::{AccessClass, ToolEntry, ToolHandler, ToolHints, ToolOutput};
 
 /// Characters of one result handed to the model; the rest is cut with a note, like a

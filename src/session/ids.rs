@@ -21,12 +21,7 @@ pub fn new_id() -> String {
     format!("{:016x}", h.finish())
 }
 
-/// Milliseconds since the Unix epoch.
-pub fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64)
-}
+pub use crate::clock::now_ms;
 
 #[cfg(test)]
 mod tests {

@@ -23,6 +23,7 @@ mod locks;
 pub mod memory;
 mod model_call;
 pub mod permissions;
+pub mod persist;
 pub mod prompt;
 pub mod resume;
 mod run;

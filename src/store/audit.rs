@@ -6,7 +6,7 @@ use rusqlite::{OptionalExtension, Row, params};
 use serde::Serialize;
 
 use super::{Store, StoreError};
-use crate::session::ids::now_ms;
+use crate::clock::now_ms;
 
 /// A snapshot taken before the first change of a prompt or auto-mode step.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -103,7 +103,7 @@ impl Store {
         &self,
         session_id: &str,
         run_id: &str,
-    ) -> Result<Vec<crate::llm::ChatMessage>, StoreError> {
+    ) -> Result<Vec<crate::protocol::ChatMessage>, StoreError> {
         let first: Option<i64> = self
             .conn
             .query_row(

@@ -9,8 +9,8 @@ use std::collections::HashMap;
 
 use rusqlite::{Connection, params};
 
-use crate::llm::Image;
-use crate::llm::image::ImageFormat;
+use crate::protocol::Image;
+use crate::protocol::image::ImageFormat;
 
 /// Stores `images` as those of message `message_id`, in order. Call it in the transaction
 /// that inserts the message.

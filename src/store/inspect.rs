@@ -3,7 +3,7 @@
 use rusqlite::{OptionalExtension, Row, params};
 
 use super::{Store, StoreError};
-use crate::llm::ChatMessage;
+use crate::protocol::ChatMessage;
 
 /// A run with where and when it happened.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]

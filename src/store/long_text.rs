@@ -10,7 +10,7 @@
 
 use rusqlite::{Connection, MAIN_DB, params};
 
-use crate::llm::ChatMessage;
+use crate::protocol::ChatMessage;
 
 /// From this length on, a message's text goes to `body`. Below it the two copies do not
 /// matter, and the row stays readable as plain text in any SQLite browser.

@@ -1,6 +1,7 @@
 //! Sessions in SQLite (`$LINGGEN_HOME/linggen.db`, WAL). The store is a subscriber of the
-//! session's events: [`spawn_writer`] persists each message as soon as it is complete, so a
-//! crash loses at most the reply in flight.
+//! session's events: `session::persist::spawn_writer` persists each message as soon as it
+//! is complete, so a crash loses at most the reply in flight. The store knows rows, not
+//! events: it reads the shared `protocol` types and nothing above them.
 
 mod audit;
 mod images;
@@ -9,7 +10,6 @@ mod lease;
 mod long_text;
 mod schedules;
 mod schema;
-mod writer;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -18,10 +18,9 @@ use rusqlite::{Connection, ErrorCode, OptionalExtension, params};
 
 pub use inspect::RunDetail;
 pub use lease::{Holder, HolderKind, LeaseError, SessionLease};
-pub use writer::{persisted, spawn_writer};
 
-use crate::llm::{ChatMessage, Role};
-use crate::session::ids::now_ms;
+use crate::clock::now_ms;
+use crate::protocol::{ChatMessage, Role};
 
 pub const DB_FILE: &str = "linggen.db";
 

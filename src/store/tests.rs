@@ -1,5 +1,6 @@
 use super::*;
-use crate::llm::ToolCall;
+use crate::protocol::ToolCall;
+use crate::session::persist::{persisted, spawn_writer};
 use crate::shared_text::SharedText;
 
 fn open() -> (tempfile::TempDir, Store) {
@@ -57,8 +58,9 @@ fn a_tool_results_images_are_stored_and_resumed() {
         name: "mcp__web__shot".into(),
         arguments: serde_json::json!({}),
     };
-    let png = crate::llm::image::test_png();
-    let gif = crate::llm::Image::from_base64("image/gif", "R0lGODlhgALgAYAAAA==".into()).unwrap();
+    let png = crate::protocol::image::test_png();
+    let gif =
+        crate::protocol::Image::from_base64("image/gif", "R0lGODlhgALgAYAAAA==".into()).unwrap();
     let result = ChatMessage::tool_result(&call, "[image image/png, 1 KB]", false)
         .with_images(vec![png.clone(), gif.clone()]);
     let msgs = vec![

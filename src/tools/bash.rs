@@ -21,9 +21,9 @@ use super::guard::{paths, shell};
 use super::launch::{Confinement, Env, Launch, LaunchError, Lifetime, Program};
 use super::terminal_text::strip_controls;
 use super::{Access, ToolContext, ToolOutput, Unconfined, args, sandbox};
-use crate::llm::ToolSpec;
+use crate::protocol::ToolSpec;
 
-pub const DEFAULT_TIMEOUT_MS: u64 = 30_000;
+pub const DEFAULT_TIMEOUT_MS: u64 = crate::config::tools::BASH_TIMEOUT_MS;
 pub const MAX_TIMEOUT_MS: u64 = 600_000;
 /// Output kept for the model: the first and last half of this many bytes.
 pub const OUTPUT_CAP_BYTES: usize = 30_000;

@@ -10,7 +10,7 @@
 use serde_json::{Map, Value};
 
 use super::ToolName;
-use crate::llm::ToolSpec;
+use crate::protocol::ToolSpec;
 
 /// A window under this many tokens is small: the fixed prompt would take a fifth of it
 /// or more.

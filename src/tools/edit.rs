@@ -15,7 +15,7 @@ use super::diff;
 use super::guard::paths::PathUse;
 use super::write::{Existing, PATH_NAMES, current_text, off_runtime, save};
 use super::{Access, ToolContext, ToolOutput, args};
-use crate::llm::ToolSpec;
+use crate::protocol::ToolSpec;
 
 pub fn spec() -> ToolSpec {
     ToolSpec {

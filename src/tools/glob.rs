@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use super::ToolName;
 use super::guard::paths::{self, PathUse};
 use super::{ToolContext, ToolOutput, args};
-use crate::llm::ToolSpec;
+use crate::protocol::ToolSpec;
 
 pub const DEFAULT_MAX_RESULTS: usize = 200;
 const MAX_RESULTS_CAP: usize = 5000;

@@ -22,7 +22,7 @@ use super::ToolName;
 use super::glob::{self, FileFilter, SkipCounter, Skipped, plural, walk_builder};
 use super::guard::paths;
 use super::{ToolContext, ToolOutput, args};
-use crate::llm::ToolSpec;
+use crate::protocol::ToolSpec;
 
 /// Matched lines longer than this are cut; minified files would flood the context.
 const MAX_LINE_CHARS: usize = 300;

@@ -32,7 +32,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::llm::ToolSpec;
+use crate::protocol::ToolSpec;
 pub use guard::shell::{CommandAnalysis, Segment, SegmentClass};
 pub use name::ToolName;
 pub use registry::{AccessClass, ToolEntry, ToolHandler, ToolHints, ToolId, ToolRegistry};
@@ -57,7 +57,7 @@ pub struct ToolOutput {
     /// Images for the model (an MCP server's screenshot); `model` names each where it was.
     /// A boxed slice, not a `Vec`: every call's result passes through `Result<_, ToolOutput>`
     /// and one word less keeps that small.
-    pub images: Box<[crate::llm::Image]>,
+    pub images: Box<[crate::protocol::Image]>,
 }
 
 impl ToolOutput {
@@ -107,7 +107,7 @@ impl ToolOutput {
         self
     }
 
-    pub fn with_images(mut self, images: Vec<crate::llm::Image>) -> Self {
+    pub fn with_images(mut self, images: Vec<crate::protocol::Image>) -> Self {
         self.images = images.into_boxed_slice();
         self
     }

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use super::ToolName;
 use super::guard::paths::{self, PathUse};
 use super::{ToolContext, ToolOutput, args};
-use crate::llm::ToolSpec;
+use crate::protocol::ToolSpec;
 
 /// Lines shown when the call does not ask for a range.
 const DEFAULT_MAX_LINES: usize = 2000;

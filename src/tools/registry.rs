@@ -17,7 +17,7 @@ use async_trait::async_trait;
 use serde_json::Value;
 
 use super::{ToolName, ToolOutput};
-use crate::llm::ToolSpec;
+use crate::protocol::ToolSpec;
 
 /// A tool by identity: one of linggen's own, or one registered at run time.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

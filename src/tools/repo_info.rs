@@ -10,7 +10,7 @@ use serde_json::json;
 use super::ToolName;
 use super::guard::paths;
 use super::{ToolContext, ToolOutput};
-use crate::llm::ToolSpec;
+use crate::protocol::ToolSpec;
 
 /// A slow network file system or a huge repository must not stall a turn.
 const GIT_TIMEOUT: Duration = Duration::from_secs(5);

@@ -20,11 +20,12 @@ use tokio::io::AsyncWriteExt as _;
 use super::ToolName;
 use super::guard::paths::PathUse;
 use super::{Access, ToolContext, ToolOutput, args};
-use crate::llm::ToolSpec;
+use crate::protocol::ToolSpec;
 
-pub use crate::llm::image::png_dimensions;
+pub use crate::config::tools::{ScreenshotSettings, normalize_host};
+pub use crate::protocol::image::png_dimensions;
 pub use chromium::{CANDIDATES as CHROMIUM_NAMES, ENV_VAR as CHROMIUM_ENV};
-pub use target::{is_loopback, normalize_host};
+pub use target::is_loopback;
 
 /// Where screenshots are saved, relative to the root.
 pub const DIR: &str = ".linggen/screenshots";
@@ -37,18 +38,6 @@ const MAX_SIDE: u32 = 4096;
 /// Checking that something listens before starting a browser turns "start your server
 /// first" into a clear error instead of a screenshot of Chromium's error page.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
-
-/// `[tools]` settings the tool reads (see `doc/config.md`).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ScreenshotSettings {
-    /// `[tools] chromium`: an absolute path or a program name on `PATH`.
-    pub chromium: Option<String>,
-    /// `$LINGGEN_CHROMIUM` as the configuration read it at start; beats `chromium`.
-    pub chromium_env: Option<String>,
-    /// `[tools] screenshot_hosts`, normalized with [`normalize_host`]: hosts besides
-    /// loopback whose pages may be captured.
-    pub hosts: Vec<String>,
-}
 
 pub fn spec() -> ToolSpec {
     ToolSpec {
@@ -158,7 +147,7 @@ impl ScreenshotArgs {
         );
         // The model sees the page too, when it takes images (a note says where it does
         // not); a shot too large to send is still saved.
-        match crate::llm::Image::from_bytes(crate::llm::ImageFormat::Png, &bytes) {
+        match crate::protocol::Image::from_bytes(crate::protocol::ImageFormat::Png, &bytes) {
             Ok(image) => output.with_images(vec![image]),
             Err(_) => output,
         }

@@ -7,7 +7,7 @@
 use serde_json::{Value, json};
 
 use super::{ToolName, ToolOutput, args};
-use crate::llm::ToolSpec;
+use crate::protocol::ToolSpec;
 
 /// Default lifetime of a lock when the call gives none: long enough for an edit-and-test
 /// cycle, short enough that a forgotten lock does not block the workspace for long.

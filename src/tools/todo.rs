@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::{ToolName, ToolOutput, args};
-use crate::llm::ToolSpec;
+use crate::protocol::ToolSpec;
 
 /// Most items a list may hold: a plan, not a dump of every line of a file.
 pub const MAX_TODOS: usize = 100;
@@ -161,8 +161,8 @@ pub fn as_text(todos: &[Todo]) -> String {
 }
 
 /// The list the last successful `TodoWrite` of `history` set, for a resumed session.
-pub fn last_in(history: &[crate::llm::ChatMessage]) -> Option<Vec<Todo>> {
-    use crate::llm::Role;
+pub fn last_in(history: &[crate::protocol::ChatMessage]) -> Option<Vec<Todo>> {
+    use crate::protocol::Role;
     let is_todo = |name: &str| ToolName::resolve(name) == Some(ToolName::TodoWrite);
     history.iter().rev().find_map(|msg| {
         if msg.role != Role::Tool || msg.is_error {
@@ -236,7 +236,7 @@ mod tests {
     /// A resumed session's list is its last successful call's; a refused call changed nothing.
     #[test]
     fn the_last_successful_call_of_a_history_is_the_list() {
-        use crate::llm::{ChatMessage, ToolCall};
+        use crate::protocol::{ChatMessage, ToolCall};
         let call = |id: &str, status: &str| ToolCall {
             id: id.into(),
             name: "TodoWrite".into(),

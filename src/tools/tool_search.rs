@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use super::registry::{AccessClass, ToolEntry, ToolHints, ToolRegistry};
 use super::{ToolHandler, ToolOutput};
-use crate::llm::ToolSpec;
+use crate::protocol::ToolSpec;
 
 pub const NAME: &str = "tool_search";
 

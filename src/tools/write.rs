@@ -9,7 +9,7 @@ use super::diff::{self, DiffStat};
 use super::guard::paths::PathUse;
 use super::{Access, ToolContext, ToolOutput, args};
 use crate::durable;
-use crate::llm::ToolSpec;
+use crate::protocol::ToolSpec;
 
 pub fn spec() -> ToolSpec {
     ToolSpec {

@@ -10,7 +10,7 @@ use super::super::bash::{OUTPUT_CAP_BYTES, shell_command};
 use super::super::glob::plural;
 use super::super::{ToolContext, ToolName, ToolOutput, args};
 use super::{StopBy, TaskError, TaskInfo, TaskState, now_ms};
-use crate::llm::ToolSpec;
+use crate::protocol::ToolSpec;
 
 /// The ids a call may name a command by (Claude Code's first).
 const OUTPUT_ID: &[&str] = &["bash_id", "shell_id", "id", "task_id"];

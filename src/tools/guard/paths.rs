@@ -23,9 +23,9 @@ use std::path::{Component, Path, PathBuf};
 use super::shell::work;
 use crate::tools::sandbox::Secrets;
 
-/// linggen's configuration file, in the root and in `$LINGGEN_HOME` (its name is the
-/// config's contract; it lives here because the write guard must know it).
-pub const CONFIG_FILE: &str = "linggen-agent.toml";
+/// linggen's configuration file, in the root and in `$LINGGEN_HOME`: the write guard
+/// protects it.
+pub use crate::config::CONFIG_FILE;
 /// The project's rules approved with "always in this project", relative to the root.
 pub const PROJECT_RULES_FILE: &str = ".linggen/permissions.toml";
 

@@ -6,7 +6,7 @@
 use serde_json::{Value, json};
 
 use super::{Checked, check};
-use crate::llm::ToolSpec;
+use crate::protocol::ToolSpec;
 use crate::tools::diff::{self, DiffStat};
 use crate::tools::{Access, ToolContext, ToolName, ToolOutput, args};
 

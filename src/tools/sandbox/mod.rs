@@ -22,53 +22,11 @@ mod traps;
 pub mod walls;
 
 pub use secrets::{HiddenKind, HiddenPath, Secrets};
+// Its settings are the configuration's (`config::tools`), read here.
+pub use crate::config::tools::{SandboxSettings, Unconfined};
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
-
-/// `[sandbox]` in `linggen-agent.toml`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SandboxSettings {
-    /// `enabled = false` runs commands unconfined (then `unconfined` decides whether each asks).
-    pub enabled: bool,
-    /// `network = true`: commands share the machine's network.
-    pub network: bool,
-    /// Folders outside the root that commands may write (toolchain caches: `~/.cargo`…).
-    pub write_paths: Vec<PathBuf>,
-    /// Paths hidden from commands and file tools besides the built-in secret stores.
-    pub deny_read: Vec<PathBuf>,
-    /// Built-in secret stores opened to commands and file tools (a store, or a folder that
-    /// contains some). Never `$LINGGEN_HOME` nor what `deny_read` lists.
-    pub allow_read: Vec<PathBuf>,
-    /// Environment variables passed to commands although they look like secrets.
-    pub env_allow: Vec<String>,
-    pub unconfined: Unconfined,
-}
-
-impl Default for SandboxSettings {
-    fn default() -> Self {
-        SandboxSettings {
-            enabled: true,
-            network: false,
-            write_paths: Vec::new(),
-            deny_read: Vec::new(),
-            allow_read: Vec::new(),
-            env_allow: Vec::new(),
-            unconfined: Unconfined::Ask,
-        }
-    }
-}
-
-/// What happens to commands that cannot be confined (no kernel support, or `enabled = false`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Unconfined {
-    /// Every command needs a person; `-p` denies them. The default: fail closed.
-    #[default]
-    Ask,
-    /// The analysis alone decides, as without a sandbox. Chosen knowingly.
-    Allow,
-}
 
 /// The paths inside the root that commands may read but never write: git executes what
 /// `.git` says (hooks, `core.fsmonitor`), and the others grant the agent powers

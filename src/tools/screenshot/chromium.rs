@@ -27,7 +27,7 @@ pub const CANDIDATES: &[&str] = &[
 ];
 
 /// The environment variable that names the browser; it beats `[tools] chromium`.
-pub const ENV_VAR: &str = "LINGGEN_CHROMIUM";
+pub const ENV_VAR: &str = crate::config::tools::CHROMIUM_ENV;
 
 /// How long Chromium may spend loading before it takes the picture of whatever is there
 /// (its own `--timeout`): a page that keeps a request open forever still gets captured.

@@ -15,7 +15,7 @@ use reqwest::Url;
 const MAX_URL_CHARS: usize = 2048;
 
 /// Parses `raw` and checks it against the policy; the error says what was wrong and what to
-/// do instead. `allowed` holds hosts normalized with [`normalize_host`].
+/// do instead. `allowed` holds hosts normalized with `config::tools::normalize_host`.
 pub fn check(raw: &str, allowed: &[String]) -> Result<Url, String> {
     let raw = raw.trim();
     if raw.is_empty() {
@@ -95,45 +95,10 @@ pub fn is_loopback(host: &str) -> bool {
     host.parse::<Ipv4Addr>().is_ok_and(|ip| ip.is_loopback())
 }
 
-/// A `[tools] screenshot_hosts` entry in the form [`check`] compares against: lower case,
-/// punycode, IPv6 in brackets. Only a host: no scheme, port, path or wildcard.
-pub fn normalize_host(entry: &str) -> Result<String, String> {
-    let entry = entry.trim();
-    let bad = |why: &str| {
-        format!(
-            "screenshot_hosts entry \"{entry}\": {why}; write a bare host name such as \"myapp.test\" or an IP address"
-        )
-    };
-    if entry.is_empty() {
-        return Err(bad("it is empty"));
-    }
-    if entry.contains('*') {
-        return Err(bad("wildcards are not supported, list each host"));
-    }
-    if entry.contains(['/', '@', '?', '#', '\\']) || entry.chars().any(char::is_whitespace) {
-        return Err(bad("it is not just a host (no scheme, path or user)"));
-    }
-    let bracketed = entry.parse::<Ipv6Addr>().is_ok();
-    let text = if bracketed {
-        format!("http://[{entry}]/")
-    } else {
-        format!("http://{entry}/")
-    };
-    let url = Url::parse(&text).map_err(|e| bad(&e.to_string()))?;
-    if url.port().is_some() {
-        return Err(bad(
-            "ports are not part of it (every port of an allowed host is allowed)",
-        ));
-    }
-    match url.host_str() {
-        Some(host) if !host.is_empty() => Ok(host.to_string()),
-        _ => Err(bad("it names no host")),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::tools::normalize_host;
 
     fn ok(raw: &str) -> String {
         match check(raw, &["myapp.test".into(), "[fd00::1]".into()]) {

@@ -1,13 +1,14 @@
-//! The store's subscription to a session: a thread (SQLite calls block) that writes each
-//! message and run change as its event arrives.
+//! The store as a subscriber of a session: a thread (SQLite calls block) that writes each
+//! message and run change as its event arrives. It lives with the session, whose events
+//! and projection it reads, so the store itself knows nothing of them.
 
 use std::thread::JoinHandle;
 
-use super::{RunRecord, Store};
 use crate::session::Event;
 use crate::session::bus::Subscription;
 use crate::session::view::SessionView;
 use crate::shared_text::SharedText;
+use crate::store::{CheckpointRecord, RunRecord, Store, StoreError};
 
 /// Persists `session_id`'s events until the bus closes. Write failures (disk full, the file
 /// removed) are reported once through `on_error` and do not stop the session: losing the
@@ -74,13 +75,13 @@ impl Record {
         store: &Store,
         session_id: &str,
         event: &Event,
-    ) -> Result<(), super::StoreError> {
+    ) -> Result<(), StoreError> {
         self.view.apply(event);
         match event {
             Event::Message { run_id, .. } => {
                 if let Some(msg) = event.as_chat_message() {
                     let id = store.append_message(session_id, Some(run_id), &msg)?;
-                    if msg.role == crate::llm::Role::Assistant {
+                    if msg.role == crate::protocol::Role::Assistant {
                         self.answers.insert(run_id.clone(), (id, msg.content));
                     }
                 }
@@ -141,7 +142,7 @@ impl Record {
                 step,
                 commit,
             } => {
-                store.add_checkpoint(&super::CheckpointRecord {
+                store.add_checkpoint(&CheckpointRecord {
                     id: checkpoint_id.clone(),
                     session_id: session_id.to_string(),
                     run_id: run_id.clone(),
@@ -223,7 +224,7 @@ fn log_outcome(
     status: crate::session::view::RunStatus,
     result: &SharedText,
     answer: Option<(i64, SharedText)>,
-) -> Result<(), super::StoreError> {
+) -> Result<(), StoreError> {
     use crate::session::view::RunStatus;
     // As events spell the outcome (`max_iters`, `stopped`).
     let text = match status {
