@@ -220,7 +220,8 @@ fn a_one_shot_run_reads_its_background_command_and_leaves_nothing_behind() {
 }
 
 /// `linggen serve`: the event stream and the late joiner's snapshot carry the command, and
-/// `POST /api/task-stop` stops it once; a second stop is the session's refusal.
+/// `POST /api/task-stop` stops it once; a second stop is the session's refusal (409), an
+/// unknown id a 404.
 #[test]
 fn the_web_api_lists_and_stops_a_background_command() {
     use support::web_client::Serve;
@@ -277,6 +278,14 @@ fn the_web_api_lists_and_stops_a_background_command() {
         again.text().contains("is not running (stopped)"),
         "{}",
         again.text()
+    );
+    // One the session never started is not there: 404, with the ones it knows.
+    let unknown = serve.post("/api/task-stop", &json!({"task_id": "bash_9"}));
+    assert_eq!(unknown.status, 404, "{}", unknown.text());
+    assert!(
+        unknown.text().contains("no background command `bash_9`"),
+        "{}",
+        unknown.text()
     );
     serve.stop();
 }

@@ -133,7 +133,7 @@ impl AcpSession {
     pub async fn set(&self, input: Input) -> Result<(), RpcError> {
         match self.inputs.ask(input).await {
             Ok(Ok(())) => Ok(()),
-            Ok(Err(refused)) => Err(RpcError::invalid_params(refused)),
+            Ok(Err(refused)) => Err(RpcError::invalid_params(refused.message)),
             Err(stopped) => Err(RpcError::internal(stopped.to_string())),
         }
     }

@@ -610,7 +610,7 @@ impl Shell {
         let accepted = match answer.await {
             Ok(Ok(Ok(()))) => true,
             Ok(Ok(Err(why))) => {
-                self.view.error(&why);
+                self.view.error(&why.message);
                 false
             }
             Ok(Err(stopped)) => {

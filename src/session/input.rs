@@ -108,8 +108,52 @@ impl Input {
     }
 }
 
-/// The session's answer to one input: accepted, or why not (in words for the person).
-pub type Answer = Result<(), String>;
+/// The session's answer to one input: accepted, or why not.
+pub type Answer = Result<(), Refusal>;
+
+/// Why the session did not take an input: in words for the person, and of a kind a
+/// frontend can act on (the web API's status code follows it: `404`, `409`, `400`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct Refusal {
+    pub kind: RefusalKind,
+    pub message: String,
+}
+
+/// What kind of refusal: what the input names is not there, the session's state does not
+/// allow it now, or the input itself is not valid.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RefusalKind {
+    /// A run, background command or approval that does not exist (or no longer does).
+    NotFound,
+    /// Valid, but not now: an approval already answered, a change while a turn runs.
+    Conflict,
+    /// A value the session does not know (a model, agent or mode that is none of its own).
+    Invalid,
+}
+
+impl Refusal {
+    pub fn not_found(message: impl Into<String>) -> Refusal {
+        Refusal {
+            kind: RefusalKind::NotFound,
+            message: message.into(),
+        }
+    }
+
+    pub fn conflict(message: impl Into<String>) -> Refusal {
+        Refusal {
+            kind: RefusalKind::Conflict,
+            message: message.into(),
+        }
+    }
+
+    pub fn invalid(message: impl Into<String>) -> Refusal {
+        Refusal {
+            kind: RefusalKind::Invalid,
+            message: message.into(),
+        }
+    }
+}
 
 /// An input as it travels to the session, with where its answer goes when the sender waits
 /// for one ([`Inputs::ask`]).
@@ -127,8 +171,10 @@ impl Sent {
                 let _ = reply.send(answer);
             }
             None => {
-                if let Err(message) = answer {
-                    bus.publish(Event::Error { message });
+                if let Err(refusal) = answer {
+                    bus.publish(Event::Error {
+                        message: refusal.message,
+                    });
                 }
             }
         }

@@ -46,7 +46,9 @@ pub use auto::{OBSERVATION, check_rules, is_observation};
 pub use bus::{Envelope, EventBus};
 pub use delegate::BACKGROUND_SENDER;
 pub use event::{AgentState, Decision, Event, OutcomeStatus, SessionStatus};
-pub use input::{Answer, Input, Inputs, SkillInvocation, TurnMode, UserMessage};
+pub use input::{
+    Answer, Input, Inputs, Refusal, RefusalKind, SkillInvocation, TurnMode, UserMessage,
+};
 pub use permissions::Permissions;
 
 use crate::agents::AgentSet;
@@ -56,7 +58,7 @@ pub use crate::llm::routing::{Choice, Router};
 use crate::skills::SkillSet;
 use crate::skills::live::Live;
 use crate::tools::ToolContext;
-use crate::tools::background::StopBy;
+use crate::tools::background::{StopBy, TaskError};
 
 /// Everything a session starts from.
 pub struct SessionSetup {
@@ -436,7 +438,7 @@ async fn run(setup: SessionSetup, mut inputs: mpsc::Receiver<input::Sent>, bus: 
                                 token.cancel();
                                 Ok(())
                             }
-                            None => Err(format!("run {run_id} is not running")),
+                            None => Err(Refusal::not_found(format!("run {run_id} is not running"))),
                         }
                     }
                     Input::StopTask { task_id } => {
@@ -531,7 +533,11 @@ fn stop_task(
             Ok(()) => tasks.stopped(&task_id).await.map(|_| ()),
             Err(e) => Err(e),
         };
-        input::Sent::answer(reply, &bus, answer.map_err(|e| e.to_string()));
+        let answer = answer.map_err(|e| match e {
+            TaskError::NotFound { .. } => Refusal::not_found(e.to_string()),
+            TaskError::NotRunning { .. } => Refusal::conflict(e.to_string()),
+        });
+        input::Sent::answer(reply, &bus, answer);
     });
 }
 
@@ -588,12 +594,14 @@ impl Answered {
         self.0.push_back((id, from));
     }
 
-    fn refusal(&self, id: &str) -> String {
+    fn refusal(&self, id: &str) -> Refusal {
         match self.0.iter().find(|(answered, _)| answered == id) {
-            Some((_, from)) => {
-                format!("approval {id} is not waiting: it was answered first in the {from}")
-            }
-            None => format!("approval {id} is not waiting (already answered, or no such request)"),
+            Some((_, from)) => Refusal::conflict(format!(
+                "approval {id} is not waiting: it was answered first in the {from}"
+            )),
+            None => Refusal::not_found(format!(
+                "approval {id} is not waiting (already answered, or no such request)"
+            )),
         }
     }
 }
@@ -670,19 +678,19 @@ fn change_setting(
     let refused = match input {
         // A turn runs as one agent from its start to its end; every frontend hears the
         // same refusal (the terminal used to keep this check to itself).
-        Input::SetAgent { .. } if idle.is_none() => {
-            Some("the agent can change when this turn ends".to_string())
-        }
+        Input::SetAgent { .. } if idle.is_none() => Some(Refusal::conflict(
+            "the agent can change when this turn ends",
+        )),
         Input::SetAgent { agent } => {
             let agents = shared.agents.get();
             if agents.get(&agent).is_some() {
                 settings.agent_id = agent;
                 None
             } else {
-                Some(format!(
+                Some(Refusal::invalid(format!(
                     "no agent named `{agent}`; agents: {}",
                     agents.names().join(", ")
-                ))
+                )))
             }
         }
         Input::SetMode { mode } => {
@@ -694,9 +702,13 @@ fn change_setting(
                 *shared = Arc::new(shared.with_settings(choice, shared.max_iters));
                 None
             }
-            Err(why) => Some(format!("cannot switch to model `{model}`: {why}")),
+            Err(why) => Some(Refusal::invalid(format!(
+                "cannot switch to model `{model}`: {why}"
+            ))),
         },
-        Input::SetMaxIters { max_iters: 0 } => Some("max_iters must be at least 1".to_string()),
+        Input::SetMaxIters { max_iters: 0 } => {
+            Some(Refusal::invalid("max_iters must be at least 1"))
+        }
         Input::SetMaxIters { max_iters } => {
             *shared = Arc::new(shared.with_settings(shared.choice.clone(), max_iters));
             None
@@ -712,7 +724,7 @@ fn change_setting(
             }
             None
         }
-        other => Some(format!("{other:?} is not a setting")),
+        other => Some(Refusal::invalid(format!("{other:?} is not a setting"))),
     };
     if let Some(why) = refused {
         return Err(why);

@@ -328,7 +328,11 @@ async fn each_answer_to_an_approval_hears_whether_it_won() {
     let (first, second) = tokio::join!(first, second);
     assert_eq!(first, Ok(Ok(())));
     let refused = second.unwrap().unwrap_err();
-    assert!(refused.contains("answered first in the web"), "{refused}");
+    assert!(
+        refused.message.contains("answered first in the web"),
+        "{refused}"
+    );
+    assert_eq!(refused.kind, crate::session::RefusalKind::Conflict);
     let (_, seen) = h.outcome().await;
     // The refusal went to its sender only, not to every view as an error.
     assert!(

@@ -15,6 +15,7 @@ use super::auth::{self, Access};
 use super::mirror::Mirror;
 use super::server::Ctx;
 use super::{Body, agents, page, runs, settings, sse};
+use crate::session::input::RefusalKind;
 use crate::session::{Decision, Input};
 use crate::store::Store;
 
@@ -577,12 +578,21 @@ pub(super) fn open_mirror(ctx: &Ctx, id: Option<&str>) -> Result<Arc<Mirror>, Ap
     ctx.hub.mirror(id).map_err(ApiError::not_found)
 }
 
-/// Puts an input into the session's queue, the one the terminal uses: `409` with the
-/// session's reason when it refuses, `410` when it has ended.
+/// Puts an input into the session's queue, the one the terminal uses. A refusal is the
+/// session's sentence with the status its kind calls for: `404` (what it names is not
+/// there), `409` (not now), `400` (a value the session does not know); `410` when the
+/// session has ended.
 pub(super) async fn send(mirror: &Mirror, input: Input) -> Result<(), ApiError> {
     match mirror.ask(input).await {
         Ok(Ok(())) => Ok(()),
-        Ok(Err(why)) => Err(ApiError::new(StatusCode::CONFLICT, why)),
+        Ok(Err(refused)) => {
+            let status = match refused.kind {
+                RefusalKind::NotFound => StatusCode::NOT_FOUND,
+                RefusalKind::Conflict => StatusCode::CONFLICT,
+                RefusalKind::Invalid => StatusCode::BAD_REQUEST,
+            };
+            Err(ApiError::new(status, refused.message))
+        }
         Err(ended) => Err(ApiError::new(StatusCode::GONE, ended)),
     }
 }

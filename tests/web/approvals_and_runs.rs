@@ -39,7 +39,9 @@ fn an_approval_answered_in_the_browser_lets_the_tool_run() {
         "/api/approvals/no-such-id",
         &json!({"decision": "allow_once"}),
     );
-    assert_eq!(elsewhere.status, 409, "{}", elsewhere.text());
+    // An approval the session never asked for (or answered long ago) is not there: 404;
+    // one answered first elsewhere is a conflict (`a_second_answer_right_after_the_first_gets_409`).
+    assert_eq!(elsewhere.status, 404, "{}", elsewhere.text());
 
     let allowed = serve.post(&path, &json!({"decision": "allow_once"}));
     assert_eq!(allowed.status, 202, "{}", allowed.text());

@@ -10,7 +10,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::Want;
 use super::registry::ServeRecord;
-use crate::session::input::Sent;
+use crate::session::input::{Refusal, Sent};
 use crate::session::{Decision, Event, EventBus, Input, UserMessage};
 
 /// How long one request may take: the server answers at once (a message is queued, not
@@ -299,8 +299,8 @@ pub(super) async fn forward(
                 .post(&path, &body)
                 .await
                 .map(|_| ())
-                .map_err(|e| e.to_string()),
-            Err(why) => Err(why),
+                .map_err(|e| Refusal::conflict(e.to_string())),
+            Err(why) => Err(Refusal::invalid(why)),
         };
         Sent::answer(reply, &bus, answer);
     }
