@@ -128,7 +128,6 @@ const KNOWN_LONG_FUNCTIONS: &[&str] = &[
     "session/turn.rs:run_turn",
     "session/view.rs:apply",
     "skills/parse.rs:parse_document",
-    "session/persist.rs:persist",
     "tools/grep.rs:search_in",
     "tools/guard/shell/git.rs:check",
     "tools/guard/shell/sed.rs:analyze_options",

@@ -77,6 +77,18 @@ impl Record {
         event: &Event,
     ) -> Result<(), StoreError> {
         self.view.apply(event);
+        self.persist_runs(store, session_id, event)?;
+        log_audit(store, session_id, event)?;
+        self.persist_session(store, session_id, event)
+    }
+
+    /// Messages as they complete, and runs as they start and end.
+    fn persist_runs(
+        &mut self,
+        store: &Store,
+        session_id: &str,
+        event: &Event,
+    ) -> Result<(), StoreError> {
         match event {
             Event::Message { run_id, .. } => {
                 if let Some(msg) = event.as_chat_message() {
@@ -115,78 +127,19 @@ impl Record {
                     log_outcome(store, id, run.status, result, answer)?;
                 }
             }
-            // The audit trail (`linggen runs show`).
-            Event::ToolCallStarted {
-                run_id,
-                summary,
-                args,
-                ..
-            } => store.log(run_id, "call", summary, Some(&args.to_string()), None)?,
-            Event::ToolCallFinished {
-                run_id,
-                tool,
-                ok,
-                summary,
-                diff,
-                excerpt,
-                ..
-            } => {
-                let text = format!("{tool}: {summary}");
-                let detail = diff.as_deref().or(excerpt.as_deref());
-                store.log(run_id, "result", &text, detail, Some(*ok))?;
-            }
-            Event::CheckpointCreated {
-                checkpoint_id,
-                run_id,
-                prompt,
-                step,
-                commit,
-            } => {
-                store.add_checkpoint(&CheckpointRecord {
-                    id: checkpoint_id.clone(),
-                    session_id: session_id.to_string(),
-                    run_id: run_id.clone(),
-                    prompt: prompt.clone(),
-                    step: *step,
-                    commit: commit.clone(),
-                    end_commit: None,
-                    created_at: crate::session::ids::now_ms(),
-                })?;
-                let text = match step {
-                    0 => format!("checkpoint {checkpoint_id}"),
-                    n => format!("checkpoint {checkpoint_id} (step {n})"),
-                };
-                store.log(run_id, "checkpoint", &text, Some(commit), None)?;
-            }
-            // Hooks outside any run are logged under the session's id.
-            Event::HookRan {
-                run_id,
-                event,
-                command,
-                file,
-                result,
-                ok,
-                duration_ms,
-            } => {
-                let text = format!("{event} hook `{command}`: {result} ({duration_ms} ms)");
-                let run_id = run_id.as_deref().unwrap_or(session_id);
-                store.log(run_id, "hook", &text, Some(file), Some(*ok))?;
-            }
-            Event::CheckpointClosed { run_id, commit } => {
-                store.close_checkpoints(run_id, commit)?;
-            }
-            Event::ChangeReport {
-                run_id,
-                files,
-                truncated_count,
-                ..
-            } => {
-                let mut text = files.join(", ");
-                if *truncated_count > 0 {
-                    text.push_str(&format!(" and {truncated_count} more"));
-                }
-                store.log(run_id, "changes", &text, None, None)?;
-            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// What the session as a whole resumes from and is listed with.
+    fn persist_session(
+        &mut self,
+        store: &Store,
+        session_id: &str,
+        event: &Event,
+    ) -> Result<(), StoreError> {
+        match event {
             // What `--continue` resumes. A delegated run's compaction is its own: only the
             // turns' conversation is resumed.
             Event::Compacted {
@@ -214,6 +167,85 @@ impl Record {
         }
         Ok(())
     }
+}
+
+/// The audit trail (`linggen runs show`): calls, results, checkpoints, hooks, changes.
+fn log_audit(store: &Store, session_id: &str, event: &Event) -> Result<(), StoreError> {
+    match event {
+        Event::ToolCallStarted {
+            run_id,
+            summary,
+            args,
+            ..
+        } => store.log(run_id, "call", summary, Some(&args.to_string()), None)?,
+        Event::ToolCallFinished {
+            run_id,
+            tool,
+            ok,
+            summary,
+            diff,
+            excerpt,
+            ..
+        } => {
+            let text = format!("{tool}: {summary}");
+            let detail = diff.as_deref().or(excerpt.as_deref());
+            store.log(run_id, "result", &text, detail, Some(*ok))?;
+        }
+        Event::CheckpointCreated {
+            checkpoint_id,
+            run_id,
+            prompt,
+            step,
+            commit,
+        } => {
+            store.add_checkpoint(&CheckpointRecord {
+                id: checkpoint_id.clone(),
+                session_id: session_id.to_string(),
+                run_id: run_id.clone(),
+                prompt: prompt.clone(),
+                step: *step,
+                commit: commit.clone(),
+                end_commit: None,
+                created_at: crate::session::ids::now_ms(),
+            })?;
+            let text = match step {
+                0 => format!("checkpoint {checkpoint_id}"),
+                n => format!("checkpoint {checkpoint_id} (step {n})"),
+            };
+            store.log(run_id, "checkpoint", &text, Some(commit), None)?;
+        }
+        // Hooks outside any run are logged under the session's id.
+        Event::HookRan {
+            run_id,
+            event,
+            command,
+            file,
+            result,
+            ok,
+            duration_ms,
+        } => {
+            let text = format!("{event} hook `{command}`: {result} ({duration_ms} ms)");
+            let run_id = run_id.as_deref().unwrap_or(session_id);
+            store.log(run_id, "hook", &text, Some(file), Some(*ok))?;
+        }
+        Event::CheckpointClosed { run_id, commit } => {
+            store.close_checkpoints(run_id, commit)?;
+        }
+        Event::ChangeReport {
+            run_id,
+            files,
+            truncated_count,
+            ..
+        } => {
+            let mut text = files.join(", ");
+            if *truncated_count > 0 {
+                text.push_str(&format!(" and {truncated_count} more"));
+            }
+            store.log(run_id, "changes", &text, None, None)?;
+        }
+        _ => {}
+    }
+    Ok(())
 }
 
 /// The outcome's line in the audit trail. A result that is the run's last answer (the usual
