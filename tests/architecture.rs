@@ -20,8 +20,8 @@ use std::path::{Path, PathBuf};
 
 /// Imports that point up or sideways, as `from -> to`, not yet moved.
 const KNOWN_LAYER_BREAKS: &[&str] = &[
-    "acp -> web",  // acp/session.rs
-    "repl -> web", // repl/attach.rs
+    "acp -> web",  // acp/share.rs, acp/session.rs: /share starts the web server
+    "repl -> web", // repl/share.rs, repl/link.rs: /share starts the web server
 ];
 
 /// `path:function` of `pub` functions that still return `Result<_, String>`.

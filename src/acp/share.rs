@@ -3,7 +3,8 @@
 //! approvals show in both, and the first answer wins.
 //!
 //! Like the terminal (`repl/share.rs`), this frontend starts the web server itself: the
-//! design wants that through the app layer (issue 30 moves both).
+//! design wants that through the app layer, not done yet (`tests/architecture.rs` lists
+//! both as known layer breaks).
 
 use std::sync::Arc;
 

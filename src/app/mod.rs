@@ -5,6 +5,7 @@
 //! picks one of them, so no two top-level modules import each other.
 
 pub mod allocator;
+pub mod attach;
 pub mod carry;
 pub mod hooks;
 mod live;

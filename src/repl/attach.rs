@@ -3,8 +3,8 @@
 //! that server has open). One session, one owner: the page and the terminal are then two
 //! windows on it, and its history one turn after the other.
 
+use crate::app::attach::{self, Want, registry};
 use crate::app::{Failure, LiveSession, Start, Workspace, exit};
-use crate::web::attach::{self, Want, registry};
 
 /// The session the shell works with, wherever it runs.
 pub(super) async fn open(start: &Start, ws: &Workspace) -> Result<LiveSession, Failure> {

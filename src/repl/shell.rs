@@ -285,7 +285,7 @@ impl Shell {
         if let Some(live) = self.link.live.as_ref()
             && let Some(owner) = &live.owner
         {
-            self.view.own_sender = crate::web::attach::SENDER;
+            self.view.own_sender = crate::app::attach::SENDER;
             let line = format!(
                 "attached to {owner} · session {} · its page and this terminal share it",
                 live.session_id

@@ -411,7 +411,7 @@ struct NewMessage {
 }
 
 /// The sender names a message may carry.
-const SENDERS: [&str; 2] = ["web", super::attach::SENDER];
+const SENDERS: [&str; 2] = ["web", crate::app::attach::SENDER];
 
 /// The sender a body names (`web` when it names none).
 fn sender(from: Option<&str>) -> Result<String, ApiError> {

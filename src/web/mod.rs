@@ -4,7 +4,6 @@
 
 mod agents;
 mod api;
-pub mod attach;
 pub mod auth;
 pub mod hub;
 pub mod mirror;

@@ -130,7 +130,7 @@ pub struct Server {
     task: JoinHandle<()>,
     /// How a terminal of the same workspace finds this server (`linggen --attach`, or
     /// `--continue` of the session it serves); removed when the server goes.
-    _registration: Option<super::attach::registry::Registration>,
+    _registration: Option<crate::app::attach::registry::Registration>,
 }
 
 impl Server {
@@ -227,13 +227,13 @@ impl Server {
 
 /// Records the server for terminals of its workspace; a record that cannot be written only
 /// costs attaching (one warning).
-fn register(ctx: &Ctx) -> Option<super::attach::registry::Registration> {
+fn register(ctx: &Ctx) -> Option<crate::app::attach::registry::Registration> {
     let (hub, port, token) = (&ctx.hub, ctx.bound.port(), ctx.credentials.tokens.full());
     let what = match hub.can_open() {
         true => "linggen serve",
         false => "a terminal's /share",
     };
-    super::attach::registry::register(&hub.home, &hub.root, port, token, what)
+    crate::app::attach::registry::register(&hub.home, &hub.root, port, token, what)
         .map_err(|e| {
             eprintln!("linggen: warning: {e}; `linggen --attach` will not find this server")
         })
