@@ -510,6 +510,9 @@ fn stdin_is_pipe_or_file() -> bool {
 /// Entry point: returns the process exit code.
 pub fn main() -> i32 {
     crate::app::allocator::keep_large_blocks_separate();
+    // `/share` in the terminal and the editor starts the web frontend's server through the
+    // app layer (frontends do not import one another).
+    crate::app::share::provide(Box::new(crate::web::share::WebShare));
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {

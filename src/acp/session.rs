@@ -96,7 +96,7 @@ impl AcpSession {
                 );
             }
         }
-        let mirror = crate::web::Mirror::of(&mut live);
+        let mirror = crate::app::share::feed(&mut live);
         let events = live.take_events();
         let session = Arc::new(AcpSession {
             share: super::share::Share::new(mirror),

@@ -2,26 +2,23 @@
 //! it (see doc/web.md). The page watches and drives the very session the editor drives;
 //! approvals show in both, and the first answer wins.
 //!
-//! Like the terminal (`repl/share.rs`), this frontend starts the web server itself: the
-//! design wants that through the app layer, not done yet (`tests/architecture.rs` lists
-//! both as known layer breaks).
-
-use std::sync::Arc;
+//! Like the terminal (`repl/share.rs`), it starts the server through the app layer
+//! (`app::share`), which the binary fills with the web frontend's.
 
 use tokio::sync::Mutex;
 
 use crate::app::Workspace;
-use crate::web::{Hub, Mirror, ServeOptions, Server};
+use crate::app::share::{self, Feed, Server};
 
 /// One session's share: its mirror (following from the first event) and, once `/share`
 /// was asked for, the server.
 pub struct Share {
-    mirror: Option<Arc<Mirror>>,
-    server: Mutex<Option<Server>>,
+    mirror: Option<Feed>,
+    server: Mutex<Option<Box<dyn Server>>>,
 }
 
 impl Share {
-    pub fn new(mirror: Option<Arc<Mirror>>) -> Share {
+    pub fn new(mirror: Option<Feed>) -> Share {
         Share {
             mirror,
             server: Mutex::new(None),
@@ -48,7 +45,7 @@ impl Share {
                         Err(e) => return format!("Cannot share this session: {e}"),
                     },
                 };
-                links(running, args.trim() == "--read-only")
+                links(running.as_ref(), args.trim() == "--read-only")
             }
             other => format!(
                 "Unknown /share option `{other}`; use /share, /share --read-only or /share stop."
@@ -56,18 +53,11 @@ impl Share {
         }
     }
 
-    async fn start(&self, ws: &Workspace) -> Result<Server, String> {
+    async fn start(&self, ws: &Workspace) -> Result<Box<dyn Server>, String> {
         let mirror = self.mirror.clone().ok_or("it has no mirror")?;
-        let hub = Hub::new(ws);
-        hub.share(mirror);
-        Server::start(
-            Arc::new(hub),
-            ServeOptions {
-                port: 0,
-                lan: false,
-            },
-        )
-        .await
+        share::start(ws, mirror, false)
+            .await
+            .map_err(|e| e.to_string())
     }
 
     pub async fn stop(&self) {
@@ -77,7 +67,7 @@ impl Share {
     }
 }
 
-fn links(server: &Server, read_only: bool) -> String {
+fn links(server: &dyn Server, read_only: bool) -> String {
     let link = match server.link() {
         Ok(link) => link,
         Err(e) => return format!("Cannot make a link: {e}"),

@@ -17,6 +17,7 @@ pub mod rewind;
 mod runs;
 pub mod schedule;
 mod sessions;
+pub mod share;
 pub mod signals;
 mod workspace;
 pub mod worktree;

@@ -26,8 +26,7 @@ impl Shell {
                 "/export works on a session this terminal runs; this one runs elsewhere (its page has it all)",
             );
         };
-        let events: Vec<Event> = mirror
-            .transcript()
+        let events: Vec<Event> = crate::app::share::transcript(mirror)
             .iter()
             .map(|e| e.event.clone())
             .collect();

@@ -6,8 +6,8 @@
 use std::sync::Arc;
 
 use crate::app::LiveSession;
+use crate::app::share::{self, Feed};
 use crate::session::{self, lock};
-use crate::web::Mirror;
 
 #[derive(Default)]
 pub(super) struct SessionLink {
@@ -16,9 +16,9 @@ pub(super) struct SessionLink {
     pub live: Option<LiveSession>,
     /// The session as the web mirror sees it, following it from its start, so that
     /// `/share` can begin at any time and still show everything.
-    pub mirror: Option<Arc<Mirror>>,
+    pub mirror: Option<Feed>,
     /// The web server, once `/share` started it.
-    pub share: Option<crate::web::Server>,
+    pub share: Option<Box<dyn share::Server>>,
 }
 
 impl SessionLink {
@@ -36,7 +36,7 @@ impl SessionLink {
         mut live: LiveSession,
         shared: &crate::repl::view::Shared,
     ) -> Option<LiveSession> {
-        self.mirror = Mirror::of(&mut live);
+        self.mirror = share::feed(&mut live);
         *lock(&shared.session_id) = Some(live.session_id.clone());
         self.live.replace(live)
     }

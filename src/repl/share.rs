@@ -5,11 +5,9 @@
 //! its own credential, and the ticket is dead. `/share` prints a fresh link each time;
 //! `/share token` shows the long-lived token for scripts.
 
-use std::sync::Arc;
-
 use super::commands::SHARE_OPTIONS;
 use super::shell::Shell;
-use crate::web::{Hub, ServeOptions, Server};
+use crate::app::share::{self, Server, ShareError};
 
 /// What `/share …` asked for.
 #[derive(Default)]
@@ -78,35 +76,12 @@ impl Shell {
             return;
         };
         if request.token {
-            return self.view.lines(vec![
-                format!(
-                    "token for scripts (Authorization: Bearer …): {}",
-                    server.token()
-                ),
-                format!("read-only token: {}", server.viewer_token()),
-                "they work until /share stop; keep them secret".into(),
-            ]);
+            return self.view.lines(token_lines(server.as_ref()));
         }
-        let links = server.link().and_then(|full| {
-            let viewer = request
-                .read_only
-                .then(|| server.viewer_link())
-                .transpose()?;
-            Ok((full, viewer))
-        });
-        let (link, viewer) = match links {
-            Ok(links) => links,
-            Err(e) => return self.view.error(&e),
-        };
-        let mut lines = vec![
-            format!("sharing this session: {link}"),
-            "the link works once, for one browser tab; /share prints a new one".into(),
-            "anyone with this link can read and drive this session · /share stop ends it".into(),
-        ];
-        if let Some(viewer) = viewer {
-            lines.push(format!("read-only viewer: {viewer}"));
+        match link_lines(server.as_ref(), request.read_only) {
+            Ok(lines) => self.view.lines(lines),
+            Err(e) => return self.view.error(&e.to_string()),
         }
-        self.view.lines(lines);
         if server.is_lan() {
             self.view.warning(
                 "listening on every interface: anyone on your network with the link can drive the agent",
@@ -115,7 +90,10 @@ impl Shell {
         // The browser gets a link of its own, so the printed one stays usable; it reaches the
         // browser through a private page, never the opener's command line.
         if request.open
-            && let Err(e) = server.link().and_then(|link| open_browser(&link))
+            && let Err(e) = server
+                .link()
+                .map_err(|e| e.to_string())
+                .and_then(|link| open_browser(&link))
         {
             self.view.warning(&format!(
                 "cannot open a browser ({e}); open the link yourself"
@@ -123,23 +101,47 @@ impl Shell {
         }
     }
 
-    async fn start_sharing(&mut self, lan: bool) -> Result<Server, String> {
+    async fn start_sharing(&mut self, lan: bool) -> Result<Box<dyn Server>, String> {
         let mirror = self
             .link
             .mirror
             .clone()
             .ok_or("this session cannot be shared (it was started without a terminal)")?;
-        let hub = Hub::new(&self.ws);
-        hub.share(mirror);
-        Server::start(Arc::new(hub), ServeOptions { port: 0, lan }).await
+        share::start(&self.ws, mirror, lan)
+            .await
+            .map_err(|e| e.to_string())
     }
 
     /// After the shell switched sessions: the browser follows.
     pub(super) fn share_follows(&self) {
         if let (Some(server), Some(mirror)) = (&self.link.share, &self.link.mirror) {
-            server.hub().share(mirror.clone());
+            server.follow(mirror.clone());
         }
     }
+}
+
+/// `/share token`: the long-lived tokens for scripts.
+fn token_lines(server: &dyn Server) -> Vec<String> {
+    let (full, viewer) = server.tokens();
+    vec![
+        format!("token for scripts (Authorization: Bearer …): {full}"),
+        format!("read-only token: {viewer}"),
+        "they work until /share stop; keep them secret".into(),
+    ]
+}
+
+/// `/share`: a fresh one-time link, and a read-only one when asked for.
+fn link_lines(server: &dyn Server, read_only: bool) -> Result<Vec<String>, ShareError> {
+    let link = server.link()?;
+    let mut lines = vec![
+        format!("sharing this session: {link}"),
+        "the link works once, for one browser tab; /share prints a new one".into(),
+        "anyone with this link can read and drive this session · /share stop ends it".into(),
+    ];
+    if read_only {
+        lines.push(format!("read-only viewer: {}", server.viewer_link()?));
+    }
+    Ok(lines)
 }
 
 /// Opens `url` with `$BROWSER`, else the desktop's opener, through a private page: the

@@ -12,6 +12,7 @@ mod runs;
 pub mod serve;
 mod server;
 mod settings;
+pub mod share;
 mod sse;
 #[cfg(test)]
 mod tests;
