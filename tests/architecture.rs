@@ -120,7 +120,6 @@ const KNOWN_LONG_FUNCTIONS: &[&str] = &[
     "repl/view/mod.rs:render",
     "session/compact.rs:compact",
     "session/mod.rs:run",
-    "session/run.rs:run_loop",
     "session/tool_call.rs:authorize",
     "session/turn.rs:run_turn",
     "session/view.rs:apply",

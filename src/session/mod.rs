@@ -29,6 +29,7 @@ pub mod resume;
 mod run;
 pub mod run_flags;
 mod skill_call;
+mod strategy;
 mod tokens;
 mod tool_call;
 mod turn;

@@ -10,8 +10,9 @@ use super::event::{AgentState, Event, OutcomeStatus};
 use super::input::TurnMode;
 use super::limits::Watch;
 use super::permissions::Rule;
+use super::strategy::{After, Answer, Strategy};
 use super::{
-    Choice, Conversation, TurnShared, auto, call_ids, compact, delegate, hooks, lock, model_call,
+    Choice, Conversation, TurnShared, call_ids, compact, delegate, hooks, lock, model_call,
     tool_call,
 };
 use crate::agents::AgentSpec;
@@ -188,153 +189,199 @@ pub(crate) fn announce(shared: &TurnShared, ctx: &RunCtx, label: String) {
     });
 }
 
+/// The one loop of a run, whatever its mode: ask the model, then carry out what it
+/// answered, until an answer ends the run or a limit does. What the modes do differently
+/// is their [`Strategy`].
 async fn run_loop(
     shared: &TurnShared,
     ctx: &mut RunCtx,
     conv: &mut Conversation,
     changed: &mut Vec<String>,
 ) -> RunEnd {
-    let mut usage = Usage::default();
-    let mut iterations = 0;
-    // Tool calls so far: one of the signals the routing policy weighs.
-    let mut calls_made = 0;
-    // A server's context rejection gets one compaction and one retry, not a loop.
-    let mut compacted_for_rejection = false;
-    let end = |status, result: String, iterations, usage| RunEnd {
-        status,
-        result: result.into(),
-        iterations,
-        usage,
+    let mut run = Loop {
+        usage: Usage::default(),
+        iterations: 0,
+        calls_made: 0,
+        compacted_for_rejection: false,
+        watch: Watch::new(&shared.auto, ctx.mode),
+        strategy: Strategy::for_mode(ctx.mode),
     };
-    let mut watch = Watch::new(&shared.auto, ctx.mode);
-    let mut auto_state = auto::State::default();
     loop {
-        if let Some(why) = ctx.halt.reason() {
-            return halted(shared, ctx, why, iterations, usage);
+        if let Some(end) = run.limit(shared, ctx) {
+            return end;
         }
-        if iterations == shared.max_iters {
+        run.iterations += 1;
+        status(shared, ctx, AgentState::Thinking, None);
+        if let Err(why) = compact_if_full(shared, ctx, conv).await {
+            return run.failed(shared, why);
+        }
+        let next = match model_call::call(shared, ctx, conv, run.calls_made).await {
+            Step::Failed(e) => run.on_failure(shared, ctx, conv, e).await,
+            Step::Cancelled(partial) => Next::End(run.on_cancel(shared, ctx, conv, partial)),
+            Step::Done(response) => run.on_answer(shared, ctx, conv, response, changed).await,
+        };
+        if let Next::End(end) = next {
+            return end;
+        }
+    }
+}
+
+/// What the loop does after a step: ask the model again, or end the run.
+enum Next {
+    Again,
+    End(RunEnd),
+}
+
+/// A run's loop as it goes: what it used, how often it asked, and its mode's strategy.
+struct Loop<'a> {
+    usage: Usage,
+    iterations: u32,
+    /// Tool calls so far: one of the signals the routing policy weighs.
+    calls_made: u32,
+    /// A server's context rejection gets one compaction and one retry, not a loop.
+    compacted_for_rejection: bool,
+    watch: Watch<'a>,
+    strategy: Strategy,
+}
+
+impl Loop<'_> {
+    fn end(&self, status: OutcomeStatus, result: impl Into<SharedText>) -> RunEnd {
+        RunEnd {
+            status,
+            result: result.into(),
+            iterations: self.iterations,
+            usage: self.usage,
+        }
+    }
+
+    fn failed(&self, shared: &TurnShared, why: String) -> RunEnd {
+        failed(shared, why, self.iterations, self.usage)
+    }
+
+    /// The run's end when a limit is reached before the next model call: the turn halted,
+    /// `max_iters`, or one of the auto-mode budgets.
+    fn limit(&self, shared: &TurnShared, ctx: &RunCtx) -> Option<RunEnd> {
+        if let Some(why) = ctx.halt.reason() {
+            return Some(halted(shared, ctx, why, self.iterations, self.usage));
+        }
+        if self.iterations == shared.max_iters {
             let message = format!(
                 "stopped after {} model calls (max_iters); raise it with --max-iters or [agent] max_iters",
                 shared.max_iters
             );
-            return end(OutcomeStatus::MaxIters, message, iterations, usage);
+            return Some(self.end(OutcomeStatus::MaxIters, message));
         }
-        if let Some(why) = watch.exceeded(usage.input_tokens + usage.output_tokens) {
-            return end(OutcomeStatus::Stopped, why, iterations, usage);
+        let used = self.usage.input_tokens + self.usage.output_tokens;
+        let why = self.watch.exceeded(used)?;
+        Some(self.end(OutcomeStatus::Stopped, why))
+    }
+
+    /// A failed model call: a context rejection is compacted and asked again once; any
+    /// other failure ends the run.
+    async fn on_failure(
+        &mut self,
+        shared: &TurnShared,
+        ctx: &mut RunCtx,
+        conv: &mut Conversation,
+        e: LlmError,
+    ) -> Next {
+        if self.compacted_for_rejection || !compact::is_context_error(&e) {
+            return Next::End(self.failed(shared, e.to_string()));
         }
-        iterations += 1;
-        status(shared, ctx, AgentState::Thinking, None);
-        if let Err(why) = compact_if_full(shared, ctx, conv).await {
-            return failed(shared, why, iterations, usage);
+        self.compacted_for_rejection = true;
+        let message = match compact::compact(shared, ctx, conv, None, compact::Why::Needed).await {
+            Ok(Some(_)) => return Next::Again,
+            Ok(None) => format!(
+                "{e}; the conversation is already as short as it gets: start a new \
+                 session with /clear, or use a model with a larger window"
+            ),
+            Err(why) => format!("{e}; compacting did not help: {why}"),
+        };
+        Next::End(self.failed(shared, message))
+    }
+
+    /// A call cancelled while the model answered: what it had said is kept, marked.
+    fn on_cancel(
+        &mut self,
+        shared: &TurnShared,
+        ctx: &RunCtx,
+        conv: &mut Conversation,
+        partial: Response,
+    ) -> RunEnd {
+        self.usage.add(partial.usage);
+        if !partial.text.is_empty() {
+            let text = format!("{}\n\n[cancelled]", partial.text);
+            push(
+                shared,
+                ctx,
+                conv,
+                "",
+                ChatMessage::assistant(text, Vec::new()),
+            );
         }
-        match model_call::call(shared, ctx, conv, calls_made).await {
-            Step::Failed(e) if !compacted_for_rejection && compact::is_context_error(&e) => {
-                compacted_for_rejection = true;
-                match compact::compact(shared, ctx, conv, None, compact::Why::Needed).await {
-                    Ok(Some(_)) => continue,
-                    Ok(None) => {
-                        let message = format!(
-                            "{e}; the conversation is already as short as it gets: start a new \
-                             session with /clear, or use a model with a larger window"
-                        );
-                        return failed(shared, message, iterations, usage);
-                    }
-                    Err(why) => {
-                        let message = format!("{e}; compacting did not help: {why}");
-                        return failed(shared, message, iterations, usage);
-                    }
+        self.end(OutcomeStatus::Cancelled, partial.text)
+    }
+
+    /// An answer: into the history, then its tool calls carried out, or (none) what the
+    /// mode makes of its text.
+    async fn on_answer(
+        &mut self,
+        shared: &TurnShared,
+        ctx: &mut RunCtx,
+        conv: &mut Conversation,
+        response: Response,
+        changed: &mut Vec<String>,
+    ) -> Next {
+        self.compacted_for_rejection = false;
+        self.usage.add(response.usage);
+        // The window of the model that answered: its tool results are sized to it.
+        let served = Served {
+            by: response.served_by,
+            window: response.context_window,
+        };
+        super::usage::report_response(shared, ctx, conv, &response);
+        notice_odd_endings(shared, &response);
+        let Response {
+            text,
+            mut tool_calls,
+            ..
+        } = response;
+        // Named before anyone sees them: the history, the store and the frontends pair
+        // results with calls by these ids (see `call_ids`).
+        call_ids::assign(&mut tool_calls);
+        let calls = tool_calls.clone();
+        // The history, the `Message` event and the outcome share the one copy.
+        let text = SharedText::from(text);
+        let message = ChatMessage::assistant(text.clone(), tool_calls);
+        push(shared, ctx, conv, "", message);
+        if calls.is_empty() {
+            let answer = Answer {
+                text: &text,
+                by: served.by,
+                window: served.window,
+            };
+            let after = self
+                .strategy
+                .on_text(shared, ctx, conv, &answer, changed, &mut self.watch)
+                .await;
+            return match after {
+                After::Again if ctx.cancel.is_cancelled() => {
+                    Next::End(self.end(OutcomeStatus::Cancelled, String::new()))
                 }
-            }
-            Step::Failed(e) => return failed(shared, e.to_string(), iterations, usage),
-            Step::Cancelled(partial) => {
-                usage.add(partial.usage);
-                if !partial.text.is_empty() {
-                    let text = format!("{}\n\n[cancelled]", partial.text);
-                    push(
-                        shared,
-                        ctx,
-                        conv,
-                        "",
-                        ChatMessage::assistant(text, Vec::new()),
-                    );
+                After::Again => Next::Again,
+                After::End(OutcomeStatus::Error, why) => {
+                    Next::End(self.failed(shared, why.to_string()))
                 }
-                return end(OutcomeStatus::Cancelled, partial.text, iterations, usage);
-            }
-            Step::Done(response) => {
-                compacted_for_rejection = false;
-                usage.add(response.usage);
-                // The window of the model that answered: its tool results are sized to it.
-                let (window, served_by) = (response.context_window, response.served_by);
-                super::usage::report_response(shared, ctx, conv, &response);
-                notice_odd_endings(shared, &response);
-                let Response {
-                    text,
-                    mut tool_calls,
-                    ..
-                } = response;
-                // Named before anyone sees them: the history, the store and the frontends
-                // pair results with calls by these ids (see `call_ids`).
-                call_ids::assign(&mut tool_calls);
-                let calls = tool_calls.clone();
-                // The history, the `Message` event and the outcome share the one copy.
-                let text = SharedText::from(text);
-                push(
-                    shared,
-                    ctx,
-                    conv,
-                    "",
-                    ChatMessage::assistant(text.clone(), tool_calls),
-                );
-                if ctx.mode == TurnMode::Auto && calls.is_empty() {
-                    let served = auto::Served {
-                        text: &text,
-                        by: served_by,
-                        window,
-                    };
-                    let flow = auto::step(
-                        shared,
-                        ctx,
-                        conv,
-                        &served,
-                        changed,
-                        &mut watch,
-                        &mut auto_state,
-                    )
-                    .await;
-                    watch.step_ended(ctx.writes);
-                    match flow {
-                        auto::Flow::Continue if ctx.cancel.is_cancelled() => {
-                            return end(OutcomeStatus::Cancelled, String::new(), iterations, usage);
-                        }
-                        auto::Flow::Continue => continue,
-                        auto::Flow::End(OutcomeStatus::Error, why) => {
-                            return failed(shared, why, iterations, usage);
-                        }
-                        auto::Flow::End(status, result) => {
-                            return end(status, result, iterations, usage);
-                        }
-                    }
-                }
-                if calls.is_empty() {
-                    return RunEnd {
-                        status: OutcomeStatus::Completed,
-                        result: text,
-                        iterations,
-                        usage,
-                    };
-                }
-                calls_made += calls.len() as u32;
-                let served = Served {
-                    by: served_by,
-                    window,
-                };
-                run_calls(shared, ctx, conv, &calls, served, changed, &mut watch).await;
-                watch.step_ended(ctx.writes);
-                if ctx.cancel.is_cancelled() {
-                    return end(OutcomeStatus::Cancelled, String::new(), iterations, usage);
-                }
-            }
+                After::End(status, result) => Next::End(self.end(status, result)),
+            };
         }
+        self.calls_made += calls.len() as u32;
+        run_calls(shared, ctx, conv, &calls, served, changed, &mut self.watch).await;
+        self.watch.step_ended(ctx.writes);
+        if ctx.cancel.is_cancelled() {
+            return Next::End(self.end(OutcomeStatus::Cancelled, String::new()));
+        }
+        Next::Again
     }
 }
 
@@ -470,21 +517,13 @@ pub(crate) async fn one_call(
     tool_call::execute(shared, ctx, conv, call, changed, tool_call::Caller::Model).await
 }
 
-/// The tools offered natively with each request: the agent's in chat mode, compact for a
-/// model with a small window; none in talk mode, and none in auto mode (the action
-/// protocol in the system prompt lists them).
+/// The tools offered natively with each request (see [`Strategy::tools`]).
 pub(crate) fn offered_tools(
     shared: &TurnShared,
     ctx: &RunCtx,
     context_window: Option<u32>,
 ) -> Vec<ToolSpec> {
-    match ctx.mode {
-        TurnMode::Chat if crate::tools::compact::is_small(context_window) => {
-            crate::tools::compact::for_small_window(agent_tools(shared, ctx, context_window))
-        }
-        TurnMode::Chat => agent_tools(shared, ctx, context_window),
-        TurnMode::Talk | TurnMode::Auto => Vec::new(),
-    }
+    Strategy::tools(ctx.mode, shared, ctx, context_window)
 }
 
 /// The tools this run's agent may use: the file tools its spec allows, plus `Skill` when
