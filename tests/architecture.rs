@@ -122,7 +122,6 @@ const KNOWN_LONG_FUNCTIONS: &[&str] = &[
     "session/mod.rs:run",
     "session/tool_call.rs:authorize",
     "session/turn.rs:run_turn",
-    "session/view.rs:apply",
     "skills/parse.rs:parse_document",
     "tools/grep.rs:search_in",
     "tools/guard/shell/git.rs:check",

@@ -310,89 +310,17 @@ impl SessionView {
     }
 
     pub fn apply(&mut self, event: &Event) {
-        if let Event::ContextUsage {
-            run_id,
-            stage: ContextStage::Response,
-            input_tokens,
-            output_tokens,
-            ..
-        } = event
-        {
-            self.count_tokens(run_id, *input_tokens, *output_tokens);
-        }
         match event {
-            Event::SessionStarted {
-                model,
-                root,
-                agent_id,
-                permission_mode,
-                max_iters,
-                mode,
-                ..
-            } => {
-                let s = &mut self.settings;
-                s.model = model.clone();
-                s.root = root.clone();
-                s.agent_id = agent_id.clone();
-                s.permission_mode = *permission_mode;
-                s.max_iters = *max_iters;
-                s.mode = *mode;
-            }
-            Event::SettingsUpdated {
-                agent_id,
-                mode,
-                model,
-                permission_mode,
-                max_iters,
-            } => {
-                let s = &mut self.settings;
-                s.agent_id = agent_id.clone();
-                s.mode = *mode;
-                s.model = model.clone();
-                s.permission_mode = *permission_mode;
-                s.max_iters = *max_iters;
-            }
-            Event::StateUpdated {
-                status,
-                agent_id,
-                mode,
-            } => {
-                self.status = Some(*status);
-                self.settings.agent_id = agent_id.clone();
-                self.settings.mode = *mode;
-            }
+            Event::SessionStarted { .. }
+            | Event::SettingsUpdated { .. }
+            | Event::StateUpdated { .. } => self.on_settings(event),
             Event::QueueUpdated { queued } => self.queue = queued.clone(),
             Event::TodosUpdated { todos } => self.todos = todos.clone(),
             Event::TaskUpdated { task } => match self.tasks.iter_mut().find(|t| t.id == task.id) {
                 Some(known) => *known = task.clone(),
                 None => self.tasks.push(task.clone()),
             },
-            // A delegated run's context is its own; the session's is its turns'.
-            Event::ContextUsage { run_id, .. } if self.depth(run_id) > 0 => {}
-            Event::ContextUsage {
-                stage,
-                used_tokens,
-                estimated_tokens,
-                token_limit,
-                message_count,
-                compressed,
-                summary_count,
-                breakdown,
-                ..
-            } => {
-                // A response's count keeps the breakdown of the request it answered.
-                let breakdown = breakdown.or(self.context.and_then(|c| c.breakdown));
-                self.context = Some(ContextState {
-                    stage: *stage,
-                    used_tokens: *used_tokens,
-                    estimated_tokens: *estimated_tokens,
-                    token_limit: *token_limit,
-                    message_count: *message_count,
-                    compressed: *compressed,
-                    summary_count: *summary_count,
-                    breakdown,
-                })
-            }
+            Event::ContextUsage { .. } => self.on_context_usage(event),
             Event::Token {
                 run_id,
                 agent_id,
@@ -402,14 +330,7 @@ impl SessionView {
             } => self.on_token(run_id, agent_id, token, *thinking, *done),
             Event::Message {
                 run_id, role, from, ..
-            } => {
-                if *role == Role::Assistant {
-                    self.streaming.retain(|s| &s.run_id != run_id);
-                }
-                if *role == Role::User && from == super::delegate::BACKGROUND_SENDER {
-                    self.background.answered += 1;
-                }
-            }
+            } => self.on_message(run_id, *role, from),
             Event::RunStarted {
                 run_id,
                 parent_id,
@@ -425,9 +346,7 @@ impl SessionView {
                 task,
                 background,
             } => {
-                if *background {
-                    self.background.started += 1;
-                }
+                self.background.started += usize::from(*background);
                 self.add_run(subagent_id, Some(parent_id), agent_id, task)
             }
             Event::SubagentResult {
@@ -435,48 +354,13 @@ impl SessionView {
                 outcome,
                 ..
             } => self.set_status(subagent_id, RunStatus::ended(*outcome)),
-            Event::Outcome { run_id, status, .. } => {
-                self.set_status(run_id, RunStatus::ended(*status));
-                self.streaming.retain(|s| &s.run_id != run_id);
-                // A turn that ended (cancelled, say) leaves no request waiting; those that
-                // were open get no `ApprovalResolved`.
-                self.pending.clear();
-                for run in &mut self.runs {
-                    if run.status == RunStatus::WaitingApproval {
-                        run.status = RunStatus::Running;
-                    }
-                }
-            }
+            Event::Outcome { run_id, status, .. } => self.on_outcome(run_id, *status),
             Event::ApprovalRequested { run_id, .. } => {
                 self.pending.push(event.clone());
                 self.set_status(run_id, RunStatus::WaitingApproval);
             }
             Event::ApprovalResolved { id, decision, by } => {
-                let mut answered = None;
-                let mut request = None;
-                self.pending.retain(|e| match e {
-                    Event::ApprovalRequested {
-                        id: open, run_id, ..
-                    } if open == id => {
-                        answered = Some(run_id.clone());
-                        request = Some(e.clone());
-                        false
-                    }
-                    _ => true,
-                });
-                if let Some(request) = &request {
-                    self.remember_grants(request, decision, by);
-                }
-                if let Some(run_id) = answered {
-                    let still_waiting = self.pending.iter().any(
-                        |e| matches!(e, Event::ApprovalRequested { run_id: r, .. } if *r == run_id),
-                    );
-                    if !still_waiting
-                        && self.run(&run_id).map(|r| r.status) == Some(RunStatus::WaitingApproval)
-                    {
-                        self.set_status(&run_id, RunStatus::Running);
-                    }
-                }
+                self.on_approval_resolved(id, decision, by)
             }
             Event::ModelRouted {
                 run_id, model_id, ..
@@ -497,6 +381,141 @@ impl SessionView {
             | Event::Retrying { .. }
             | Event::HookRan { .. }
             | Event::Notification { .. } => {}
+        }
+    }
+
+    /// `SessionStarted`, `SettingsUpdated`, `StateUpdated`: what the next turn will use.
+    fn on_settings(&mut self, event: &Event) {
+        let s = &mut self.settings;
+        match event {
+            Event::SessionStarted {
+                model,
+                root,
+                agent_id,
+                permission_mode,
+                max_iters,
+                mode,
+                ..
+            } => {
+                s.model = model.clone();
+                s.root = root.clone();
+                s.agent_id = agent_id.clone();
+                s.permission_mode = *permission_mode;
+                s.max_iters = *max_iters;
+                s.mode = *mode;
+            }
+            Event::SettingsUpdated {
+                agent_id,
+                mode,
+                model,
+                permission_mode,
+                max_iters,
+            } => {
+                s.agent_id = agent_id.clone();
+                s.mode = *mode;
+                s.model = model.clone();
+                s.permission_mode = *permission_mode;
+                s.max_iters = *max_iters;
+            }
+            Event::StateUpdated {
+                status,
+                agent_id,
+                mode,
+            } => {
+                s.agent_id = agent_id.clone();
+                s.mode = *mode;
+                self.status = Some(*status);
+            }
+            _ => {}
+        }
+    }
+
+    /// A count of the context: every run's tokens add up; the session's context is its
+    /// turns' (a delegated run's context is its own).
+    fn on_context_usage(&mut self, event: &Event) {
+        let Event::ContextUsage {
+            run_id,
+            stage,
+            used_tokens,
+            estimated_tokens,
+            token_limit,
+            message_count,
+            compressed,
+            summary_count,
+            breakdown,
+            input_tokens,
+            output_tokens,
+            ..
+        } = event
+        else {
+            return;
+        };
+        if *stage == ContextStage::Response {
+            self.count_tokens(run_id, *input_tokens, *output_tokens);
+        }
+        if self.depth(run_id) > 0 {
+            return;
+        }
+        // A response's count keeps the breakdown of the request it answered.
+        let breakdown = breakdown.or(self.context.and_then(|c| c.breakdown));
+        self.context = Some(ContextState {
+            stage: *stage,
+            used_tokens: *used_tokens,
+            estimated_tokens: *estimated_tokens,
+            token_limit: *token_limit,
+            message_count: *message_count,
+            compressed: *compressed,
+            summary_count: *summary_count,
+            breakdown,
+        })
+    }
+
+    fn on_message(&mut self, run_id: &str, role: Role, from: &str) {
+        if role == Role::Assistant {
+            self.streaming.retain(|s| s.run_id != run_id);
+        }
+        if role == Role::User && from == super::delegate::BACKGROUND_SENDER {
+            self.background.answered += 1;
+        }
+    }
+
+    fn on_outcome(&mut self, run_id: &str, status: OutcomeStatus) {
+        self.set_status(run_id, RunStatus::ended(status));
+        self.streaming.retain(|s| s.run_id != run_id);
+        // A turn that ended (cancelled, say) leaves no request waiting; those that were
+        // open get no `ApprovalResolved`.
+        self.pending.clear();
+        for run in &mut self.runs {
+            if run.status == RunStatus::WaitingApproval {
+                run.status = RunStatus::Running;
+            }
+        }
+    }
+
+    fn on_approval_resolved(&mut self, id: &str, decision: &super::Decision, by: &str) {
+        let mut answered = None;
+        let mut request = None;
+        self.pending.retain(|e| match e {
+            Event::ApprovalRequested {
+                id: open, run_id, ..
+            } if open == id => {
+                answered = Some(run_id.clone());
+                request = Some(e.clone());
+                false
+            }
+            _ => true,
+        });
+        if let Some(request) = &request {
+            self.remember_grants(request, decision, by);
+        }
+        let Some(run_id) = answered else { return };
+        let still_waiting = self
+            .pending
+            .iter()
+            .any(|e| matches!(e, Event::ApprovalRequested { run_id: r, .. } if *r == run_id));
+        if !still_waiting && self.run(&run_id).map(|r| r.status) == Some(RunStatus::WaitingApproval)
+        {
+            self.set_status(&run_id, RunStatus::Running);
         }
     }
 
