@@ -307,25 +307,12 @@ fn bench_prompt() {
             String::from_utf8_lossy(&out.stderr)
         );
         let body = server.last_chat_request().expect("a chat request");
-        let system: usize = support::texts(&body, "system")
-            .iter()
-            .map(String::len)
-            .sum();
-        let tools = body["tools"].as_array().map_or(&[][..], Vec::as_slice);
-        let schemas: usize = tools
-            .iter()
-            .map(|t| {
-                let f = &t["function"];
-                f["name"].as_str().map_or(0, str::len)
-                    + f["description"].as_str().map_or(0, str::len)
-                    + f["parameters"].to_string().len()
-            })
-            .sum();
+        let (system, schemas) = support::fixed_prompt_chars(&body);
+        let tools = body["tools"].as_array().map_or(0, Vec::len);
         let total = system + schemas;
         println!(
-            "prompt: window {window}: system {system} + {} tools {schemas} = {total} characters, \
-             ~{} tokens",
-            tools.len(),
+            "prompt: window {window}: system {system} + {tools} tools {schemas} = {total} \
+             characters, ~{} tokens",
             total.div_ceil(4)
         );
     }

@@ -7,7 +7,9 @@
 mod support;
 
 use serde_json::{Value, json};
-use support::{Protocol, Reply, ScriptedServer, ServerOptions, Step, Workspace, run, texts};
+use support::{
+    Protocol, Reply, ScriptedServer, ServerOptions, Step, Workspace, fixed_prompt_chars, run, texts,
+};
 
 /// The guard's limit: the default agent's system prompt plus its tools' names,
 /// descriptions and parameter schemas (compact JSON), as `ToolSpec::chars` counts them.
@@ -15,23 +17,6 @@ const FIXED_PROMPT_LIMIT: usize = 5_000;
 
 /// The same on a small window (compact): about half.
 const COMPACT_PROMPT_LIMIT: usize = 2_800;
-
-/// Characters of the system prompt and the tools of a chat request (OpenAI's shape).
-fn fixed_chars(body: &Value) -> (usize, usize) {
-    let system: usize = texts(body, "system").iter().map(String::len).sum();
-    let tools = body["tools"].as_array().map_or(0, |tools| {
-        tools
-            .iter()
-            .map(|tool| {
-                let f = &tool["function"];
-                f["name"].as_str().unwrap().len()
-                    + f["description"].as_str().unwrap_or_default().len()
-                    + f["parameters"].to_string().len()
-            })
-            .sum()
-    });
-    (system, tools)
-}
 
 fn tool_names(body: &Value) -> Vec<String> {
     body["tools"]
@@ -76,7 +61,7 @@ fn the_fixed_prompt_is_under_5000_characters_with_every_tool() {
             "{name} not offered: {names:?}"
         );
     }
-    let (system, tools) = fixed_chars(&body);
+    let (system, tools) = fixed_prompt_chars(&body);
     // Reported in doc/performance.md.
     eprintln!(
         "full: system prompt {system} + tools {tools} = {} characters",
@@ -163,7 +148,7 @@ fn a_tool_session_completes_on_a_2k_window() {
     );
     let names = tool_names(first);
     assert!(names.contains(&"Edit".to_string()) && !names.contains(&"TodoWrite".to_string()));
-    let (system, tools) = fixed_chars(first);
+    let (system, tools) = fixed_prompt_chars(first);
     eprintln!(
         "compact: system prompt {system} + tools {tools} = {} characters",
         system + tools

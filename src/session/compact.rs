@@ -59,7 +59,8 @@ pub(crate) async fn pressure(
 
 /// The tool definitions ride along with every request.
 fn tools_chars(shared: &TurnShared, ctx: &RunCtx, window: Option<u32>) -> usize {
-    serde_json::to_string(&super::run::offered_tools(shared, ctx, window)).map_or(0, |t| t.len())
+    serde_json::to_string(&super::strategy::Strategy::tools(shared, ctx, window))
+        .map_or(0, |t| t.len())
 }
 
 /// Why a compaction is asked for.

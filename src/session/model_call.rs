@@ -38,7 +38,7 @@ pub(crate) async fn call(
         // MCP servers still starting: their tools belong in this request.
         shared.tools.registry.settled().await;
     }
-    let tools = run::offered_tools(shared, ctx, window);
+    let tools = super::strategy::Strategy::tools(shared, ctx, window);
     let tools_chars = serde_json::to_string(&tools).map_or(0, |t| t.len());
     signal.prompt_tokens = estimate(tools_chars);
     let plan = router.plan(&ctx.route, &signal);

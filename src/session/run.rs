@@ -517,15 +517,6 @@ pub(crate) async fn one_call(
     tool_call::execute(shared, ctx, conv, call, changed, tool_call::Caller::Model).await
 }
 
-/// The tools offered natively with each request (see [`Strategy::tools`]).
-pub(crate) fn offered_tools(
-    shared: &TurnShared,
-    ctx: &RunCtx,
-    context_window: Option<u32>,
-) -> Vec<ToolSpec> {
-    Strategy::tools(ctx.mode, shared, ctx, context_window)
-}
-
 /// The tools this run's agent may use: the file tools its spec allows, plus `Skill` when
 /// there are skills the model may use, `delegate_to_agent` when it has someone to delegate
 /// to, the lock tools and `TodoWrite`.

@@ -50,15 +50,10 @@ impl Strategy {
         }
     }
 
-    /// The tools offered natively with each request of a run in `mode`, to a model whose
-    /// window is `window`.
-    pub fn tools(
-        mode: TurnMode,
-        shared: &TurnShared,
-        ctx: &RunCtx,
-        window: Option<u32>,
-    ) -> Vec<ToolSpec> {
-        match mode {
+    /// The tools offered natively with each request of `ctx`'s run (its mode decides), to
+    /// a model whose window is `window`.
+    pub fn tools(shared: &TurnShared, ctx: &RunCtx, window: Option<u32>) -> Vec<ToolSpec> {
+        match ctx.mode {
             TurnMode::Chat if compact::is_small(window) => {
                 compact::for_small_window(agent_tools(shared, ctx, window))
             }

@@ -59,6 +59,25 @@ pub const PIXEL: &[u8] = &[
     0x42, 0x60, 0x82,
 ];
 
+/// The fixed prompt of a chat request (OpenAI's shape), in characters: its system
+/// messages, and its tools' names, descriptions and compact parameter schemas (as
+/// `ToolSpec::chars` counts them, without the wire format's own punctuation).
+pub fn fixed_prompt_chars(body: &serde_json::Value) -> (usize, usize) {
+    let system = texts(body, "system").iter().map(String::len).sum();
+    let tools = body["tools"].as_array().map_or(0, |tools| {
+        tools
+            .iter()
+            .map(|tool| {
+                let f = &tool["function"];
+                f["name"].as_str().map_or(0, str::len)
+                    + f["description"].as_str().map_or(0, str::len)
+                    + f["parameters"].to_string().len()
+            })
+            .sum()
+    });
+    (system, tools)
+}
+
 pub fn texts(body: &serde_json::Value, role: &str) -> Vec<String> {
     body["messages"]
         .as_array()
