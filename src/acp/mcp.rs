@@ -11,7 +11,10 @@ use agent_client_protocol_schema::v1::{HttpHeader, McpServer};
 use crate::mcp::config::{ServerConfig, Transport};
 
 /// The servers as linggen runs them, or what is wrong with one (naming it).
-pub fn servers(from_editor: &[McpServer], folder: &Path) -> Result<Vec<ServerConfig>, String> {
+pub(in crate::acp) fn servers(
+    from_editor: &[McpServer],
+    folder: &Path,
+) -> Result<Vec<ServerConfig>, String> {
     from_editor
         .iter()
         .map(|server| {

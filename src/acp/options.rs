@@ -74,7 +74,7 @@ pub fn options(config: &Config, current: &Current) -> Vec<SessionConfigOption> {
 }
 
 /// The input that sets `option` to `value`, or what is wrong with them.
-pub fn input(option: &str, value: &str) -> Result<Input, String> {
+pub(in crate::acp) fn input(option: &str, value: &str) -> Result<Input, String> {
     match option {
         MODEL => Ok(Input::SetModel {
             model: value.to_string(),

@@ -18,7 +18,10 @@ pub const FROM: &str = "acp";
 
 /// The message for `blocks`, or what is wrong with them (for the editor to show). Reads
 /// files: call it off the async runtime.
-pub fn message(ws: &Workspace, blocks: &[ContentBlock]) -> Result<UserMessage, String> {
+pub(in crate::acp) fn message(
+    ws: &Workspace,
+    blocks: &[ContentBlock],
+) -> Result<UserMessage, String> {
     let mut text = String::new();
     let mut attached = String::new();
     let mut linked = Vec::new();

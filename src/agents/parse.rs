@@ -47,14 +47,19 @@ impl AgentSpec {
     /// Parses one agent file, dropping the warnings about ignored parts (see
     /// [`AgentSpec::parse_with_warnings`]). `path` is the label used in messages; its file
     /// stem is the default name.
-    pub fn parse(path: &str, text: &str, source: AgentSource) -> Result<AgentSpec, String> {
+    #[cfg(test)]
+    pub(in crate::agents) fn parse(
+        path: &str,
+        text: &str,
+        source: AgentSource,
+    ) -> Result<AgentSpec, String> {
         AgentSpec::parse_with_warnings(path, text, source).map(|(spec, _)| spec)
     }
 
     /// Parses one agent file. `Ok` carries the agent and warnings about parts that were
     /// ignored (an unknown tool name: the agent loads without it); `Err` is the one warning
     /// line for a skipped file, `<path>:<line>: <what is wrong>; <what to do>`.
-    pub fn parse_with_warnings(
+    pub(in crate::agents) fn parse_with_warnings(
         path: &str,
         text: &str,
         source: AgentSource,

@@ -27,7 +27,7 @@ pub struct ClaudePermissions {
 /// Reads `path`; `Ok(None)` when there is no such file. A file that is not valid JSON, or a
 /// `permissions` of the wrong shape, is an `Err` naming the file and line, for a warning:
 /// nothing of it applies, and everything else still works.
-pub fn read(path: &Path) -> Result<Option<ClaudePermissions>, String> {
+pub(in crate::config) fn read(path: &Path) -> Result<Option<ClaudePermissions>, String> {
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),

@@ -29,7 +29,7 @@ pub(super) const KEYS: &[&str] = &["every", "agent", "model"];
 
 /// `30m`, `1h`, `90s`, `1h30m`, `2d`: a number and a unit, one or more times. At least a
 /// second.
-pub fn parse_every(text: &str) -> Result<Duration, String> {
+pub(in crate::config) fn parse_every(text: &str) -> Result<Duration, String> {
     let text = text.trim();
     let bad = || {
         format!(

@@ -191,7 +191,7 @@ impl RoutingConfig {
 
     /// Checks what only the whole configuration can tell: the default policy exists, and
     /// every rule names a configured model. `Err` says what to change.
-    pub fn validate(&self, model_ids: &[&str]) -> Result<(), String> {
+    pub(in crate::config) fn validate(&self, model_ids: &[&str]) -> Result<(), String> {
         let builtin = [LOCAL_FIRST, CLOUD_FIRST];
         if !builtin.contains(&self.default_policy.as_str())
             && self.policy(&self.default_policy).is_none()

@@ -21,7 +21,7 @@ enum Kind {
 impl Matcher {
     /// An `Err` says why the pattern is not a regular expression (for a warning; the
     /// group is then skipped rather than run for everything).
-    pub fn new(source: &str) -> Result<Matcher, String> {
+    pub(in crate::hooks) fn new(source: &str) -> Result<Matcher, String> {
         let trimmed = source.trim();
         let kind = if trimmed.is_empty() || trimmed == "*" {
             Kind::All

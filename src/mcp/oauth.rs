@@ -228,7 +228,7 @@ fn store_failure(e: LoginError) -> AuthError {
 
 /// rmcp's HTTP client that adds the server's access token to every request, refreshing it
 /// when it expires; `None` when no login left tokens for this server.
-pub async fn authorized_client(
+pub(in crate::mcp) async fn authorized_client(
     server: &str,
     url: &str,
 ) -> Result<Option<AuthClient<reqwest013::Client>>, String> {

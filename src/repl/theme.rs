@@ -150,7 +150,7 @@ impl TryFrom<ColorSpec> for ThemeColor {
 }
 
 /// Parses `"red"`, `"bright_blue"`, `"#rrggbb"`, `"default"` or `"42"`.
-pub fn parse_color(s: &str) -> Result<Color, String> {
+pub(in crate::repl) fn parse_color(s: &str) -> Result<Color, String> {
     let s = s.trim();
     if let Some(hex) = s.strip_prefix('#') {
         return parse_hex(hex).ok_or_else(|| format!("`{s}` is not a #rrggbb colour"));

@@ -65,7 +65,7 @@ pub(crate) struct ChildTask {
 }
 
 /// `Err(why)` when `parent` may not start another level of runs.
-pub(crate) fn check_depth(shared: &TurnShared, parent: &RunCtx) -> Result<(), String> {
+pub(in crate::session) fn check_depth(shared: &TurnShared, parent: &RunCtx) -> Result<(), String> {
     if parent.depth >= shared.max_delegation_depth {
         return Err(format!(
             "delegation depth limit reached: this run is {} level(s) deep and [agent] max_delegation_depth is {}. Do the task yourself or report back",

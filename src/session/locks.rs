@@ -27,7 +27,7 @@ impl Locks {
     /// Takes a lock for `run_id` on `globs`, or says which run already holds an overlapping
     /// one. Overlap is judged by matching each side's globs against the other's patterns,
     /// which catches the common cases (`src/**` vs `src/a.rs`) without solving glob algebra.
-    pub fn lock(
+    pub(in crate::session) fn lock(
         &mut self,
         run_id: &str,
         agent_id: &str,
@@ -82,7 +82,11 @@ impl Locks {
     }
 
     /// `Err(why)` when `rel` is locked by a run other than `run_id`.
-    pub fn check_write(&mut self, run_id: &str, rel: &str) -> Result<(), String> {
+    pub(in crate::session) fn check_write(
+        &mut self,
+        run_id: &str,
+        rel: &str,
+    ) -> Result<(), String> {
         self.expire();
         match self
             .held

@@ -57,7 +57,7 @@ pub mod keys {
 /// Turns whatever the model sent into an argument object.
 ///
 /// Accepts an object, `null` (a call without arguments), or a string holding a JSON object.
-pub fn normalize(args: &Value) -> Result<Value, String> {
+pub(in crate::tools) fn normalize(args: &Value) -> Result<Value, String> {
     match args {
         Value::Object(_) => Ok(args.clone()),
         Value::Null => Ok(Value::Object(Map::new())),

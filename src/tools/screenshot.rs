@@ -157,7 +157,10 @@ impl ScreenshotArgs {
 /// The browser `capture_screenshot` would run for the workspace at `root`:
 /// `LINGGEN_CHROMIUM`, else `[tools] chromium`, else the first of [`CHROMIUM_NAMES`] on
 /// `PATH` (outside `root`). The error says how to install one.
-pub fn locate_chromium(settings: &ScreenshotSettings, root: &Path) -> Result<PathBuf, String> {
+pub(in crate::tools) fn locate_chromium(
+    settings: &ScreenshotSettings,
+    root: &Path,
+) -> Result<PathBuf, String> {
     chromium::find(
         settings.chromium_env.as_deref().map(std::ffi::OsStr::new),
         settings.chromium.as_deref(),

@@ -53,7 +53,7 @@ const STREAM_TICKET_LIFETIME: Duration = Duration::from_secs(60);
 
 impl Tokens {
     /// Fresh tokens from the operating system's CSPRNG.
-    pub fn generate() -> Result<Tokens, String> {
+    pub(in crate::web) fn generate() -> Result<Tokens, String> {
         Ok(Tokens {
             full: random_hex()?,
             read_only: random_hex()?,
@@ -100,7 +100,7 @@ pub struct Credentials {
 }
 
 impl Credentials {
-    pub fn generate() -> Result<Credentials, String> {
+    pub(in crate::web) fn generate() -> Result<Credentials, String> {
         Ok(Credentials {
             tokens: Tokens::generate()?,
             links: Mutex::new(VecDeque::new()),
@@ -116,13 +116,16 @@ impl Credentials {
     }
 
     /// A fresh one-time ticket for a printed link.
-    pub fn issue_link(&self, access: Access) -> Result<String, String> {
+    pub(in crate::web) fn issue_link(&self, access: Access) -> Result<String, String> {
         issue(&self.links, access, None, MAX_LINK_TICKETS)
     }
 
     /// Spends a link ticket: the page's own credential and its access, or `None` when the
     /// ticket is wrong or was used already.
-    pub fn redeem_link(&self, ticket: &str) -> Result<Option<(String, Access)>, String> {
+    pub(in crate::web) fn redeem_link(
+        &self,
+        ticket: &str,
+    ) -> Result<Option<(String, Access)>, String> {
         let Some(access) = take(&self.links, ticket) else {
             return Ok(None);
         };
@@ -131,7 +134,7 @@ impl Credentials {
     }
 
     /// A one-time ticket for one event stream (`GET /api/events?ticket=`).
-    pub fn issue_stream(&self, access: Access) -> Result<String, String> {
+    pub(in crate::web) fn issue_stream(&self, access: Access) -> Result<String, String> {
         let expires = Instant::now() + STREAM_TICKET_LIFETIME;
         issue(&self.streams, access, Some(expires), MAX_STREAM_TICKETS)
     }

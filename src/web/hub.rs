@@ -139,7 +139,7 @@ impl Hub {
     }
 
     /// The session `id`, or the current one.
-    pub fn mirror(&self, id: Option<&str>) -> Result<Arc<Mirror>, String> {
+    pub(in crate::web) fn mirror(&self, id: Option<&str>) -> Result<Arc<Mirror>, String> {
         let open = lock(&self.open);
         match id {
             None => open
@@ -176,7 +176,7 @@ impl Hub {
     }
 
     /// Opens (or starts) a session and makes it current (`linggen serve` only).
-    pub async fn open_session(&self, id: Option<String>) -> Result<String, String> {
+    pub(in crate::web) async fn open_session(&self, id: Option<String>) -> Result<String, String> {
         let Some(opener) = &self.opener else {
             return Err(
                 "this server shares the terminal's session; use `linggen serve` to open others"
@@ -196,7 +196,7 @@ impl Hub {
     /// A line from the browser as the message it means: `/skill args`, `@agent …` and
     /// custom triggers and `@file` mentions work as in the terminal; the shell's own commands
     /// do not.
-    pub fn message(&self, line: &str) -> Result<UserMessage, String> {
+    pub(in crate::web) fn message(&self, line: &str) -> Result<UserMessage, String> {
         // The one line grammar of the core, with the shell's commands (which a page line
         // is refused as, like in the terminal) and `@path` attachments.
         let agents = self.agents.get().names();

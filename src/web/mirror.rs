@@ -133,7 +133,7 @@ impl Mirror {
 
     /// Sends an input into the session's queue (the same one the terminal uses) and
     /// returns the session's answer; the outer `Err` says the session has ended.
-    pub async fn ask(&self, input: Input) -> Result<Answer, String> {
+    pub(in crate::web) async fn ask(&self, input: Input) -> Result<Answer, String> {
         self.inputs
             .ask(input)
             .await

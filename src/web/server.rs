@@ -135,7 +135,10 @@ pub struct Server {
 
 impl Server {
     /// Binds and starts serving `hub` with fresh tokens.
-    pub async fn start(hub: Arc<Hub>, options: ServeOptions) -> Result<Server, String> {
+    pub(in crate::web) async fn start(
+        hub: Arc<Hub>,
+        options: ServeOptions,
+    ) -> Result<Server, String> {
         raise_descriptor_limit();
         let ip = if options.lan {
             IpAddr::V4(Ipv4Addr::UNSPECIFIED)
@@ -179,13 +182,13 @@ impl Server {
     }
 
     /// A fresh full-access link: its ticket works once.
-    pub fn link(&self) -> Result<String, String> {
+    pub(in crate::web) fn link(&self) -> Result<String, String> {
         let ticket = self.ctx.credentials.issue_link(Access::Full)?;
         Ok(self.url_with(&ticket))
     }
 
     /// A fresh watch-only link: its ticket works once.
-    pub fn viewer_link(&self) -> Result<String, String> {
+    pub(in crate::web) fn viewer_link(&self) -> Result<String, String> {
         let ticket = self.ctx.credentials.issue_link(Access::ReadOnly)?;
         Ok(self.url_with(&ticket))
     }

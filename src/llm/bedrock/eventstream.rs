@@ -39,7 +39,7 @@ pub struct Decoder {
 
 impl Decoder {
     /// The messages completed by `bytes`; `Err` for a corrupt stream.
-    pub fn push(&mut self, bytes: &[u8]) -> Result<Vec<Message>, String> {
+    pub(in crate::llm) fn push(&mut self, bytes: &[u8]) -> Result<Vec<Message>, String> {
         self.buffer.extend_from_slice(bytes);
         let mut messages = Vec::new();
         while self.buffer.len() >= PRELUDE {

@@ -17,7 +17,7 @@ pub enum Action {
 }
 
 /// The first JSON object in `text`, read as an action.
-pub fn parse(text: &str) -> Result<Action, String> {
+pub(in crate::session) fn parse(text: &str) -> Result<Action, String> {
     let object = first_object(text)?;
     let kind = string_field(&object, &["type", "action", "kind"]).unwrap_or_default();
     let kind = kind.trim().to_ascii_lowercase().replace(['-', ' '], "_");

@@ -83,7 +83,7 @@ enum Pattern {
 }
 
 impl Rule {
-    pub fn parse(text: &str) -> Result<Rule, String> {
+    pub(in crate::session) fn parse(text: &str) -> Result<Rule, String> {
         let text = text.trim();
         let (tool, pattern) = match text.split_once('(') {
             Some((tool, rest)) => {
@@ -386,7 +386,11 @@ impl Permissions {
     /// "Always, in this project": allows the scope for this session and saves it to
     /// [`project::FILE`] under `root` for later sessions. The session part holds even when
     /// saving fails, which is what the `Err` reports.
-    pub fn allow_for_project(&mut self, root: &Path, prepared: &Prepared) -> Result<(), String> {
+    pub(in crate::session) fn allow_for_project(
+        &mut self,
+        root: &Path,
+        prepared: &Prepared,
+    ) -> Result<(), String> {
         if writes_grant_path(prepared) {
             return Ok(());
         }

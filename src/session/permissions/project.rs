@@ -41,7 +41,7 @@ pub fn load(root: &Path) -> Result<Vec<String>, String> {
 }
 
 /// Adds `rule` (if it is not there yet), creating `.linggen/` and the file as needed.
-pub fn add(root: &Path, rule: &str) -> Result<(), String> {
+pub(in crate::session) fn add(root: &Path, rule: &str) -> Result<(), String> {
     let rule = rule.trim();
     Rule::parse(rule)?;
     let mut parsed = read(root)?;

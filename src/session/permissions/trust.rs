@@ -85,7 +85,7 @@ impl Trust {
 
     /// A rule the person just approved with "always in this project" is theirs: it is
     /// accepted at once and saved as accepted, so the next start does not ask about it.
-    pub fn accept_project_rule(&mut self, rule: &str) -> Result<(), String> {
+    pub(in crate::session) fn accept_project_rule(&mut self, rule: &str) -> Result<(), String> {
         let grant = project_rule_grant(rule);
         if let Some(store) = &self.store {
             store.add(&self.root, &grant)?;

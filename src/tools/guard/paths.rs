@@ -87,7 +87,7 @@ pub fn resolve(
 /// Resolves `raw` relative to `base` (a directory inside `root`, which must be canonical)
 /// and checks that the result, symlinks followed, stays inside `root`. Shared with the shell
 /// analysis, which checks every argument that could name a file.
-pub fn locate(root: &Path, base: &Path, raw: &str) -> Result<PathBuf, String> {
+pub(in crate::tools) fn locate(root: &Path, base: &Path, raw: &str) -> Result<PathBuf, String> {
     work::tick(raw.len() + 1);
     if raw.contains('\0') {
         return Err("the path contains a NUL byte".into());
@@ -126,7 +126,11 @@ pub fn locate(root: &Path, base: &Path, raw: &str) -> Result<PathBuf, String> {
 /// Refuses what no file tool may touch however it was reached: a hidden path (a secret
 /// store, `$LINGGEN_HOME`, `[sandbox] deny_read`) and a FIFO, socket or device. `abs` is
 /// canonical.
-pub fn refuse_unreadable(abs: &Path, raw: &str, secrets: &Secrets) -> Result<(), String> {
+pub(in crate::tools) fn refuse_unreadable(
+    abs: &Path,
+    raw: &str,
+    secrets: &Secrets,
+) -> Result<(), String> {
     if let Some(hidden) = secrets.hiding(abs) {
         return Err(format!("`{raw}` is refused: {}", hidden.explain()));
     }

@@ -4,7 +4,7 @@ use super::{FilePatch, Hunk};
 
 /// `original` (the file's text; empty for a new file) with `file`'s hunks applied, or why
 /// a hunk does not apply. Hunks apply in order, each after the previous one.
-pub fn apply(file: &FilePatch, original: &str) -> Result<String, String> {
+pub(in crate::tools) fn apply(file: &FilePatch, original: &str) -> Result<String, String> {
     if file.new_path.is_none() {
         return Ok(String::new());
     }

@@ -44,7 +44,7 @@ impl Checked {
 /// every file tool's is (`$LINGGEN_HOME` never written, secret stores, FIFOs and devices
 /// refused). Reads files: call it off the async runtime. `Err` names the file or hunk and
 /// says what to do.
-pub fn check(ctx: &ToolContext, diff: &str) -> Result<Checked, String> {
+pub(in crate::tools) fn check(ctx: &ToolContext, diff: &str) -> Result<Checked, String> {
     let files = super::parse(diff)?;
     let mut changes: Vec<Change> = Vec::new();
     let mut lines_changed = 0;

@@ -8,8 +8,9 @@ mod apply;
 mod check;
 pub mod tool;
 
-pub use apply::apply;
-pub use check::{CONFIRM_ABOVE_FILES, CONFIRM_ABOVE_LINES, Change, Checked, check};
+pub(in crate::tools) use apply::apply;
+pub(in crate::tools) use check::check;
+pub use check::{CONFIRM_ABOVE_FILES, CONFIRM_ABOVE_LINES, Change, Checked};
 
 /// One file's part of a patch.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -75,7 +76,7 @@ impl Hunk {
 /// Parses a unified diff (`git diff` output or plain `diff -u`; `diff --git`, `index` and
 /// mode lines are skipped). Hunk line counts in headers are not trusted: the body says
 /// how long a hunk is. `Err` says what is wrong and where.
-pub fn parse(diff: &str) -> Result<Vec<FilePatch>, String> {
+pub(in crate::tools) fn parse(diff: &str) -> Result<Vec<FilePatch>, String> {
     let diff = strip_fence(diff);
     let mut files: Vec<FilePatch> = Vec::new();
     let lines: Vec<&str> = diff.lines().collect();

@@ -70,7 +70,7 @@ struct PathBeneathAttr {
 }
 
 /// The Landlock ABI version the kernel offers, or why there is none.
-pub fn abi() -> Result<u32, String> {
+pub(in crate::tools) fn abi() -> Result<u32, String> {
     // SAFETY: with a null attribute and size 0 this only queries the version.
     let v = unsafe {
         libc::syscall(

@@ -288,7 +288,7 @@ impl Sandbox {
     }
 
     /// The private temporary directory (mode 0700), made on first use.
-    pub fn temp_dir(&self) -> Result<&Path, String> {
+    pub(in crate::tools) fn temp_dir(&self) -> Result<&Path, String> {
         let made = || {
             let dir = make_temp_dir()?;
             super::launch::distrust(&[&dir]);

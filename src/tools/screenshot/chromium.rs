@@ -56,7 +56,7 @@ fn missing_message() -> String {
 /// executable; a bare name is looked up on `PATH`. Only absolute `PATH` entries outside
 /// `root` count: the agent can write files in the workspace, and a `chromium` it wrote
 /// there must not be what runs (through `.` in `PATH`, or a project `bin/` on it).
-pub fn find(
+pub(in crate::tools) fn find(
     env_choice: Option<&OsStr>,
     configured: Option<&str>,
     path_var: Option<&OsStr>,
@@ -149,7 +149,7 @@ fn load_timeout(delay_ms: u64) -> Duration {
 }
 
 /// Runs the browser and returns the PNG's bytes (not yet checked to be a PNG).
-pub async fn capture(shot: &Shot<'_>) -> Result<Vec<u8>, String> {
+pub(in crate::tools) async fn capture(shot: &Shot<'_>) -> Result<Vec<u8>, String> {
     let scratch = Scratch::create()
         .map_err(|e| format!("cannot create a temporary directory for Chromium: {e}"))?;
     let result = capture_in(shot, &scratch).await;

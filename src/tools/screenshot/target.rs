@@ -16,7 +16,7 @@ const MAX_URL_CHARS: usize = 2048;
 
 /// Parses `raw` and checks it against the policy; the error says what was wrong and what to
 /// do instead. `allowed` holds hosts normalized with `config::tools::normalize_host`.
-pub fn check(raw: &str, allowed: &[String]) -> Result<Url, String> {
+pub(in crate::tools) fn check(raw: &str, allowed: &[String]) -> Result<Url, String> {
     let raw = raw.trim();
     if raw.is_empty() {
         return Err("the url is empty; pass a page such as http://localhost:3000/".into());

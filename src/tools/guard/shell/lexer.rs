@@ -135,7 +135,7 @@ impl Op {
 }
 
 /// Refuses what no mode may run, then splits the command into segments.
-pub fn split(command: &str) -> Result<Vec<RawSegment>, String> {
+pub(in crate::tools) fn split(command: &str) -> Result<Vec<RawSegment>, String> {
     floor(command)?;
     let mut lexer = Lexer {
         src: command,
