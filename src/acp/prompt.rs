@@ -57,7 +57,7 @@ pub(in crate::acp) fn message(
     if text.trim().is_empty() && attached.is_empty() && linked.is_empty() && images.is_empty() {
         return Err("the prompt is empty".into());
     }
-    let mut message = ws.read_line(text.trim(), FROM)?;
+    let mut message = ws.read_line(text.trim(), FROM).map_err(|e| e.to_string())?;
     let (files, _notes) = attached_and_noted(&ws.root, &linked);
     message.attached.push_str(&files);
     message.attached.push_str(&attached);

@@ -153,7 +153,7 @@ impl WorkspaceSessions {
         // Attaching `@file` mentions reads files: off the runtime.
         off_runtime(move || {
             ws.read_line(&prompt, "mcp")
-                .map_err(|message| Failure::from(ConfigError::Usage(message)))
+                .map_err(|e| Failure::from(ConfigError::Usage(e.to_string())))
         })
         .await
         .map_err(|f| TaskError::Invalid(f.message))

@@ -22,7 +22,7 @@ pub type LineReader = fn(
     skills: &SkillSet,
     agents: Vec<String>,
     root: &Path,
-) -> Result<UserMessage, String>;
+) -> Result<UserMessage, crate::session::line::LineError>;
 
 /// The warnings for skills and commands whose names the shell's built-in commands take
 /// ([`crate::session::line::builtin_clashes`] with the shell's commands), supplied with
@@ -63,7 +63,7 @@ impl Workspace {
 
     /// Trusts every grant the folder makes now (`linggen trust`, the shell's question) and
     /// applies them to this process's configuration.
-    pub fn trust_folder(&mut self) -> Result<(), String> {
+    pub fn trust_folder(&mut self) -> Result<(), crate::config::trust::TrustStoreError> {
         self.trust.trust_all()?;
         self.config.apply_trusted(self.trust.trust.accepted());
         Ok(())
@@ -71,7 +71,11 @@ impl Workspace {
 
     /// A line a person posted as the message it means (see [`LineReader`]). Reads files:
     /// call it off the async runtime.
-    pub fn read_line(&self, line: &str, from: &str) -> Result<UserMessage, String> {
+    pub fn read_line(
+        &self,
+        line: &str,
+        from: &str,
+    ) -> Result<UserMessage, crate::session::line::LineError> {
         let agents = self.agents.get().names();
         (self.line)(line, from, &self.skills.get(), agents, &self.root)
     }

@@ -232,6 +232,35 @@ struct Folder {
     grants: Vec<String>,
 }
 
+/// Why the trust store could not be read or changed. A store that cannot be read means
+/// "nothing trusted" to its readers, never "trusted".
+#[derive(Debug, thiserror::Error)]
+pub enum TrustStoreError {
+    #[error("cannot read {}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// The file does not parse: its path, the line and what is wrong.
+    #[error("{}:{line}: {message}", path.display())]
+    Broken {
+        path: PathBuf,
+        line: usize,
+        message: String,
+    },
+    /// A change was refused because the store could not be read first: a broken store is
+    /// not silently replaced (the person may have edited it).
+    #[error("{0}; fix or remove the file, then try again")]
+    Unchanged(Box<TrustStoreError>),
+    #[error("cannot create {}: {source}", path.display())]
+    CreateDir {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot save {}: {reason} — the folder trust is as it was", path.display())]
+    Save { path: PathBuf, reason: String },
+}
+
 /// `$LINGGEN_HOME/trusted.toml`.
 #[derive(Debug, Clone)]
 pub struct TrustStore {
@@ -252,7 +281,7 @@ impl TrustStore {
     /// The grants accepted for `root` (canonical). A missing store or folder means none; a
     /// store that does not parse is an error naming the file and line, which callers treat
     /// as "nothing trusted" — never as trusted.
-    pub fn accepted(&self, root: &Path) -> Result<BTreeSet<String>, String> {
+    pub fn accepted(&self, root: &Path) -> Result<BTreeSet<String>, TrustStoreError> {
         let key = root.display().to_string();
         Ok(self
             .read()?
@@ -265,7 +294,7 @@ impl TrustStore {
 
     /// Records `grants` as the folder's accepted list, replacing what was there: trusting
     /// the folder as it is now.
-    pub fn trust(&self, root: &Path, grants: &[String]) -> Result<(), String> {
+    pub fn trust(&self, root: &Path, grants: &[String]) -> Result<(), TrustStoreError> {
         self.update(root, |accepted| {
             accepted.clear();
             accepted.extend(grants.iter().cloned());
@@ -274,14 +303,14 @@ impl TrustStore {
 
     /// Adds one grant to the folder's accepted list (a rule the person approved with "always
     /// in this project" is theirs, not the folder's).
-    pub fn add(&self, root: &Path, grant: &str) -> Result<(), String> {
+    pub fn add(&self, root: &Path, grant: &str) -> Result<(), TrustStoreError> {
         self.update(root, |accepted| {
             accepted.insert(grant.to_string());
         })
     }
 
     /// Forgets the folder; returns whether it was there.
-    pub fn revoke(&self, root: &Path) -> Result<bool, String> {
+    pub fn revoke(&self, root: &Path) -> Result<bool, TrustStoreError> {
         let mut present = false;
         self.update(root, |accepted| {
             present = !accepted.is_empty();
@@ -294,13 +323,11 @@ impl TrustStore {
         &self,
         root: &Path,
         change: impl FnOnce(&mut BTreeSet<String>),
-    ) -> Result<(), String> {
+    ) -> Result<(), TrustStoreError> {
         let key = root.display().to_string();
-        let mut file = match self.read() {
-            Ok(file) => file,
-            // A broken store is not silently replaced: the person may have edited it.
-            Err(e) => return Err(format!("{e}; fix or remove the file, then try again")),
-        };
+        let mut file = self
+            .read()
+            .map_err(|e| TrustStoreError::Unchanged(Box::new(e)))?;
         let mut accepted: BTreeSet<String> = file
             .folder
             .iter()
@@ -319,11 +346,16 @@ impl TrustStore {
         self.write(&file)
     }
 
-    fn read(&self) -> Result<StoreFile, String> {
+    fn read(&self) -> Result<StoreFile, TrustStoreError> {
         let text = match std::fs::read_to_string(&self.path) {
             Ok(text) => text,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(StoreFile::default()),
-            Err(e) => return Err(format!("cannot read {}: {e}", self.path.display())),
+            Err(source) => {
+                return Err(TrustStoreError::Read {
+                    path: self.path.clone(),
+                    source,
+                });
+            }
         };
         toml::from_str::<Spanned<StoreFile>>(&text)
             .map(Spanned::into_inner)
@@ -331,11 +363,15 @@ impl TrustStore {
                 let line = e.span().map_or(1, |s| {
                     text[..s.start.min(text.len())].matches('\n').count() + 1
                 });
-                format!("{}:{line}: {}", self.path.display(), e.message().trim_end())
+                TrustStoreError::Broken {
+                    path: self.path.clone(),
+                    line,
+                    message: e.message().trim_end().to_string(),
+                }
             })
     }
 
-    fn write(&self, file: &StoreFile) -> Result<(), String> {
+    fn write(&self, file: &StoreFile) -> Result<(), TrustStoreError> {
         use std::os::unix::fs::DirBuilderExt as _;
 
         let mut text = HEADER.to_string();
@@ -355,7 +391,10 @@ impl TrustStore {
                 .recursive(true)
                 .mode(0o700)
                 .create(dir)
-                .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+                .map_err(|source| TrustStoreError::CreateDir {
+                    path: dir.to_path_buf(),
+                    source,
+                })?;
         }
         // Durable and private: a crash or a full disk never leaves half a store, and the
         // store is never readable by other users (it decides what runs).
@@ -364,12 +403,9 @@ impl TrustStore {
             text.as_bytes(),
             crate::durable::Options::private(),
         )
-        .map_err(|e| {
-            format!(
-                "cannot save {}: {} — the folder trust is as it was",
-                self.path.display(),
-                e.reason()
-            )
+        .map_err(|e| TrustStoreError::Save {
+            path: self.path.clone(),
+            reason: e.reason(),
         })
     }
 }

@@ -56,7 +56,7 @@ fn a_broken_store_names_file_and_line_and_is_not_overwritten() {
     std::fs::create_dir_all(&home).unwrap();
     let store = TrustStore::new(&home);
     std::fs::write(store.path(), "[[folder]]\npath = \"/x\"\ngrants = [oops]\n").unwrap();
-    let err = store.accepted(&root).unwrap_err();
+    let err = store.accepted(&root).unwrap_err().to_string();
     assert!(err.contains("trusted.toml:3"), "{err}");
     assert!(store.trust(&root, &["g".to_string()]).is_err());
     let text = std::fs::read_to_string(store.path()).unwrap();

@@ -114,7 +114,7 @@ async fn print_message(ws: Workspace, task: Task) -> Result<(Workspace, UserMess
     off_runtime(move || {
         let mut message = ws
             .read_line(&task.prompt, "cli")
-            .map_err(|message| Failure::from(ConfigError::Usage(message)))?;
+            .map_err(|e| Failure::from(ConfigError::Usage(e.to_string())))?;
         // Piped stdin comes first, then the mentioned files.
         message.attached.insert_str(0, &task.attached);
         for path in &task.images {

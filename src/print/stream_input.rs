@@ -69,9 +69,9 @@ async fn try_run(options: &PrintOptions, first: Option<String>) -> Result<i32, F
                 Fed::Turn(text) => {
                     let ws = Arc::clone(&ws);
                     let message = off_runtime(move || {
-                        ws.read_line(&text, "cli").map_err(|message| Failure {
+                        ws.read_line(&text, "cli").map_err(|e| Failure {
                             code: exit::USAGE,
-                            message,
+                            message: e.to_string(),
                         })
                     })
                     .await;

@@ -100,6 +100,23 @@ pub enum ImageRefused {
     NotBase64,
 }
 
+/// Why an image file cannot go to a model: it cannot be read, or a model would refuse it.
+#[derive(Debug, thiserror::Error)]
+pub enum ImageFileError {
+    #[error("`{}`: {}", path.display(), ImageRefused::Format("this file type".into()))]
+    NotAnImage { path: std::path::PathBuf },
+    #[error("cannot read `{}`: {source}", path.display())]
+    Read {
+        path: std::path::PathBuf,
+        source: std::io::Error,
+    },
+    #[error("`{}` is not sent: {refused}", path.display())]
+    Refused {
+        path: std::path::PathBuf,
+        refused: ImageRefused,
+    },
+}
+
 impl Image {
     /// An image from a media type and base64 data as a tool gave them, checked so that no
     /// provider rejects it (which would fail this request and every later one).
@@ -126,17 +143,19 @@ impl Image {
     }
 
     /// An image file a person attached (`@shot.png`, `--image`): its bytes, encoded.
-    pub fn from_file(path: &std::path::Path) -> Result<Image, String> {
-        let name = path.display();
-        let format = ImageFormat::from_path(path).ok_or_else(|| {
-            format!(
-                "`{name}`: {}",
-                ImageRefused::Format("this file type".into())
-            )
+    pub fn from_file(path: &std::path::Path) -> Result<Image, ImageFileError> {
+        let path_buf = path.to_path_buf();
+        let format = ImageFormat::from_path(path).ok_or_else(|| ImageFileError::NotAnImage {
+            path: path_buf.clone(),
         })?;
-        let bytes = std::fs::read(path).map_err(|e| format!("cannot read `{name}`: {e}"))?;
-        Image::from_bytes(format, &bytes)
-            .map_err(|refused| format!("`{name}` is not sent: {refused}"))
+        let bytes = std::fs::read(path).map_err(|source| ImageFileError::Read {
+            path: path_buf.clone(),
+            source,
+        })?;
+        Image::from_bytes(format, &bytes).map_err(|refused| ImageFileError::Refused {
+            path: path_buf,
+            refused,
+        })
     }
 
     /// Raw image bytes (a file, a screenshot), encoded; refused when larger than a model

@@ -7,7 +7,7 @@ pub mod image;
 
 use serde::{Deserialize, Serialize};
 
-pub use image::{Image, ImageFormat};
+pub use image::{Image, ImageFileError, ImageFormat};
 
 use crate::shared_text::SharedText;
 

@@ -168,9 +168,9 @@ impl Shell {
                         self.send(message).await;
                     }
                 }
-                Err(error) => self.view.error(&error),
+                Err(error) => self.view.error(&error.to_string()),
             },
-            Err(error) => self.view.error(&error),
+            Err(error) => self.view.error(&error.to_string()),
         }
     }
 
@@ -188,7 +188,7 @@ impl Shell {
                     message.images.push(image);
                 }
                 Err(why) => {
-                    self.view.error(&why);
+                    self.view.error(&why.to_string());
                     return false;
                 }
             }

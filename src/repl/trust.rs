@@ -88,7 +88,7 @@ fn try_command(start: &Start, action: TrustAction) -> Result<i32, Failure> {
     };
     if action == TrustAction::Revoke {
         let store = crate::config::trust::TrustStore::new(&ws.home);
-        let forgotten = store.revoke(&ws.root).map_err(failure)?;
+        let forgotten = store.revoke(&ws.root).map_err(|e| failure(e.to_string()))?;
         println!(
             "{}",
             if forgotten {
@@ -128,7 +128,7 @@ fn try_command(start: &Start, action: TrustAction) -> Result<i32, Failure> {
         println!("Not trusted; nothing changed.");
         return Ok(exit::SUCCESS);
     }
-    ws.trust_folder().map_err(failure)?;
+    ws.trust_folder().map_err(|e| failure(e.to_string()))?;
     println!("Trusted {untrusted} grant(s) of {}.", ws.root.display());
     Ok(exit::SUCCESS)
 }

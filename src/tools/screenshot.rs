@@ -90,7 +90,8 @@ impl ScreenshotArgs {
         };
         let width = side(&["width", "viewport_width", "w"], DEFAULT_WIDTH)?;
         let height = side(&["height", "viewport_height", "h"], DEFAULT_HEIGHT)?;
-        let chromium = locate_chromium(&ctx.screenshot, &ctx.root).map_err(ToolOutput::error)?;
+        let chromium = locate_chromium(&ctx.screenshot, &ctx.root)
+            .map_err(|e| ToolOutput::error(e.to_string()))?;
         Ok(ScreenshotArgs {
             url,
             delay_ms,
@@ -157,10 +158,10 @@ impl ScreenshotArgs {
 /// The browser `capture_screenshot` would run for the workspace at `root`:
 /// `LINGGEN_CHROMIUM`, else `[tools] chromium`, else the first of [`CHROMIUM_NAMES`] on
 /// `PATH` (outside `root`). The error says how to install one.
-pub(in crate::tools) fn locate_chromium(
+pub fn locate_chromium(
     settings: &ScreenshotSettings,
     root: &Path,
-) -> Result<PathBuf, String> {
+) -> Result<PathBuf, chromium::ChromiumNotFound> {
     chromium::find(
         settings.chromium_env.as_deref().map(std::ffi::OsStr::new),
         settings.chromium.as_deref(),

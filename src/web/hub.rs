@@ -200,6 +200,6 @@ impl Hub {
         // The one line grammar of the core, with the shell's commands (which a page line
         // is refused as, like in the terminal) and `@path` attachments.
         let agents = self.agents.get().names();
-        (self.line)(line, "web", &self.skills.get(), agents, &self.root)
+        (self.line)(line, "web", &self.skills.get(), agents, &self.root).map_err(|e| e.to_string())
     }
 }

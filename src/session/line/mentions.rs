@@ -138,7 +138,7 @@ fn resolve_own(root: &Path, raw: &str) -> Result<crate::tools::guard::paths::Res
 pub fn attached_images(
     root: &Path,
     candidates: &[String],
-) -> Result<Vec<crate::llm::Image>, String> {
+) -> Result<Vec<crate::llm::Image>, crate::protocol::ImageFileError> {
     let mut images = Vec::new();
     for raw in candidates {
         if crate::llm::ImageFormat::from_path(Path::new(raw)).is_none() {

@@ -76,6 +76,26 @@ pub fn builtin_clashes<C: Builtin>(skills: &SkillSet) -> Vec<String> {
         .collect()
 }
 
+/// Why a posted line is not a message the session can take; each says what to do instead.
+#[derive(Debug, thiserror::Error)]
+pub enum LineError {
+    #[error("the task is empty")]
+    Empty,
+    #[error(
+        "/{0} is a command of the interactive shell; run `linggen` for it, or start the task \
+         with // to send it as text"
+    )]
+    ShellCommand(&'static str),
+    /// An unknown `/name`; the message carries the suggestions.
+    #[error("{0}")]
+    UnknownCommand(String),
+    #[error("@{0} needs a message: `@{0} fix the failing test`")]
+    AgentWithoutMessage(String),
+    /// An attached image that cannot be sent.
+    #[error(transparent)]
+    Image(#[from] crate::protocol::ImageFileError),
+}
+
 /// A line from a frontend without commands of its own (`-p`, the browser) as the message it
 /// means, parsed against the current skills and agents exactly like a line typed in the
 /// shell (`C`: the shell's commands, which are refused here), with its `@file` mentions
@@ -86,7 +106,7 @@ pub fn message<C: Builtin>(
     skills: &SkillSet,
     agents: Vec<String>,
     root: &Path,
-) -> Result<UserMessage, String> {
+) -> Result<UserMessage, LineError> {
     let registry = Registry::new(skills, agents);
     let mut msg = into_message(super::parse::<C>(line, &registry.context()), line, from)?;
     attach_blocking(root, &mut msg)?;
@@ -104,7 +124,7 @@ pub fn mentions_of(msg: &UserMessage) -> Vec<String> {
 
 /// Appends the files the message mentions to what it already carries (piped stdin, say).
 /// An `Err` names an image that cannot be sent (too large); the message is not sent then.
-pub fn attach_blocking(root: &Path, msg: &mut UserMessage) -> Result<(), String> {
+pub fn attach_blocking(root: &Path, msg: &mut UserMessage) -> Result<(), LineError> {
     let mentions = mentions_of(msg);
     let files = super::attached_files(root, &mentions);
     msg.attached.push_str(&files);
@@ -115,7 +135,7 @@ pub fn attach_blocking(root: &Path, msg: &mut UserMessage) -> Result<(), String>
 /// [`attach_blocking`] with the files read on the blocking pool, so a large or slow file
 /// never stalls the runtime. Returns a line per mention for the person (see
 /// [`super::attached_and_noted`]).
-pub async fn attach(root: PathBuf, msg: &mut UserMessage) -> Result<Vec<String>, String> {
+pub async fn attach(root: PathBuf, msg: &mut UserMessage) -> Result<Vec<String>, LineError> {
     let mentions = mentions_of(msg);
     if mentions.is_empty() {
         return Ok(Vec::new());
@@ -141,18 +161,17 @@ pub fn into_message<C: Builtin>(
     parsed: Parsed<C>,
     raw: &str,
     from: &str,
-) -> Result<UserMessage, String> {
+) -> Result<UserMessage, LineError> {
     let mut msg = UserMessage::new(raw.trim(), from);
     match parsed {
-        Parsed::Empty => return Err("the task is empty".into()),
+        Parsed::Empty => return Err(LineError::Empty),
         Parsed::Command { command, .. } => {
-            return Err(format!(
-                "/{} is a command of the interactive shell; run `linggen` for it, or start the task with // to send it as text",
-                command.name()
-            ));
+            return Err(LineError::ShellCommand(command.name()));
         }
         unknown @ Parsed::UnknownCommand { .. } => {
-            return Err(unknown.error_message().unwrap_or_default());
+            return Err(LineError::UnknownCommand(
+                unknown.error_message().unwrap_or_default(),
+            ));
         }
         Parsed::Skill { name, args } => msg.skill = Some(SkillInvocation { name, args }),
         Parsed::CustomTrigger { skill, rest, .. } => {
@@ -163,9 +182,7 @@ pub fn into_message<C: Builtin>(
         }
         Parsed::AgentMessage { agent, message, .. } => {
             if message.trim().is_empty() {
-                return Err(format!(
-                    "@{agent} needs a message: `@{agent} fix the failing test`"
-                ));
+                return Err(LineError::AgentWithoutMessage(agent));
             }
             msg.agent = Some(agent);
             msg.content = message;

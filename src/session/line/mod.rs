@@ -23,7 +23,8 @@ pub use mentions::{
     attached_images, attachment_candidates,
 };
 pub use message::{
-    Registry, attach, attach_blocking, builtin_clashes, into_message, mentions_of, message,
+    LineError, Registry, attach, attach_blocking, builtin_clashes, into_message, mentions_of,
+    message,
 };
 pub use pasted::pasted_image_paths;
 

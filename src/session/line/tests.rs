@@ -30,13 +30,14 @@ fn skills() -> Vec<SkillInfo> {
 }
 
 fn to_message(line: &str) -> Result<UserMessage, String> {
+    // The message a frontend shows, which the tests read.
     let (skills, agents) = (skills(), vec!["coder".to_string()]);
     let ctx = TriggerContext {
         skills: &skills,
         agents: &agents,
         ..TriggerContext::default()
     };
-    into_message(parse::<Cmd>(line, &ctx), line, "test")
+    into_message(parse::<Cmd>(line, &ctx), line, "test").map_err(|e| e.to_string())
 }
 
 #[test]

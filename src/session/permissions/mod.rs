@@ -397,7 +397,9 @@ impl Permissions {
         self.allow_for_session(prepared);
         for rule in scope_rules(prepared) {
             project::add(root, &rule)?;
-            self.trust.accept_project_rule(&rule)?;
+            self.trust
+                .accept_project_rule(&rule)
+                .map_err(|e| e.to_string())?;
         }
         Ok(())
     }

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use super::project;
 use crate::config::Config;
-use crate::config::trust::{self, TrustStore};
+use crate::config::trust::{self, TrustStore, TrustStoreError};
 use crate::skills::{Skill, SkillKind, SkillSet, SkillSource};
 
 /// The grants of one workspace that the person accepted.
@@ -85,7 +85,10 @@ impl Trust {
 
     /// A rule the person just approved with "always in this project" is theirs: it is
     /// accepted at once and saved as accepted, so the next start does not ask about it.
-    pub(in crate::session) fn accept_project_rule(&mut self, rule: &str) -> Result<(), String> {
+    pub(in crate::session) fn accept_project_rule(
+        &mut self,
+        rule: &str,
+    ) -> Result<(), TrustStoreError> {
         let grant = project_rule_grant(rule);
         if let Some(store) = &self.store {
             store.add(&self.root, &grant)?;
@@ -180,7 +183,7 @@ impl FolderTrust {
     }
 
     /// Accepts every current grant: saves them to the store and applies them from now on.
-    pub fn trust_all(&mut self) -> Result<(), String> {
+    pub fn trust_all(&mut self) -> Result<(), TrustStoreError> {
         if let Some(store) = &self.trust.store {
             store.trust(&self.trust.root, &self.grants)?;
         }

@@ -40,15 +40,38 @@ pub const MAX_PNG_BYTES: u64 = 50 * 1024 * 1024;
 /// How much of Chromium's own output an error message quotes.
 const LOG_TAIL_BYTES: u64 = 4096;
 
-/// The error when nothing is configured and no browser is on `PATH`.
-fn missing_message() -> String {
-    format!(
+/// Why no browser can run; each says how to get one (the model relays it to the person).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ChromiumNotFound {
+    /// Nothing is configured and no browser is on `PATH`.
+    #[error(
         "capture_screenshot needs Chromium, and none was found (looked for {} on PATH). Tell \
          the user: install it (Debian/Ubuntu: `apt-get install chromium`), or set \
          `[tools] chromium = \"/path/to/chrome\"` in linggen-agent.toml or {ENV_VAR}. Do not \
          retry until then",
         CANDIDATES.join(", ")
-    )
+    )]
+    Missing,
+    #[error(
+        "{origin} = \"{}\", but no `{}` is on PATH. Tell the user to fix {origin} (an \
+         absolute path, or a program name on PATH)",
+        chosen.display(),
+        chosen.display()
+    )]
+    NotOnPath { origin: String, chosen: PathBuf },
+    #[error(
+        "{origin} = \"{}\" is a relative path; tell the user to set it to an absolute path or \
+         a program name on PATH",
+        chosen.display()
+    )]
+    Relative { origin: String, chosen: PathBuf },
+    #[error(
+        "{origin} = \"{}\", but that is not an executable file, so capture_screenshot cannot \
+         run Chromium. Tell the user: install it (Debian/Ubuntu: `apt-get install chromium`) \
+         or point {origin} at the browser",
+        chosen.display()
+    )]
+    NotExecutable { origin: String, chosen: PathBuf },
 }
 
 /// The browser to run. `env_choice` is `LINGGEN_CHROMIUM`, `configured` is `[tools]
@@ -61,7 +84,7 @@ pub(in crate::tools) fn find(
     configured: Option<&str>,
     path_var: Option<&OsStr>,
     root: &Path,
-) -> Result<PathBuf, String> {
+) -> Result<PathBuf, ChromiumNotFound> {
     let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
     let outside_root = |dir: &PathBuf| {
         let dir = dir.canonicalize().unwrap_or_else(|_| dir.clone());
@@ -85,31 +108,19 @@ pub(in crate::tools) fn find(
         return CANDIDATES
             .iter()
             .find_map(|name| on_path(&dirs, OsStr::new(name)))
-            .ok_or_else(missing_message);
+            .ok_or(ChromiumNotFound::Missing);
     };
-    let shown = chosen.display();
     if chosen.components().count() == 1 {
-        return on_path(&dirs, chosen.as_os_str()).ok_or_else(|| {
-            format!(
-                "{origin} = \"{shown}\", but no `{shown}` is on PATH. Tell the user to fix \
-                 {origin} (an absolute path, or a program name on PATH)"
-            )
-        });
+        return on_path(&dirs, chosen.as_os_str())
+            .ok_or(ChromiumNotFound::NotOnPath { origin, chosen });
     }
     if !chosen.is_absolute() {
-        return Err(format!(
-            "{origin} = \"{shown}\" is a relative path; tell the user to set it to an absolute \
-             path or a program name on PATH"
-        ));
+        return Err(ChromiumNotFound::Relative { origin, chosen });
     }
     if is_executable(&chosen) {
         Ok(chosen)
     } else {
-        Err(format!(
-            "{origin} = \"{shown}\", but that is not an executable file, so capture_screenshot \
-             cannot run Chromium. Tell the user: install it (Debian/Ubuntu: `apt-get install \
-             chromium`) or point {origin} at the browser"
-        ))
+        Err(ChromiumNotFound::NotExecutable { origin, chosen })
     }
 }
 
@@ -417,7 +428,9 @@ mod tests {
         executable(dir.path(), "chromium");
         let cwd = std::env::current_dir().unwrap();
         let rel = pathdiff_like(dir.path(), &cwd);
-        let err = find(None, None, Some(OsStr::new(&rel)), no_root()).unwrap_err();
+        let err = find(None, None, Some(OsStr::new(&rel)), no_root())
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("needs Chromium"), "{err}");
     }
 
@@ -431,7 +444,9 @@ mod tests {
         let real = executable(outside.path(), "google-chrome");
         let path = path_of(&[&bin, outside.path()]);
         assert_eq!(find(None, None, Some(&path), root.path()), Ok(real));
-        let err = find(None, Some("chromium"), Some(&path), root.path()).unwrap_err();
+        let err = find(None, Some("chromium"), Some(&path), root.path())
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("no `chromium` is on PATH"), "{err}");
     }
 
@@ -448,7 +463,9 @@ mod tests {
     #[test]
     fn missing_browser_says_how_to_install_it() {
         let empty = tempfile::tempdir().unwrap();
-        let err = find(None, None, Some(&path_of(&[empty.path()])), no_root()).unwrap_err();
+        let err = find(None, None, Some(&path_of(&[empty.path()])), no_root())
+            .unwrap_err()
+            .to_string();
         assert!(
             err.contains("capture_screenshot needs Chromium")
                 && err.contains("apt-get install chromium")
@@ -458,6 +475,7 @@ mod tests {
         assert!(
             find(None, None, None, no_root())
                 .unwrap_err()
+                .to_string()
                 .contains("needs Chromium")
         );
     }
@@ -493,7 +511,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         executable(dir.path(), "chromium");
         let path = path_of(&[dir.path()]);
-        let err = find(None, Some("/nowhere/chrome"), Some(&path), no_root()).unwrap_err();
+        let err = find(None, Some("/nowhere/chrome"), Some(&path), no_root())
+            .unwrap_err()
+            .to_string();
         assert!(
             err.contains("[tools] chromium = \"/nowhere/chrome\"")
                 && err.contains("not an executable"),
@@ -505,11 +525,16 @@ mod tests {
             Some(&path),
             no_root(),
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(err.contains("LINGGEN_CHROMIUM"), "{err}");
-        let err = find(None, Some("no-such-browser"), Some(&path), no_root()).unwrap_err();
+        let err = find(None, Some("no-such-browser"), Some(&path), no_root())
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("no `no-such-browser` is on PATH"), "{err}");
-        let err = find(None, Some("bin/chrome"), Some(&path), no_root()).unwrap_err();
+        let err = find(None, Some("bin/chrome"), Some(&path), no_root())
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("relative path"), "{err}");
     }
 
