@@ -39,7 +39,7 @@ pub(super) fn discover(dirs: &AgentDirs) -> AgentSet {
                 Ok(Some(text)) => files.push((path, Ok(text), source)),
                 // Removed between listing and reading.
                 Ok(None) => {}
-                Err(warning) => files.push((path, Err(warning), source)),
+                Err(warning) => files.push((path, Err(warning.to_string()), source)),
             }
         }
     }

@@ -83,7 +83,7 @@ pub enum EditError {
 pub fn check_name(name: &str) -> Result<(), EditError> {
     frontmatter::validate_name(name).map_err(|why| EditError::BadName {
         name: name.to_string(),
-        why: why.trim_start_matches("name ").to_string(),
+        why: why.to_string().trim_start_matches("name ").to_string(),
     })
 }
 

@@ -32,7 +32,7 @@ pub async fn login(start: &Start, name: &str) -> i32 {
     };
     let open = |link: &str| {
         let opener = crate::tools::launch::opener::browser_program();
-        crate::tools::launch::opener::open(&opener, link)
+        crate::tools::launch::opener::open(&opener, link).map_err(|e| e.to_string())
     };
     let say = |line: &str| eprintln!("{line}");
     let person = Person {

@@ -58,6 +58,7 @@ impl Workspace {
         [self.agents.watch(), self.skills.watch()]
             .into_iter()
             .filter_map(Result::err)
+            .map(|e| e.to_string())
             .collect()
     }
 

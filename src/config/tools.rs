@@ -73,7 +73,7 @@ pub struct ScreenshotSettings {
 /// A `[tools] screenshot_hosts` entry in the form the screenshot tool's URL check compares
 /// against: lower case, punycode, IPv6 in brackets. Only a host: no scheme, port, path or
 /// wildcard.
-pub fn normalize_host(entry: &str) -> Result<String, String> {
+pub(in crate::config) fn normalize_host(entry: &str) -> Result<String, String> {
     let entry = entry.trim();
     let bad = |why: &str| {
         format!(
@@ -104,5 +104,29 @@ pub fn normalize_host(entry: &str) -> Result<String, String> {
     match url.host_str() {
         Some(host) if !host.is_empty() => Ok(host.to_string()),
         _ => Err(bad("it names no host")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_entries_are_normalized_or_refused() {
+        assert_eq!(normalize_host(" MyApp.Test ").unwrap(), "myapp.test");
+        assert_eq!(normalize_host("10.0.0.5").unwrap(), "10.0.0.5");
+        assert_eq!(normalize_host("fd00::1").unwrap(), "[fd00::1]");
+        assert_eq!(normalize_host("[fd00::1]").unwrap(), "[fd00::1]");
+        for (entry, why) in [
+            ("", "empty"),
+            ("*.test", "wildcards"),
+            ("http://x.test", "not just a host"),
+            ("x.test/path", "not just a host"),
+            ("u@x.test", "not just a host"),
+            ("x.test:8080", "ports"),
+        ] {
+            let err = normalize_host(entry).unwrap_err();
+            assert!(err.contains(why), "{entry}: {err}");
+        }
     }
 }

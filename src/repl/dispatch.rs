@@ -438,9 +438,10 @@ impl Shell {
                 let memory = memory.clone();
                 tokio::task::spawn_blocking(move || memory.forget(n))
             };
-            match forgotten.await.unwrap_or_else(|e| Err(e.to_string())) {
-                Ok(fact) => self.view.hint(&format!("forgot: {fact}")),
-                Err(e) => self.view.error(&e),
+            match forgotten.await {
+                Ok(Ok(fact)) => self.view.hint(&format!("forgot: {fact}")),
+                Ok(Err(e)) => self.view.error(&e.to_string()),
+                Err(e) => self.view.error(&e.to_string()),
             }
             return;
         }

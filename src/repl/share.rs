@@ -148,7 +148,7 @@ fn link_lines(server: &dyn Server, read_only: bool) -> Result<Vec<String>, Share
 /// opener's command line, which every user can read, never holds the ticket.
 fn open_browser(url: &str) -> Result<(), String> {
     let opener = crate::tools::launch::opener::browser_program();
-    crate::tools::launch::opener::open(&opener, url)
+    crate::tools::launch::opener::open(&opener, url).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

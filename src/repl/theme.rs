@@ -211,7 +211,7 @@ fn built_in(name: &str) -> Option<&'static str> {
 
 /// Loads theme `name`: the user's file if there is one, else the built-in. The error names
 /// the file and, for syntax errors, the line; callers fall back to [`DEFAULT_THEME`].
-pub fn load(name: &str, linggen_home: &Path) -> Result<Theme, String> {
+pub(in crate::repl) fn load(name: &str, linggen_home: &Path) -> Result<Theme, String> {
     resolve(name, linggen_home, false, 0)
 }
 

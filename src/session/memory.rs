@@ -26,6 +26,20 @@ pub struct Memory {
     section: Mutex<Option<String>>,
 }
 
+/// Why `/memory forget` removed nothing; the memory file is as it was.
+#[derive(Debug, thiserror::Error)]
+pub enum ForgetError {
+    #[error("cannot read {}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("there is no entry {n}; /memory lists {listed} (numbered from 1)")]
+    NoEntry { n: usize, listed: usize },
+    #[error("cannot write {}: {reason} — the memory is as it was", path.display())]
+    Write { path: PathBuf, reason: String },
+}
+
 impl Memory {
     pub fn for_project(home: &Path, root: &Path) -> Memory {
         Memory {
@@ -75,9 +89,11 @@ impl Memory {
     }
 
     /// Removes list item `n` (1-based); returns its text.
-    pub fn forget(&self, n: usize) -> Result<String, String> {
-        let text = std::fs::read_to_string(&self.path)
-            .map_err(|e| format!("cannot read {}: {e}", self.path.display()))?;
+    pub fn forget(&self, n: usize) -> Result<String, ForgetError> {
+        let text = std::fs::read_to_string(&self.path).map_err(|source| ForgetError::Read {
+            path: self.path.clone(),
+            source,
+        })?;
         let mut seen = 0;
         let mut removed = None;
         let kept: Vec<&str> = text
@@ -94,19 +110,16 @@ impl Memory {
             })
             .collect();
         let Some(removed) = removed else {
-            return Err(format!(
-                "there is no entry {n}; /memory lists {seen} (numbered from 1)"
-            ));
+            return Err(ForgetError::NoEntry { n, listed: seen });
         };
         let mut out = kept.join("\n");
         out.push('\n');
         // Durable: a crash or a full disk leaves the memory as it was, never half a file.
         durable::replace(&self.path, out.as_bytes(), durable::Options::private()).map_err(|e| {
-            format!(
-                "cannot write {}: {} — the memory is as it was",
-                self.path.display(),
-                e.reason()
-            )
+            ForgetError::Write {
+                path: self.path.clone(),
+                reason: e.reason(),
+            }
         })?;
         self.refresh();
         Ok(removed)
@@ -200,8 +213,14 @@ mod tests {
         );
         let section = memory.section().unwrap();
         assert!(section.ends_with("- use tabs, not spaces\n- run `cargo xtask ci` before pushing"));
-        assert_eq!(memory.forget(1), Ok("use tabs, not spaces".to_string()));
-        assert!(memory.forget(5).unwrap_err().contains("lists 1"));
+        assert_eq!(memory.forget(1).unwrap(), "use tabs, not spaces");
+        assert!(
+            memory
+                .forget(5)
+                .unwrap_err()
+                .to_string()
+                .contains("lists 1")
+        );
         assert!(!memory.section().unwrap().contains("tabs"));
         let mode = std::fs::metadata(memory.path().parent().unwrap())
             .map(|m| std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o777);

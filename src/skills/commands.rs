@@ -57,7 +57,7 @@ pub(crate) fn discover(dirs: &SkillDirs, warnings: &mut Vec<String>) -> Vec<Skil
                 // Gone between listing and reading: a live edit; the next reload sees it.
                 Ok(None) => continue,
                 Err(warning) => {
-                    warnings.push(warning);
+                    warnings.push(warning.to_string());
                     continue;
                 }
             };

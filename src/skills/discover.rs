@@ -214,41 +214,63 @@ fn skill_folders(root: &Path, warnings: &mut Vec<String>) -> Vec<(String, PathBu
 
 /// `Ok(None)` when there is no such file.
 fn read_skill_file(file: &Path) -> Result<Option<String>, String> {
-    read_capped(file, MAX_FILE_BYTES)
+    read_capped(file, MAX_FILE_BYTES).map_err(|e| e.to_string())
 }
 
-/// Reads a text file of at most `max` bytes. `Ok(None)` when it does not exist; `Err` is a
-/// whole warning line naming the file.
-pub(crate) fn read_capped(file: &Path, max: u64) -> Result<Option<String>, String> {
-    let shown = file.display();
+/// Why a skill, command or agent file was skipped: a whole warning line naming the file
+/// and saying what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadFileError {
+    #[error("{}:1: cannot open the file ({source}); check its permissions", path.display())]
+    Open {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{}:1: cannot read the file ({source}); check it is a regular file", path.display())]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(
+        "{}:1: the file is larger than {} KiB; keep it short and move reference material into \
+         separate files next to it",
+        path.display(),
+        max / 1024
+    )]
+    TooLarge { path: PathBuf, max: u64 },
+    #[error("{}:1: the file is not valid UTF-8 (byte {valid_up_to}); save it as UTF-8", path.display())]
+    NotUtf8 { path: PathBuf, valid_up_to: usize },
+}
+
+/// Reads a text file of at most `max` bytes. `Ok(None)` when it does not exist.
+pub(crate) fn read_capped(file: &Path, max: u64) -> Result<Option<String>, ReadFileError> {
+    let path = || file.to_path_buf();
     let f = match std::fs::File::open(file) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => {
-            return Err(format!(
-                "{shown}:1: cannot open the file ({e}); check its permissions"
-            ));
+        Err(source) => {
+            return Err(ReadFileError::Open {
+                path: path(),
+                source,
+            });
         }
     };
     let mut bytes = Vec::new();
-    if let Err(e) = f.take(max + 1).read_to_end(&mut bytes) {
-        return Err(format!(
-            "{shown}:1: cannot read the file ({e}); check it is a regular file"
-        ));
+    if let Err(source) = f.take(max + 1).read_to_end(&mut bytes) {
+        return Err(ReadFileError::Read {
+            path: path(),
+            source,
+        });
     }
     if bytes.len() as u64 > max {
-        return Err(format!(
-            "{shown}:1: the file is larger than {} KiB; keep it short and move reference \
-             material into separate files next to it",
-            max / 1024
-        ));
+        return Err(ReadFileError::TooLarge { path: path(), max });
     }
-    String::from_utf8(bytes).map(Some).map_err(|e| {
-        format!(
-            "{shown}:1: the file is not valid UTF-8 (byte {}); save it as UTF-8",
-            e.utf8_error().valid_up_to()
-        )
-    })
+    String::from_utf8(bytes)
+        .map(Some)
+        .map_err(|e| ReadFileError::NotUtf8 {
+            path: path(),
+            valid_up_to: e.utf8_error().valid_up_to(),
+        })
 }
 
 /// The built-in `SKILL.md` texts, for tests and docs.

@@ -102,8 +102,8 @@ impl Document {
     }
 
     /// An error at `key`'s line.
-    pub fn error_at(&self, key: &str, message: impl Into<String>) -> FrontmatterError {
-        FrontmatterError::at(self.line_of(key), message)
+    pub fn error_at(&self, key: &str, message: impl std::fmt::Display) -> FrontmatterError {
+        FrontmatterError::at(self.line_of(key), message.to_string())
     }
 
     /// The fields not in `known`, kept as they were (fields other tools or later versions
@@ -306,7 +306,7 @@ fn quote_literal_value(line: &str) -> std::borrow::Cow<'_, str> {
 /// Checks a skill or agent name: 1–64 characters of `a-z`, `0-9` and `-`, no leading or
 /// trailing hyphen, no `--` (the Agent Skills rule, so names work as `/name` and `@name` and
 /// as folder names everywhere). `Err` says what is wrong, for a warning.
-pub fn validate_name(name: &str) -> Result<(), String> {
+pub fn validate_name(name: &str) -> Result<(), BadName> {
     let problem = if name.is_empty() {
         Some("is empty".to_string())
     } else if name.chars().count() > 64 {
@@ -328,11 +328,22 @@ pub fn validate_name(name: &str) -> Result<(), String> {
     };
     match problem {
         None => Ok(()),
-        Some(p) => Err(format!(
-            "name `{name}` {p}; use 1-64 lowercase letters, digits and single hyphens, \
-             e.g. `commit-message`"
-        )),
+        Some(problem) => Err(BadName {
+            name: name.to_string(),
+            problem,
+        }),
     }
+}
+
+/// A skill or agent name that breaks the naming rule: the name, what is wrong, and the rule.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "name `{name}` {problem}; use 1-64 lowercase letters, digits and single hyphens, e.g. \
+     `commit-message`"
+)]
+pub struct BadName {
+    name: String,
+    problem: String,
 }
 
 #[cfg(test)]
@@ -472,7 +483,7 @@ mod tests {
             "é",
             &"a".repeat(65),
         ] {
-            let err = validate_name(bad).unwrap_err();
+            let err = validate_name(bad).unwrap_err().to_string();
             assert!(err.contains("lowercase letters"), "{bad}: {err}");
         }
     }

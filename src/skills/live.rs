@@ -92,7 +92,7 @@ impl<T: Discover> Live<T> {
 
     /// Starts watching the folders; errors (no inotify, say) are returned as a warning and
     /// the set simply stays as discovered. Calling it again replaces the earlier watcher.
-    pub fn watch(self: &Arc<Self>) -> Result<(), String> {
+    pub fn watch(self: &Arc<Self>) -> Result<(), WatchError> {
         // Bounded at one tick, coalescing: the watcher's events come from outside (a
         // checkout touching thousands of files), and one pending tick already means "read
         // again once it is quiet"; a tick that finds one waiting is dropped.
@@ -118,9 +118,7 @@ impl<T: Discover> Live<T> {
                 let _ = tx.try_send(());
             }
         };
-        let watcher = notify::recommended_watcher(handler).map_err(|e| {
-            format!("cannot watch for changes ({e}); edits to these files need a restart")
-        })?;
+        let watcher = notify::recommended_watcher(handler).map_err(WatchError::NoWatcher)?;
         let mut watching = Watching {
             watcher,
             watched: BTreeMap::new(),
@@ -134,12 +132,10 @@ impl<T: Discover> Live<T> {
         std::thread::Builder::new()
             .name("linggen-live-reload".into())
             .spawn(move || debounce_loop(rx, live))
-            .map_err(|e| {
-                format!("cannot start the reload thread ({e}); edits to these files need a restart")
-            })?;
-        match problems.first() {
+            .map_err(WatchError::NoThread)?;
+        match problems.into_iter().next() {
             None => Ok(()),
-            Some(first) => Err(first.clone()),
+            Some(first) => Err(first),
         }
     }
 
@@ -180,7 +176,7 @@ fn debounce_loop<T: Discover>(rx: mpsc::Receiver<()>, live: Weak<Live<T>>) {
 impl Watching {
     /// Brings the watches in line with what `dirs` needs now. Returns one message per
     /// folder that could not be watched.
-    fn establish(&mut self, dirs: &[PathBuf]) -> Vec<String> {
+    fn establish(&mut self, dirs: &[PathBuf]) -> Vec<WatchError> {
         let wanted = wanted_watches(dirs, home().as_deref());
         // Which events matter is known before the first watch is added, so an event that
         // arrives while the rest are being added is not dropped as irrelevant.
@@ -199,14 +195,25 @@ impl Watching {
                 Ok(()) => {
                     self.watched.insert(path, mode);
                 }
-                Err(e) => problems.push(format!(
-                    "{}: cannot watch for changes ({e}); edits there need a restart",
-                    path.display()
-                )),
+                Err(source) => problems.push(WatchError::Folder { path, source }),
             }
         }
         problems
     }
+}
+
+/// Why live reload is off (the set stays as discovered); each says edits need a restart.
+#[derive(Debug, thiserror::Error)]
+pub enum WatchError {
+    #[error("cannot watch for changes ({0}); edits to these files need a restart")]
+    NoWatcher(notify::Error),
+    #[error("cannot start the reload thread ({0}); edits to these files need a restart")]
+    NoThread(std::io::Error),
+    #[error("{}: cannot watch for changes ({source}); edits there need a restart", path.display())]
+    Folder {
+        path: PathBuf,
+        source: notify::Error,
+    },
 }
 
 fn home() -> Option<PathBuf> {

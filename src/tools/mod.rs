@@ -73,9 +73,10 @@ impl ToolOutput {
         }
     }
 
-    /// A failure the model should read and react to; `message` says what to do instead.
-    pub fn error(message: impl Into<String>) -> Self {
-        let message = message.into();
+    /// A failure the model should read and react to; `message` says what to do instead (a
+    /// typed error's message, or text).
+    pub fn error(message: impl std::fmt::Display) -> Self {
+        let message = message.to_string();
         ToolOutput {
             summary: first_line(&message),
             model: message,
@@ -89,7 +90,10 @@ impl ToolOutput {
 
     /// A failure of the machine (see [`ToolOutput::fault`]); `message` says what failed,
     /// what the person can do, and that nothing was changed.
-    pub fn storage_fault(message: impl Into<String>, fault: crate::durable::StorageFault) -> Self {
+    pub fn storage_fault(
+        message: impl std::fmt::Display,
+        fault: crate::durable::StorageFault,
+    ) -> Self {
         ToolOutput {
             fault: Some(fault),
             ..ToolOutput::error(message)
@@ -156,7 +160,7 @@ impl ToolContext {
         &self,
         raw: &str,
         usage: guard::paths::PathUse,
-    ) -> Result<guard::paths::ResolvedPath, String> {
+    ) -> Result<guard::paths::ResolvedPath, guard::paths::PathRefused> {
         let secrets = self.sandbox.secrets();
         let home = self.linggen_home.as_deref();
         let in_root = guard::paths::resolve(&self.root, home, &secrets, raw, usage);

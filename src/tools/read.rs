@@ -59,7 +59,10 @@ const EXAMPLE: &str = r#"{"path": "src/main.rs", "line_range": [1, 200]}"#;
 /// An absolute path inside one of the read-only roots (a skill's supporting file), with
 /// symlinks resolved and checked like the workspace's. `None` when it is in none of them;
 /// `Some(Err)` when it is but is hidden or not a regular file.
-fn read_only_root(ctx: &ToolContext, raw: &str) -> Option<Result<paths::ResolvedPath, String>> {
+fn read_only_root(
+    ctx: &ToolContext,
+    raw: &str,
+) -> Option<Result<paths::ResolvedPath, paths::PathRefused>> {
     if !std::path::Path::new(raw).is_absolute() {
         return None;
     }
@@ -76,7 +79,11 @@ fn read_only_root(ctx: &ToolContext, raw: &str) -> Option<Result<paths::Resolved
             abs,
         })
     })?;
-    Some(paths::refuse_unreadable(&found.abs, raw, &ctx.sandbox.secrets()).map(|()| found))
+    Some(
+        paths::refuse_unreadable(&found.abs, raw, &ctx.sandbox.secrets())
+            .map(|()| found)
+            .map_err(paths::PathRefused::Unreadable),
+    )
 }
 
 impl ReadArgs {

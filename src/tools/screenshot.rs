@@ -22,7 +22,7 @@ use super::guard::paths::PathUse;
 use super::{Access, ToolContext, ToolOutput, args};
 use crate::protocol::ToolSpec;
 
-pub use crate::config::tools::{ScreenshotSettings, normalize_host};
+pub use crate::config::tools::ScreenshotSettings;
 pub use crate::protocol::image::png_dimensions;
 pub use chromium::{CANDIDATES as CHROMIUM_NAMES, ENV_VAR as CHROMIUM_ENV};
 pub use target::is_loopback;

@@ -16,8 +16,21 @@ pub enum Auth {
 /// The environment, passed in so tests need not touch the process's.
 pub type Env<'a> = &'a dyn Fn(&str) -> Option<String>;
 
+/// No credentials in any place Bedrock's clients look; says what was looked at and how to
+/// provide them.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "no AWS credentials: set {key_env} (a Bedrock API key), or AWS_ACCESS_KEY_ID and \
+     AWS_SECRET_ACCESS_KEY, or add a [{profile}] profile to {looked}"
+)]
+pub struct NoCredentials {
+    key_env: String,
+    profile: String,
+    looked: String,
+}
+
 /// Finds credentials; `Err` says what was looked at and how to provide them.
-pub fn find(bearer_env: Option<&str>, env: Env<'_>) -> Result<Auth, String> {
+pub fn find(bearer_env: Option<&str>, env: Env<'_>) -> Result<Auth, NoCredentials> {
     let get = |name: &str| env(name).filter(|v| !v.trim().is_empty());
     if let Some(token) = bearer_env.and_then(get) {
         return Ok(Auth::Bearer(token.trim().to_string()));
@@ -43,11 +56,13 @@ pub fn find(bearer_env: Option<&str>, env: Env<'_>) -> Result<Auth, String> {
         || "~/.aws/credentials".to_string(),
         |f| f.display().to_string(),
     );
-    Err(format!(
-        "no AWS credentials: set {} (a Bedrock API key), or AWS_ACCESS_KEY_ID and \
-         AWS_SECRET_ACCESS_KEY, or add a [{profile}] profile to {looked}",
-        bearer_env.unwrap_or(crate::config::model::BEDROCK_KEY_ENV)
-    ))
+    Err(NoCredentials {
+        key_env: bearer_env
+            .unwrap_or(crate::config::model::BEDROCK_KEY_ENV)
+            .to_string(),
+        profile,
+        looked,
+    })
 }
 
 /// The keys of `[profile]` in the shared credentials file (an INI file).
@@ -142,7 +157,7 @@ mod tests {
             ("AWS_SHARED_CREDENTIALS_FILE", path.as_str()),
             ("AWS_PROFILE", "nope"),
         ];
-        let err = find(Some(bearer), &env(&missing)).unwrap_err();
+        let err = find(Some(bearer), &env(&missing)).unwrap_err().to_string();
         assert!(err.contains("[nope] profile"), "{err}");
         assert!(err.contains("AWS_BEARER_TOKEN_BEDROCK"), "{err}");
     }

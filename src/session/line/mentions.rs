@@ -121,7 +121,10 @@ pub fn attached_and_noted(root: &Path, candidates: &[String]) -> (String, Vec<St
 
 /// A person's own `@path`, inside `root`: theirs to attach, a secret store included; a
 /// FIFO or a device is still refused (reading one could wait for ever).
-fn resolve_own(root: &Path, raw: &str) -> Result<crate::tools::guard::paths::ResolvedPath, String> {
+fn resolve_own(
+    root: &Path,
+    raw: &str,
+) -> Result<crate::tools::guard::paths::ResolvedPath, crate::tools::guard::paths::PathRefused> {
     crate::tools::guard::paths::resolve(
         root,
         None,
@@ -224,7 +227,12 @@ pub fn attached_files_as_tools(tools: &crate::tools::ToolContext, candidates: &[
 
 /// `@path` → the file's text as a fenced block, when `resolve` finds a file for it.
 fn attachment(
-    resolve: &dyn Fn(&str) -> Result<crate::tools::guard::paths::ResolvedPath, String>,
+    resolve: &dyn Fn(
+        &str,
+    ) -> Result<
+        crate::tools::guard::paths::ResolvedPath,
+        crate::tools::guard::paths::PathRefused,
+    >,
     raw: &str,
 ) -> Option<String> {
     let path = resolve(raw).ok()?;

@@ -45,6 +45,25 @@ pub struct ResolvedPath {
     pub rel: String,
 }
 
+/// Why a path given by the model is refused; each message says what to do instead.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PathRefused {
+    #[error("the path is empty; give a path relative to the workspace root, e.g. src/main.rs")]
+    Empty,
+    /// Not inside the root (through `..`, `~` or a symlink), or not resolvable there.
+    #[error("{0}")]
+    Outside(String),
+    /// A hidden path (a secret store, `$LINGGEN_HOME`, `[sandbox] deny_read`) or a FIFO,
+    /// socket or device.
+    #[error("{0}")]
+    Unreadable(String),
+    #[error("cannot write to the workspace root itself; name a file inside it")]
+    WriteToRoot,
+    /// A path no tool writes (`.git/`, the person's settings, ...): `why` says which.
+    #[error("`{raw}` {why}")]
+    Protected { raw: String, why: &'static str },
+}
+
 /// Resolves a path given by the model against `root`; the error says what to do instead.
 /// `home` is `$LINGGEN_HOME` (from the tool context), refused for writes when it lies inside
 /// the root; `secrets` are refused for reads and writes alike, wherever they lie.
@@ -54,14 +73,11 @@ pub fn resolve(
     secrets: &Secrets,
     raw: &str,
     usage: PathUse,
-) -> Result<ResolvedPath, String> {
+) -> Result<ResolvedPath, PathRefused> {
     let given_root = root;
     let root = canonical_root(root);
     if raw.trim().is_empty() {
-        return Err(
-            "the path is empty; give a path relative to the workspace root, e.g. src/main.rs"
-                .to_string(),
-        );
+        return Err(PathRefused::Empty);
     }
     // An absolute path spelled through a non-canonical root (`/tmp/ws/x` when `/tmp` is a
     // symlink) is still inside; re-anchor it before the lexical check.
@@ -70,15 +86,18 @@ pub fn resolve(
         Ok(rest) if given_root != root.as_path() => root.join(rest),
         _ => raw_path.to_path_buf(),
     };
-    let abs = locate(&root, &root, &anchored.to_string_lossy())?;
+    let abs = locate(&root, &root, &anchored.to_string_lossy()).map_err(PathRefused::Outside)?;
     let rel = relative(&root, &abs);
-    refuse_unreadable(&abs, raw, secrets)?;
+    refuse_unreadable(&abs, raw, secrets).map_err(PathRefused::Unreadable)?;
     if usage == PathUse::Write {
         if rel == "." {
-            return Err("cannot write to the workspace root itself; name a file inside it".into());
+            return Err(PathRefused::WriteToRoot);
         }
         if let Some(why) = protected(&abs, &rel, home) {
-            return Err(format!("`{raw}` {why}"));
+            return Err(PathRefused::Protected {
+                raw: raw.to_string(),
+                why,
+            });
         }
     }
     Ok(ResolvedPath { abs, rel })

@@ -31,10 +31,24 @@ pub fn browser_program() -> String {
         })
 }
 
+/// Why the browser did not open; the caller shows the link instead.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    #[error("cannot write the redirect page: {0}")]
+    Page(std::io::Error),
+    #[error(transparent)]
+    Launch(#[from] super::LaunchError),
+    #[error("cannot run {program}: {source}")]
+    Spawn {
+        program: String,
+        source: std::io::Error,
+    },
+}
+
 /// Opens `url` with `program` (`$BROWSER`, else the desktop's opener) through a private
 /// redirect page.
-pub fn open(program: &str, url: &str) -> Result<(), String> {
-    let page = write_redirect(url).map_err(|e| format!("cannot write the redirect page: {e}"))?;
+pub fn open(program: &str, url: &str) -> Result<(), OpenError> {
+    let page = write_redirect(url).map_err(OpenError::Page)?;
     let page_url = format!("file://{}", page.display());
     let program_path = Path::new(program);
     let launch = Launch {
@@ -50,14 +64,16 @@ pub fn open(program: &str, url: &str) -> Result<(), String> {
         lifetime: Lifetime::Detached("the browser the person reads the session in"),
     };
     let mut child = launch
-        .command()
-        .map_err(|e| e.to_string())?
+        .command()?
         .arg(&page_url)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
-        .map_err(|e| format!("cannot run {program}: {e}"))?;
+        .map_err(|source| OpenError::Spawn {
+            program: program.to_string(),
+            source,
+        })?;
     // Reaped when it exits, so no zombie stays behind; openers usually exit at once. The
     // page goes after a while (its folder with it).
     let folder = page.parent().map(Path::to_path_buf);

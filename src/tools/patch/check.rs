@@ -52,7 +52,9 @@ pub(in crate::tools) fn check(ctx: &ToolContext, diff: &str) -> Result<Checked, 
         for raw in [&file.old_path, &file.new_path].into_iter().flatten() {
             plain_relative(raw)?;
         }
-        let target = ctx.resolve(file.path(), PathUse::Write)?;
+        let target = ctx
+            .resolve(file.path(), PathUse::Write)
+            .map_err(|e| e.to_string())?;
         if changes.iter().any(|c| c.rel == target.rel) {
             return Err(format!(
                 "`{}` appears twice in the patch; put all its hunks under one header",

@@ -89,7 +89,8 @@ fn configured_hosts_are_allowed() {
         return;
     }
     let (_d, mut ctx) = setup();
-    ctx.screenshot.hosts = vec![normalize_host("MyApp.test").unwrap()];
+    // As `[tools] screenshot_hosts = ["MyApp.test"]` reads (config normalizes it).
+    ctx.screenshot.hosts = vec!["myapp.test".to_string()];
     let a = ScreenshotArgs::parse(&ctx, &json!({"url": "https://myapp.test:8443/x"})).unwrap();
     assert_eq!(a.url.as_str(), "https://myapp.test:8443/x");
 }

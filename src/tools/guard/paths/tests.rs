@@ -24,7 +24,8 @@ fn the_linggen_home_from_the_context_is_never_written() {
         ".linggen-home/skills/x/SKILL.md",
         PathUse::Write,
     )
-    .unwrap_err();
+    .unwrap_err()
+    .to_string();
     assert!(err.contains("linggen's own configuration"), "{err}");
     assert!(
         resolve(
@@ -61,7 +62,7 @@ fn the_linggen_home_from_the_context_is_never_written() {
 fn refused(root: &Path, raw: &str, usage: PathUse) -> String {
     match resolve(root, None, &Secrets::none(), raw, usage) {
         Ok(p) => panic!("`{raw}` should be refused, resolved to {}", p.abs.display()),
-        Err(e) => e,
+        Err(e) => e.to_string(),
     }
 }
 
@@ -270,7 +271,9 @@ fn secret_stores_inside_the_root_are_refused() {
         (".ssh/authorized_keys", PathUse::Write),
         (".aws/credentials", PathUse::Write),
     ] {
-        let err = resolve(&root, None, &secrets, raw, usage).unwrap_err();
+        let err = resolve(&root, None, &secrets, raw, usage)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("secret store"), "{raw}: {err}");
         assert!(err.contains("[sandbox] allow_read"), "{raw}: {err}");
     }
@@ -305,7 +308,8 @@ fn the_linggen_home_is_not_read_either() {
         "lh/trusted.toml",
         PathUse::Read,
     )
-    .unwrap_err();
+    .unwrap_err()
+    .to_string();
     assert!(err.contains("no setting opens it"), "{err}");
     assert!(
         resolve(
