@@ -119,7 +119,6 @@ const KNOWN_LONG_FUNCTIONS: &[&str] = &[
     "repl/settings.rs:permissions",
     "repl/view/mod.rs:render",
     "session/compact.rs:compact",
-    "session/mod.rs:run",
     "session/tool_call.rs:authorize",
     "session/turn.rs:run_turn",
     "skills/parse.rs:parse_document",
