@@ -120,7 +120,6 @@ const KNOWN_LONG_FUNCTIONS: &[&str] = &[
     "repl/view/mod.rs:render",
     "session/compact.rs:compact",
     "session/tool_call.rs:authorize",
-    "session/turn.rs:run_turn",
     "skills/parse.rs:parse_document",
     "tools/grep.rs:search_in",
     "tools/guard/shell/git.rs:check",
