@@ -119,7 +119,6 @@ const KNOWN_LONG_FUNCTIONS: &[&str] = &[
     "repl/settings.rs:permissions",
     "repl/view/mod.rs:render",
     "session/compact.rs:compact",
-    "session/tool_call.rs:authorize",
     "skills/parse.rs:parse_document",
     "tools/grep.rs:search_in",
     "tools/guard/shell/git.rs:check",
