@@ -118,7 +118,6 @@ const KNOWN_LONG_FUNCTIONS: &[&str] = &[
     "repl/input.rs:spawn_editor",
     "repl/settings.rs:permissions",
     "repl/view/mod.rs:render",
-    "session/compact.rs:compact",
     "skills/parse.rs:parse_document",
     "tools/grep.rs:search_in",
     "tools/guard/shell/git.rs:check",
