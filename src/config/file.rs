@@ -809,68 +809,8 @@ fn model_config(entry: ModelEntry) -> Result<ModelConfig, SpanError> {
             format!("model `{}`: `model` must not be empty", entry.id),
         ));
     }
-    let region = entry
-        .region
-        .map(|r| r.trim().to_string())
-        .filter(|r| !r.is_empty());
-    let (url, pool) = match entry.url {
-        Some(urls) => {
-            let span = urls.span();
-            let list = match urls.into_inner() {
-                Urls::One(url) => vec![url],
-                Urls::Pool(urls) => urls,
-            };
-            if list.is_empty() {
-                return Err((
-                    Some(span),
-                    "url = []: name at least one server, or leave `url` out for the default".into(),
-                ));
-            }
-            let mut checked = Vec::new();
-            for value in list {
-                if !(value.starts_with("http://") || value.starts_with("https://")) {
-                    return Err((
-                        Some(span),
-                        format!("url \"{value}\": expected an http:// or https:// URL"),
-                    ));
-                }
-                checked.push(value.trim_end_matches('/').to_string());
-            }
-            let first = checked[0].clone();
-            let pool = if checked.len() > 1 {
-                checked
-            } else {
-                Vec::new()
-            };
-            (first, pool)
-        }
-        None if entry.provider == ProviderKind::Bedrock => match &region {
-            Some(region) => (bedrock_url(region), Vec::new()),
-            None => {
-                return Err((
-                    None,
-                    format!(
-                        "bedrock model `{}` needs `region = \"us-east-1\"` (or whichever region serves it), or a `url`",
-                        entry.id
-                    ),
-                ));
-            }
-        },
-        None => (entry.provider.default_url().to_string(), Vec::new()),
-    };
-    // Bedrock signs for a region; with only a URL, it is read from the endpoint's name.
-    let region = match (entry.provider, region) {
-        (ProviderKind::Bedrock, None) => Some(region_of(&url).ok_or_else(|| {
-            (
-                None,
-                format!(
-                    "bedrock model `{}`: cannot tell the region from {url}; add `region = \"…\"`",
-                    entry.id
-                ),
-            )
-        })?),
-        (_, region) => region,
-    };
+    let Endpoint { url, pool, region } =
+        endpoint(&entry.id, entry.provider, entry.url, entry.region)?;
     // Bedrock authenticates with the standard AWS credentials; its bearer key variable is
     // named here so that a project's entry can be withheld like any other key.
     let api_key_env = match entry.provider {
@@ -898,6 +838,90 @@ fn model_config(entry: ModelEntry) -> Result<ModelConfig, SpanError> {
         price_input: price(entry.price_input, "price_input")?,
         price_output: price(entry.price_output, "price_output")?,
     })
+}
+
+/// Where a model is served.
+struct Endpoint {
+    url: String,
+    /// Every server of a pool (`url = [...]` with more than one); empty for one server.
+    pool: Vec<String>,
+    /// The region Bedrock signs for.
+    region: Option<String>,
+}
+
+/// Model `id`'s `url` (or its provider's default) and `region`, checked.
+fn endpoint(
+    id: &str,
+    provider: ProviderKind,
+    urls: Option<Spanned<Urls>>,
+    region: Option<String>,
+) -> Result<Endpoint, SpanError> {
+    let region = region
+        .map(|r| r.trim().to_string())
+        .filter(|r| !r.is_empty());
+    let (url, pool) = match urls {
+        Some(urls) => server_urls(urls)?,
+        None if provider == ProviderKind::Bedrock => match &region {
+            Some(region) => (bedrock_url(region), Vec::new()),
+            None => {
+                return Err((
+                    None,
+                    format!(
+                        "bedrock model `{}` needs `region = \"us-east-1\"` (or whichever region serves it), or a `url`",
+                        id
+                    ),
+                ));
+            }
+        },
+        None => (provider.default_url().to_string(), Vec::new()),
+    };
+    // Bedrock signs for a region; with only a URL, it is read from the endpoint's name.
+    let region = match (provider, region) {
+        (ProviderKind::Bedrock, None) => Some(region_of(&url).ok_or_else(|| {
+            (
+                None,
+                format!(
+                    "bedrock model `{}`: cannot tell the region from {url}; add `region = \"…\"`",
+                    id
+                ),
+            )
+        })?),
+        (_, region) => region,
+    };
+    Ok(Endpoint { url, pool, region })
+}
+
+/// `url = "…"` or `url = [...]`: each an http(s) URL without its trailing slash; the first,
+/// and the pool when there are more.
+fn server_urls(urls: Spanned<Urls>) -> Result<(String, Vec<String>), SpanError> {
+    let span = urls.span();
+    let list = match urls.into_inner() {
+        Urls::One(url) => vec![url],
+        Urls::Pool(urls) => urls,
+    };
+    if list.is_empty() {
+        return Err((
+            Some(span),
+            "url = []: name at least one server, or leave `url` out for the default".into(),
+        ));
+    }
+    let mut checked = Vec::new();
+    for value in list {
+        if !(value.starts_with("http://") || value.starts_with("https://")) {
+            return Err((
+                Some(span),
+                format!("url \"{value}\": expected an http:// or https:// URL"),
+            ));
+        }
+        checked.push(value.trim_end_matches('/').to_string());
+    }
+    let first = checked[0].clone();
+    let pool = if checked.len() > 1 {
+        checked
+    } else {
+        Vec::new()
+    };
+    Ok((first, pool))
 }
 
 /// `price_input` / `price_output`: US dollars per million tokens, 0 or more. (A value that
