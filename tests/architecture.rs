@@ -107,7 +107,6 @@ const KNOWN_STRING_ERRORS: &[&str] = &[
 
 /// `path:function` of functions over the limit, not yet split.
 const KNOWN_LONG_FUNCTIONS: &[&str] = &[
-    "config/mod.rs:load",
     "print/stream_input.rs:try_run",
     "repl/editor.rs:bind_keys",
     "repl/export.rs:markdown",
