@@ -117,7 +117,6 @@ const KNOWN_LONG_FUNCTIONS: &[&str] = &[
     "tools/grep.rs:search_in",
     "tools/guard/shell/git.rs:check",
     "tools/guard/shell/sed.rs:analyze_options",
-    "web/serve.rs:try_run",
 ];
 
 const MAX_FUNCTION_LINES: usize = 80;
