@@ -542,23 +542,28 @@ pub fn main() -> i32 {
 }
 
 async fn dispatch(cli: Cli) -> i32 {
-    match (&cli.command, cli.print.is_some()) {
-        (Some(Command::Sessions), _) => crate::app::list_sessions(&cli.start()),
-        (Some(Command::Models), _) => crate::app::list_models(&cli.start()).await,
-        (Some(Command::Completions { shell }), _) => print_completions(*shell),
-        (Some(Command::Runs { action }), _) => match action {
+    match &cli.command {
+        Some(command) => subcommand(&cli, command).await,
+        None => without_subcommand(cli).await,
+    }
+}
+
+/// Runs a subcommand (`linggen sessions`, `linggen serve`, …); `-p` plays no part.
+async fn subcommand(cli: &Cli, command: &Command) -> i32 {
+    match command {
+        Command::Sessions => crate::app::list_sessions(&cli.start()),
+        Command::Models => crate::app::list_models(&cli.start()).await,
+        Command::Completions { shell } => print_completions(*shell),
+        Command::Runs { action } => match action {
             Some(RunsAction::Show { id, full }) => crate::app::show_run(&cli.start(), id, *full),
             None => crate::app::list_runs(&cli.start()),
         },
-        (
-            Some(Command::Rewind {
-                id,
-                list,
-                only,
-                force,
-            }),
-            _,
-        ) => {
+        Command::Rewind {
+            id,
+            list,
+            only,
+            force,
+        } => {
             let what = only.as_deref().and_then(crate::app::rewind::What::parse);
             crate::app::rewind::command(
                 &cli.start(),
@@ -567,7 +572,7 @@ async fn dispatch(cli: Cli) -> i32 {
                 *force,
             )
         }
-        (Some(Command::Trust { yes, revoke, list }), _) => {
+        Command::Trust { yes, revoke, list } => {
             use crate::repl::trust::{self, TrustAction};
             let action = match (yes, revoke, list) {
                 (true, _, _) => TrustAction::Yes,
@@ -577,69 +582,74 @@ async fn dispatch(cli: Cli) -> i32 {
             };
             trust::command(&cli.start(), action)
         }
-        (Some(Command::Mcp { action }), _) => mcp_command(&cli, action).await,
-        (Some(Command::Acp), _) => crate::acp::run(cli.start()).await,
-        (Some(Command::Schedule { action }), _) => {
-            use crate::app::schedule::{self, ScheduleCommand};
-            let command = match action.clone() {
-                ScheduleAction::Add {
-                    cron,
-                    task,
-                    agent,
-                    model,
-                } => ScheduleCommand::Add {
-                    cron,
-                    task,
-                    agent,
-                    model,
-                },
-                ScheduleAction::List => ScheduleCommand::List,
-                ScheduleAction::Remove { id } => ScheduleCommand::Remove { id },
-                ScheduleAction::RunNow { id } => ScheduleCommand::RunNow { id },
-            };
-            let start = cli.start();
-            // Reads the database and waits for a run: off the runtime's threads.
-            tokio::task::spawn_blocking(move || schedule::command(&start, command))
-                .await
-                .unwrap_or(exit::FAILURE)
-        }
-        (
-            Some(Command::Serve {
-                port,
-                lan,
-                print_tokens,
-            }),
-            _,
-        ) => {
+        Command::Mcp { action } => mcp_command(cli, action).await,
+        Command::Acp => crate::acp::run(cli.start()).await,
+        Command::Schedule { action } => schedule_command(cli, action).await,
+        Command::Serve {
+            port,
+            lan,
+            print_tokens,
+        } => {
             let options = crate::web::ServeOptions {
                 port: port.unwrap_or(0),
                 lan: *lan,
             };
             crate::web::serve::run(cli.start(), options, *print_tokens).await
         }
-        (None, false)
-            if cli.attach && (cli.prompt.is_some() || !std::io::stdin().is_terminal()) =>
-        {
+    }
+}
+
+/// Without a subcommand: a one-shot task (`-p`, a prompt argument, or piped input), or
+/// the interactive shell.
+async fn without_subcommand(cli: Cli) -> i32 {
+    match cli.print.is_some() {
+        false if cli.attach && (cli.prompt.is_some() || !std::io::stdin().is_terminal()) => {
             eprintln!(
                 "linggen: error: --attach opens the interactive shell, which needs a terminal; \
                  a script can use linggen serve's HTTP API (doc/web.md)"
             );
             exit::USAGE
         }
-        (None, true) => run_print(cli).await,
-        (None, false) if cli.prompt.is_some() || !std::io::stdin().is_terminal() => {
+        true => run_print(cli).await,
+        false if cli.prompt.is_some() || !std::io::stdin().is_terminal() => {
             // `linggen "task"` or `echo task | linggen`: the one-shot path is what a
             // script means here.
             run_print(cli).await
         }
-        (None, false) if cli.worktree => {
+        false if cli.worktree => {
             eprintln!(
                 "linggen: error: --worktree runs a -p task; use linggen -p --worktree \"task\""
             );
             exit::USAGE
         }
-        (None, false) => crate::repl::run(cli.start()).await,
+        false => crate::repl::run(cli.start()).await,
     }
+}
+
+/// `linggen schedule …`.
+async fn schedule_command(cli: &Cli, action: &ScheduleAction) -> i32 {
+    use crate::app::schedule::{self, ScheduleCommand};
+    let command = match action.clone() {
+        ScheduleAction::Add {
+            cron,
+            task,
+            agent,
+            model,
+        } => ScheduleCommand::Add {
+            cron,
+            task,
+            agent,
+            model,
+        },
+        ScheduleAction::List => ScheduleCommand::List,
+        ScheduleAction::Remove { id } => ScheduleCommand::Remove { id },
+        ScheduleAction::RunNow { id } => ScheduleCommand::RunNow { id },
+    };
+    let start = cli.start();
+    // Reads the database and waits for a run: off the runtime's threads.
+    tokio::task::spawn_blocking(move || schedule::command(&start, command))
+        .await
+        .unwrap_or(exit::FAILURE)
 }
 
 async fn mcp_command(cli: &Cli, action: &McpAction) -> i32 {

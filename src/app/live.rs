@@ -10,9 +10,10 @@ use crate::llm::ChatMessage;
 use crate::llm::router::{self, ResolveError};
 use crate::session::bus::Subscription;
 use crate::session::permissions::project;
+use crate::session::permissions::trust::Trust;
 use crate::session::persist::{persisted, spawn_writer};
 use crate::session::{
-    self, EventBus, Input, Permissions, SessionHandle, SessionSetup, ids, prompt,
+    self, Choice, EventBus, Input, Permissions, Router, SessionHandle, SessionSetup, ids, prompt,
 };
 use crate::skills::SkillSet;
 use crate::store::{HolderKind, SessionInfo, SessionLease, Store};
@@ -263,97 +264,15 @@ pub async fn open_session(
     ws: &Workspace,
     interactive: bool,
 ) -> Result<(SessionSetup, Store, SessionLease), Failure> {
-    let (root, trust) = (ws.root.clone(), ws.trust.trust.clone());
-    let (project_rules, trust) = off_runtime(move || {
-        // A broken project rules file stops start-up: silently dropping rules the person
-        // approved would bring back prompts they said they never want again.
-        let rules = project::load(&root).map_err(ConfigError::Usage)?;
-        Ok((rules, trust.reloaded()))
-    })
-    .await?;
+    let (project_rules, trust) = project_rules(ws).await?;
     let config = ws.config.for_session(&start.overrides);
-    let permissions = Permissions::new(config.permission_mode, &config.allow, &config.deny)
-        .and_then(|p| p.with_ask(&config.ask))
-        .map(|p| p.with_trust(trust))
-        .and_then(|p| p.with_project_rules(&project_rules))
-        .map_err(ConfigError::Usage)?;
-    let permissions = match &config.claude {
-        Some(claude) => {
-            let source = claude.path.display().to_string();
-            let (permissions, warnings) =
-                permissions.with_foreign_rules(&claude.allow, &claude.ask, &claude.deny, &source);
-            for warning in warnings {
-                eprintln!("linggen: warning: {warning}");
-            }
-            permissions
-        }
-        None => permissions,
-    };
-    let mut permissions = permissions;
-    for project in &config.claude_project {
-        let claude = &project.permissions;
-        let allow = project.accepted_allow(|grant| ws.trust.trust.is_accepted(grant));
-        let (with, warnings) =
-            permissions.with_foreign_rules(&allow, &claude.ask, &claude.deny, &project.file);
-        for warning in warnings {
-            eprintln!("linggen: warning: {warning}");
-        }
-        permissions = with;
-    }
+    let permissions = session_permissions(&config, ws, &project_rules, trust)?;
     // The model first: with none to talk to, nothing is written (no database on a first
     // run that cannot go anywhere yet).
-    let http = router::http_client().map_err(ResolveError::from)?;
-    let env = |name: &str| std::env::var(name).ok();
-    let (models, choice) = router::resolve(&config, &env, http).await.map_err(|e| {
-        let mut failure = Failure::from(e);
-        if config.models.is_empty() {
-            failure.message = first_run_help(&ws.home);
-        }
-        failure
-    })?;
-    let models = Arc::new(models);
-    let root_text = ws.root.display().to_string();
-    let (home, root, resume, continue_session) = (
-        ws.home.clone(),
-        root_text.clone(),
-        start.resume.clone(),
-        start.continue_session,
-    );
-    let learned = Arc::clone(&models);
-    let (store, resumed) = off_runtime(move || {
-        crate::llm::routing::tokenizers::load(&home, &learned);
-        let store = Store::open(&home)?;
-        let resumed = resume_target(resume.as_deref(), continue_session, &store, &root)?;
-        Ok((store, resumed))
-    })
-    .await?;
-
-    let model_id = models.stored_id(&choice);
-    let kind = match interactive {
-        true => HolderKind::Interactive,
-        false => HolderKind::OneShot,
-    };
-    let home = ws.home.clone();
+    let (models, choice) = resolve_models(&config, ws).await?;
     let (store, session_id, history, lease) =
-        off_runtime(move || take_session(store, resumed, &home, kind, &root_text, &model_id))
-            .await?;
-    let root = ws.root.clone();
-    let context_prompt = off_runtime(move || {
-        let workspace = prompt::Workspace::detect(&root);
-        Ok(prompt::context_prompt(&workspace, &root))
-    })
-    .await?;
-    let context_prompt = match config.add_dirs.as_slice() {
-        [] => context_prompt,
-        dirs => {
-            let dirs: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
-            format!(
-                "{context_prompt}\n\nAdditional working folders (read and write them by \
-                 absolute path): {}",
-                dirs.join(", ")
-            )
-        }
-    };
+        store_session(start, ws, &models, &choice, interactive).await?;
+    let context_prompt = context_prompt(&config, ws).await?;
     let tools = workspace_tools(&config, ws);
     let hooks = hook_runner(&config, ws, &session_id, &tools);
     let setup = SessionSetup {
@@ -390,6 +309,126 @@ pub async fn open_session(
         tools,
     };
     Ok((setup, store, lease))
+}
+
+/// The project's own permission rules and the trust given to the workspace's grants, as
+/// they are now. A broken project rules file stops start-up: silently dropping rules the
+/// person approved would bring back prompts they said they never want again.
+async fn project_rules(ws: &Workspace) -> Result<(Vec<String>, Trust), Failure> {
+    let (root, trust) = (ws.root.clone(), ws.trust.trust.clone());
+    off_runtime(move || {
+        let rules = project::load(&root).map_err(ConfigError::Usage)?;
+        Ok((rules, trust.reloaded()))
+    })
+    .await
+}
+
+/// The session's permissions: the configured rules, the trusted project rules, then the
+/// rules read from Claude Code's settings (each unusable one a warning).
+fn session_permissions(
+    config: &Config,
+    ws: &Workspace,
+    project_rules: &[String],
+    trust: Trust,
+) -> Result<Permissions, Failure> {
+    let permissions = Permissions::new(config.permission_mode, &config.allow, &config.deny)
+        .and_then(|p| p.with_ask(&config.ask))
+        .map(|p| p.with_trust(trust))
+        .and_then(|p| p.with_project_rules(project_rules))
+        .map_err(ConfigError::Usage)?;
+    let permissions = match &config.claude {
+        Some(claude) => {
+            let source = claude.path.display().to_string();
+            let (permissions, warnings) =
+                permissions.with_foreign_rules(&claude.allow, &claude.ask, &claude.deny, &source);
+            for warning in warnings {
+                eprintln!("linggen: warning: {warning}");
+            }
+            permissions
+        }
+        None => permissions,
+    };
+    let mut permissions = permissions;
+    for project in &config.claude_project {
+        let claude = &project.permissions;
+        let allow = project.accepted_allow(|grant| ws.trust.trust.is_accepted(grant));
+        let (with, warnings) =
+            permissions.with_foreign_rules(&allow, &claude.ask, &claude.deny, &project.file);
+        for warning in warnings {
+            eprintln!("linggen: warning: {warning}");
+        }
+        permissions = with;
+    }
+    Ok(permissions)
+}
+
+/// The configured models and the session's choice among them; with none configured, the
+/// failure says how to add one.
+async fn resolve_models(config: &Config, ws: &Workspace) -> Result<(Arc<Router>, Choice), Failure> {
+    let http = router::http_client().map_err(ResolveError::from)?;
+    let env = |name: &str| std::env::var(name).ok();
+    let (models, choice) = router::resolve(config, &env, http).await.map_err(|e| {
+        let mut failure = Failure::from(e);
+        if config.models.is_empty() {
+            failure.message = first_run_help(&ws.home);
+        }
+        failure
+    })?;
+    Ok((Arc::new(models), choice))
+}
+
+/// Opens the store (loading what the models' tokenizers learned on the way) and takes this
+/// process's session in it: the one to resume, else a new one.
+async fn store_session(
+    start: &Start,
+    ws: &Workspace,
+    models: &Arc<Router>,
+    choice: &Choice,
+    interactive: bool,
+) -> Result<(Store, String, Vec<ChatMessage>, SessionLease), Failure> {
+    let root_text = ws.root.display().to_string();
+    let (home, root, resume, continue_session) = (
+        ws.home.clone(),
+        root_text.clone(),
+        start.resume.clone(),
+        start.continue_session,
+    );
+    let learned = Arc::clone(models);
+    let (store, resumed) = off_runtime(move || {
+        crate::llm::routing::tokenizers::load(&home, &learned);
+        let store = Store::open(&home)?;
+        let resumed = resume_target(resume.as_deref(), continue_session, &store, &root)?;
+        Ok((store, resumed))
+    })
+    .await?;
+    let model_id = models.stored_id(choice);
+    let kind = match interactive {
+        true => HolderKind::Interactive,
+        false => HolderKind::OneShot,
+    };
+    let home = ws.home.clone();
+    off_runtime(move || take_session(store, resumed, &home, kind, &root_text, &model_id)).await
+}
+
+/// The workspace part of the system prompt, with the additional working folders.
+async fn context_prompt(config: &Config, ws: &Workspace) -> Result<String, Failure> {
+    let root = ws.root.clone();
+    let context_prompt = off_runtime(move || {
+        let workspace = prompt::Workspace::detect(&root);
+        Ok(prompt::context_prompt(&workspace, &root))
+    })
+    .await?;
+    Ok(match config.add_dirs.as_slice() {
+        [] => context_prompt,
+        dirs => {
+            let dirs: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+            format!(
+                "{context_prompt}\n\nAdditional working folders (read and write them by \
+                 absolute path): {}",
+                dirs.join(", ")
+            )
+        }
+    })
 }
 
 /// The session's hooks: the person's own and the workspace's trusted ones, in the session's

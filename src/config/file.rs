@@ -384,37 +384,8 @@ impl Layer<'_> {
             config.mcp_eager_tools_chars = Some(*chars.get_ref());
             config.set_origin("mcp_eager_tools_chars", self.path.display());
         }
-        // A check runs without asking: from the project's own file that is a grant.
-        let allow = checks.allow.unwrap_or_default();
-        for check in allow.iter().map(|c| c.trim()).filter(|c| !c.is_empty()) {
-            let list = match &project {
-                Some(file) => {
-                    config.withheld.file = file.to_string();
-                    &mut config.withheld.checks
-                }
-                None => &mut config.auto.checks_allowed,
-            };
-            if !list.iter().any(|c| c == check) {
-                list.push(check.to_string());
-            }
-        }
-        if !allow.is_empty() && project.is_none() {
-            config.set_origin("checks", self.path.display());
-        }
-        if let Some(at) = &context.compact_at {
-            let value = *at.get_ref();
-            if !(0.3..=0.95).contains(&value) {
-                return Err(self.error_at(
-                    at.span(),
-                    &format!(
-                        "compact_at = {value}: expected a share of the window between 0.3 and 0.95 \
-                         (0.75 compacts when three quarters are used)"
-                    ),
-                ));
-            }
-            config.compact_at = value;
-            config.set_origin("compact_at", self.path.display());
-        }
+        self.apply_checks(checks, config, project.as_deref());
+        self.apply_compact_at(&context, config)?;
         self.apply_curate(&context, config)?;
         if let Some(routing) = routing {
             routing.apply(config.routing.get_or_insert_with(Default::default));
@@ -430,6 +401,63 @@ impl Layer<'_> {
         };
         self.apply_tools(tools, config)?;
         self.apply_sandbox(sandbox, config, project.is_some())?;
+        self.apply_ui(ui, config);
+        self.apply_agent_limits(&agent, config)?;
+        self.apply_permissions(permissions, config);
+        self.apply_models(models, config, project.as_deref())?;
+        Ok(agent.default_model.map(|m| {
+            let line = line_of(self.text, m.span().start);
+            let origin = format!("{}:{line}: [agent] default_model", self.path.display());
+            (m.into_inner(), origin)
+        }))
+    }
+
+    /// `[checks] allow`: checks that run without asking. From the project's own file that
+    /// is a grant, withheld until the folder is trusted.
+    fn apply_checks(&self, checks: ChecksSection, config: &mut Config, project: Option<&str>) {
+        let allow = checks.allow.unwrap_or_default();
+        for check in allow.iter().map(|c| c.trim()).filter(|c| !c.is_empty()) {
+            let list = match project {
+                Some(file) => {
+                    config.withheld.file = file.to_string();
+                    &mut config.withheld.checks
+                }
+                None => &mut config.auto.checks_allowed,
+            };
+            if !list.iter().any(|c| c == check) {
+                list.push(check.to_string());
+            }
+        }
+        if !allow.is_empty() && project.is_none() {
+            config.set_origin("checks", self.path.display());
+        }
+    }
+
+    /// `[context] compact_at`, a share of the window a compaction keeps the request under.
+    fn apply_compact_at(
+        &self,
+        context: &ContextSection,
+        config: &mut Config,
+    ) -> Result<(), ConfigError> {
+        if let Some(at) = &context.compact_at {
+            let value = *at.get_ref();
+            if !(0.3..=0.95).contains(&value) {
+                return Err(self.error_at(
+                    at.span(),
+                    &format!(
+                        "compact_at = {value}: expected a share of the window between 0.3 and 0.95 \
+                         (0.75 compacts when three quarters are used)"
+                    ),
+                ));
+            }
+            config.compact_at = value;
+            config.set_origin("compact_at", self.path.display());
+        }
+        Ok(())
+    }
+
+    /// `[ui]`: the theme and whether thinking is shown.
+    fn apply_ui(&self, ui: UiSection, config: &mut Config) {
         if let Some(theme) = ui.theme {
             config.theme = theme;
             config.set_origin("theme", self.path.display());
@@ -438,11 +466,19 @@ impl Layer<'_> {
             config.show_thinking = show;
             config.set_origin("show_thinking", self.path.display());
         }
-        if let Some(n) = agent.max_iters {
+    }
+
+    /// `[agent]`'s limits: model calls per run, the `Bash` timeout, delegation depth.
+    fn apply_agent_limits(
+        &self,
+        agent: &AgentSection,
+        config: &mut Config,
+    ) -> Result<(), ConfigError> {
+        if let Some(n) = &agent.max_iters {
             if *n.get_ref() == 0 {
                 return Err(self.error_at(n.span(), "max_iters must be at least 1"));
             }
-            config.max_iters = n.into_inner();
+            config.max_iters = *n.get_ref();
             config.set_origin("max_iters", self.path.display());
         }
         if let Some(ms) = agent.bash_timeout_ms {
@@ -453,6 +489,11 @@ impl Layer<'_> {
             config.max_delegation_depth = depth;
             config.set_origin("max_delegation_depth", self.path.display());
         }
+        Ok(())
+    }
+
+    /// `[permissions]`: the mode, and rules added to those of the files read before.
+    fn apply_permissions(&self, permissions: PermissionsSection, config: &mut Config) {
         if let Some(mode) = permissions.mode {
             config.permission_mode = mode;
             config.set_origin("permission_mode", self.path.display());
@@ -460,12 +501,6 @@ impl Layer<'_> {
         config.allow.extend(permissions.allow);
         config.deny.extend(permissions.deny);
         config.ask.extend(permissions.ask);
-        self.apply_models(models, config, project.as_deref())?;
-        Ok(agent.default_model.map(|m| {
-            let line = line_of(self.text, m.span().start);
-            let origin = format!("{}:{line}: [agent] default_model", self.path.display());
-            (m.into_inner(), origin)
-        }))
     }
 
     /// `[llm]`. Not a grant: a project that sets a short `stall_secs` only makes linggen
@@ -774,68 +809,8 @@ fn model_config(entry: ModelEntry) -> Result<ModelConfig, SpanError> {
             format!("model `{}`: `model` must not be empty", entry.id),
         ));
     }
-    let region = entry
-        .region
-        .map(|r| r.trim().to_string())
-        .filter(|r| !r.is_empty());
-    let (url, pool) = match entry.url {
-        Some(urls) => {
-            let span = urls.span();
-            let list = match urls.into_inner() {
-                Urls::One(url) => vec![url],
-                Urls::Pool(urls) => urls,
-            };
-            if list.is_empty() {
-                return Err((
-                    Some(span),
-                    "url = []: name at least one server, or leave `url` out for the default".into(),
-                ));
-            }
-            let mut checked = Vec::new();
-            for value in list {
-                if !(value.starts_with("http://") || value.starts_with("https://")) {
-                    return Err((
-                        Some(span),
-                        format!("url \"{value}\": expected an http:// or https:// URL"),
-                    ));
-                }
-                checked.push(value.trim_end_matches('/').to_string());
-            }
-            let first = checked[0].clone();
-            let pool = if checked.len() > 1 {
-                checked
-            } else {
-                Vec::new()
-            };
-            (first, pool)
-        }
-        None if entry.provider == ProviderKind::Bedrock => match &region {
-            Some(region) => (bedrock_url(region), Vec::new()),
-            None => {
-                return Err((
-                    None,
-                    format!(
-                        "bedrock model `{}` needs `region = \"us-east-1\"` (or whichever region serves it), or a `url`",
-                        entry.id
-                    ),
-                ));
-            }
-        },
-        None => (entry.provider.default_url().to_string(), Vec::new()),
-    };
-    // Bedrock signs for a region; with only a URL, it is read from the endpoint's name.
-    let region = match (entry.provider, region) {
-        (ProviderKind::Bedrock, None) => Some(region_of(&url).ok_or_else(|| {
-            (
-                None,
-                format!(
-                    "bedrock model `{}`: cannot tell the region from {url}; add `region = \"…\"`",
-                    entry.id
-                ),
-            )
-        })?),
-        (_, region) => region,
-    };
+    let Endpoint { url, pool, region } =
+        endpoint(&entry.id, entry.provider, entry.url, entry.region)?;
     // Bedrock authenticates with the standard AWS credentials; its bearer key variable is
     // named here so that a project's entry can be withheld like any other key.
     let api_key_env = match entry.provider {
@@ -863,6 +838,90 @@ fn model_config(entry: ModelEntry) -> Result<ModelConfig, SpanError> {
         price_input: price(entry.price_input, "price_input")?,
         price_output: price(entry.price_output, "price_output")?,
     })
+}
+
+/// Where a model is served.
+struct Endpoint {
+    url: String,
+    /// Every server of a pool (`url = [...]` with more than one); empty for one server.
+    pool: Vec<String>,
+    /// The region Bedrock signs for.
+    region: Option<String>,
+}
+
+/// Model `id`'s `url` (or its provider's default) and `region`, checked.
+fn endpoint(
+    id: &str,
+    provider: ProviderKind,
+    urls: Option<Spanned<Urls>>,
+    region: Option<String>,
+) -> Result<Endpoint, SpanError> {
+    let region = region
+        .map(|r| r.trim().to_string())
+        .filter(|r| !r.is_empty());
+    let (url, pool) = match urls {
+        Some(urls) => server_urls(urls)?,
+        None if provider == ProviderKind::Bedrock => match &region {
+            Some(region) => (bedrock_url(region), Vec::new()),
+            None => {
+                return Err((
+                    None,
+                    format!(
+                        "bedrock model `{}` needs `region = \"us-east-1\"` (or whichever region serves it), or a `url`",
+                        id
+                    ),
+                ));
+            }
+        },
+        None => (provider.default_url().to_string(), Vec::new()),
+    };
+    // Bedrock signs for a region; with only a URL, it is read from the endpoint's name.
+    let region = match (provider, region) {
+        (ProviderKind::Bedrock, None) => Some(region_of(&url).ok_or_else(|| {
+            (
+                None,
+                format!(
+                    "bedrock model `{}`: cannot tell the region from {url}; add `region = \"…\"`",
+                    id
+                ),
+            )
+        })?),
+        (_, region) => region,
+    };
+    Ok(Endpoint { url, pool, region })
+}
+
+/// `url = "…"` or `url = [...]`: each an http(s) URL without its trailing slash; the first,
+/// and the pool when there are more.
+fn server_urls(urls: Spanned<Urls>) -> Result<(String, Vec<String>), SpanError> {
+    let span = urls.span();
+    let list = match urls.into_inner() {
+        Urls::One(url) => vec![url],
+        Urls::Pool(urls) => urls,
+    };
+    if list.is_empty() {
+        return Err((
+            Some(span),
+            "url = []: name at least one server, or leave `url` out for the default".into(),
+        ));
+    }
+    let mut checked = Vec::new();
+    for value in list {
+        if !(value.starts_with("http://") || value.starts_with("https://")) {
+            return Err((
+                Some(span),
+                format!("url \"{value}\": expected an http:// or https:// URL"),
+            ));
+        }
+        checked.push(value.trim_end_matches('/').to_string());
+    }
+    let first = checked[0].clone();
+    let pool = if checked.len() > 1 {
+        checked
+    } else {
+        Vec::new()
+    };
+    Ok((first, pool))
 }
 
 /// `price_input` / `price_output`: US dollars per million tokens, 0 or more. (A value that

@@ -300,6 +300,11 @@ impl Default for Config {
     }
 }
 
+/// Whether two paths name one file (the same path, or the same file once resolved).
+fn same_file(a: &Path, b: &Path) -> bool {
+    a == b || matches!((a.canonicalize(), b.canonicalize()), (Ok(a), Ok(b)) if a == b)
+}
+
 impl Config {
     /// Loads every layer for a workspace. `env` is passed in (not read here) so tests can
     /// exercise the layering without touching the process environment.
@@ -310,14 +315,34 @@ impl Config {
         flags: &FlagOverrides,
     ) -> Result<Config, ConfigError> {
         let mut config = Config::default();
+        let default_model = config.read_files(home, root)?;
+        config.validate_routing()?;
+        // Claude Code's own settings come after linggen's files, which win where both speak.
+        config.read_claude_settings(root, env);
+        config.apply_env(env)?;
+        config.apply_flags(flags);
+        if config.model_choice.is_none()
+            && let Some((model, origin)) = default_model
+        {
+            config.model_choice = Some(model);
+            config.model_choice_origin = origin;
+        }
+        Ok(config)
+    }
+
+    /// Applies linggen's files, the person's (`home`) then the workspace's (`root`, a
+    /// project's, so its grants are withheld until trusted); the `[agent] default_model`
+    /// the last of them names, with where.
+    fn read_files(
+        &mut self,
+        home: &Path,
+        root: &Path,
+    ) -> Result<Option<(String, String)>, ConfigError> {
         let mut default_model = None;
         let home_file = home.join(CONFIG_FILE);
-        let same_file = |a: &Path, b: &Path| {
-            a == b || matches!((a.canonicalize(), b.canonicalize()), (Ok(a), Ok(b)) if a == b)
-        };
         for path in [home_file.clone(), root.join(CONFIG_FILE)] {
             // The same file twice (root == home) must not be applied twice.
-            if config.files.iter().any(|seen| same_file(seen, &path)) {
+            if self.files.iter().any(|seen| same_file(seen, &path)) {
                 continue;
             }
             // The root's file came with the workspace, unless it is the person's own.
@@ -333,34 +358,45 @@ impl Config {
                 }
             };
             let layer = file::parse(&path, &text)?;
-            config.warnings.extend(layer.warnings.iter().cloned());
+            self.warnings.extend(layer.warnings.iter().cloned());
             let withheld = project.then(|| trust::relative(root, &path));
-            if let Some(choice) = layer.apply(&mut config, withheld)? {
+            if let Some(choice) = layer.apply(self, withheld)? {
                 default_model = Some(choice);
             }
-            config.files.push(path);
+            self.files.push(path);
         }
-        if let Some(routing) = &config.routing {
+        Ok(default_model)
+    }
+
+    /// The `[routing]` rules name only configured models.
+    fn validate_routing(&self) -> Result<(), ConfigError> {
+        if let Some(routing) = &self.routing {
             // Rules may name a project's models that wait for trust; until then the
             // router skips them.
-            let ids: Vec<&str> = config
+            let ids: Vec<&str> = self
                 .models
                 .iter()
-                .chain(&config.withheld.models)
+                .chain(&self.withheld.models)
                 .map(|m| m.id.as_str())
                 .collect();
-            routing.validate(&ids).map_err(|why| {
-                ConfigError::Usage(format!("{}: {why}", config.origin("routing")))
-            })?;
+            routing
+                .validate(&ids)
+                .map_err(|why| ConfigError::Usage(format!("{}: {why}", self.origin("routing"))))?;
         }
-        // Claude Code's own settings come after linggen's files, which win where both speak.
+        Ok(())
+    }
+
+    /// Applies Claude Code's settings: the person's (`~/.claude/settings.json`), then the
+    /// project's files (unless one is the person's own). A file that cannot be read is a
+    /// warning.
+    fn read_claude_settings(&mut self, root: &Path, env: &dyn Fn(&str) -> Option<String>) {
         let user_home = env("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
         let user_claude = user_home.map(|h| h.join(".claude/settings.json"));
         if let Some(path) = &user_claude {
             match claude_settings::read(path) {
-                Ok(Some(claude)) => config.apply_claude(claude),
+                Ok(Some(claude)) => self.apply_claude(claude),
                 Ok(None) => {}
-                Err(warning) => config.warnings.push(warning),
+                Err(warning) => self.warnings.push(warning),
             }
         }
         for rel in claude_settings::PROJECT_FILES {
@@ -369,20 +405,11 @@ impl Config {
                 continue;
             }
             match claude_settings::read(&path) {
-                Ok(Some(claude)) => config.apply_claude_project(claude, rel),
+                Ok(Some(claude)) => self.apply_claude_project(claude, rel),
                 Ok(None) => {}
-                Err(warning) => config.warnings.push(warning),
+                Err(warning) => self.warnings.push(warning),
             }
         }
-        config.apply_env(env)?;
-        config.apply_flags(flags);
-        if config.model_choice.is_none()
-            && let Some((model, origin)) = default_model
-        {
-            config.model_choice = Some(model);
-            config.model_choice_origin = origin;
-        }
-        Ok(config)
     }
 
     pub fn set_origin(&mut self, key: &'static str, origin: impl std::fmt::Display) {

@@ -9,7 +9,7 @@ use super::event::Event;
 use super::run::RunCtx;
 use super::{Conversation, TurnShared, usage};
 use crate::hooks::HookEvent;
-use crate::llm::routing::{Signal, falls_back};
+use crate::llm::routing::{Model, Signal, falls_back};
 use crate::llm::{ChatMessage, ChatRequest, Role, StreamEvent};
 
 /// The share of the window the kept recent exchanges may take.
@@ -106,18 +106,7 @@ pub(crate) async fn compact(
     let keep_chars = model.chars_for(f64::from(window) * KEEP_SHARE);
     let body = &conv.history[1..];
     let cut = keep_from(body, keep_chars);
-    // The part that is always kept: hopeless when it alone is larger than the window.
-    let last = body
-        .iter()
-        .rposition(|m| m.role != Role::Tool)
-        .map_or(0, |i| model.estimate(usage::chars(&body[i..])));
-    if last > u64::from(window) && why != Why::Full {
-        return Err(format!(
-            "the conversation cannot be made to fit: its last message alone is about {last} \
-             tokens of a {window}-token window; start a new session with /clear, or use a \
-             model with a larger window"
-        ));
-    }
+    last_fits(body, model, window, why)?;
     if cut == 0 {
         return Ok(None);
     }
@@ -126,13 +115,7 @@ pub(crate) async fn compact(
     // one compaction more, and a clear error if that does not help).
     let threshold = (f64::from(window) * shared.compact_at) as u64;
     let old = model.estimate(usage::chars(&body[..cut]));
-    // (A request larger than the window is compacted anyway when that shrinks it: sent as it
-    // is, it would fail.)
-    if why == Why::Full
-        && (old <= SUMMARY_ALLOWANCE
-            || (before <= u64::from(window)
-                && before.saturating_sub(old) + SUMMARY_ALLOWANCE > threshold))
-    {
+    if why == Why::Full && summary_cannot_help(before, old, window, threshold) {
         return Ok(None);
     }
     let asked = (
@@ -140,38 +123,9 @@ pub(crate) async fn compact(
         serde_json::json!(instructions.unwrap_or_default()),
     );
     compaction_hook(shared, ctx, conv, HookEvent::PreCompact, why, asked).await;
-    let piece_chars = model.chars_for(f64::from(window) * PIECE_SHARE);
-    // A summary may take a tenth of the window: small models ramble up to their output
-    // limit, and a summary that does not fit defeats its purpose.
-    let summary_chars = model.chars_for(f64::from(window) * SUMMARY_SHARE).max(800);
-    let mut text = transcript(&body[..cut]);
-    let mut summary = String::new();
-    for round in 0..MAX_ROUNDS {
-        let pieces = split(&text, piece_chars);
-        let mut summaries = Vec::new();
-        for piece in &pieces {
-            summaries.push(summarise(shared, ctx, piece, instructions, summary_chars).await?);
-        }
-        summary = summaries.join("\n\n");
-        if pieces.len() == 1 {
-            break;
-        }
-        if round + 1 == MAX_ROUNDS {
-            return Err(format!(
-                "the summary is still larger than the window after {MAX_ROUNDS} rounds; start a \
-                 new session with /clear"
-            ));
-        }
-        // The pieces' summaries, summarised together.
-        text = format!("Partial hand-off notes, in order:\n\n{summary}");
-    }
-    let mut history = vec![conv.history[0].clone()];
-    let mut summary_message = format!("{SUMMARY_HEADER}\n\n{}", summary.trim());
-    if let Some(todos) = todos_note(body, &body[cut..]) {
-        summary_message.push_str(&format!("\n\n{todos}"));
-    }
-    history.push(ChatMessage::user(summary_message));
-    history.extend(body[cut..].iter().cloned());
+    let older = transcript(&body[..cut]);
+    let summary = summarise_rounds(shared, ctx, model, window, older, instructions).await?;
+    let history = with_summary(&conv.history, cut, &summary);
     let mut ledger = conv.ledger.clone();
     ledger.compacted();
     let after = ledger.estimate(index, model, &history, tools);
@@ -199,6 +153,84 @@ pub(crate) async fn compact(
     conv.ledger = ledger;
     after_compaction(shared, ctx, conv, why, &summary).await;
     Ok(Some((before, after)))
+}
+
+/// Whether replacing the older part (`old` of the request's `before` tokens) by a summary
+/// leaves the request above `threshold`. (A request larger than the window is compacted
+/// anyway when that shrinks it: sent as it is, it would fail.)
+fn summary_cannot_help(before: u64, old: u64, window: u32, threshold: u64) -> bool {
+    old <= SUMMARY_ALLOWANCE
+        || (before <= u64::from(window)
+            && before.saturating_sub(old) + SUMMARY_ALLOWANCE > threshold)
+}
+
+/// Fails when the part of the history that is always kept (the last message and the tool
+/// results after it) alone is larger than the window, unless compaction is only an attempt
+/// (`Why::Full`).
+fn last_fits(body: &[ChatMessage], model: &Model, window: u32, why: Why) -> Result<(), String> {
+    let last = body
+        .iter()
+        .rposition(|m| m.role != Role::Tool)
+        .map_or(0, |i| model.estimate(usage::chars(&body[i..])));
+    if last > u64::from(window) && why != Why::Full {
+        return Err(format!(
+            "the conversation cannot be made to fit: its last message alone is about {last} \
+             tokens of a {window}-token window; start a new session with /clear, or use a \
+             model with a larger window"
+        ));
+    }
+    Ok(())
+}
+
+/// The summary of `text` (the older part's transcript): summarised in pieces that fit the
+/// window, then the pieces' summaries together, at most `MAX_ROUNDS` deep.
+async fn summarise_rounds(
+    shared: &TurnShared,
+    ctx: &RunCtx,
+    model: &Model,
+    window: u32,
+    mut text: String,
+    instructions: Option<&str>,
+) -> Result<String, String> {
+    let piece_chars = model.chars_for(f64::from(window) * PIECE_SHARE);
+    // A summary may take a tenth of the window: small models ramble up to their output
+    // limit, and a summary that does not fit defeats its purpose.
+    let summary_chars = model.chars_for(f64::from(window) * SUMMARY_SHARE).max(800);
+    let mut summary = String::new();
+    for round in 0..MAX_ROUNDS {
+        let pieces = split(&text, piece_chars);
+        let mut summaries = Vec::new();
+        for piece in &pieces {
+            summaries.push(summarise(shared, ctx, piece, instructions, summary_chars).await?);
+        }
+        summary = summaries.join("\n\n");
+        if pieces.len() == 1 {
+            break;
+        }
+        if round + 1 == MAX_ROUNDS {
+            return Err(format!(
+                "the summary is still larger than the window after {MAX_ROUNDS} rounds; start a \
+                 new session with /clear"
+            ));
+        }
+        // The pieces' summaries, summarised together.
+        text = format!("Partial hand-off notes, in order:\n\n{summary}");
+    }
+    Ok(summary)
+}
+
+/// The compacted history: the system prompt, the summary (with the todo list it replaces,
+/// if any) as a user message, then the kept recent messages from `cut` on.
+fn with_summary(history: &[ChatMessage], cut: usize, summary: &str) -> Vec<ChatMessage> {
+    let body = &history[1..];
+    let mut compacted = vec![history[0].clone()];
+    let mut summary_message = format!("{SUMMARY_HEADER}\n\n{}", summary.trim());
+    if let Some(todos) = todos_note(body, &body[cut..]) {
+        summary_message.push_str(&format!("\n\n{todos}"));
+    }
+    compacted.push(ChatMessage::user(summary_message));
+    compacted.extend(body[cut..].iter().cloned());
+    compacted
 }
 
 /// The todo list, when the `TodoWrite` call that set it is among the messages summarised

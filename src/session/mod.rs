@@ -37,6 +37,7 @@ pub mod usage;
 pub mod view;
 
 use std::collections::{HashMap, VecDeque};
+use std::ops::ControlFlow;
 use std::sync::{Arc, Mutex};
 
 use tokio::sync::{mpsc, oneshot};
@@ -170,6 +171,43 @@ pub(crate) struct TurnShared {
 }
 
 impl TurnShared {
+    /// The turns' shared state from the session's setup (whose history, permissions and
+    /// agent the session keeps itself); what the `SessionStart` hooks added joins the
+    /// workspace prompt.
+    fn from_setup(
+        setup: SessionSetup,
+        start_context: Option<String>,
+        bus: &EventBus,
+        background: Arc<delegate::Background>,
+    ) -> TurnShared {
+        TurnShared {
+            models: setup.models,
+            choice: setup.model,
+            context_prompt: match start_context {
+                Some(extra) => format!("{}\n\n{extra}", setup.context_prompt),
+                None => setup.context_prompt,
+            },
+            run_flags: Arc::new(setup.run_flags),
+            memory: setup.memory,
+            bus: bus.clone(),
+            tools: setup.tools,
+            max_iters: setup.max_iters,
+            max_delegation_depth: setup.max_delegation_depth,
+            compact_at: setup.compact_at,
+            curate: setup.curate,
+            auto: setup.auto,
+            checkpoints: setup.checkpoints,
+            hooks: setup.hooks,
+            interactive: setup.interactive,
+            agents: setup.agents,
+            skills: setup.skills,
+            pending: Arc::default(),
+            runs: Arc::default(),
+            locks: Arc::default(),
+            background,
+        }
+    }
+
     /// The same session with another model and turn limit, for turns started from now on.
     fn with_settings(&self, choice: Choice, max_iters: u32) -> TurnShared {
         TurnShared {
@@ -287,7 +325,34 @@ struct Running {
     backup: Conversation,
 }
 
+/// The session task: it reads the inputs, runs one turn at a time (queueing the messages
+/// that come meanwhile), and ends when the inputs stop or a shutdown comes.
 async fn run(setup: SessionSetup, mut inputs: mpsc::Receiver<input::Sent>, bus: EventBus) {
+    publish_started(&setup, &bus);
+    let (mut session, mut background_answers) = Session::start(setup, bus).await;
+    loop {
+        tokio::select! {
+            () = tokio::time::sleep_until(session.idle_deadline.unwrap_or_else(tokio::time::Instant::now)),
+                if session.idle_deadline.is_some() => session.notify_waiting(),
+            sent = inputs.recv() => {
+                let Some(sent) = sent else { break };
+                if session.take(sent).await.is_break() {
+                    break;
+                }
+            }
+            // A background child ended: its answer joins the conversation like a message.
+            Some(answer) = background_answers.recv() => session.enqueue(answer),
+            finished = turn_finished(&mut session.running), if session.running.is_some() => {
+                session.turn_ended(finished);
+            }
+        }
+        session.next_turn();
+    }
+    session.end().await;
+}
+
+/// Tells the frontends what the session starts with.
+fn publish_started(setup: &SessionSetup, bus: &EventBus) {
     bus.publish(Event::SessionStarted {
         version: event::EVENT_VERSION,
         session_id: setup.session_id.clone(),
@@ -304,218 +369,269 @@ async fn run(setup: SessionSetup, mut inputs: mpsc::Receiver<input::Sent>, bus: 
         max_iters: setup.max_iters,
         mode: turn::mode_for(setup.mode, setup.agents.get().get(&setup.agent_id)),
     });
-    // The system prompt is set per turn, for the agent that runs it.
+}
+
+/// The history a session starts from: an empty system prompt (set per turn, for the agent
+/// that runs it), then what is resumed. A resumed session's todo list is what its last
+/// `TodoWrite` left, and the frontends hear it.
+fn opening_history(resumed: Vec<ChatMessage>, bus: &EventBus) -> Vec<ChatMessage> {
     let mut history = vec![ChatMessage::system(String::new())];
-    history.extend(setup.history);
-    // A resumed session's todo list is what its last `TodoWrite` left.
+    history.extend(resumed);
     if let Some(todos) = crate::tools::todo::last_in(&history) {
         bus.publish(Event::TodosUpdated { todos });
     }
-    let source = match (setup.cleared, history.len() > 1) {
-        (true, _) => "clear",
-        (false, true) => "resume",
-        (false, false) => "startup",
-    };
-    let start_context =
-        session_start(&setup.hooks, &bus, &history, setup.permissions.mode, source).await;
-    let (background, mut background_answers) = delegate::Background::new();
-    let mut shared = Arc::new(TurnShared {
-        models: setup.models,
-        choice: setup.model,
-        context_prompt: match start_context {
-            Some(extra) => format!("{}\n\n{extra}", setup.context_prompt),
-            None => setup.context_prompt,
-        },
-        run_flags: Arc::new(setup.run_flags),
-        memory: setup.memory,
-        bus: bus.clone(),
-        tools: setup.tools,
-        max_iters: setup.max_iters,
-        max_delegation_depth: setup.max_delegation_depth,
-        compact_at: setup.compact_at,
-        curate: setup.curate,
-        auto: setup.auto,
-        checkpoints: setup.checkpoints,
-        hooks: setup.hooks,
-        interactive: setup.interactive,
-        agents: setup.agents,
-        skills: setup.skills,
-        pending: Arc::default(),
-        runs: Arc::default(),
-        locks: Arc::default(),
-        background,
-    });
-    let task_bus = bus.clone();
-    shared
-        .tools
-        .tasks
-        .listen(move |task| task_bus.publish(Event::TaskUpdated { task }));
-    let mut settings = Settings {
-        agent_id: setup.agent_id,
-        mode: setup.mode,
-        permission_mode: setup.permissions.mode,
-        revoked: Vec::new(),
-    };
-    let setup_idle = setup.idle_notification;
-    let mut idle = Some(Conversation {
-        ledger: usage::Ledger::resumed(&history),
-        history,
-        permissions: setup.permissions,
-    });
-    let mut queue: VecDeque<UserMessage> = VecDeque::new();
-    // Whether frontends were shown a queue, so they also learn when it shrinks.
-    let mut queue_shown = false;
-    let mut running: Option<Running> = None;
-    let mut answered = Answered::default();
-    // Whether frontends were told the session is running (queued turns keep it running).
-    let mut busy = false;
-    // When the `Notification` hooks hear that the session waits for input (once per wait).
-    let mut idle_deadline: Option<tokio::time::Instant> = None;
-    let mut end_reason = "other";
+    history
+}
 
-    loop {
-        tokio::select! {
-            () = tokio::time::sleep_until(idle_deadline.unwrap_or_else(tokio::time::Instant::now)),
-                if idle_deadline.is_some() => {
-                idle_deadline = None;
-                if let Some(conv) = &idle {
-                    hooks::notify(&shared, hooks::Site::session(conv), "linggen is waiting for your input".into(), "idle_prompt");
-                }
-            }
+/// What the session task keeps between inputs. It is the one owner of the conversation:
+/// `idle` holds it while no turn runs, the running turn's task holds it otherwise.
+struct Session {
+    shared: Arc<TurnShared>,
+    bus: EventBus,
+    settings: Settings,
+    idle: Option<Conversation>,
+    queue: VecDeque<UserMessage>,
+    /// Whether frontends were shown a queue, so they also learn when it shrinks.
+    queue_shown: bool,
+    running: Option<Running>,
+    answered: Answered,
+    /// Whether frontends were told the session is running (queued turns keep it running).
+    busy: bool,
+    /// When the `Notification` hooks hear that the session waits for input (once per wait).
+    idle_deadline: Option<tokio::time::Instant>,
+    /// How long the session waits idle before that.
+    idle_after: std::time::Duration,
+    /// Why the session ended, for the `SessionEnd` hooks.
+    end_reason: &'static str,
+}
 
-            sent = inputs.recv() => {
-                let Some(input::Sent { input, reply }) = sent else { break };
-                let answer = match input {
-                    Input::Shutdown | Input::ShutdownForClear => {
-                        end_reason = match input {
-                            Input::ShutdownForClear => "clear",
-                            _ => "prompt_input_exit",
-                        };
-                        if let Some(r) = running.take() {
-                            r.cancel.cancel();
-                            // Kept for the `SessionEnd` hooks' transcript.
-                            idle = Some(r.task.await.unwrap_or(r.backup));
-                        }
-                        input::Sent::answer(reply, &bus, Ok(()));
-                        break;
-                    }
-                    Input::UserMessage(msg) => {
-                        queue.push_back(msg);
-                        if running.is_some() {
-                            publish_queue(&bus, &queue);
-                            queue_shown = true;
-                        }
-                        Ok(())
-                    }
-                    // The first answer wins; the sender hears whether it was theirs.
-                    Input::Approval { id, decision, from } => {
-                        let waiter = lock(&shared.pending).remove(&id);
-                        let taken = waiter.is_some_and(|w| w.send((decision, from.clone())).is_ok());
-                        if taken {
-                            answered.remember(id, from);
-                            Ok(())
-                        } else {
-                            Err(answered.refusal(&id))
-                        }
-                    }
-                    Input::Cancel => {
-                        if let Some(r) = &running {
-                            r.cancel.cancel();
-                        }
-                        Ok(())
-                    }
-                    Input::ClearQueue => {
-                        if !queue.is_empty() {
-                            queue.clear();
-                            publish_queue(&bus, &queue);
-                            queue_shown = false;
-                        }
-                        Ok(())
-                    }
-                    Input::CancelRun { run_id } => {
-                        let token = lock(&shared.runs).get(&run_id).cloned();
-                        match token {
-                            Some(token) => {
-                                token.cancel();
-                                Ok(())
-                            }
-                            None => Err(Refusal::not_found(format!("run {run_id} is not running"))),
-                        }
-                    }
-                    Input::StopTask { task_id } => {
-                        stop_task(&shared, &bus, task_id, reply);
-                        continue;
-                    }
-                    // Like the mode: now when idle, else from the next turn on.
-                    Input::RevokeRule { rule } => {
-                        match idle.as_mut() {
-                            Some(conv) => conv.permissions.revoke(&rule),
-                            None => settings.revoked.push(rule),
-                        }
-                        Ok(())
-                    }
-                    setting => change_setting(setting, &mut shared, &mut settings, idle.as_mut()),
-                };
-                input::Sent::answer(reply, &bus, answer);
-            }
-            // A background child ended: its answer joins the conversation like a message.
-            Some(answer) = background_answers.recv() => {
-                queue.push_back(answer);
-                if running.is_some() {
-                    publish_queue(&bus, &queue);
-                    queue_shown = true;
-                }
-            }
-            finished = turn_finished(&mut running), if running.is_some() => {
-                if let Some(r) = running.take() {
-                    let mut conv = finished.unwrap_or_else(|e| {
-                        bus.publish(Event::Error { message: format!("internal error in the turn: {e}") });
-                        r.backup
-                    });
-                    settle_permissions(&mut conv, &mut settings);
-                    idle = Some(conv);
-                }
-            }
+impl Session {
+    /// Runs the `SessionStart` hooks and builds the state of an idle session; the receiver
+    /// gets the answers of background children.
+    async fn start(
+        mut setup: SessionSetup,
+        bus: EventBus,
+    ) -> (Session, mpsc::UnboundedReceiver<UserMessage>) {
+        let history = opening_history(std::mem::take(&mut setup.history), &bus);
+        let source = match (setup.cleared, history.len() > 1) {
+            (true, _) => "clear",
+            (false, true) => "resume",
+            (false, false) => "startup",
+        };
+        let mode = setup.permissions.mode;
+        let start_context = session_start(&setup.hooks, &bus, &history, mode, source).await;
+        let (background, background_answers) = delegate::Background::new();
+        let settings = Settings {
+            agent_id: std::mem::take(&mut setup.agent_id),
+            mode: setup.mode,
+            permission_mode: setup.permissions.mode,
+            revoked: Vec::new(),
+        };
+        let conv = Conversation {
+            ledger: usage::Ledger::resumed(&history),
+            history,
+            permissions: std::mem::take(&mut setup.permissions),
+        };
+        let idle_after = setup.idle_notification;
+        let shared = TurnShared::from_setup(setup, start_context, &bus, background);
+        let task_bus = bus.clone();
+        shared
+            .tools
+            .tasks
+            .listen(move |task| task_bus.publish(Event::TaskUpdated { task }));
+        let session = Session {
+            shared: Arc::new(shared),
+            bus,
+            settings,
+            idle: Some(conv),
+            queue: VecDeque::new(),
+            queue_shown: false,
+            running: None,
+            answered: Answered::default(),
+            busy: false,
+            idle_deadline: None,
+            idle_after,
+            end_reason: "other",
+        };
+        (session, background_answers)
+    }
+
+    /// The idle wait is over: the `Notification` hooks hear the session waits for input.
+    fn notify_waiting(&mut self) {
+        self.idle_deadline = None;
+        if let Some(conv) = &self.idle {
+            let message = "linggen is waiting for your input".into();
+            hooks::notify(
+                &self.shared,
+                hooks::Site::session(conv),
+                message,
+                "idle_prompt",
+            );
         }
+    }
+
+    /// Handles one input and answers it; `Break` when it ends the session.
+    async fn take(&mut self, sent: input::Sent) -> ControlFlow<()> {
+        let input::Sent { input, reply } = sent;
+        let answer = match input {
+            Input::Shutdown | Input::ShutdownForClear => {
+                self.shut_down(&input).await;
+                input::Sent::answer(reply, &self.bus, Ok(()));
+                return ControlFlow::Break(());
+            }
+            Input::UserMessage(msg) => {
+                self.enqueue(msg);
+                Ok(())
+            }
+            Input::Approval { id, decision, from } => self.approve(id, decision, from),
+            Input::Cancel => {
+                if let Some(r) = &self.running {
+                    r.cancel.cancel();
+                }
+                Ok(())
+            }
+            Input::ClearQueue => {
+                self.clear_queue();
+                Ok(())
+            }
+            Input::CancelRun { run_id } => self.cancel_run(&run_id),
+            // Answered once the task is seen stopped.
+            Input::StopTask { task_id } => {
+                stop_task(&self.shared, &self.bus, task_id, reply);
+                return ControlFlow::Continue(());
+            }
+            // Like the mode: now when idle, else from the next turn on.
+            Input::RevokeRule { rule } => {
+                match self.idle.as_mut() {
+                    Some(conv) => conv.permissions.revoke(&rule),
+                    None => self.settings.revoked.push(rule),
+                }
+                Ok(())
+            }
+            setting => change_setting(
+                setting,
+                &mut self.shared,
+                &mut self.settings,
+                self.idle.as_mut(),
+            ),
+        };
+        input::Sent::answer(reply, &self.bus, answer);
+        ControlFlow::Continue(())
+    }
+
+    /// Notes why the session ends and cancels the running turn, waiting for its
+    /// conversation (kept for the `SessionEnd` hooks' transcript).
+    async fn shut_down(&mut self, input: &Input) {
+        self.end_reason = match input {
+            Input::ShutdownForClear => "clear",
+            _ => "prompt_input_exit",
+        };
+        if let Some(r) = self.running.take() {
+            r.cancel.cancel();
+            self.idle = Some(r.task.await.unwrap_or(r.backup));
+        }
+    }
+
+    /// Queues a message for a later turn; while a turn runs, the frontends see the queue.
+    fn enqueue(&mut self, msg: UserMessage) {
+        self.queue.push_back(msg);
+        if self.running.is_some() {
+            publish_queue(&self.bus, &self.queue);
+            self.queue_shown = true;
+        }
+    }
+
+    /// Hands an approval answer to the call waiting for it. The first answer wins; the
+    /// sender hears whether it was theirs.
+    fn approve(&mut self, id: String, decision: Decision, from: String) -> Answer {
+        let waiter = lock(&self.shared.pending).remove(&id);
+        let taken = waiter.is_some_and(|w| w.send((decision, from.clone())).is_ok());
+        if taken {
+            self.answered.remember(id, from);
+            Ok(())
+        } else {
+            Err(self.answered.refusal(&id))
+        }
+    }
+
+    /// Drops the queued messages, telling the frontends if there were any.
+    fn clear_queue(&mut self) {
+        if !self.queue.is_empty() {
+            self.queue.clear();
+            publish_queue(&self.bus, &self.queue);
+            self.queue_shown = false;
+        }
+    }
+
+    /// Cancels one live run (and so its subtree).
+    fn cancel_run(&self, run_id: &str) -> Answer {
+        let token = lock(&self.shared.runs).get(run_id).cloned();
+        match token {
+            Some(token) => {
+                token.cancel();
+                Ok(())
+            }
+            None => Err(Refusal::not_found(format!("run {run_id} is not running"))),
+        }
+    }
+
+    /// The running turn ended: its conversation (or, if its task died, the one it started
+    /// from) becomes idle, with the permission changes asked meanwhile.
+    fn turn_ended(&mut self, finished: Result<Conversation, tokio::task::JoinError>) {
+        if let Some(r) = self.running.take() {
+            let mut conv = finished.unwrap_or_else(|e| {
+                self.bus.publish(Event::Error {
+                    message: format!("internal error in the turn: {e}"),
+                });
+                r.backup
+            });
+            settle_permissions(&mut conv, &mut self.settings);
+            self.idle = Some(conv);
+        }
+    }
+
+    /// With no turn running, starts the next queued message's turn, or (the queue empty)
+    /// tells the frontends the session is idle.
+    fn next_turn(&mut self) {
         // `idle` holds the conversation exactly when no turn runs.
-        if let Some(conv) = idle.take() {
-            match queue.pop_front() {
-                Some(msg) => {
-                    if queue_shown {
-                        publish_queue(&bus, &queue);
-                        queue_shown = !queue.is_empty();
-                    }
-                    if !busy {
-                        busy = true;
-                        publish_state(&shared, SessionStatus::Running, &settings);
-                    }
-                    idle_deadline = None;
-                    running = Some(start_turn(
-                        &shared,
-                        conv,
-                        msg,
-                        &settings.agent_id,
-                        settings.mode,
-                    ));
+        let Some(conv) = self.idle.take() else {
+            return;
+        };
+        match self.queue.pop_front() {
+            Some(msg) => {
+                if self.queue_shown {
+                    publish_queue(&self.bus, &self.queue);
+                    self.queue_shown = !self.queue.is_empty();
                 }
-                None => {
-                    if busy {
-                        busy = false;
-                        publish_state(&shared, SessionStatus::Idle, &settings);
-                        idle_deadline = idle_notice_at(&shared, setup_idle);
-                    }
-                    idle = Some(conv);
+                if !self.busy {
+                    self.busy = true;
+                    publish_state(&self.shared, SessionStatus::Running, &self.settings);
                 }
+                self.idle_deadline = None;
+                let (agent_id, mode) = (&self.settings.agent_id, self.settings.mode);
+                self.running = Some(start_turn(&self.shared, conv, msg, agent_id, mode));
+            }
+            None => {
+                if self.busy {
+                    self.busy = false;
+                    publish_state(&self.shared, SessionStatus::Idle, &self.settings);
+                    self.idle_deadline = idle_notice_at(&self.shared, self.idle_after);
+                }
+                self.idle = Some(conv);
             }
         }
     }
-    // Nothing the session started outlives it.
-    shared.tools.tasks.stop_all(StopBy::SessionEnd);
-    shared.background.stop_all();
-    if let Some(conv) = &idle {
-        session_end(&shared, conv, end_reason).await;
+
+    /// Stops what the session started (nothing outlives it), runs the `SessionEnd` hooks
+    /// and closes the bus.
+    async fn end(self) {
+        self.shared.tools.tasks.stop_all(StopBy::SessionEnd);
+        self.shared.background.stop_all();
+        if let Some(conv) = &self.idle {
+            session_end(&self.shared, conv, self.end_reason).await;
+        }
+        self.bus.close();
     }
-    bus.close();
 }
 
 /// Stops a background command for a person, answered once it is seen stopped (a moment:

@@ -457,38 +457,14 @@ async fn authorize(
     let once = super::permissions::once_only(prepared)
         || conv.permissions.asks_every_time(prepared)
         || matches!(hook, Some(PermissionDecision::Ask { .. }));
-    let reason = match (verdict, hook) {
-        (Verdict::Deny { reason }, _) => {
-            return Err(ToolOutput::error(format!(
-                "permission denied: {reason}. Do not retry this call; tell the user or take another way."
-            )));
-        }
-        (Verdict::Allow, Some(PermissionDecision::Ask { reason })) => reason
-            .clone()
-            .unwrap_or_else(|| "a PreToolUse hook asks for your approval".into()),
-        (Verdict::Allow, _) => return Ok(()),
-        (Verdict::Ask { .. }, Some(PermissionDecision::Allow { .. }))
-            if hooks::may_skip_question(prepared) =>
-        {
-            return Ok(());
-        }
-        (Verdict::Ask { reason }, _) => reason,
+    let Some(reason) = why_ask(verdict, hook, prepared)? else {
+        return Ok(());
     };
     if permission_request(shared, ctx, conv, call, prepared).await? {
         return Ok(());
     }
     if !shared.interactive {
-        // No flag lifts a write to a skill or agent folder, so do not suggest one.
-        let advice = if super::permissions::writes_grant_path(prepared) {
-            "tell the user to make this change themselves"
-        } else {
-            "tell the user they can rerun with --permission-mode or --allowed-tools"
-        };
-        return Err(ToolOutput::error(format!(
-            "not run: `{}` needs the user's approval ({reason}), and nobody can approve in this \
-             non-interactive run. Do not retry; {advice}.",
-            prepared.summary
-        )));
+        return Err(nobody_to_ask(prepared, &reason));
     }
     let site = hooks::Site::run(ctx, conv);
     let message = format!(
@@ -508,47 +484,98 @@ async fn authorize(
             Ok(())
         }
         Decision::AllowProject => {
-            // The person said yes; failing to save that for next time must not undo it.
-            // Saving writes the project's rules file: on the blocking pool, with a copy of
-            // the permissions that comes back changed.
-            let (mut permissions, root, call) = (
-                conv.permissions.clone(),
-                shared.tools.root.clone(),
-                prepared.clone(),
-            );
-            let saved = tokio::task::spawn_blocking(move || {
-                let saved = permissions.allow_for_project(&root, &call);
-                (permissions, saved)
-            })
-            .await;
-            let saved = match saved {
-                Ok((permissions, saved)) => {
-                    conv.permissions = permissions;
-                    saved
-                }
-                Err(e) => {
-                    conv.permissions.allow_for_session(prepared);
-                    Err(format!("saving the rule failed: {e}"))
-                }
-            };
-            if let Err(e) = saved {
-                shared.bus.publish(Event::Error {
-                    message: format!("approved for this session only; {e}"),
-                });
-            }
+            allow_for_project(shared, conv, prepared).await;
             Ok(())
         }
-        // The model reads why; the person reads that it was denied (they know why).
-        Decision::Deny { reason } => Err(match reason {
-            Some(r) if !r.trim().is_empty() => {
-                ToolOutput::error(format!("the user ({by}) denied this call and said: {r}"))
-                    .with_summary(format!("not run: {}", r.trim()))
-            }
-            _ => ToolOutput::error(format!(
-                "the user ({by}) denied this call. Do not retry it."
-            ))
-            .with_summary("not run"),
-        }),
+        Decision::Deny { reason } => Err(denied(reason, &by)),
+    }
+}
+
+/// Why the person is asked about a call, after the rules' verdict and a `PreToolUse`
+/// hook's decision; `None` when the call may run, an error when it is denied.
+fn why_ask(
+    verdict: Verdict,
+    hook: Option<&PermissionDecision>,
+    prepared: &Prepared,
+) -> Result<Option<String>, ToolOutput> {
+    Ok(Some(match (verdict, hook) {
+        (Verdict::Deny { reason }, _) => {
+            return Err(ToolOutput::error(format!(
+                "permission denied: {reason}. Do not retry this call; tell the user or take another way."
+            )));
+        }
+        (Verdict::Allow, Some(PermissionDecision::Ask { reason })) => reason
+            .clone()
+            .unwrap_or_else(|| "a PreToolUse hook asks for your approval".into()),
+        (Verdict::Allow, _) => return Ok(None),
+        (Verdict::Ask { .. }, Some(PermissionDecision::Allow { .. }))
+            if hooks::may_skip_question(prepared) =>
+        {
+            return Ok(None);
+        }
+        (Verdict::Ask { reason }, _) => reason,
+    }))
+}
+
+/// What the model reads when a call needs approval in a run nobody can answer.
+fn nobody_to_ask(prepared: &Prepared, reason: &str) -> ToolOutput {
+    // No flag lifts a write to a skill or agent folder, so do not suggest one.
+    let advice = if super::permissions::writes_grant_path(prepared) {
+        "tell the user to make this change themselves"
+    } else {
+        "tell the user they can rerun with --permission-mode or --allowed-tools"
+    };
+    ToolOutput::error(format!(
+        "not run: `{}` needs the user's approval ({reason}), and nobody can approve in this \
+         non-interactive run. Do not retry; {advice}.",
+        prepared.summary
+    ))
+}
+
+/// "Always (this project)": the call is allowed from now on and the rule saved in the
+/// project's rules file. The person said yes; failing to save that for next time must not
+/// undo it, so a failed save allows it for the session and says so.
+async fn allow_for_project(shared: &TurnShared, conv: &mut Conversation, prepared: &Prepared) {
+    // Saving writes the project's rules file: on the blocking pool, with a copy of the
+    // permissions that comes back changed.
+    let (mut permissions, root, call) = (
+        conv.permissions.clone(),
+        shared.tools.root.clone(),
+        prepared.clone(),
+    );
+    let saved = tokio::task::spawn_blocking(move || {
+        let saved = permissions.allow_for_project(&root, &call);
+        (permissions, saved)
+    })
+    .await;
+    let saved = match saved {
+        Ok((permissions, saved)) => {
+            conv.permissions = permissions;
+            saved
+        }
+        Err(e) => {
+            conv.permissions.allow_for_session(prepared);
+            Err(format!("saving the rule failed: {e}"))
+        }
+    };
+    if let Err(e) = saved {
+        shared.bus.publish(Event::Error {
+            message: format!("approved for this session only; {e}"),
+        });
+    }
+}
+
+/// A denied call: the model reads why; the person reads that it was denied (they know why).
+fn denied(reason: Option<String>, by: &str) -> ToolOutput {
+    match reason {
+        Some(r) if !r.trim().is_empty() => {
+            ToolOutput::error(format!("the user ({by}) denied this call and said: {r}"))
+                .with_summary(format!("not run: {}", r.trim()))
+        }
+        _ => ToolOutput::error(format!(
+            "the user ({by}) denied this call. Do not retry it."
+        ))
+        .with_summary("not run"),
     }
 }
 

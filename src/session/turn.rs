@@ -41,34 +41,69 @@ pub(super) async fn run_turn(
     mode: Option<TurnMode>,
     cancel: CancellationToken,
 ) {
-    let started = Instant::now();
-    let mut changed = Vec::new();
-    let label = msg.content.clone();
+    let turn = Turn {
+        shared,
+        agent_name,
+        mode,
+        started: Instant::now(),
+        label: msg.content.clone(),
+    };
     // What the person asked to remember since the last turn (here or in another shell).
     if let Some(memory) = shared.memory.clone() {
         let _ = tokio::task::spawn_blocking(move || memory.refresh()).await;
     }
     if let Some(instructions) = msg.compact.clone() {
         let end = compact_now(shared, conv, &msg, agent_name, cancel, &instructions).await;
-        return finish(shared, end, changed, started);
+        return turn.finish(end, Vec::new());
     }
     if let Some(command) = msg.command.clone() {
+        return turn.person_command(conv, msg, cancel, &command).await;
+    }
+    turn.message(conv, msg, cancel).await
+}
+
+/// The turn being run: what each of its kinds (a command, a message) reads.
+struct Turn<'a> {
+    shared: &'a TurnShared,
+    agent_name: &'a str,
+    mode: Option<TurnMode>,
+    started: Instant,
+    /// The person's message as they wrote it, the top-level run's task.
+    label: String,
+}
+
+impl Turn<'_> {
+    /// Reports what the turn changed and its one `Outcome`.
+    fn finish(&self, end: Ended, changed: Vec<String>) {
+        finish(self.shared, end, changed, self.started);
+    }
+
+    /// A turn that fails before any run starts, for `why`.
+    fn fail(&self, why: String) -> Ended {
+        fail(self.shared, self.agent_name, &self.label, why)
+    }
+
+    /// `!command` (and `/check`, whose failure is then handed to the agent to summarise
+    /// in a turn of its own).
+    async fn person_command(
+        self,
+        conv: &mut Conversation,
+        msg: UserMessage,
+        cancel: CancellationToken,
+        command: &str,
+    ) {
+        let (shared, agent_name) = (self.shared, self.agent_name);
+        let mut changed = Vec::new();
         let agent = shared.agents.get().get(agent_name).cloned();
         let end = match agent {
             Some(agent) => {
                 let cancel = cancel.clone();
-                person_command(shared, conv, &msg, agent, cancel, &command, &mut changed).await
+                person_command(shared, conv, &msg, agent, cancel, command, &mut changed).await
             }
-            None => fail(
-                shared,
-                agent_name,
-                &label,
-                format!("no agent named `{agent_name}`"),
-            ),
+            None => self.fail(format!("no agent named `{agent_name}`")),
         };
-        // `/check`: a failing check is handed to the agent to summarise.
         let summarise = msg.check && end.2.status == OutcomeStatus::Error;
-        finish(shared, end, std::mem::take(&mut changed), started);
+        self.finish(end, changed);
         if !summarise || cancel.is_cancelled() {
             return;
         }
@@ -81,89 +116,95 @@ pub(super) async fn run_turn(
             msg.from.clone(),
         );
         follow.agent = msg.agent.clone();
-        return Box::pin(run_turn(shared, conv, follow, agent_name, mode, cancel)).await;
+        let mode = self.mode;
+        Box::pin(run_turn(shared, conv, follow, agent_name, mode, cancel)).await
     }
-    let mut msg = msg;
-    let hook_context = match prompt_hooks(shared, conv, &msg).await {
-        Ok(context) => context,
-        Err(why) => {
-            return finish(
-                shared,
-                fail(shared, agent_name, &label, why),
-                changed,
-                started,
-            );
+
+    /// A message for the model: the `UserPromptSubmit` hooks and the image check may stop
+    /// it; else it runs as its plan says.
+    async fn message(
+        self,
+        conv: &mut Conversation,
+        mut msg: UserMessage,
+        cancel: CancellationToken,
+    ) {
+        let shared = self.shared;
+        let mut changed = Vec::new();
+        let hook_context = match prompt_hooks(shared, conv, &msg).await {
+            Ok(context) => context,
+            Err(why) => return self.finish(self.fail(why), changed),
+        };
+        if let Err(why) = images_taken(shared, &msg, self.agent_name) {
+            return self.finish(self.fail(why), changed);
         }
-    };
-    if let Err(why) = images_taken(shared, &msg, agent_name) {
-        return finish(
-            shared,
-            fail(shared, agent_name, &label, why),
-            changed,
-            started,
-        );
-    }
-    msg.attached = super::fit::attachments(shared, conv, &msg.attached).await;
-    let end = match plan(shared, &conv.permissions, &msg, agent_name) {
-        Err(message) => fail(shared, agent_name, &label, message),
-        Ok(mut plan) => {
-            if let Some(context) = hook_context {
-                plan.content.push_str(&format!("\n\n{context}"));
-            }
-            let route = super::route_for(shared, plan.model.as_deref(), &shared.choice);
-            let id = ids::new_id();
-            let mut ctx = RunCtx {
-                mark: TurnMark::new(&id, &label),
-                id,
-                parent_id: None,
-                depth: 0,
-                mode: mode_for(mode, Some(&plan.agent)),
-                agent: shared.run_flags.narrow(plan.agent),
-                route,
-                cancel,
-                skill_rules: Vec::new(),
-                writes: 0,
-                halt: Default::default(),
-            };
-            // The agent may differ from the last turn's: its prompt leads the history.
-            let system = super::compose_prompt(shared, &ctx).await;
-            match conv.history.first_mut() {
-                Some(first) if first.role == crate::llm::Role::System => {
-                    first.content = system.into()
+        msg.attached = super::fit::attachments(shared, conv, &msg.attached).await;
+        let end = match plan(shared, &conv.permissions, &msg, self.agent_name) {
+            Err(message) => self.fail(message),
+            Ok(mut plan) => {
+                if let Some(context) = hook_context {
+                    plan.content.push_str(&format!("\n\n{context}"));
                 }
-                _ => conv.history.insert(0, ChatMessage::system(system)),
+                self.run_plan(conv, &msg, plan, cancel, &mut changed).await
             }
-            let end = if plan.fork {
-                let rules = plan.skill_rules;
-                forked(
-                    shared,
-                    &mut ctx,
-                    conv,
-                    &msg,
-                    plan.content,
-                    rules,
-                    &mut changed,
-                )
-                .await
-            } else if let Some(command) = plan.command {
-                ctx.skill_rules = plan.skill_rules;
-                let (from, changed) = (&msg.from, &mut changed);
-                super::command_call::run(shared, &mut ctx, conv, command, label, from, changed)
-                    .await
-            } else {
-                ctx.skill_rules = plan.skill_rules;
-                let from = msg.from.clone();
-                let task = ChatMessage::user(plan.content).with_images(msg.images.clone());
-                run::run(shared, &mut ctx, conv, task, label, &from, &mut changed).await
-            };
-            merge(
-                &mut changed,
-                super::checkpoints::close(shared, &ctx.mark).await,
-            );
-            (ctx.id, ctx.agent.name, end)
+        };
+        self.finish(end, changed);
+    }
+
+    /// The turn's top-level run, as planned: forked, a custom command, or the message.
+    async fn run_plan(
+        &self,
+        conv: &mut Conversation,
+        msg: &UserMessage,
+        plan: Plan,
+        cancel: CancellationToken,
+        changed: &mut Vec<String>,
+    ) -> Ended {
+        let shared = self.shared;
+        let mut ctx = self.top_run(plan.agent, plan.model.as_deref(), cancel);
+        // The agent may differ from the last turn's: its prompt leads the history.
+        let system = super::compose_prompt(shared, &ctx).await;
+        match conv.history.first_mut() {
+            Some(first) if first.role == crate::llm::Role::System => first.content = system.into(),
+            _ => conv.history.insert(0, ChatMessage::system(system)),
         }
-    };
-    finish(shared, end, changed, started);
+        let label = self.label.clone();
+        let end = if plan.fork {
+            let rules = plan.skill_rules;
+            forked(shared, &mut ctx, conv, msg, plan.content, rules, changed).await
+        } else if let Some(command) = plan.command {
+            ctx.skill_rules = plan.skill_rules;
+            let from = &msg.from;
+            super::command_call::run(shared, &mut ctx, conv, command, label, from, changed).await
+        } else {
+            ctx.skill_rules = plan.skill_rules;
+            let from = msg.from.clone();
+            let task = ChatMessage::user(plan.content).with_images(msg.images.clone());
+            run::run(shared, &mut ctx, conv, task, label, &from, changed).await
+        };
+        merge(changed, super::checkpoints::close(shared, &ctx.mark).await);
+        (ctx.id, ctx.agent.name, end)
+    }
+
+    /// The context of the turn's top-level run of `agent`, routed by the plan's `model`
+    /// hint.
+    fn top_run(&self, agent: AgentSpec, model: Option<&str>, cancel: CancellationToken) -> RunCtx {
+        let shared = self.shared;
+        let route = super::route_for(shared, model, &shared.choice);
+        let id = ids::new_id();
+        RunCtx {
+            mark: TurnMark::new(&id, &self.label),
+            id,
+            parent_id: None,
+            depth: 0,
+            mode: mode_for(self.mode, Some(&agent)),
+            agent: shared.run_flags.narrow(agent),
+            route,
+            cancel,
+            skill_rules: Vec::new(),
+            writes: 0,
+            halt: Default::default(),
+        }
+    }
 }
 
 /// Whether the model the turn goes to takes the images the person attached: sending them

@@ -31,13 +31,7 @@ pub async fn run(start: Start, options: ServeOptions, print_tokens: bool) -> i32
 
 async fn try_run(start: Start, options: ServeOptions, print_tokens: bool) -> Result<i32, Failure> {
     let ws = Arc::new(app::load_workspace(&start)?);
-    // The browser is not asked about folder trust; `linggen trust` is the way.
-    if let Some(note) = ws.trust.note() {
-        eprintln!("linggen: note: {note}");
-    }
-    for problem in ws.watch_extensions() {
-        eprintln!("linggen: warning: {problem}");
-    }
+    announce_workspace(&ws);
     let opener = Opener {
         start: start.clone(),
         ws: ws.clone(),
@@ -59,6 +53,34 @@ async fn try_run(start: Start, options: ServeOptions, print_tokens: bool) -> Res
             code: exit::FAILURE,
             message,
         })?;
+    print_links(&server, &ws, print_tokens)?;
+    let mut asked = link_requests();
+    let ended_by = serve_until_ended(&server, &mut asked).await;
+    closer.abort();
+    server.stop().await;
+    stop_sessions(&sessions).await;
+    // Ctrl+C is how a person stops the server: a success, as before.
+    Ok(match ended_by {
+        crate::app::signals::Ending::Interrupt => exit::SUCCESS,
+        other => other.exit_code(),
+    })
+}
+
+/// What the person should know of the workspace before it is served. The browser is not
+/// asked about folder trust; `linggen trust` is the way.
+fn announce_workspace(ws: &Workspace) {
+    if let Some(note) = ws.trust.note() {
+        eprintln!("linggen: note: {note}");
+    }
+    for problem in ws.watch_extensions() {
+        eprintln!("linggen: warning: {problem}");
+    }
+}
+
+/// Prints the links to the page (and with `print_tokens` the tokens), and how to use the
+/// server. Each link works once (its ticket buys one browser tab its own credential); the
+/// tokens are for scripts and stay valid until the server stops.
+fn print_links(server: &Server, ws: &Workspace, print_tokens: bool) -> Result<(), Failure> {
     if server.is_lan() {
         eprintln!(
             "linggen: warning: listening on every interface: anyone on your network with the URL can drive the agent"
@@ -71,8 +93,6 @@ async fn try_run(start: Start, options: ServeOptions, print_tokens: bool) -> Res
         code: exit::FAILURE,
         message,
     })?;
-    // Each link works once (its ticket buys one browser tab its own credential); the tokens
-    // are for scripts and stay valid until the server stops.
     println!("linggen serve: {link}");
     println!("read-only viewer: {viewer}");
     if print_tokens {
@@ -88,7 +108,15 @@ async fn try_run(start: Start, options: ServeOptions, print_tokens: bool) -> Res
             " · --print-tokens shows tokens for scripts"
         }
     );
-    let mut asked = link_requests();
+    Ok(())
+}
+
+/// Serves, printing a fresh link for each one `asked`, until a signal ends the server; a
+/// second signal then quits at once.
+async fn serve_until_ended(
+    server: &Server,
+    asked: &mut tokio::sync::mpsc::Receiver<()>,
+) -> crate::app::signals::Ending {
     let mut endings = crate::app::signals::Signals::all();
     let ended_by;
     loop {
@@ -106,18 +134,16 @@ async fn try_run(start: Start, options: ServeOptions, print_tokens: bool) -> Res
         }
     }
     endings.second_quits(|| {});
-    closer.abort();
-    server.stop().await;
-    let open: Vec<LiveSession> = std::mem::take(&mut *lock(&sessions));
+    ended_by
+}
+
+/// Cancels every open session and waits for each to be saved and stopped.
+async fn stop_sessions(sessions: &Mutex<Vec<LiveSession>>) {
+    let open: Vec<LiveSession> = std::mem::take(&mut *lock(sessions));
     for live in open {
         let _ = live.handle.inputs.send(crate::session::Input::Cancel).await;
         live.stop().await;
     }
-    // Ctrl+C is how a person stops the server: a success, as before.
-    Ok(match ended_by {
-        crate::app::signals::Ending::Interrupt => exit::SUCCESS,
-        other => other.exit_code(),
-    })
 }
 
 /// Runs this workspace's schedules; each run's outcome goes to the server's log and, as a
