@@ -124,7 +124,6 @@ const KNOWN_LONG_FUNCTIONS: &[&str] = &[
     "session/turn.rs:run_turn",
     "skills/parse.rs:parse_document",
     "tools/grep.rs:search_in",
-    "tools/guard/shell/sed.rs:analyze_options",
     "web/serve.rs:try_run",
 ];
 
