@@ -123,7 +123,6 @@ const KNOWN_LONG_FUNCTIONS: &[&str] = &[
     "session/tool_call.rs:authorize",
     "session/turn.rs:run_turn",
     "skills/parse.rs:parse_document",
-    "tools/grep.rs:search_in",
     "web/serve.rs:try_run",
 ];
 
