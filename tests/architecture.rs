@@ -122,7 +122,6 @@ const KNOWN_LONG_FUNCTIONS: &[&str] = &[
     "session/mod.rs:run",
     "session/tool_call.rs:authorize",
     "session/turn.rs:run_turn",
-    "skills/parse.rs:parse_document",
     "web/serve.rs:try_run",
 ];
 
