@@ -114,7 +114,6 @@ const KNOWN_LONG_FUNCTIONS: &[&str] = &[
     "config/mod.rs:load",
     "print/stream_input.rs:try_run",
     "repl/editor.rs:bind_keys",
-    "repl/export.rs:markdown",
     "repl/input.rs:spawn_editor",
     "repl/settings.rs:permissions",
     "repl/view/mod.rs:render",
