@@ -115,7 +115,6 @@ const KNOWN_LONG_FUNCTIONS: &[&str] = &[
     "print/stream_input.rs:try_run",
     "repl/editor.rs:bind_keys",
     "repl/input.rs:spawn_editor",
-    "repl/settings.rs:permissions",
     "repl/view/mod.rs:render",
     "session/compact.rs:compact",
     "session/mod.rs:run",
