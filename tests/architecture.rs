@@ -112,7 +112,6 @@ const KNOWN_LONG_FUNCTIONS: &[&str] = &[
     "config/file.rs:apply",
     "config/file.rs:model_config",
     "config/mod.rs:load",
-    "repl/view/mod.rs:render",
     "session/compact.rs:compact",
     "session/mod.rs:run",
     "session/tool_call.rs:authorize",
