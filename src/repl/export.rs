@@ -154,7 +154,7 @@ impl Document<'_> {
                 diff,
                 excerpt,
                 ..
-            } => self.result(*ok, summary, [excerpt, diff]),
+            } => self.result(*ok, summary, excerpt.as_deref(), diff.as_deref()),
             Event::ApprovalRequested {
                 summary, reason, ..
             } => self.out.push_str(&format!(
@@ -191,10 +191,10 @@ impl Document<'_> {
     }
 
     /// A finished call's result line, then its excerpt and diff, each cut to a few lines.
-    fn result(&mut self, ok: bool, summary: &str, details: [&Option<String>; 2]) {
+    fn result(&mut self, ok: bool, summary: &str, excerpt: Option<&str>, diff: Option<&str>) {
         let mark = if ok { "✓" } else { "✗" };
         self.out.push_str(&format!("\n{mark} {summary}\n"));
-        for detail in details.into_iter().flatten() {
+        for detail in [excerpt, diff].into_iter().flatten() {
             let lang = if detail.starts_with("---") {
                 "diff"
             } else {

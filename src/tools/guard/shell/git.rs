@@ -44,7 +44,7 @@ pub fn check(args: &[Word]) -> Result<(), (Risk, String)> {
     subcommand(sub, rest)
 }
 
-/// Long options that run a program or write a file, whatever the subcommand.
+/// Long options that run a program, open a viewer or write a file, whatever the subcommand.
 fn program_options(sub: &str, rest: &[Word]) -> Result<(), (Risk, String)> {
     for (long, why, risk) in [
         ("help", "opens a manual viewer", Risk::Ask),
