@@ -39,18 +39,7 @@ const KNOWN_STRING_ERRORS: &[&str] = &[
 ];
 
 /// `path:function` of functions over the limit, not yet split.
-const KNOWN_LONG_FUNCTIONS: &[&str] = &[
-    "print/stream_input.rs:try_run",
-    "repl/editor.rs:bind_keys",
-    "repl/export.rs:markdown",
-    "repl/input.rs:spawn_editor",
-    "repl/settings.rs:permissions",
-    "repl/view/mod.rs:render",
-    "skills/parse.rs:parse_document",
-    "tools/grep.rs:search_in",
-    "tools/guard/shell/git.rs:check",
-    "tools/guard/shell/sed.rs:analyze_options",
-];
+const KNOWN_LONG_FUNCTIONS: &[&str] = &[];
 
 const MAX_FUNCTION_LINES: usize = 80;
 

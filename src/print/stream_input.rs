@@ -15,8 +15,8 @@ use tokio::sync::mpsc;
 
 use super::run::PrintOptions;
 use super::{Finished, OutputFormat, Printer};
-use crate::app::signals::{Signals, next_ending};
-use crate::app::{Failure, LiveSession, exit, load_workspace, off_runtime};
+use crate::app::signals::{Ending, Signals, next_ending};
+use crate::app::{Failure, LiveSession, Workspace, exit, load_workspace, off_runtime};
 use crate::session::Input;
 use crate::session::bus::Subscription;
 
@@ -59,42 +59,15 @@ async fn try_run(options: &PrintOptions, first: Option<String>) -> Result<i32, F
     let printing = spawn_printer(printer, live.take_events(), finished_tx);
     let mut fed = spawn_reader(first);
 
-    let (mut sent, mut answered, mut bad, mut eof) = (0usize, 0usize, 0usize, false);
-    let mut last: Option<Finished> = None;
+    let mut turns = Turns::default();
     let mut ended_by = None;
     let mut signals = Some(Signals::all());
-    while !(eof && answered >= sent) {
+    while !(turns.eof && turns.answered >= turns.sent) {
         tokio::select! {
-            item = fed.recv() => match item.unwrap_or(Fed::End) {
-                Fed::Turn(text) => {
-                    let ws = Arc::clone(&ws);
-                    let message = off_runtime(move || {
-                        ws.read_line(&text, "cli").map_err(|e| Failure {
-                            code: exit::USAGE,
-                            message: e.to_string(),
-                        })
-                    })
-                    .await;
-                    match message {
-                        Ok(message) => {
-                            sent += 1;
-                            let _ = live.handle.inputs.send(Input::UserMessage(message)).await;
-                        }
-                        Err(f) => {
-                            bad += 1;
-                            eprintln!("linggen: error: {}", f.message);
-                        }
-                    }
-                }
-                Fed::Bad { line, why } => {
-                    bad += 1;
-                    eprintln!("linggen: error: stdin line {line}: {why}");
-                }
-                Fed::End => eof = true,
-            },
+            item = fed.recv() => turns.feed(item.unwrap_or(Fed::End), &ws, &live).await,
             Some(done) = finished.recv() => {
-                answered += 1;
-                last = Some(done);
+                turns.answered += 1;
+                turns.last = Some(done);
             }
             signal = next_ending(&mut signals) => {
                 ended_by = Some(signal);
@@ -108,17 +81,68 @@ async fn try_run(options: &PrintOptions, first: Option<String>) -> Result<i32, F
     }
     let saved = live.stop().await;
     let _ = printing.await;
-    let code = match (&last, ended_by) {
-        (Some(done), _) => done.exit_code(ended_by),
-        (None, Some(signal)) => signal.exit_code(),
-        (None, None) if bad > 0 => exit::USAGE,
-        (None, None) => exit::SUCCESS,
-    };
-    Ok(match code {
-        exit::SUCCESS if bad > 0 => exit::FAILURE,
-        exit::SUCCESS if !saved => exit::NOT_SAVED,
-        code => code,
-    })
+    Ok(turns.exit_code(ended_by, saved))
+}
+
+/// The turns so far: how many were sent and answered, how many lines were bad, and the
+/// last turn's outcome (the exit code is its).
+#[derive(Default)]
+struct Turns {
+    sent: usize,
+    answered: usize,
+    bad: usize,
+    /// Stdin closed: no turn comes after those sent.
+    eof: bool,
+    last: Option<Finished>,
+}
+
+impl Turns {
+    /// One item from the stdin reader: a turn goes to the session, a bad line is told.
+    async fn feed(&mut self, item: Fed, ws: &Arc<Workspace>, live: &LiveSession) {
+        match item {
+            Fed::Turn(text) => {
+                let ws = Arc::clone(ws);
+                let message = off_runtime(move || {
+                    ws.read_line(&text, "cli").map_err(|e| Failure {
+                        code: exit::USAGE,
+                        message: e.to_string(),
+                    })
+                })
+                .await;
+                match message {
+                    Ok(message) => {
+                        self.sent += 1;
+                        let _ = live.handle.inputs.send(Input::UserMessage(message)).await;
+                    }
+                    Err(f) => {
+                        self.bad += 1;
+                        eprintln!("linggen: error: {}", f.message);
+                    }
+                }
+            }
+            Fed::Bad { line, why } => {
+                self.bad += 1;
+                eprintln!("linggen: error: stdin line {line}: {why}");
+            }
+            Fed::End => self.eof = true,
+        }
+    }
+
+    /// The last turn's exit code (a signal's when none finished); a bad line fails a run
+    /// that otherwise succeeded, and so does a session that could not be saved.
+    fn exit_code(&self, ended_by: Option<Ending>, saved: bool) -> i32 {
+        let code = match (&self.last, ended_by) {
+            (Some(done), _) => done.exit_code(ended_by),
+            (None, Some(signal)) => signal.exit_code(),
+            (None, None) if self.bad > 0 => exit::USAGE,
+            (None, None) => exit::SUCCESS,
+        };
+        match code {
+            exit::SUCCESS if self.bad > 0 => exit::FAILURE,
+            exit::SUCCESS if !saved => exit::NOT_SAVED,
+            code => code,
+        }
+    }
 }
 
 /// Prints every event on a thread of its own (see `run::spawn_printer`), a `result` line

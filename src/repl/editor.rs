@@ -323,6 +323,41 @@ pub fn bind_keys<H: Helper, I: rustyline::history::History>(
             keys: keys.clone(),
         })),
     );
+    bind_menu_keys(editor, &menu, &keys, &popup);
+    editor.bind_sequence(
+        KeyEvent(KeyCode::Tab, Modifiers::NONE),
+        EventHandler::Conditional(Box::new(TabKey(popup))),
+    );
+    // Ctrl+T: the todo list, at any time (rustyline's transpose-characters gives way).
+    editor.bind_sequence(
+        KeyEvent(KeyCode::Char('T'), Modifiers::CTRL),
+        EventHandler::Conditional(Box::new(SendKey {
+            key: Key::ShowTodos,
+            keys: keys.clone(),
+        })),
+    );
+    editor.bind_sequence(
+        KeyEvent(KeyCode::Char('C'), Modifiers::CTRL),
+        EventHandler::Conditional(Box::new(CtrlC(reprompt))),
+    );
+    editor.bind_sequence(
+        KeyEvent(KeyCode::Char('J'), Modifiers::CTRL),
+        EventHandler::Simple(Cmd::Newline),
+    );
+    editor.bind_sequence(
+        KeyEvent(KeyCode::Enter, Modifiers::ALT),
+        EventHandler::Simple(Cmd::Newline),
+    );
+}
+
+/// The keys that move in and answer an approval's menu while one is shown (arrows, Enter,
+/// a digit, a letter); otherwise each does what it always does.
+fn bind_menu_keys<H: Helper, I: rustyline::history::History>(
+    editor: &mut rustyline::Editor<H, I>,
+    menu: &MenuActive,
+    keys: &tokio::sync::mpsc::UnboundedSender<Key>,
+    popup: &Popup,
+) {
     let mut menu_keys = vec![
         (KeyEvent(KeyCode::Up, Modifiers::NONE), MenuKey::Up),
         (KeyEvent(KeyCode::Down, Modifiers::NONE), MenuKey::Down),
@@ -352,30 +387,6 @@ pub fn bind_keys<H: Helper, I: rustyline::history::History>(
             })),
         );
     }
-    editor.bind_sequence(
-        KeyEvent(KeyCode::Tab, Modifiers::NONE),
-        EventHandler::Conditional(Box::new(TabKey(popup))),
-    );
-    // Ctrl+T: the todo list, at any time (rustyline's transpose-characters gives way).
-    editor.bind_sequence(
-        KeyEvent(KeyCode::Char('T'), Modifiers::CTRL),
-        EventHandler::Conditional(Box::new(SendKey {
-            key: Key::ShowTodos,
-            keys: keys.clone(),
-        })),
-    );
-    editor.bind_sequence(
-        KeyEvent(KeyCode::Char('C'), Modifiers::CTRL),
-        EventHandler::Conditional(Box::new(CtrlC(reprompt))),
-    );
-    editor.bind_sequence(
-        KeyEvent(KeyCode::Char('J'), Modifiers::CTRL),
-        EventHandler::Simple(Cmd::Newline),
-    );
-    editor.bind_sequence(
-        KeyEvent(KeyCode::Enter, Modifiers::ALT),
-        EventHandler::Simple(Cmd::Newline),
-    );
 }
 
 /// A submitted line with `\`-newline continuations turned into plain newlines.

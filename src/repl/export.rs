@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use super::shell::Shell;
-use crate::llm::Role;
+use crate::llm::{Role, ToolCall};
 use crate::session::view::SessionView;
 use crate::session::{Decision, Event};
 
@@ -79,19 +79,21 @@ fn write_new(path: &Path, text: &str) -> Result<(), String> {
 /// The transcript as markdown, and how many messages (the person's and the agents') it
 /// holds.
 fn markdown(session_id: &str, root: &Path, events: &[Event]) -> (String, usize) {
-    // Resumed messages have no call events: their calls are shown from the messages.
-    let live_calls: std::collections::HashSet<&str> = events
-        .iter()
-        .filter_map(|e| match e {
-            Event::ToolCallStarted { call_id, .. } => Some(call_id.as_str()),
-            _ => None,
-        })
-        .collect();
-    let mut out = format!(
-        "# linggen session {session_id}\n\nWorkspace: `{}`\n",
-        root.display()
-    );
-    let mut messages = 0;
+    let mut doc = Document {
+        out: format!(
+            "# linggen session {session_id}\n\nWorkspace: `{}`\n",
+            root.display()
+        ),
+        messages: 0,
+        // Resumed messages have no call events: their calls are shown from the messages.
+        live_calls: events
+            .iter()
+            .filter_map(|e| match e {
+                Event::ToolCallStarted { call_id, .. } => Some(call_id.as_str()),
+                _ => None,
+            })
+            .collect(),
+    };
     // The runs, to tell a delegated run's task and answer from the turn's own.
     let mut runs = SessionView::default();
     for event in events {
@@ -100,6 +102,22 @@ fn markdown(session_id: &str, root: &Path, events: &[Event]) -> (String, usize) 
             Event::Message { run_id, .. } => runs.depth(run_id) > 0,
             _ => false,
         };
+        doc.add(event, delegated);
+    }
+    (doc.out, doc.messages)
+}
+
+/// The markdown written so far, and what later events need to know of earlier ones.
+struct Document<'a> {
+    out: String,
+    messages: usize,
+    /// Calls that have their own events, so a message's list of calls skips them.
+    live_calls: std::collections::HashSet<&'a str>,
+}
+
+impl Document<'_> {
+    /// Adds one event's part; `delegated` when it is a message of a delegated run.
+    fn add(&mut self, event: &Event, delegated: bool) {
         match event {
             Event::Message {
                 from,
@@ -108,13 +126,14 @@ fn markdown(session_id: &str, root: &Path, events: &[Event]) -> (String, usize) 
                 content,
                 ..
             } if from != crate::session::OBSERVATION => {
-                messages += 1;
+                self.messages += 1;
                 let who = match from.as_str() {
                     _ if delegated => format!("{from} → {to} (delegated task)"),
                     "terminal" | "user" => "You".to_string(),
                     other => format!("You (from {other})"),
                 };
-                out.push_str(&format!("\n## {who}\n\n{}\n", content.trim_end()));
+                self.out
+                    .push_str(&format!("\n## {who}\n\n{}\n", content.trim_end()));
             }
             Event::Message {
                 from,
@@ -122,69 +141,81 @@ fn markdown(session_id: &str, root: &Path, events: &[Event]) -> (String, usize) 
                 content,
                 tool_calls,
                 ..
-            } => {
-                messages += 1;
-                if !content.trim().is_empty() {
-                    let who = match delegated {
-                        true => format!("{from} (delegated)"),
-                        false => from.clone(),
-                    };
-                    out.push_str(&format!("\n## {who}\n\n{}\n", content.trim_end()));
-                }
-                for call in tool_calls
-                    .iter()
-                    .filter(|c| !live_calls.contains(c.id.as_str()))
-                {
-                    out.push_str(&call_block(&call.name, &call.name, &call.arguments));
-                }
-            }
+            } => self.answer(from, content, tool_calls, delegated),
             Event::ToolCallStarted {
                 tool,
                 args,
                 summary,
                 ..
-            } => out.push_str(&call_block(tool, summary, args)),
+            } => self.out.push_str(&call_block(tool, summary, args)),
             Event::ToolCallFinished {
                 ok,
                 summary,
                 diff,
                 excerpt,
                 ..
-            } => {
-                let mark = if *ok { "✓" } else { "✗" };
-                out.push_str(&format!("\n{mark} {summary}\n"));
-                for detail in [excerpt, diff].into_iter().flatten() {
-                    let lang = if detail.starts_with("---") {
-                        "diff"
-                    } else {
-                        ""
-                    };
-                    out.push_str(&fenced(&first_lines(detail), lang));
-                }
-            }
+            } => self.result(*ok, summary, excerpt.as_deref(), diff.as_deref()),
             Event::ApprovalRequested {
                 summary, reason, ..
-            } => out.push_str(&format!(
+            } => self.out.push_str(&format!(
                 "\n> approval asked for `{}`: {reason}\n",
                 summary.replace('`', "'")
             )),
             Event::ApprovalResolved { decision, by, .. } => {
-                let answer = match decision {
-                    Decision::AllowOnce => "allowed once".to_string(),
-                    Decision::AllowSession => "allowed for the session".into(),
-                    Decision::AllowProject => "allowed for the project".into(),
-                    Decision::Deny { reason: None } => "denied".into(),
-                    Decision::Deny {
-                        reason: Some(reason),
-                    } => format!("denied: {reason}"),
-                };
-                out.push_str(&format!("> {answer} (by {by})\n"));
+                let answer = answer_words(decision);
+                self.out.push_str(&format!("> {answer} (by {by})\n"));
             }
-            Event::Error { message } => out.push_str(&format!("\n**error:** {message}\n")),
+            Event::Error { message } => self.out.push_str(&format!("\n**error:** {message}\n")),
             _ => {}
         }
     }
-    (out, messages)
+
+    /// An agent's message: its text, and the calls it made that have no events of their own.
+    fn answer(&mut self, from: &str, content: &str, tool_calls: &[ToolCall], delegated: bool) {
+        self.messages += 1;
+        if !content.trim().is_empty() {
+            let who = match delegated {
+                true => format!("{from} (delegated)"),
+                false => from.to_string(),
+            };
+            self.out
+                .push_str(&format!("\n## {who}\n\n{}\n", content.trim_end()));
+        }
+        for call in tool_calls
+            .iter()
+            .filter(|c| !self.live_calls.contains(c.id.as_str()))
+        {
+            self.out
+                .push_str(&call_block(&call.name, &call.name, &call.arguments));
+        }
+    }
+
+    /// A finished call's result line, then its excerpt and diff, each cut to a few lines.
+    fn result(&mut self, ok: bool, summary: &str, excerpt: Option<&str>, diff: Option<&str>) {
+        let mark = if ok { "✓" } else { "✗" };
+        self.out.push_str(&format!("\n{mark} {summary}\n"));
+        for detail in [excerpt, diff].into_iter().flatten() {
+            let lang = if detail.starts_with("---") {
+                "diff"
+            } else {
+                ""
+            };
+            self.out.push_str(&fenced(&first_lines(detail), lang));
+        }
+    }
+}
+
+/// How an approval was answered, in words.
+fn answer_words(decision: &Decision) -> String {
+    match decision {
+        Decision::AllowOnce => "allowed once".to_string(),
+        Decision::AllowSession => "allowed for the session".into(),
+        Decision::AllowProject => "allowed for the project".into(),
+        Decision::Deny { reason: None } => "denied".into(),
+        Decision::Deny {
+            reason: Some(reason),
+        } => format!("denied: {reason}"),
+    }
 }
 
 fn call_block(tool: &str, summary: &str, args: &serde_json::Value) -> String {

@@ -56,130 +56,165 @@ pub(super) fn spawn_editor(
 ) {
     let history = super::history::History::new(&ws.home, &ws.root);
     let shared = shared.clone();
-    let line_empty = shared.line_empty.clone();
-    let submitted_empty = shared.line_empty.clone();
-    let (for_complete, for_hint) = (catalog.clone(), catalog.clone());
-    let footer = io.footer.clone();
-    let popup = super::popup::Popup::default();
-    let (popup_rows, popup_take, popup_keys) = (popup.clone(), popup.clone(), popup);
+    let catalog = catalog.clone();
     std::thread::spawn(move || {
-        // Lines are added to the history here, not by the editor: approval answers are not
-        // history.
-        let builder = Config::builder()
-            .auto_add_history(false)
-            .keyseq_timeout(Some(editor::ESC_TIMEOUT_MS))
-            .completion_type(rustyline::CompletionType::List);
-        // History is de-duplicated; the builder only fails for a zero history size.
-        let config = match builder
-            .clone()
-            .max_history_size(super::history::KEPT)
-            .and_then(|b| b.history_ignore_dups(true))
-        {
-            Ok(b) => b.build(),
-            Err(_) => builder.build(),
-        };
-        let Ok(mut editor) = Editor::<LineHelper, FileHistory>::with_config(config) else {
+        let Ok(mut editor) = Editor::<LineHelper, FileHistory>::with_config(editor_config()) else {
             return;
         };
+        let popup = super::popup::Popup::default();
         let helper = LineHelper::new(
-            Box::new(move |line, pos| match popup_take.take(line, pos) {
-                Some((start, replacement)) => {
-                    let display = replacement.clone();
-                    (
-                        start,
-                        vec![rustyline::completion::Pair {
-                            display,
-                            replacement,
-                        }],
-                    )
-                }
-                None => for_complete.complete(line, pos),
-            }),
-            Box::new(move |line, pos| {
-                let candidates = || for_hint.candidates(line, pos);
-                let version = || for_hint.version();
-                let rows = popup_rows.rows(line, pos, version, candidates, terminal_size());
-                // The list says more than the argument hint (`/` alone lists commands).
-                let hint = if rows.is_empty() {
-                    for_hint.hint(line, pos)
-                } else {
-                    None
-                };
-                footer.under(hint, rows)
-            }),
-            line_empty,
+            complete_fn(catalog.clone(), popup.clone()),
+            hint_fn(catalog, popup.clone(), io.footer.clone()),
+            shared.line_empty.clone(),
             io.reprompt.clone(),
             color,
         );
         editor.set_helper(Some(helper));
-        let waiting = shared.clone();
-        let menu: editor::MenuActive = Arc::new(move || {
-            lock(&waiting.approval)
-                .as_ref()
-                .filter(|p| !p.typeahead)
-                .map(|p| p.once_only)
-        });
-        let bound = editor::Bound {
-            busy: io.busy.clone(),
-            keys: io.keys.clone(),
-            menu,
-            transcript: io.viewer.request.clone(),
-            rewind: io.viewer.rewind.clone(),
-            popup: popup_keys,
-            reprompt: io.reprompt.clone(),
-        };
-        editor::bind_keys(&mut editor, bound);
+        editor::bind_keys(&mut editor, bindings(&shared, &io, popup));
         for line in history.load() {
             let _ = editor.add_history_entry(line);
         }
-        // A terminal the editor cannot drive (`TERM=dumb`: Emacs' shell, some IDE consoles)
-        // gets plain lines: the editor reads without editing, and output goes straight out.
-        let printer = match editor.create_external_printer() {
-            Ok(p) => {
-                // Only an editor that reads in raw mode wants Enter kept as `\r`; a
-                // plain line reader (`TERM=dumb`) needs the usual translation.
-                super::tty::keep_enter();
-                Out::Editor(Box::new(p))
-            }
-            Err(_) => {
-                io.reprompt.plain_reads();
-                Out::Plain(super::printer::Stdout {
-                    prompt: io.prompt.clone(),
-                    reading: io.reprompt.reading.clone(),
-                    owed: false,
-                })
-            }
-        };
+        let printer = printer(&mut editor, &io);
         let _ = io.printer.send(printer);
-        loop {
-            let read = read_line(&mut editor, &io);
-            // The line left the editor: until the next keystroke, nothing is being typed
-            // (an approval arriving now must not take the next line for type-ahead).
-            submitted_empty.store(true, std::sync::atomic::Ordering::Relaxed);
-            let event = match read {
-                Ok(line) => {
-                    let answering = lock(&shared.approval)
-                        .as_ref()
-                        .is_some_and(|p| !p.typeahead);
-                    if !answering && !line.trim().is_empty() {
-                        let _ = editor.add_history_entry(line.as_str());
-                        // A lost history line is not worth interrupting the person for.
-                        let _ = history.append(&line);
-                    }
-                    Typed::Line(line)
-                }
-                Err(ReadlineError::Interrupted) => Typed::Interrupted,
-                Err(_) => Typed::Eof,
-            };
-            let eof = matches!(event, Typed::Eof);
-            if io.typed.send(event).is_err() || eof {
-                break;
-            }
-            if !io.again.recv().unwrap_or(false) {
-                break;
-            }
-        }
+        read_lines(&mut editor, &history, &shared, &io);
     });
+}
+
+/// The editor's settings: completion as a list, a short Esc timeout, de-duplicated history
+/// that the shell adds to itself.
+fn editor_config() -> Config {
+    // Lines are added to the history here, not by the editor: approval answers are not
+    // history.
+    let builder = Config::builder()
+        .auto_add_history(false)
+        .keyseq_timeout(Some(editor::ESC_TIMEOUT_MS))
+        .completion_type(rustyline::CompletionType::List);
+    // History is de-duplicated; the builder only fails for a zero history size.
+    match builder
+        .clone()
+        .max_history_size(super::history::KEPT)
+        .and_then(|b| b.history_ignore_dups(true))
+    {
+        Ok(b) => b.build(),
+        Err(_) => builder.build(),
+    }
+}
+
+/// Tab: the popup's chosen entry when the popup is open, else the catalog's completion.
+fn complete_fn(catalog: Catalog, popup: super::popup::Popup) -> Box<editor::CompleteFn> {
+    Box::new(move |line, pos| match popup.take(line, pos) {
+        Some((start, replacement)) => {
+            let display = replacement.clone();
+            (
+                start,
+                vec![rustyline::completion::Pair {
+                    display,
+                    replacement,
+                }],
+            )
+        }
+        None => catalog.complete(line, pos),
+    })
+}
+
+/// What shows under the line: the popup's rows, or the argument hint when there are none,
+/// in the footer.
+fn hint_fn(catalog: Catalog, popup: super::popup::Popup, footer: Footer) -> Box<editor::HintFn> {
+    Box::new(move |line, pos| {
+        let candidates = || catalog.candidates(line, pos);
+        let version = || catalog.version();
+        let rows = popup.rows(line, pos, version, candidates, terminal_size());
+        // The list says more than the argument hint (`/` alone lists commands).
+        let hint = if rows.is_empty() {
+            catalog.hint(line, pos)
+        } else {
+            None
+        };
+        footer.under(hint, rows)
+    })
+}
+
+/// What the key bindings act on; the menu is active while an approval (not type-ahead)
+/// waits.
+fn bindings(shared: &Arc<Shared>, io: &EditorIo, popup: super::popup::Popup) -> editor::Bound {
+    let waiting = shared.clone();
+    let menu: editor::MenuActive = Arc::new(move || {
+        lock(&waiting.approval)
+            .as_ref()
+            .filter(|p| !p.typeahead)
+            .map(|p| p.once_only)
+    });
+    editor::Bound {
+        busy: io.busy.clone(),
+        keys: io.keys.clone(),
+        menu,
+        transcript: io.viewer.request.clone(),
+        rewind: io.viewer.rewind.clone(),
+        popup,
+        reprompt: io.reprompt.clone(),
+    }
+}
+
+/// Where output goes: the editor's external printer, or plain stdout for a terminal the
+/// editor cannot drive (`TERM=dumb`: Emacs' shell, some IDE consoles), where the editor
+/// reads without editing.
+fn printer(editor: &mut Editor<LineHelper, FileHistory>, io: &EditorIo) -> Out {
+    match editor.create_external_printer() {
+        Ok(p) => {
+            // Only an editor that reads in raw mode wants Enter kept as `\r`; a
+            // plain line reader (`TERM=dumb`) needs the usual translation.
+            super::tty::keep_enter();
+            Out::Editor(Box::new(p))
+        }
+        Err(_) => {
+            io.reprompt.plain_reads();
+            Out::Plain(super::printer::Stdout {
+                prompt: io.prompt.clone(),
+                reading: io.reprompt.reading.clone(),
+                owed: false,
+            })
+        }
+    }
+}
+
+/// Reads lines and hands each to the shell until it says stop or the input ends; a line
+/// typed as a message (not an approval's answer) goes into the history.
+fn read_lines(
+    editor: &mut Editor<LineHelper, FileHistory>,
+    history: &super::history::History,
+    shared: &Shared,
+    io: &EditorIo,
+) {
+    loop {
+        let read = read_line(editor, io);
+        // The line left the editor: until the next keystroke, nothing is being typed
+        // (an approval arriving now must not take the next line for type-ahead).
+        shared
+            .line_empty
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+        let event = match read {
+            Ok(line) => {
+                let answering = lock(&shared.approval)
+                    .as_ref()
+                    .is_some_and(|p| !p.typeahead);
+                if !answering && !line.trim().is_empty() {
+                    let _ = editor.add_history_entry(line.as_str());
+                    // A lost history line is not worth interrupting the person for.
+                    let _ = history.append(&line);
+                }
+                Typed::Line(line)
+            }
+            Err(ReadlineError::Interrupted) => Typed::Interrupted,
+            Err(_) => Typed::Eof,
+        };
+        let eof = matches!(event, Typed::Eof);
+        if io.typed.send(event).is_err() || eof {
+            break;
+        }
+        if !io.again.recv().unwrap_or(false) {
+            break;
+        }
+    }
 }
 
 /// One line, read again under the new prompt each time the shell asks for one (see

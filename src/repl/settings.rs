@@ -42,29 +42,41 @@ impl Shell {
             return;
         }
         if let Some(rule) = args.strip_prefix("remove ") {
-            let Some(rule) = self.revoke_session_grant(rule.trim()).await else {
-                return;
-            };
-            let (root, rule) = (self.ws.root.clone(), rule);
-            // A file rewrite: off the runtime.
-            let removed = tokio::task::spawn_blocking(move || project::remove(&root, &rule));
-            match removed.await.unwrap_or_else(|e| Err(e.to_string())) {
-                Ok(removed) => {
-                    // The running session must stop allowing it now, not at the next start.
-                    let revoke = Input::RevokeRule {
-                        rule: removed.clone(),
-                    };
-                    if self.ask(revoke).await {
-                        self.view.hint(&format!("removed project rule {removed}"));
-                    } else {
-                        let line = format!("removed project rule {removed} from the file");
-                        self.view.hint(&line);
-                    }
-                }
-                Err(e) => self.view.error(&e),
-            }
+            self.remove_permission(rule.trim()).await;
             return;
         }
+        self.list_permissions().await;
+    }
+
+    /// `/permissions remove N|sN|RULE`: a session answer stops allowing, and a project
+    /// rule leaves the project's file and the running session.
+    async fn remove_permission(&mut self, wanted: &str) {
+        let Some(rule) = self.revoke_session_grant(wanted).await else {
+            return;
+        };
+        let (root, rule) = (self.ws.root.clone(), rule);
+        // A file rewrite: off the runtime.
+        let removed = tokio::task::spawn_blocking(move || project::remove(&root, &rule));
+        match removed.await.unwrap_or_else(|e| Err(e.to_string())) {
+            Ok(removed) => {
+                // The running session must stop allowing it now, not at the next start.
+                let revoke = Input::RevokeRule {
+                    rule: removed.clone(),
+                };
+                if self.ask(revoke).await {
+                    self.view.hint(&format!("removed project rule {removed}"));
+                } else {
+                    let line = format!("removed project rule {removed} from the file");
+                    self.view.hint(&line);
+                }
+            }
+            Err(e) => self.view.error(&e),
+        }
+    }
+
+    /// `/permissions`: the mode, the configured rules, the project's rules (each trusted or
+    /// not), and what this session's answers allowed.
+    async fn list_permissions(&mut self) {
         let mode = self.view.settings().permission_mode;
         let mut lines = vec![format!("permission mode: {}", mode.as_str())];
         for rule in &self.ws.config.allow {
@@ -89,38 +101,13 @@ impl Shell {
         let (accepted, rules) = read
             .await
             .unwrap_or_else(|e| (Default::default(), Err(e.to_string())));
-        match rules {
-            Ok(rules) => {
-                for (i, rule) in rules.iter().enumerate() {
-                    let ignored = if accepted.contains(&trust::project_rule_grant(rule)) {
-                        ""
-                    } else {
-                        " (not trusted, ignored; see `linggen trust`)"
-                    };
-                    lines.push(format!("  [{}] project allow {rule}{ignored}", i + 1));
-                }
-            }
-            Err(e) => lines.push(e),
-        }
+        lines.extend(project_rule_lines(&accepted, rules));
         for grant in self.ws.config.withheld.grants() {
             if !accepted.contains(&grant) {
                 lines.push(format!("  not trusted, ignored: {grant}"));
             }
         }
-        for (i, grant) in self.view.grants().iter().enumerate() {
-            let saved = if grant.project {
-                ", saved for the project too"
-            } else {
-                ""
-            };
-            lines.push(format!(
-                "  [s{}] session allow {} · answered in {} for `{}`{saved}",
-                i + 1,
-                grant.rule,
-                grant.by,
-                grant.call
-            ));
-        }
+        lines.extend(session_grant_lines(self.view.grants()));
         lines.push(format!(
             "/permissions <{}> switches mode · /permissions remove N|sN|RULE drops a project rule or a session answer",
             PermissionMode::NAMES.replace(", ", "|")
@@ -349,6 +336,48 @@ fn claude_rule_lines(ws: &crate::app::Workspace) -> Vec<String> {
                     .map(|r| format!("  {kind:<5} {r}  ({})", project.file)),
             );
         }
+    }
+    lines
+}
+
+/// The project's own rules, numbered for `/permissions remove N`; each holds only once the
+/// person trusted it.
+fn project_rule_lines(
+    accepted: &std::collections::BTreeSet<String>,
+    rules: Result<Vec<String>, String>,
+) -> Vec<String> {
+    let rules = match rules {
+        Ok(rules) => rules,
+        Err(e) => return vec![e],
+    };
+    let mut lines = Vec::new();
+    for (i, rule) in rules.iter().enumerate() {
+        let ignored = if accepted.contains(&trust::project_rule_grant(rule)) {
+            ""
+        } else {
+            " (not trusted, ignored; see `linggen trust`)"
+        };
+        lines.push(format!("  [{}] project allow {rule}{ignored}", i + 1));
+    }
+    lines
+}
+
+/// What this session's "always" answers allowed, numbered for `/permissions remove sN`.
+fn session_grant_lines(grants: &[crate::session::view::SessionGrant]) -> Vec<String> {
+    let mut lines = Vec::new();
+    for (i, grant) in grants.iter().enumerate() {
+        let saved = if grant.project {
+            ", saved for the project too"
+        } else {
+            ""
+        };
+        lines.push(format!(
+            "  [s{}] session allow {} · answered in {} for `{}`{saved}",
+            i + 1,
+            grant.rule,
+            grant.by,
+            grant.call
+        ));
     }
     lines
 }

@@ -50,8 +50,35 @@ fn parse_document(
 ) -> Result<(Skill, Vec<String>), FrontmatterError> {
     let doc = frontmatter::parse(text)?;
     let mut warnings = Vec::new();
+    let name = skill_name(&doc, &origin)?;
+    let description = description(&doc)?;
+    let fork = fork(&doc, &origin.path, &mut warnings)?;
+    let trigger = trigger(&doc, &origin.path, &mut warnings)?;
+    let skill = Skill {
+        name,
+        description,
+        argument_hint: doc.string("argument-hint")?.map(|h| h.trim().to_string()),
+        disable_model_invocation: doc.boolean("disable-model-invocation")?.unwrap_or(false),
+        user_invocable: doc.boolean("user-invocable")?.unwrap_or(true),
+        allowed_tools: allowed_tools(&doc)?,
+        model: non_empty(doc.string("model")?),
+        fork,
+        agent: non_empty(doc.string("agent")?),
+        trigger,
+        body: doc.body.clone(),
+        dir: origin.dir,
+        path: origin.path,
+        source: origin.source,
+        kind: SkillKind::Skill,
+        extra: doc.extra(KNOWN_KEYS),
+    };
+    Ok((skill, warnings))
+}
 
-    let name = match doc.string("name")? {
+/// `name`, which must be valid and match the skill's folder; the folder's name when left
+/// out.
+fn skill_name(doc: &Document, origin: &SkillOrigin) -> Result<String, FrontmatterError> {
+    match doc.string("name")? {
         Some(name) => {
             let name = name.trim().to_string();
             frontmatter::validate_name(&name).map_err(|m| doc.error_at("name", m))?;
@@ -65,7 +92,7 @@ fn parse_document(
                     ),
                 ));
             }
-            name
+            Ok(name)
         }
         // Claude Code names a skill after its folder when `name` is left out.
         None => {
@@ -75,10 +102,14 @@ fn parse_document(
                     format!("the folder gives the skill its {m}; rename the folder"),
                 )
             })?;
-            origin.dir_name.clone()
+            Ok(origin.dir_name.clone())
         }
-    };
+    }
+}
 
+/// `description`, required (the model picks skills by it) and at most
+/// `MAX_DESCRIPTION_CHARS` long.
+fn description(doc: &Document) -> Result<String, FrontmatterError> {
     let description = doc
         .string("description")?
         .map(|d| d.trim().to_string())
@@ -100,8 +131,12 @@ fn parse_document(
             ),
         ));
     }
+    Ok(description)
+}
 
-    let fork = match doc.string("context")?.as_deref().map(str::trim) {
+/// `context: fork` runs the skill in a child run; an unknown value warns and runs inline.
+fn fork(doc: &Document, path: &str, warnings: &mut Vec<String>) -> Result<bool, FrontmatterError> {
+    Ok(match doc.string("context")?.as_deref().map(str::trim) {
         None | Some("") => false,
         Some("fork") => true,
         Some(other) => {
@@ -113,55 +148,44 @@ fn parse_document(
                          is supported, remove the field to silence this"
                     ),
                 )
-                .warning(&origin.path),
+                .warning(path),
             );
             false
         }
-    };
+    })
+}
 
-    let trigger =
-        match doc.string("trigger")? {
-            Some(t) if t.trim().is_empty() => return Err(doc.error_at(
+/// `trigger`: a prefix that invokes the skill; empty is an error, and one starting with `/`
+/// is ignored with a warning.
+fn trigger(
+    doc: &Document,
+    path: &str,
+    warnings: &mut Vec<String>,
+) -> Result<Option<String>, FrontmatterError> {
+    Ok(match doc.string("trigger")? {
+        Some(t) if t.trim().is_empty() => {
+            return Err(doc.error_at(
                 "trigger",
                 "`trigger` is empty; write a prefix such as `trigger: \"!!\"` or remove the field",
-            )),
-            // `/` always starts a command (doc/triggers.md), so such a trigger could never fire.
-            Some(t) if t.starts_with('/') => {
-                warnings.push(
-                    doc.error_at(
-                        "trigger",
-                        format!(
-                            "trigger `{t}` starts with `/`, which always means a command, so it \
+            ));
+        }
+        // `/` always starts a command (doc/triggers.md), so such a trigger could never fire.
+        Some(t) if t.starts_with('/') => {
+            warnings.push(
+                doc.error_at(
+                    "trigger",
+                    format!(
+                        "trigger `{t}` starts with `/`, which always means a command, so it \
                          is ignored; pick another prefix such as `!{}`",
-                            t.trim_start_matches('/')
-                        ),
-                    )
-                    .warning(&origin.path),
-                );
-                None
-            }
-            other => other,
-        };
-
-    let skill = Skill {
-        name,
-        description,
-        argument_hint: doc.string("argument-hint")?.map(|h| h.trim().to_string()),
-        disable_model_invocation: doc.boolean("disable-model-invocation")?.unwrap_or(false),
-        user_invocable: doc.boolean("user-invocable")?.unwrap_or(true),
-        allowed_tools: allowed_tools(&doc)?,
-        model: non_empty(doc.string("model")?),
-        fork,
-        agent: non_empty(doc.string("agent")?),
-        trigger,
-        body: doc.body.clone(),
-        dir: origin.dir,
-        path: origin.path,
-        source: origin.source,
-        kind: SkillKind::Skill,
-        extra: doc.extra(KNOWN_KEYS),
-    };
-    Ok((skill, warnings))
+                        t.trim_start_matches('/')
+                    ),
+                )
+                .warning(path),
+            );
+            None
+        }
+        other => other,
+    })
 }
 
 fn non_empty(value: Option<String>) -> Option<String> {

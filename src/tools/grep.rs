@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use grep_regex::RegexMatcherBuilder;
+use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
 use ignore::WalkState;
 use serde_json::{Value, json};
@@ -154,25 +154,21 @@ pub fn search_in(
     query: &str,
     options: &SearchOptions,
 ) -> Result<GrepResult, String> {
-    let matcher = RegexMatcherBuilder::new()
-        .case_insensitive(options.case_insensitive)
-        .line_terminator(Some(b'\n'))
-        .build(query)
-        .map_err(|e| {
-            format!(
-                "bad regex `{query}`: {e}. Escape special characters such as ( [ {{ . * + ? \
-                 with a backslash to search for them literally"
-            )
-        })?;
+    let matcher = regex_matcher(query, options.case_insensitive)?;
     let max = options.max_results.max(1);
     let filter = FileFilter::new(&options.globs)?;
     let skipped = Arc::new(SkipCounter::default());
     let walker = walk_builder(base, options.hidden.clone(), skipped.clone())
         .threads(options.threads)
         .build_parallel();
-    // Counts up to max + 1 so that "more exist" is known without searching further.
-    let found = AtomicUsize::new(0);
-    let results: Mutex<Vec<GrepMatch>> = Mutex::new(Vec::new());
+    let walk = SharedWalk {
+        root,
+        base,
+        filter: &filter,
+        found: AtomicUsize::new(0),
+        results: Mutex::new(Vec::new()),
+        max,
+    };
     walker.run(|| {
         let matcher = matcher.clone();
         let mut searcher = SearcherBuilder::new()
@@ -181,53 +177,99 @@ pub fn search_in(
             .after_context(options.after)
             .binary_detection(BinaryDetection::quit(b'\x00'))
             .build();
-        let (found, results, filter) = (&found, &results, &filter);
-        Box::new(move |entry| {
-            if found.load(Ordering::Relaxed) > max {
-                return WalkState::Quit;
-            }
-            let Ok(entry) = entry else {
-                return WalkState::Continue;
-            };
-            // Symlinks are not followed (the walker's default), so nothing outside the
-            // root is searched, nor a hidden path through a link to it.
-            if !entry.file_type().is_some_and(|t| t.is_file())
-                || !filter.matches(base, entry.path())
-            {
-                return WalkState::Continue;
-            }
-            // Opened without waiting, and searched only if it is still a regular file (a
-            // FIFO swapped in since the directory was read is skipped).
-            let Ok(file) = paths::open_regular(entry.path(), "") else {
-                return WalkState::Continue;
-            };
-            let mut sink = Collector {
-                root,
-                path: entry.path(),
-                rel: None,
-                local: Vec::new(),
-                found,
-                max,
-            };
-            // Unreadable files are skipped, as ripgrep does without --debug.
-            let _ = searcher.search_file(&matcher, &file, &mut sink);
-            if !sink.local.is_empty()
-                && let Ok(mut all) = results.lock()
-            {
-                all.append(&mut sink.local);
-            }
-            if found.load(Ordering::Relaxed) > max {
-                WalkState::Quit
-            } else {
-                WalkState::Continue
-            }
-        })
+        let walk = &walk;
+        Box::new(move |entry| walk.visit(&mut searcher, &matcher, entry))
     });
-    let mut matches = results
+    let matches = walk
+        .results
         .into_inner()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let (matches, truncated) = first_matches(matches, max);
+    Ok(GrepResult {
+        matches,
+        truncated,
+        skipped: skipped.total(),
+    })
+}
+
+/// The query as a line-oriented regex; the error tells the model how to search literally.
+fn regex_matcher(query: &str, case_insensitive: bool) -> Result<RegexMatcher, String> {
+    RegexMatcherBuilder::new()
+        .case_insensitive(case_insensitive)
+        .line_terminator(Some(b'\n'))
+        .build(query)
+        .map_err(|e| {
+            format!(
+                "bad regex `{query}`: {e}. Escape special characters such as ( [ {{ . * + ? \
+                 with a backslash to search for them literally"
+            )
+        })
+}
+
+/// What every walker thread shares: where to search, which files, and the matches so far.
+struct SharedWalk<'a> {
+    root: &'a Path,
+    base: &'a Path,
+    filter: &'a FileFilter,
+    /// Counts up to max + 1 so that "more exist" is known without searching further.
+    found: AtomicUsize,
+    results: Mutex<Vec<GrepMatch>>,
+    max: usize,
+}
+
+impl SharedWalk<'_> {
+    /// Searches one walked entry if it is a wanted regular file; quits once enough matched.
+    fn visit(
+        &self,
+        searcher: &mut Searcher,
+        matcher: &RegexMatcher,
+        entry: Result<ignore::DirEntry, ignore::Error>,
+    ) -> WalkState {
+        if self.found.load(Ordering::Relaxed) > self.max {
+            return WalkState::Quit;
+        }
+        let Ok(entry) = entry else {
+            return WalkState::Continue;
+        };
+        // Symlinks are not followed (the walker's default), so nothing outside the
+        // root is searched, nor a hidden path through a link to it.
+        if !entry.file_type().is_some_and(|t| t.is_file())
+            || !self.filter.matches(self.base, entry.path())
+        {
+            return WalkState::Continue;
+        }
+        // Opened without waiting, and searched only if it is still a regular file (a
+        // FIFO swapped in since the directory was read is skipped).
+        let Ok(file) = paths::open_regular(entry.path(), "") else {
+            return WalkState::Continue;
+        };
+        let mut sink = Collector {
+            root: self.root,
+            path: entry.path(),
+            rel: None,
+            local: Vec::new(),
+            found: &self.found,
+            max: self.max,
+        };
+        // Unreadable files are skipped, as ripgrep does without --debug.
+        let _ = searcher.search_file(matcher, &file, &mut sink);
+        if !sink.local.is_empty()
+            && let Ok(mut all) = self.results.lock()
+        {
+            all.append(&mut sink.local);
+        }
+        if self.found.load(Ordering::Relaxed) > self.max {
+            WalkState::Quit
+        } else {
+            WalkState::Continue
+        }
+    }
+}
+
+/// The matches in path and line order, cut after `max` of them (context lines come with
+/// the matches kept), and whether any were cut.
+fn first_matches(mut matches: Vec<GrepMatch>, max: usize) -> (Vec<GrepMatch>, bool) {
     matches.sort_unstable_by(|a, b| a.path.cmp(&b.path).then(a.line.cmp(&b.line)));
-    // The limit counts matches; context lines come with the matches kept.
     let mut kept = Vec::with_capacity(matches.len().min(max.saturating_mul(2)));
     let (mut seen, mut truncated) = (0, false);
     for m in matches {
@@ -240,11 +282,7 @@ pub fn search_in(
         }
         kept.push(m);
     }
-    Ok(GrepResult {
-        matches: kept,
-        truncated,
-        skipped: skipped.total(),
-    })
+    (kept, truncated)
 }
 
 /// Collects one file's matches; the path string is built only if something matches.

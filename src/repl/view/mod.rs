@@ -235,6 +235,87 @@ impl View {
     }
 
     fn render(&mut self, event: &Event) {
+        self.track_wait(event);
+        match event {
+            Event::RunStarted { parent_id, .. } => self.on_run_started(parent_id.as_deref()),
+            Event::Token {
+                run_id,
+                token,
+                thinking,
+                done,
+                ..
+            } if self.session.depth(run_id) == 0 => {
+                self.answered |= !*thinking && !token.trim().is_empty();
+                self.on_token(token, *thinking, *done);
+            }
+            Event::ToolCallStarted {
+                run_id,
+                tool,
+                summary,
+                ..
+            } => self.on_tool_started(run_id, tool, summary),
+            Event::ToolCallFinished {
+                run_id,
+                tool,
+                summary,
+                ok,
+                diff,
+                excerpt,
+                ..
+            } => {
+                let result = ToolResult {
+                    summary,
+                    ok: *ok,
+                    diff: diff.as_deref(),
+                    excerpt: excerpt.as_deref(),
+                };
+                self.on_tool_finished(run_id, tool, &result)
+            }
+            Event::SubagentSpawned {
+                parent_id,
+                agent_id,
+                task,
+                background,
+                ..
+            } => self.on_subagent_spawned(parent_id, agent_id, task, *background),
+            Event::SubagentResult {
+                parent_id,
+                agent_id,
+                outcome,
+                result,
+                ..
+            } => self.on_subagent_result(parent_id, agent_id, *outcome, result),
+            // One question at a time: a request that arrives while another is open (two
+            // delegated runs working at once) waits in the session's view until that one
+            // is answered.
+            Event::ApprovalRequested { .. }
+                if crate::session::lock(&self.shared.approval).is_some() => {}
+            Event::ApprovalRequested { .. } => self.ask(event),
+            Event::ApprovalResolved { id, decision, by } => self.on_resolved(id, decision, by),
+            Event::Outcome {
+                status,
+                result,
+                usage,
+                ..
+            } => self.on_turn_over(*status, result, usage),
+            _ => self.show_notice(event),
+        }
+    }
+
+    /// The turn is over: its busy line goes with the outcome's lines, and a request still
+    /// open (a cancelled turn's) with it.
+    fn on_turn_over(&mut self, status: OutcomeStatus, result: &str, usage: &crate::llm::Usage) {
+        self.live.turn_started = None;
+        self.menu = None;
+        // tok/s over the time the model was producing output, not the whole
+        // turn (approvals, tools and the wait for the first token excluded).
+        self.on_outcome(status, result, usage.output_tokens, usage.generation_ms);
+        self.delegations.clear();
+    }
+
+    /// Starts the spinner's wait when the model is asked, and ends it when it answers or
+    /// something else happens.
+    fn track_wait(&mut self, event: &Event) {
         match event {
             Event::AgentStatus {
                 status,
@@ -268,91 +349,12 @@ impl View {
             }
             _ => {}
         }
+    }
+
+    /// The events told in a line of their own, outside the turn's run of calls: messages
+    /// from elsewhere, errors, warnings, notices and the model's changes.
+    fn show_notice(&mut self, event: &Event) {
         match event {
-            Event::RunStarted { parent_id, .. } => self.on_run_started(parent_id.as_deref()),
-            Event::Token {
-                run_id,
-                token,
-                thinking,
-                done,
-                ..
-            } if self.session.depth(run_id) == 0 => {
-                self.answered |= !*thinking && !token.trim().is_empty();
-                self.on_token(token, *thinking, *done);
-            }
-            Event::ToolCallStarted {
-                run_id,
-                tool,
-                summary,
-                ..
-            } => {
-                if tool == DELEGATE_TOOL {
-                    // Shown as the child run's own line once it starts.
-                    self.delegations
-                        .insert(run_id.clone(), (summary.clone(), false));
-                    return;
-                }
-                let line =
-                    indent(self.session.depth(run_id)) + &render::tool_line(summary, &self.style);
-                self.say(line);
-            }
-            Event::ToolCallFinished {
-                run_id,
-                tool,
-                summary,
-                ok,
-                diff,
-                excerpt,
-                ..
-            } => {
-                let result = ToolResult {
-                    summary,
-                    ok: *ok,
-                    diff: diff.as_deref(),
-                    excerpt: excerpt.as_deref(),
-                };
-                self.on_tool_finished(run_id, tool, &result)
-            }
-            Event::SubagentSpawned {
-                parent_id,
-                agent_id,
-                task,
-                background,
-                ..
-            } => {
-                let depth = self.session.depth(parent_id);
-                if let Some((_, spawned)) = self.delegations.get_mut(parent_id) {
-                    *spawned = true;
-                }
-                let how = if *background { " (background)" } else { "" };
-                let summary = format!("{agent_id}{how} ← {}", one_line(task, 100));
-                let line = indent(depth) + &render::tool_line(&summary, &self.style);
-                self.say(line);
-            }
-            Event::SubagentResult {
-                parent_id,
-                agent_id,
-                outcome,
-                result,
-                ..
-            } => {
-                let status = outcome.run_status();
-                let summary = match one_line(result, 100) {
-                    first if first.is_empty() => format!("{agent_id} {status}"),
-                    first => format!("{agent_id} {status}: {first}"),
-                };
-                let ok = *outcome == OutcomeStatus::Completed;
-                let line = indent(self.session.depth(parent_id))
-                    + &render::tool_result_line(&summary, ok, &self.style);
-                self.say(line);
-            }
-            // One question at a time: a request that arrives while another is open (two
-            // delegated runs working at once) waits in the session's view until that one
-            // is answered.
-            Event::ApprovalRequested { .. }
-                if crate::session::lock(&self.shared.approval).is_some() => {}
-            Event::ApprovalRequested { .. } => self.ask(event),
-            Event::ApprovalResolved { id, decision, by } => self.on_resolved(id, decision, by),
             Event::Message {
                 run_id,
                 role: crate::llm::Role::User,
@@ -360,23 +362,7 @@ impl View {
                 content,
                 ..
             } if self.session.depth(run_id) == 0 && from != crate::session::OBSERVATION => {
-                // A line typed in the terminal shows as typed, or (typed during the last
-                // turn, its echo erased) where it runs; other frontends' are labelled.
-                let line = if from == self.own_sender {
-                    self.echo_if_owed(content)
-                } else if from == crate::session::BACKGROUND_SENDER {
-                    // The whole answer is the agent's to read (Ctrl+O shows it); the line
-                    // says it arrived.
-                    Some(
-                        strip_controls(&format!("[{from}] {}", one_line(content, 160)))
-                            .into_owned(),
-                    )
-                } else {
-                    Some(strip_controls(&format!("[{from}] {content}")).into_owned())
-                };
-                if let Some(line) = line {
-                    self.say(line);
-                }
+                self.on_user_message(from, content)
             }
             // The queue shows in the live area; without one (plain output), as a line.
             Event::QueueUpdated { queued } if !queued.is_empty() && self.style.is_plain() => {
@@ -423,22 +409,74 @@ impl View {
                 reason,
                 ..
             } => self.on_model_routed(run_id, model_id, policy, reason),
-            Event::Outcome {
-                status,
-                result,
-                usage,
-                ..
-            } => {
-                // The turn is over: its busy line goes with the outcome's lines, and a
-                // request still open (a cancelled turn's) with it.
-                self.live.turn_started = None;
-                self.menu = None;
-                // tok/s over the time the model was producing output, not the whole
-                // turn (approvals, tools and the wait for the first token excluded).
-                self.on_outcome(*status, result, usage.output_tokens, usage.generation_ms);
-                self.delegations.clear();
-            }
             _ => {}
+        }
+    }
+
+    fn on_tool_started(&mut self, run_id: &str, tool: &str, summary: &str) {
+        if tool == DELEGATE_TOOL {
+            // Shown as the child run's own line once it starts.
+            self.delegations
+                .insert(run_id.to_string(), (summary.to_string(), false));
+            return;
+        }
+        let line = indent(self.session.depth(run_id)) + &render::tool_line(summary, &self.style);
+        self.say(line);
+    }
+
+    /// A delegated run started: a tool line under its parent, in place of the delegating
+    /// call's own.
+    fn on_subagent_spawned(
+        &mut self,
+        parent_id: &str,
+        agent_id: &str,
+        task: &str,
+        background: bool,
+    ) {
+        let depth = self.session.depth(parent_id);
+        if let Some((_, spawned)) = self.delegations.get_mut(parent_id) {
+            *spawned = true;
+        }
+        let how = if background { " (background)" } else { "" };
+        let summary = format!("{agent_id}{how} ← {}", one_line(task, 100));
+        let line = indent(depth) + &render::tool_line(&summary, &self.style);
+        self.say(line);
+    }
+
+    /// A delegated run ended: its status and the first line of its answer.
+    fn on_subagent_result(
+        &mut self,
+        parent_id: &str,
+        agent_id: &str,
+        outcome: OutcomeStatus,
+        result: &str,
+    ) {
+        let status = outcome.run_status();
+        let summary = match one_line(result, 100) {
+            first if first.is_empty() => format!("{agent_id} {status}"),
+            first => format!("{agent_id} {status}: {first}"),
+        };
+        let ok = outcome == OutcomeStatus::Completed;
+        let line = indent(self.session.depth(parent_id))
+            + &render::tool_result_line(&summary, ok, &self.style);
+        self.say(line);
+    }
+
+    /// A person's message to the turn's own agent. A line typed in the terminal shows as
+    /// typed, or (typed during the last turn, its echo erased) where it runs; other
+    /// frontends' are labelled.
+    fn on_user_message(&mut self, from: &str, content: &str) {
+        let line = if from == self.own_sender {
+            self.echo_if_owed(content)
+        } else if from == crate::session::BACKGROUND_SENDER {
+            // The whole answer is the agent's to read (Ctrl+O shows it); the line
+            // says it arrived.
+            Some(strip_controls(&format!("[{from}] {}", one_line(content, 160))).into_owned())
+        } else {
+            Some(strip_controls(&format!("[{from}] {content}")).into_owned())
+        };
+        if let Some(line) = line {
+            self.say(line);
         }
     }
 

@@ -40,7 +40,12 @@ pub fn check(args: &[Word]) -> Result<(), (Risk, String)> {
     if let Some(why) = runs_programs(sub, rest) {
         return Err((Risk::Never, why));
     }
-    let ask = |why: String| Err((Risk::Ask, why));
+    program_options(sub, rest)?;
+    subcommand(sub, rest)
+}
+
+/// Long options that run a program, open a viewer or write a file, whatever the subcommand.
+fn program_options(sub: &str, rest: &[Word]) -> Result<(), (Risk, String)> {
     for (long, why, risk) in [
         ("help", "opens a manual viewer", Risk::Ask),
         ("output", "writes a file", Risk::Ask),
@@ -54,6 +59,13 @@ pub fn check(args: &[Word]) -> Result<(), (Risk, String)> {
             return Err((risk, format!("`git {sub} {word}` {why}")));
         }
     }
+    Ok(())
+}
+
+/// The subcommand allowlist: read-only subcommands pass, those that also modify pass only
+/// in their listing form, and anything else asks.
+fn subcommand(sub: &str, rest: &[Word]) -> Result<(), (Risk, String)> {
+    let ask = |why: String| Err((Risk::Ask, why));
     match sub {
         "status" | "log" | "diff" | "show" | "rev-parse" | "ls-files" | "blame" | "describe"
         | "shortlog" | "cat-file" | "ls-tree" | "rev-list" | "show-ref" | "merge-base"
@@ -68,28 +80,34 @@ pub fn check(args: &[Word]) -> Result<(), (Risk, String)> {
         "branch" => listing(sub, rest, "arvli", BRANCH_LONG).or_else(ask),
         "tag" => listing(sub, rest, "lni", TAG_LONG).or_else(ask),
         "remote" => remote(rest).or_else(ask),
-        "reflog" | "stash" => {
-            let allowed: &[&str] = if sub == "reflog" {
-                &["show", "exists"]
-            } else {
-                &["list", "show"]
-            };
-            let first = rest.iter().find(|w| !w.text.starts_with('-'));
-            match first.map(|w| w.text.as_str()) {
-                None if sub == "reflog" => Ok(()),
-                Some(action) if allowed.contains(&action) => Ok(()),
-                // `git reflog <ref>` shows that ref's log.
-                Some(action) if sub == "reflog" && !MODIFYING_REFLOG.contains(&action) => Ok(()),
-                other => ask(format!(
-                    "`git {sub} {}` changes the repository; only {} run without asking",
-                    other.unwrap_or_default(),
-                    allowed.join("/")
-                )),
-            }
-        }
+        "reflog" | "stash" => reflog_or_stash(sub, rest),
         other => ask(format!(
             "`git {other}` is not on the read-only allowlist (status, log, diff, show, grep, \
              blame, ...)"
+        )),
+    }
+}
+
+/// `git reflog` and `git stash` only in the forms that show: any other action asks.
+fn reflog_or_stash(sub: &str, rest: &[Word]) -> Result<(), (Risk, String)> {
+    let allowed: &[&str] = if sub == "reflog" {
+        &["show", "exists"]
+    } else {
+        &["list", "show"]
+    };
+    let first = rest.iter().find(|w| !w.text.starts_with('-'));
+    match first.map(|w| w.text.as_str()) {
+        None if sub == "reflog" => Ok(()),
+        Some(action) if allowed.contains(&action) => Ok(()),
+        // `git reflog <ref>` shows that ref's log.
+        Some(action) if sub == "reflog" && !MODIFYING_REFLOG.contains(&action) => Ok(()),
+        other => Err((
+            Risk::Ask,
+            format!(
+                "`git {sub} {}` changes the repository; only {} run without asking",
+                other.unwrap_or_default(),
+                allowed.join("/")
+            ),
         )),
     }
 }

@@ -107,118 +107,161 @@ fn analyze_as(args: &[Word], dialect: Dialect) -> Result<SedCall, (Risk, String)
 type Options = (SedCall, Vec<String>, Option<String>);
 
 fn analyze_options(args: &[Word], dialect: Dialect) -> Result<Options, String> {
-    let mut call = SedCall::default();
-    let mut suffix: Option<String> = None;
-    let mut scripts: Vec<String> = Vec::new();
-    let mut explicit_script = false;
-    let mut positional: Vec<usize> = Vec::new();
-    let mut i = 0;
-    let mut options_done = false;
-    let mut script_file = false;
-    while i < args.len() {
-        let text = args[i].text.as_str();
-        if options_done || !text.starts_with('-') || text == "-" {
-            positional.push(i);
+    let mut reader = OptionReader {
+        args,
+        dialect,
+        i: 0,
+        call: SedCall::default(),
+        suffix: None,
+        scripts: Vec::new(),
+        explicit_script: false,
+        positional: Vec::new(),
+        options_done: false,
+        script_file: false,
+    };
+    while reader.i < args.len() {
+        let text = args[reader.i].text.as_str();
+        if reader.options_done || !text.starts_with('-') || text == "-" {
+            reader.positional.push(reader.i);
         } else if text == "--" {
-            options_done = true;
+            reader.options_done = true;
         } else if let Some(long) = text.strip_prefix("--") {
-            let (given, value) = long
-                .split_once('=')
-                .map_or((long, None), |(n, v)| (n, Some(v)));
-            // GNU getopt takes any unambiguous prefix: `--in=.x` is `--in-place=.x`.
-            let name = long_option(given)?;
-            match name {
-                "expression" => {
-                    explicit_script = true;
-                    match value {
-                        Some(v) => scripts.push(v.to_string()),
-                        None => {
-                            i += 1;
-                            let Some(word) = args.get(i) else {
-                                return Err("`sed --expression` has no script".into());
-                            };
-                            scripts.push(word.text.clone());
-                        }
-                    }
-                    call.script_args.push(i);
-                }
-                "in-place" => {
-                    call.in_place = true;
-                    suffix = value.map(str::to_string);
-                }
-                "quiet" | "silent" | "regexp-extended" | "separate" | "null-data"
-                | "zero-terminated" | "unbuffered" | "posix" | "debug" | "sandbox" => {}
-                "line-length" => {
-                    if value.is_none() {
-                        i += 1;
-                    }
-                }
-                "file" => {
-                    explicit_script = true;
-                    script_file = true;
-                }
-                other => return Err(format!("`sed --{other}` is not on the allowlist")),
-            }
+            reader.long(long)?;
         } else {
-            // A cluster of short options; `-e` and `-l` take the rest or the next word.
-            let flags: Vec<char> = text[1..].chars().collect();
-            let mut j = 0;
-            while j < flags.len() {
-                match flags[j] {
-                    'n' | 'E' | 'r' | 's' | 'u' | 'z' => {}
-                    'i' => {
-                        // `-i[SUFFIX]`: everything after it is the backup suffix.
-                        call.in_place = true;
-                        let glued: String = flags[j + 1..].iter().collect();
-                        suffix = Some(glued);
-                        if dialect == Dialect::Bsd && flags.len() == j + 1 {
-                            i += 1;
-                            suffix = args.get(i).map(|w| w.text.clone());
-                        }
-                        break;
-                    }
-                    'e' | 'l' | 'f' => {
-                        let rest: String = flags[j + 1..].iter().collect();
-                        let value = if rest.is_empty() {
-                            i += 1;
-                            args.get(i)
-                                .map(|w| w.text.clone())
-                                .ok_or_else(|| format!("`sed -{}` has no argument", flags[j]))?
-                        } else {
-                            rest
-                        };
-                        if flags[j] == 'e' {
-                            scripts.push(value);
-                            call.script_args.push(i);
-                        }
-                        explicit_script |= flags[j] != 'l';
-                        script_file |= flags[j] == 'f';
-                        break;
-                    }
-                    other => return Err(format!("`sed -{other}` is not on the allowlist")),
-                }
-                j += 1;
-            }
+            reader.shorts(text)?;
         }
-        i += 1;
+        reader.i += 1;
     }
-    let mut operands = positional.into_iter();
-    if !explicit_script {
-        let Some(index) = operands.next() else {
-            return Err("`sed` without a script".into());
-        };
-        scripts.push(args[index].text.clone());
-        call.script_args.push(index);
+    reader.finish()
+}
+
+/// What `analyze_options` has read so far, one argument at a time.
+struct OptionReader<'a> {
+    args: &'a [Word],
+    dialect: Dialect,
+    /// The argument being read; an option that takes the next word moves it on.
+    i: usize,
+    call: SedCall,
+    suffix: Option<String>,
+    scripts: Vec<String>,
+    /// A script came from `-e`/`-f` (or their long forms), so no operand is the script.
+    explicit_script: bool,
+    positional: Vec<usize>,
+    /// After `--`, every word is an operand.
+    options_done: bool,
+    script_file: bool,
+}
+
+impl OptionReader<'_> {
+    /// One `--name[=value]` option.
+    fn long(&mut self, long: &str) -> Result<(), String> {
+        let args = self.args;
+        let (given, value) = long
+            .split_once('=')
+            .map_or((long, None), |(n, v)| (n, Some(v)));
+        // GNU getopt takes any unambiguous prefix: `--in=.x` is `--in-place=.x`.
+        let name = long_option(given)?;
+        match name {
+            "expression" => {
+                self.explicit_script = true;
+                match value {
+                    Some(v) => self.scripts.push(v.to_string()),
+                    None => {
+                        self.i += 1;
+                        let Some(word) = args.get(self.i) else {
+                            return Err("`sed --expression` has no script".into());
+                        };
+                        self.scripts.push(word.text.clone());
+                    }
+                }
+                self.call.script_args.push(self.i);
+            }
+            "in-place" => {
+                self.call.in_place = true;
+                self.suffix = value.map(str::to_string);
+            }
+            "quiet" | "silent" | "regexp-extended" | "separate" | "null-data"
+            | "zero-terminated" | "unbuffered" | "posix" | "debug" | "sandbox" => {}
+            "line-length" => {
+                if value.is_none() {
+                    self.i += 1;
+                }
+            }
+            "file" => {
+                self.explicit_script = true;
+                self.script_file = true;
+            }
+            other => return Err(format!("`sed --{other}` is not on the allowlist")),
+        }
+        Ok(())
     }
-    call.files = operands.collect();
-    if call.in_place && call.files.is_empty() {
-        return Err("`sed -i` without a file".into());
+
+    /// A cluster of short options; `-e` and `-l` take the rest or the next word.
+    fn shorts(&mut self, text: &str) -> Result<(), String> {
+        let args = self.args;
+        let flags: Vec<char> = text[1..].chars().collect();
+        let mut j = 0;
+        while j < flags.len() {
+            match flags[j] {
+                'n' | 'E' | 'r' | 's' | 'u' | 'z' => {}
+                'i' => {
+                    // `-i[SUFFIX]`: everything after it is the backup suffix.
+                    self.call.in_place = true;
+                    let glued: String = flags[j + 1..].iter().collect();
+                    self.suffix = Some(glued);
+                    if self.dialect == Dialect::Bsd && flags.len() == j + 1 {
+                        self.i += 1;
+                        self.suffix = args.get(self.i).map(|w| w.text.clone());
+                    }
+                    break;
+                }
+                'e' | 'l' | 'f' => {
+                    let rest: String = flags[j + 1..].iter().collect();
+                    let value = if rest.is_empty() {
+                        self.i += 1;
+                        args.get(self.i)
+                            .map(|w| w.text.clone())
+                            .ok_or_else(|| format!("`sed -{}` has no argument", flags[j]))?
+                    } else {
+                        rest
+                    };
+                    if flags[j] == 'e' {
+                        self.scripts.push(value);
+                        self.call.script_args.push(self.i);
+                    }
+                    self.explicit_script |= flags[j] != 'l';
+                    self.script_file |= flags[j] == 'f';
+                    break;
+                }
+                other => return Err(format!("`sed -{other}` is not on the allowlist")),
+            }
+            j += 1;
+        }
+        Ok(())
     }
-    if script_file {
-        // Returned as a script that fails the check, so it is refused as firmly as `e`.
-        scripts.push(SCRIPT_FILE.into());
+
+    /// The operands once every option is read: the script (unless `-e`/`-f` gave one),
+    /// then the files.
+    fn finish(mut self) -> Result<Options, String> {
+        let args = self.args;
+        let mut operands = self.positional.into_iter();
+        if !self.explicit_script {
+            let Some(index) = operands.next() else {
+                return Err("`sed` without a script".into());
+            };
+            self.scripts.push(args[index].text.clone());
+            self.call.script_args.push(index);
+        }
+        self.call.files = operands.collect();
+        if self.call.in_place && self.call.files.is_empty() {
+            return Err("`sed -i` without a file".into());
+        }
+        if self.script_file {
+            // Returned as a script that fails the check, so it is refused as firmly as `e`.
+            self.scripts.push(SCRIPT_FILE.into());
+        }
+        Ok((self.call, self.scripts, self.suffix))
     }
-    Ok((call, scripts, suffix))
 }
 
 /// GNU sed's long options, for resolving abbreviations.
