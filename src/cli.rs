@@ -341,7 +341,7 @@ pub fn print_completions(shell: Shell) -> i32 {
     }
 }
 
-fn parse_max_iters(v: &str) -> Result<u32, String> {
+fn parse_max_iters(v: &str) -> Result<u32, config::BadMaxIters> {
     config::parse_max_iters(v)
 }
 

@@ -549,12 +549,17 @@ impl Config {
 }
 
 /// `max_iters` must be at least 1: a loop that may not call the model at all is a mistake.
-pub fn parse_max_iters(v: &str) -> Result<u32, String> {
+pub fn parse_max_iters(v: &str) -> Result<u32, BadMaxIters> {
     match v.trim().parse::<u32>() {
         Ok(n) if n >= 1 => Ok(n),
-        _ => Err("expected a whole number of at least 1".into()),
+        _ => Err(BadMaxIters),
     }
 }
+
+/// A `max_iters` value that is not a whole number of at least 1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("expected a whole number of at least 1")]
+pub struct BadMaxIters;
 
 #[cfg(test)]
 mod tests;

@@ -181,7 +181,7 @@ impl Shell {
                 self.ws.config.theme = args.to_string();
                 self.view.hint(&format!("theme {args}"));
             }
-            Err(e) => self.view.error(&e),
+            Err(e) => self.view.error(&e.to_string()),
         }
     }
 

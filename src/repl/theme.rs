@@ -209,9 +209,22 @@ fn built_in(name: &str) -> Option<&'static str> {
         .map(|(_, text)| *text)
 }
 
-/// Loads theme `name`: the user's file if there is one, else the built-in. The error names
-/// the file and, for syntax errors, the line; callers fall back to [`DEFAULT_THEME`].
-pub(in crate::repl) fn load(name: &str, linggen_home: &Path) -> Result<Theme, String> {
+/// Why a theme cannot be used; callers fall back to [`DEFAULT_THEME`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ThemeError {
+    #[error("no theme `{name}` (available: {})", available.join(", "))]
+    NotFound {
+        name: String,
+        available: Vec<String>,
+    },
+    /// A file that cannot be read or does not hold a theme: the message names the file and,
+    /// for syntax errors, the line.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// Loads theme `name`: the user's file if there is one, else the built-in.
+pub fn load(name: &str, linggen_home: &Path) -> Result<Theme, ThemeError> {
     resolve(name, linggen_home, false, 0)
 }
 
@@ -230,26 +243,33 @@ pub fn load_or_default(name: &str, linggen_home: &Path) -> (Theme, Option<String
     }
 }
 
-fn resolve(name: &str, home: &Path, built_in_only: bool, depth: usize) -> Result<Theme, String> {
+fn resolve(
+    name: &str,
+    home: &Path,
+    built_in_only: bool,
+    depth: usize,
+) -> Result<Theme, ThemeError> {
     if depth > MAX_EXTENDS_DEPTH {
-        return Err(format!(
+        return Err(ThemeError::Invalid(format!(
             "theme `{name}`: `extends` chain is too deep (a cycle?)"
-        ));
+        )));
     }
     let user_path = user_dir(home).join(format!("{name}.toml"));
     let (origin, text) = if !built_in_only && user_path.is_file() {
-        let text = std::fs::read_to_string(&user_path)
-            .map_err(|e| format!("cannot read theme {}: {e}", user_path.display()))?;
+        let text = std::fs::read_to_string(&user_path).map_err(|e| {
+            ThemeError::Invalid(format!("cannot read theme {}: {e}", user_path.display()))
+        })?;
         (user_path.display().to_string(), text)
     } else if let Some(text) = built_in(name) {
         (format!("built-in theme {name}.toml"), text.to_string())
     } else {
-        return Err(format!(
-            "no theme `{name}` (available: {})",
-            available(home).join(", ")
-        ));
+        return Err(ThemeError::NotFound {
+            name: name.to_string(),
+            available: available(home),
+        });
     };
-    let file: ThemeFile = toml::from_str(&text).map_err(|e| format!("{origin}: {e}"))?;
+    let file: ThemeFile =
+        toml::from_str(&text).map_err(|e| ThemeError::Invalid(format!("{origin}: {e}")))?;
     let is_root = built_in_only_root(name, &origin, &file);
     let base = if is_root {
         None
@@ -264,18 +284,22 @@ fn resolve(name: &str, home: &Path, built_in_only: bool, depth: usize) -> Result
         None => file
             .colors
             .complete()
-            .map_err(|e| format!("{origin}: {e}"))?,
+            .map_err(|e| ThemeError::Invalid(format!("{origin}: {e}")))?,
     };
     let syntax_theme = match (&file.syntax_theme, &base) {
         (Some(s), _) => s.clone(),
         (None, Some(base)) => base.syntax_theme.clone(),
-        (None, None) => return Err(format!("{origin}: missing `syntax_theme`")),
+        (None, None) => {
+            return Err(ThemeError::Invalid(format!(
+                "{origin}: missing `syntax_theme`"
+            )));
+        }
     };
     if !SYNTAX_THEMES.contains(&syntax_theme.as_str()) {
-        return Err(format!(
+        return Err(ThemeError::Invalid(format!(
             "{origin}: unknown syntax_theme `{syntax_theme}` (one of: {})",
             SYNTAX_THEMES.join(", ")
-        ));
+        )));
     }
     Ok(Theme {
         name: name.to_string(),
@@ -375,7 +399,7 @@ mod tests {
     #[test]
     fn a_broken_theme_names_file_and_line_and_falls_back_to_dark() {
         let home = home_with(&[("bad.toml", "[colors]\nheading = \"red\"\nlink = \"nope\"\n")]);
-        let err = load("bad", home.path()).unwrap_err();
+        let err = load("bad", home.path()).unwrap_err().to_string();
         assert!(err.contains("bad.toml"), "{err}");
         assert!(err.contains("line 3"), "{err}");
         assert!(err.contains("unknown colour `nope`"), "{err}");
@@ -392,12 +416,28 @@ mod tests {
             ("a.toml", "extends = \"b\"\n"),
             ("b.toml", "extends = \"a\"\n"),
         ]);
-        assert!(load("typo", home.path()).unwrap_err().contains("headnig"));
-        assert!(load("syn", home.path()).unwrap_err().contains("Monokai"));
-        assert!(load("a", home.path()).unwrap_err().contains("cycle"));
+        assert!(
+            load("typo", home.path())
+                .unwrap_err()
+                .to_string()
+                .contains("headnig")
+        );
+        assert!(
+            load("syn", home.path())
+                .unwrap_err()
+                .to_string()
+                .contains("Monokai")
+        );
+        assert!(
+            load("a", home.path())
+                .unwrap_err()
+                .to_string()
+                .contains("cycle")
+        );
         assert!(
             load("missing", home.path())
                 .unwrap_err()
+                .to_string()
                 .contains("available: a, b, dark")
         );
     }

@@ -88,7 +88,7 @@ impl Why {
 /// Compacts `conv` (whose first message is the system prompt); `Ok(Some((before, after)))`
 /// in tokens, `Ok(None)` when there is nothing worth compacting. `Err` says why it could
 /// not, and leaves the conversation as it was.
-pub(crate) async fn compact(
+pub(in crate::session) async fn compact(
     shared: &TurnShared,
     ctx: &RunCtx,
     conv: &mut Conversation,

@@ -38,7 +38,10 @@ impl Skill {
     /// Parses one `SKILL.md`. `Ok` carries the skill and warnings about fields that were
     /// ignored (the skill still loads); `Err` is the one warning line for a skipped file,
     /// `<path>:<line>: <what is wrong>; <what to do>`.
-    pub fn parse(text: &str, origin: SkillOrigin) -> Result<(Skill, Vec<String>), String> {
+    pub(in crate::skills) fn parse(
+        text: &str,
+        origin: SkillOrigin,
+    ) -> Result<(Skill, Vec<String>), String> {
         let path = origin.path.clone();
         parse_document(text, origin).map_err(|e| e.warning(&path))
     }

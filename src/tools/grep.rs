@@ -130,6 +130,20 @@ impl Default for SearchOptions {
     }
 }
 
+/// A search that cannot start: the query or a glob does not compile. Each message tells the
+/// model how to write it instead.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SearchError {
+    #[error(
+        "bad regex `{query}`: {reason}. Escape special characters such as ( [ {{ . * + ? with \
+         a backslash to search for them literally"
+    )]
+    Regex { query: String, reason: String },
+    /// The message names the glob.
+    #[error("{0}")]
+    Glob(String),
+}
+
 /// Searches every file under `root` for `query`. The error is a message for the model
 /// (bad regex, bad glob).
 pub fn search(
@@ -137,7 +151,7 @@ pub fn search(
     query: &str,
     globs: &[String],
     max_results: usize,
-) -> Result<GrepResult, String> {
+) -> Result<GrepResult, SearchError> {
     let options = SearchOptions {
         globs: globs.to_vec(),
         max_results,
@@ -153,10 +167,10 @@ pub fn search_in(
     base: &Path,
     query: &str,
     options: &SearchOptions,
-) -> Result<GrepResult, String> {
+) -> Result<GrepResult, SearchError> {
     let matcher = regex_matcher(query, options.case_insensitive)?;
     let max = options.max_results.max(1);
-    let filter = FileFilter::new(&options.globs)?;
+    let filter = FileFilter::new(&options.globs).map_err(SearchError::Glob)?;
     let skipped = Arc::new(SkipCounter::default());
     let walker = walk_builder(base, options.hidden.clone(), skipped.clone())
         .threads(options.threads)
@@ -193,16 +207,14 @@ pub fn search_in(
 }
 
 /// The query as a line-oriented regex; the error tells the model how to search literally.
-fn regex_matcher(query: &str, case_insensitive: bool) -> Result<RegexMatcher, String> {
+fn regex_matcher(query: &str, case_insensitive: bool) -> Result<RegexMatcher, SearchError> {
     RegexMatcherBuilder::new()
         .case_insensitive(case_insensitive)
         .line_terminator(Some(b'\n'))
         .build(query)
-        .map_err(|e| {
-            format!(
-                "bad regex `{query}`: {e}. Escape special characters such as ( [ {{ . * + ? \
-                 with a backslash to search for them literally"
-            )
+        .map_err(|e| SearchError::Regex {
+            query: query.to_string(),
+            reason: e.to_string(),
         })
 }
 
@@ -615,7 +627,7 @@ mod tests {
     #[test]
     fn bad_regex_is_explained() {
         let (_d, root) = workspace();
-        let err = search(&root, "fn (", &[], 10).unwrap_err();
+        let err = search(&root, "fn (", &[], 10).unwrap_err().to_string();
         assert!(
             err.contains("bad regex") && err.contains("backslash"),
             "{err}"

@@ -47,12 +47,10 @@ async fn try_run(start: Start, options: ServeOptions, print_tokens: bool) -> Res
         sessions.clone(),
         idle_close(),
     ));
-    let server = Server::start(hub, options)
-        .await
-        .map_err(|message| Failure {
-            code: exit::FAILURE,
-            message,
-        })?;
+    let server = Server::start(hub, options).await.map_err(|e| Failure {
+        code: exit::FAILURE,
+        message: e.to_string(),
+    })?;
     print_links(&server, &ws, print_tokens)?;
     let mut asked = link_requests();
     let ended_by = serve_until_ended(&server, &mut asked).await;

@@ -133,30 +133,44 @@ pub struct Server {
     _registration: Option<crate::app::attach::registry::Registration>,
 }
 
+/// Why the server did not start; nothing is listening then.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error(
+        "cannot listen on {ip}:{port}: {source}; pick another port (--port) or leave it out for \
+         a random one"
+    )]
+    Listen {
+        ip: IpAddr,
+        port: u16,
+        source: std::io::Error,
+    },
+    #[error("cannot read the server's address: {0}")]
+    Address(std::io::Error),
+    /// The operating system gave no random bytes for the tokens.
+    #[error("{0}")]
+    Tokens(String),
+}
+
 impl Server {
     /// Binds and starts serving `hub` with fresh tokens.
-    pub(in crate::web) async fn start(
-        hub: Arc<Hub>,
-        options: ServeOptions,
-    ) -> Result<Server, String> {
+    pub async fn start(hub: Arc<Hub>, options: ServeOptions) -> Result<Server, StartError> {
         raise_descriptor_limit();
         let ip = if options.lan {
             IpAddr::V4(Ipv4Addr::UNSPECIFIED)
         } else {
             IpAddr::V4(Ipv4Addr::LOCALHOST)
         };
-        let listener = listen(SocketAddr::new(ip, options.port)).map_err(|e| {
-            format!(
-                "cannot listen on {ip}:{}: {e}; pick another port (--port) or leave it out for a random one",
-                options.port
-            )
-        })?;
-        let bound = listener
-            .local_addr()
-            .map_err(|e| format!("cannot read the server's address: {e}"))?;
+        let listener =
+            listen(SocketAddr::new(ip, options.port)).map_err(|source| StartError::Listen {
+                ip,
+                port: options.port,
+                source,
+            })?;
+        let bound = listener.local_addr().map_err(StartError::Address)?;
         let ctx = Arc::new(Ctx {
             hub,
-            credentials: Credentials::generate()?,
+            credentials: Credentials::generate().map_err(StartError::Tokens)?,
             bound,
             lan: options.lan,
             shutdown: CancellationToken::new(),

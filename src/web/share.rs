@@ -39,7 +39,7 @@ impl Provider for WebShare {
             hub.share(mirror);
             let server = Server::start(Arc::new(hub), ServeOptions { port: 0, lan })
                 .await
-                .map_err(ShareError)?;
+                .map_err(|e| ShareError(e.to_string()))?;
             Ok(Box::new(server) as Box<dyn crate::app::share::Server>)
         })
     }
