@@ -364,7 +364,7 @@ pub enum InputFormat {
 #[derive(Debug, Clone)]
 pub struct ToolList(Option<Vec<String>>);
 
-fn parse_tools(v: &str) -> Result<ToolList, String> {
+fn parse_tools(v: &str) -> Result<ToolList, crate::session::run_flags::UnknownTool> {
     crate::session::run_flags::parse_tools(v).map(ToolList)
 }
 

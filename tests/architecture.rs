@@ -22,16 +22,7 @@ use std::path::{Path, PathBuf};
 const KNOWN_LAYER_BREAKS: &[&str] = &[];
 
 /// `path:function` of `pub` functions that still return `Result<_, String>`.
-const KNOWN_STRING_ERRORS: &[&str] = &[
-    "llm/routing/mod.rs:check_hint",
-    "llm/routing/mod.rs:choose",
-    "session/permissions/mod.rs:new",
-    "session/permissions/mod.rs:with_ask",
-    "session/permissions/mod.rs:with_project_rules",
-    "session/permissions/project.rs:load",
-    "session/permissions/project.rs:remove",
-    "session/run_flags.rs:parse_tools",
-];
+const KNOWN_STRING_ERRORS: &[&str] = &[];
 
 /// `path:function` of functions over the limit, not yet split.
 const KNOWN_LONG_FUNCTIONS: &[&str] = &[];
@@ -307,13 +298,28 @@ fn string_error_functions(code: &str) -> Vec<String> {
         }
         let rest = &code[at + 3..];
         let name = ident(rest);
-        let signature_end = rest.find(['{', ';']).unwrap_or(rest.len());
+        let signature_end = signature_end(rest);
         let signature: String = rest[..signature_end].split_whitespace().collect();
         if signature.contains("->Result<") && signature.ends_with(",String>") {
             names.push(name);
         }
     }
     names
+}
+
+/// Where a signature ends: its body's `{`, or the `;` of a declaration, outside `[…]` and
+/// `(…)` (a `[u8; 4]` parameter does not end it).
+fn signature_end(rest: &str) -> usize {
+    let mut nested = 0usize;
+    for (at, c) in rest.char_indices() {
+        match c {
+            '[' | '(' => nested += 1,
+            ']' | ')' => nested = nested.saturating_sub(1),
+            '{' | ';' if nested == 0 => return at,
+            _ => {}
+        }
+    }
+    rest.len()
 }
 
 #[test]
@@ -379,10 +385,14 @@ fn fn_keyword(line: &str) -> Option<usize> {
 fn closing_line(lines: &[&str], start: usize) -> Option<usize> {
     let mut depth = 0usize;
     let mut opened = false;
+    // `[` and `(` before the body: a `;` inside them (`[u8; 4]`) does not end a declaration.
+    let mut nested = 0usize;
     for (n, line) in lines.iter().enumerate().skip(start) {
         for c in line.chars() {
             match c {
-                ';' if !opened && depth == 0 => return None,
+                '[' | '(' if !opened => nested += 1,
+                ']' | ')' if !opened => nested = nested.saturating_sub(1),
+                ';' if !opened && depth == 0 && nested == 0 => return None,
                 '{' => {
                     depth += 1;
                     opened = true;
@@ -452,9 +462,14 @@ fn the_scanner_sees_through_strings_comments_and_groups() {
     assert_eq!(names, ["llm", "session", "text"].map(String::from).into());
     let fns = string_error_functions(
         "pub fn a(x: u8) -> Result<u8, String> {\n}\nfn b() -> Result<(), String> {}\n\
-         pub(super) fn c() -> Result<(), String> {}\npub fn d() -> Result<String, E> {}\n",
+         pub(super) fn c() -> Result<(), String> {}\npub fn d() -> Result<String, E> {}\n\
+         pub fn e(b: [u8; 4]) -> Result<(), String> {}\n",
     );
-    assert_eq!(fns, ["a"]);
-    let lengths = function_lengths("fn one() {\n    if x { y }\n}\nfn decl();\n");
-    assert_eq!(lengths, [("one".to_string(), 1, 3)]);
+    assert_eq!(fns, ["a", "e"]);
+    let lengths =
+        function_lengths("fn one() {\n    if x { y }\n}\nfn decl();\nfn two(a: [u8; 2]) {\n}\n");
+    assert_eq!(
+        lengths,
+        [("one".to_string(), 1, 3), ("two".to_string(), 5, 2)]
+    );
 }

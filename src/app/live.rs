@@ -317,7 +317,7 @@ pub async fn open_session(
 async fn project_rules(ws: &Workspace) -> Result<(Vec<String>, Trust), Failure> {
     let (root, trust) = (ws.root.clone(), ws.trust.trust.clone());
     off_runtime(move || {
-        let rules = project::load(&root).map_err(ConfigError::Usage)?;
+        let rules = project::load(&root).map_err(|e| ConfigError::Usage(e.to_string()))?;
         Ok((rules, trust.reloaded()))
     })
     .await
@@ -331,11 +331,13 @@ fn session_permissions(
     project_rules: &[String],
     trust: Trust,
 ) -> Result<Permissions, Failure> {
+    let usage = |e: &dyn std::fmt::Display| ConfigError::Usage(e.to_string());
     let permissions = Permissions::new(config.permission_mode, &config.allow, &config.deny)
         .and_then(|p| p.with_ask(&config.ask))
-        .map(|p| p.with_trust(trust))
-        .and_then(|p| p.with_project_rules(project_rules))
-        .map_err(ConfigError::Usage)?;
+        .map_err(|e| usage(&e))?
+        .with_trust(trust)
+        .with_project_rules(project_rules)
+        .map_err(|e| usage(&e))?;
     let permissions = match &config.claude {
         Some(claude) => {
             let source = claude.path.display().to_string();

@@ -57,7 +57,11 @@ impl Shell {
         let (root, rule) = (self.ws.root.clone(), rule);
         // A file rewrite: off the runtime.
         let removed = tokio::task::spawn_blocking(move || project::remove(&root, &rule));
-        match removed.await.unwrap_or_else(|e| Err(e.to_string())) {
+        match removed
+            .await
+            .map_err(|e| e.to_string())
+            .and_then(|r| r.map_err(|e| e.to_string()))
+        {
             Ok(removed) => {
                 // The running session must stop allowing it now, not at the next start.
                 let revoke = Input::RevokeRule {
@@ -96,7 +100,7 @@ impl Shell {
             let accepted = crate::config::trust::TrustStore::new(&home)
                 .accepted(&root)
                 .unwrap_or_default();
-            (accepted, project::load(&root))
+            (accepted, project::load(&root).map_err(|e| e.to_string()))
         });
         let (accepted, rules) = read
             .await

@@ -63,11 +63,22 @@ fn intersect(own: &[String], only: &[String]) -> Vec<String> {
     kept
 }
 
+/// A `--tools` name that is no tool; the message lists the tools there are.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "--tools: no tool `{name}`; the tools are {} (and mcp__SERVER__TOOL), `default` for all, \
+     \"\" for none",
+    crate::tools::all_tool_names().join(", ")
+)]
+pub struct UnknownTool {
+    name: String,
+}
+
 /// `--tools` as given: `default` (every tool: no narrowing), `""` (none), or names
 /// separated by commas or spaces — linggen's, or the name another agent gives the same
 /// tool (`bash`, `read_file`), or an MCP pattern (`mcp__github__*`). An unknown name is an
 /// error that lists the known ones.
-pub fn parse_tools(value: &str) -> Result<Option<Vec<String>>, String> {
+pub fn parse_tools(value: &str) -> Result<Option<Vec<String>>, UnknownTool> {
     let value = value.trim();
     if value == "default" {
         return Ok(None);
@@ -86,11 +97,9 @@ pub fn parse_tools(value: &str) -> Result<Option<Vec<String>>, String> {
         match ToolName::resolve(word) {
             Some(tool) => names.push(tool.name().to_string()),
             None => {
-                return Err(format!(
-                    "--tools: no tool `{word}`; the tools are {} (and mcp__SERVER__TOOL), \
-                     `default` for all, \"\" for none",
-                    crate::tools::all_tool_names().join(", ")
-                ));
+                return Err(UnknownTool {
+                    name: word.to_string(),
+                });
             }
         }
     }
@@ -116,6 +125,7 @@ mod tests {
         assert!(
             parse_tools("Bash,WebSearch")
                 .unwrap_err()
+                .to_string()
                 .contains("no tool `WebSearch`")
         );
     }

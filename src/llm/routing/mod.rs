@@ -220,6 +220,15 @@ pub struct Router {
     default: usize,
 }
 
+/// A model choice or hint that names no configured model; says which ids there are.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NoSuchModel {
+    #[error("no configured model `{id}` (models: {ids}; `auto` lets the policy choose)")]
+    Id { id: String, ids: String },
+    #[error("no configured model matches (ids: {ids}; `local` and `cloud` pick by URL)")]
+    Hint { ids: String },
+}
+
 impl Router {
     /// `default` indexes `models`, which must not be empty.
     pub fn new(models: Vec<Model>, routing: Option<RoutingConfig>, default: usize) -> Router {
@@ -256,7 +265,7 @@ impl Router {
 
     /// The choice `text` asks for (`/model`): `auto`, a model id, or `local` / `cloud`
     /// (those models first); or why not.
-    pub fn choose(&self, text: &str) -> Result<Choice, String> {
+    pub fn choose(&self, text: &str) -> Result<Choice, NoSuchModel> {
         let text = text.trim();
         if text == "auto" {
             return Ok(Choice::Auto);
@@ -267,15 +276,15 @@ impl Router {
         }
         match self.index(text) {
             Some(_) => Ok(Choice::Pinned(text.to_string())),
-            None => Err(format!(
-                "no configured model `{text}` (models: {}; `auto` lets the policy choose)",
-                self.ids()
-            )),
+            None => Err(NoSuchModel::Id {
+                id: text.to_string(),
+                ids: self.ids(),
+            }),
         }
     }
 
     /// `Ok` when an agent's or skill's `model` hint names something that exists.
-    pub fn check_hint(&self, hint: &str) -> Result<(), String> {
+    pub fn check_hint(&self, hint: &str) -> Result<(), NoSuchModel> {
         let found = match hint {
             "local" => self.models.iter().any(|m| m.config.is_local()),
             "cloud" => self.models.iter().any(|m| !m.config.is_local()),
@@ -284,10 +293,7 @@ impl Router {
         if found {
             return Ok(());
         }
-        Err(format!(
-            "no configured model matches (ids: {}; `local` and `cloud` pick by URL)",
-            self.ids()
-        ))
+        Err(NoSuchModel::Hint { ids: self.ids() })
     }
 
     fn ids(&self) -> String {

@@ -151,7 +151,12 @@ fn choices_and_hints_are_checked() {
     let r = router(None);
     assert_eq!(r.choose("auto"), Ok(Choice::Auto));
     assert_eq!(r.choose("qwen"), Ok(Choice::Pinned("qwen".into())));
-    assert!(r.choose("gpt").unwrap_err().contains("sonnet, qwen, opus"));
+    assert!(
+        r.choose("gpt")
+            .unwrap_err()
+            .to_string()
+            .contains("sonnet, qwen, opus")
+    );
     assert_eq!(r.choose("local"), Ok(Choice::Hint("local".into())));
     assert!(
         r.label(&Choice::Hint("local".into()))

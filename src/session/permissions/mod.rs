@@ -15,6 +15,7 @@ use crate::skills::Skill;
 use crate::tools::registry::wildcard_match;
 use crate::tools::{Access, AccessClass, Prepared, SegmentClass, ToolHints, ToolId, ToolName};
 
+pub use project::ProjectRulesError;
 pub use trust::Trust;
 
 /// Command segments are decided as `Bash` calls.
@@ -82,15 +83,32 @@ enum Pattern {
     Path(GlobMatcher),
 }
 
+/// A permission rule that does not parse; each message shows how to write it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RuleError {
+    #[error("permission rule `{0}`: missing `)`; write rules like `Bash(cargo test*)`")]
+    MissingParen(String),
+    #[error("permission rule `{rule}`: bad glob: {reason}")]
+    BadGlob { rule: String, reason: String },
+    #[error("permission rule `{0}`: only Bash, Write and Edit rules take a pattern")]
+    PatternNotTaken(String),
+    #[error(
+        "permission rule `{rule}`: unknown tool `{tool}`; tools are {}, and MCP tools as \
+         `mcp__SERVER__TOOL` (or `mcp__SERVER__*`)",
+        crate::tools::all_tool_names().join(", ")
+    )]
+    UnknownTool { rule: String, tool: String },
+    #[error("permission rule `{rule}`: MCP tool rules take no pattern; write `{tool}`")]
+    McpPattern { rule: String, tool: String },
+}
+
 impl Rule {
-    pub(in crate::session) fn parse(text: &str) -> Result<Rule, String> {
+    pub(in crate::session) fn parse(text: &str) -> Result<Rule, RuleError> {
         let text = text.trim();
         let (tool, pattern) = match text.split_once('(') {
             Some((tool, rest)) => {
                 let Some(inner) = rest.strip_suffix(')') else {
-                    return Err(format!(
-                        "permission rule `{text}`: missing `)`; write rules like `Bash(cargo test*)`"
-                    ));
+                    return Err(RuleError::MissingParen(text.to_string()));
                 };
                 (tool.trim(), Some(inner.trim()))
             }
@@ -109,14 +127,14 @@ impl Rule {
                 Some(Pattern::Command(p))
             }
             (ToolName::Write | ToolName::Edit, Some(p)) => {
-                let glob =
-                    Glob::new(p).map_err(|e| format!("permission rule `{text}`: bad glob: {e}"))?;
+                let glob = Glob::new(p).map_err(|e| RuleError::BadGlob {
+                    rule: text.to_string(),
+                    reason: e.to_string(),
+                })?;
                 Some(Pattern::Path(glob.compile_matcher()))
             }
             (_, Some(_)) => {
-                return Err(format!(
-                    "permission rule `{text}`: only Bash, Write and Edit rules take a pattern"
-                ));
+                return Err(RuleError::PatternNotTaken(text.to_string()));
             }
         };
         Ok(Rule {
@@ -127,18 +145,18 @@ impl Rule {
     }
 
     /// A rule naming a registered tool: `mcp__…`, without a pattern in parentheses.
-    fn parse_registered(text: &str, tool: &str, pattern: Option<&str>) -> Result<Rule, String> {
+    fn parse_registered(text: &str, tool: &str, pattern: Option<&str>) -> Result<Rule, RuleError> {
         if !registered_rule(tool) {
-            return Err(format!(
-                "permission rule `{text}`: unknown tool `{tool}`; tools are {}, and MCP tools \
-                 as `mcp__SERVER__TOOL` (or `mcp__SERVER__*`)",
-                crate::tools::all_tool_names().join(", ")
-            ));
+            return Err(RuleError::UnknownTool {
+                rule: text.to_string(),
+                tool: tool.to_string(),
+            });
         }
         if pattern.is_some_and(|p| !p.is_empty() && p != "*") {
-            return Err(format!(
-                "permission rule `{text}`: MCP tool rules take no pattern; write `{tool}`"
-            ));
+            return Err(RuleError::McpPattern {
+                rule: text.to_string(),
+                tool: tool.to_string(),
+            });
         }
         Ok(Rule {
             text: text.to_string(),
@@ -267,8 +285,8 @@ pub struct Permissions {
 }
 
 impl Permissions {
-    pub fn new(mode: PermissionMode, allow: &[String], deny: &[String]) -> Result<Self, String> {
-        let parse = |rules: &[String]| -> Result<Vec<Rule>, String> {
+    pub fn new(mode: PermissionMode, allow: &[String], deny: &[String]) -> Result<Self, RuleError> {
+        let parse = |rules: &[String]| -> Result<Vec<Rule>, RuleError> {
             rules.iter().map(|r| Rule::parse(r)).collect()
         };
         Ok(Permissions {
@@ -292,7 +310,7 @@ impl Permissions {
     }
 
     /// Adds rules whose calls always ask (`[permissions] ask`, Claude Code's `ask`).
-    pub fn with_ask(mut self, ask: &[String]) -> Result<Self, String> {
+    pub fn with_ask(mut self, ask: &[String]) -> Result<Self, RuleError> {
         for rule in ask {
             self.ask.push(Rule::parse(rule)?);
         }
@@ -335,9 +353,9 @@ impl Permissions {
     /// Adds the project's rules (from [`project::load`]) as allow rules, those the person
     /// trusted: the file comes with the workspace. Like every allow rule they cannot make a
     /// `Never` segment run without a person.
-    pub fn with_project_rules(mut self, rules: &[String]) -> Result<Self, String> {
+    pub fn with_project_rules(mut self, rules: &[String]) -> Result<Self, ProjectRulesError> {
         for text in rules {
-            let rule = Rule::parse(text).map_err(|e| format!("{e} (in {})", project::FILE))?;
+            let rule = Rule::parse(text).map_err(ProjectRulesError::RuleInFile)?;
             if self.trust.is_accepted(&trust::project_rule_grant(text)) {
                 self.allow.push(rule);
             }
@@ -396,7 +414,7 @@ impl Permissions {
         }
         self.allow_for_session(prepared);
         for rule in scope_rules(prepared) {
-            project::add(root, &rule)?;
+            project::add(root, &rule).map_err(|e| e.to_string())?;
             self.trust
                 .accept_project_rule(&rule)
                 .map_err(|e| e.to_string())?;

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use toml::Spanned;
 
-use super::Rule;
+use super::{Rule, RuleError};
 
 /// Where the project rules live, relative to the workspace root.
 pub use crate::tools::guard::paths::PROJECT_RULES_FILE as FILE;
@@ -20,6 +20,43 @@ pub use crate::tools::guard::paths::PROJECT_RULES_FILE as FILE;
 /// Written at the top of a file this module creates, for the person who finds it.
 const HEADER: &str = "# Approved with `p` (always in this project). Remove a rule with \
                       `/permissions` or by editing this file.\n";
+
+/// Why the project's rules could not be read or changed; the file is as it was.
+#[derive(Debug, thiserror::Error)]
+pub enum ProjectRulesError {
+    #[error("cannot read {}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// The file does not parse, or holds a rule that does not: `at` is `path:line`.
+    #[error("{at}: {message}")]
+    Broken { at: String, message: String },
+    /// A rule to add that does not parse.
+    #[error(transparent)]
+    Rule(RuleError),
+    /// A rule read from the file (with its line already named) that does not parse.
+    #[error("{0} (in {FILE})")]
+    RuleInFile(RuleError),
+    #[error("{} holds no project rules to remove", path.display())]
+    NothingToRemove { path: PathBuf },
+    #[error(
+        "no rule `{wanted}` in {}; give the rule's text or its number: {numbered}",
+        path.display()
+    )]
+    NoSuchRule {
+        wanted: String,
+        path: PathBuf,
+        numbered: String,
+    },
+    #[error("cannot create {}: {source}", path.display())]
+    CreateDir {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot save {}: {reason} — the project's rules are as they were", path.display())]
+    Save { path: PathBuf, reason: String },
+}
 
 #[derive(Debug, Default, Deserialize)]
 struct ProjectFile {
@@ -36,14 +73,14 @@ struct Parsed {
 
 /// The project's rules; a missing file means none. A file that does not parse, or holds a
 /// rule that does not, is an error naming the file and the line.
-pub fn load(root: &Path) -> Result<Vec<String>, String> {
+pub fn load(root: &Path) -> Result<Vec<String>, ProjectRulesError> {
     Ok(read(root)?.rules)
 }
 
 /// Adds `rule` (if it is not there yet), creating `.linggen/` and the file as needed.
-pub(in crate::session) fn add(root: &Path, rule: &str) -> Result<(), String> {
+pub(in crate::session) fn add(root: &Path, rule: &str) -> Result<(), ProjectRulesError> {
     let rule = rule.trim();
-    Rule::parse(rule)?;
+    Rule::parse(rule).map_err(ProjectRulesError::Rule)?;
     let mut parsed = read(root)?;
     if parsed.rules.iter().any(|r| r == rule) {
         return Ok(());
@@ -54,7 +91,7 @@ pub(in crate::session) fn add(root: &Path, rule: &str) -> Result<(), String> {
 
 /// Removes a rule given as its exact text or its 1-based position (as `/permissions`
 /// lists them); returns the rule that was removed.
-pub fn remove(root: &Path, rule_or_index: &str) -> Result<String, String> {
+pub fn remove(root: &Path, rule_or_index: &str) -> Result<String, ProjectRulesError> {
     let wanted = rule_or_index.trim();
     let mut parsed = read(root)?;
     let position = match wanted.parse::<usize>() {
@@ -64,13 +101,13 @@ pub fn remove(root: &Path, rule_or_index: &str) -> Result<String, String> {
     let Some(index) = position else {
         let path = path_of(root);
         return Err(if parsed.rules.is_empty() {
-            format!("{} holds no project rules to remove", path.display())
+            ProjectRulesError::NothingToRemove { path }
         } else {
-            format!(
-                "no rule `{wanted}` in {}; give the rule's text or its number: {}",
-                path.display(),
-                numbered(&parsed.rules)
-            )
+            ProjectRulesError::NoSuchRule {
+                wanted: wanted.to_string(),
+                path,
+                numbered: numbered(&parsed.rules),
+            }
         });
     };
     let removed = parsed.rules.remove(index);
@@ -91,20 +128,19 @@ fn numbered(rules: &[String]) -> String {
         .join(", ")
 }
 
-fn read(root: &Path) -> Result<Parsed, String> {
+fn read(root: &Path) -> Result<Parsed, ProjectRulesError> {
     let path = path_of(root);
     let text = match std::fs::read_to_string(&path) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+        Err(source) => return Err(ProjectRulesError::Read { path, source }),
     };
-    let at = |span: Option<Range<usize>>, message: &str| match span {
-        Some(span) => format!(
-            "{}:{}: {message}",
-            path.display(),
-            line_of(&text, span.start)
-        ),
-        None => format!("{}: {message}", path.display()),
+    let at = |span: Option<Range<usize>>, message: &str| ProjectRulesError::Broken {
+        at: match span {
+            Some(span) => format!("{}:{}", path.display(), line_of(&text, span.start)),
+            None => path.display().to_string(),
+        },
+        message: message.to_string(),
     };
     let file: ProjectFile =
         toml::from_str(&text).map_err(|e| at(e.span(), e.message().trim_end()))?;
@@ -120,7 +156,7 @@ fn read(root: &Path) -> Result<Parsed, String> {
     for entry in allow.into_inner() {
         let entry_span = entry.span();
         let rule = entry.into_inner().trim().to_string();
-        Rule::parse(&rule).map_err(|e| at(Some(entry_span), &e))?;
+        Rule::parse(&rule).map_err(|e| at(Some(entry_span), &e.to_string()))?;
         if !rules.contains(&rule) {
             rules.push(rule);
         }
@@ -138,7 +174,7 @@ fn line_of(text: &str, offset: usize) -> usize {
 
 /// Writes `parsed.rules` back, replacing only the `allow` array (or adding the key in
 /// front, where it is still a top-level key whatever tables follow).
-fn write(root: &Path, parsed: &Parsed) -> Result<(), String> {
+fn write(root: &Path, parsed: &Parsed) -> Result<(), ProjectRulesError> {
     let array = format_array(&parsed.rules);
     let text = match &parsed.span {
         Some(span) => format!(
@@ -151,19 +187,19 @@ fn write(root: &Path, parsed: &Parsed) -> Result<(), String> {
     };
     let path = path_of(root);
     let dir = path.parent().unwrap_or(root);
-    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    std::fs::create_dir_all(dir).map_err(|source| ProjectRulesError::CreateDir {
+        path: dir.to_path_buf(),
+        source,
+    })?;
     // Durable: a crash or a full disk leaves the rules as they were, never half a file. A
     // symlink there is replaced, never followed: the repository decides where it leads.
     let options = crate::durable::Options {
         through_symlinks: false,
         ..crate::durable::Options::default()
     };
-    crate::durable::replace(&path, text.as_bytes(), options).map_err(|e| {
-        format!(
-            "cannot save {}: {} — the project's rules are as they were",
-            path.display(),
-            e.reason()
-        )
+    crate::durable::replace(&path, text.as_bytes(), options).map_err(|e| ProjectRulesError::Save {
+        reason: e.reason(),
+        path,
     })
 }
 

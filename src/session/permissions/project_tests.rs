@@ -58,7 +58,7 @@ fn add_load_remove_round_trip() {
     assert_eq!(remove(&root, "2").unwrap(), "Bash(say \"hi\"*)");
     assert_eq!(load(&root).unwrap(), ["Bash(cargo test*)"]);
 
-    let err = remove(&root, "Bash(make*)").unwrap_err();
+    let err = remove(&root, "Bash(make*)").unwrap_err().to_string();
     assert!(err.contains("1. Bash(cargo test*)"), "{err}");
     assert!(remove(&root, "5").is_err());
     remove(&root, "1").unwrap();
@@ -109,7 +109,7 @@ fn broken_file_names_file_and_line() {
     let (_dir, root) = workspace();
     std::fs::create_dir_all(root.join(".linggen")).unwrap();
     std::fs::write(root.join(FILE), "# rules\n\nallow = [\"Read\",\n").unwrap();
-    let err = load(&root).unwrap_err();
+    let err = load(&root).unwrap_err().to_string();
     assert!(err.contains(".linggen/permissions.toml:"), "{err}");
 
     std::fs::write(
@@ -117,12 +117,12 @@ fn broken_file_names_file_and_line() {
         "# rules\nallow = [\n  \"Read\",\n  \"Bash(cargo\",\n]\n",
     )
     .unwrap();
-    let err = load(&root).unwrap_err();
+    let err = load(&root).unwrap_err().to_string();
     assert!(err.contains(".linggen/permissions.toml:4:"), "{err}");
     assert!(err.contains("missing `)`"), "{err}");
 
     std::fs::write(root.join(FILE), "\nallow = \"Read\"\n").unwrap();
-    let err = load(&root).unwrap_err();
+    let err = load(&root).unwrap_err().to_string();
     assert!(err.contains(".linggen/permissions.toml:2:"), "{err}");
 
     // A broken file is not overwritten by `add`.

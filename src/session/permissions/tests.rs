@@ -184,9 +184,13 @@ fn session_approval_covers_the_same_prefix_only() {
 
 #[test]
 fn bad_rules_are_explained() {
-    let err = Permissions::new(PermissionMode::Default, &["Bash(cargo".into()], &[]).unwrap_err();
+    let err = Permissions::new(PermissionMode::Default, &["Bash(cargo".into()], &[])
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("missing `)`"), "{err}");
-    let err = Permissions::new(PermissionMode::Default, &["Frobnicate".into()], &[]).unwrap_err();
+    let err = Permissions::new(PermissionMode::Default, &["Frobnicate".into()], &[])
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("unknown tool"), "{err}");
 }
 
@@ -402,9 +406,9 @@ fn mcp_rules_parse_as_claude_code_writes_them() {
     ] {
         assert!(Rule::parse(ok).is_ok(), "{ok}");
     }
-    let err = Rule::parse("mcp__github__x(repo)").unwrap_err();
+    let err = Rule::parse("mcp__github__x(repo)").unwrap_err().to_string();
     assert!(err.contains("take no pattern"), "{err}");
-    let err = Rule::parse("github__x").unwrap_err();
+    let err = Rule::parse("github__x").unwrap_err().to_string();
     assert!(err.contains("mcp__SERVER__TOOL"), "{err}");
 }
 
