@@ -249,6 +249,59 @@ struct PartialCall {
     arguments: String,
 }
 
+/// A stream chunk as nearly all of them are: text (or reasoning) in the first choice, maybe
+/// a finish reason and the usage. Other keys are skipped without being stored. A chunk with
+/// tool calls or an error is left to the general path ([`TextChunk::is_text`]).
+#[derive(Debug, serde::Deserialize)]
+struct TextChunk {
+    #[serde(default)]
+    error: Option<serde::de::IgnoredAny>,
+    #[serde(default)]
+    usage: Option<ChunkUsage>,
+    #[serde(default)]
+    choices: Option<Vec<TextChoice>>,
+}
+
+#[derive(Debug, serde::Deserialize)]
+struct ChunkUsage {
+    #[serde(default)]
+    prompt_tokens: Option<u64>,
+    #[serde(default)]
+    completion_tokens: Option<u64>,
+}
+
+#[derive(Debug, serde::Deserialize)]
+struct TextChoice {
+    #[serde(default)]
+    delta: Option<TextDelta>,
+    #[serde(default)]
+    finish_reason: Option<String>,
+}
+
+#[derive(Debug, serde::Deserialize)]
+struct TextDelta {
+    #[serde(default)]
+    content: Option<String>,
+    /// llama.cpp, vLLM and DeepSeek.
+    #[serde(default)]
+    reasoning_content: Option<String>,
+    /// OpenRouter and newer vLLM.
+    #[serde(default)]
+    reasoning: Option<String>,
+    /// Only counted: tool-call deltas are merged from the general value.
+    #[serde(default)]
+    tool_calls: Option<Vec<serde::de::IgnoredAny>>,
+}
+
+impl TextChunk {
+    /// Neither an error nor a tool call: all of it is read here.
+    fn is_text(&self) -> bool {
+        let first = self.choices.as_ref().and_then(|c| c.first());
+        let calls = first.and_then(|c| c.delta.as_ref()?.tool_calls.as_ref());
+        self.error.is_none() && calls.is_none_or(Vec::is_empty)
+    }
+}
+
 /// Parses the `data:` chunks of a streamed chat completion.
 #[derive(Debug, Default)]
 pub struct OpenAiStream {
@@ -283,6 +336,16 @@ impl OpenAiStream {
                 emit(sink, StreamEvent::Usage(usage));
             }
             return Ok(true);
+        }
+        // Nearly every chunk is a piece of text: read into a typed chunk it costs a third
+        // of a general JSON value (whose objects are ordered maps). What the typed shape
+        // does not hold (an error, a tool call, a field of another type) takes the general
+        // path below, which reads the same chunk again.
+        if let Ok(chunk) = serde_json::from_str::<TextChunk>(data)
+            && chunk.is_text()
+        {
+            self.on_text_chunk(chunk, sink);
+            return Ok(false);
         }
         let mut chunk: Value = serde_json::from_str(data).map_err(|e| {
             ErrorKind::Malformed(format!(
@@ -319,6 +382,35 @@ impl OpenAiStream {
             emit(sink, StreamEvent::CutShort);
         }
         Ok(false)
+    }
+
+    /// [`Self::on_event`] for a chunk without an error or tool calls.
+    fn on_text_chunk(&mut self, chunk: TextChunk, sink: &mut EventSink<'_>) {
+        if let Some(usage) = chunk.usage {
+            self.usage = Some(Usage {
+                input_tokens: usage.prompt_tokens.unwrap_or(0),
+                output_tokens: usage.completion_tokens.unwrap_or(0),
+                ..Usage::default()
+            });
+        }
+        let Some(choice) = chunk.choices.and_then(|c| c.into_iter().next()) else {
+            return;
+        };
+        if let Some(delta) = choice.delta {
+            let texts = [delta.reasoning_content, delta.reasoning];
+            for text in texts.into_iter().flatten().filter(|t| !t.is_empty()) {
+                emit(sink, StreamEvent::Thinking(text));
+            }
+            if let Some(text) = delta.content.filter(|t| !t.is_empty()) {
+                self.think.push_owned(text, &mut |e| emit(sink, e));
+            }
+        }
+        if let Some(reason) = choice.finish_reason {
+            self.flush_calls(sink);
+            if reason == "length" {
+                emit(sink, StreamEvent::CutShort);
+            }
+        }
     }
 
     fn on_delta(&mut self, delta: &mut Value, sink: &mut EventSink<'_>) {
@@ -608,6 +700,30 @@ mod tests {
                     output_tokens: 5,
                     ..Usage::default()
                 }),
+            ]
+        );
+    }
+
+    /// Chunks the typed text path does not hold are read as before: a field of another
+    /// type is skipped, a tool call beside text is merged, `length` still cuts short.
+    #[test]
+    fn odd_chunks_take_the_general_path() {
+        let input = sse(&[
+            json!({"choices": [{"delta": {"content": ["not", "text"]}}], "usage": null}),
+            json!({"choices": [{"delta": {"content": "a", "tool_calls": [
+                {"index": 0, "id": "c1", "function": {"name": "Read", "arguments": "{}"}}
+            ]}}]}),
+            json!({"choices": [{"delta": {"content": "b", "tool_calls": null}, "finish_reason": "length"}]}),
+        ]);
+        let (events, result) = parse(&input);
+        assert_eq!(result, Ok(true));
+        assert_eq!(
+            events,
+            vec![
+                StreamEvent::Text("a".into()),
+                StreamEvent::Text("b".into()),
+                call("c1", "Read", json!({})),
+                StreamEvent::CutShort,
             ]
         );
     }
