@@ -416,29 +416,10 @@ mod tests {
             ("a.toml", "extends = \"b\"\n"),
             ("b.toml", "extends = \"a\"\n"),
         ]);
-        assert!(
-            load("typo", home.path())
-                .unwrap_err()
-                .to_string()
-                .contains("headnig")
-        );
-        assert!(
-            load("syn", home.path())
-                .unwrap_err()
-                .to_string()
-                .contains("Monokai")
-        );
-        assert!(
-            load("a", home.path())
-                .unwrap_err()
-                .to_string()
-                .contains("cycle")
-        );
-        assert!(
-            load("missing", home.path())
-                .unwrap_err()
-                .to_string()
-                .contains("available: a, b, dark")
-        );
+        let error = |name: &str| load(name, home.path()).unwrap_err().to_string();
+        assert!(error("typo").contains("headnig"));
+        assert!(error("syn").contains("Monokai"));
+        assert!(error("a").contains("cycle"));
+        assert!(error("missing").contains("available: a, b, dark"));
     }
 }
