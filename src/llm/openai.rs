@@ -249,9 +249,9 @@ struct PartialCall {
     arguments: String,
 }
 
-/// A stream chunk as nearly all of them are: text (or reasoning) in the first choice, maybe
-/// a finish reason and the usage. Other keys are skipped without being stored. A chunk with
-/// tool calls or an error is left to the general path ([`TextChunk::is_text`]).
+/// A stream chunk as nearly all of them are: text, reasoning or tool-call deltas in the
+/// first choice, maybe a finish reason and the usage. Other keys are skipped without being
+/// stored. A chunk with an error is left to the general path.
 #[derive(Debug, serde::Deserialize)]
 struct TextChunk {
     #[serde(default)]
@@ -288,18 +288,10 @@ struct TextDelta {
     /// OpenRouter and newer vLLM.
     #[serde(default)]
     reasoning: Option<String>,
-    /// Only counted: tool-call deltas are merged from the general value.
+    /// Each call's delta as a general value, for [`OpenAiStream::merge_call`] (their shape
+    /// varies between servers).
     #[serde(default)]
-    tool_calls: Option<Vec<serde::de::IgnoredAny>>,
-}
-
-impl TextChunk {
-    /// Neither an error nor a tool call: all of it is read here.
-    fn is_text(&self) -> bool {
-        let first = self.choices.as_ref().and_then(|c| c.first());
-        let calls = first.and_then(|c| c.delta.as_ref()?.tool_calls.as_ref());
-        self.error.is_none() && calls.is_none_or(Vec::is_empty)
-    }
+    tool_calls: Option<Vec<Value>>,
 }
 
 /// Parses the `data:` chunks of a streamed chat completion.
@@ -337,12 +329,11 @@ impl OpenAiStream {
             }
             return Ok(true);
         }
-        // Nearly every chunk is a piece of text: read into a typed chunk it costs a third
-        // of a general JSON value (whose objects are ordered maps). What the typed shape
-        // does not hold (an error, a tool call, a field of another type) takes the general
-        // path below, which reads the same chunk again.
+        // Read into a typed chunk, a delta costs a third of a general JSON value (whose
+        // objects are ordered maps). What the typed shape does not hold (an error, a field
+        // of another type) takes the general path below, which reads the chunk again.
         if let Ok(chunk) = serde_json::from_str::<TextChunk>(data)
-            && chunk.is_text()
+            && chunk.error.is_none()
         {
             self.on_text_chunk(chunk, sink);
             return Ok(false);
@@ -384,7 +375,7 @@ impl OpenAiStream {
         Ok(false)
     }
 
-    /// [`Self::on_event`] for a chunk without an error or tool calls.
+    /// [`Self::on_event`] for a chunk without an error.
     fn on_text_chunk(&mut self, chunk: TextChunk, sink: &mut EventSink<'_>) {
         if let Some(usage) = chunk.usage {
             self.usage = Some(Usage {
@@ -403,6 +394,9 @@ impl OpenAiStream {
             }
             if let Some(text) = delta.content.filter(|t| !t.is_empty()) {
                 self.think.push_owned(text, &mut |e| emit(sink, e));
+            }
+            for call in delta.tool_calls.iter().flatten() {
+                self.merge_call(call);
             }
         }
         if let Some(reason) = choice.finish_reason {
@@ -704,8 +698,8 @@ mod tests {
         );
     }
 
-    /// Chunks the typed text path does not hold are read as before: a field of another
-    /// type is skipped, a tool call beside text is merged, `length` still cuts short.
+    /// Chunks of unusual shape are read as before: a field of another type is skipped (on
+    /// the general path), a tool call beside text is merged, `length` still cuts short.
     #[test]
     fn odd_chunks_take_the_general_path() {
         let input = sse(&[
