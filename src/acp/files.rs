@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::rpc::Peer;
+use crate::protocol::jsonrpc::Peer;
 use crate::tools::editor_files::EditorFiles;
 
 /// How long the editor may take to hand over or write a file before linggen goes on

@@ -15,7 +15,6 @@ mod mcp;
 mod options;
 mod permission;
 mod prompt;
-pub mod rpc;
 mod session;
 mod share;
 mod updates;
@@ -42,7 +41,7 @@ use crate::app::signals::{Ending, Signals, next_ending};
 use crate::app::{LiveSession, Start, Workspace, exit, load_workspace, off_runtime};
 use crate::config::{PermissionMode, TurnMode};
 use crate::session::{Input, OutcomeStatus, lock};
-use rpc::{Incoming, Line, Peer, RpcError, code};
+use crate::protocol::jsonrpc::{self as rpc, Incoming, Line, Peer, RpcError, code};
 use session::{AcpSession, Started};
 
 /// Serves until the editor closes stdin (exit 0) or a signal ends it (128 + the signal).

@@ -12,7 +12,7 @@ use agent_client_protocol_schema::v1::{
 };
 use tokio::sync::oneshot;
 
-use super::rpc::{Peer, RpcError};
+use crate::protocol::jsonrpc::{Peer, RpcError};
 use super::updates::{Translator, fenced_diff};
 use super::{options, permission, prompt};
 use crate::app::{LiveSession, Workspace};

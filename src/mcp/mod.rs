@@ -8,6 +8,7 @@
 pub mod client;
 pub mod config;
 pub mod legacy_sse;
+pub mod model;
 pub mod names;
 pub mod oauth;
 pub mod runners;

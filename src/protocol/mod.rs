@@ -4,6 +4,7 @@
 //! them on the wire, as codex keeps its `protocol` crate.
 
 pub mod image;
+pub mod jsonrpc;
 
 use serde::{Deserialize, Serialize};
 

@@ -1,9 +1,10 @@
-//! JSON-RPC 2.0 over stdin/stdout, one message a line, as ACP's stdio transport carries it.
+//! JSON-RPC 2.0 as ACP and MCP carry it: one message a line over a process's stdin and
+//! stdout, or (MCP over HTTP) one message a request.
 //!
-//! Both sides send requests: the editor asks linggen (`session/prompt`), and linggen asks
-//! the editor (`session/request_permission`). [`Peer`] is linggen's end: it writes
-//! responses, notifications and requests, and routes each response the editor sends back to
-//! the request that waits for it. stdout is the transport: nothing else may be written to it.
+//! Both sides send requests: an editor asks linggen (`session/prompt`) and linggen asks it
+//! (`session/request_permission`); an MCP server asks its client for the workspace's roots.
+//! [`Peer`] is linggen's end: it sends responses, notifications and requests, and routes
+//! each response the other side sends back to the request that waits for it.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -14,7 +15,6 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot};
 
-use crate::session::lock;
 
 /// JSON-RPC's own error codes, and ACP's.
 pub mod code {
@@ -62,13 +62,13 @@ impl RpcError {
             code: error["code"].as_i64().unwrap_or(code::INTERNAL_ERROR),
             message: error["message"]
                 .as_str()
-                .unwrap_or("the editor answered with an error")
+                .unwrap_or("the other side answered with an error")
                 .to_string(),
         }
     }
 }
 
-/// A message from the editor that linggen must act on.
+/// A message from the other side that linggen must act on.
 #[derive(Debug, PartialEq)]
 pub enum Incoming {
     Request {
@@ -82,7 +82,7 @@ pub enum Incoming {
     },
 }
 
-/// What one line from the editor was.
+/// What one message from the other side was.
 #[derive(Debug, PartialEq)]
 pub enum Line {
     Incoming(Incoming),
@@ -101,7 +101,7 @@ pub enum Line {
     Ignored,
 }
 
-/// Reads one line of the transport.
+/// Reads one message (a line of a stdio transport).
 pub fn parse(line: &str) -> Line {
     if line.trim().is_empty() {
         return Line::Ignored;
@@ -169,25 +169,33 @@ pub struct Peer {
     next_id: Arc<AtomicI64>,
 }
 
-/// The editor has gone (stdin closed, or the writer could not write).
+/// The other side has gone (its stream closed, or the writer could not write).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[error("the editor closed the connection")]
+#[error("the connection was closed")]
 pub struct Closed;
 
 impl Peer {
-    /// A peer whose messages go to `sink`, written in order by the task this returns.
+    /// A peer whose messages go to `sink`, a line each, written in order by the task this
+    /// returns.
     pub fn new<W>(sink: W) -> (Peer, tokio::task::JoinHandle<()>)
     where
         W: AsyncWrite + Unpin + Send + 'static,
     {
-        let (out, lines) = mpsc::unbounded_channel();
+        let (peer, lines) = Peer::unsent();
         let writer = tokio::spawn(write_lines(sink, lines));
+        (peer, writer)
+    }
+
+    /// A peer whose messages are handed, in order and without a line end, to whoever reads
+    /// the receiver: a transport that carries a message otherwise than as a line.
+    pub fn unsent() -> (Peer, mpsc::UnboundedReceiver<String>) {
+        let (out, messages) = mpsc::unbounded_channel();
         let peer = Peer {
             out,
             waiting: Arc::default(),
             next_id: Arc::new(AtomicI64::new(1)),
         };
-        (peer, writer)
+        (peer, messages)
     }
 
     pub fn respond(&self, id: Value, result: Result<Value, RpcError>) {
@@ -203,7 +211,7 @@ impl Peer {
         self.send(&json!({ "jsonrpc": "2.0", "method": method, "params": params }));
     }
 
-    /// Asks the editor and waits for its answer.
+    /// Asks the other side and waits for its answer.
     pub async fn request(
         &self,
         method: &str,
@@ -224,7 +232,7 @@ impl Peer {
         }
     }
 
-    /// The editor is gone: every request still waiting fails.
+    /// The other side is gone: every request still waiting fails.
     pub fn close(&self) {
         lock(&self.waiting).clear();
     }
@@ -232,6 +240,12 @@ impl Peer {
     fn send(&self, message: &Value) {
         let _ = self.out.send(message.to_string());
     }
+}
+
+/// The map of waiting requests, even after a holder panicked: a lost answer is better than
+/// a connection that can no longer route any.
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 async fn write_lines<W: AsyncWrite + Unpin>(
