@@ -127,6 +127,13 @@ impl ContentBlock {
         ContentBlock::Text(TextContent { text: text.into() })
     }
 
+    pub fn as_text(&self) -> Option<&TextContent> {
+        match self {
+            ContentBlock::Text(text) => Some(text),
+            _ => None,
+        }
+    }
+
     pub fn image(data: impl Into<String>, mime_type: impl Into<String>) -> ContentBlock {
         ContentBlock::Image(MediaContent {
             data: data.into(),

@@ -4,8 +4,8 @@
 //! `Glob`, `get_repo_info`).
 //!
 //! This module knows MCP and nothing of sessions: what a task is run with comes through
-//! [`TaskRunner`], which the app implements with its session machinery. rmcp serves every
-//! request on a task of its own, and nothing here holds a lock across a call, so concurrent
+//! [`TaskRunner`], which the app implements with its session machinery. Every request is
+//! answered on a task of its own, and nothing here holds a lock across a call, so concurrent
 //! `task` calls run concurrently, each in its own session.
 //!
 //! stdout is the transport: nothing but the protocol may be written to it.
@@ -13,21 +13,19 @@
 pub mod caller;
 mod read_tools;
 mod report;
-mod stdin;
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
-use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
-};
-use rmcp::service::RequestContext;
-use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use tokio::io::AsyncBufReadExt;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
+use super::model::{CallToolResult, ContentBlock, Implementation, JsonObject, PROTOCOL_VERSIONS};
+use crate::protocol::jsonrpc::{self, Incoming, Line, Peer, RpcError, code};
 use crate::tools::ToolContext;
 
 /// The name of the tool that runs a task.
@@ -113,10 +111,8 @@ pub enum TaskError {
 /// Why serving ended in failure.
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
-    #[error("the MCP client did not complete the handshake: {0}")]
-    Handshake(String),
-    #[error("the MCP server stopped unexpectedly: {0}")]
-    Crashed(String),
+    #[error("cannot read the MCP client's messages from stdin: {0}")]
+    Stdin(std::io::Error),
 }
 
 /// What the server runs things with: the app's sessions and the workspace's tools.
@@ -145,91 +141,184 @@ pub async fn serve_stdio(
     runner: Arc<dyn TaskRunner>,
     stop: CancellationToken,
 ) -> Result<(), ServeError> {
-    // A closed stdin is how an MCP client says it is done (the stdio transport's shutdown):
-    // the running tasks are cancelled at once rather than when rmcp's drain gives up.
-    let runs = stop.child_token();
-    let in_flight = Arc::new(InFlight::default());
-    let server = LinggenServer {
+    let (peer, writer) = Peer::new(tokio::io::stdout());
+    let server = Arc::new(LinggenServer {
         runner,
-        runs: runs.clone(),
-        in_flight: Arc::clone(&in_flight),
+        runs: stop.child_token(),
+        in_flight: Arc::default(),
+        peer: peer.clone(),
+        elicitation: Mutex::new(false),
+        calls: Mutex::default(),
+    });
+    let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
+    // A closed stdin is how an MCP client says it is done (the stdio transport's shutdown):
+    // the running tasks are cancelled at once; a task can run for minutes.
+    let read = loop {
+        tokio::select! {
+            line = lines.next_line() => match line {
+                Ok(Some(line)) => server.take(&line),
+                Ok(None) => break Ok(()),
+                Err(e) => break Err(ServeError::Stdin(e)),
+            },
+            () = stop.cancelled() => break Ok(()),
+        }
     };
-    let (read, write) = rmcp::transport::io::stdio_pipes();
-    let read = stdin::EndWatch::new(read, runs.clone());
-    let served = match server.serve_with_ct((read, write), stop).await {
-        Ok(service) => service
-            .waiting()
-            .await
-            .map(|_| ())
-            .map_err(|e| ServeError::Crashed(e.to_string())),
-        Err(e) => Err(ServeError::Handshake(e.to_string())),
-    };
-    runs.cancel();
-    in_flight.all_done().await;
-    served
+    server.runs.cancel();
+    server.in_flight.all_done().await;
+    peer.close();
+    drop((server, peer));
+    // Every answer is written before exit; a task still holding the connection does not
+    // keep the process alive.
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(5), writer).await;
+    read
 }
 
-/// The MCP server: lists the tools and dispatches calls.
+/// The MCP server: answers the handshake, lists the tools and dispatches calls. Each
+/// request is answered on a task of its own, and nothing holds a lock across a call, so
+/// concurrent `task` calls run concurrently, each in its own session.
 struct LinggenServer {
     runner: Arc<dyn TaskRunner>,
     /// Fires when the server stops: every run is cancelled.
     runs: CancellationToken,
     in_flight: Arc<InFlight>,
+    peer: Peer,
+    /// Whether the client said at `initialize` that it can put questions to a person.
+    elicitation: Mutex<bool>,
+    /// The running `tools/call` requests by id, for `notifications/cancelled`.
+    calls: Mutex<HashMap<String, Call>>,
 }
 
-impl ServerHandler for LinggenServer {
-    fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new("linggen", env!("CARGO_PKG_VERSION")))
-            .with_instructions(INSTRUCTIONS)
+/// One running `tools/call`.
+#[derive(Clone)]
+struct Call {
+    /// Fires when the client cancels the call or the server stops.
+    cancel: CancellationToken,
+    /// Fires only when the client cancelled it.
+    by_client: CancellationToken,
+}
+
+/// `tools/call`'s parameters.
+#[derive(Deserialize)]
+struct CallParams {
+    name: String,
+    #[serde(default)]
+    arguments: Option<JsonObject>,
+    #[serde(default, rename = "_meta")]
+    meta: Option<JsonObject>,
+}
+
+impl LinggenServer {
+    /// Acts on one line from the client.
+    fn take(self: &Arc<Self>, line: &str) {
+        match jsonrpc::parse(line) {
+            Line::Incoming(Incoming::Request { id, method, params }) => {
+                // Registered before the task starts, so a cancellation that follows at once
+                // finds the call.
+                let call = Call {
+                    cancel: self.runs.child_token(),
+                    by_client: CancellationToken::new(),
+                };
+                if method == "tools/call" {
+                    lock(&self.calls).insert(id.to_string(), call.clone());
+                }
+                let server = Arc::clone(self);
+                tokio::spawn(async move {
+                    let result = server.answer(&method, params, call.cancel.clone()).await;
+                    lock(&server.calls).remove(&id.to_string());
+                    // A call its client cancelled gets no answer, as the specification
+                    // asks; one cancelled by the server stopping does.
+                    if !call.by_client.is_cancelled() {
+                        server.peer.respond(id, result);
+                    }
+                });
+            }
+            Line::Incoming(Incoming::Notification { method, params }) => {
+                if method == "notifications/cancelled"
+                    && let Some(id) = params.get("requestId")
+                    && let Some(call) = lock(&self.calls).get(&id.to_string())
+                {
+                    call.by_client.cancel();
+                    call.cancel.cancel();
+                }
+            }
+            Line::Response { id, result } => self.peer.deliver(id, result),
+            Line::Invalid { id, error } => self.peer.respond(id, Err(error)),
+            Line::Ignored => {}
+        }
     }
 
-    async fn list_tools(
+    async fn answer(
         &self,
-        _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(read_tools::listed()))
+        method: &str,
+        params: Value,
+        cancel: CancellationToken,
+    ) -> Result<Value, RpcError> {
+        match method {
+            "initialize" => Ok(self.initialize(&params)),
+            "ping" => Ok(json!({})),
+            "tools/list" => Ok(json!({ "tools": read_tools::listed() })),
+            "tools/call" => {
+                let call: CallParams = serde_json::from_value(params)
+                    .map_err(|e| RpcError::invalid_params(format!("tools/call: {e}")))?;
+                let result = self.call_tool(call, cancel).await?;
+                serde_json::to_value(result).map_err(|e| RpcError::internal(e.to_string()))
+            }
+            _ => Err(RpcError::new(
+                code::METHOD_NOT_FOUND,
+                format!("linggen does not serve the method `{method}`"),
+            )),
+        }
+    }
+
+    /// The handshake: the protocol version the client asked for when linggen speaks it
+    /// (else the newest), and what linggen offers.
+    fn initialize(&self, params: &Value) -> Value {
+        let asked = params["protocolVersion"].as_str().unwrap_or_default();
+        let version = PROTOCOL_VERSIONS
+            .into_iter()
+            .find(|v| *v == asked)
+            .unwrap_or(PROTOCOL_VERSIONS[0]);
+        *lock(&self.elicitation) = params["capabilities"].get("elicitation").is_some();
+        json!({
+            "protocolVersion": version,
+            "capabilities": { "tools": {} },
+            "serverInfo": Implementation::linggen(),
+            "instructions": INSTRUCTIONS,
+        })
     }
 
     async fn call_tool(
         &self,
-        request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        let name = request.name.as_ref();
+        call: CallParams,
+        cancel: CancellationToken,
+    ) -> Result<CallToolResult, RpcError> {
+        let name = call.name.as_str();
         if name == TASK_TOOL {
-            let caller = caller::McpCaller::of(&context);
-            return Ok(self
-                .task(request.arguments, context.ct, caller)
-                .await
-                .into());
+            let progress = call.meta.and_then(|mut meta| meta.remove("progressToken"));
+            let elicitation = *lock(&self.elicitation);
+            let caller = caller::McpCaller::new(self.peer.clone(), elicitation, progress);
+            return Ok(self.task(call.arguments, cancel, caller).await);
         }
         if read_tools::offers(name) {
             let ctx = self.runner.read_tool_context();
-            let arguments = request.arguments.unwrap_or_default();
-            return Ok(read_tools::call(ctx, name, arguments, &context.ct)
-                .await
-                .into());
+            let arguments = call.arguments.unwrap_or_default();
+            return Ok(read_tools::call(ctx, name, arguments, &cancel).await);
         }
         // The request cannot be routed: a protocol error, as the MCP specification asks.
-        Err(ErrorData::invalid_params(
-            format!(
-                "unknown tool `{name}`; linggen offers {TASK_TOOL}, {}",
-                read_tools::names().join(", ")
-            ),
-            None,
-        ))
+        Err(RpcError::invalid_params(format!(
+            "unknown tool `{name}`; linggen offers {TASK_TOOL}, {}",
+            read_tools::names().join(", ")
+        )))
     }
-}
 
-impl LinggenServer {
     /// Runs one `task` call. A bad argument is a tool error, which the caller's model reads
-    /// and can fix; a protocol error would reach it as an opaque failure.
+    /// and can fix; a protocol error would reach it as an opaque failure. `cancel` fires
+    /// when the client cancels the call or the server stops: the run ends as a cancelled
+    /// one (saved).
     async fn task(
         &self,
         arguments: Option<JsonObject>,
-        call: CancellationToken,
+        cancel: CancellationToken,
         caller: Arc<dyn caller::Caller>,
     ) -> CallToolResult {
         let task = match TaskRequest::parse(arguments) {
@@ -241,22 +330,15 @@ impl LinggenServer {
         if self.runs.is_cancelled() {
             return tool_error("linggen is shutting down; the task was not started".into());
         }
-        let cancel = self.runs.child_token();
-        let run = self.runner.run_task(task, cancel.clone(), caller);
-        tokio::pin!(run);
-        let result = tokio::select! {
-            result = &mut run => result,
-            // The client cancelled the call: the run ends as a cancelled one (saved).
-            () = call.cancelled() => {
-                cancel.cancel();
-                run.await
-            }
-        };
-        match result {
+        match self.runner.run_task(task, cancel, caller).await {
             Ok(report) => report::tool_result(&report),
             Err(e) => tool_error(format!("linggen could not run the task: {e}")),
         }
     }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 fn tool_error(message: String) -> CallToolResult {

@@ -7,12 +7,9 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use rmcp::RoleServer;
-use rmcp::model::{
-    ElicitRequestParams, ElicitationAction, ElicitationSchema, EnumSchema,
-    ProgressNotificationParam, ProgressToken,
-};
-use rmcp::service::{Peer, RequestContext};
+use serde_json::{Value, json};
+
+use crate::protocol::jsonrpc::Peer;
 
 /// How long a person has to answer an approval before it counts as a denial: a client
 /// whose dialog was never shown must not hold a task forever.
@@ -55,17 +52,21 @@ pub trait Caller: Send + Sync {
 
 /// The MCP client of one `tools/call`.
 pub struct McpCaller {
-    peer: Peer<RoleServer>,
-    progress_token: Option<ProgressToken>,
+    peer: Peer,
+    /// The client declared `elicitation` at `initialize`.
+    elicitation: bool,
+    /// The call's `_meta.progressToken`, when it asked for progress.
+    progress_token: Option<Value>,
     /// Progress must increase with each notification.
     sent: AtomicU32,
 }
 
 impl McpCaller {
-    pub fn of(context: &RequestContext<RoleServer>) -> Arc<McpCaller> {
+    pub(super) fn new(peer: Peer, elicitation: bool, progress_token: Option<Value>) -> Arc<Self> {
         Arc::new(McpCaller {
-            peer: context.peer.clone(),
-            progress_token: context.meta.get_progress_token(),
+            peer,
+            elicitation,
+            progress_token,
             sent: AtomicU32::new(0),
         })
     }
@@ -74,30 +75,19 @@ impl McpCaller {
 #[async_trait]
 impl Caller for McpCaller {
     fn answers_approvals(&self) -> bool {
-        self.peer
-            .peer_info()
-            .is_some_and(|client| client.capabilities.elicitation.is_some())
+        self.elicitation
     }
 
     async fn approve(&self, question: &Question) -> Answer {
-        let Ok(schema) = answer_schema(question) else {
-            return Answer::Deny;
-        };
-        let request = ElicitRequestParams::FormElicitationParams {
-            meta: None,
-            message: message(question),
-            requested_schema: schema,
-        };
-        let asked = self
-            .peer
-            .create_elicitation_with_timeout(request, Some(ANSWER_WAIT))
-            .await;
-        match asked {
-            Ok(result) if result.action == ElicitationAction::Accept => result
-                .content
-                .as_ref()
-                .and_then(|c| c.get("decision"))
-                .and_then(|d| d.as_str())
+        let request = json!({
+            "mode": "form",
+            "message": message(question),
+            "requestedSchema": answer_schema(question),
+        });
+        let asked = self.peer.request("elicitation/create", request);
+        match tokio::time::timeout(ANSWER_WAIT, asked).await {
+            Ok(Ok(Ok(result))) if result["action"] == "accept" => result["content"]["decision"]
+                .as_str()
                 .map_or(Answer::Deny, parse_answer),
             _ => Answer::Deny,
         }
@@ -108,9 +98,10 @@ impl Caller for McpCaller {
             return;
         };
         let n = self.sent.fetch_add(1, Ordering::Relaxed) + 1;
-        let mut note = ProgressNotificationParam::new(token, f64::from(n));
-        note.message = Some(message.to_string());
-        let _ = self.peer.notify_progress(note).await;
+        self.peer.notify(
+            "notifications/progress",
+            json!({ "progressToken": token, "progress": n, "message": message }),
+        );
     }
 }
 
@@ -129,23 +120,21 @@ fn message(question: &Question) -> String {
     text
 }
 
-/// One required choice: allow once, allow for this task (when it can be), deny.
-fn answer_schema(question: &Question) -> Result<ElicitationSchema, &'static str> {
-    let mut values = vec!["allow_once".to_string()];
-    let mut titles = vec!["Allow once".to_string()];
+/// One required choice: allow once, allow for this task (when it can be), deny; each
+/// value with the title a client shows (the specification's titled single-select enum).
+fn answer_schema(question: &Question) -> Value {
+    let mut choices = vec![json!({"const": "allow_once", "title": "Allow once"})];
     if !question.once_only {
-        values.push("allow_session".to_string());
-        titles.push("Allow for this task".to_string());
+        choices.push(json!({"const": "allow_session", "title": "Allow for this task"}));
     }
-    values.push("deny".to_string());
-    titles.push("Deny".to_string());
-    let choice: EnumSchema = EnumSchema::builder(values)
-        .enum_titles(titles)
-        .map_err(|_| "titles")?
-        .build();
-    ElicitationSchema::builder()
-        .required_enum_schema("decision", choice)
-        .build()
+    choices.push(json!({"const": "deny", "title": "Deny"}));
+    json!({
+        "type": "object",
+        "properties": {
+            "decision": { "type": "string", "title": "Decision", "oneOf": choices }
+        },
+        "required": ["decision"]
+    })
 }
 
 fn parse_answer(decision: &str) -> Answer {
@@ -172,16 +161,10 @@ mod tests {
 
     #[test]
     fn the_choices_are_what_the_call_can_be_answered_with() {
-        let schema =
-            serde_json::to_value(answer_schema(&question(false)).unwrap_or_else(|e| panic!("{e}")))
-                .unwrap_or_default();
-        let text = schema.to_string();
+        let text = answer_schema(&question(false)).to_string();
         assert!(text.contains("allow_session"), "{text}");
         assert!(text.contains("\"decision\""), "{text}");
-        let once =
-            serde_json::to_value(answer_schema(&question(true)).unwrap_or_else(|e| panic!("{e}")))
-                .unwrap_or_default()
-                .to_string();
+        let once = answer_schema(&question(true)).to_string();
         assert!(!once.contains("allow_session"), "{once}");
         assert_eq!(parse_answer("allow_once"), Answer::AllowOnce);
         assert_eq!(parse_answer("anything else"), Answer::Deny);

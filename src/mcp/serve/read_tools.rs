@@ -1,9 +1,7 @@
 //! The tools `linggen mcp serve` lists: `task`, then linggen's read-only tools under their
 //! own names and schemas, run directly in the sessions' tool context.
 
-use std::sync::Arc;
-
-use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations};
+use crate::mcp::model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -37,9 +35,12 @@ pub(super) fn listed() -> Vec<Tool> {
         tools::specs()
             .into_iter()
             .filter(|spec| offers(&spec.name))
-            .map(|spec| {
-                Tool::new(spec.name, spec.description, schema(spec.parameters))
-                    .with_annotations(read_only_hints())
+            .map(|spec| Tool {
+                name: spec.name,
+                title: None,
+                description: Some(spec.description),
+                input_schema: schema(spec.parameters),
+                annotations: Some(read_only_hints()),
             }),
     );
     listed
@@ -67,22 +68,32 @@ fn task_tool() -> Tool {
                        and calls that need a person's approval are asked through elicitation \
                        when the client supports it, else denied. Returns the final \
                        answer and the files the task changed.";
-    Tool::new(TASK_TOOL, description, schema(parameters))
+    Tool {
+        name: TASK_TOOL.into(),
+        title: None,
+        description: Some(description.into()),
+        input_schema: schema(parameters),
+        annotations: None,
+    }
 }
 
 fn read_only_hints() -> ToolAnnotations {
-    ToolAnnotations::from_raw(None, Some(true), Some(false), Some(true), Some(false))
+    ToolAnnotations {
+        title: None,
+        read_only_hint: Some(true),
+        destructive_hint: Some(false),
+        idempotent_hint: Some(true),
+        open_world_hint: Some(false),
+    }
 }
 
-/// A schema as rmcp holds one. Every schema here is an object; anything else would be a
-/// bug in a tool's spec, and then the tool takes any object rather than failing the list.
-fn schema(parameters: Value) -> Arc<JsonObject> {
+/// A tool's schema as MCP lists one. Every schema here is an object; anything else would
+/// be a bug in a tool's spec, and then the tool takes any object rather than failing the
+/// list.
+fn schema(parameters: Value) -> JsonObject {
     match parameters {
-        Value::Object(schema) => Arc::new(schema),
-        _ => Arc::new(JsonObject::from_iter([(
-            "type".to_string(),
-            Value::from("object"),
-        )])),
+        Value::Object(schema) => schema,
+        _ => JsonObject::from_iter([("type".to_string(), Value::from("object"))]),
     }
 }
 

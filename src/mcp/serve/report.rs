@@ -2,7 +2,7 @@
 //! then what changed, then where the session is), and the same facts as structured content
 //! for programs.
 
-use rmcp::model::{CallToolResult, ContentBlock};
+use crate::mcp::model::{CallToolResult, ContentBlock};
 use serde_json::json;
 
 use super::{TaskReport, TaskStatus};
