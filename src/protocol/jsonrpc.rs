@@ -15,7 +15,6 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot};
 
-
 /// JSON-RPC's own error codes, and ACP's.
 pub mod code {
     pub const PARSE_ERROR: i64 = -32700;
@@ -245,7 +244,9 @@ impl Peer {
 /// The map of waiting requests, even after a holder panicked: a lost answer is better than
 /// a connection that can no longer route any.
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 async fn write_lines<W: AsyncWrite + Unpin>(
