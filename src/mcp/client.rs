@@ -416,42 +416,62 @@ async fn open_streamable(
     }
     let config = config.custom_headers(custom);
     // A token from `linggen mcp login`, unless the entry sends its own `Authorization`.
-    let signed_in = if config.auth_header.is_none() {
-        super::oauth::authorized_client(&server.name, url)
+    let bearer = match config.auth_header {
+        Some(_) => None,
+        None => super::oauth::Bearer::load(&server.name, url)
             .await
-            .map_err(|reason| McpError::Start {
-                server: server.name.clone(),
-                reason: format!("its sign-in could not be used: {reason}"),
-            })?
-    } else {
-        None
+            .map_err(|e| sign_in_error(server, e))?,
     };
-    let logged_in = signed_in.is_some();
-    let opened = match signed_in {
-        Some(client) => {
-            let transport = StreamableHttpClientTransport::with_client(client, config);
-            over_http(server, events, transport).await
-        }
-        None => {
-            let transport = StreamableHttpClientTransport::from_config(config);
-            over_http(server, events, transport).await
-        }
+    let Some(bearer) = bearer else {
+        let transport = StreamableHttpClientTransport::from_config(config);
+        return over_http(server, events, transport).await;
     };
-    // With a sign-in that no longer works, the person is told to sign in again.
-    opened.map_err(|e| match e {
-        McpError::NeedsLogin { server, .. } if logged_in => McpError::NeedsLogin {
-            server,
-            again: " again",
-        },
-        other => other,
-    })
+    let token = bearer
+        .access_token()
+        .await
+        .map_err(|e| sign_in_error(server, e))?;
+    let transport =
+        StreamableHttpClientTransport::from_config(config.clone().auth_header(token.clone()));
+    match over_http(server, events.clone(), transport).await {
+        // A token the server refused may only need refreshing; refreshed once, it is tried
+        // once more, and a sign-in that still does not work asks the person again.
+        Err(McpError::NeedsLogin { .. }) => {
+            let token = bearer
+                .refresh_after_rejection(&token)
+                .await
+                .map_err(|e| sign_in_error(server, e))?;
+            let transport = StreamableHttpClientTransport::from_config(config.auth_header(token));
+            over_http(server, events, transport)
+                .await
+                .map_err(|e| match e {
+                    McpError::NeedsLogin { server, .. } => McpError::NeedsLogin {
+                        server,
+                        again: " again",
+                    },
+                    other => other,
+                })
+        }
+        opened => opened,
+    }
 }
 
-/// Whether an error from the handshake is the server asking for a sign-in (a 401, or a
-/// token that could not be refreshed).
+/// A sign-in that could not give a token: the person signs in again, or learns why not.
+fn sign_in_error(server: &ServerConfig, error: super::oauth::OAuthError) -> McpError {
+    match error {
+        super::oauth::OAuthError::SignInAgain => McpError::NeedsLogin {
+            server: server.name.clone(),
+            again: " again",
+        },
+        other => McpError::Start {
+            server: server.name.clone(),
+            reason: format!("its sign-in could not be used: {other}"),
+        },
+    }
+}
+
+/// Whether an error from the handshake is the server asking for a sign-in (a 401).
 fn asks_for_sign_in(error: &rmcp::service::ClientInitializeError) -> bool {
     use rmcp::service::ClientInitializeError;
-    use rmcp::transport::auth::AuthError;
     use rmcp::transport::streamable_http_client::StreamableHttpError;
     let ClientInitializeError::TransportError { error, .. } = error else {
         return false;
@@ -460,10 +480,7 @@ fn asks_for_sign_in(error: &rmcp::service::ClientInitializeError) -> bool {
         error
             .error
             .downcast_ref::<StreamableHttpError<reqwest013::Error>>(),
-        Some(
-            StreamableHttpError::AuthRequired(_)
-                | StreamableHttpError::Auth(AuthError::AuthorizationRequired)
-        )
+        Some(StreamableHttpError::AuthRequired(_))
     )
 }
 

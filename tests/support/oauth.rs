@@ -1,7 +1,8 @@
 //! An OAuth-protected MCP server for the sign-in tests: an authorization server (metadata,
 //! dynamic client registration, an authorize endpoint that approves at once as a person
-//! would in their browser, and a token endpoint that checks PKCE and refreshes) in front of
-//! the reference MCP server, whose requests pass only with a valid bearer token.
+//! would in their browser, and a token endpoint that checks PKCE, the redirect, the client
+//! and the `resource`, and refreshes) in front of the reference MCP server, whose requests
+//! pass only with a valid bearer token.
 //!
 //! It is the gate that is ours, not the MCP server: the reference servers do not do OAuth.
 //! Blocking I/O on plain threads, one request per connection (`Connection: close`).
@@ -197,7 +198,7 @@ fn serve(mut stream: TcpStream, port: u16, upstream: u16, state: &Mutex<State>) 
         ),
         ("POST", "/register") => register(&mut stream, &request, state),
         ("GET", "/authorize") => authorize(&mut stream, &request, state, &base),
-        ("POST", "/token") => token(&mut stream, &request, state),
+        ("POST", "/token") => token(&mut stream, &request, state, &base),
         (_, "/mcp") => {
             let auth = request.headers.get("authorization").cloned();
             let allowed = {
@@ -243,6 +244,12 @@ fn authorize(stream: &mut TcpStream, request: &Request, state: &Mutex<State>, ba
             b"missing redirect_uri, code_challenge or state",
         );
     };
+    // PKCE with S256 only, and the token is asked for this MCP server (RFC 8707).
+    if q.get("code_challenge_method").map(String::as_str) != Some("S256")
+        || q.get("resource") != Some(&format!("{base}/mcp"))
+    {
+        return respond(stream, 400, &[], b"S256 and resource are required");
+    }
     let mut state = state.lock().unwrap();
     let code = format!("code-{}", state.codes.len() + 1);
     state
@@ -256,19 +263,27 @@ fn authorize(stream: &mut TcpStream, request: &Request, state: &Mutex<State>, ba
     respond(stream, 302, &[("Location", location)], b"");
 }
 
-fn token(stream: &mut TcpStream, request: &Request, state: &Mutex<State>) {
+fn token(stream: &mut TcpStream, request: &Request, state: &Mutex<State>, base: &str) {
     let form = form(&String::from_utf8_lossy(&request.body));
     let grant = form.get("grant_type").cloned().unwrap_or_default();
     let mut state = state.lock().unwrap();
     state.log.grants.push(grant.clone());
+    if form.get("resource") != Some(&format!("{base}/mcp"))
+        || form.get("client_id").map(String::as_str) != Some("client-1")
+    {
+        return json(stream, 400, &serde_json::json!({"error": "invalid_target"}));
+    }
     let valid = match grant.as_str() {
         "authorization_code" => {
             let code = form.get("code").cloned().unwrap_or_default();
             let verifier = form.get("code_verifier").cloned().unwrap_or_default();
+            let redirect = form.get("redirect_uri").cloned().unwrap_or_default();
             state
                 .codes
                 .remove(&code)
-                .is_some_and(|(challenge, _)| s256(&verifier) == challenge)
+                .is_some_and(|(challenge, sent_to)| {
+                    s256(&verifier) == challenge && redirect == sent_to
+                })
         }
         "refresh_token" => {
             let offered = form.get("refresh_token");
