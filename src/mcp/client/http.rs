@@ -1,0 +1,391 @@
+//! Streamable HTTP (MCP 2025-03-26 and later): every message linggen sends is a POST to
+//! the server's one URL. The server answers a notification or a response with 202 and no
+//! body, and a request with either one JSON message (or a batch) or an event stream whose
+//! `message` events carry the answer and whatever the server sends meanwhile. The session
+//! id the server gives in its answer to `initialize` goes back on every later message, and
+//! a 404 for it means the session is gone. A GET on the same URL opens a stream for what
+//! the server sends unasked; a server that offers none answers 405.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use reqwest::header::{ACCEPT, CONTENT_TYPE};
+use reqwest::{RequestBuilder, Response, StatusCode};
+use tokio::sync::mpsc;
+
+use super::inbound::{Events, Inbound, Sent};
+use super::{Connection, Link, McpError, Started};
+use crate::llm::sse::SseDecoder;
+use crate::mcp::config::ServerConfig;
+use crate::protocol::jsonrpc::Peer;
+
+const SESSION_ID: &str = "Mcp-Session-Id";
+const PROTOCOL_VERSION: &str = "MCP-Protocol-Version";
+const JSON: &str = "application/json";
+const EVENT_STREAM: &str = "text/event-stream";
+
+/// Why a bearer token could not be had: one line, never the token.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub(in crate::mcp) struct TokenError(pub String);
+
+/// The access token of a sign-in (`linggen mcp login`), sent as `Authorization: Bearer`.
+#[async_trait::async_trait]
+pub(in crate::mcp) trait AccessToken: Send + Sync {
+    /// The current token, refreshed first when it has expired.
+    async fn token(&self) -> Result<String, TokenError>;
+    /// A new token, after the server refused the current one.
+    async fn refresh(&self) -> Result<String, TokenError>;
+}
+
+/// Why a POST (or the GET stream) did not carry its message.
+#[derive(Debug)]
+enum Failure {
+    /// 401, and no token (or no refreshed one) that the server takes.
+    Unauthorized(String),
+    /// 404 for the session linggen holds: the server forgot it.
+    Expired,
+    /// The server could not be reached, or its stream broke off.
+    Unreachable(String),
+    /// Any other answer that is not a success.
+    Status(StatusCode),
+}
+
+/// A streamable HTTP session, shared by the tasks that post its messages.
+struct Session {
+    client: reqwest::Client,
+    url: String,
+    token: Option<Arc<dyn AccessToken>>,
+    /// `Mcp-Session-Id`, once the server gave one.
+    id: Mutex<Option<String>>,
+    /// `MCP-Protocol-Version`, once the server answered `initialize`.
+    version: Mutex<Option<String>>,
+    /// A 401 no token cured: the person must sign in.
+    signed_out: AtomicBool,
+    inbound: Inbound,
+}
+
+/// Reaches `url` with streamable HTTP and completes the handshake.
+pub(super) async fn open(
+    server: &ServerConfig,
+    url: &str,
+    headers: &BTreeMap<String, String>,
+    events: Events,
+) -> Result<Connection, McpError> {
+    let start_error = |reason: String| McpError::Start {
+        server: server.name.clone(),
+        reason,
+    };
+    let client = client(headers).map_err(|e| start_error(e.to_string()))?;
+    let sends_own = headers
+        .keys()
+        .any(|name| name.eq_ignore_ascii_case("authorization"));
+    // A token from `linggen mcp login`, unless the entry sends its own `Authorization`.
+    let signed_in = !sends_own
+        && crate::mcp::oauth::authorized_client(&server.name, url)
+            .await
+            .map_err(|reason| start_error(format!("its sign-in could not be used: {reason}")))?
+            .is_some();
+    // signed-in token: wired to oauth::Bearer on merge
+    let token: Option<Arc<dyn AccessToken>> = None;
+    let (session, started) = start(client, url, token, events);
+    match started.handshake(server).await {
+        Err(_) if session.signed_out.load(Ordering::Relaxed) => Err(McpError::NeedsLogin {
+            server: server.name.clone(),
+            // With a sign-in that no longer works, the person is told to sign in again.
+            again: if signed_in { " again" } else { "" },
+        }),
+        opened => opened,
+    }
+}
+
+/// The session's tasks started: one posts what linggen sends, in order (a request's
+/// answer is read on a task of its own, so a long call holds up nothing); once the
+/// handshake is done, one listens on the GET stream.
+fn start(
+    client: reqwest::Client,
+    url: &str,
+    token: Option<Arc<dyn AccessToken>>,
+    events: Events,
+) -> (Arc<Session>, Started) {
+    let (peer, unsent) = Peer::unsent();
+    let session = Arc::new(Session {
+        client,
+        url: url.to_string(),
+        token,
+        id: Mutex::default(),
+        version: Mutex::default(),
+        signed_out: AtomicBool::new(false),
+        inbound: Inbound::new(peer.clone(), events),
+    });
+    let poster = tokio::spawn(post_all(session.clone(), unsent));
+    let ending = session.clone();
+    let started = Started {
+        peer,
+        link: Link {
+            tasks: vec![poster.abort_handle()],
+            child: None,
+            goodbye: Some(Box::new(move || ending.end())),
+        },
+        stderr: Arc::default(),
+    };
+    (session, started)
+}
+
+/// Posts every message linggen sends. Notifications and responses are posted one after
+/// the other (the server answers them at once), so `initialized` arrives before the
+/// requests that follow it.
+async fn post_all(session: Arc<Session>, mut unsent: mpsc::UnboundedReceiver<String>) {
+    let mut requests = tokio::task::JoinSet::new();
+    while let Some(message) = unsent.recv().await {
+        while requests.try_join_next().is_some() {}
+        let sent = Sent::of(&message);
+        let initialized = sent.method.as_deref() == Some("notifications/initialized");
+        if sent.is_request() {
+            let session = session.clone();
+            requests.spawn(async move { session.post(&message, &sent).await });
+        } else {
+            session.post(&message, &sent).await;
+        }
+        if initialized {
+            let listener = session.clone();
+            requests.spawn(async move { listener.listen().await });
+        }
+    }
+}
+
+impl Session {
+    /// Posts one message and hands in what comes back.
+    async fn post(&self, message: &str, sent: &Sent) {
+        let Err(failure) = self.exchange(message, sent).await else {
+            return;
+        };
+        let reason = match failure {
+            Failure::Unauthorized(reason) => {
+                self.signed_out.store(true, Ordering::Relaxed);
+                reason
+            }
+            Failure::Expired => {
+                self.inbound.closed();
+                "its session ended".to_string()
+            }
+            Failure::Unreachable(reason) => {
+                self.inbound.failed(sent, reason);
+                self.inbound.closed();
+                return;
+            }
+            Failure::Status(status) => format!("it answered HTTP {status}"),
+        };
+        self.inbound.failed(sent, reason);
+    }
+
+    async fn exchange(&self, message: &str, sent: &Sent) -> Result<(), Failure> {
+        let had_session = self.id().is_some();
+        let response = self
+            .send(|| {
+                self.with_session(self.client.post(&self.url))
+                    .header(ACCEPT, format!("{JSON}, {EVENT_STREAM}"))
+                    .header(CONTENT_TYPE, JSON)
+                    .body(message.to_string())
+            })
+            .await?;
+        let status = response.status();
+        if matches!(status, StatusCode::ACCEPTED | StatusCode::NO_CONTENT) {
+            return Ok(());
+        }
+        if status == StatusCode::NOT_FOUND && had_session {
+            return Err(Failure::Expired);
+        }
+        let initialize = sent.method.as_deref() == Some("initialize");
+        if initialize
+            && status.is_success()
+            && let Some(id) = header(&response, SESSION_ID)
+        {
+            *lock(&self.id) = Some(id);
+        }
+        // An error status may still carry a JSON-RPC error: read it first.
+        self.read(response, initialize).await?;
+        if !status.is_success() {
+            return Err(Failure::Status(status));
+        }
+        // A request whose answer the body did not carry; one it did stands.
+        self.inbound
+            .failed(sent, "it ended its answer without a response");
+        Ok(())
+    }
+
+    /// Hands in the messages of a body: one JSON message or batch, or an event stream.
+    async fn read(&self, response: Response, initialize: bool) -> Result<(), Failure> {
+        let kind = header(&response, CONTENT_TYPE.as_str()).unwrap_or_default();
+        if kind.starts_with(EVENT_STREAM) {
+            return self.read_events(response, initialize).await;
+        }
+        if kind.starts_with(JSON) {
+            let body = response
+                .text()
+                .await
+                .map_err(|e| Failure::Unreachable(format!("its answer broke off: {e}")))?;
+            self.hand_in(&body, initialize);
+        }
+        Ok(())
+    }
+
+    /// Hands in each `message` event of an event stream, until it ends.
+    async fn read_events(&self, mut response: Response, initialize: bool) -> Result<(), Failure> {
+        let mut decoder = SseDecoder::new();
+        loop {
+            let chunk = response
+                .chunk()
+                .await
+                .map_err(|e| Failure::Unreachable(format!("its event stream broke off: {e}")))?;
+            let events = match &chunk {
+                Some(chunk) => decoder.push(chunk),
+                None => decoder.finish(),
+            };
+            for event in events {
+                // Events with no data prime a stream for resuming; linggen does not resume.
+                if matches!(event.event.as_str(), "" | "message") && !event.data.trim().is_empty() {
+                    self.hand_in(&event.data, initialize);
+                }
+            }
+            if chunk.is_none() {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Hands a message in; the answer to `initialize` first sets the protocol version
+    /// every later message names.
+    fn hand_in(&self, message: &str, initialize: bool) {
+        if initialize
+            && let Ok(answer) = serde_json::from_str::<serde_json::Value>(message)
+            && let Some(version) = answer["result"]["protocolVersion"].as_str()
+        {
+            *lock(&self.version) = Some(version.to_string());
+        }
+        self.inbound.take(message);
+    }
+
+    /// The GET stream of what the server sends unasked, while it lasts. A server that
+    /// offers none (405) sends everything in its answers.
+    async fn listen(&self) {
+        let opened = self
+            .send(|| {
+                self.with_session(self.client.get(&self.url))
+                    .header(ACCEPT, EVENT_STREAM)
+            })
+            .await;
+        let Ok(response) = opened else { return };
+        let kind = header(&response, CONTENT_TYPE.as_str()).unwrap_or_default();
+        if response.status().is_success() && kind.starts_with(EVENT_STREAM) {
+            let _ = self.read_events(response, false).await;
+        }
+    }
+
+    /// Sends what `build` makes, with the signed-in token when there is one; a token the
+    /// server refuses is refreshed once and the request sent again.
+    async fn send(&self, build: impl Fn() -> RequestBuilder) -> Result<Response, Failure> {
+        let unreachable = |e: reqwest::Error| Failure::Unreachable(format!("cannot reach it: {e}"));
+        let Some(token) = &self.token else {
+            let response = build().send().await.map_err(unreachable)?;
+            return refused(response);
+        };
+        let unauthorized = |e: TokenError| Failure::Unauthorized(format!("its sign-in: {e}"));
+        let bearer = token.token().await.map_err(unauthorized)?;
+        let response = build()
+            .bearer_auth(bearer)
+            .send()
+            .await
+            .map_err(unreachable)?;
+        if response.status() != StatusCode::UNAUTHORIZED {
+            return Ok(response);
+        }
+        let bearer = token.refresh().await.map_err(unauthorized)?;
+        let response = build()
+            .bearer_auth(bearer)
+            .send()
+            .await
+            .map_err(unreachable)?;
+        refused(response)
+    }
+
+    fn with_session(&self, request: RequestBuilder) -> RequestBuilder {
+        let mut request = request;
+        if let Some(id) = self.id() {
+            request = request.header(SESSION_ID, id);
+        }
+        if let Some(version) = lock(&self.version).clone() {
+            request = request.header(PROTOCOL_VERSION, version);
+        }
+        request
+    }
+
+    fn id(&self) -> Option<String> {
+        lock(&self.id).clone()
+    }
+
+    /// Tells the server the session is over (DELETE), without waiting: best effort, as the
+    /// specification asks of a client that leaves.
+    fn end(self: Arc<Self>) {
+        let Some(id) = self.id() else { return };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        runtime.spawn(async move {
+            let _ = self
+                .send(|| self.client.delete(&self.url).header(SESSION_ID, &id))
+                .await;
+        });
+    }
+}
+
+/// A 401 as the failure it is; any other answer as it came.
+fn refused(response: Response) -> Result<Response, Failure> {
+    if response.status() == StatusCode::UNAUTHORIZED {
+        return Err(Failure::Unauthorized(
+            "it asks for a sign-in (HTTP 401)".into(),
+        ));
+    }
+    Ok(response)
+}
+
+fn header(response: &Response, name: &str) -> Option<String> {
+    let value = response.headers().get(name)?.to_str().ok()?;
+    Some(value.to_string())
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// An entry's header that HTTP cannot carry.
+#[derive(Debug, thiserror::Error)]
+pub(in crate::mcp) enum ClientError {
+    // Never the value: it may be a secret.
+    #[error("header `{0}` is not a valid HTTP header")]
+    Header(String),
+    #[error("{0}")]
+    Build(String),
+}
+
+/// An HTTP client that sends the entry's `headers` with every request.
+pub(in crate::mcp) fn client(
+    headers: &BTreeMap<String, String>,
+) -> Result<reqwest::Client, ClientError> {
+    let mut map = reqwest::header::HeaderMap::new();
+    for (name, value) in headers {
+        let (Ok(header), Ok(value)) = (
+            reqwest::header::HeaderName::from_bytes(name.as_bytes()),
+            reqwest::header::HeaderValue::from_str(value),
+        ) else {
+            return Err(ClientError::Header(name.clone()));
+        };
+        map.insert(header, value);
+    }
+    crate::llm::http::install_tls_provider();
+    reqwest::Client::builder()
+        .default_headers(map)
+        .build()
+        .map_err(|e| ClientError::Build(e.to_string()))
+}
