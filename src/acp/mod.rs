@@ -40,8 +40,8 @@ use tokio::io::AsyncBufReadExt;
 use crate::app::signals::{Ending, Signals, next_ending};
 use crate::app::{LiveSession, Start, Workspace, exit, load_workspace, off_runtime};
 use crate::config::{PermissionMode, TurnMode};
-use crate::session::{Input, OutcomeStatus, lock};
 use crate::protocol::jsonrpc::{self as rpc, Incoming, Line, Peer, RpcError, code};
+use crate::session::{Input, OutcomeStatus, lock};
 use session::{AcpSession, Started};
 
 /// Serves until the editor closes stdin (exit 0) or a signal ends it (128 + the signal).

@@ -12,12 +12,12 @@ use agent_client_protocol_schema::v1::{
 };
 use tokio::sync::oneshot;
 
-use crate::protocol::jsonrpc::{Peer, RpcError};
 use super::updates::{Translator, fenced_diff};
 use super::{options, permission, prompt};
 use crate::app::{LiveSession, Workspace};
 use crate::config::{PermissionMode, TurnMode};
 use crate::llm::Role;
+use crate::protocol::jsonrpc::{Peer, RpcError};
 use crate::session::bus::Subscription;
 use crate::session::{Event, Input, Inputs, OutcomeStatus, lock};
 
