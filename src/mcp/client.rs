@@ -434,3 +434,180 @@ fn stderr_note(tail: &Mutex<String>) -> String {
     let said = crate::tools::terminal_text::strip_controls(&last.join(" | ")).into_owned();
     format!("; it said: {}", crate::text::one_line(&said, 400))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    use tokio::sync::mpsc;
+
+    pub(super) fn config(name: &str) -> ServerConfig {
+        let transport = Transport::Stdio {
+            command: "fake".into(),
+            args: Vec::new(),
+            env: BTreeMap::new(),
+            cwd: None,
+        };
+        ServerConfig::from_editor(name, transport, Path::new("/")).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    pub(super) fn events() -> Events {
+        Events::new(Arc::new(|| {}), Path::new("/work"))
+    }
+
+    /// A server on the other end of a pipe: every message linggen sends goes to the
+    /// returned receiver; a request `answer` knows is answered with its result, any other
+    /// is left unanswered. Dropping the sender it is given ends the server (its stdout).
+    fn fake_server(
+        answer: impl Fn(&str, &Value) -> Option<Value> + Send + 'static,
+    ) -> (Started, mpsc::UnboundedReceiver<Value>) {
+        let (client_end, server_end) = tokio::io::duplex(64 * 1024);
+        let (client_read, client_write) = tokio::io::split(client_end);
+        let (server_read, mut server_write) = tokio::io::split(server_end);
+        let (heard_tx, heard) = mpsc::unbounded_channel();
+        tokio::spawn(async move {
+            let mut lines = BufReader::new(server_read).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                let message: Value = serde_json::from_str(&line).unwrap_or_default();
+                let method = message["method"].as_str().unwrap_or_default().to_string();
+                if method == "exit" {
+                    return;
+                }
+                let result = answer(&method, &message["params"]);
+                if let (Some(result), Some(id)) = (result, message.get("id")) {
+                    let reply = json!({"jsonrpc": "2.0", "id": id, "result": result});
+                    let _ = server_write
+                        .write_all(format!("{reply}\n").as_bytes())
+                        .await;
+                }
+                let _ = heard_tx.send(message);
+            }
+        });
+        (
+            stdio::over_lines(client_read, client_write, events()),
+            heard,
+        )
+    }
+
+    fn initialize_result() -> Value {
+        json!({"protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
+               "serverInfo": {"name": "fake", "version": "1.2"}})
+    }
+
+    async fn next(heard: &mut mpsc::UnboundedReceiver<Value>) -> Value {
+        tokio::time::timeout(Duration::from_secs(5), heard.recv())
+            .await
+            .ok()
+            .flatten()
+            .unwrap_or_default()
+    }
+
+    #[tokio::test]
+    async fn the_handshake_introduces_linggen_and_offers_roots() {
+        let (started, mut heard) = fake_server(|method, _| match method {
+            "initialize" => Some(initialize_result()),
+            _ => None,
+        });
+        let connection = started
+            .handshake(&config("fake"))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let initialize = next(&mut heard).await;
+        assert_eq!(initialize["method"], "initialize");
+        assert_eq!(
+            initialize["params"],
+            json!({"protocolVersion": LATEST_PROTOCOL_VERSION, "capabilities": {"roots": {}},
+                   "clientInfo": {"name": "linggen", "version": env!("CARGO_PKG_VERSION")}})
+        );
+        assert_eq!(
+            next(&mut heard).await["method"],
+            "notifications/initialized"
+        );
+        assert_eq!(connection.server_version().as_deref(), Some("fake 1.2"));
+        let none = connection.prompts(Duration::from_secs(5)).await;
+        assert!(none.is_ok_and(|p| p.is_empty()), "no `prompts` capability");
+    }
+
+    #[tokio::test]
+    async fn every_page_of_a_listing_is_read_by_its_cursor() {
+        let (started, mut heard) = fake_server(|method, params| match method {
+            "initialize" => Some(initialize_result()),
+            "tools/list" => Some(match params["cursor"].as_str() {
+                None => json!({"tools": [{"name": "a", "inputSchema": {}}], "nextCursor": "p2"}),
+                Some("p2") => {
+                    json!({"tools": [{"name": "b", "inputSchema": {}}], "nextCursor": "p3"})
+                }
+                Some(_) => json!({"tools": [{"name": "c", "inputSchema": {}}]}),
+            }),
+            _ => None,
+        });
+        let connection = started
+            .handshake(&config("fake"))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let tools = connection
+            .tools(Duration::from_secs(5))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["a", "b", "c"]);
+        let mut cursors = Vec::new();
+        for _ in 0..5 {
+            let message = next(&mut heard).await;
+            if message["method"] == "tools/list" {
+                cursors.push(message["params"]["cursor"].clone());
+            }
+        }
+        assert_eq!(cursors, [Value::Null, json!("p2"), json!("p3")]);
+    }
+
+    #[tokio::test]
+    async fn a_call_not_answered_in_time_is_cancelled_by_its_id() {
+        let (started, mut heard) = fake_server(|method, _| match method {
+            "initialize" => Some(initialize_result()),
+            _ => None,
+        });
+        let connection = started
+            .handshake(&config("fake"))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let called = connection
+            .call("slow", JsonObject::new(), Duration::from_millis(50))
+            .await;
+        assert_eq!(
+            called.map(|_| ()).map_err(|e| e.to_string()),
+            Err("MCP server `fake` did not answer the call of `slow` within 0 s".into())
+        );
+        let _initialize = next(&mut heard).await;
+        let _initialized = next(&mut heard).await;
+        let call = next(&mut heard).await;
+        assert_eq!(call["params"], json!({"name": "slow", "arguments": {}}));
+        let cancelled = next(&mut heard).await;
+        assert_eq!(cancelled["method"], "notifications/cancelled");
+        assert_eq!(cancelled["params"]["requestId"], call["id"]);
+    }
+
+    #[tokio::test]
+    async fn a_server_whose_output_ends_is_closed_and_calls_say_it_stopped() {
+        let (started, _heard) = fake_server(|method, _| match method {
+            "initialize" => Some(initialize_result()),
+            _ => None,
+        });
+        let connection = started
+            .handshake(&config("fake"))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(!connection.is_closed());
+        connection.peer.notify("exit", json!({}));
+        let waited = tokio::time::timeout(Duration::from_secs(5), async {
+            while !connection.is_closed() {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        });
+        assert!(waited.await.is_ok(), "the connection reads as closed");
+        let called = connection
+            .call("echo", JsonObject::new(), Duration::from_secs(5))
+            .await;
+        assert!(matches!(called, Err(McpError::Closed { .. })), "{called:?}");
+    }
+}

@@ -389,3 +389,278 @@ pub(in crate::mcp) fn client(
         .build()
         .map_err(|e| ClientError::Build(e.to_string()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mcp::client::tests::{config, events};
+    use crate::mcp::model::JsonObject;
+    use serde_json::{Value, json};
+    use std::time::Duration;
+    use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+
+    /// One request the scripted server received.
+    #[derive(Debug, Clone)]
+    struct Heard {
+        verb: String,
+        /// Header names in lower case.
+        headers: BTreeMap<String, String>,
+        body: Value,
+    }
+
+    impl Heard {
+        fn method(&self) -> &str {
+            self.body["method"].as_str().unwrap_or_default()
+        }
+    }
+
+    /// What the scripted server answers: status, extra headers, body.
+    type Answer = (u16, Vec<(&'static str, String)>, String);
+
+    fn json_answer(message: Value) -> Answer {
+        (
+            200,
+            vec![("Content-Type", JSON.into())],
+            message.to_string(),
+        )
+    }
+
+    fn sse_answer(messages: &[Value]) -> Answer {
+        // A priming event with no data first, as servers that can resume send.
+        let mut body = String::from("id: 0\ndata: \n\n");
+        for message in messages {
+            body.push_str(&format!("event: message\ndata: {message}\n\n"));
+        }
+        (200, vec![("Content-Type", EVENT_STREAM.into())], body)
+    }
+
+    fn accepted() -> Answer {
+        (202, Vec::new(), String::new())
+    }
+
+    /// An HTTP server answering each request with `answer`, one connection a request;
+    /// returns its URL and what it heard.
+    async fn scripted(
+        answer: impl Fn(&Heard) -> Answer + Send + Sync + 'static,
+    ) -> (String, Arc<Mutex<Vec<Heard>>>) {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let url = format!(
+            "http://{}/mcp",
+            listener.local_addr().unwrap_or_else(|e| panic!("{e}"))
+        );
+        let heard = Arc::new(Mutex::new(Vec::new()));
+        let log = heard.clone();
+        let answer = Arc::new(answer);
+        tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                let (log, answer) = (log.clone(), answer.clone());
+                tokio::spawn(async move {
+                    let mut stream = BufReader::new(stream);
+                    let Some(request) = read_request(&mut stream).await else {
+                        return;
+                    };
+                    lock(&log).push(request.clone());
+                    let (status, headers, body) = answer(&request);
+                    let mut head = format!(
+                        "HTTP/1.1 {status} X\r\nContent-Length: {}\r\nConnection: close\r\n",
+                        body.len()
+                    );
+                    for (name, value) in headers {
+                        head.push_str(&format!("{name}: {value}\r\n"));
+                    }
+                    let reply = format!("{head}\r\n{body}");
+                    let _ = stream.get_mut().write_all(reply.as_bytes()).await;
+                });
+            }
+        });
+        (url, heard)
+    }
+
+    async fn read_request(stream: &mut BufReader<tokio::net::TcpStream>) -> Option<Heard> {
+        let mut line = String::new();
+        stream.read_line(&mut line).await.ok()?;
+        let verb = line.split(' ').next()?.to_string();
+        let mut headers = BTreeMap::new();
+        loop {
+            let mut line = String::new();
+            stream.read_line(&mut line).await.ok()?;
+            let Some((name, value)) = line.trim_end().split_once(": ") else {
+                break;
+            };
+            headers.insert(name.to_ascii_lowercase(), value.to_string());
+        }
+        let length = headers
+            .get("content-length")
+            .and_then(|l| l.parse().ok())
+            .unwrap_or(0);
+        let mut body = vec![0; length];
+        stream.read_exact(&mut body).await.ok()?;
+        let body = serde_json::from_slice(&body).unwrap_or_default();
+        Some(Heard {
+            verb,
+            headers,
+            body,
+        })
+    }
+
+    fn initialize_answer(heard: &Heard) -> Answer {
+        let mut answer = json_answer(json!({"jsonrpc": "2.0", "id": heard.body["id"], "result": {
+            "protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
+            "serverInfo": {"name": "web", "version": "3"}}}));
+        answer.1.push(("Mcp-Session-Id", "session-7".into()));
+        answer
+    }
+
+    async fn connect(
+        url: &str,
+        token: Option<Arc<dyn AccessToken>>,
+    ) -> (Arc<Session>, Result<Connection, McpError>) {
+        let client = client(&BTreeMap::new()).unwrap_or_else(|e| panic!("{e}"));
+        let (session, started) = start(client, url, token, events());
+        (session, started.handshake(&config("web")).await)
+    }
+
+    /// Waits (briefly) until the server heard a request that `matches`.
+    async fn heard_one(heard: &Mutex<Vec<Heard>>, matches: impl Fn(&Heard) -> bool) -> Heard {
+        for _ in 0..500 {
+            if let Some(found) = lock(heard).iter().find(|h| matches(h)) {
+                return found.clone();
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        panic!("never heard it: {:#?}", lock(heard));
+    }
+
+    #[tokio::test]
+    async fn json_event_stream_and_202_answers_all_reach_linggen_with_the_session_echoed() {
+        let (url, heard) = scripted(|heard| {
+            let id = heard.body["id"].clone();
+            match (heard.verb.as_str(), heard.method()) {
+                ("POST", "initialize") => initialize_answer(heard),
+                ("POST", "tools/list") => sse_answer(&[
+                    json!({"jsonrpc": "2.0", "id": "srv-1", "method": "ping"}),
+                    json!({"jsonrpc": "2.0", "id": id, "result": {"tools": [
+                        {"name": "echo", "inputSchema": {"type": "object"}}]}}),
+                ]),
+                ("POST", "tools/call") => json_answer(json!([{"jsonrpc": "2.0", "id": id,
+                    "result": {"content": [{"type": "text", "text": "Echo: hi"}]}}])),
+                ("GET", _) => (405, Vec::new(), String::new()),
+                _ => accepted(),
+            }
+        })
+        .await;
+        let (_session, connection) = connect(&url, None).await;
+        let connection = connection.unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(connection.server_version().as_deref(), Some("web 3"));
+        let tools = connection.tools(Duration::from_secs(5)).await;
+        let tools = tools.unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(tools[0].name, "echo");
+        let mut args = JsonObject::new();
+        args.insert("message".into(), json!("hi"));
+        let result = connection.call("echo", args, Duration::from_secs(5)).await;
+        let result = result.unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            result.content,
+            vec![crate::mcp::model::ContentBlock::text("Echo: hi")]
+        );
+
+        // The server's ping, asked on the event stream, is answered by a POST of its own.
+        let pong = heard_one(&heard, |h| h.body["id"] == "srv-1").await;
+        assert_eq!(pong.body["result"], json!({}));
+        let heard = lock(&heard).clone();
+        let initialize = &heard[0];
+        assert_eq!(initialize.method(), "initialize");
+        assert_eq!(
+            initialize.headers["accept"],
+            "application/json, text/event-stream"
+        );
+        assert_eq!(initialize.headers["content-type"], "application/json");
+        assert!(!initialize.headers.contains_key("mcp-session-id"));
+        for later in &heard[1..] {
+            assert_eq!(later.headers["mcp-session-id"], "session-7", "{later:?}");
+            assert_eq!(
+                later.headers["mcp-protocol-version"], "2025-06-18",
+                "{later:?}"
+            );
+        }
+        assert_eq!(heard[1].method(), "notifications/initialized");
+    }
+
+    #[tokio::test]
+    async fn a_session_the_server_forgot_closes_the_connection_and_a_drop_deletes_it() {
+        let (url, heard) = scripted(|heard| match (heard.verb.as_str(), heard.method()) {
+            ("POST", "initialize") => initialize_answer(heard),
+            ("POST", "tools/call") => (404, Vec::new(), String::new()),
+            ("GET", _) => (405, Vec::new(), String::new()),
+            _ => accepted(),
+        })
+        .await;
+        let (_session, connection) = connect(&url, None).await;
+        let connection = connection.unwrap_or_else(|e| panic!("{e}"));
+        let called = connection
+            .call("echo", JsonObject::new(), Duration::from_secs(5))
+            .await;
+        assert!(matches!(called, Err(McpError::Closed { .. })), "{called:?}");
+        assert!(connection.is_closed());
+        drop(connection);
+        let deleted = heard_one(&heard, |h| h.verb == "DELETE").await;
+        assert_eq!(deleted.headers["mcp-session-id"], "session-7");
+    }
+
+    /// A token that is `old` until refreshed, then `new`.
+    struct Rotating(Mutex<&'static str>);
+
+    #[async_trait::async_trait]
+    impl AccessToken for Rotating {
+        async fn token(&self) -> Result<String, TokenError> {
+            Ok(lock(&self.0).to_string())
+        }
+        async fn refresh(&self) -> Result<String, TokenError> {
+            *lock(&self.0) = "new";
+            Ok("new".into())
+        }
+    }
+
+    fn gated(heard: &Heard) -> Answer {
+        if heard.headers.get("authorization").map(String::as_str) != Some("Bearer new") {
+            return (
+                401,
+                vec![("WWW-Authenticate", "Bearer".into())],
+                String::new(),
+            );
+        }
+        match heard.method() {
+            "initialize" => initialize_answer(heard),
+            _ => accepted(),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_refused_token_is_refreshed_once_and_the_request_sent_again() {
+        let (url, heard) = scripted(gated).await;
+        let token: Arc<dyn AccessToken> = Arc::new(Rotating(Mutex::new("old")));
+        let (session, connection) = connect(&url, Some(token)).await;
+        assert!(connection.is_ok(), "{:?}", connection.err());
+        assert!(!session.signed_out.load(Ordering::Relaxed));
+        let auth: Vec<String> = lock(&heard)
+            .iter()
+            .filter(|h| h.method() == "initialize")
+            .filter_map(|h| h.headers.get("authorization").cloned())
+            .collect();
+        assert_eq!(auth, ["Bearer old", "Bearer new"]);
+    }
+
+    #[tokio::test]
+    async fn a_401_without_a_token_fails_the_handshake_as_signed_out() {
+        let (url, _heard) = scripted(gated).await;
+        let (session, connection) = connect(&url, None).await;
+        assert!(
+            matches!(connection, Err(McpError::Handshake { .. })),
+            "{:?}",
+            connection.err()
+        );
+        assert!(session.signed_out.load(Ordering::Relaxed));
+    }
+}
