@@ -170,8 +170,12 @@ impl Session {
                 self.inbound.closed();
                 "its session ended".to_string()
             }
+            // The server went away: during the handshake the person is told why; after
+            // it, the call says the server stopped, and the next one reconnects.
             Failure::Unreachable(reason) => {
-                self.inbound.failed(sent, reason);
+                if lock(&self.version).is_none() {
+                    self.inbound.failed(sent, reason);
+                }
                 self.inbound.closed();
                 return;
             }
@@ -463,10 +467,11 @@ mod tests {
                     };
                     lock(&log).push(request.clone());
                     let (status, headers, body) = answer(&request);
-                    let mut head = format!(
-                        "HTTP/1.1 {status} X\r\nContent-Length: {}\r\nConnection: close\r\n",
-                        body.len()
-                    );
+                    let mut head = format!("HTTP/1.1 {status} X\r\nConnection: close\r\n");
+                    // A length the body falls short of breaks the answer off.
+                    if !headers.iter().any(|(name, _)| *name == "Content-Length") {
+                        head.push_str(&format!("Content-Length: {}\r\n", body.len()));
+                    }
                     for (name, value) in headers {
                         head.push_str(&format!("{name}: {value}\r\n"));
                     }
@@ -607,6 +612,41 @@ mod tests {
         drop(connection);
         let deleted = heard_one(&heard, |h| h.verb == "DELETE").await;
         assert_eq!(deleted.headers["mcp-session-id"], "session-7");
+    }
+
+    #[tokio::test]
+    async fn an_answer_that_breaks_off_means_the_server_stopped() {
+        let (url, _heard) = scripted(|heard| match (heard.verb.as_str(), heard.method()) {
+            ("POST", "initialize") => initialize_answer(heard),
+            ("POST", "tools/call") => {
+                let (status, mut headers, body) = sse_answer(&[]);
+                headers.push(("Content-Length", (body.len() + 500).to_string()));
+                (status, headers, body)
+            }
+            ("GET", _) => (405, Vec::new(), String::new()),
+            _ => accepted(),
+        })
+        .await;
+        let (_session, connection) = connect(&url, None).await;
+        let connection = connection.unwrap_or_else(|e| panic!("{e}"));
+        let called = connection
+            .call("echo", JsonObject::new(), Duration::from_secs(5))
+            .await;
+        assert!(matches!(called, Err(McpError::Closed { .. })), "{called:?}");
+        assert!(connection.is_closed());
+    }
+
+    #[tokio::test]
+    async fn a_server_that_cannot_be_reached_is_named_in_the_handshake_error() {
+        let free = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .unwrap_or_else(|e| panic!("{e}"));
+        let (_session, connection) = connect(&format!("http://{free}/mcp"), None).await;
+        let reason = connection.err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(
+            reason.starts_with("MCP server `web` did not answer the handshake: cannot reach it"),
+            "{reason}"
+        );
     }
 
     /// A token that is `old` until refreshed, then `new`.
