@@ -313,12 +313,9 @@ impl ClientHandler for Asker {
     }
 
     fn get_info(&self) -> rmcp::model::ClientConfig {
-        rmcp::model::ClientConfig::new(
-            rmcp::model::ClientCapabilities::builder()
-                .enable_elicitation()
-                .build(),
-            rmcp::model::Implementation::new("asker", "1"),
-        )
+        // As a client declares it on the wire (the SDK's builder is a server-side feature).
+        let capabilities = serde_json::from_value(json!({"elicitation": {}})).unwrap();
+        rmcp::model::ClientConfig::new(capabilities, rmcp::model::Implementation::new("asker", "1"))
     }
 }
 

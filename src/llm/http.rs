@@ -28,9 +28,8 @@ const ERROR_BODY_LIMIT: usize = 64 * 1024;
 /// How much of a non-JSON error body is shown to the person.
 const RAW_MESSAGE_CHARS: usize = 300;
 
-/// Sets the process's TLS crypto provider, once: rmcp's HTTP client (reqwest 0.13) is built
-/// without one of its own (its default compiles the aws-lc C library), while `ring` is
-/// already here. Called before every client is made ([`client`], [`plain_client`]), so no
+/// Sets the process's TLS crypto provider, once: `ring`, so that no client anywhere falls
+/// back to looking for another (aws-lc would compile C). Called before every client is made ([`client`], [`plain_client`]), so no
 /// path can make one first.
 pub fn install_tls_provider() {
     static ONCE: std::sync::Once = std::sync::Once::new();

@@ -1,25 +1,32 @@
-//! One connection to an MCP server, on the official SDK (`rmcp`): a stdio server is started
-//! through the launcher (scrubbed environment plus what its entry names, confined unless the
-//! entry says otherwise, killed with the session); an HTTP server is reached with streamable
-//! HTTP. The connection then lists the server's tools and calls them, each call bounded by
-//! the entry's timeout.
+//! One connection to an MCP server: a stdio server is started through the launcher
+//! (scrubbed environment plus what its entry names, confined unless the entry says
+//! otherwise, killed with the session) and spoken to a line at a time ([`stdio`]); an HTTP
+//! server is reached with streamable HTTP ([`http`]), or the older HTTP+SSE transport
+//! (`super::legacy_sse`) when that is all it speaks. Every transport feeds the same JSON-RPC
+//! peer; [`inbound`] answers what the server asks. The connection then lists the server's
+//! tools and calls them, each call bounded by the entry's timeout.
 
+pub(in crate::mcp) mod http;
+pub(in crate::mcp) mod inbound;
+mod stdio;
+
+use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use rmcp::model::{
-    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, Implementation,
-    JsonObject, Tool,
-};
-use rmcp::service::{NotificationContext, RoleClient, RunningService, ServiceExt};
-use rmcp::{ClientHandler, ServiceError};
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
 use tokio::io::AsyncReadExt;
 
 use super::config::{ServerConfig, Transport};
-use crate::tools::launch::{Confinement, Env, Launch, Lifetime, Program};
+use super::model::{
+    CallToolResult, ContentBlock, GetPromptResult, Implementation, InitializeResult, JsonObject,
+    LATEST_PROTOCOL_VERSION, Prompt, ResourceContents, Tool,
+};
+use crate::protocol::jsonrpc::{Closed, Peer};
 use crate::tools::sandbox::Sandbox;
+use inbound::{Events, Inbound};
 
 /// The last bytes of a server's stderr kept for error messages: what it said before dying.
 const STDERR_TAIL: usize = 2_000;
@@ -78,61 +85,60 @@ pub struct Spawn<'a> {
 }
 
 /// A live connection. Dropping it ends the server (a stdio server's process group is
-/// killed with it).
+/// killed with it, an HTTP session is ended).
 pub struct Connection {
     name: String,
-    service: RunningService<RoleClient, Events>,
+    peer: Peer,
+    /// What the server said of itself in the handshake.
+    server: InitializeResult,
     stderr: Arc<Mutex<String>>,
+    _link: Link,
+}
+
+/// What keeps a transport running, ended with the connection.
+struct Link {
+    /// The tasks that carry messages: aborted.
+    tasks: Vec<tokio::task::AbortHandle>,
     /// Held so the process lives as long as the connection (killed on drop).
-    _child: Option<tokio::process::Child>,
+    child: Option<tokio::process::Child>,
+    /// Said to the server last (HTTP: the session's DELETE).
+    goodbye: Option<Box<dyn FnOnce() + Send + Sync>>,
 }
 
-/// What the server tells linggen without being asked, and what it may ask.
-#[derive(Clone)]
-struct Events {
-    /// Called when the server says its tool list changed.
-    tools_changed: Arc<dyn Fn() + Send + Sync>,
-    /// The workspace root, offered as the one root (`roots/list`), as Claude Code offers
-    /// its project folder: servers that work on files start there. Roots are deprecated
-    /// by the spec (SEP-2577) but are still how servers learn the project folder (the
-    /// reference filesystem server does): kept until servers move on.
-    #[allow(deprecated)]
-    root: Option<rmcp::model::Root>,
-}
-
-impl ClientHandler for Events {
-    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        (self.tools_changed)();
-    }
-
-    #[allow(deprecated)]
-    async fn list_roots(
-        &self,
-        _context: rmcp::service::RequestContext<RoleClient>,
-    ) -> Result<rmcp::model::ListRootsResult, rmcp::ErrorData> {
-        Ok(rmcp::model::ListRootsResult::new(
-            self.root.iter().cloned().collect(),
-        ))
-    }
-
-    #[allow(deprecated)]
-    fn get_info(&self) -> ClientConfig {
-        let capabilities = ClientCapabilities::builder().enable_roots().build();
-        ClientConfig::new(
-            capabilities,
-            Implementation::new("linggen", env!("CARGO_PKG_VERSION")),
-        )
+impl Link {
+    fn tasks(tasks: Vec<tokio::task::AbortHandle>) -> Link {
+        Link {
+            tasks,
+            child: None,
+            goodbye: None,
+        }
     }
 }
 
-/// `root` as an MCP root: a `file://` URI named after its folder.
-#[allow(deprecated)]
-fn root_of(root: &Path) -> Option<rmcp::model::Root> {
-    let uri = url::Url::from_directory_path(root).ok()?;
-    let name = root.file_name().map(|n| n.to_string_lossy().into_owned());
-    let mut root = rmcp::model::Root::new(uri.to_string());
-    root.name = name;
-    Some(root)
+impl Drop for Link {
+    fn drop(&mut self) {
+        for task in &self.tasks {
+            task.abort();
+        }
+        if let Some(goodbye) = self.goodbye.take() {
+            goodbye();
+        }
+    }
+}
+
+/// How long a request (or all the pages of a listing) may take.
+struct Deadline {
+    at: tokio::time::Instant,
+    limit: Duration,
+}
+
+impl Deadline {
+    fn after(limit: Duration) -> Deadline {
+        Deadline {
+            at: tokio::time::Instant::now() + limit,
+            limit,
+        }
+    }
 }
 
 impl Connection {
@@ -143,14 +149,11 @@ impl Connection {
         spawn: &Spawn<'_>,
         tools_changed: Arc<dyn Fn() + Send + Sync>,
     ) -> Result<Connection, McpError> {
-        let events = Events {
-            tools_changed,
-            root: root_of(spawn.root),
-        };
+        let events = Events::new(tools_changed, spawn.root);
         let limit = server.startup_timeout;
         let opening = async {
             match &server.transport {
-                Transport::Stdio { .. } => open_stdio(server, spawn, events).await,
+                Transport::Stdio { .. } => stdio::open(server, spawn, events).await,
                 Transport::Http { .. } => open_http(server, events).await,
             }
         };
@@ -166,11 +169,7 @@ impl Connection {
 
     /// Every tool the server offers (all pages).
     pub async fn tools(&self, limit: Duration) -> Result<Vec<Tool>, McpError> {
-        let listing = self.service.list_all_tools();
-        match tokio::time::timeout(limit, listing).await {
-            Ok(result) => result.map_err(|e| self.service_error(e)),
-            Err(_) => Err(self.timeout("tools/list", limit)),
-        }
+        self.list_all("tools/list", "tools", limit).await
     }
 
     /// Calls `tool` with `args`, waiting at most `limit`.
@@ -180,26 +179,18 @@ impl Connection {
         args: JsonObject,
         limit: Duration,
     ) -> Result<CallToolResult, McpError> {
-        let params = CallToolRequestParams::new(tool.to_string()).with_arguments(args);
-        match tokio::time::timeout(limit, self.service.call_tool(params)).await {
-            Ok(result) => result.map_err(|e| self.service_error(e)),
-            Err(_) => Err(self.timeout(&format!("the call of `{tool}`"), limit)),
-        }
+        let params = json!({ "name": tool, "arguments": args });
+        let what = format!("the call of `{tool}`");
+        self.ask("tools/call", params, &what, &Deadline::after(limit))
+            .await
     }
 
     /// The server's prompts (all pages), or none when it offers none.
-    pub async fn prompts(&self, limit: Duration) -> Result<Vec<rmcp::model::Prompt>, McpError> {
-        let offers = self
-            .service
-            .peer_info()
-            .is_some_and(|info| info.capabilities.prompts.is_some());
-        if !offers {
+    pub async fn prompts(&self, limit: Duration) -> Result<Vec<Prompt>, McpError> {
+        if !self.server.capabilities.contains_key("prompts") {
             return Ok(Vec::new());
         }
-        match tokio::time::timeout(limit, self.service.list_all_prompts()).await {
-            Ok(result) => result.map_err(|e| self.service_error(e)),
-            Err(_) => Err(self.timeout("prompts/list", limit)),
-        }
+        self.list_all("prompts/list", "prompts", limit).await
     }
 
     /// The messages of prompt `name` with `args`, as text.
@@ -209,19 +200,19 @@ impl Connection {
         args: JsonObject,
         limit: Duration,
     ) -> Result<Vec<String>, McpError> {
-        let params = rmcp::model::GetPromptRequestParams::new(name).with_arguments(args);
-        let result = match tokio::time::timeout(limit, self.service.get_prompt(params)).await {
-            Ok(result) => result.map_err(|e| self.service_error(e))?,
-            Err(_) => return Err(self.timeout(&format!("prompt `{name}`"), limit)),
-        };
+        let params = json!({ "name": name, "arguments": args });
+        let what = format!("prompt `{name}`");
+        let result: GetPromptResult = self
+            .ask("prompts/get", params, &what, &Deadline::after(limit))
+            .await?;
         Ok(result
             .messages
             .into_iter()
             .filter_map(|m| match m.content {
-                rmcp::model::ContentBlock::Text(text) => Some(text.text),
-                rmcp::model::ContentBlock::Resource(resource) => match resource.resource {
-                    rmcp::model::ResourceContents::TextResourceContents { text, .. } => Some(text),
-                    _ => None,
+                ContentBlock::Text(text) => Some(text.text),
+                ContentBlock::Resource(resource) => match resource.resource {
+                    ResourceContents::Text { text, .. } => Some(text),
+                    ResourceContents::Blob { .. } => None,
                 },
                 _ => None,
             })
@@ -230,26 +221,81 @@ impl Connection {
 
     /// The connection is gone (the process exited, the HTTP session ended).
     pub fn is_closed(&self) -> bool {
-        self.service.is_closed()
+        self.peer.is_closed()
     }
 
     /// The server's name and version as it introduced itself, for `/mcp`.
     pub fn server_version(&self) -> Option<String> {
-        let info = self.service.peer_info()?;
-        let server = info.server_info.as_ref()?;
+        let server = self.server.server_info.as_ref()?;
         Some(format!("{} {}", server.name, server.version))
     }
 
-    fn service_error(&self, e: ServiceError) -> McpError {
-        match e {
-            ServiceError::TransportClosed | ServiceError::Cancelled { .. } => McpError::Closed {
+    /// Every item under `key` of every page of `method`, following `nextCursor`, all
+    /// within `limit`.
+    async fn list_all<T: DeserializeOwned>(
+        &self,
+        method: &str,
+        key: &str,
+        limit: Duration,
+    ) -> Result<Vec<T>, McpError> {
+        let deadline = Deadline::after(limit);
+        let mut items = Vec::new();
+        let mut cursor: Option<String> = None;
+        loop {
+            let params = match &cursor {
+                Some(cursor) => json!({ "cursor": cursor }),
+                None => json!({}),
+            };
+            let mut page: JsonObject = self.ask(method, params, method, &deadline).await?;
+            let listed = page.remove(key).unwrap_or(Value::Array(Vec::new()));
+            let listed: Vec<T> = serde_json::from_value(listed)
+                .map_err(|e| self.protocol(format!("its `{method}` answer does not read: {e}")))?;
+            items.extend(listed);
+            cursor = match page.remove("nextCursor") {
+                Some(Value::String(next)) if !next.is_empty() => Some(next),
+                _ => return Ok(items),
+            };
+        }
+    }
+
+    /// Asks `method` and reads the answer as `T`. A request not answered in time is
+    /// cancelled (`notifications/cancelled`), so the server can stop working on it.
+    async fn ask<T: DeserializeOwned>(
+        &self,
+        method: &str,
+        params: Value,
+        what: &str,
+        deadline: &Deadline,
+    ) -> Result<T, McpError> {
+        let asked = self.peer.ask(method, params);
+        let id = asked.id;
+        let answer = match tokio::time::timeout_at(deadline.at, asked.answer()).await {
+            Ok(answer) => answer,
+            Err(_) => {
+                self.peer.forget(id);
+                let reason = format!("no answer within {} s", deadline.limit.as_secs());
+                self.peer.notify(
+                    "notifications/cancelled",
+                    json!({ "requestId": id, "reason": reason }),
+                );
+                return Err(self.timeout(what, deadline.limit));
+            }
+        };
+        match answer {
+            Ok(Ok(result)) => serde_json::from_value(result)
+                .map_err(|e| self.protocol(format!("its `{method}` answer does not read: {e}"))),
+            Ok(Err(error)) => Err(self.protocol(error.message)),
+            Err(Closed) => Err(McpError::Closed {
                 server: self.name.clone(),
                 stderr: stderr_note(&self.stderr),
-            },
-            other => McpError::Protocol {
-                server: self.name.clone(),
-                reason: plain_reason(&other),
-            },
+            }),
+        }
+    }
+
+    fn protocol(&self, reason: String) -> McpError {
+        McpError::Protocol {
+            server: self.name.clone(),
+            reason: crate::text::one_line(&reason, 300),
         }
     }
 
@@ -262,85 +308,43 @@ impl Connection {
     }
 }
 
-async fn open_stdio(
-    server: &ServerConfig,
-    spawn: &Spawn<'_>,
-    events: Events,
-) -> Result<Connection, McpError> {
-    let Transport::Stdio {
-        command,
-        args,
-        env,
-        cwd,
-    } = &server.transport
-    else {
-        unreachable_transport()?
-    };
-    let start_error = |reason: String| McpError::Start {
-        server: server.name.clone(),
-        reason,
-    };
-    // A server that needs the network, or that a package runner fetches first, gets the
-    // session's walls with the network (and the runner's cache) opened.
-    let runner = super::runners::needs(command);
-    let widened;
-    let sandbox = if server.network || runner.is_some() {
-        let writes = runner.map(|r| r.writable()).unwrap_or_default();
-        widened = spawn.sandbox.widened(true, &writes);
-        &widened
-    } else {
-        spawn.sandbox
-    };
-    let program = if Path::new(command).is_absolute() {
-        Program::Path(Path::new(command))
-    } else {
-        Program::Named(std::ffi::OsStr::new(command))
-    };
-    let launch = Launch {
-        program,
-        env: Env::Scrubbed(sandbox),
-        confinement: if sandbox.settings().enabled {
-            Confinement::Sandbox(sandbox)
-        } else {
-            Confinement::Unconfined("[sandbox] enabled = false")
-        },
-        lifetime: Lifetime::Contained,
-    };
-    let mut cmd = launch
-        .tokio_command()
-        .map_err(|e| start_error(e.to_string()))?;
-    cmd.args(args)
-        .envs(env)
-        .current_dir(cwd.as_deref().unwrap_or(spawn.root))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| start_error(format!("`{command}`: {e}")))?;
-    let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
-        return Err(start_error(
-            "its standard streams could not be opened".into(),
-        ));
-    };
-    let stderr = Arc::new(Mutex::new(String::new()));
-    if let Some(err) = child.stderr.take() {
-        tokio::spawn(keep_tail(err, stderr.clone()));
-    }
-    let service = events
-        .serve((stdout, stdin))
-        .await
-        .map_err(|e| McpError::Handshake {
+/// A transport that carries messages: linggen's end of it, and what keeps it running.
+struct Started {
+    peer: Peer,
+    link: Link,
+    stderr: Arc<Mutex<String>>,
+}
+
+impl Started {
+    /// The handshake: `initialize`, the server's answer read, then `initialized`.
+    async fn handshake(self, server: &ServerConfig) -> Result<Connection, McpError> {
+        let params = json!({
+            "protocolVersion": LATEST_PROTOCOL_VERSION,
+            "capabilities": { "roots": {} },
+            "clientInfo": Implementation::linggen(),
+        });
+        let failed = |reason: String| McpError::Handshake {
             server: server.name.clone(),
-            reason: plain_reason(&e),
-            stderr: stderr_note(&stderr),
-        })?;
-    Ok(Connection {
-        name: server.name.clone(),
-        service,
-        stderr,
-        _child: Some(child),
-    })
+            reason: crate::text::one_line(&reason, 300),
+            stderr: stderr_note(&self.stderr),
+        };
+        let answer = match self.peer.request("initialize", params).await {
+            Ok(Ok(answer)) => answer,
+            Ok(Err(error)) => return Err(failed(error.message)),
+            Err(Closed) => return Err(failed("the connection closed".into())),
+        };
+        let initialized: InitializeResult = serde_json::from_value(answer)
+            .map_err(|e| failed(format!("its answer to `initialize` does not read: {e}")))?;
+        self.peer
+            .notify("notifications/initialized", JsonObject::new());
+        Ok(Connection {
+            name: server.name.clone(),
+            peer: self.peer,
+            server: initialized,
+            stderr: self.stderr,
+            _link: self.link,
+        })
+    }
 }
 
 async fn open_http(server: &ServerConfig, events: Events) -> Result<Connection, McpError> {
@@ -353,7 +357,7 @@ async fn open_http(server: &ServerConfig, events: Events) -> Result<Connection, 
     if *sse_only {
         return open_legacy_sse(server, url, &headers, events).await;
     }
-    match open_streamable(server, url, &headers, events.clone()).await {
+    match http::open(server, url, &headers, events.clone()).await {
         Ok(connection) => Ok(connection),
         Err(e @ McpError::NeedsLogin { .. }) => Err(e),
         // A server that only speaks the older transport refuses streamable HTTP's POST.
@@ -367,168 +371,23 @@ async fn open_http(server: &ServerConfig, events: Events) -> Result<Connection, 
 async fn open_legacy_sse(
     server: &ServerConfig,
     url: &str,
-    headers: &std::collections::BTreeMap<String, String>,
+    headers: &BTreeMap<String, String>,
     events: Events,
 ) -> Result<Connection, McpError> {
-    let transport = super::legacy_sse::LegacySse::connect(url, headers)
+    let (peer, unsent) = Peer::unsent();
+    let inbound = Inbound::new(peer.clone(), events);
+    let tasks = super::legacy_sse::connect(url, headers, inbound, unsent)
         .await
         .map_err(|e| McpError::Start {
             server: server.name.clone(),
             reason: e.to_string(),
         })?;
-    over_http(server, events, transport).await
-}
-
-async fn open_streamable(
-    server: &ServerConfig,
-    url: &str,
-    headers: &std::collections::BTreeMap<String, String>,
-    events: Events,
-) -> Result<Connection, McpError> {
-    use rmcp::transport::StreamableHttpClientTransport;
-    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-
-    crate::llm::http::install_tls_provider();
-    let mut config = StreamableHttpClientTransportConfig::with_uri(url);
-    let mut custom = std::collections::HashMap::new();
-    for (name, value) in headers.clone() {
-        // rmcp sends the bearer token itself, from `auth_header`.
-        if name.eq_ignore_ascii_case("authorization")
-            && let Some(token) = value.strip_prefix("Bearer ")
-        {
-            config = config.auth_header(token.to_string());
-            continue;
-        }
-        let header = reqwest::header::HeaderName::from_bytes(name.as_bytes());
-        let value = reqwest::header::HeaderValue::from_str(&value);
-        match (header, value) {
-            (Ok(header), Ok(value)) => {
-                custom.insert(header, value);
-            }
-            // Never the value in the message: it may be a secret.
-            _ => {
-                return Err(McpError::Start {
-                    server: server.name.clone(),
-                    reason: format!("header `{name}` is not a valid HTTP header"),
-                });
-            }
-        }
-    }
-    let config = config.custom_headers(custom);
-    // A token from `linggen mcp login`, unless the entry sends its own `Authorization`.
-    let bearer = match config.auth_header {
-        Some(_) => None,
-        None => super::oauth::Bearer::load(&server.name, url)
-            .await
-            .map_err(|e| sign_in_error(server, e))?,
+    let started = Started {
+        peer,
+        link: Link::tasks(tasks),
+        stderr: Arc::default(),
     };
-    let Some(bearer) = bearer else {
-        let transport = StreamableHttpClientTransport::from_config(config);
-        return over_http(server, events, transport).await;
-    };
-    let token = bearer
-        .access_token()
-        .await
-        .map_err(|e| sign_in_error(server, e))?;
-    let transport =
-        StreamableHttpClientTransport::from_config(config.clone().auth_header(token.clone()));
-    match over_http(server, events.clone(), transport).await {
-        // A token the server refused may only need refreshing; refreshed once, it is tried
-        // once more, and a sign-in that still does not work asks the person again.
-        Err(McpError::NeedsLogin { .. }) => {
-            let token = bearer
-                .refresh_after_rejection(&token)
-                .await
-                .map_err(|e| sign_in_error(server, e))?;
-            let transport = StreamableHttpClientTransport::from_config(config.auth_header(token));
-            over_http(server, events, transport)
-                .await
-                .map_err(|e| match e {
-                    McpError::NeedsLogin { server, .. } => McpError::NeedsLogin {
-                        server,
-                        again: " again",
-                    },
-                    other => other,
-                })
-        }
-        opened => opened,
-    }
-}
-
-/// A sign-in that could not give a token: the person signs in again, or learns why not.
-fn sign_in_error(server: &ServerConfig, error: super::oauth::OAuthError) -> McpError {
-    match error {
-        super::oauth::OAuthError::SignInAgain => McpError::NeedsLogin {
-            server: server.name.clone(),
-            again: " again",
-        },
-        other => McpError::Start {
-            server: server.name.clone(),
-            reason: format!("its sign-in could not be used: {other}"),
-        },
-    }
-}
-
-/// Whether an error from the handshake is the server asking for a sign-in (a 401).
-fn asks_for_sign_in(error: &rmcp::service::ClientInitializeError) -> bool {
-    use rmcp::service::ClientInitializeError;
-    use rmcp::transport::streamable_http_client::StreamableHttpError;
-    let ClientInitializeError::TransportError { error, .. } = error else {
-        return false;
-    };
-    matches!(
-        error
-            .error
-            .downcast_ref::<StreamableHttpError<reqwest013::Error>>(),
-        Some(StreamableHttpError::AuthRequired(_))
-    )
-}
-
-/// The handshake over an HTTP transport (no process, so no stderr to quote).
-async fn over_http<T, E, A>(
-    server: &ServerConfig,
-    events: Events,
-    transport: T,
-) -> Result<Connection, McpError>
-where
-    T: rmcp::transport::IntoTransport<RoleClient, E, A>,
-    E: std::error::Error + Send + Sync + 'static,
-{
-    let service = events
-        .serve(transport)
-        .await
-        .map_err(|e| match asks_for_sign_in(&e) {
-            true => McpError::NeedsLogin {
-                server: server.name.clone(),
-                again: "",
-            },
-            false => McpError::Handshake {
-                server: server.name.clone(),
-                reason: plain_reason(&e),
-                stderr: String::new(),
-            },
-        })?;
-    Ok(Connection {
-        name: server.name.clone(),
-        service,
-        stderr: Arc::new(Mutex::new(String::new())),
-        _child: None,
-    })
-}
-
-/// rmcp's error text without the Rust type names it carries (`Transport
-/// [rmcp::transport::worker::WorkerTransport<…>] error: …`): what the server or the network
-/// said, for a person.
-fn plain_reason(error: &dyn std::fmt::Display) -> String {
-    let text = error.to_string();
-    let said = text
-        .rsplit_once("] error: ")
-        .map_or(text.as_str(), |(_, rest)| rest);
-    let said = said
-        .trim_end_matches(", when send initialize request")
-        .trim_end_matches(": ")
-        .trim();
-    crate::text::one_line(said, 300)
+    started.handshake(server).await
 }
 
 fn unreachable_transport<T>() -> Result<T, McpError> {
@@ -578,16 +437,177 @@ fn stderr_note(tail: &Mutex<String>) -> String {
 
 #[cfg(test)]
 mod tests {
-    #[test]
-    fn rmcp_type_names_are_left_out_of_reasons() {
-        let raw = "Send message error Transport [rmcp::transport::worker::WorkerTransport<rmcp::transport::streamable_http_client::StreamableHttpClientWorker<reqwest::async_impl::client::Client>>] error: unexpected server response: HTTP 405 Method Not Allowed: , when send initialize request";
+    use super::*;
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    use tokio::sync::mpsc;
+
+    pub(super) fn config(name: &str) -> ServerConfig {
+        let transport = Transport::Stdio {
+            command: "fake".into(),
+            args: Vec::new(),
+            env: BTreeMap::new(),
+            cwd: None,
+        };
+        ServerConfig::from_editor(name, transport, Path::new("/")).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    pub(super) fn events() -> Events {
+        Events::new(Arc::new(|| {}), Path::new("/work"))
+    }
+
+    /// A server on the other end of a pipe: every message linggen sends goes to the
+    /// returned receiver; a request `answer` knows is answered with its result, any other
+    /// is left unanswered. Dropping the sender it is given ends the server (its stdout).
+    fn fake_server(
+        answer: impl Fn(&str, &Value) -> Option<Value> + Send + 'static,
+    ) -> (Started, mpsc::UnboundedReceiver<Value>) {
+        let (client_end, server_end) = tokio::io::duplex(64 * 1024);
+        let (client_read, client_write) = tokio::io::split(client_end);
+        let (server_read, mut server_write) = tokio::io::split(server_end);
+        let (heard_tx, heard) = mpsc::unbounded_channel();
+        tokio::spawn(async move {
+            let mut lines = BufReader::new(server_read).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                let message: Value = serde_json::from_str(&line).unwrap_or_default();
+                let method = message["method"].as_str().unwrap_or_default().to_string();
+                if method == "exit" {
+                    return;
+                }
+                let result = answer(&method, &message["params"]);
+                if let (Some(result), Some(id)) = (result, message.get("id")) {
+                    let reply = json!({"jsonrpc": "2.0", "id": id, "result": result});
+                    let _ = server_write
+                        .write_all(format!("{reply}\n").as_bytes())
+                        .await;
+                }
+                let _ = heard_tx.send(message);
+            }
+        });
+        (
+            stdio::over_lines(client_read, client_write, events()),
+            heard,
+        )
+    }
+
+    fn initialize_result() -> Value {
+        json!({"protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
+               "serverInfo": {"name": "fake", "version": "1.2"}})
+    }
+
+    async fn next(heard: &mut mpsc::UnboundedReceiver<Value>) -> Value {
+        tokio::time::timeout(Duration::from_secs(5), heard.recv())
+            .await
+            .ok()
+            .flatten()
+            .unwrap_or_default()
+    }
+
+    #[tokio::test]
+    async fn the_handshake_introduces_linggen_and_offers_roots() {
+        let (started, mut heard) = fake_server(|method, _| match method {
+            "initialize" => Some(initialize_result()),
+            _ => None,
+        });
+        let connection = started
+            .handshake(&config("fake"))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let initialize = next(&mut heard).await;
+        assert_eq!(initialize["method"], "initialize");
         assert_eq!(
-            super::plain_reason(&raw),
-            "unexpected server response: HTTP 405 Method Not Allowed"
+            initialize["params"],
+            json!({"protocolVersion": LATEST_PROTOCOL_VERSION, "capabilities": {"roots": {}},
+                   "clientInfo": {"name": "linggen", "version": env!("CARGO_PKG_VERSION")}})
         );
         assert_eq!(
-            super::plain_reason(&"connection closed"),
-            "connection closed"
+            next(&mut heard).await["method"],
+            "notifications/initialized"
         );
+        assert_eq!(connection.server_version().as_deref(), Some("fake 1.2"));
+        let none = connection.prompts(Duration::from_secs(5)).await;
+        assert!(none.is_ok_and(|p| p.is_empty()), "no `prompts` capability");
+    }
+
+    #[tokio::test]
+    async fn every_page_of_a_listing_is_read_by_its_cursor() {
+        let (started, mut heard) = fake_server(|method, params| match method {
+            "initialize" => Some(initialize_result()),
+            "tools/list" => Some(match params["cursor"].as_str() {
+                None => json!({"tools": [{"name": "a", "inputSchema": {}}], "nextCursor": "p2"}),
+                Some("p2") => {
+                    json!({"tools": [{"name": "b", "inputSchema": {}}], "nextCursor": "p3"})
+                }
+                Some(_) => json!({"tools": [{"name": "c", "inputSchema": {}}]}),
+            }),
+            _ => None,
+        });
+        let connection = started
+            .handshake(&config("fake"))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let tools = connection
+            .tools(Duration::from_secs(5))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["a", "b", "c"]);
+        let mut cursors = Vec::new();
+        for _ in 0..5 {
+            let message = next(&mut heard).await;
+            if message["method"] == "tools/list" {
+                cursors.push(message["params"]["cursor"].clone());
+            }
+        }
+        assert_eq!(cursors, [Value::Null, json!("p2"), json!("p3")]);
+    }
+
+    #[tokio::test]
+    async fn a_call_not_answered_in_time_is_cancelled_by_its_id() {
+        let (started, mut heard) = fake_server(|method, _| match method {
+            "initialize" => Some(initialize_result()),
+            _ => None,
+        });
+        let connection = started
+            .handshake(&config("fake"))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let called = connection
+            .call("slow", JsonObject::new(), Duration::from_millis(50))
+            .await;
+        assert_eq!(
+            called.map(|_| ()).map_err(|e| e.to_string()),
+            Err("MCP server `fake` did not answer the call of `slow` within 0 s".into())
+        );
+        let _initialize = next(&mut heard).await;
+        let _initialized = next(&mut heard).await;
+        let call = next(&mut heard).await;
+        assert_eq!(call["params"], json!({"name": "slow", "arguments": {}}));
+        let cancelled = next(&mut heard).await;
+        assert_eq!(cancelled["method"], "notifications/cancelled");
+        assert_eq!(cancelled["params"]["requestId"], call["id"]);
+    }
+
+    #[tokio::test]
+    async fn a_server_whose_output_ends_is_closed_and_calls_say_it_stopped() {
+        let (started, _heard) = fake_server(|method, _| match method {
+            "initialize" => Some(initialize_result()),
+            _ => None,
+        });
+        let connection = started
+            .handshake(&config("fake"))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(!connection.is_closed());
+        connection.peer.notify("exit", json!({}));
+        let waited = tokio::time::timeout(Duration::from_secs(5), async {
+            while !connection.is_closed() {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        });
+        assert!(waited.await.is_ok(), "the connection reads as closed");
+        let called = connection
+            .call("echo", JsonObject::new(), Duration::from_secs(5))
+            .await;
+        assert!(matches!(called, Err(McpError::Closed { .. })), "{called:?}");
     }
 }

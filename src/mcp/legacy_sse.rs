@@ -5,10 +5,11 @@
 
 use std::collections::BTreeMap;
 
-use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
-use rmcp::service::RoleClient;
 use tokio::sync::{mpsc, oneshot};
+use tokio::task::AbortHandle;
 
+use super::client::http::client;
+use super::client::inbound::{Inbound, Sent};
 use crate::llm::sse::SseDecoder;
 
 /// Why the SSE transport failed.
@@ -18,83 +19,54 @@ pub enum SseError {
     Http(String),
 }
 
-/// An open SSE session: messages in from the stream, out by POST to the endpoint.
-pub struct LegacySse {
-    client: reqwest::Client,
-    endpoint: String,
-    incoming: mpsc::Receiver<ServerJsonRpcMessage>,
-    /// Ends the stream reader when the transport is dropped.
-    _reader: tokio::task::JoinHandle<()>,
-}
-
-impl Drop for LegacySse {
-    fn drop(&mut self) {
-        self._reader.abort();
+/// Opens the stream at `url`, waits for its `endpoint` event, then carries messages: the
+/// server's from the stream to `inbound`, linggen's (`unsent`) by POST to the endpoint.
+/// Returns the two tasks that do it; the connection closes when the stream ends.
+pub(in crate::mcp) async fn connect(
+    url: &str,
+    headers: &BTreeMap<String, String>,
+    inbound: Inbound,
+    unsent: mpsc::UnboundedReceiver<String>,
+) -> Result<Vec<AbortHandle>, SseError> {
+    let client = client(headers).map_err(|e| SseError::Http(e.to_string()))?;
+    let response = client
+        .get(url)
+        .header("Accept", "text/event-stream")
+        .send()
+        .await
+        .map_err(|e| SseError::Http(format!("cannot open the event stream: {e}")))?;
+    if !response.status().is_success() {
+        return Err(SseError::Http(format!(
+            "the event stream answered HTTP {}",
+            response.status().as_u16()
+        )));
     }
-}
-
-impl LegacySse {
-    /// Opens the stream at `url` and waits for its `endpoint` event.
-    pub async fn connect(url: &str, headers: &BTreeMap<String, String>) -> Result<Self, SseError> {
-        let client = client(headers)?;
-        let response = client
-            .get(url)
-            .header("Accept", "text/event-stream")
-            .send()
-            .await
-            .map_err(|e| SseError::Http(format!("cannot open the event stream: {e}")))?;
-        if !response.status().is_success() {
-            return Err(SseError::Http(format!(
-                "the event stream answered HTTP {}",
-                response.status().as_u16()
-            )));
+    let base = response.url().clone();
+    let (endpoint_tx, endpoint_rx) = oneshot::channel();
+    let reader = tokio::spawn(read_events(response, endpoint_tx, inbound.clone()));
+    let Ok(path) = endpoint_rx.await else {
+        reader.abort();
+        return Err(SseError::Http(
+            "the stream ended before naming its endpoint".into(),
+        ));
+    };
+    let endpoint = match base.join(&path) {
+        Ok(endpoint) => endpoint.to_string(),
+        Err(e) => {
+            reader.abort();
+            return Err(SseError::Http(format!("endpoint `{path}`: {e}")));
         }
-        let base = response.url().clone();
-        let (endpoint_tx, endpoint_rx) = oneshot::channel();
-        let (messages, incoming) = mpsc::channel(64);
-        let reader = tokio::spawn(read_events(response, endpoint_tx, messages));
-        let path = endpoint_rx
-            .await
-            .map_err(|_| SseError::Http("the stream ended before naming its endpoint".into()))?;
-        let endpoint = base
-            .join(&path)
-            .map_err(|e| SseError::Http(format!("endpoint `{path}`: {e}")))?;
-        Ok(LegacySse {
-            client,
-            endpoint: endpoint.to_string(),
-            incoming,
-            _reader: reader,
-        })
-    }
-}
-
-fn client(headers: &BTreeMap<String, String>) -> Result<reqwest::Client, SseError> {
-    let mut map = reqwest::header::HeaderMap::new();
-    for (name, value) in headers {
-        let (Ok(name), Ok(value)) = (
-            reqwest::header::HeaderName::from_bytes(name.as_bytes()),
-            reqwest::header::HeaderValue::from_str(value),
-        ) else {
-            // Never the value: it may be a secret.
-            return Err(SseError::Http(format!(
-                "header `{name}` is not a valid HTTP header"
-            )));
-        };
-        map.insert(name, value);
-    }
-    crate::llm::http::install_tls_provider();
-    reqwest::Client::builder()
-        .default_headers(map)
-        .build()
-        .map_err(|e| SseError::Http(e.to_string()))
+    };
+    let poster = tokio::spawn(post_all(client, endpoint, unsent, inbound));
+    Ok(vec![reader.abort_handle(), poster.abort_handle()])
 }
 
 /// Reads the stream: the first `endpoint` event to `endpoint`, every `message` event (or
-/// unnamed one) parsed to `messages`. Ends with the stream.
+/// unnamed one) to `inbound`. When the stream ends, so does the connection.
 async fn read_events(
     mut response: reqwest::Response,
     endpoint: oneshot::Sender<String>,
-    messages: mpsc::Sender<ServerJsonRpcMessage>,
+    inbound: Inbound,
 ) {
     let mut decoder = SseDecoder::new();
     let mut endpoint = Some(endpoint);
@@ -106,54 +78,44 @@ async fn read_events(
                         let _ = tx.send(event.data.trim().to_string());
                     }
                 }
-                "" | "message" => {
-                    // A message that does not parse is dropped: the call it answers then
-                    // times out with the server named.
-                    if let Ok(message) = serde_json::from_str(&event.data)
-                        && messages.send(message).await.is_err()
-                    {
-                        return;
-                    }
-                }
+                "" | "message" => inbound.take(&event.data),
                 _ => {}
             }
         }
     }
+    inbound.closed();
 }
 
-impl rmcp::transport::Transport<RoleClient> for LegacySse {
-    type Error = SseError;
-
-    fn send(
-        &mut self,
-        item: ClientJsonRpcMessage,
-    ) -> impl Future<Output = Result<(), SseError>> + Send + 'static {
-        let client = self.client.clone();
-        let endpoint = self.endpoint.clone();
-        async move {
-            let response = client
-                .post(&endpoint)
-                .json(&item)
-                .send()
-                .await
-                .map_err(|e| SseError::Http(format!("cannot post a message: {e}")))?;
-            if response.status().is_success() {
-                Ok(())
-            } else {
-                Err(SseError::Http(format!(
+/// Posts linggen's messages in order; the server answers on the stream. A request whose
+/// POST fails is failed with what happened; an unreachable server closes the connection.
+async fn post_all(
+    client: reqwest::Client,
+    endpoint: String,
+    mut unsent: mpsc::UnboundedReceiver<String>,
+    inbound: Inbound,
+) {
+    while let Some(message) = unsent.recv().await {
+        let sent = Sent::of(&message);
+        let posted = client
+            .post(&endpoint)
+            .header("Content-Type", "application/json")
+            .body(message)
+            .send()
+            .await;
+        match posted {
+            Ok(response) if response.status().is_success() => {}
+            Ok(response) => inbound.failed(
+                &sent,
+                format!(
                     "a posted message was answered HTTP {}",
                     response.status().as_u16()
-                )))
+                ),
+            ),
+            Err(e) => {
+                inbound.failed(&sent, format!("cannot post a message: {e}"));
+                inbound.closed();
+                return;
             }
         }
-    }
-
-    fn receive(&mut self) -> impl Future<Output = Option<ServerJsonRpcMessage>> + Send {
-        self.incoming.recv()
-    }
-
-    async fn close(&mut self) -> Result<(), SseError> {
-        self._reader.abort();
-        Ok(())
     }
 }

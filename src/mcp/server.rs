@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use rmcp::model::{CallToolResult, JsonObject};
+use super::model::{CallToolResult, JsonObject, Prompt};
 
 use super::client::{Connection, McpError, Spawn};
 use super::config::ServerConfig;
@@ -60,7 +60,7 @@ pub struct Server {
     connection: tokio::sync::Mutex<Option<Arc<Connection>>>,
     status: Mutex<Status>,
     /// Its prompts, offered as `/mcp__NAME__PROMPT` commands.
-    prompts: Mutex<Vec<rmcp::model::Prompt>>,
+    prompts: Mutex<Vec<Prompt>>,
 }
 
 impl std::fmt::Debug for Server {
@@ -154,7 +154,7 @@ impl Server {
     }
 
     /// Its prompts as they were listed when it started.
-    pub fn prompts(&self) -> Vec<rmcp::model::Prompt> {
+    pub fn prompts(&self) -> Vec<Prompt> {
         self.prompts
             .lock()
             .unwrap_or_else(|p| p.into_inner())

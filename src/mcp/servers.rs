@@ -142,8 +142,8 @@ impl McpServers {
 }
 
 /// `args` split over `names`: one word each, the last name taking the rest.
-fn fill(names: &[String], args: &str) -> rmcp::model::JsonObject {
-    let mut object = rmcp::model::JsonObject::new();
+fn fill(names: &[String], args: &str) -> super::model::JsonObject {
+    let mut object = super::model::JsonObject::new();
     let mut rest = args.trim();
     for (i, name) in names.iter().enumerate() {
         if rest.is_empty() {
@@ -161,7 +161,7 @@ fn fill(names: &[String], args: &str) -> rmcp::model::JsonObject {
     object
 }
 
-fn argument_hint(prompt: &rmcp::model::Prompt) -> String {
+fn argument_hint(prompt: &super::model::Prompt) -> String {
     prompt
         .arguments
         .iter()

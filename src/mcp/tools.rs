@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use rmcp::model::{CallToolResult, ContentBlock, Tool};
+use super::model::{CallToolResult, ContentBlock, ResourceContents, Tool};
 use serde_json::Value;
 
 use super::server::Server;
@@ -41,7 +41,7 @@ pub fn entry(server: &Arc<Server>, tool: &Tool) -> ToolEntry {
         spec: ToolSpec {
             name: tool_name(server.name(), &tool.name),
             description: description.to_string(),
-            parameters: Value::Object((*tool.input_schema).clone()),
+            parameters: Value::Object(tool.input_schema.clone()),
         },
         // A server may do anything its program or service does: no class is assumed.
         class: AccessClass::Other,
@@ -81,12 +81,9 @@ impl ToolHandler for McpTool {
             Value::Object(map) => map.clone(),
             _ => Default::default(),
         };
-        let called = self.server.call(&self.tool, args).await;
-        // rmcp hands a notification the server sent before this answer (its tool list
-        // changed) to a task of its own: let it start, so the list is counted as changing
-        // before the next request is built.
-        tokio::task::yield_now().await;
-        match called {
+        // A notification the server sent before this answer (its tool list changed) was
+        // acted on before the answer was handed over (see `client::inbound`).
+        match self.server.call(&self.tool, args).await {
             Ok(result) => output(&self.tool, result),
             Err(e) => ToolOutput::error(e.to_string()),
         }
@@ -163,15 +160,10 @@ fn summary(tool: &str, text: &str, failed: bool, images: usize) -> String {
     }
 }
 
-fn embedded_text(resource: &rmcp::model::ResourceContents) -> String {
+fn embedded_text(resource: &ResourceContents) -> String {
     match resource {
-        rmcp::model::ResourceContents::TextResourceContents { uri, text, .. } => {
-            format!("[resource {uri}]\n{text}")
-        }
-        rmcp::model::ResourceContents::BlobResourceContents { uri, .. } => {
-            format!("[resource {uri} (binary, not shown)]")
-        }
-        _ => "[resource of a kind linggen does not read yet]".into(),
+        ResourceContents::Text { uri, text } => format!("[resource {uri}]\n{text}"),
+        ResourceContents::Blob { uri, .. } => format!("[resource {uri} (binary, not shown)]"),
     }
 }
 

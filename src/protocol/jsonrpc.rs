@@ -164,8 +164,30 @@ type Waiting = oneshot::Sender<Result<Value, RpcError>>;
 #[derive(Clone)]
 pub struct Peer {
     out: mpsc::UnboundedSender<String>,
-    waiting: Arc<Mutex<HashMap<i64, Waiting>>>,
+    waiting: Arc<Mutex<Requests>>,
     next_id: Arc<AtomicI64>,
+}
+
+/// The requests waiting for an answer, and whether answers can still come: once the other
+/// side is gone, a new request fails at once instead of waiting for nothing.
+#[derive(Default)]
+struct Requests {
+    waiting: HashMap<i64, Waiting>,
+    closed: bool,
+}
+
+/// A request sent and not yet answered.
+pub struct Asked {
+    /// Its id, for a caller that gives up on it (MCP's `notifications/cancelled` names it).
+    pub id: i64,
+    answer: oneshot::Receiver<Result<Value, RpcError>>,
+}
+
+impl Asked {
+    /// The other side's answer, or [`Closed`] when it went away first.
+    pub async fn answer(self) -> Result<Result<Value, RpcError>, Closed> {
+        self.answer.await.map_err(|_| Closed)
+    }
 }
 
 /// The other side has gone (its stream closed, or the writer could not write).
@@ -216,24 +238,49 @@ impl Peer {
         method: &str,
         params: impl Serialize,
     ) -> Result<Result<Value, RpcError>, Closed> {
+        self.ask(method, params).answer().await
+    }
+
+    /// Sends a request; its answer is awaited on what this returns. After [`Peer::close`]
+    /// nothing is sent and the answer is [`Closed`].
+    pub fn ask(&self, method: &str, params: impl Serialize) -> Asked {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let (tx, rx) = oneshot::channel();
-        lock(&self.waiting).insert(id, tx);
+        let (tx, answer) = oneshot::channel();
+        {
+            let mut requests = lock(&self.waiting);
+            if requests.closed {
+                return Asked { id, answer };
+            }
+            requests.waiting.insert(id, tx);
+        }
         let params = serde_json::to_value(params).unwrap_or(Value::Null);
         self.send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }));
-        rx.await.map_err(|_| Closed)
+        Asked { id, answer }
+    }
+
+    /// Stops waiting for request `id` (given up on): a late answer is dropped.
+    pub fn forget(&self, id: i64) {
+        lock(&self.waiting).waiting.remove(&id);
     }
 
     /// Hands a response to the request waiting for it.
     pub fn deliver(&self, id: i64, result: Result<Value, RpcError>) {
-        if let Some(waiting) = lock(&self.waiting).remove(&id) {
+        if let Some(waiting) = lock(&self.waiting).waiting.remove(&id) {
             let _ = waiting.send(result);
         }
     }
 
-    /// The other side is gone: every request still waiting fails.
+    /// The other side is gone: every request still waiting fails, and so does every later
+    /// one.
     pub fn close(&self) {
-        lock(&self.waiting).clear();
+        let mut requests = lock(&self.waiting);
+        requests.closed = true;
+        requests.waiting.clear();
+    }
+
+    /// Whether [`Peer::close`] was called.
+    pub fn is_closed(&self) -> bool {
+        lock(&self.waiting).closed
     }
 
     fn send(&self, message: &Value) {
@@ -241,7 +288,7 @@ impl Peer {
     }
 }
 
-/// The map of waiting requests, even after a holder panicked: a lost answer is better than
+/// The waiting requests, even after a holder panicked: a lost answer is better than
 /// a connection that can no longer route any.
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex
@@ -290,6 +337,27 @@ mod tests {
                 result: Err(RpcError::new(-1, "no"))
             }
         );
+    }
+
+    #[tokio::test]
+    async fn requests_after_the_other_side_went_fail_at_once_and_send_nothing() {
+        let (peer, mut sent) = Peer::unsent();
+        let asked = peer.ask("ping", json!({}));
+        assert!(sent.recv().await.is_some_and(|m| m.contains("\"ping\"")));
+        peer.close();
+        assert!(peer.is_closed());
+        assert_eq!(asked.answer().await, Err(Closed));
+        assert_eq!(peer.request("ping", json!({})).await, Err(Closed));
+        assert!(sent.try_recv().is_err(), "nothing is sent after close");
+    }
+
+    #[tokio::test]
+    async fn a_forgotten_request_drops_its_late_answer() {
+        let (peer, _sent) = Peer::unsent();
+        let asked = peer.ask("slow", json!({}));
+        peer.forget(asked.id);
+        peer.deliver(asked.id, Ok(json!("late")));
+        assert_eq!(asked.answer().await, Err(Closed));
     }
 
     #[test]
