@@ -38,6 +38,24 @@ pub fn install_tls_provider() {
     });
 }
 
+/// `builder` trusting the machine's own certificate authorities (`/etc/ssl/certs`, or
+/// `SSL_CERT_FILE`) besides the built-in roots: for servers a person configured (MCP
+/// servers and their sign-in), which may sit behind a company's root. Read once, when the
+/// first such client is made: never on the way to a model's first byte.
+pub fn with_system_roots(builder: reqwest::ClientBuilder) -> reqwest::ClientBuilder {
+    static ROOTS: std::sync::OnceLock<Vec<reqwest::Certificate>> = std::sync::OnceLock::new();
+    let roots = ROOTS.get_or_init(|| {
+        rustls_native_certs::load_native_certs()
+            .certs
+            .iter()
+            .filter_map(|der| reqwest::Certificate::from_der(der.as_ref()).ok())
+            .collect()
+    });
+    roots.iter().fold(builder, |builder, root| {
+        builder.add_root_certificate(root.clone())
+    })
+}
+
 /// A client with reqwest's defaults (for a probe or a test).
 pub fn plain_client() -> Client {
     install_tls_provider();

@@ -307,7 +307,9 @@ impl Session {
     /// Sends what `build` makes, with the signed-in token when there is one; a token the
     /// server refuses is refreshed once and the request sent again.
     async fn send(&self, build: impl Fn() -> RequestBuilder) -> Result<Response, Failure> {
-        let unreachable = |e: reqwest::Error| Failure::Unreachable(format!("cannot reach it: {e}"));
+        let unreachable = |e: reqwest::Error| {
+            Failure::Unreachable(format!("cannot reach it: {}", with_cause(&e)))
+        };
         let Some(token) = &self.token else {
             let response = build().send().await.map_err(unreachable)?;
             return refused(response);
@@ -391,6 +393,21 @@ pub(in crate::mcp) enum ClientError {
 }
 
 /// An HTTP client that sends the entry's `headers` with every request.
+/// `error` and, when it has one, its innermost cause: reqwest's own words ("error sending
+/// request") do not say that a certificate was refused or a connection reset.
+fn with_cause(error: &dyn std::error::Error) -> String {
+    let mut cause = error.source();
+    let mut last = None;
+    while let Some(inner) = cause {
+        last = Some(inner);
+        cause = inner.source();
+    }
+    match last {
+        Some(inner) => format!("{error}: {inner}"),
+        None => error.to_string(),
+    }
+}
+
 pub(in crate::mcp) fn client(
     headers: &BTreeMap<String, String>,
 ) -> Result<reqwest::Client, ClientError> {
@@ -405,7 +422,7 @@ pub(in crate::mcp) fn client(
         map.insert(header, value);
     }
     crate::llm::http::install_tls_provider();
-    reqwest::Client::builder()
+    crate::llm::http::with_system_roots(reqwest::Client::builder())
         .default_headers(map)
         // No idle connections kept, as the SDKs' clients: a server or proxy that closes
         // each connection after its answer would otherwise have the next message sent on
@@ -668,6 +685,8 @@ mod tests {
             reason.starts_with("MCP server `web` did not answer the handshake: cannot reach it"),
             "{reason}"
         );
+        // What went wrong underneath is named, not only reqwest's "error sending request".
+        assert!(reason.contains("Connection refused"), "{reason}");
     }
 
     /// A token that is `old` until refreshed, then `new`.

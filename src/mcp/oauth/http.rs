@@ -42,7 +42,7 @@ pub(super) struct OAuthHttp {
 impl OAuthHttp {
     pub fn new() -> Result<OAuthHttp, OAuthError> {
         crate::llm::http::install_tls_provider();
-        let client = reqwest::Client::builder()
+        let client = crate::llm::http::with_system_roots(reqwest::Client::builder())
             .timeout(TIMEOUT)
             .connect_timeout(crate::llm::http::CONNECT_TIMEOUT)
             .redirect(reqwest::redirect::Policy::none())
