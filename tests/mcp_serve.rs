@@ -617,3 +617,57 @@ async fn a_workspaces_grants_wait_for_trust() {
     let (_, stderr) = served.close().await;
     assert!(!stderr.contains("not trusted"), "{stderr}");
 }
+
+/// A client that sends its calls and closes stdin at once (a script piping requests in)
+/// still gets the read-only tools' answers, and one line per answer on stdout: closing
+/// stdin cancels tasks, not the short reads already asked for.
+#[tokio::test]
+async fn reads_asked_for_before_stdin_closes_are_answered() {
+    let server = ScriptedServer::start_background(Protocol::OpenAi, Vec::<Step>::new());
+    let ws = Workspace::new();
+    let home = ws.root().join("home");
+    write_config(&home, Protocol::OpenAi, &server.url());
+    ws.write("notes.txt", "remember the milk\n");
+    let lines = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "pipe", "version": "0"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+               "params": {"name": "Read", "arguments": {"path": "notes.txt"}}}),
+    ];
+    let input: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    let mut child = ws
+        .cmd()
+        .args(["mcp", "serve"])
+        .env("LINGGEN_HOME", &home)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    std::io::Write::write_all(&mut stdin, input.as_bytes()).unwrap();
+    drop(stdin);
+    let out = within(tokio::task::spawn_blocking(move || {
+        child.wait_with_output()
+    }))
+    .await
+    .unwrap()
+    .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let answer = stdout
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|m| m["id"] == 2)
+        .unwrap_or_else(|| panic!("no answer to the Read call: {stdout}"));
+    assert_eq!(answer["result"]["isError"], false, "{answer}");
+    assert!(
+        answer["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("remember the milk"),
+        "{answer}"
+    );
+}

@@ -184,17 +184,9 @@ struct LinggenServer {
     peer: Peer,
     /// Whether the client said at `initialize` that it can put questions to a person.
     elicitation: Mutex<bool>,
-    /// The running `tools/call` requests by id, for `notifications/cancelled`.
-    calls: Mutex<HashMap<String, Call>>,
-}
-
-/// One running `tools/call`.
-#[derive(Clone)]
-struct Call {
-    /// Fires when the client cancels the call or the server stops.
-    cancel: CancellationToken,
-    /// Fires only when the client cancelled it.
-    by_client: CancellationToken,
+    /// The running `tools/call` requests by id, each with the token its client's
+    /// `notifications/cancelled` fires.
+    calls: Mutex<HashMap<String, CancellationToken>>,
 }
 
 /// `tools/call`'s parameters.
@@ -214,20 +206,17 @@ impl LinggenServer {
             Line::Incoming(Incoming::Request { id, method, params }) => {
                 // Registered before the task starts, so a cancellation that follows at once
                 // finds the call.
-                let call = Call {
-                    cancel: self.runs.child_token(),
-                    by_client: CancellationToken::new(),
-                };
+                let cancelled = CancellationToken::new();
                 if method == "tools/call" {
-                    lock(&self.calls).insert(id.to_string(), call.clone());
+                    lock(&self.calls).insert(id.to_string(), cancelled.clone());
                 }
                 let server = Arc::clone(self);
                 tokio::spawn(async move {
-                    let result = server.answer(&method, params, call.cancel.clone()).await;
+                    let result = server.answer(&method, params, cancelled.clone()).await;
                     lock(&server.calls).remove(&id.to_string());
                     // A call its client cancelled gets no answer, as the specification
-                    // asks; one cancelled by the server stopping does.
-                    if !call.by_client.is_cancelled() {
+                    // asks; one whose task the server's stop cancelled does.
+                    if !cancelled.is_cancelled() {
                         server.peer.respond(id, result);
                     }
                 });
@@ -237,8 +226,7 @@ impl LinggenServer {
                     && let Some(id) = params.get("requestId")
                     && let Some(call) = lock(&self.calls).get(&id.to_string())
                 {
-                    call.by_client.cancel();
-                    call.cancel.cancel();
+                    call.cancel();
                 }
             }
             Line::Response { id, result } => self.peer.deliver(id, result),
@@ -312,13 +300,14 @@ impl LinggenServer {
     }
 
     /// Runs one `task` call. A bad argument is a tool error, which the caller's model reads
-    /// and can fix; a protocol error would reach it as an opaque failure. `cancel` fires
-    /// when the client cancels the call or the server stops: the run ends as a cancelled
-    /// one (saved).
+    /// and can fix; a protocol error would reach it as an opaque failure. When the client
+    /// cancels the call (`call`) or the server stops, the run ends as a cancelled one
+    /// (saved). A read-only tool's call is not cancelled by the stop: it is short, and its
+    /// answer is still written before the server exits.
     async fn task(
         &self,
         arguments: Option<JsonObject>,
-        cancel: CancellationToken,
+        call: CancellationToken,
         caller: Arc<dyn caller::Caller>,
     ) -> CallToolResult {
         let task = match TaskRequest::parse(arguments) {
@@ -330,7 +319,17 @@ impl LinggenServer {
         if self.runs.is_cancelled() {
             return tool_error("linggen is shutting down; the task was not started".into());
         }
-        match self.runner.run_task(task, cancel, caller).await {
+        let cancel = self.runs.child_token();
+        let run = self.runner.run_task(task, cancel.clone(), caller);
+        tokio::pin!(run);
+        let result = tokio::select! {
+            result = &mut run => result,
+            () = call.cancelled() => {
+                cancel.cancel();
+                run.await
+            }
+        };
+        match result {
             Ok(report) => report::tool_result(&report),
             Err(e) => tool_error(format!("linggen could not run the task: {e}")),
         }
