@@ -55,27 +55,63 @@ pub struct Tool {
     pub title: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
-    /// The arguments' JSON Schema; always an object.
-    #[serde(default)]
+    /// The arguments' JSON Schema; always an object (`{"type": "object"}` when a server
+    /// left it out, so that a model's API takes the tool).
+    #[serde(default = "any_object")]
     pub input_schema: JsonObject,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub annotations: Option<ToolAnnotations>,
 }
 
-/// What a tool says of itself; hints, never trusted for safety.
+fn any_object() -> JsonObject {
+    JsonObject::from_iter([("type".to_string(), Value::from("object"))])
+}
+
+/// What a tool says of itself; hints, never trusted for safety. A hint of the wrong type
+/// (`"yes"`) reads as no hint: it must not cost the server its whole tool list.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolAnnotations {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient"
+    )]
     pub title: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient"
+    )]
     pub read_only_hint: Option<bool>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient"
+    )]
     pub destructive_hint: Option<bool>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient"
+    )]
     pub idempotent_hint: Option<bool>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient"
+    )]
     pub open_world_hint: Option<bool>,
+}
+
+/// `T`, or `None` when the value is of another type.
+fn lenient<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: serde::de::DeserializeOwned,
+{
+    let value = Value::deserialize(deserializer)?;
+    Ok(serde_json::from_value(value).ok())
 }
 
 /// A `tools/call` result.
@@ -234,6 +270,23 @@ mod tests {
             if matches!(r.resource, ResourceContents::Blob { .. })));
         assert_eq!(result.content[5], ContentBlock::Unknown);
         assert_eq!(result.is_error, Some(true));
+    }
+
+    #[test]
+    fn a_hint_of_the_wrong_type_is_no_hint_and_keeps_the_tool() {
+        let tool: Tool = serde_json::from_value(json!({
+            "name": "weird",
+            "annotations": {"readOnlyHint": "yes", "destructiveHint": true, "title": 3}
+        }))
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            Value::Object(tool.input_schema.clone()),
+            json!({"type": "object"})
+        );
+        let hints = tool.annotations.unwrap_or_default();
+        assert_eq!(hints.read_only_hint, None);
+        assert_eq!(hints.destructive_hint, Some(true));
+        assert_eq!(hints.title, None);
     }
 
     #[test]
