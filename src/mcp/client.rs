@@ -489,6 +489,22 @@ mod tests {
         )
     }
 
+    /// A fake server that answers `initialize` and what `more` answers, the handshake
+    /// done.
+    async fn connected(
+        more: impl Fn(&str, &Value) -> Option<Value> + Send + 'static,
+    ) -> (Connection, mpsc::UnboundedReceiver<Value>) {
+        let (started, heard) = fake_server(move |method, params| match method {
+            "initialize" => Some(initialize_result()),
+            _ => more(method, params),
+        });
+        let connection = started
+            .handshake(&config("fake"))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        (connection, heard)
+    }
+
     fn initialize_result() -> Value {
         json!({"protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
                "serverInfo": {"name": "fake", "version": "1.2"}})
@@ -504,14 +520,7 @@ mod tests {
 
     #[tokio::test]
     async fn the_handshake_introduces_linggen_and_offers_roots() {
-        let (started, mut heard) = fake_server(|method, _| match method {
-            "initialize" => Some(initialize_result()),
-            _ => None,
-        });
-        let connection = started
-            .handshake(&config("fake"))
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
+        let (connection, mut heard) = connected(|_, _| None).await;
         let initialize = next(&mut heard).await;
         assert_eq!(initialize["method"], "initialize");
         assert_eq!(
@@ -530,8 +539,7 @@ mod tests {
 
     #[tokio::test]
     async fn every_page_of_a_listing_is_read_by_its_cursor() {
-        let (started, mut heard) = fake_server(|method, params| match method {
-            "initialize" => Some(initialize_result()),
+        let (connection, mut heard) = connected(|method, params| match method {
             "tools/list" => Some(match params["cursor"].as_str() {
                 None => json!({"tools": [{"name": "a", "inputSchema": {}}], "nextCursor": "p2"}),
                 Some("p2") => {
@@ -540,11 +548,8 @@ mod tests {
                 Some(_) => json!({"tools": [{"name": "c", "inputSchema": {}}]}),
             }),
             _ => None,
-        });
-        let connection = started
-            .handshake(&config("fake"))
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
+        })
+        .await;
         let tools = connection
             .tools(Duration::from_secs(5))
             .await
@@ -563,14 +568,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_call_not_answered_in_time_is_cancelled_by_its_id() {
-        let (started, mut heard) = fake_server(|method, _| match method {
-            "initialize" => Some(initialize_result()),
-            _ => None,
-        });
-        let connection = started
-            .handshake(&config("fake"))
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
+        let (connection, mut heard) = connected(|_, _| None).await;
         let called = connection
             .call("slow", JsonObject::new(), Duration::from_millis(50))
             .await;
@@ -589,14 +587,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_server_whose_output_ends_is_closed_and_calls_say_it_stopped() {
-        let (started, _heard) = fake_server(|method, _| match method {
-            "initialize" => Some(initialize_result()),
-            _ => None,
-        });
-        let connection = started
-            .handshake(&config("fake"))
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
+        let (connection, _heard) = connected(|_, _| None).await;
         assert!(!connection.is_closed());
         connection.peer.notify("exit", json!({}));
         let waited = tokio::time::timeout(Duration::from_secs(5), async {
