@@ -14,6 +14,11 @@ const ANSWER_LINES: usize = 40;
 impl View {
     /// Shows the end of a resumed conversation before the first prompt.
     pub fn replay(&mut self, session_id: &str, history: &[ChatMessage]) {
+        // The list the session is about to announce (`TodosUpdated`), known now: Ctrl+T
+        // pressed at the first prompt must not find it missing.
+        if let Some(todos) = crate::tools::todo::last_in(history) {
+            self.session.todos = todos;
+        }
         let said: Vec<usize> = history
             .iter()
             .enumerate()
