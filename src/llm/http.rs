@@ -433,19 +433,28 @@ fn classify_send_error(e: &reqwest::Error, idle: Duration) -> ErrorKind {
 
 /// The innermost cause ("Connection refused (os error 111)"): for a failed connect that is
 /// all a person needs, and the layers above it only repeat "client error (Connect)".
-fn root_cause(e: &reqwest::Error) -> String {
-    let mut cause: &dyn std::error::Error = e;
+pub fn root_cause(error: &dyn std::error::Error) -> String {
+    let mut cause = error;
     while let Some(inner) = cause.source() {
         cause = inner;
     }
     cause.to_string()
 }
 
-/// reqwest's own message is "error sending request for url (...)"; the useful part
-/// ("Connection refused") is in the sources.
-fn error_chain(e: &reqwest::Error) -> String {
+/// `error`'s own words and, when it has one, its innermost cause: reqwest says only "error
+/// sending request", not that a certificate was refused or a connection reset.
+pub fn with_root_cause(error: &dyn std::error::Error) -> String {
+    match error.source() {
+        Some(_) => format!("{error}: {}", root_cause(error)),
+        None => error.to_string(),
+    }
+}
+
+/// Every cause under `error`, each said once: reqwest's own message is "error sending
+/// request for url (...)"; the useful part ("Connection refused") is in the sources.
+pub fn error_chain(error: &dyn std::error::Error) -> String {
     let mut parts: Vec<String> = Vec::new();
-    let mut source = std::error::Error::source(e);
+    let mut source = error.source();
     while let Some(err) = source {
         let text = err.to_string();
         if !parts.iter().any(|p| p.contains(&text)) {
@@ -454,7 +463,7 @@ fn error_chain(e: &reqwest::Error) -> String {
         source = err.source();
     }
     if parts.is_empty() {
-        e.to_string()
+        error.to_string()
     } else {
         parts.join(": ")
     }

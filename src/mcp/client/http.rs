@@ -308,7 +308,10 @@ impl Session {
     /// server refuses is refreshed once and the request sent again.
     async fn send(&self, build: impl Fn() -> RequestBuilder) -> Result<Response, Failure> {
         let unreachable = |e: reqwest::Error| {
-            Failure::Unreachable(format!("cannot reach it: {}", with_cause(&e)))
+            Failure::Unreachable(format!(
+                "cannot reach it: {}",
+                crate::llm::http::with_root_cause(&e)
+            ))
         };
         let Some(token) = &self.token else {
             let response = build().send().await.map_err(unreachable)?;
@@ -393,21 +396,6 @@ pub(in crate::mcp) enum ClientError {
 }
 
 /// An HTTP client that sends the entry's `headers` with every request.
-/// `error` and, when it has one, its innermost cause: reqwest's own words ("error sending
-/// request") do not say that a certificate was refused or a connection reset.
-fn with_cause(error: &dyn std::error::Error) -> String {
-    let mut cause = error.source();
-    let mut last = None;
-    while let Some(inner) = cause {
-        last = Some(inner);
-        cause = inner.source();
-    }
-    match last {
-        Some(inner) => format!("{error}: {inner}"),
-        None => error.to_string(),
-    }
-}
-
 pub(in crate::mcp) fn client(
     headers: &BTreeMap<String, String>,
 ) -> Result<reqwest::Client, ClientError> {

@@ -59,7 +59,10 @@ impl OAuthHttp {
     ) -> Result<Answer, OAuthError> {
         let unreachable = |e: reqwest::Error| OAuthError::Unreachable {
             url: shown(url),
-            reason: crate::text::one_line(&plain(e), 200),
+            reason: crate::text::one_line(
+                &crate::llm::http::with_root_cause(&e.without_url()),
+                200,
+            ),
         };
         let mut response = request.send().await.map_err(unreachable)?;
         let status = response.status().as_u16();
@@ -137,20 +140,6 @@ impl OAuthHttp {
             reason: format!("more than {MAX_REDIRECTS} times"),
         })
     }
-}
-
-/// reqwest's message with its causes, without the address it prints (shown separately,
-/// without its query).
-fn plain(error: reqwest::Error) -> String {
-    let error = error.without_url();
-    let mut text = error.to_string();
-    let mut source = std::error::Error::source(&error);
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }
 
 /// What an OAuth error answer says (`error: error_description`), or the start of its text
