@@ -6,8 +6,10 @@ use std::path::Path;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
 
+use super::model::{ReadTextFileRequest, ReadTextFileResponse, WriteTextFileRequest};
 use crate::protocol::jsonrpc::Peer;
 use crate::tools::editor_files::EditorFiles;
 
@@ -51,7 +53,7 @@ impl EditorBuffers {
     }
 
     /// Asks the editor and waits (on a blocking thread) for its answer.
-    fn ask(&self, method: &str, params: Value) -> Result<Value, String> {
+    fn ask(&self, method: &str, params: impl Serialize) -> Result<Value, String> {
         let request = self.peer.0.request(method, params);
         let answer = self
             .runtime
@@ -68,14 +70,23 @@ impl EditorBuffers {
 impl EditorFiles for EditorBuffers {
     fn read(&self, path: &Path) -> Option<String> {
         let session = self.session.get().filter(|_| self.reads)?;
-        let params = json!({ "sessionId": session, "path": path });
+        let params = ReadTextFileRequest {
+            session_id: session.clone(),
+            path: path.to_path_buf(),
+        };
         let answer = self.ask("fs/read_text_file", params).ok()?;
-        answer["content"].as_str().map(str::to_string)
+        serde_json::from_value::<ReadTextFileResponse>(answer)
+            .ok()
+            .map(|a| a.content)
     }
 
     fn write(&self, path: &Path, text: &str) -> Option<Result<(), String>> {
         let session = self.session.get().filter(|_| self.writes)?;
-        let params = json!({ "sessionId": session, "path": path, "content": text });
+        let params = WriteTextFileRequest {
+            session_id: session.clone(),
+            path: path.to_path_buf(),
+            content: text.to_string(),
+        };
         Some(self.ask("fs/write_text_file", params).map(|_| ()))
     }
 }

@@ -6,8 +6,9 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use agent_client_protocol_schema::v1::{HttpHeader, McpServer};
+use serde_json::Value;
 
+use super::model::{HttpHeader, McpServer};
 use crate::mcp::config::{ServerConfig, Transport};
 
 /// The servers as linggen runs them, or what is wrong with one (naming it).
@@ -40,7 +41,7 @@ fn transport(server: &McpServer) -> Result<(String, Transport), String> {
         McpServer::Stdio(s) => (
             s.name.clone(),
             Transport::Stdio {
-                command: s.command.to_string_lossy().into_owned(),
+                command: s.command.clone(),
                 args: s.args.clone(),
                 env: s
                     .env
@@ -52,8 +53,21 @@ fn transport(server: &McpServer) -> Result<(String, Transport), String> {
         ),
         McpServer::Http(s) => (s.name.clone(), http(&s.url, &s.headers, false)),
         McpServer::Sse(s) => (s.name.clone(), http(&s.url, &s.headers, true)),
-        _ => return Err("an MCP server of a transport linggen does not speak".into()),
+        McpServer::Unknown(server) => return Err(unknown(server)),
     })
+}
+
+/// Why a server the editor sent could not be read, naming it when it can.
+fn unknown(server: &Value) -> String {
+    let name = server["name"].as_str().unwrap_or("?");
+    let why = match server["type"].as_str() {
+        None => "a stdio server needs a `command` (and `args` and `env` as lists)".to_string(),
+        Some(kind @ ("http" | "sse")) => {
+            format!("an `{kind}` server needs a `url` (and `headers` as a list)")
+        }
+        Some(kind) => format!("linggen does not speak the `{kind}` transport"),
+    };
+    format!("MCP server `{name}` from the editor: {why}")
 }
 
 #[cfg(test)]
@@ -87,5 +101,17 @@ mod tests {
                 .unwrap_err()
                 .contains("a b")
         );
+        let unread: Vec<McpServer> = serde_json::from_value(json!([
+            {"type": "http", "name": "h"},
+            {"type": "acp", "name": "a", "serverId": "x"},
+        ]))
+        .unwrap();
+        let why = |i: usize| super::servers(&unread[i..=i], Path::new("/w")).unwrap_err();
+        assert!(
+            why(0).contains("`h`") && why(0).contains("needs a `url`"),
+            "{}",
+            why(0)
+        );
+        assert!(why(1).contains("the `acp` transport"), "{}", why(1));
     }
 }

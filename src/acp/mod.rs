@@ -1,6 +1,6 @@
 //! `linggen acp`: linggen as an Agent Client Protocol agent on stdin/stdout, for editors
-//! (Zed and others). The messages are the protocol's own types
-//! (`agent-client-protocol-schema`, stable protocol v1); the transport is [`rpc`].
+//! (Zed and others). The messages (stable protocol v1) are linggen's own types in
+//! [`model`], for exactly what linggen sends and reads; the transport is [`rpc`].
 //!
 //! A frontend like the terminal: the editor's requests become the session's `Input`s, and
 //! the session's `Event`s become `session/update`s ([`updates`]). Each ACP session is a
@@ -12,6 +12,7 @@
 
 mod files;
 mod mcp;
+mod model;
 mod options;
 mod permission;
 mod prompt;
@@ -23,15 +24,14 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use agent_client_protocol_schema::ProtocolVersion;
-use agent_client_protocol_schema::v1::{
+use model::{
     AgentCapabilities, AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate,
-    ContentBlock, ContentChunk, Implementation, InitializeRequest, InitializeResponse,
-    LoadSessionRequest, LoadSessionResponse, McpCapabilities, NewSessionRequest,
-    NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse,
-    SessionConfigOptionValue, SessionMode, SessionModeState, SessionNotification, SessionUpdate,
-    SetSessionConfigOptionRequest, SetSessionConfigOptionResponse, SetSessionModeRequest,
-    SetSessionModeResponse, StopReason, UnstructuredCommandInput,
+    CancelNotification, ContentBlock, ContentChunk, Implementation, InitializeRequest,
+    InitializeResponse, LoadSessionRequest, LoadSessionResponse, McpCapabilities,
+    NewSessionRequest, NewSessionResponse, PROTOCOL_VERSION, PromptCapabilities, PromptRequest,
+    PromptResponse, SessionConfigOptionValue, SessionMode, SessionModeState, SessionNotification,
+    SessionUpdate, SetSessionConfigOptionRequest, SetSessionConfigOptionResponse,
+    SetSessionModeRequest, SetSessionModeResponse, StopReason,
 };
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -145,9 +145,9 @@ impl Agent {
         match method {
             "initialize" => {
                 let request: InitializeRequest = parse(params)?;
-                let fs = &request.client_capabilities.fs;
+                let fs = request.client_capabilities.fs;
                 *lock(&self.files) = (fs.read_text_file, fs.write_text_file);
-                to_value(initialize(request))
+                to_value(initialize())
             }
             "authenticate" => Err(RpcError::invalid_params(
                 "linggen has no sign-in of its own: cloud models read their keys from the \
@@ -165,8 +165,8 @@ impl Agent {
 
     async fn notification(&self, method: &str, params: Value) {
         if method == "session/cancel"
-            && let Some(id) = params.get("sessionId").and_then(Value::as_str)
-            && let Some(session) = self.session(id)
+            && let Ok(cancel) = serde_json::from_value::<CancelNotification>(params)
+            && let Some(session) = self.session(&cancel.session_id)
         {
             session.cancel().await;
         }
@@ -182,16 +182,18 @@ impl Agent {
         start.editor_mcp =
             mcp::servers(&request.mcp_servers, &ws.root).map_err(RpcError::invalid_params)?;
         let (session, started) = self.open(&start, &ws, false).await?;
-        let response = NewSessionResponse::new(session.id.clone())
-            .modes(modes(&started))
-            .config_options(session.config_options());
+        let response = NewSessionResponse {
+            session_id: session.id.clone(),
+            modes: modes(&started),
+            config_options: session.config_options(),
+        };
         Ok((to_value(response)?, session))
     }
 
     async fn load_session(&self, params: Value) -> Result<(Value, Arc<AcpSession>), RpcError> {
         let request: LoadSessionRequest = parse(params)?;
         let ws = self.workspace(&request.cwd).await?;
-        let id = request.session_id.0.to_string();
+        let id = request.session_id;
         if self.session(&id).is_some() {
             return Err(RpcError::invalid_params(format!(
                 "session {id} is already open on this connection"
@@ -204,9 +206,10 @@ impl Agent {
         start.editor_mcp =
             mcp::servers(&request.mcp_servers, &ws.root).map_err(RpcError::invalid_params)?;
         let (session, started) = self.open(&start, &ws, true).await?;
-        let response = LoadSessionResponse::new()
-            .modes(modes(&started))
-            .config_options(session.config_options());
+        let response = LoadSessionResponse {
+            modes: modes(&started),
+            config_options: session.config_options(),
+        };
         Ok((to_value(response)?, session))
     }
 
@@ -241,17 +244,21 @@ impl Agent {
     }
 
     async fn prompt(&self, request: PromptRequest) -> Result<PromptResponse, RpcError> {
-        let session = self.existing(&request.session_id.0)?;
+        let session = self.existing(&request.session_id)?;
         let ws = Arc::clone(&session.ws);
         if let Some(args) = share_args(&request.prompt) {
             let text = session.share.command(&ws, args).await;
-            let chunk = ContentChunk::new(ContentBlock::from(text));
-            let update = SessionUpdate::AgentMessageChunk(chunk);
+            let update = SessionUpdate::AgentMessageChunk(ContentChunk::text(text));
             self.peer.notify(
                 "session/update",
-                SessionNotification::new(session.id.clone(), update),
+                SessionNotification {
+                    session_id: session.id.clone(),
+                    update,
+                },
             );
-            return Ok(PromptResponse::new(StopReason::EndTurn));
+            return Ok(PromptResponse {
+                stop_reason: StopReason::EndTurn,
+            });
         }
         let blocks = request.prompt;
         // Attaching linked files reads them: off the runtime.
@@ -273,7 +280,7 @@ impl Agent {
             OutcomeStatus::MaxIters | OutcomeStatus::Stopped => StopReason::MaxTurnRequests,
             OutcomeStatus::Error => return Err(RpcError::internal(ended.result)),
         };
-        Ok(PromptResponse::new(stop))
+        Ok(PromptResponse { stop_reason: stop })
     }
 
     /// `session/set_mode`: a permission mode (`default`, `accept-edits`, `plan`, `bypass`),
@@ -283,8 +290,8 @@ impl Agent {
         &self,
         request: SetSessionModeRequest,
     ) -> Result<SetSessionModeResponse, RpcError> {
-        let session = self.existing(&request.session_id.0)?;
-        let mode = request.mode_id.0.to_string();
+        let session = self.existing(&request.session_id)?;
+        let mode = request.mode_id;
         let input = if let Some(mode) = PermissionMode::parse(&mode) {
             Input::SetPermissionMode { mode }
         } else if let Some(mode) = TurnMode::parse(&mode) {
@@ -296,7 +303,7 @@ impl Agent {
             )));
         };
         session.set(input).await?;
-        Ok(SetSessionModeResponse::new())
+        Ok(SetSessionModeResponse {})
     }
 
     /// `session/set_config_option`: the model (`/model`) or the turn mode (`/mode`),
@@ -306,51 +313,50 @@ impl Agent {
         &self,
         request: SetSessionConfigOptionRequest,
     ) -> Result<SetSessionConfigOptionResponse, RpcError> {
-        let session = self.existing(&request.session_id.0)?;
-        let option = request.config_id.0.to_string();
-        let SessionConfigOptionValue::ValueId { value } = request.value else {
+        let session = self.existing(&request.session_id)?;
+        let option = request.config_id;
+        let SessionConfigOptionValue::ValueId(value) = request.value else {
             return Err(RpcError::invalid_params(format!(
                 "`{option}` takes one of its listed values"
             )));
         };
-        let value = value.0.to_string();
         let input = options::input(&option, &value).map_err(RpcError::invalid_params)?;
         session.set(input).await?;
         session.set_current(options::after(&session.current(), &option, &value));
-        Ok(SetSessionConfigOptionResponse::new(
-            session.config_options(),
-        ))
+        Ok(SetSessionConfigOptionResponse {
+            config_options: session.config_options(),
+        })
     }
 
     /// Tells the editor the skills and commands a prompt can start with `/`.
     fn announce_commands(&self, session: &AcpSession) {
         let skills = session.ws.skills.get();
+        let command = |name: &str, description: &str, hint: Option<&str>| AvailableCommand {
+            name: name.to_string(),
+            description: description.to_string(),
+            input: hint.map(|hint| AvailableCommandInput {
+                hint: hint.to_string(),
+            }),
+        };
         let mut commands: Vec<AvailableCommand> = skills
             .user_visible()
-            .map(|s| {
-                let command = AvailableCommand::new(s.name.clone(), s.description.clone());
-                match &s.argument_hint {
-                    Some(hint) => command.input(AvailableCommandInput::Unstructured(
-                        UnstructuredCommandInput::new(hint.clone()),
-                    )),
-                    None => command,
-                }
-            })
+            .map(|s| command(&s.name, &s.description, s.argument_hint.as_deref()))
             .collect();
-        commands.push(
-            AvailableCommand::new(
-                "share",
-                "Share this session to a browser: watch and drive it",
-            )
-            .input(AvailableCommandInput::Unstructured(
-                UnstructuredCommandInput::new("[--read-only | stop]"),
-            )),
-        );
+        commands.push(command(
+            "share",
+            "Share this session to a browser: watch and drive it",
+            Some("[--read-only | stop]"),
+        ));
         commands.sort_by(|a, b| a.name.cmp(&b.name));
-        let update = SessionUpdate::AvailableCommandsUpdate(AvailableCommandsUpdate::new(commands));
+        let update = SessionUpdate::AvailableCommandsUpdate(AvailableCommandsUpdate {
+            available_commands: commands,
+        });
         self.peer.notify(
             "session/update",
-            SessionNotification::new(session.id.clone(), update),
+            SessionNotification {
+                session_id: session.id.clone(),
+                update,
+            },
         );
     }
 
@@ -420,26 +426,40 @@ fn share_args(prompt: &[ContentBlock]) -> Option<&str> {
 
 /// The answer to `initialize`: protocol v1 (the only one linggen speaks; an editor asking
 /// for a later one gets v1 and decides), what linggen takes in a prompt, and its version.
-fn initialize(request: InitializeRequest) -> InitializeResponse {
-    let _ = request;
-    InitializeResponse::new(ProtocolVersion::V1)
-        .agent_capabilities(
-            AgentCapabilities::new()
-                .load_session(true)
-                .prompt_capabilities(PromptCapabilities::new().image(true).embedded_context(true))
-                .mcp_capabilities(McpCapabilities::new().http(true).sse(true)),
-        )
-        .agent_info(Implementation::new("linggen", env!("CARGO_PKG_VERSION")).title("linggen"))
+fn initialize() -> InitializeResponse {
+    InitializeResponse {
+        protocol_version: PROTOCOL_VERSION,
+        agent_capabilities: AgentCapabilities {
+            load_session: true,
+            prompt_capabilities: PromptCapabilities {
+                image: true,
+                audio: false,
+                embedded_context: true,
+            },
+            mcp_capabilities: McpCapabilities {
+                http: true,
+                sse: true,
+            },
+        },
+        auth_methods: Vec::new(),
+        agent_info: Implementation {
+            name: "linggen".into(),
+            title: Some("linggen".into()),
+            version: env!("CARGO_PKG_VERSION").into(),
+        },
+    }
 }
 
 /// linggen's permission modes as the editor's mode selector.
 fn modes(started: &Started) -> SessionModeState {
-    let mode = |m: PermissionMode, description: &str| {
-        SessionMode::new(m.as_str(), m.as_str()).description(description.to_string())
+    let mode = |m: PermissionMode, description: &str| SessionMode {
+        id: m.as_str().to_string(),
+        name: m.as_str().to_string(),
+        description: Some(description.to_string()),
     };
-    SessionModeState::new(
-        started.permission_mode.as_str(),
-        vec![
+    SessionModeState {
+        current_mode_id: started.permission_mode.as_str().to_string(),
+        available_modes: vec![
             mode(
                 PermissionMode::Default,
                 "Reads run; edits and unlisted commands ask",
@@ -457,7 +477,7 @@ fn modes(started: &Started) -> SessionModeState {
                 "Everything but the safety floor runs without asking",
             ),
         ],
-    )
+    }
 }
 
 fn parse<T: DeserializeOwned>(params: Value) -> Result<T, RpcError> {

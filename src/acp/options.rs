@@ -2,10 +2,7 @@
 //! (`/model`) and how turns work (`/mode chat|auto|talk`). The permission mode is ACP's own
 //! mode selector (see `modes` in the parent module).
 
-use agent_client_protocol_schema::v1::{
-    SessionConfigOption, SessionConfigOptionCategory, SessionConfigSelectOption,
-};
-
+use super::model::{SessionConfigOption, SessionConfigOptionCategory, SessionConfigSelectOption};
 use crate::config::{Config, TurnMode};
 use crate::session::Input;
 
@@ -39,38 +36,52 @@ pub fn options(config: &Config, current: &Current) -> Vec<SessionConfigOption> {
         .iter()
         .map(|m| {
             let kind = if m.is_local() { "local" } else { "cloud" };
-            SessionConfigSelectOption::new(m.id.clone(), m.id.clone())
-                .description(format!("{} ({kind})", m.model))
+            choice(&m.id, format!("{} ({kind})", m.model))
         })
         .collect();
     let has = |local: bool| config.models.iter().any(|m| m.is_local() == local);
     if config.routing.is_some() {
-        models.push(
-            SessionConfigSelectOption::new("auto", "auto")
-                .description("chosen per call by the routing policy".to_string()),
-        );
+        models.push(choice(
+            "auto",
+            "chosen per call by the routing policy".into(),
+        ));
     }
     for (hint, local) in [("local", true), ("cloud", false)] {
         if has(local) {
-            models.push(
-                SessionConfigSelectOption::new(hint, hint)
-                    .description(format!("any {hint} model, tried in order")),
-            );
+            models.push(choice(hint, format!("any {hint} model, tried in order")));
         }
     }
-    let modes: Vec<SessionConfigSelectOption> = TurnMode::ALL
+    let modes = TurnMode::ALL
         .iter()
-        .map(|m| {
-            SessionConfigSelectOption::new(m.as_str(), m.as_str())
-                .description(m.summary().to_string())
-        })
+        .map(|m| choice(m.as_str(), m.summary().to_string()))
         .collect();
     vec![
-        SessionConfigOption::select(MODEL, "Model", current.model.clone(), models)
-            .category(SessionConfigOptionCategory::Model),
-        SessionConfigOption::select(TURN_MODE, "Turn mode", current.mode.as_str(), modes)
-            .description("how a turn works: chat, auto or talk".to_string()),
+        SessionConfigOption {
+            id: MODEL.into(),
+            name: "Model".into(),
+            category: Some(SessionConfigOptionCategory::Model),
+            current_value: current.model.clone(),
+            options: models,
+            ..Default::default()
+        },
+        SessionConfigOption {
+            id: TURN_MODE.into(),
+            name: "Turn mode".into(),
+            description: Some("how a turn works: chat, auto or talk".into()),
+            current_value: current.mode.as_str().into(),
+            options: modes,
+            ..Default::default()
+        },
     ]
+}
+
+/// A value to choose, named as it is set.
+fn choice(value: &str, description: String) -> SessionConfigSelectOption {
+    SessionConfigSelectOption {
+        value: value.to_string(),
+        name: value.to_string(),
+        description: Some(description),
+    }
 }
 
 /// The input that sets `option` to `value`, or what is wrong with them.

@@ -2,11 +2,11 @@
 //! decision. The choices are the terminal's: once, always this session, always in this
 //! project, deny; a call only "once" may answer offers just once and deny.
 
-use agent_client_protocol_schema::v1::{
-    PermissionOption, PermissionOptionKind, RequestPermissionOutcome, RequestPermissionResponse,
-};
 use serde_json::Value;
 
+use super::model::{
+    PermissionOption, PermissionOptionKind, RequestPermissionOutcome, RequestPermissionResponse,
+};
 use crate::session::Decision;
 
 const ONCE: &str = "allow_once";
@@ -21,26 +21,31 @@ pub fn options(once_only: bool, always: &[String]) -> Vec<PermissionOption> {
     } else {
         always.join(", ")
     };
-    let mut options = vec![PermissionOption::new(
+    let option = |id: &str, name: String, kind| PermissionOption {
+        option_id: id.to_string(),
+        name,
+        kind,
+    };
+    let mut options = vec![option(
         ONCE,
-        "Allow once",
+        "Allow once".into(),
         PermissionOptionKind::AllowOnce,
     )];
     if !once_only {
-        options.push(PermissionOption::new(
+        options.push(option(
             SESSION,
             format!("Always allow this session: {covers}"),
             PermissionOptionKind::AllowAlways,
         ));
-        options.push(PermissionOption::new(
+        options.push(option(
             PROJECT,
             format!("Always allow in this project: {covers}"),
             PermissionOptionKind::AllowAlways,
         ));
     }
-    options.push(PermissionOption::new(
+    options.push(option(
         DENY,
-        "Deny",
+        "Deny".into(),
         PermissionOptionKind::RejectOnce,
     ));
     options
@@ -52,7 +57,7 @@ pub fn decision(answer: Option<&Value>) -> Decision {
     let response =
         answer.and_then(|a| serde_json::from_value::<RequestPermissionResponse>(a.clone()).ok());
     let chosen = match response.map(|r| r.outcome) {
-        Some(RequestPermissionOutcome::Selected(selected)) => selected.option_id.0.to_string(),
+        Some(RequestPermissionOutcome::Selected { option_id }) => option_id,
         Some(RequestPermissionOutcome::Cancelled) => {
             return deny("the question was cancelled in the editor");
         }
@@ -105,7 +110,7 @@ mod tests {
     #[test]
     fn a_once_only_question_offers_no_always() {
         let ids = |o: Vec<PermissionOption>| -> Vec<String> {
-            o.into_iter().map(|o| o.option_id.0.to_string()).collect()
+            o.into_iter().map(|o| o.option_id).collect()
         };
         assert_eq!(ids(options(true, &[])), ["allow_once", "deny"]);
         let all = options(false, &["Bash(cargo*)".into()]);

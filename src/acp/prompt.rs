@@ -6,8 +6,7 @@
 
 use std::path::Path;
 
-use agent_client_protocol_schema::v1::{ContentBlock, EmbeddedResourceResource};
-
+use super::model::{ContentBlock, EmbeddedResourceResource};
 use crate::app::Workspace;
 use crate::llm::Image;
 use crate::session::UserMessage;
@@ -34,24 +33,28 @@ pub(in crate::acp) fn message(
                 None => push_line(&mut text, &format!("[{}]({})", link.name, link.uri)),
             },
             ContentBlock::Resource(resource) => match &resource.resource {
-                EmbeddedResourceResource::TextResourceContents(r) => {
+                EmbeddedResourceResource::Text(r) => {
                     let name = workspace_file(&ws.root, &r.uri).unwrap_or_else(|| r.uri.clone());
                     attached.push_str(&embedded(&name, &r.text));
                 }
-                EmbeddedResourceResource::BlobResourceContents(r) => {
+                EmbeddedResourceResource::Blob(r) => {
                     let media = r.mime_type.as_deref().unwrap_or("");
                     let image = Image::from_base64(media, r.blob.clone())
                         .map_err(|e| format!("{}: {e}", r.uri))?;
                     images.push(image);
                 }
-                _ => return Err("a kind of embedded resource linggen cannot read".into()),
+                EmbeddedResourceResource::Unknown(_) => {
+                    return Err("a kind of embedded resource linggen cannot read".into());
+                }
             },
             ContentBlock::Image(i) => {
                 let image = Image::from_base64(&i.mime_type, i.data.clone())
                     .map_err(|e| format!("an image in the prompt: {e}"))?;
                 images.push(image);
             }
-            _ => return Err("linggen reads text, images, links and resources, not audio".into()),
+            ContentBlock::Unknown => {
+                return Err("linggen reads text, images, links and resources, not audio".into());
+            }
         }
     }
     if text.trim().is_empty() && attached.is_empty() && linked.is_empty() && images.is_empty() {

@@ -6,12 +6,12 @@
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex};
 
-use agent_client_protocol_schema::v1::{
-    ConfigOptionUpdate, RequestPermissionRequest, SessionConfigOption, SessionNotification,
-    SessionUpdate, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
-};
 use tokio::sync::oneshot;
 
+use super::model::{
+    ConfigOptionUpdate, RequestPermissionRequest, SessionConfigOption, SessionNotification,
+    SessionUpdate, ToolCallStatus, ToolCallUpdate,
+};
 use super::updates::{Translator, fenced_diff};
 use super::{options, permission, prompt};
 use crate::app::{LiveSession, Workspace};
@@ -92,7 +92,10 @@ impl AcpSession {
             for update in super::updates::replay(&live.resumed) {
                 peer.notify(
                     "session/update",
-                    SessionNotification::new(id.clone(), update),
+                    SessionNotification {
+                        session_id: id.clone(),
+                        update,
+                    },
                 );
             }
         }
@@ -232,7 +235,9 @@ impl Follower {
             Event::SettingsUpdated { model, mode, .. } => {
                 self.session
                     .set_current(options::Current::new(model, *mode));
-                let update = ConfigOptionUpdate::new(self.session.config_options());
+                let update = ConfigOptionUpdate {
+                    config_options: self.session.config_options(),
+                };
                 self.send(SessionUpdate::ConfigOptionUpdate(update));
             }
             Event::Message {
@@ -274,17 +279,16 @@ impl Follower {
             .translator
             .call_of(run_id, Some(summary))
             .unwrap_or_else(|| id.clone());
-        let mut fields = ToolCallUpdateFields::new()
-            .title(summary.clone())
-            .status(ToolCallStatus::Pending);
-        if let Some(diff) = diff {
-            fields = fields.content(vec![fenced_diff(diff)]);
-        }
-        let question = RequestPermissionRequest::new(
-            self.session.id.clone(),
-            ToolCallUpdate::new(call_id, fields),
-            permission::options(*once_only, always),
-        );
+        let question = RequestPermissionRequest {
+            session_id: self.session.id.clone(),
+            tool_call: ToolCallUpdate {
+                tool_call_id: call_id,
+                title: Some(summary.clone()),
+                status: Some(ToolCallStatus::Pending),
+                content: diff.as_deref().map(|diff| vec![fenced_diff(diff)]),
+            },
+            options: permission::options(*once_only, always),
+        };
         self.ask(id.clone(), question);
     }
 
@@ -313,7 +317,10 @@ impl Follower {
     fn send(&self, update: SessionUpdate) {
         self.peer.notify(
             "session/update",
-            SessionNotification::new(self.session.id.clone(), update),
+            SessionNotification {
+                session_id: self.session.id.clone(),
+                update,
+            },
         );
     }
 }

@@ -10,13 +10,13 @@
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use agent_client_protocol_schema::v1::{
-    ContentBlock, ContentChunk, CurrentModeUpdate, Diff, Plan, PlanEntry, PlanEntryPriority,
-    PlanEntryStatus, SessionUpdate, ToolCall, ToolCallContent, ToolCallLocation, ToolCallStatus,
-    ToolCallUpdate, ToolCallUpdateFields, ToolKind,
-};
 use serde_json::Value;
 
+use super::model::{
+    ContentChunk, CurrentModeUpdate, Diff, Plan, PlanEntry, PlanEntryPriority, PlanEntryStatus,
+    SessionUpdate, ToolCall, ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate,
+    ToolKind,
+};
 use crate::llm::{ChatMessage, Role};
 use crate::session::Event;
 use crate::tools::ToolName;
@@ -73,7 +73,7 @@ impl Translator {
                 thinking,
                 ..
             } if !token.is_empty() && !self.delegated.contains(run_id) => {
-                let chunk = ContentChunk::new(ContentBlock::from(token.as_str()));
+                let chunk = ContentChunk::text(token.as_str());
                 vec![if *thinking {
                     SessionUpdate::AgentThoughtChunk(chunk)
                 } else {
@@ -108,9 +108,9 @@ impl Translator {
             Event::TodosUpdated { todos } => vec![SessionUpdate::Plan(plan(todos))],
             Event::SettingsUpdated {
                 permission_mode, ..
-            } => vec![SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(
-                permission_mode.as_str(),
-            ))],
+            } => vec![SessionUpdate::CurrentModeUpdate(CurrentModeUpdate {
+                current_mode_id: permission_mode.as_str().to_string(),
+            })],
             _ => Vec::new(),
         }
     }
@@ -146,14 +146,17 @@ impl Translator {
             self.before
                 .insert(call_id.to_string(), (path.clone(), text));
         }
-        let locations = path.map(ToolCallLocation::new).into_iter().collect();
-        SessionUpdate::ToolCall(
-            ToolCall::new(call_id.to_string(), summary)
-                .kind(kind(tool))
-                .status(ToolCallStatus::Pending)
-                .locations(locations)
-                .raw_input(args.clone()),
-        )
+        SessionUpdate::ToolCall(ToolCall {
+            tool_call_id: call_id.to_string(),
+            title: summary.to_string(),
+            kind: kind(tool),
+            status: ToolCallStatus::Pending,
+            locations: path
+                .map(|path| ToolCallLocation { path })
+                .into_iter()
+                .collect(),
+            raw_input: Some(args.clone()),
+        })
     }
 
     async fn finished(
@@ -171,9 +174,13 @@ impl Translator {
             (Some((path, old_text)), Some(_)) if ok => match read_small(&path).await {
                 // Unchanged on disk: the editor holds the change (linggen wrote through its
                 // `fs/write_text_file`), so only linggen's own diff shows it.
-                Some(new_text) if Some(&new_text) != old_text.as_ref() => content.push(
-                    ToolCallContent::Diff(Diff::new(path, new_text).old_text(old_text)),
-                ),
+                Some(new_text) if Some(&new_text) != old_text.as_ref() => {
+                    content.push(ToolCallContent::Diff(Diff {
+                        path,
+                        old_text,
+                        new_text,
+                    }))
+                }
                 _ => content.extend(diff.as_deref().map(fenced_diff)),
             },
             _ => content.extend(diff.as_deref().map(fenced_diff)),
@@ -182,16 +189,18 @@ impl Translator {
             Some(excerpt) => format!("{summary}\n\n```\n{excerpt}\n```"),
             None => summary.to_string(),
         };
-        content.push(ToolCallContent::from(text));
+        content.push(ToolCallContent::text(text));
         let status = if ok {
             ToolCallStatus::Completed
         } else {
             ToolCallStatus::Failed
         };
-        SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
-            call_id.to_string(),
-            ToolCallUpdateFields::new().status(status).content(content),
-        ))
+        SessionUpdate::ToolCallUpdate(ToolCallUpdate {
+            tool_call_id: call_id.to_string(),
+            status: Some(status),
+            content: Some(content),
+            ..Default::default()
+        })
     }
 }
 
@@ -202,26 +211,26 @@ pub fn replay(history: &[ChatMessage]) -> Vec<SessionUpdate> {
     for message in history {
         let text = message.content.to_string();
         match message.role {
-            Role::User if !text.is_empty() => updates.push(SessionUpdate::UserMessageChunk(
-                ContentChunk::new(ContentBlock::from(text)),
-            )),
+            Role::User if !text.is_empty() => {
+                updates.push(SessionUpdate::UserMessageChunk(ContentChunk::text(text)))
+            }
             Role::Assistant => {
                 if !text.is_empty() {
-                    updates.push(SessionUpdate::AgentMessageChunk(ContentChunk::new(
-                        ContentBlock::from(text),
-                    )));
+                    updates.push(SessionUpdate::AgentMessageChunk(ContentChunk::text(text)));
                 }
                 for call in &message.tool_calls {
                     let title = match call_detail(&call.arguments) {
                         Some(detail) => format!("{} {detail}", call.name),
                         None => call.name.clone(),
                     };
-                    updates.push(SessionUpdate::ToolCall(
-                        ToolCall::new(call.id.clone(), title)
-                            .kind(kind(&call.name))
-                            .status(ToolCallStatus::Completed)
-                            .raw_input(call.arguments.clone()),
-                    ));
+                    updates.push(SessionUpdate::ToolCall(ToolCall {
+                        tool_call_id: call.id.clone(),
+                        title,
+                        kind: kind(&call.name),
+                        status: ToolCallStatus::Completed,
+                        locations: Vec::new(),
+                        raw_input: Some(call.arguments.clone()),
+                    }));
                 }
             }
             Role::Tool => {
@@ -234,12 +243,12 @@ pub fn replay(history: &[ChatMessage]) -> Vec<SessionUpdate> {
                     ToolCallStatus::Completed
                 };
                 let shown = crate::text::prefix_bytes(&text, REPLAYED_RESULT_BYTES);
-                updates.push(SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
-                    call_id.clone(),
-                    ToolCallUpdateFields::new()
-                        .status(status)
-                        .content(vec![ToolCallContent::from(format!("```\n{shown}\n```"))]),
-                )));
+                updates.push(SessionUpdate::ToolCallUpdate(ToolCallUpdate {
+                    tool_call_id: call_id.clone(),
+                    status: Some(status),
+                    content: Some(vec![ToolCallContent::text(format!("```\n{shown}\n```"))]),
+                    ..Default::default()
+                }));
             }
             _ => {}
         }
@@ -267,15 +276,16 @@ fn call_detail(args: &Value) -> Option<String> {
 
 /// A tool call's new status, alone.
 pub fn status_update(call_id: &str, status: ToolCallStatus) -> SessionUpdate {
-    SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
-        call_id.to_string(),
-        ToolCallUpdateFields::new().status(status),
-    ))
+    SessionUpdate::ToolCallUpdate(ToolCallUpdate {
+        tool_call_id: call_id.to_string(),
+        status: Some(status),
+        ..Default::default()
+    })
 }
 
 /// A unified diff shown as text (several files, or a file too large to send whole).
 pub fn fenced_diff(diff: &str) -> ToolCallContent {
-    ToolCallContent::from(format!("```diff\n{}\n```", diff.trim_end()))
+    ToolCallContent::text(format!("```diff\n{}\n```", diff.trim_end()))
 }
 
 /// What kind of work a tool does, for the editor's icon.
@@ -318,19 +328,19 @@ async fn read_small(path: &Path) -> Option<String> {
 
 /// The todo list as an ACP plan.
 pub fn plan(todos: &[Todo]) -> Plan {
-    Plan::new(
-        todos
-            .iter()
-            .map(|t| {
-                let status = match t.status {
-                    TodoStatus::Pending => PlanEntryStatus::Pending,
-                    TodoStatus::InProgress => PlanEntryStatus::InProgress,
-                    TodoStatus::Completed => PlanEntryStatus::Completed,
-                };
-                PlanEntry::new(t.content.clone(), PlanEntryPriority::Medium, status)
-            })
-            .collect(),
-    )
+    let entries = todos
+        .iter()
+        .map(|t| PlanEntry {
+            content: t.content.clone(),
+            priority: PlanEntryPriority::Medium,
+            status: match t.status {
+                TodoStatus::Pending => PlanEntryStatus::Pending,
+                TodoStatus::InProgress => PlanEntryStatus::InProgress,
+                TodoStatus::Completed => PlanEntryStatus::Completed,
+            },
+        })
+        .collect();
+    Plan { entries }
 }
 
 #[cfg(test)]
