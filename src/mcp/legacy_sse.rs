@@ -10,6 +10,7 @@ use tokio::task::AbortHandle;
 
 use super::client::http::client;
 use super::client::inbound::{Inbound, Sent};
+use crate::llm::http::with_root_cause;
 use crate::llm::sse::SseDecoder;
 
 /// Why the SSE transport failed.
@@ -34,7 +35,12 @@ pub(in crate::mcp) async fn connect(
         .header("Accept", "text/event-stream")
         .send()
         .await
-        .map_err(|e| SseError::Http(format!("cannot open the event stream: {e}")))?;
+        .map_err(|e| {
+            SseError::Http(format!(
+                "cannot open the event stream: {}",
+                with_root_cause(&e)
+            ))
+        })?;
     if !response.status().is_success() {
         return Err(SseError::Http(format!(
             "the event stream answered HTTP {}",
@@ -112,10 +118,40 @@ async fn post_all(
                 ),
             ),
             Err(e) => {
-                inbound.failed(&sent, format!("cannot post a message: {e}"));
+                inbound.failed(
+                    &sent,
+                    format!("cannot post a message: {}", with_root_cause(&e)),
+                );
                 inbound.closed();
                 return;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::mcp::client::inbound::Events;
+    use crate::protocol::jsonrpc::Peer;
+
+    #[tokio::test]
+    async fn a_stream_that_cannot_be_opened_names_why() {
+        let free = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .unwrap_or_else(|e| panic!("{e}"));
+        let (peer, unsent) = Peer::unsent();
+        let inbound = Inbound::new(peer, Events::new(Arc::new(|| {}), Path::new("/work")));
+        let url = format!("http://{free}/sse");
+        let reason = match connect(&url, &BTreeMap::new(), inbound, unsent).await {
+            Ok(_) => panic!("connected to a closed port"),
+            Err(e) => e.to_string(),
+        };
+        assert!(reason.contains("cannot open the event stream"), "{reason}");
+        // Not only reqwest's "error sending request": what went wrong underneath.
+        assert!(reason.contains("Connection refused"), "{reason}");
     }
 }

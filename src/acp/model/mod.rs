@@ -5,8 +5,8 @@
 //! permission outcome) reads as an `Unknown` or `Other` variant that linggen refuses with
 //! a reason, rather than failing the whole request.
 //!
-//! Our own types rather than the `agent-client-protocol-schema` crate's: that crate turned
-//! on serde_json's `preserve_order` for the whole binary and cost about 0.3 MB of it.
+//! Our own types rather than the `agent-client-protocol-schema` crate's, which brought
+//! anyhow, derive_more, serde_with and strum and cost about 0.3 MB of the binary.
 //! `tests/acp.rs` and `tests/acp_reference.rs` still check the wire format against the
 //! official client crate.
 

@@ -16,6 +16,7 @@ use tokio::sync::mpsc;
 
 use super::inbound::{Events, Inbound, Sent};
 use super::{Connection, Link, McpError, Started};
+use crate::llm::http::with_root_cause;
 use crate::llm::sse::SseDecoder;
 use crate::mcp::config::ServerConfig;
 use crate::protocol::jsonrpc::Peer;
@@ -243,10 +244,9 @@ impl Session {
             return self.read_events(response, initialize).await;
         }
         if kind.starts_with(JSON) {
-            let body = response
-                .text()
-                .await
-                .map_err(|e| Failure::Unreachable(format!("its answer broke off: {e}")))?;
+            let body = response.text().await.map_err(|e| {
+                Failure::Unreachable(format!("its answer broke off: {}", with_root_cause(&e)))
+            })?;
             self.hand_in(&body, initialize);
         }
         Ok(())
@@ -256,10 +256,12 @@ impl Session {
     async fn read_events(&self, mut response: Response, initialize: bool) -> Result<(), Failure> {
         let mut decoder = SseDecoder::new();
         loop {
-            let chunk = response
-                .chunk()
-                .await
-                .map_err(|e| Failure::Unreachable(format!("its event stream broke off: {e}")))?;
+            let chunk = response.chunk().await.map_err(|e| {
+                Failure::Unreachable(format!(
+                    "its event stream broke off: {}",
+                    with_root_cause(&e)
+                ))
+            })?;
             let events = match &chunk {
                 Some(chunk) => decoder.push(chunk),
                 None => decoder.finish(),
@@ -308,10 +310,7 @@ impl Session {
     /// server refuses is refreshed once and the request sent again.
     async fn send(&self, build: impl Fn() -> RequestBuilder) -> Result<Response, Failure> {
         let unreachable = |e: reqwest::Error| {
-            Failure::Unreachable(format!(
-                "cannot reach it: {}",
-                crate::llm::http::with_root_cause(&e)
-            ))
+            Failure::Unreachable(format!("cannot reach it: {}", with_root_cause(&e)))
         };
         let Some(token) = &self.token else {
             let response = build().send().await.map_err(unreachable)?;
