@@ -20,6 +20,7 @@ pub mod session;
 pub mod shared_text;
 pub mod skills;
 pub mod store;
+pub mod sync;
 pub mod text;
 pub mod tools;
 pub mod web;

@@ -26,6 +26,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::model::{CallToolResult, ContentBlock, Implementation, JsonObject, PROTOCOL_VERSIONS};
 use crate::protocol::jsonrpc::{self, Incoming, Line, Peer, RpcError, code};
+use crate::sync::lock;
 use crate::tools::ToolContext;
 
 /// The name of the tool that runs a task.
@@ -334,12 +335,6 @@ impl LinggenServer {
             Err(e) => tool_error(format!("linggen could not run the task: {e}")),
         }
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 fn tool_error(message: String) -> CallToolResult {

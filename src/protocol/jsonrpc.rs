@@ -10,6 +10,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 
+use crate::sync::lock;
 use serde::Serialize;
 use serde_json::{Value, json};
 use tokio::io::{AsyncWrite, AsyncWriteExt};
@@ -286,14 +287,6 @@ impl Peer {
     fn send(&self, message: &Value) {
         let _ = self.out.send(message.to_string());
     }
-}
-
-/// The waiting requests, even after a holder panicked: a lost answer is better than
-/// a connection that can no longer route any.
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 async fn write_lines<W: AsyncWrite + Unpin>(

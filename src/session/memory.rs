@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use crate::durable::{self, WriteError};
+use crate::sync::lock;
 
 /// At most this much memory goes into the prompt (about 1,000 tokens): enough for dozens of
 /// conventions and commands, small enough for a 4k window.
@@ -135,10 +136,6 @@ impl Memory {
     pub fn section(&self) -> Option<String> {
         lock(&self.section).clone()
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// `/home/me/proj` → `-home-me-proj`: one folder per workspace root, readable by people.

@@ -59,6 +59,7 @@ use crate::llm::ChatMessage;
 pub use crate::llm::routing::{Choice, Router};
 use crate::skills::SkillSet;
 use crate::skills::live::Live;
+pub(crate) use crate::sync::lock;
 use crate::tools::ToolContext;
 use crate::tools::background::{StopBy, TaskError};
 
@@ -854,12 +855,6 @@ fn change_setting(
         max_iters: shared.max_iters,
     });
     Ok(())
-}
-
-/// Locks a mutex, recovering from poisoning: the maps guarded here stay consistent even if
-/// a holder panicked, so refusing to continue would only lose the session.
-pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 #[cfg(test)]

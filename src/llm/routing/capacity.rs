@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+use crate::sync::lock;
 use tokio::sync::Semaphore;
 
 /// One server of one model, as the process knows it.
@@ -87,11 +88,6 @@ impl Server {
 fn lock_cooling() -> std::sync::MutexGuard<'static, HashMap<String, Instant>> {
     static COOLING: OnceLock<Mutex<HashMap<String, Instant>>> = OnceLock::new();
     lock(COOLING.get_or_init(Default::default))
-}
-
-/// Poisoning is recovered from: both maps stay consistent whatever a holder did.
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// A request slot, held for the whole exchange with the server.

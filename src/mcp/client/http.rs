@@ -20,6 +20,7 @@ use crate::llm::http::with_root_cause;
 use crate::llm::sse::SseDecoder;
 use crate::mcp::config::ServerConfig;
 use crate::protocol::jsonrpc::Peer;
+use crate::sync::lock;
 
 const SESSION_ID: &str = "Mcp-Session-Id";
 const PROTOCOL_VERSION: &str = "MCP-Protocol-Version";
@@ -378,10 +379,6 @@ fn refused(response: Response) -> Result<Response, Failure> {
 fn header(response: &Response, name: &str) -> Option<String> {
     let value = response.headers().get(name)?.to_str().ok()?;
     Some(value.to_string())
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// An entry's header that HTTP cannot carry.

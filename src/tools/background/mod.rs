@@ -20,9 +20,10 @@ mod tests;
 
 use std::io::Read as _;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant, SystemTime};
 
+use crate::sync::lock;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -432,9 +433,4 @@ fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(SystemTime::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64)
-}
-
-// A poisoned lock only means a panic elsewhere while holding it; the data is still whole.
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|p| p.into_inner())
 }
