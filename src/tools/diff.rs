@@ -44,6 +44,17 @@ enum Tag {
     Insert,
 }
 
+impl Tag {
+    /// The old and new line numbers after this line, from those before it.
+    fn step(self, (i, j): (usize, usize)) -> (usize, usize) {
+        match self {
+            Tag::Equal => (i + 1, j + 1),
+            Tag::Delete => (i + 1, j),
+            Tag::Insert => (i, j + 1),
+        }
+    }
+}
+
 /// The unified diff from `old` to `new` for the file `rel`, truncated to
 /// [`MAX_DIFF_LINES`], and its line counts. `None` when nothing changed.
 pub fn unified(rel: &str, old: &str, new: &str) -> (Option<String>, DiffStat) {
@@ -63,8 +74,14 @@ pub fn unified(rel: &str, old: &str, new: &str) -> (Option<String>, DiffStat) {
         format!("a/{rel}")
     };
     let mut text = format!("--- {old_name}\n+++ b/{rel}\n");
+    // Each hunk starts where the lines before it end: counted once, hunk after hunk.
+    let (mut done, mut at) = (0, (0, 0));
     for hunk in hunks(&script) {
-        write_hunk(&mut text, &a, &b, &script, hunk);
+        at = script[done..hunk.start]
+            .iter()
+            .fold(at, |at, tag| tag.step(at));
+        at = write_hunk(&mut text, &a, &b, &script[hunk.clone()], at);
+        done = hunk.end;
     }
     (Some(truncate_lines(&text, MAX_DIFF_LINES)), stat)
 }
@@ -188,22 +205,19 @@ fn hunks(script: &[Tag]) -> Vec<std::ops::Range<usize>> {
     hunks
 }
 
-/// `@@ -old +new @@` and the hunk's lines; a last line without its newline says so.
+/// `@@ -old +new @@` and the hunk's lines (`script`, starting at old line `i` and new line
+/// `j`); a last line without its newline says so. Returns where the hunk ends.
 fn write_hunk(
     out: &mut String,
     a: &[&str],
     b: &[&str],
     script: &[Tag],
-    hunk: std::ops::Range<usize>,
-) {
-    let before = &script[..hunk.start];
-    let mut i = before.iter().filter(|t| **t != Tag::Insert).count();
-    let mut j = before.iter().filter(|t| **t != Tag::Delete).count();
-    let inside = &script[hunk];
-    let old_len = inside.iter().filter(|t| **t != Tag::Insert).count();
-    let new_len = inside.iter().filter(|t| **t != Tag::Delete).count();
+    (mut i, mut j): (usize, usize),
+) -> (usize, usize) {
+    let old_len = script.iter().filter(|t| **t != Tag::Insert).count();
+    let new_len = script.iter().filter(|t| **t != Tag::Delete).count();
     let _ = writeln!(out, "@@ -{} +{} @@", range(i, old_len), range(j, new_len));
-    for tag in inside {
+    for tag in script {
         let (sign, line) = match tag {
             Tag::Equal => (' ', a[i]),
             Tag::Delete => ('-', a[i]),
@@ -214,12 +228,9 @@ fn write_hunk(
         if !line.ends_with('\n') {
             out.push_str("\n\\ No newline at end of file\n");
         }
-        match tag {
-            Tag::Equal => (i, j) = (i + 1, j + 1),
-            Tag::Delete => i += 1,
-            Tag::Insert => j += 1,
-        }
+        (i, j) = tag.step((i, j));
     }
+    (i, j)
 }
 
 /// A hunk side's `start,length` (1-based; a lone line is just its number; an empty side
