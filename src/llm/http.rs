@@ -433,7 +433,7 @@ fn classify_send_error(e: &reqwest::Error, idle: Duration) -> ErrorKind {
 
 /// The innermost cause ("Connection refused (os error 111)"): for a failed connect that is
 /// all a person needs, and the layers above it only repeat "client error (Connect)".
-pub fn root_cause(error: &dyn std::error::Error) -> String {
+fn root_cause(error: &dyn std::error::Error) -> String {
     let mut cause = error;
     while let Some(inner) = cause.source() {
         cause = inner;
@@ -452,7 +452,7 @@ pub fn with_root_cause(error: &dyn std::error::Error) -> String {
 
 /// Every cause under `error`, each said once: reqwest's own message is "error sending
 /// request for url (...)"; the useful part ("Connection refused") is in the sources.
-pub fn error_chain(error: &dyn std::error::Error) -> String {
+fn error_chain(error: &dyn std::error::Error) -> String {
     let mut parts: Vec<String> = Vec::new();
     let mut source = error.source();
     while let Some(err) = source {

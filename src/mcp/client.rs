@@ -25,6 +25,7 @@ use super::model::{
     LATEST_PROTOCOL_VERSION, Prompt, ResourceContents, Tool,
 };
 use crate::protocol::jsonrpc::{Closed, Peer};
+use crate::sync::lock;
 use crate::tools::sandbox::Sandbox;
 use inbound::{Events, Inbound};
 
@@ -404,7 +405,7 @@ async fn keep_tail(mut err: tokio::process::ChildStderr, tail: Arc<Mutex<String>
         if n == 0 {
             break;
         }
-        let mut kept = tail.lock().unwrap_or_else(|p| p.into_inner());
+        let mut kept = lock(&tail);
         kept.push_str(&String::from_utf8_lossy(&buf[..n]));
         if kept.len() > STDERR_TAIL {
             let mut cut = kept.len() - STDERR_TAIL;
@@ -419,7 +420,7 @@ async fn keep_tail(mut err: tokio::process::ChildStderr, tail: Arc<Mutex<String>
 /// `; it said: …` with the last lines of the stderr tail (a program's error is often its
 /// last few lines, the very last a generic "see the log"), or nothing.
 fn stderr_note(tail: &Mutex<String>) -> String {
-    let kept = tail.lock().unwrap_or_else(|p| p.into_inner());
+    let kept = lock(tail);
     let mut last: Vec<&str> = kept
         .lines()
         .map(str::trim)

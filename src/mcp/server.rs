@@ -10,6 +10,7 @@ use super::model::{CallToolResult, JsonObject, Prompt};
 
 use super::client::{Connection, McpError, Spawn};
 use super::config::ServerConfig;
+use crate::sync::lock;
 use crate::tools::ToolRegistry;
 use crate::tools::sandbox::Sandbox;
 
@@ -105,14 +106,11 @@ impl Server {
     }
 
     pub fn status(&self) -> Status {
-        self.status
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+        lock(&self.status).clone()
     }
 
     fn set_status(&self, status: Status) {
-        *self.status.lock().unwrap_or_else(|p| p.into_inner()) = status;
+        *lock(&self.status) = status;
     }
 
     /// Starts the server in the background and registers its tools. A model request waits
@@ -155,10 +153,7 @@ impl Server {
 
     /// Its prompts as they were listed when it started.
     pub fn prompts(&self) -> Vec<Prompt> {
-        self.prompts
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+        lock(&self.prompts).clone()
     }
 
     /// Prompt `name` filled with `args`: the text of its messages, one after the other.
@@ -213,7 +208,7 @@ impl Server {
             .prompts(self.config.startup_timeout)
             .await
             .unwrap_or_default();
-        *self.prompts.lock().unwrap_or_else(|p| p.into_inner()) = prompts;
+        *lock(&self.prompts) = prompts;
         self.set_status(Status::Ready {
             tools: count,
             version: connection.server_version(),

@@ -10,11 +10,12 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use crate::sync::lock;
 use serde::Serialize;
 use serde_json::{Value, json};
 use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot};
+
+use crate::sync::lock;
 
 /// JSON-RPC's own error codes, and ACP's.
 pub mod code {

@@ -11,6 +11,7 @@ use super::complete::{self, Choice, CompletionContext, FileIndex};
 use super::triggers::{Parsed, Registry};
 use crate::agents::AgentSet;
 use crate::skills::SkillSet;
+use crate::sync::{read, write};
 pub use crate::text::one_line;
 
 /// The keys `/settings KEY VALUE` accepts, in completion order.
@@ -92,7 +93,7 @@ impl Catalog {
     }
 
     fn with_context<T>(&self, f: impl FnOnce(&CompletionContext) -> T) -> T {
-        let lists = self.lists.read().unwrap_or_else(|p| p.into_inner());
+        let lists = read(&self.lists);
         let ctx = CompletionContext {
             triggers: lists.registry.context(),
             busy: self.busy.load(std::sync::atomic::Ordering::Relaxed),
@@ -139,12 +140,12 @@ impl Catalog {
 
     /// Parses a submitted line.
     pub fn parse(&self, line: &str) -> Parsed {
-        let lists = self.lists.read().unwrap_or_else(|p| p.into_inner());
+        let lists = read(&self.lists);
         super::triggers::parse(line, &lists.registry.context())
     }
 
     pub fn update(&self, f: impl FnOnce(&mut Lists)) {
-        let mut lists = self.lists.write().unwrap_or_else(|p| p.into_inner());
+        let mut lists = write(&self.lists);
         f(&mut lists);
         self.changes
             .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
@@ -152,7 +153,7 @@ impl Catalog {
 
     /// `/help`: the command table, the skills and agents known now, then the triggers.
     pub fn help_lines(&self) -> Vec<String> {
-        let lists = self.lists.read().unwrap_or_else(|p| p.into_inner());
+        let lists = read(&self.lists);
         help_lines(&lists.registry)
     }
 }

@@ -30,6 +30,8 @@ use tokio::sync::{Notify, broadcast};
 
 use super::event::Event;
 
+use crate::sync::lock;
+
 const BROADCAST_CAPACITY: usize = 4096;
 
 /// Waiting events in a lossless queue past which continuing tokens are coalesced. Far above
@@ -117,7 +119,7 @@ impl Queue {
     /// A poisoned lock only means a thread panicked mid-push or mid-pop; the queue is
     /// still valid, so keep going rather than dropping events.
     fn lock(&self) -> MutexGuard<'_, Waiting> {
-        self.waiting.lock().unwrap_or_else(|p| p.into_inner())
+        lock(&self.waiting)
     }
 
     fn wake(&self) {
@@ -358,10 +360,7 @@ impl EventBus {
 
     /// See [`Queue::lock`] on poisoning.
     fn lossless(&self) -> MutexGuard<'_, Vec<Lossless>> {
-        self.inner
-            .lossless
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
+        lock(&self.inner.lossless)
     }
 }
 

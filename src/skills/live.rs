@@ -19,6 +19,8 @@ use notify::event::{AccessKind, AccessMode};
 use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher};
 use tokio::sync::watch;
 
+use crate::sync::{lock, read, write};
+
 /// How long the folders must be quiet before the set is re-read: an editor's save is often
 /// several events (write to a temp file, rename, chmod) within a few milliseconds.
 pub const QUIET: Duration = Duration::from_millis(200);
@@ -72,16 +74,13 @@ impl<T: Discover> Live<T> {
 
     /// The current set.
     pub fn get(&self) -> Arc<T> {
-        self.current
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+        read(&self.current).clone()
     }
 
     /// Re-discovers now and tells subscribers.
     pub fn reload(&self) {
         let set = Arc::new(T::discover(&self.dirs));
-        *self.current.write().unwrap_or_else(|p| p.into_inner()) = set;
+        *write(&self.current) = set;
         self.changed.send_modify(|g| *g += 1);
     }
 
@@ -106,7 +105,7 @@ impl<T: Discover> Live<T> {
         let handler = move |event: notify::Result<notify::Event>| {
             let matters = match &event {
                 Ok(event) => {
-                    let prefixes = handler_relevant.read().unwrap_or_else(|p| p.into_inner());
+                    let prefixes = read(&handler_relevant);
                     is_relevant(event, &prefixes)
                 }
                 // An error (a queue overflow, say) may have hidden a change: re-read.
@@ -125,7 +124,7 @@ impl<T: Discover> Live<T> {
             relevant,
         };
         let problems = watching.establish(&T::watch_dirs(&self.dirs));
-        *self.watcher.lock().unwrap_or_else(|p| p.into_inner()) = Some(watching);
+        *lock(&self.watcher) = Some(watching);
 
         let _ = first_read.try_send(());
         let live = Arc::downgrade(self);
@@ -142,7 +141,7 @@ impl<T: Discover> Live<T> {
     /// Re-establishes the watches (folders may have appeared or gone), then re-reads.
     fn rewatch_and_reload(&self) {
         {
-            let mut guard = self.watcher.lock().unwrap_or_else(|p| p.into_inner());
+            let mut guard = lock(&self.watcher);
             if let Some(watching) = guard.as_mut() {
                 // A failure here leaves that folder unwatched; the next event retries.
                 let _ = watching.establish(&T::watch_dirs(&self.dirs));
@@ -182,7 +181,7 @@ impl Watching {
         // arrives while the rest are being added is not dropped as irrelevant.
         let mut relevant: Vec<PathBuf> = dirs.to_vec();
         relevant.extend(dirs.iter().filter_map(|d| canonical_form(d)));
-        *self.relevant.write().unwrap_or_else(|p| p.into_inner()) = relevant;
+        *write(&self.relevant) = relevant;
         let mut problems = Vec::new();
         // Everything is re-added, not just the difference: a folder deleted and created
         // again between two reloads keeps its path but lost its kernel watch.

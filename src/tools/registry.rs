@@ -18,6 +18,7 @@ use serde_json::Value;
 
 use super::{ToolName, ToolOutput};
 use crate::protocol::ToolSpec;
+use crate::sync::{read, write};
 
 /// A tool by identity: one of linggen's own, or one registered at run time.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -188,26 +189,26 @@ impl ToolRegistry {
 
     /// Offers these tools whole from now on (found by `tool_search`).
     pub fn load(&self, names: impl IntoIterator<Item = String>) {
-        let mut loaded = self.loaded.write().unwrap_or_else(|p| p.into_inner());
+        let mut loaded = write(&self.loaded);
         loaded.extend(names);
         drop(loaded);
     }
 
     pub fn is_loaded(&self, name: &str) -> bool {
-        let loaded = self.loaded.read().unwrap_or_else(|p| p.into_inner());
+        let loaded = read(&self.loaded);
         loaded.contains(name)
     }
 
     /// Sets `[mcp] eager_tools_chars`.
     pub fn set_eager_chars(&self, chars: Option<usize>) {
-        *self.eager_chars.write().unwrap_or_else(|p| p.into_inner()) = chars;
+        *write(&self.eager_chars) = chars;
     }
 
     /// Characters of registered tools' schemas that may be offered whole with a request to
     /// a model whose window is `window` tokens: the configured figure, else a tenth of the
     /// window (about four characters a token), else 20,000.
     pub fn eager_budget(&self, window: Option<u32>) -> usize {
-        let configured = *self.eager_chars.read().unwrap_or_else(|p| p.into_inner());
+        let configured = *read(&self.eager_chars);
         configured.unwrap_or_else(|| window.map_or(20_000, |tokens| tokens as usize * 4 / 10))
     }
 
@@ -265,11 +266,11 @@ impl ToolRegistry {
 
     // A poisoned lock only means a panic elsewhere while holding it; the map is still whole.
     fn read(&self) -> RwLockReadGuard<'_, BTreeMap<String, ToolEntry>> {
-        self.registered.read().unwrap_or_else(|p| p.into_inner())
+        read(&self.registered)
     }
 
     fn write(&self) -> RwLockWriteGuard<'_, BTreeMap<String, ToolEntry>> {
-        self.registered.write().unwrap_or_else(|p| p.into_inner())
+        write(&self.registered)
     }
 }
 

@@ -7,8 +7,9 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use crate::sync::lock;
 use tokio::sync::Semaphore;
+
+use crate::sync::lock;
 
 /// One server of one model, as the process knows it.
 #[derive(Debug)]

@@ -16,6 +16,7 @@ use super::Provider;
 use super::error::{ErrorKind, LlmError};
 use crate::config::ModelConfig;
 use crate::config::routing::{CLOUD_FIRST, Complexity, LOCAL_FIRST, RoutingConfig, WhenBusy};
+use crate::sync::lock;
 use capacity::{Server, Slot};
 
 /// How long asking a server for its context window may take before it counts as unknown.
@@ -117,9 +118,7 @@ impl Model {
     }
 
     fn ratio(&self) -> std::sync::MutexGuard<'_, Option<f64>> {
-        self.chars_per_token
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
+        lock(&self.chars_per_token)
     }
 
     pub fn id(&self) -> &str {

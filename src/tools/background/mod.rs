@@ -23,9 +23,10 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant, SystemTime};
 
-use crate::sync::lock;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+
+use crate::sync::{lock, read, write};
 
 pub use calls::{KillArgs, OutputArgs, kill_spec, output_spec, start};
 pub use ring::RING_BYTES;
@@ -161,7 +162,7 @@ impl Tasks {
 
     /// Where every change of a command goes (the session publishes it as an event).
     pub fn listen(&self, listener: impl Fn(TaskInfo) + Send + Sync + 'static) {
-        let mut slot = self.listener.write().unwrap_or_else(|p| p.into_inner());
+        let mut slot = write(&self.listener);
         *slot = Some(Arc::new(listener));
     }
 
@@ -271,11 +272,7 @@ impl Tasks {
     }
 
     fn announce(&self, info: TaskInfo) {
-        let listener = self
-            .listener
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone();
+        let listener = read(&self.listener).clone();
         if let Some(listener) = listener {
             listener(info);
         }
