@@ -1,5 +1,6 @@
 //! The line editor: rustyline with one helper for completion, hints, highlighting and
-//! validation, plus the key bindings the shell promises (Ctrl+C, Ctrl+J, Alt+Enter).
+//! validation, plus the key bindings the shell promises (Ctrl+C, Ctrl+J, Alt+Enter,
+//! Shift+Enter).
 
 use std::borrow::Cow;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -10,6 +11,7 @@ use rustyline::highlight::{CmdKind, Highlighter};
 use rustyline::hint::Hinter;
 use rustyline::validate::{ValidationContext, ValidationResult, Validator};
 
+use crate::repl::modified_keys::ModifiedKeys;
 use crate::repl::popup::Popup;
 use crate::repl::view::MenuKey;
 use rustyline::{
@@ -267,6 +269,45 @@ fn take_from(popup: &Popup, ctx: &EventContext) -> Option<Cmd> {
     popup.shown(ctx.line()).then_some(Cmd::Complete)
 }
 
+/// An escape sequence rustyline does not know: maybe a modified key's report (see
+/// `modified_keys`), else ignored, as rustyline would.
+struct UnknownSequence(ModifiedKeys);
+
+impl ConditionalEventHandler for UnknownSequence {
+    fn handle(&self, _: &Event, _: RepeatCount, _: bool, _: &EventContext) -> Option<Cmd> {
+        Some(self.0.unknown_sequence())
+    }
+}
+
+/// A character: the rest of a modified key's report when one was cut short (see
+/// `modified_keys`), else what `then` makes of it (an approval's choice for 1–4), else what
+/// the key always does.
+struct MaybeReport {
+    keys: ModifiedKeys,
+    then: Option<Box<dyn ConditionalEventHandler>>,
+}
+
+impl ConditionalEventHandler for MaybeReport {
+    fn handle(
+        &self,
+        evt: &Event,
+        n: RepeatCount,
+        positive: bool,
+        ctx: &EventContext,
+    ) -> Option<Cmd> {
+        let typed = match evt.get(0) {
+            Some(KeyEvent(KeyCode::Char(c), _)) => Some(*c),
+            _ => None,
+        };
+        if let Some(command) = typed.and_then(|c| self.keys.feed(c)) {
+            return Some(command);
+        }
+        self.then
+            .as_ref()
+            .and_then(|then| then.handle(evt, n, positive, ctx))
+    }
+}
+
 /// How long a lone Esc waits for the rest of an escape sequence (arrow keys and the like
 /// arrive as Esc plus more bytes, within microseconds even over SSH).
 pub const ESC_TIMEOUT_MS: u16 = 50;
@@ -323,7 +364,9 @@ pub fn bind_keys<H: Helper, I: rustyline::history::History>(
             keys: keys.clone(),
         })),
     );
-    bind_menu_keys(editor, &menu, &keys, &popup);
+    let reports = ModifiedKeys::default();
+    bind_modified_keys(editor, &reports);
+    bind_menu_keys(editor, &menu, &keys, &popup, &reports);
     editor.bind_sequence(
         KeyEvent(KeyCode::Tab, Modifiers::NONE),
         EventHandler::Conditional(Box::new(TabKey(popup))),
@@ -350,13 +393,39 @@ pub fn bind_keys<H: Helper, I: rustyline::history::History>(
     );
 }
 
+/// Modified keys' reports (see `modified_keys`): the unknown sequence they begin as, and the
+/// characters that may finish one — digits, `;`, `~` and, through `Event::Any`, every key
+/// bound to nothing else. The digits 1–4 are bound with the approval menu's keys.
+fn bind_modified_keys<H: Helper, I: rustyline::history::History>(
+    editor: &mut rustyline::Editor<H, I>,
+    keys: &ModifiedKeys,
+) {
+    editor.bind_sequence(
+        KeyEvent(KeyCode::UnknownEscSeq, Modifiers::NONE),
+        EventHandler::Conditional(Box::new(UnknownSequence(keys.clone()))),
+    );
+    let tail = ['0', '5', '6', '7', '8', '9', '~']
+        .map(|c| Event::from(KeyEvent(KeyCode::Char(c), Modifiers::NONE)));
+    for event in tail.into_iter().chain([Event::Any]) {
+        editor.bind_sequence(
+            event,
+            EventHandler::Conditional(Box::new(MaybeReport {
+                keys: keys.clone(),
+                then: None,
+            })),
+        );
+    }
+}
+
 /// The keys that move in and answer an approval's menu while one is shown (arrows, Enter,
-/// a digit, a letter); otherwise each does what it always does.
+/// a digit, a letter); otherwise each does what it always does. A digit may first be part
+/// of a modified key's report (see `modified_keys`).
 fn bind_menu_keys<H: Helper, I: rustyline::history::History>(
     editor: &mut rustyline::Editor<H, I>,
     menu: &MenuActive,
     keys: &tokio::sync::mpsc::UnboundedSender<Key>,
     popup: &Popup,
+    reports: &ModifiedKeys,
 ) {
     let mut menu_keys = vec![
         (KeyEvent(KeyCode::Up, Modifiers::NONE), MenuKey::Up),
@@ -377,15 +446,20 @@ fn bind_menu_keys<H: Helper, I: rustyline::history::History>(
         ));
     }
     for (event, key) in menu_keys {
-        editor.bind_sequence(
-            event,
-            EventHandler::Conditional(Box::new(MenuOrDefault {
-                key,
-                menu: menu.clone(),
-                keys: keys.clone(),
-                popup: popup.clone(),
-            })),
-        );
+        let menu_key: Box<dyn ConditionalEventHandler> = Box::new(MenuOrDefault {
+            key,
+            menu: menu.clone(),
+            keys: keys.clone(),
+            popup: popup.clone(),
+        });
+        let handler: Box<dyn ConditionalEventHandler> = match key {
+            MenuKey::Pick(_) => Box::new(MaybeReport {
+                keys: reports.clone(),
+                then: Some(menu_key),
+            }),
+            _ => menu_key,
+        };
+        editor.bind_sequence(event, EventHandler::Conditional(handler));
     }
 }
 

@@ -57,6 +57,7 @@ pub(super) fn spawn_editor(
     let history = super::history::History::new(&ws.home, &ws.root);
     let shared = shared.clone();
     let catalog = catalog.clone();
+    super::modified_keys::listen();
     std::thread::spawn(move || {
         let Ok(mut editor) = Editor::<LineHelper, FileHistory>::with_config(editor_config()) else {
             return;
@@ -230,10 +231,12 @@ fn read_line(
         io.reprompt.reading.store(true, Ordering::SeqCst);
         io.reprompt.begin_read();
         let prompt = lock(&io.prompt).clone();
+        super::tty::report_modified_keys(true);
         let read = match &initial {
             Some((line, pos)) => editor.readline_with_initial(&prompt, line.split_at(*pos)),
             None => editor.readline(&prompt),
         };
+        super::tty::report_modified_keys(false);
         io.reprompt.reading.store(false, Ordering::SeqCst);
         let interrupted = matches!(read, Err(ReadlineError::Interrupted));
         let footer_rows = io.footer.rows();

@@ -17,6 +17,7 @@ mod history;
 mod init;
 mod input;
 mod link;
+mod modified_keys;
 mod pager;
 mod popup;
 mod printer;
