@@ -369,6 +369,37 @@ fn a_server_killed_mid_call_is_one_line_and_starts_again_on_the_next_call() {
     );
 }
 
+/// A server whose answer is a line that does not end (80 MiB, then silence): linggen reads
+/// no more than 64 MiB of it, the call fails with one line saying why, and the session goes
+/// on. Before the limit, linggen kept all of it and waited for the rest.
+#[test]
+fn a_server_whose_answer_does_not_end_is_cut_off() {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp-flood.py");
+    let model = ScriptedServer::start_background(
+        Protocol::OpenAi,
+        vec![
+            Step::from(Reply::tool("mcp__flood__flood", json!({}))),
+            Reply::text("Went on.").into(),
+        ],
+    );
+    let ws = Workspace::new();
+    let config = format!(
+        "[mcp_servers.flood]\ncommand = \"python3\"\nargs = [{:?}]\n",
+        fixture.display().to_string()
+    );
+    write_config_with(ws.home(), Protocol::OpenAi, &model.url(), &config);
+    let out = run(&ws, &["-p", "go", "--allowed-tools", "mcp__flood"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let result = tool_results(&model).join("\n");
+    assert!(
+        result.contains("MCP server `flood`: it sent a message over 64 MiB without ending it"),
+        "{result}"
+    );
+    assert_eq!(result.lines().count(), 1, "{result}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Went on."));
+}
+
 /// A server that offers only the older HTTP+SSE transport: named `"type": "sse"` in
 /// Claude Code's `~/.claude.json`, or given as a plain URL in linggen's table (streamable
 /// HTTP is refused there, and linggen falls back).

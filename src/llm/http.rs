@@ -11,7 +11,7 @@ use reqwest::{Client, Response, StatusCode};
 use serde_json::Value;
 
 use super::error::{ErrorKind, LlmError};
-use super::ndjson::NdjsonDecoder;
+use super::ndjson::{NdjsonDecoder, TooLong};
 use super::retry::{RetryPolicy, parse_retry_after};
 use super::sse::{SseDecoder, SseEvent};
 use super::{EventSink, StreamEvent};
@@ -86,14 +86,14 @@ pub trait WireStream: Send {
 /// Splits a byte stream into frames (SSE events, NDJSON lines).
 pub trait FrameDecoder: Send {
     type Frame;
-    fn push(&mut self, bytes: &[u8]) -> Vec<Self::Frame>;
+    fn push(&mut self, bytes: &[u8]) -> Result<Vec<Self::Frame>, TooLong>;
     /// What is left when the body ends.
     fn finish(&mut self) -> Vec<Self::Frame>;
 }
 
 impl FrameDecoder for SseDecoder {
     type Frame = SseEvent;
-    fn push(&mut self, bytes: &[u8]) -> Vec<SseEvent> {
+    fn push(&mut self, bytes: &[u8]) -> Result<Vec<SseEvent>, TooLong> {
         SseDecoder::push(self, bytes)
     }
     fn finish(&mut self) -> Vec<SseEvent> {
@@ -103,7 +103,7 @@ impl FrameDecoder for SseDecoder {
 
 impl FrameDecoder for NdjsonDecoder {
     type Frame = String;
-    fn push(&mut self, bytes: &[u8]) -> Vec<String> {
+    fn push(&mut self, bytes: &[u8]) -> Result<Vec<String>, TooLong> {
         NdjsonDecoder::push(self, bytes)
     }
     fn finish(&mut self) -> Vec<String> {
@@ -141,7 +141,10 @@ pub trait FrameProtocol: Send {
 
 impl<P: FrameProtocol> WireStream for P {
     fn feed(&mut self, bytes: &[u8], mut sink: EventSink<'_>) -> Result<bool, ErrorKind> {
-        let frames = self.decoder().push(bytes);
+        let frames = self
+            .decoder()
+            .push(bytes)
+            .map_err(|e| ErrorKind::Malformed(e.to_string()))?;
         self.until_done(frames, &mut sink)
     }
 

@@ -7,13 +7,31 @@
 /// Buffer capacity kept whatever the lines were; above it, an emptied buffer shrinks.
 const SHRINK_ABOVE: usize = 256 * 1024;
 
+/// The most one line (or one server-sent event) may hold: far above any real message (a
+/// model's chunk, an MCP answer carrying an image), and all that a server which never ends
+/// its line can make linggen keep.
+pub const MAX_LINE_BYTES: usize = 64 << 20;
+
+/// A line (or event) longer than [`MAX_LINE_BYTES`]; what was buffered of it is dropped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("it sent a message over {} MiB without ending it", .0 >> 20)]
+pub struct TooLong(pub usize);
+
 /// Splits a byte stream into lines (`\n` or `\r\n`), remembering how far it has already
 /// looked so a long line arriving in tiny chunks costs linear, not quadratic, time.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct LineBuffer {
     buf: Vec<u8>,
     /// Bytes of `buf` already known to contain no `\n`.
     scanned: usize,
+    /// The longest line taken ([`MAX_LINE_BYTES`] but in tests).
+    limit: usize,
+}
+
+impl Default for LineBuffer {
+    fn default() -> Self {
+        LineBuffer::with_limit(MAX_LINE_BYTES)
+    }
 }
 
 impl LineBuffer {
@@ -21,14 +39,26 @@ impl LineBuffer {
         Self::default()
     }
 
+    pub fn with_limit(limit: usize) -> Self {
+        LineBuffer {
+            buf: Vec::new(),
+            scanned: 0,
+            limit,
+        }
+    }
+
     /// Appends `chunk` and calls `on_line` for every line it completes (without the line
-    /// ending).
-    pub fn push(&mut self, chunk: &[u8], mut on_line: impl FnMut(&str)) {
+    /// ending). A partial line left longer than the limit is an error (and dropped): the
+    /// stream cannot be read on from there.
+    pub fn push(&mut self, chunk: &[u8], mut on_line: impl FnMut(&str)) -> Result<(), TooLong> {
         self.buf.extend_from_slice(chunk);
         let mut line_start = 0;
         let mut search_from = self.scanned;
         while let Some(offset) = self.buf[search_from..].iter().position(|&b| b == b'\n') {
             let newline = search_from + offset;
+            if newline - line_start > self.limit {
+                return Err(self.overflow());
+            }
             on_line(&decode_line(&self.buf[line_start..newline]));
             line_start = newline + 1;
             search_from = line_start;
@@ -37,10 +67,22 @@ impl LineBuffer {
         // one partial line.
         self.buf.drain(..line_start);
         self.scanned = self.buf.len();
+        if self.buf.len() > self.limit {
+            return Err(self.overflow());
+        }
         // A megabytes-long line leaves a buffer that size behind: give it back.
         if self.buf.capacity() > SHRINK_ABOVE && self.buf.len() < self.buf.capacity() / 4 {
             self.buf.shrink_to(self.buf.len().max(SHRINK_ABOVE / 4));
         }
+        Ok(())
+    }
+
+    /// Drops what is buffered (a line over the limit, and anything after it in the chunk:
+    /// the stream cannot be read on in step).
+    fn overflow(&mut self) -> TooLong {
+        self.buf = Vec::new();
+        self.scanned = 0;
+        TooLong(self.limit)
     }
 
     /// Hands out a final line that had no line ending when the stream closed.
@@ -72,11 +114,11 @@ impl NdjsonDecoder {
         Self::default()
     }
 
-    pub fn push(&mut self, chunk: &[u8]) -> Vec<String> {
+    pub fn push(&mut self, chunk: &[u8]) -> Result<Vec<String>, TooLong> {
         let mut out = Vec::new();
         self.lines
-            .push(chunk, |line| keep_json_line(line, &mut out));
-        out
+            .push(chunk, |line| keep_json_line(line, &mut out))?;
+        Ok(out)
     }
 
     /// The last line, when the stream closed without a final newline.
@@ -102,10 +144,31 @@ mod tests {
         let mut decoder = NdjsonDecoder::new();
         let mut out = Vec::new();
         for chunk in input.chunks(size) {
-            out.extend(decoder.push(chunk));
+            out.extend(decoder.push(chunk).unwrap());
         }
         out.extend(decoder.finish());
         out
+    }
+
+    #[test]
+    fn a_line_over_the_limit_is_an_error_and_the_next_line_reads() {
+        let mut lines = LineBuffer::with_limit(8);
+        let mut seen = Vec::new();
+        // A line of exactly the limit is fine, in any chunks.
+        lines.push(b"1234", |l| seen.push(l.to_string())).unwrap();
+        lines
+            .push(b"5678\nab", |l| seen.push(l.to_string()))
+            .unwrap();
+        assert_eq!(seen, ["12345678"]);
+        let err = lines.push(b"cdefghi", |l| seen.push(l.to_string()));
+        assert_eq!(err, Err(TooLong(8)));
+        // What was kept of it is gone.
+        lines.push(b"xy\n", |l| seen.push(l.to_string())).unwrap();
+        assert_eq!(seen, ["12345678", "xy"]);
+        // A whole line over the limit in one chunk, too.
+        let err = lines.push(b"123456789\nz\n", |l| seen.push(l.to_string()));
+        assert_eq!(err, Err(TooLong(8)));
+        assert_eq!(seen, ["12345678", "xy"]);
     }
 
     const STREAM: &str = "{\"message\":{\"content\":\"héllo — 你好 🦀\"},\"done\":false}\r\n\n  \n{\"done\":true,\"eval_count\":3}\n";
@@ -143,7 +206,9 @@ mod tests {
     fn line_buffer_strips_crlf_and_keeps_empty_lines() {
         let mut buffer = LineBuffer::new();
         let mut lines = Vec::new();
-        buffer.push(b"a\r\n\r\nb\nc", |l| lines.push(l.to_string()));
+        buffer
+            .push(b"a\r\n\r\nb\nc", |l| lines.push(l.to_string()))
+            .unwrap();
         buffer.finish(|l| lines.push(l.to_string()));
         assert_eq!(lines, vec!["a", "", "b", "c"]);
     }

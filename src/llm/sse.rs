@@ -5,7 +5,7 @@
 //! comments (keep-alives), and a blank line dispatches. Line splitting is shared with
 //! NDJSON, so chunk boundaries (even inside a UTF-8 character) are handled there.
 
-use super::ndjson::LineBuffer;
+use super::ndjson::{LineBuffer, MAX_LINE_BYTES, TooLong};
 
 /// One dispatched event. `event` is empty when the server sent no `event:` line (OpenAI
 /// style); Anthropic names every event.
@@ -15,18 +15,28 @@ pub struct SseEvent {
     pub data: String,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct SseDecoder {
     lines: LineBuffer,
     pending: PendingEvent,
 }
 
+impl Default for SseDecoder {
+    fn default() -> Self {
+        SseDecoder::with_limit(MAX_LINE_BYTES)
+    }
+}
+
 /// The fields of the event being read, until a blank line dispatches it.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct PendingEvent {
     event: String,
     data: String,
     has_data: bool,
+    /// The most `data` may hold, as one line ([`MAX_LINE_BYTES`] but in tests).
+    limit: usize,
+    /// Its data went over `limit`: the event is dropped, and the stream is an error.
+    too_long: bool,
 }
 
 impl SseDecoder {
@@ -34,19 +44,36 @@ impl SseDecoder {
         Self::default()
     }
 
-    /// Feeds a chunk of the body; returns the events it completed.
-    pub fn push(&mut self, chunk: &[u8]) -> Vec<SseEvent> {
+    fn with_limit(limit: usize) -> Self {
+        SseDecoder {
+            lines: LineBuffer::with_limit(limit),
+            pending: PendingEvent {
+                event: String::new(),
+                data: String::new(),
+                has_data: false,
+                limit,
+                too_long: false,
+            },
+        }
+    }
+
+    /// Feeds a chunk of the body; returns the events it completed. A line, or an event of
+    /// many `data:` lines, over the limit is an error, and the event is dropped.
+    pub fn push(&mut self, chunk: &[u8]) -> Result<Vec<SseEvent>, TooLong> {
         let mut out = Vec::new();
         let SseDecoder { lines, pending } = self;
-        lines.push(chunk, |line| pending.on_line(line, &mut out));
-        out
+        lines.push(chunk, |line| pending.on_line(line, &mut out))?;
+        if std::mem::take(&mut pending.too_long) {
+            return Err(TooLong(pending.limit));
+        }
+        Ok(out)
     }
 
     /// The stream closed. Some servers end with `data: [DONE]\n` and no blank line, so an
     /// event still being read is dispatched instead of dropped as the spec would.
     pub fn finish(&mut self) -> Vec<SseEvent> {
         let mut out = Vec::new();
-        let SseDecoder { lines, pending } = self;
+        let SseDecoder { lines, pending, .. } = self;
         lines.finish(|line| pending.on_line(line, &mut out));
         pending.dispatch(&mut out);
         out
@@ -67,6 +94,12 @@ impl PendingEvent {
             None => (line, ""),
         };
         match field {
+            "data" if self.too_long => {}
+            "data" if self.data.len() + 1 + value.len() > self.limit => {
+                self.too_long = true;
+                self.data = String::new();
+                self.has_data = false;
+            }
             "data" => {
                 if self.has_data {
                     self.data.push('\n');
@@ -108,10 +141,21 @@ mod tests {
         let mut decoder = SseDecoder::new();
         let mut out = Vec::new();
         for chunk in input.chunks(size) {
-            out.extend(decoder.push(chunk));
+            out.extend(decoder.push(chunk).unwrap());
         }
         out.extend(decoder.finish());
         out
+    }
+
+    #[test]
+    fn an_event_over_the_limit_is_an_error_in_one_line_or_many() {
+        let mut decoder = SseDecoder::with_limit(16);
+        assert_eq!(decoder.push(b"data: 0123456789abcdefg"), Err(TooLong(16)));
+        let mut decoder = SseDecoder::with_limit(16);
+        decoder.push(b"data: 01234567\n").unwrap();
+        assert_eq!(decoder.push(b"data: 89abcdef\n"), Err(TooLong(16)));
+        // The stream reads on after it.
+        assert_eq!(decoder.push(b"\ndata: ok\n\n"), Ok(vec![ev("", "ok")]));
     }
 
     #[test]

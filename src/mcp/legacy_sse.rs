@@ -77,7 +77,11 @@ async fn read_events(
     let mut decoder = SseDecoder::new();
     let mut endpoint = Some(endpoint);
     while let Ok(Some(chunk)) = response.chunk().await {
-        for event in decoder.push(&chunk) {
+        let events = match decoder.push(&chunk) {
+            Ok(events) => events,
+            Err(too_long) => return inbound.broke(too_long),
+        };
+        for event in events {
             match event.event.as_str() {
                 "endpoint" => {
                     if let Some(tx) = endpoint.take() {

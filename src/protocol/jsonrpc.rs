@@ -280,6 +280,16 @@ impl Peer {
         requests.waiting.clear();
     }
 
+    /// As [`Peer::close`], but the requests still waiting fail with `reason` (what went
+    /// wrong on the connection) instead of as closed.
+    pub fn close_because(&self, reason: &str) {
+        let mut requests = lock(&self.waiting);
+        requests.closed = true;
+        for (_, waiting) in requests.waiting.drain() {
+            let _ = waiting.send(Err(RpcError::internal(reason)));
+        }
+    }
+
     /// Whether [`Peer::close`] was called.
     pub fn is_closed(&self) -> bool {
         lock(&self.waiting).closed

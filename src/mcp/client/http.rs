@@ -17,6 +17,7 @@ use tokio::sync::mpsc;
 use super::inbound::{Events, Inbound, Sent};
 use super::{Connection, Link, McpError, Started};
 use crate::llm::http::with_root_cause;
+use crate::llm::ndjson::{MAX_LINE_BYTES, TooLong};
 use crate::llm::sse::SseDecoder;
 use crate::mcp::config::ServerConfig;
 use crate::protocol::jsonrpc::Peer;
@@ -68,6 +69,24 @@ enum Failure {
     Unreachable(String),
     /// Any other answer that is not a success.
     Status(StatusCode),
+    /// A message without end (see `MAX_LINE_BYTES`).
+    TooLong(TooLong),
+}
+
+/// A JSON body, up to [`MAX_LINE_BYTES`] (a server could send one without end).
+async fn read_bounded(mut response: Response) -> Result<String, Failure> {
+    let mut body = Vec::new();
+    loop {
+        let chunk = response.chunk().await.map_err(|e| {
+            Failure::Unreachable(format!("its answer broke off: {}", with_root_cause(&e)))
+        })?;
+        let Some(chunk) = chunk else { break };
+        if body.len() + chunk.len() > MAX_LINE_BYTES {
+            return Err(Failure::TooLong(TooLong(MAX_LINE_BYTES)));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(String::from_utf8_lossy(&body).into_owned())
 }
 
 /// A streamable HTTP session, shared by the tasks that post its messages.
@@ -199,6 +218,10 @@ impl Session {
                 return;
             }
             Failure::Status(status) => format!("it answered HTTP {status}"),
+            Failure::TooLong(too_long) => {
+                self.inbound.broke(too_long);
+                return;
+            }
         };
         self.inbound.failed(sent, reason);
     }
@@ -245,9 +268,7 @@ impl Session {
             return self.read_events(response, initialize).await;
         }
         if kind.starts_with(JSON) {
-            let body = response.text().await.map_err(|e| {
-                Failure::Unreachable(format!("its answer broke off: {}", with_root_cause(&e)))
-            })?;
+            let body = read_bounded(response).await?;
             self.hand_in(&body, initialize);
         }
         Ok(())
@@ -264,7 +285,7 @@ impl Session {
                 ))
             })?;
             let events = match &chunk {
-                Some(chunk) => decoder.push(chunk),
+                Some(chunk) => decoder.push(chunk).map_err(Failure::TooLong)?,
                 None => decoder.finish(),
             };
             for event in events {
@@ -656,6 +677,42 @@ mod tests {
             .await;
         assert!(matches!(called, Err(McpError::Closed { .. })), "{called:?}");
         assert!(connection.is_closed());
+    }
+
+    #[tokio::test]
+    async fn an_answer_over_the_limit_fails_the_call_and_closes_the_connection() {
+        for as_events in [false, true] {
+            let (url, _heard) =
+                scripted(move |heard| match (heard.verb.as_str(), heard.method()) {
+                    ("POST", "initialize") => initialize_answer(heard),
+                    ("POST", "tools/call") => {
+                        let huge = json!({"jsonrpc": "2.0", "id": heard.body["id"], "result": {
+                        "content": [{"type": "text", "text": "a".repeat(MAX_LINE_BYTES)}]}});
+                        if as_events {
+                            sse_answer(&[huge])
+                        } else {
+                            json_answer(huge)
+                        }
+                    }
+                    ("GET", _) => (405, Vec::new(), String::new()),
+                    _ => accepted(),
+                })
+                .await;
+            let (_session, connection) = connect(&url, None).await;
+            let connection = connection.unwrap_or_else(|e| panic!("{e}"));
+            let called = connection
+                .call("echo", JsonObject::new(), Duration::from_secs(20))
+                .await
+                .map(|_| ());
+            let reason = called.err().map(|e| e.to_string()).unwrap_or_default();
+            assert_eq!(
+                reason,
+                "MCP server `web`: it sent a message over 64 MiB without ending it; linggen \
+                 closed the connection",
+                "events: {as_events}"
+            );
+            assert!(connection.is_closed());
+        }
     }
 
     #[tokio::test]

@@ -107,6 +107,14 @@ impl Inbound {
     pub(in crate::mcp) fn closed(&self) {
         self.peer.close();
     }
+
+    /// The server sent what cannot be read on from (a message without end): waiting
+    /// requests fail with `why`, and the connection reads as closed (the next call starts
+    /// it again).
+    pub(in crate::mcp) fn broke(&self, why: impl std::fmt::Display) {
+        self.peer
+            .close_because(&format!("{why}; linggen closed the connection"));
+    }
 }
 
 /// What a transport needs to know of a message linggen sends.

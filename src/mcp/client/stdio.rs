@@ -6,10 +6,11 @@ use std::path::Path;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, BufReader};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
 
 use super::inbound::{Events, Inbound};
 use super::{Connection, Link, McpError, Spawn, Started, keep_tail, unreachable_transport};
+use crate::llm::ndjson::LineBuffer;
 use crate::mcp::config::{ServerConfig, Transport};
 use crate::protocol::jsonrpc::Peer;
 use crate::tools::launch::{Confinement, Env, Launch, Lifetime, Program};
@@ -96,10 +97,18 @@ where
     let (peer, writer) = Peer::new(input);
     let inbound = Inbound::new(peer.clone(), events);
     let reader = tokio::spawn(async move {
-        let mut lines = BufReader::new(output).lines();
-        while let Ok(Some(line)) = lines.next_line().await {
-            inbound.take(&line);
+        let mut output = output;
+        // Not `lines()`: a line is bounded (`MAX_LINE_BYTES`), or a server that never ends
+        // one would have linggen keep all of it.
+        let mut lines = LineBuffer::new();
+        let mut chunk = vec![0u8; 64 * 1024];
+        while let Ok(n @ 1..) = output.read(&mut chunk).await {
+            if let Err(too_long) = lines.push(&chunk[..n], |line| inbound.take(line)) {
+                inbound.broke(too_long);
+                return;
+            }
         }
+        lines.finish(|line| inbound.take(line));
         inbound.closed();
     });
     Started {

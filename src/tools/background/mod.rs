@@ -21,7 +21,7 @@ mod tests;
 use std::io::Read as _;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -426,8 +426,7 @@ impl Task {
     }
 }
 
+/// The wall clock in ms (the job list shows when each started and ended).
 fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
+    u64::try_from(crate::clock::now_ms()).unwrap_or(0)
 }
