@@ -230,6 +230,49 @@ fn an_expired_token_is_refreshed_and_a_revoked_one_asks_to_sign_in_again() {
     assert!(stdout.contains("had no sign-in to forget"), "{stdout}");
 }
 
+/// Two linggen processes find the token expired at once, and the provider takes each
+/// refresh token once: one refreshes, the other waits for it and takes its token. Before
+/// the refresh held the credentials file's lock, both spent the same refresh token and the
+/// second was told to sign in again.
+#[test]
+fn two_processes_refreshing_at_once_spend_the_refresh_token_once() {
+    let Some(entry) = mcp_everything() else {
+        return;
+    };
+    let (_http, gate) = protected_server(&entry, 1);
+    let (ws, _server) = workspace(&gate, vec![]);
+    sign_in(&ws);
+    std::thread::sleep(Duration::from_millis(1_500));
+    // Slow enough that both ask before the first refreshed token is saved.
+    gate.slow_refresh(Duration::from_millis(1_500));
+    let both: Vec<_> = (0..2)
+        .map(|_| {
+            ws.cmd()
+                .args(["mcp", "get", "remote"])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for child in both {
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{stderr}");
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains("mcp__remote__echo"),
+            "{stderr}"
+        );
+    }
+    assert_eq!(
+        gate.log().grants,
+        vec![
+            "authorization_code".to_string(),
+            "refresh_token".to_string()
+        ]
+    );
+}
+
 #[test]
 fn a_stdio_server_or_an_unknown_name_cannot_sign_in() {
     let ws = Workspace::new();

@@ -230,6 +230,13 @@ impl Drop for FileLock<'_> {
     }
 }
 
+/// Waits for the exclusive advisory lock on `file` and keeps it as long as the open file
+/// (or the process) lasts: for a holder that cannot keep a [`FileLock`]'s borrow (one held
+/// across awaits owns the file instead).
+pub fn lock_exclusive(file: &File) -> io::Result<()> {
+    flock(file, libc::LOCK_EX)
+}
+
 /// Takes the exclusive advisory lock on `file` if no other open file holds it: `Ok(false)`
 /// when one does. The lock lasts as long as the open file (or the process) does; the
 /// session lease and the checkpoint store's lock are built on it.

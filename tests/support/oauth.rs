@@ -33,6 +33,8 @@ struct State {
     issued: u32,
     /// `expires_in` of the first token it issues (refreshed ones live an hour at least).
     expires_in: u64,
+    /// How long a refresh takes to answer (a slow provider).
+    refresh_delay: std::time::Duration,
 }
 
 pub struct OAuthGate {
@@ -53,6 +55,7 @@ impl OAuthGate {
             refresh: None,
             issued: 0,
             expires_in,
+            refresh_delay: std::time::Duration::ZERO,
         }));
         let shared = Arc::clone(&state);
         std::thread::spawn(move || {
@@ -71,6 +74,11 @@ impl OAuthGate {
 
     pub fn log(&self) -> GateLog {
         self.state.lock().unwrap().log.clone()
+    }
+
+    /// Refreshes answer after `delay` (each refresh token still works once).
+    pub fn slow_refresh(&self, delay: std::time::Duration) {
+        self.state.lock().unwrap().refresh_delay = delay;
     }
 
     /// Every token issued so far stops working, as when a person revokes the app.
@@ -266,6 +274,10 @@ fn authorize(stream: &mut TcpStream, request: &Request, state: &Mutex<State>, ba
 fn token(stream: &mut TcpStream, request: &Request, state: &Mutex<State>, base: &str) {
     let form = form(&String::from_utf8_lossy(&request.body));
     let grant = form.get("grant_type").cloned().unwrap_or_default();
+    if grant == "refresh_token" {
+        let delay = state.lock().unwrap().refresh_delay;
+        std::thread::sleep(delay);
+    }
     let mut state = state.lock().unwrap();
     state.log.grants.push(grant.clone());
     if form.get("resource") != Some(&format!("{base}/mcp"))

@@ -9,7 +9,7 @@ use url::Url;
 use super::discovery::discover;
 use super::error::OAuthError;
 use super::http::OAuthHttp;
-use super::store::{ServerCredentials, StoreError, StoredCredentials};
+use super::store::{RefreshTurn, ServerCredentials, StoreError, StoredCredentials};
 use super::token::{Client, TokenEndpoint};
 
 /// At most this many seconds before it ends, a token is refreshed; a short-lived one at
@@ -72,8 +72,11 @@ impl Bearer {
     }
 
     async fn refresh(&self, current: &mut StoredCredentials) -> Result<String, OAuthError> {
-        // Another linggen may have refreshed since this one read the file (a refresh token
-        // may be good for one use): its token is taken rather than refreshed again.
+        // One refresh at a time across linggen processes, from reading the tokens to saving
+        // the new ones (a refresh token may be good for one use only).
+        let turn = blocking(self.store.clone(), ServerCredentials::refresh_turn).await?;
+        // Another linggen may have refreshed since this one read the file: its token is
+        // taken rather than refreshed again.
         let on_disk = blocking(self.store.clone(), |store| store.load()).await?;
         let Some(on_disk) = on_disk else {
             return Err(OAuthError::SignInAgain);
@@ -86,8 +89,22 @@ impl Bearer {
             *current = on_disk;
             return Ok(token);
         }
-        *current = on_disk;
-        let refresh_token = current
+        *current = self.refreshed(on_disk, turn).await?;
+        current
+            .token_response
+            .as_ref()
+            .map(|t| t.access_token.clone())
+            .ok_or(OAuthError::SignInAgain)
+    }
+
+    /// `credentials` refreshed at the server that issued them and saved, by the holder of
+    /// `turn` (released once they are saved, or on failure).
+    async fn refreshed(
+        &self,
+        credentials: StoredCredentials,
+        turn: RefreshTurn,
+    ) -> Result<StoredCredentials, OAuthError> {
+        let refresh_token = credentials
             .token_response
             .as_ref()
             .and_then(|t| t.refresh_token.clone())
@@ -95,33 +112,35 @@ impl Bearer {
         let found = discover(&self.http, &self.base).await?;
         // A refresh token goes back only to the server that issued it; one that moved
         // means signing in anew, and the old tokens are of no more use.
-        if let (Some(issued_by), Some(now_at)) = (&current.issuer, &found.metadata.issuer)
+        if let (Some(issued_by), Some(now_at)) = (&credentials.issuer, &found.metadata.issuer)
             && issued_by != now_at
         {
+            drop(turn);
             blocking(self.store.clone(), |store| store.forget()).await?;
             return Err(OAuthError::SignInAgain);
         }
         let client = Client {
-            id: current.client_id.clone(),
-            secret: current.client_secret.clone(),
+            id: credentials.client_id.clone(),
+            secret: credentials.client_secret.clone(),
         };
         let endpoint = TokenEndpoint::new(&self.http, &found.metadata, &client, &found.resource)?;
         let mut token = endpoint.refresh(&refresh_token).await?;
         // RFC 6749 §6: a new refresh token is optional; without one the old one stays good.
         token.refresh_token.get_or_insert(refresh_token);
-        let access = token.access_token.clone();
         let refreshed = StoredCredentials {
             client_id: client.id,
             client_secret: client.secret,
-            granted_scopes: kept_grant(&current.granted_scopes, token.scopes()),
+            granted_scopes: kept_grant(&credentials.granted_scopes, token.scopes()),
             token_response: Some(token),
             token_received_at: Some(now()),
             issuer: found.metadata.issuer.clone(),
         };
         let saved = refreshed.clone();
-        blocking(self.store.clone(), move |store| store.save(saved)).await?;
-        *current = refreshed;
-        Ok(access)
+        blocking(self.store.clone(), move |store| {
+            store.save_in_turn(&turn, saved)
+        })
+        .await?;
+        Ok(refreshed)
     }
 }
 

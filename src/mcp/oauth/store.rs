@@ -154,15 +154,19 @@ impl ServerCredentials {
 
     /// Keeps `credentials` as this server's, at this address.
     pub fn save(&self, credentials: StoredCredentials) -> Result<(), StoreError> {
-        let credentials =
-            serde_json::to_value(credentials).map_err(|e| self.error(e.to_string()))?;
-        let entry = Entry {
-            url: self.url.clone(),
-            credentials,
-        };
+        let entry = self.entry(credentials)?;
         self.rewrite(|file| {
             file.servers.insert(self.server.clone(), entry);
             ((), true)
+        })
+    }
+
+    fn entry(&self, credentials: StoredCredentials) -> Result<Entry, StoreError> {
+        let credentials =
+            serde_json::to_value(credentials).map_err(|e| self.error(e.to_string()))?;
+        Ok(Entry {
+            url: self.url.clone(),
+            credentials,
         })
     }
 
@@ -226,6 +230,29 @@ impl ServerCredentials {
             .map_err(|e| self.error(e.to_string()))
     }
 
+    /// Waits for, and takes, the credentials file's lock until the [`RefreshTurn`] is
+    /// dropped: a refresh holds it from reading the tokens until the new ones are saved, so
+    /// two linggen processes never spend the same refresh token (a server may take each
+    /// only once: the second would be told to sign in again).
+    pub fn refresh_turn(&self) -> Result<RefreshTurn, StoreError> {
+        let lock = self.lock_file()?;
+        crate::durable::lock_exclusive(&lock).map_err(|e| self.error(e.to_string()))?;
+        Ok(RefreshTurn { _lock: lock })
+    }
+
+    /// As [`ServerCredentials::save`], by the holder of `turn` (the lock is held).
+    pub fn save_in_turn(
+        &self,
+        _turn: &RefreshTurn,
+        credentials: StoredCredentials,
+    ) -> Result<(), StoreError> {
+        let entry = self.entry(credentials)?;
+        self.rewrite_locked(|file| {
+            file.servers.insert(self.server.clone(), entry);
+            ((), true)
+        })
+    }
+
     /// Reads the file, changes it with `change` and writes it back, holding the lock.
     fn rewrite<T>(
         &self,
@@ -234,6 +261,14 @@ impl ServerCredentials {
         let lock = self.lock_file()?;
         let _turn =
             crate::durable::FileLock::exclusive(&lock).map_err(|e| self.error(e.to_string()))?;
+        self.rewrite_locked(change)
+    }
+
+    /// [`ServerCredentials::rewrite`] for a caller that holds the lock.
+    fn rewrite_locked<T>(
+        &self,
+        change: impl FnOnce(&mut CredentialsFile) -> (T, bool),
+    ) -> Result<T, StoreError> {
         let mut file = self.read_file()?;
         let (result, changed) = change(&mut file);
         if changed {
@@ -248,6 +283,13 @@ impl ServerCredentials {
             reason,
         }
     }
+}
+
+/// The credentials file's lock, held by one refresh at a time (see
+/// [`ServerCredentials::refresh_turn`]); released when dropped, or by the kernel when the
+/// process dies.
+pub struct RefreshTurn {
+    _lock: std::fs::File,
 }
 
 fn set_owner_only(path: &Path) -> std::io::Result<()> {
