@@ -9,6 +9,7 @@
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use reqwest::header::{ACCEPT, CONTENT_TYPE};
 use reqwest::{RequestBuilder, Response, StatusCode};
@@ -312,19 +313,42 @@ impl Session {
         self.inbound.take(message);
     }
 
-    /// The GET stream of what the server sends unasked, while it lasts. A server that
-    /// offers none (405) sends everything in its answers.
+    /// The GET stream of what the server sends unasked (a changed tool list, say), for as
+    /// long as the session lasts. A server that offers none (405, or an answer that is not
+    /// an event stream) sends everything in its answers. A stream that ends or breaks is
+    /// opened again — proxies end idle streams, and a server restarts — after a pause that
+    /// doubles with each stream that did not last (see [`ListenPause`]).
     async fn listen(&self) {
-        let opened = self
-            .send(|| {
-                self.with_session(self.client.get(&self.url))
-                    .header(ACCEPT, EVENT_STREAM)
-            })
-            .await;
-        let Ok(response) = opened else { return };
-        let kind = header(&response, CONTENT_TYPE.as_str()).unwrap_or_default();
-        if response.status().is_success() && kind.starts_with(EVENT_STREAM) {
-            let _ = self.read_events(response, false).await;
+        let mut pause = ListenPause::default();
+        loop {
+            let opened = self
+                .send(|| {
+                    self.with_session(self.client.get(&self.url))
+                        .header(ACCEPT, EVENT_STREAM)
+                })
+                .await;
+            match opened {
+                Ok(response) if response.status().is_success() && is_event_stream(&response) => {
+                    let began = std::time::Instant::now();
+                    if let Err(Failure::TooLong(too_long)) = self.read_events(response, false).await
+                    {
+                        return self.inbound.broke(too_long);
+                    }
+                    pause.after_stream(began.elapsed());
+                }
+                // Not reached, or a proxy's 502 or 503: the server may be restarting.
+                Err(Failure::Unreachable(_)) => pause.after_stream(Duration::ZERO),
+                Ok(response) if response.status().is_server_error() => {
+                    pause.after_stream(Duration::ZERO);
+                }
+                // No stream offered, a sign-in needed, or the session gone: the POSTs
+                // say so when it matters.
+                Ok(_) | Err(_) => return,
+            }
+            if self.inbound.is_closed() {
+                return;
+            }
+            tokio::time::sleep(pause.next()).await;
         }
     }
 
@@ -397,6 +421,41 @@ fn refused(response: Response) -> Result<Response, Failure> {
     Ok(response)
 }
 
+fn is_event_stream(response: &Response) -> bool {
+    header(response, CONTENT_TYPE.as_str()).is_some_and(|kind| kind.starts_with(EVENT_STREAM))
+}
+
+/// How long to wait before opening the GET stream again: a second after a stream that
+/// lasted a minute or more, doubling up to a minute while each one ends (or fails) sooner —
+/// a server that ends every stream at once is not asked again and again.
+#[derive(Debug)]
+struct ListenPause(Duration);
+
+impl ListenPause {
+    const FIRST: Duration = Duration::from_secs(1);
+    const LONGEST: Duration = Duration::from_secs(60);
+    const LASTED: Duration = Duration::from_secs(60);
+
+    fn after_stream(&mut self, lasted: Duration) {
+        if lasted >= Self::LASTED {
+            self.0 = Self::FIRST;
+        }
+    }
+
+    /// The pause to take now; the one after it is twice as long.
+    fn next(&mut self) -> Duration {
+        let now = self.0;
+        self.0 = (self.0 * 2).min(Self::LONGEST);
+        now
+    }
+}
+
+impl Default for ListenPause {
+    fn default() -> Self {
+        ListenPause(Self::FIRST)
+    }
+}
+
 fn header(response: &Response, name: &str) -> Option<String> {
     let value = response.headers().get(name)?.to_str().ok()?;
     Some(value.to_string())
@@ -443,7 +502,6 @@ mod tests {
     use crate::mcp::client::tests::{config, events};
     use crate::mcp::model::JsonObject;
     use serde_json::{Value, json};
-    use std::time::Duration;
     use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 
     /// One request the scripted server received.
@@ -713,6 +771,42 @@ mod tests {
             );
             assert!(connection.is_closed());
         }
+    }
+
+    #[tokio::test]
+    async fn a_get_stream_that_ends_is_opened_again_and_one_never_offered_is_not() {
+        for offered in [true, false] {
+            let (url, heard) = scripted(move |heard| match (heard.verb.as_str(), heard.method()) {
+                ("POST", "initialize") => initialize_answer(heard),
+                // A stream that ends at once, as when a proxy cuts it.
+                ("GET", _) if offered => sse_answer(&[]),
+                ("GET", _) => (405, Vec::new(), String::new()),
+                _ => accepted(),
+            })
+            .await;
+            let (_session, connection) = connect(&url, None).await;
+            let _connection = connection.unwrap_or_else(|e| panic!("{e}"));
+            let gets = || lock(&heard).iter().filter(|h| h.verb == "GET").count();
+            if offered {
+                // The first pause is a second, the next two.
+                tokio::time::sleep(Duration::from_millis(1_500)).await;
+                assert_eq!(gets(), 2, "{:#?}", lock(&heard));
+            } else {
+                tokio::time::sleep(Duration::from_millis(1_500)).await;
+                assert_eq!(gets(), 1);
+            }
+        }
+    }
+
+    #[test]
+    fn the_pause_doubles_while_streams_end_soon_and_starts_over_after_a_long_one() {
+        let mut pause = ListenPause::default();
+        let taken: Vec<u64> = (0..8).map(|_| pause.next().as_secs()).collect();
+        assert_eq!(taken, [1, 2, 4, 8, 16, 32, 60, 60]);
+        pause.after_stream(Duration::from_secs(5));
+        assert_eq!(pause.next().as_secs(), 60);
+        pause.after_stream(Duration::from_secs(90));
+        assert_eq!(pause.next().as_secs(), 1);
     }
 
     #[tokio::test]

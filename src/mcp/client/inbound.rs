@@ -108,6 +108,11 @@ impl Inbound {
         self.peer.close();
     }
 
+    /// Whether the connection reads as closed.
+    pub(in crate::mcp) fn is_closed(&self) -> bool {
+        self.peer.is_closed()
+    }
+
     /// The server sent what cannot be read on from (a message without end): waiting
     /// requests fail with `why`, and the connection reads as closed (the next call starts
     /// it again).
