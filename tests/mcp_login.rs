@@ -43,6 +43,18 @@ fn run(ws: &Workspace, args: &[&str]) -> (Option<i32>, String, String) {
     )
 }
 
+/// A workspace signed in to the gated reference server with a token that has just
+/// expired (the gate's first token lasts a second): the next connection must refresh.
+fn signed_in_and_expired(
+    entry: &Path,
+) -> (support::KillOnDrop, OAuthGate, Workspace, ScriptedServer) {
+    let (http, gate) = protected_server(entry, 1);
+    let (ws, server) = workspace(&gate, vec![]);
+    sign_in(&ws);
+    std::thread::sleep(Duration::from_millis(1_500));
+    (http, gate, ws, server)
+}
+
 /// Runs `linggen mcp login remote` and acts as the person's browser: follows the link it
 /// prints. Returns the command's stdout.
 fn sign_in(ws: &Workspace) -> String {
@@ -191,11 +203,7 @@ fn an_expired_token_is_refreshed_and_a_revoked_one_asks_to_sign_in_again() {
     let Some(entry) = mcp_everything() else {
         return;
     };
-    // Tokens that expire at once: the next connection must refresh first.
-    let (_http, gate) = protected_server(&entry, 1);
-    let (ws, _server) = workspace(&gate, vec![]);
-    sign_in(&ws);
-    std::thread::sleep(Duration::from_millis(1_500));
+    let (_http, gate, ws, _server) = signed_in_and_expired(&entry);
 
     let (code, stdout, stderr) = run(&ws, &["mcp", "get", "remote"]);
     assert_eq!(code, Some(0), "{stderr}");
@@ -239,10 +247,7 @@ fn two_processes_refreshing_at_once_spend_the_refresh_token_once() {
     let Some(entry) = mcp_everything() else {
         return;
     };
-    let (_http, gate) = protected_server(&entry, 1);
-    let (ws, _server) = workspace(&gate, vec![]);
-    sign_in(&ws);
-    std::thread::sleep(Duration::from_millis(1_500));
+    let (_http, gate, ws, _server) = signed_in_and_expired(&entry);
     // Slow enough that both ask before the first refreshed token is saved.
     gate.slow_refresh(Duration::from_millis(1_500));
     let both: Vec<_> = (0..2)

@@ -628,6 +628,21 @@ mod tests {
         (session, started.handshake(&config("web")).await)
     }
 
+    /// Connects to `url` (the handshake must succeed) and calls `echo`, waiting at most
+    /// `wait` for its answer.
+    async fn call_echo(
+        url: &str,
+        wait: Duration,
+    ) -> (Arc<Session>, Connection, Result<(), McpError>) {
+        let (session, connection) = connect(url, None).await;
+        let connection = connection.unwrap_or_else(|e| panic!("{e}"));
+        let called = connection
+            .call("echo", JsonObject::new(), wait)
+            .await
+            .map(|_| ());
+        (session, connection, called)
+    }
+
     /// Waits (briefly) until the server heard a request that `matches`.
     async fn heard_one(heard: &Mutex<Vec<Heard>>, matches: impl Fn(&Heard) -> bool) -> Heard {
         for _ in 0..500 {
@@ -703,11 +718,7 @@ mod tests {
             _ => accepted(),
         })
         .await;
-        let (_session, connection) = connect(&url, None).await;
-        let connection = connection.unwrap_or_else(|e| panic!("{e}"));
-        let called = connection
-            .call("echo", JsonObject::new(), Duration::from_secs(5))
-            .await;
+        let (_session, connection, called) = call_echo(&url, Duration::from_secs(5)).await;
         assert!(matches!(called, Err(McpError::Closed { .. })), "{called:?}");
         assert!(connection.is_closed());
         drop(connection);
@@ -728,11 +739,7 @@ mod tests {
             _ => accepted(),
         })
         .await;
-        let (_session, connection) = connect(&url, None).await;
-        let connection = connection.unwrap_or_else(|e| panic!("{e}"));
-        let called = connection
-            .call("echo", JsonObject::new(), Duration::from_secs(5))
-            .await;
+        let (_session, connection, called) = call_echo(&url, Duration::from_secs(5)).await;
         assert!(matches!(called, Err(McpError::Closed { .. })), "{called:?}");
         assert!(connection.is_closed());
     }
@@ -756,12 +763,7 @@ mod tests {
                     _ => accepted(),
                 })
                 .await;
-            let (_session, connection) = connect(&url, None).await;
-            let connection = connection.unwrap_or_else(|e| panic!("{e}"));
-            let called = connection
-                .call("echo", JsonObject::new(), Duration::from_secs(20))
-                .await
-                .map(|_| ());
+            let (_session, connection, called) = call_echo(&url, Duration::from_secs(20)).await;
             let reason = called.err().map(|e| e.to_string()).unwrap_or_default();
             assert_eq!(
                 reason,
