@@ -39,10 +39,11 @@ impl Bearer {
             return Ok(None);
         };
         let base = Url::parse(url).map_err(|e| OAuthError::Internal(format!("`{url}`: {e}")))?;
+        let http = OAuthHttp::new(&base)?;
         Ok(Some(Bearer {
             store,
             base,
-            http: OAuthHttp::new()?,
+            http,
             current: tokio::sync::Mutex::new(credentials),
         }))
     }

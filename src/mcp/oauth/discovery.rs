@@ -7,7 +7,8 @@
 //!
 //! Addresses a server names are checked before they are asked: a public server cannot send
 //! linggen to a loopback or private address (nor a cloud's metadata host), and an `https`
-//! server cannot point to plain `http`.
+//! server cannot point to plain `http`. What a name resolves to is checked the same way when
+//! it is resolved (`resolve`).
 
 use std::collections::{BTreeMap, HashSet};
 use std::net::{Ipv4Addr, Ipv6Addr};
@@ -553,7 +554,7 @@ fn restricted_host(host: &Host<&str>) -> bool {
 }
 
 /// 100.64.0.0/10, carrier-grade NAT.
-fn in_shared_space(ip: Ipv4Addr) -> bool {
+pub(super) fn in_shared_space(ip: Ipv4Addr) -> bool {
     let [a, b, ..] = ip.octets();
     a == 100 && (64..=127).contains(&b)
 }
@@ -586,7 +587,7 @@ fn restricted_v6(ip: Ipv6Addr) -> bool {
 }
 
 /// The IPv4 address inside an IPv4-mapped, -compatible, NAT64 or 6to4 address.
-fn embedded_v4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
+pub(super) fn embedded_v4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
     let [a, b, c, d, e, f, g, h] = ip.segments();
     let low = Ipv4Addr::from((u32::from(g) << 16) | u32::from(h));
     match [a, b, c, d, e, f] {

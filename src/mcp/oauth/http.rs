@@ -40,9 +40,13 @@ pub(super) struct OAuthHttp {
 }
 
 impl OAuthHttp {
-    pub fn new() -> Result<OAuthHttp, OAuthError> {
+    /// The HTTP of the sign-in to the server at `server`: names resolve only to addresses
+    /// that server may send linggen to (see `resolve`).
+    pub fn new(server: &Url) -> Result<OAuthHttp, OAuthError> {
         crate::llm::http::install_tls_provider();
+        let resolver = std::sync::Arc::new(super::resolve::GuardedResolver::new(server));
         let client = crate::llm::http::with_system_roots(reqwest::Client::builder())
+            .dns_resolver(resolver)
             .timeout(TIMEOUT)
             .connect_timeout(crate::llm::http::CONNECT_TIMEOUT)
             .redirect(reqwest::redirect::Policy::none())
@@ -155,4 +159,44 @@ pub(super) fn said(body: &[u8]) -> String {
         };
     }
     crate::text::one_line(&String::from_utf8_lossy(body), 200)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The client resolves names through `resolve`'s check: from a public server, a name
+    /// that resolves to loopback is refused before anything connects; from a loopback
+    /// server, the same request goes out (and finds nothing listening).
+    #[tokio::test]
+    async fn a_name_is_resolved_with_the_servers_reach() {
+        let target = Url::parse("http://localhost:1/.well-known/oauth-authorization-server")
+            .unwrap_or_else(|e| panic!("{e}"));
+        let public = OAuthHttp::new(&Url::parse("https://mcp.invalid/mcp").unwrap())
+            .unwrap_or_else(|e| panic!("{e}"));
+        let refused = public
+            .discovery_get(&target)
+            .await
+            .err()
+            .map(|e| e.to_string());
+        assert!(
+            refused
+                .as_deref()
+                .is_some_and(|e| e.contains("`localhost` resolves only to addresses")),
+            "{refused:?}"
+        );
+        let local = OAuthHttp::new(&Url::parse("http://127.0.0.1:9/mcp").unwrap())
+            .unwrap_or_else(|e| panic!("{e}"));
+        let reached = local
+            .discovery_get(&target)
+            .await
+            .err()
+            .map(|e| e.to_string());
+        assert!(
+            reached
+                .as_deref()
+                .is_some_and(|e| !e.contains("resolves only") && e.contains("refused")),
+            "{reached:?}"
+        );
+    }
 }

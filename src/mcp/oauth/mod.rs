@@ -16,6 +16,7 @@ mod browser;
 mod discovery;
 mod error;
 mod http;
+mod resolve;
 mod store;
 mod token;
 
@@ -92,7 +93,7 @@ pub async fn login(server: &str, url: &str, person: &Person<'_>) -> Result<(), L
     };
     let store = ServerCredentials::new(credentials_path()?, server, url);
     let base = Url::parse(url).map_err(|e| failed(OAuthError::Internal(e.to_string())))?;
-    let http = OAuthHttp::new().map_err(failed)?;
+    let http = OAuthHttp::new(&base).map_err(failed)?;
     let found = discovery::discover(&http, &base)
         .await
         .map_err(|e| LoginError::Discovery {
