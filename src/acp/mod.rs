@@ -35,7 +35,6 @@ use model::{
 };
 use serde::de::DeserializeOwned;
 use serde_json::Value;
-use tokio::io::AsyncBufReadExt;
 
 use crate::app::signals::{Ending, Signals, next_ending};
 use crate::app::{LiveSession, Start, Workspace, exit, load_workspace, off_runtime};
@@ -55,7 +54,7 @@ pub async fn run(start: Start) -> i32 {
         workspaces: Mutex::default(),
         sessions: Mutex::default(),
     });
-    let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
+    let mut lines = crate::llm::ndjson::BoundedLines::new(tokio::io::stdin());
     let mut signals = Some(Signals::all());
     let mut ended_by: Option<Ending> = None;
     loop {

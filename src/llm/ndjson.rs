@@ -14,8 +14,17 @@ pub const MAX_LINE_BYTES: usize = 64 << 20;
 
 /// A line (or event) longer than [`MAX_LINE_BYTES`]; what was buffered of it is dropped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[error("it sent a message over {} MiB without ending it", .0 >> 20)]
+#[error("it sent a message over {} without ending it", size(*.0))]
 pub struct TooLong(pub usize);
+
+/// `64 MiB`, or bytes below a MiB.
+fn size(bytes: usize) -> String {
+    if bytes >= 1 << 20 {
+        format!("{} MiB", bytes >> 20)
+    } else {
+        format!("{bytes} bytes")
+    }
+}
 
 /// Splits a byte stream into lines (`\n` or `\r\n`), remembering how far it has already
 /// looked so a long line arriving in tiny chunks costs linear, not quadratic, time.
@@ -95,6 +104,72 @@ impl LineBuffer {
     }
 }
 
+/// The lines of a reader, as tokio's `lines()` reads them but each at most
+/// [`MAX_LINE_BYTES`]: the stdio of a JSON-RPC peer (an MCP server, an editor) that could
+/// otherwise make linggen keep a line without end. Cancel-safe: the only wait is a read,
+/// and what a read brought is kept before the next.
+pub struct BoundedLines<R> {
+    reader: R,
+    lines: LineBuffer,
+    ready: std::collections::VecDeque<String>,
+    chunk: Box<[u8]>,
+    ended: bool,
+    /// A line over the limit, reported once the lines before it are read.
+    failed: Option<TooLong>,
+}
+
+impl<R: tokio::io::AsyncRead + Unpin> BoundedLines<R> {
+    pub fn new(reader: R) -> Self {
+        BoundedLines::with_limit(reader, MAX_LINE_BYTES)
+    }
+
+    fn with_limit(reader: R, limit: usize) -> Self {
+        BoundedLines {
+            reader,
+            lines: LineBuffer::with_limit(limit),
+            ready: std::collections::VecDeque::new(),
+            chunk: vec![0; 64 * 1024].into_boxed_slice(),
+            ended: false,
+            failed: None,
+        }
+    }
+
+    /// The next line without its ending; `None` once the reader ends; an error of kind
+    /// `InvalidData`, carrying [`TooLong`], in the place of a line over the limit (and
+    /// `None` after it: the stream cannot be read on in step).
+    pub async fn next_line(&mut self) -> std::io::Result<Option<String>> {
+        use tokio::io::AsyncReadExt as _;
+        loop {
+            if let Some(line) = self.ready.pop_front() {
+                return Ok(Some(line));
+            }
+            if let Some(too_long) = self.failed.take() {
+                self.ended = true;
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    too_long,
+                ));
+            }
+            if self.ended {
+                return Ok(None);
+            }
+            let n = self.reader.read(&mut self.chunk).await?;
+            let ready = &mut self.ready;
+            if n == 0 {
+                self.ended = true;
+                self.lines.finish(|line| ready.push_back(line.to_string()));
+                continue;
+            }
+            if let Err(too_long) = self
+                .lines
+                .push(&self.chunk[..n], |line| ready.push_back(line.to_string()))
+            {
+                self.failed = Some(too_long);
+            }
+        }
+    }
+}
+
 /// Decodes one line without its `\r`. Invalid UTF-8 is replaced rather than rejected: the
 /// JSON parser that reads the line reports anything that matters, with context.
 fn decode_line(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
@@ -148,6 +223,27 @@ mod tests {
         }
         out.extend(decoder.finish());
         out
+    }
+
+    #[tokio::test]
+    async fn bounded_lines_reads_lines_and_refuses_one_over_the_limit() {
+        let input: &[u8] = b"one\r\ntwo\nlast";
+        let mut lines = BoundedLines::with_limit(input, 8);
+        let mut read = Vec::new();
+        while let Some(line) = lines.next_line().await.unwrap() {
+            read.push(line);
+        }
+        assert_eq!(read, ["one", "two", "last"]);
+        let input: &[u8] = b"short\nand far too long\n";
+        let mut lines = BoundedLines::with_limit(input, 8);
+        assert_eq!(lines.next_line().await.unwrap().as_deref(), Some("short"));
+        let error = lines.next_line().await.unwrap_err();
+        assert_eq!(error.kind(), std::io::ErrorKind::InvalidData);
+        assert_eq!(
+            error.to_string(),
+            "it sent a message over 8 bytes without ending it"
+        );
+        assert_eq!(lines.next_line().await.unwrap(), None);
     }
 
     #[test]

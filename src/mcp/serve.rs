@@ -20,7 +20,6 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use tokio::io::AsyncBufReadExt;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
@@ -151,7 +150,7 @@ pub async fn serve_stdio(
         elicitation: Mutex::new(false),
         calls: Mutex::default(),
     });
-    let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
+    let mut lines = crate::llm::ndjson::BoundedLines::new(tokio::io::stdin());
     // A closed stdin is how an MCP client says it is done (the stdio transport's shutdown):
     // the running tasks are cancelled at once; a task can run for minutes.
     let read = loop {

@@ -6,11 +6,11 @@ use std::path::Path;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
+use tokio::io::{AsyncRead, AsyncWrite};
 
 use super::inbound::{Events, Inbound};
 use super::{Connection, Link, McpError, Spawn, Started, keep_tail, unreachable_transport};
-use crate::llm::ndjson::LineBuffer;
+use crate::llm::ndjson::BoundedLines;
 use crate::mcp::config::{ServerConfig, Transport};
 use crate::protocol::jsonrpc::Peer;
 use crate::tools::launch::{Confinement, Env, Launch, Lifetime, Program};
@@ -97,18 +97,17 @@ where
     let (peer, writer) = Peer::new(input);
     let inbound = Inbound::new(peer.clone(), events);
     let reader = tokio::spawn(async move {
-        let mut output = output;
-        // Not `lines()`: a line is bounded (`MAX_LINE_BYTES`), or a server that never ends
-        // one would have linggen keep all of it.
-        let mut lines = LineBuffer::new();
-        let mut chunk = vec![0u8; 64 * 1024];
-        while let Ok(n @ 1..) = output.read(&mut chunk).await {
-            if let Err(too_long) = lines.push(&chunk[..n], |line| inbound.take(line)) {
-                inbound.broke(too_long);
-                return;
+        // A line is bounded: a server that never ends one cannot have linggen keep it all.
+        let mut lines = BoundedLines::new(output);
+        loop {
+            match lines.next_line().await {
+                Ok(Some(line)) => inbound.take(&line),
+                Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
+                    return inbound.broke(e);
+                }
+                Ok(None) | Err(_) => break,
             }
         }
-        lines.finish(|line| inbound.take(line));
         inbound.closed();
     });
     Started {
