@@ -160,6 +160,22 @@ impl<P: FrameProtocol> WireStream for P {
     }
 }
 
+/// A whole body of at most `limit` bytes; `Ok(None)` as soon as it is longer (nothing more
+/// is read). For answers whose size a server could make unbounded (OAuth's, MCP's).
+pub async fn body_within(
+    response: &mut Response,
+    limit: usize,
+) -> Result<Option<Vec<u8>>, reqwest::Error> {
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await? {
+        if chunk.len() > limit - body.len() {
+            return Ok(None);
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(Some(body))
+}
+
 /// One model server's connection settings, shared by all of its requests. How many
 /// requests may run at once is decided above it, process-wide (`routing::capacity`).
 #[derive(Debug)]

@@ -17,7 +17,7 @@ use tokio::sync::mpsc;
 
 use super::inbound::{Events, Inbound, Sent};
 use super::{Connection, Link, McpError, Started};
-use crate::llm::http::with_root_cause;
+use crate::llm::http::{body_within, with_root_cause};
 use crate::llm::ndjson::{MAX_LINE_BYTES, TooLong};
 use crate::llm::sse::SseDecoder;
 use crate::mcp::config::ServerConfig;
@@ -76,17 +76,12 @@ enum Failure {
 
 /// A JSON body, up to [`MAX_LINE_BYTES`] (a server could send one without end).
 async fn read_bounded(mut response: Response) -> Result<String, Failure> {
-    let mut body = Vec::new();
-    loop {
-        let chunk = response.chunk().await.map_err(|e| {
+    let body = body_within(&mut response, MAX_LINE_BYTES)
+        .await
+        .map_err(|e| {
             Failure::Unreachable(format!("its answer broke off: {}", with_root_cause(&e)))
-        })?;
-        let Some(chunk) = chunk else { break };
-        if body.len() + chunk.len() > MAX_LINE_BYTES {
-            return Err(Failure::TooLong(TooLong(MAX_LINE_BYTES)));
-        }
-        body.extend_from_slice(&chunk);
-    }
+        })?
+        .ok_or(Failure::TooLong(TooLong(MAX_LINE_BYTES)))?;
     Ok(String::from_utf8_lossy(&body).into_owned())
 }
 

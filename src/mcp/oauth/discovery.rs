@@ -559,7 +559,7 @@ pub(super) fn in_shared_space(ip: Ipv4Addr) -> bool {
     a == 100 && (64..=127).contains(&b)
 }
 
-fn restricted_v4(ip: Ipv4Addr) -> bool {
+pub(super) fn restricted_v4(ip: Ipv4Addr) -> bool {
     let [a, b, ..] = ip.octets();
     ip.is_private()
         || ip.is_loopback()
@@ -568,11 +568,12 @@ fn restricted_v4(ip: Ipv4Addr) -> bool {
         || ip.is_unspecified()
         || ip.is_multicast()
         || a == 0
+        || a >= 240
         || in_shared_space(ip)
         || (a == 198 && matches!(b, 18 | 19))
 }
 
-fn restricted_v6(ip: Ipv6Addr) -> bool {
+pub(super) fn restricted_v6(ip: Ipv6Addr) -> bool {
     if let Some(v4) = embedded_v4(ip) {
         return restricted_v4(v4);
     }

@@ -71,13 +71,10 @@ impl OAuthHttp {
         let mut response = request.send().await.map_err(unreachable)?;
         let status = response.status().as_u16();
         let headers = response.headers().clone();
-        let mut body = Vec::new();
-        while let Some(chunk) = response.chunk().await.map_err(unreachable)? {
-            if chunk.len() > BODY_LIMIT - body.len() {
-                return Err(OAuthError::TooLarge { url: shown(url) });
-            }
-            body.extend_from_slice(&chunk);
-        }
+        let body = crate::llm::http::body_within(&mut response, BODY_LIMIT)
+            .await
+            .map_err(unreachable)?
+            .ok_or_else(|| OAuthError::TooLarge { url: shown(url) })?;
         Ok(Answer {
             status,
             headers,

@@ -13,7 +13,7 @@ use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 use tokio::sync::OnceCell;
 use url::{Host, Url};
 
-use super::discovery::{embedded_v4, in_shared_space};
+use super::discovery::{embedded_v4, in_shared_space, restricted_v4, restricted_v6};
 
 /// Where an address is, from the farthest to the nearest: a server may be sent to its own
 /// reach and any farther one.
@@ -112,44 +112,28 @@ async fn reach_of_name(host: &str) -> Reach {
         .unwrap_or(Reach::Public)
 }
 
-/// Where `ip` is; `None` for addresses never asked by name: link-local (a cloud's metadata
-/// service), unspecified, multicast, broadcast and the reserved blocks.
+/// Where `ip` is; `None` for addresses never asked by name: the ones discovery refuses as
+/// written (`restricted_v4`, `restricted_v6`: link-local, as a cloud's metadata service,
+/// unspecified, multicast, broadcast, the reserved blocks) that are neither loopback nor
+/// private.
 fn reach(ip: IpAddr) -> Option<Reach> {
-    match ip {
-        IpAddr::V4(ip) => {
-            let [a, b, ..] = ip.octets();
-            if ip.is_loopback() {
-                Some(Reach::Loopback)
-            } else if ip.is_private() || in_shared_space(ip) {
-                Some(Reach::Private)
-            } else if ip.is_link_local()
-                || ip.is_broadcast()
-                || ip.is_unspecified()
-                || ip.is_multicast()
-                || a == 0
-                || a >= 240
-                || (a == 198 && matches!(b, 18 | 19))
-            {
-                None
-            } else {
-                Some(Reach::Public)
-            }
-        }
-        IpAddr::V6(ip) => {
-            if let Some(v4) = embedded_v4(ip) {
-                return reach(IpAddr::V4(v4));
-            }
-            let first = ip.segments()[0];
-            if ip.is_loopback() {
-                Some(Reach::Loopback)
-            } else if ip.is_unique_local() {
-                Some(Reach::Private)
-            } else if ip.is_unspecified() || ip.is_multicast() || (first & 0xffc0) == 0xfe80 {
-                None
-            } else {
-                Some(Reach::Public)
-            }
-        }
+    // An IPv6 address carrying an IPv4 one is where that one is.
+    let ip = match ip {
+        IpAddr::V6(v6) => embedded_v4(v6).map_or(ip, IpAddr::V4),
+        IpAddr::V4(_) => ip,
+    };
+    let (restricted, private) = match ip {
+        IpAddr::V4(v4) => (restricted_v4(v4), v4.is_private() || in_shared_space(v4)),
+        IpAddr::V6(v6) => (restricted_v6(v6), v6.is_unique_local()),
+    };
+    if ip.is_loopback() {
+        Some(Reach::Loopback)
+    } else if private {
+        Some(Reach::Private)
+    } else if restricted {
+        None
+    } else {
+        Some(Reach::Public)
     }
 }
 
