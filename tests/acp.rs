@@ -961,3 +961,19 @@ fn thoughts_and_the_todo_list_reach_the_editor_as_thought_chunks_and_a_plan() {
     assert_eq!(thought, "The list is written.");
     assert_eq!(answer_text(&updates), "Working on it.");
 }
+
+/// An editor that sends a line without end: linggen reads no more than 64 MiB of it, says
+/// why in one line and exits 1 — the conversation was broken, not ended (closing stdin,
+/// above, exits 0).
+#[test]
+fn an_editor_line_without_end_ends_acp_with_an_error() {
+    let (ws, _server) = workspace(vec![]);
+    let out = support::feed_endless_line(ws.cmd().arg("acp"), LIMIT);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("reading from the editor: it sent a message over 64 MiB without ending it"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+}

@@ -676,35 +676,8 @@ async fn reads_asked_for_before_stdin_closes_are_answered() {
 /// ends with one line saying why, instead of keeping all of it.
 #[test]
 fn a_client_line_without_end_ends_the_server_with_one_line() {
-    use std::io::Write as _;
     let (ws, _server) = workspace(vec![]);
-    let mut child = ws
-        .cmd()
-        .args(["mcp", "serve"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    std::thread::spawn(move || {
-        let block = vec![b'a'; 1 << 20];
-        // 80 MiB, no newline, then the pipe stays open (the server must not wait for more).
-        for _ in 0..80 {
-            if stdin.write_all(&block).is_err() {
-                return;
-            }
-        }
-        std::thread::sleep(LIMIT);
-    });
-    let (done, waited) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = done.send(child.wait_with_output());
-    });
-    let out = waited
-        .recv_timeout(LIMIT)
-        .expect("the server ended")
-        .unwrap();
+    let out = support::feed_endless_line(ws.cmd().args(["mcp", "serve"]), LIMIT);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_ne!(out.status.code(), Some(0), "{stderr}");
     assert!(

@@ -43,8 +43,9 @@ use crate::protocol::jsonrpc::{self as rpc, Incoming, Line, Peer, RpcError, code
 use crate::session::{Input, OutcomeStatus, lock};
 use session::{AcpSession, Started};
 
-/// Serves until the editor closes stdin (exit 0) or a signal ends it (128 + the signal).
-/// Every session is stopped and stored before it returns.
+/// Serves until the editor closes stdin (exit 0), stdin cannot be read (exit 1: the editor
+/// did not end the conversation, something broke it) or a signal ends it (128 + the
+/// signal). Every session is stopped and stored before it returns.
 pub async fn run(start: Start) -> i32 {
     let (peer, writer) = Peer::new(tokio::io::stdout());
     let agent = Arc::new(Agent {
@@ -57,6 +58,7 @@ pub async fn run(start: Start) -> i32 {
     let mut lines = crate::llm::ndjson::BoundedLines::new(tokio::io::stdin());
     let mut signals = Some(Signals::all());
     let mut ended_by: Option<Ending> = None;
+    let mut broken = false;
     loop {
         tokio::select! {
             line = lines.next_line() => match line {
@@ -64,6 +66,7 @@ pub async fn run(start: Start) -> i32 {
                 Ok(None) => break,
                 Err(e) => {
                     eprintln!("linggen: error: reading from the editor: {e}");
+                    broken = true;
                     break;
                 }
             },
@@ -84,7 +87,11 @@ pub async fn run(start: Start) -> i32 {
     // Everything said is written before exit; a task still holding the connection (one
     // waiting on the editor) does not keep the process alive.
     let _ = tokio::time::timeout(std::time::Duration::from_secs(5), writer).await;
-    ended_by.map_or(exit::SUCCESS, |signal| signal.exit_code())
+    match ended_by {
+        Some(signal) => signal.exit_code(),
+        None if broken => exit::FAILURE,
+        None => exit::SUCCESS,
+    }
 }
 
 struct Agent {

@@ -101,6 +101,34 @@ pub fn run_with_timeout(cmd: &mut Command, timeout: Duration) -> Output {
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn the linggen binary");
+    wait_with_timeout(child, &format!("{cmd:?}"), timeout)
+}
+
+/// Runs `cmd` (a JSON-RPC server on stdio: `acp`, `mcp serve`) with 80 MiB on its stdin
+/// that never end a line, the pipe then kept open: the server must give up on its own,
+/// not wait for the rest. Its output, or a failed test after `timeout`.
+pub fn feed_endless_line(cmd: &mut Command, timeout: Duration) -> Output {
+    use std::io::Write as _;
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn the linggen binary");
+    let mut stdin = child.stdin.take().expect("stdin is piped");
+    std::thread::spawn(move || {
+        let block = vec![b'a'; 1 << 20];
+        for _ in 0..80 {
+            if stdin.write_all(&block).is_err() {
+                return;
+            }
+        }
+        std::thread::sleep(timeout);
+    });
+    wait_with_timeout(child, &format!("{cmd:?}"), timeout)
+}
+
+fn wait_with_timeout(child: std::process::Child, what: &str, timeout: Duration) -> Output {
     let pid = child.id();
     let (done, finished) = mpsc::channel();
     std::thread::spawn(move || {
@@ -118,7 +146,7 @@ pub fn run_with_timeout(cmd: &mut Command, timeout: Duration) -> Output {
                 .expect("the waiter thread reports after the kill")
                 .expect("collect the killed child's output");
             panic!(
-                "{cmd:?} still running after {timeout:?}; killed it.\n--- stdout ---\n{}\n--- stderr ---\n{}",
+                "{what} still running after {timeout:?}; killed it.\n--- stdout ---\n{}\n--- stderr ---\n{}",
                 String::from_utf8_lossy(&output.stdout),
                 String::from_utf8_lossy(&output.stderr)
             );

@@ -36,8 +36,8 @@ mod window;
 mod wire;
 
 pub use cli::{
-    Run, TEST_KEY, TEST_KEY_ENV, Workspace, linggen_cmd, run, run_with_timeout, wait_until,
-    write_config, write_config_with,
+    Run, TEST_KEY, TEST_KEY_ENV, Workspace, feed_endless_line, linggen_cmd, run, run_with_timeout,
+    wait_until, write_config, write_config_with,
 };
 pub use corpus::markdown_corpus;
 pub use full_disk::{namespace_prefix, run_on_small_disk};
