@@ -2,12 +2,14 @@
 //! step allows it (a token or a code never follows a redirect elsewhere), every answer
 //! bounded in time and size.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use reqwest::header::{HeaderMap, LOCATION};
 use url::Url;
 
 use super::error::{OAuthError, shown};
+use super::resolve::{Guard, GuardedResolver, Proxies};
 
 /// How long one OAuth request may take, as rmcp allowed.
 const TIMEOUT: Duration = Duration::from_secs(30);
@@ -37,22 +39,39 @@ impl Answer {
 #[derive(Clone)]
 pub(super) struct OAuthHttp {
     client: reqwest::Client,
+    /// What a name may resolve to; checked here too for a request a proxy resolves.
+    guard: Arc<Guard>,
+    proxies: Arc<Proxies>,
 }
 
 impl OAuthHttp {
     /// The HTTP of the sign-in to the server at `server`: names resolve only to addresses
-    /// that server may send linggen to (see `resolve`).
+    /// that server may send linggen to (see `resolve`), through the person's proxy if they
+    /// set one.
     pub fn new(server: &Url) -> Result<OAuthHttp, OAuthError> {
+        OAuthHttp::with_proxies(server, Proxies::from_system())
+    }
+
+    fn with_proxies(server: &Url, proxies: Proxies) -> Result<OAuthHttp, OAuthError> {
         crate::llm::http::install_tls_provider();
-        let resolver = std::sync::Arc::new(super::resolve::GuardedResolver::new(server));
+        let resolver = GuardedResolver::new(server, &proxies);
+        let guard = resolver.guard();
+        let setup = |e: reqwest::Error| OAuthError::Internal(format!("cannot set up HTTP: {e}"));
         let client = crate::llm::http::with_system_roots(reqwest::Client::builder())
-            .dns_resolver(resolver)
+            .dns_resolver(Arc::new(resolver))
             .timeout(TIMEOUT)
             .connect_timeout(crate::llm::http::CONNECT_TIMEOUT)
-            .redirect(reqwest::redirect::Policy::none())
+            .redirect(reqwest::redirect::Policy::none());
+        let client = proxies
+            .apply(client)
+            .map_err(setup)?
             .build()
-            .map_err(|e| OAuthError::Internal(format!("cannot set up HTTP: {e}")))?;
-        Ok(OAuthHttp { client })
+            .map_err(setup)?;
+        Ok(OAuthHttp {
+            client,
+            guard,
+            proxies: Arc::new(proxies),
+        })
     }
 
     /// Sends `request` (to `url`) and reads the answer.
@@ -68,6 +87,17 @@ impl OAuthHttp {
                 200,
             ),
         };
+        if self.proxies.host_for(url).is_some()
+            && let Some(host) = url.host_str()
+        {
+            self.guard
+                .check_proxied(host)
+                .await
+                .map_err(|refused| OAuthError::Unreachable {
+                    url: shown(url),
+                    reason: refused.to_string(),
+                })?;
+        }
         let mut response = request.send().await.map_err(unreachable)?;
         let status = response.status().as_u16();
         let headers = response.headers().clone();
@@ -194,6 +224,72 @@ mod tests {
                 .as_deref()
                 .is_some_and(|e| !e.contains("resolves only") && e.contains("refused")),
             "{reached:?}"
+        );
+    }
+
+    /// A proxy that answers 404 to every request, keeping each request's first line.
+    async fn proxy() -> (String, tokio::sync::mpsc::UnboundedReceiver<String>) {
+        use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let (seen, lines) = tokio::sync::mpsc::unbounded_channel();
+        tokio::spawn(async move {
+            while let Ok((mut stream, _)) = listener.accept().await {
+                let mut head = Vec::new();
+                let mut byte = [0u8; 1];
+                while !head.ends_with(b"\r\n\r\n") && stream.read(&mut byte).await.unwrap_or(0) == 1
+                {
+                    head.push(byte[0]);
+                }
+                let text = String::from_utf8_lossy(&head);
+                let _ = seen.send(text.lines().next().unwrap_or_default().to_string());
+                let _ = stream
+                    .write_all(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n")
+                    .await;
+            }
+        });
+        // By name: the proxy's own name is the person's choice, even on loopback.
+        (format!("http://localhost:{port}"), lines)
+    }
+
+    /// Through a proxy, the proxy's name resolves as it is (a company's proxy is on its
+    /// private network, the server is public), and the name a request goes to is checked
+    /// here before the proxy resolves it.
+    #[tokio::test]
+    async fn through_a_proxy_the_proxy_is_reached_and_the_target_still_checked() {
+        let (proxy_url, mut seen) = proxy().await;
+        let server = Url::parse("https://mcp.invalid/mcp").unwrap();
+        let http = OAuthHttp::with_proxies(&server, Proxies::all(&proxy_url))
+            .unwrap_or_else(|e| panic!("{e}"));
+        // A name this machine cannot resolve goes to the proxy, which resolves it.
+        let outside =
+            Url::parse("http://mcp.invalid/.well-known/oauth-protected-resource").unwrap();
+        let answer = http
+            .discovery_get(&outside)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(answer.status, 404);
+        assert_eq!(
+            seen.recv().await.unwrap(),
+            "GET http://mcp.invalid/.well-known/oauth-protected-resource HTTP/1.1"
+        );
+        // A name resolving to loopback is refused before the proxy hears of it.
+        let inside =
+            Url::parse("http://localhost:1/.well-known/oauth-authorization-server").unwrap();
+        let refused = http
+            .discovery_get(&inside)
+            .await
+            .err()
+            .map(|e| e.to_string());
+        assert!(
+            refused
+                .as_deref()
+                .is_some_and(|e| e.contains("`localhost` resolves only to addresses")),
+            "{refused:?}"
+        );
+        assert!(
+            seen.try_recv().is_err(),
+            "the proxy was asked for a refused name"
         );
     }
 }
