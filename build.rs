@@ -10,8 +10,9 @@
 //! that need (`GLIBC_ABI_DT_RELR`), so an older glibc refuses the binary at load rather than
 //! running it half relocated. They are asked for only when that cannot bite the person
 //! building: a native build (the glibc found here is the one the binary will run with) for
-//! Linux with glibc 2.36 or newer. Anything else (musl, other systems, cross builds, an
-//! older glibc) links as before.
+//! x86-64 Linux with glibc 2.36 or newer (Rust links there with its own lld; GNU ld packs
+//! them too from 2.38, as glibc 2.36 systems have). Anything else
+//! (musl, other systems and architectures, cross builds, an older glibc) links as before.
 
 use std::env;
 use std::process::Command;
@@ -30,6 +31,7 @@ fn packed_relocations_run_here() -> bool {
     let var = |name: &str| env::var(name).unwrap_or_default();
     let native = !var("TARGET").is_empty() && var("TARGET") == var("HOST");
     native
+        && var("CARGO_CFG_TARGET_ARCH") == "x86_64"
         && var("CARGO_CFG_TARGET_OS") == "linux"
         && var("CARGO_CFG_TARGET_ENV") == "gnu"
         && host_glibc().is_some_and(|version| version >= RELR_GLIBC)

@@ -1,7 +1,7 @@
 //! How the `linggen` binary is linked (build.rs): relative relocations packed (DT_RELR)
 //! where the glibc it is built on can apply them, written out as before where not.
 
-#![cfg(all(target_os = "linux", target_env = "gnu"))]
+#![cfg(all(target_arch = "x86_64", target_os = "linux", target_env = "gnu"))]
 // A test that cannot read its input should stop with the reason.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
