@@ -55,7 +55,7 @@ pub async fn run(start: Start) -> i32 {
         workspaces: Mutex::default(),
         sessions: Mutex::default(),
     });
-    let mut lines = crate::llm::ndjson::BoundedLines::new(tokio::io::stdin());
+    let mut lines = crate::protocol::ndjson::BoundedLines::new(tokio::io::stdin());
     let mut signals = Some(Signals::all());
     let mut ended_by: Option<Ending> = None;
     let mut broken = false;

@@ -9,13 +9,13 @@ use serde_json::{Value, json};
 use super::error::ErrorKind;
 use super::http::{Endpoint, FrameProtocol, emit, join_url, json_error_message, truncate_chars};
 use super::retry::RetryPolicy;
-use super::sse::{SseDecoder, SseEvent};
 use super::textcalls::parse_arguments;
 use super::{
     ChatMessage, ChatRequest, EventSink, Image, LlmError, Provider, Role, StreamEvent, ToolCall,
     Usage,
 };
 use crate::config::model::ModelConfig;
+use crate::protocol::sse::{SseDecoder, SseEvent};
 
 /// The API version this code speaks; the header is mandatory.
 const API_VERSION: &str = "2023-06-01";

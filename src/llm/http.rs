@@ -11,11 +11,11 @@ use reqwest::{Client, Response, StatusCode};
 use serde_json::Value;
 
 use super::error::{ErrorKind, LlmError};
-use super::ndjson::{NdjsonDecoder, TooLong};
 use super::retry::{RetryPolicy, parse_retry_after};
-use super::sse::{SseDecoder, SseEvent};
 use super::{EventSink, StreamEvent};
 use crate::config::model::ModelConfig;
+use crate::protocol::ndjson::{NdjsonDecoder, TooLong};
+use crate::protocol::sse::{SseDecoder, SseEvent};
 
 /// How long establishing a TCP (and TLS) connection may take. Local servers answer in
 /// milliseconds; a hosted API that needs longer than this is unreachable in practice.

@@ -8,13 +8,11 @@ pub mod discover;
 pub mod error;
 pub mod http;
 pub mod image;
-pub mod ndjson;
 pub mod ollama;
 pub mod openai;
 pub mod retry;
 pub mod router;
 pub mod routing;
-pub mod sse;
 pub mod textcalls;
 pub mod think;
 

@@ -10,13 +10,13 @@ use tokio::sync::OnceCell;
 
 use super::error::ErrorKind;
 use super::http::{Endpoint, FrameProtocol, emit, join_url, json_error_message, truncate_chars};
-use super::ndjson::NdjsonDecoder;
 use super::retry::RetryPolicy;
 use super::textcalls::normalize_arguments;
 use super::{
     ChatMessage, ChatRequest, EventSink, LlmError, Provider, Role, StreamEvent, ToolCall, Usage,
 };
 use crate::config::model::ModelConfig;
+use crate::protocol::ndjson::NdjsonDecoder;
 
 /// Used when the server says nothing about the model's window; Ollama's own default is
 /// smaller (2048–4096), which silently truncates the long prompts a coding agent sends.

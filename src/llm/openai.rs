@@ -7,13 +7,13 @@ use serde_json::{Value, json};
 use super::error::ErrorKind;
 use super::http::{Endpoint, FrameProtocol, emit, join_url, json_error_message, truncate_chars};
 use super::retry::RetryPolicy;
-use super::sse::{SseDecoder, SseEvent};
 use super::textcalls::parse_arguments;
 use super::{
     ChatMessage, ChatRequest, EventSink, LlmError, Provider, Role, StreamEvent, ToolCall, ToolSpec,
     Usage,
 };
 use crate::config::model::ModelConfig;
+use crate::protocol::sse::{SseDecoder, SseEvent};
 
 pub struct OpenAiProvider {
     endpoint: Endpoint,

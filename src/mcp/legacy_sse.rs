@@ -11,7 +11,7 @@ use tokio::task::AbortHandle;
 use super::client::http::client;
 use super::client::inbound::{Inbound, Sent};
 use crate::llm::http::with_root_cause;
-use crate::llm::sse::SseDecoder;
+use crate::protocol::sse::SseDecoder;
 
 /// Why the SSE transport failed.
 #[derive(Debug, thiserror::Error)]

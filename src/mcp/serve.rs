@@ -150,7 +150,7 @@ pub async fn serve_stdio(
         elicitation: Mutex::new(false),
         calls: Mutex::default(),
     });
-    let mut lines = crate::llm::ndjson::BoundedLines::new(tokio::io::stdin());
+    let mut lines = crate::protocol::ndjson::BoundedLines::new(tokio::io::stdin());
     // A closed stdin is how an MCP client says it is done (the stdio transport's shutdown):
     // the running tasks are cancelled at once; a task can run for minutes.
     let read = loop {

@@ -1,10 +1,15 @@
 //! The data every layer shares: the conversation's messages, the tools offered to a model
 //! and the images they carry. At the bottom of the module map, so the store, the tools and
 //! the frontends read them without depending on the model providers (`llm`) that speak
-//! them on the wire, as codex keeps its `protocol` crate.
+//! them on the wire, as codex keeps its `protocol` crate. With them, the wire's framing
+//! that several layers read: JSON-RPC (`jsonrpc`, for MCP and ACP), lines and NDJSON with
+//! their 64 MiB bound (`ndjson`), and server-sent events (`sse`, for the model providers'
+//! streams and MCP's HTTP transports).
 
 pub mod image;
 pub mod jsonrpc;
+pub mod ndjson;
+pub mod sse;
 
 use serde::{Deserialize, Serialize};
 

@@ -18,10 +18,10 @@ use tokio::sync::mpsc;
 use super::inbound::{Events, Inbound, Sent};
 use super::{Connection, Link, McpError, Started};
 use crate::llm::http::{body_within, with_root_cause};
-use crate::llm::ndjson::{MAX_LINE_BYTES, TooLong};
-use crate::llm::sse::SseDecoder;
 use crate::mcp::config::ServerConfig;
 use crate::protocol::jsonrpc::Peer;
+use crate::protocol::ndjson::{MAX_LINE_BYTES, TooLong};
+use crate::protocol::sse::SseDecoder;
 use crate::sync::lock;
 
 const SESSION_ID: &str = "Mcp-Session-Id";

@@ -10,9 +10,9 @@ use tokio::io::{AsyncRead, AsyncWrite};
 
 use super::inbound::{Events, Inbound};
 use super::{Connection, Link, McpError, Spawn, Started, keep_tail, unreachable_transport};
-use crate::llm::ndjson::BoundedLines;
 use crate::mcp::config::{ServerConfig, Transport};
 use crate::protocol::jsonrpc::Peer;
+use crate::protocol::ndjson::BoundedLines;
 use crate::tools::launch::{Confinement, Env, Launch, Lifetime, Program};
 
 pub(super) async fn open(
