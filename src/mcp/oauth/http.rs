@@ -192,6 +192,17 @@ pub(super) fn said(body: &[u8]) -> String {
 mod tests {
     use super::*;
 
+    /// `url`, on `localhost`, is refused by the name check.
+    async fn assert_refused_as_loopback(http: &OAuthHttp, url: &Url) {
+        let refused = http.discovery_get(url).await.err().map(|e| e.to_string());
+        assert!(
+            refused
+                .as_deref()
+                .is_some_and(|e| e.contains("`localhost` resolves only to addresses")),
+            "{refused:?}"
+        );
+    }
+
     /// The client resolves names through `resolve`'s check: from a public server, a name
     /// that resolves to loopback is refused before anything connects; from a loopback
     /// server, the same request goes out (and finds nothing listening).
@@ -201,17 +212,7 @@ mod tests {
             .unwrap_or_else(|e| panic!("{e}"));
         let public = OAuthHttp::new(&Url::parse("https://mcp.invalid/mcp").unwrap())
             .unwrap_or_else(|e| panic!("{e}"));
-        let refused = public
-            .discovery_get(&target)
-            .await
-            .err()
-            .map(|e| e.to_string());
-        assert!(
-            refused
-                .as_deref()
-                .is_some_and(|e| e.contains("`localhost` resolves only to addresses")),
-            "{refused:?}"
-        );
+        assert_refused_as_loopback(&public, &target).await;
         let local = OAuthHttp::new(&Url::parse("http://127.0.0.1:9/mcp").unwrap())
             .unwrap_or_else(|e| panic!("{e}"));
         let reached = local
@@ -276,17 +277,7 @@ mod tests {
         // A name resolving to loopback is refused before the proxy hears of it.
         let inside =
             Url::parse("http://localhost:1/.well-known/oauth-authorization-server").unwrap();
-        let refused = http
-            .discovery_get(&inside)
-            .await
-            .err()
-            .map(|e| e.to_string());
-        assert!(
-            refused
-                .as_deref()
-                .is_some_and(|e| e.contains("`localhost` resolves only to addresses")),
-            "{refused:?}"
-        );
+        assert_refused_as_loopback(&http, &inside).await;
         assert!(
             seen.try_recv().is_err(),
             "the proxy was asked for a refused name"
