@@ -210,11 +210,14 @@ mod tests {
     async fn a_name_is_resolved_with_the_servers_reach() {
         let target = Url::parse("http://localhost:1/.well-known/oauth-authorization-server")
             .unwrap_or_else(|e| panic!("{e}"));
-        let public = OAuthHttp::new(&Url::parse("https://mcp.invalid/mcp").unwrap())
-            .unwrap_or_else(|e| panic!("{e}"));
+        // No proxy, whatever the machine's environment says.
+        let direct = |server: &str| {
+            OAuthHttp::with_proxies(&Url::parse(server).unwrap(), Proxies::none())
+                .unwrap_or_else(|e| panic!("{e}"))
+        };
+        let public = direct("https://mcp.invalid/mcp");
         assert_refused_as_loopback(&public, &target).await;
-        let local = OAuthHttp::new(&Url::parse("http://127.0.0.1:9/mcp").unwrap())
-            .unwrap_or_else(|e| panic!("{e}"));
+        let local = direct("http://127.0.0.1:9/mcp");
         let reached = local
             .discovery_get(&target)
             .await

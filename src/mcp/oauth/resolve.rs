@@ -93,7 +93,8 @@ impl Proxies {
     }
 
     /// The hosts of the proxies any request may go through (one for `http`, one for
-    /// `https` at most).
+    /// `https` at most), found by asking where a request to a name that cannot exist would
+    /// go (`NO_PROXY` would have to name `.invalid` to hide them).
     fn hosts(&self) -> Vec<String> {
         [
             "http://linggen-probe.invalid/",
