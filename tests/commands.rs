@@ -156,6 +156,50 @@ fn the_persons_own_commands_need_no_trust() {
     );
 }
 
+/// A `` ```! `` block runs line by line where the command's allowed-tools cover every line,
+/// and the lines' output takes its place; where nobody can approve, a block with one line
+/// they do not cover runs nothing.
+#[test]
+fn a_fenced_block_runs_line_by_line_where_every_line_is_allowed() {
+    let Some((server, ws)) = repository(vec![
+        Reply::text("Reported.").into(),
+        Reply::text("Refused.").into(),
+    ]) else {
+        return;
+    };
+    let own = |rel: &str, text: &str| {
+        let path = ws.home().join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    own(
+        "commands/report.md",
+        "---\nallowed-tools: Bash(git log:*), Bash(git rev-list:*)\n---\nReport:\n```!\n\
+         git log --format=%s -1\ngit rev-list --count HEAD\n```\nEnd.\n",
+    );
+    own(
+        "commands/sneaky.md",
+        "---\nallowed-tools: Bash(git log:*)\n---\n```!\ngit log -1\ntouch planted.txt\n```\n",
+    );
+    let r = run(&ws, &["-p", "/report"]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let user = sent(&server);
+    assert!(
+        user.contains(&format!("Report:\n{SUBJECT}\n1\nEnd.")),
+        "{user}"
+    );
+
+    let r = run(&ws, &["-p", "/sneaky"]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let user = texts(&server.last_chat_request().unwrap(), "user").join("\n");
+    assert!(
+        user.contains("was not run: it needs the user's approval"),
+        "{user}"
+    );
+    assert!(!ws.root().join("planted.txt").exists());
+    assert!(!user.contains(SUBJECT), "{user}");
+}
+
 #[test]
 fn a_nested_command_is_group_colon_name_and_attaches_the_files_its_body_names() {
     let server = ScriptedServer::start_background(Protocol::OpenAi, vec![Reply::text("ok")]);

@@ -1,6 +1,6 @@
 //! Custom commands inside a session (see `doc/commands.md`): the message a command becomes
 //! — its body with the arguments substituted, the files its `@path` mentions name attached,
-//! and each `` !`cmd` `` replaced by what that command printed. The `!` commands are `Bash`
+//! and each `` !`cmd` `` (or `` ```! `` block of them) replaced by what it printed. The `!` commands are `Bash`
 //! calls of the turn's own run, made before its message is sent, through the same floor,
 //! sandbox, permission check and approvals as the person's `!cmd`; they run without asking
 //! only where a rule allows them (the command's trusted `allowed-tools`, the person's
@@ -125,7 +125,7 @@ async fn expand(
             format!("[`{}` was not run: the turn was cancelled]", span.command)
         } else {
             let previous = conv.permissions.set_rules_only(true);
-            let text = run_line(shared, ctx, conv, &pending.name, &span.command, changed).await;
+            let text = run_span(shared, ctx, conv, &pending.name, &span.command, changed).await;
             conv.permissions.set_rules_only(previous);
             text
         };
@@ -136,20 +136,38 @@ async fn expand(
     out
 }
 
-/// Runs one `!` line as the person's `Bash` call; returns what replaces it in the body.
-async fn run_line(
+/// Runs a `` !`cmd` ``, or a `` ```! `` block line by line, each line the person's `Bash`
+/// call (the floor takes one command per call); returns what replaces it in the body, the
+/// lines' outputs in order. Where nobody can approve, a block runs only when every line
+/// can: none of it, or all.
+async fn run_span(
     shared: &TurnShared,
     ctx: &mut RunCtx,
     conv: &mut Conversation,
     name: &str,
-    command: &str,
+    script: &str,
     changed: &mut Vec<String>,
 ) -> String {
-    if let Some(note) = unapprovable(shared, ctx, conv, name, command).await {
-        return note;
+    let lines: Vec<&str> = script
+        .lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty())
+        .collect();
+    for command in &lines {
+        if let Some(note) = unapprovable(shared, ctx, conv, name, command).await {
+            return note;
+        }
     }
-    let output = tool_call::person_command(shared, ctx, conv, command, changed).await;
-    spliced(command, &output)
+    let mut outputs = Vec::with_capacity(lines.len());
+    for command in lines {
+        if ctx.cancel.is_cancelled() {
+            outputs.push(format!("[`{command}` was not run: the turn was cancelled]"));
+            continue;
+        }
+        let output = tool_call::person_command(shared, ctx, conv, command, changed).await;
+        outputs.push(spliced(command, &output));
+    }
+    outputs.join("\n")
 }
 
 /// Where nobody can approve (`-p`, schedules), a line that would need approval gets a note
@@ -196,18 +214,36 @@ fn spliced(command: &str, output: &ToolOutput) -> String {
     text.strip_prefix("exit 0\n").unwrap_or(text).to_string()
 }
 
-/// One `` !`cmd` `` in a body.
+/// One `` !`cmd` `` or `` ```! `` block in a body.
 #[derive(Debug, PartialEq, Eq)]
 struct ShellSpan {
-    /// From the `!` to the closing backtick, inclusive.
+    /// From the `!` to the closing backtick, or from a block's opening fence to its closing
+    /// one, inclusive (not the line's end after it).
     range: Range<usize>,
     command: String,
 }
 
-/// The `` !`cmd` `` spans of a body, as Claude Code finds them: a `!` at the start of a
-/// line or after whitespace, then a backtick, the command (one line, no backtick), and a
-/// closing backtick. An empty command is text.
+/// The commands of a body, in order, as Claude Code finds them: `` ```! `` blocks, then
+/// the `` !`cmd` `` spans outside them.
 fn shell_spans(body: &str) -> Vec<ShellSpan> {
+    let blocks = shell_blocks(body);
+    let mut spans: Vec<ShellSpan> = inline_spans(body)
+        .into_iter()
+        .filter(|span| {
+            !blocks.iter().any(|block| {
+                block.range.start < span.range.end && span.range.start < block.range.end
+            })
+        })
+        .collect();
+    spans.extend(blocks);
+    spans.sort_by_key(|span| span.range.start);
+    spans
+}
+
+/// The `` !`cmd` `` spans of a body: a `!` at the start of a line or after whitespace,
+/// then a backtick, the command (one line, no backtick), and a closing backtick. An empty
+/// command is text.
+fn inline_spans(body: &str) -> Vec<ShellSpan> {
     let mut spans = Vec::new();
     let mut from = 0;
     while let Some(found) = body[from..].find("!`") {
@@ -241,6 +277,70 @@ fn shell_spans(body: &str) -> Vec<ShellSpan> {
     spans
 }
 
+/// The `` ```! `` blocks of a body: a line opening a fence of three or more backticks
+/// with `!` right after them, the commands on the lines below (one a line: `run_span`
+/// runs each on its own), and a line closing the fence (as many backticks or more,
+/// nothing else). A block never closed, or with nothing in it, is text.
+fn shell_blocks(body: &str) -> Vec<ShellSpan> {
+    let mut blocks = Vec::new();
+    let mut lines = line_ranges(body).into_iter();
+    while let Some(open) = lines.next() {
+        let Some(fence) = opening_fence(&body[open.clone()]) else {
+            continue;
+        };
+        let script_start = open.end;
+        let close = lines
+            .by_ref()
+            .find(|line| closes(&body[line.clone()], fence));
+        let Some(close) = close else {
+            break;
+        };
+        let script = body[script_start..close.start].trim();
+        if script.is_empty() {
+            continue;
+        }
+        // The closing line's end of line stays: what replaces the block ends where it did.
+        let end = close.start + body[close.clone()].trim_end_matches(['\r', '\n']).len();
+        blocks.push(ShellSpan {
+            range: open.start..end,
+            command: script.to_string(),
+        });
+    }
+    blocks
+}
+
+/// Each line's range, its `\n` included.
+fn line_ranges(body: &str) -> Vec<Range<usize>> {
+    let mut ranges = Vec::new();
+    let mut start = 0;
+    for (at, _) in body.match_indices('\n') {
+        ranges.push(start..at + 1);
+        start = at + 1;
+    }
+    if start < body.len() {
+        ranges.push(start..body.len());
+    }
+    ranges
+}
+
+/// The fence's length when `line` opens a `` ```! `` block (up to three spaces before it,
+/// as Markdown allows; nothing after the `!` but blanks).
+fn opening_fence(line: &str) -> Option<usize> {
+    let line = line.trim_end();
+    let indented = line.trim_start_matches(' ');
+    if line.len() - indented.len() > 3 {
+        return None;
+    }
+    let fence = indented.len() - indented.trim_start_matches('`').len();
+    (fence >= 3 && &indented[fence..] == "!").then_some(fence)
+}
+
+/// Whether `line` closes a fence of `fence` backticks.
+fn closes(line: &str, fence: usize) -> bool {
+    let line = line.trim();
+    line.len() >= fence && line.bytes().all(|b| b == b'`')
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -260,6 +360,40 @@ mod tests {
         let spans = shell_spans("a !`x` b");
         assert_eq!(spans[0].range, 2..6);
         assert!(shell_spans("no commands, `!x` and !").is_empty());
+    }
+
+    #[test]
+    fn fenced_blocks_are_scripts_in_the_bodys_order() {
+        let body = "First !`date`\n```!\ngit status --short\ngit log -1 !`not this`\n```\n\
+                    Then:\n  ````!  \necho one\n```\necho two\n````\nlast !`pwd`\n";
+        assert_eq!(
+            commands(body),
+            [
+                "date",
+                "git status --short\ngit log -1 !`not this`",
+                "echo one\n```\necho two",
+                "pwd"
+            ]
+        );
+        let spans = shell_spans(body);
+        assert_eq!(
+            &body[spans[1].range.clone()],
+            "```!\ngit status --short\ngit log -1 !`not this`\n```"
+        );
+        // A plain fence, a `!` with words after it, an empty block and an unclosed one are
+        // text.
+        for text in [
+            "```\nls\n```",
+            "```bash\nls\n```",
+            "```! ls\nmore\n```",
+            "```!\n\n```",
+            "    ```!\nls\n```",
+            "```!\nls\n",
+        ] {
+            assert!(commands(text).is_empty(), "{text:?}");
+        }
+        // The line after a closed block can open the next one.
+        assert_eq!(commands("```!\na\n```\n```!\nb\n```"), ["a", "b"]);
     }
 
     #[test]
