@@ -46,6 +46,14 @@ fn fixing_script() -> Vec<Step> {
     ]
 }
 
+/// Writes the person's own file `rel` under their home (the tests' HOME and
+/// LINGGEN_HOME are the same folder).
+fn own(ws: &Workspace, rel: &str, text: &str) {
+    let path = ws.home().join(rel);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
 /// The user messages of the first request: what the command sent.
 fn sent(server: &ScriptedServer) -> String {
     texts(&server.chat_requests()[0], "user").join("\n")
@@ -129,14 +137,9 @@ fn the_persons_own_commands_need_no_trust() {
     ]) else {
         return;
     };
-    // The tests' HOME and LINGGEN_HOME are the same folder.
-    let own = |rel: &str, text: &str| {
-        let path = ws.home().join(rel);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    };
-    own(".claude/commands/fix-issue.md", FIX_ISSUE);
+    own(&ws, ".claude/commands/fix-issue.md", FIX_ISSUE);
     own(
+        &ws,
         "commands/standup.md",
         "---\nallowed-tools: Bash(git log:*)\n---\nSummarise: !`git log --oneline -1`\n",
     );
@@ -167,17 +170,14 @@ fn a_fenced_block_runs_line_by_line_where_every_line_is_allowed() {
     ]) else {
         return;
     };
-    let own = |rel: &str, text: &str| {
-        let path = ws.home().join(rel);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    };
     own(
+        &ws,
         "commands/report.md",
         "---\nallowed-tools: Bash(git log:*), Bash(git rev-list:*)\n---\nReport:\n```!\n\
          git log --format=%s -1\ngit rev-list --count HEAD\n```\nEnd.\n",
     );
     own(
+        &ws,
         "commands/sneaky.md",
         "---\nallowed-tools: Bash(git log:*)\n---\n```!\ngit log -1\ntouch planted.txt\n```\n",
     );
