@@ -1,10 +1,10 @@
 //! Custom commands inside a session (see `doc/commands.md`): the message a command becomes
 //! — its body with the arguments substituted, the files its `@path` mentions name attached,
-//! and each `` !`cmd` `` (or `` ```! `` block of them) replaced by what it printed. The `!` commands are `Bash`
-//! calls of the turn's own run, made before its message is sent, through the same floor,
-//! sandbox, permission check and approvals as the person's `!cmd`; they run without asking
-//! only where a rule allows them (the command's trusted `allowed-tools`, the person's
-//! rules), not merely because the analysis finds them read-only.
+//! and each `` !`cmd` `` (or `` ```! `` block of them) replaced by what it printed. The `!`
+//! commands are `Bash` calls of the turn's own run, made before its message is sent, through
+//! the same floor, sandbox, permission check and approvals as the person's `!cmd`; they run
+//! without asking only where a rule allows them (the command's trusted `allowed-tools`, the
+//! person's rules), not merely because the analysis finds them read-only.
 
 use std::ops::Range;
 
