@@ -122,7 +122,7 @@ async fn expand(
     for span in shell_spans(body) {
         out.push_str(&body[done..span.range.start]);
         let text = if ctx.cancel.is_cancelled() {
-            format!("[`{}` was not run: the turn was cancelled]", span.command)
+            cancelled(&span.command)
         } else {
             let previous = conv.permissions.set_rules_only(true);
             let text = run_span(shared, ctx, conv, &pending.name, &span.command, changed).await;
@@ -161,13 +161,18 @@ async fn run_span(
     let mut outputs = Vec::with_capacity(lines.len());
     for command in lines {
         if ctx.cancel.is_cancelled() {
-            outputs.push(format!("[`{command}` was not run: the turn was cancelled]"));
+            outputs.push(cancelled(command));
             continue;
         }
         let output = tool_call::person_command(shared, ctx, conv, command, changed).await;
         outputs.push(spliced(command, &output));
     }
     outputs.join("\n")
+}
+
+/// What stands for a command the cancelled turn did not run.
+fn cancelled(command: &str) -> String {
+    format!("[`{command}` was not run: the turn was cancelled]")
 }
 
 /// Where nobody can approve (`-p`, schedules), a line that would need approval gets a note
