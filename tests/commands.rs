@@ -100,8 +100,8 @@ fn an_untrusted_project_command_grants_nothing_and_its_line_is_refused_with_a_no
     assert!(
         user.contains(
             "[`git log -1` was not run: it needs the user's approval (`git log -1` comes from \
-             a command file, and no allowed-tools entry or rule of yours allows it), and \
-             nobody can approve in this non-interactive run]"
+             a command or skill file, and no allowed-tools entry or rule of yours allows \
+             it), and nobody can approve in this non-interactive run]"
         ),
         "{user}"
     );
@@ -338,7 +338,7 @@ fn in_the_shell_a_line_no_rule_allows_asks_the_person_first() {
     let mut repl = Repl::start(&ws, &[]);
     repl.line("/last");
     repl.expect("Allow Bash");
-    repl.expect("comes from a command file");
+    repl.expect("comes from a command or skill file");
     repl.expect("type a reason");
     repl.line("y");
     repl.expect("first answer");

@@ -81,7 +81,10 @@ fn a_pre_tool_use_validator_blocks_and_the_model_reads_why() {
 
 #[test]
 fn a_user_prompt_submit_hook_adds_context_or_blocks_the_prompt() {
-    let (ws, server) = workspace(vec![Reply::text("Noted.").into()]);
+    let (ws, server) = workspace(vec![
+        Reply::text("Noted.").into(),
+        Reply::text("Planned.").into(),
+    ]);
     user_settings(
         &ws,
         hook(
@@ -94,6 +97,13 @@ fn a_user_prompt_submit_hook_adds_context_or_blocks_the_prompt() {
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     let users = texts(&server.last_chat_request().unwrap(), "user").join("\n");
     assert!(users.contains("what sprint is it?"), "{users}");
+    assert!(users.contains("Current sprint: 42"), "{users}");
+    // A custom command's message gets it too.
+    ws.write(".claude/commands/plan.md", "Plan the sprint.\n");
+    let out = run(&ws, &["-p", "/plan"]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let users = texts(&server.last_chat_request().unwrap(), "user").join("\n");
+    assert!(users.contains("Plan the sprint."), "{users}");
     assert!(users.contains("Current sprint: 42"), "{users}");
 
     let (ws, server) = workspace(vec![Reply::text("never").into()]);

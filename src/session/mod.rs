@@ -8,7 +8,6 @@ mod auto;
 pub mod bus;
 pub mod call_ids;
 pub mod checkpoints;
-mod command_call;
 mod compact;
 mod curate;
 mod delegate;
@@ -17,6 +16,7 @@ mod fit;
 mod hooks;
 pub mod ids;
 pub mod input;
+mod invocation;
 mod limits;
 pub mod line;
 mod locks;
@@ -28,6 +28,7 @@ pub mod prompt;
 pub mod resume;
 mod run;
 pub mod run_flags;
+mod shell_lines;
 mod skill_call;
 mod strategy;
 mod tokens;
@@ -140,6 +141,8 @@ pub(crate) type PendingApprovals = HashMap<String, oneshot::Sender<(Decision, St
 /// ones. The maps are shared by every snapshot, so approvals and cancellation reach the
 /// running turn whichever snapshot it holds.
 pub(crate) struct TurnShared {
+    /// For `${CLAUDE_SESSION_ID}` in skills and commands.
+    pub session_id: String,
     pub models: Arc<Router>,
     /// What decides the model of the session's runs, unless a hint routes elsewhere.
     pub choice: Choice,
@@ -182,6 +185,7 @@ impl TurnShared {
         background: Arc<delegate::Background>,
     ) -> TurnShared {
         TurnShared {
+            session_id: setup.session_id,
             models: setup.models,
             choice: setup.model,
             context_prompt: match start_context {
@@ -212,6 +216,7 @@ impl TurnShared {
     /// The same session with another model and turn limit, for turns started from now on.
     fn with_settings(&self, choice: Choice, max_iters: u32) -> TurnShared {
         TurnShared {
+            session_id: self.session_id.clone(),
             models: Arc::clone(&self.models),
             choice,
             context_prompt: self.context_prompt.clone(),

@@ -108,8 +108,8 @@ pub(crate) fn run<'a>(
     })
 }
 
-/// [`run`] for a run whose `RunStarted` is already out: a custom command's turn, whose
-/// `` !`cmd` `` lines ran as calls of this run before its message existed.
+/// [`run`] for a run whose `RunStarted` is already out: a skill's or custom command's turn,
+/// whose `` !`cmd` `` lines ran as calls of this run before its message existed.
 pub(crate) async fn run_announced(
     shared: &TurnShared,
     ctx: &mut RunCtx,

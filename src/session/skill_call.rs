@@ -1,30 +1,15 @@
-//! Skills inside a session: the instructions a skill turns into, its `allowed-tools` rules,
-//! and the `Skill` tool the model calls (loading the body into the run, or running it in a
-//! forked child run when the skill says `context: fork`).
+//! Skills inside a session: a skill's `allowed-tools` rules, and the `Skill` tool the model
+//! calls (loading the body into the run, or running it in a forked child run when the skill
+//! says `context: fork`). The message a skill becomes is `invocation`'s.
 
 use super::delegate::{self, ChildTask};
 use super::event::Event;
+use super::invocation::Invocation;
 use super::permissions::{Permissions, Rule};
 use super::run::RunCtx;
 use super::{Conversation, TurnShared};
 use crate::skills::Skill;
 use crate::tools::ToolOutput;
-
-/// The message a skill becomes: who asked, where it came from, and its rendered body.
-pub(crate) fn instructions(skill: &Skill, args: &str, by: &str) -> String {
-    let mut text = format!(
-        "{by} invoked the skill `{}`. Follow its instructions:\n\n{}",
-        skill.name,
-        skill.render(args)
-    );
-    if let Some(dir) = &skill.dir {
-        text.push_str(&format!(
-            "\n\n(The skill's files are in {}.)",
-            dir.display()
-        ));
-    }
-    text
-}
 
 /// The skill's `allowed-tools` as rules. A rule that does not parse is skipped with a
 /// warning naming the skill's file, so one typo does not disable the whole skill. A project
@@ -86,12 +71,12 @@ pub(crate) async fn invoke(
     };
     let rules = rules(shared, &conv.permissions, skill);
     if !skill.fork {
-        // The body joins this run; its allowed tools hold until the run ends.
+        // The body joins this run; its allowed tools hold until the run ends (its `!`
+        // lines are the first calls they cover).
         ctx.skill_rules.extend(rules);
-        return ToolOutput::ok(
-            instructions(skill, args, "You"),
-            format!("loaded skill {}", skill.name),
-        );
+        let invocation = Invocation::of(skill, args, "You", &shared.session_id);
+        let text = invocation.text(shared, ctx, conv, changed).await;
+        return ToolOutput::ok(text, format!("loaded skill {}", skill.name));
     }
     let agent = match &skill.agent {
         Some(agent_name) => match shared.agents.get().get(agent_name) {
@@ -109,9 +94,15 @@ pub(crate) async fn invoke(
         return ToolOutput::error(why);
     }
     let route = super::route_for(shared, skill.model.as_deref(), &ctx.route);
+    // The `!` lines run here, before the child starts, under the skill's rules.
+    let invocation = Invocation::of(skill, args, "The user's agent", &shared.session_id);
+    let held = ctx.skill_rules.len();
+    ctx.skill_rules.extend(rules.iter().cloned());
+    let task = invocation.text(shared, ctx, conv, changed).await;
+    ctx.skill_rules.truncate(held);
     let child = ChildTask {
         route,
-        task: instructions(skill, args, "The user's agent"),
+        task,
         label: format!("/{} {args}", skill.name).trim_end().to_string(),
         skill_rules: rules,
         images: Vec::new(),

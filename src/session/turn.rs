@@ -10,6 +10,7 @@ use super::checkpoints::TurnMark;
 use super::delegate::{self, ChildTask};
 use super::event::{AgentState, Event, OutcomeStatus};
 use super::input::{TurnMode, UserMessage};
+use super::invocation::Invocation;
 use super::run::{self, RunCtx, RunEnd};
 use super::{Conversation, TurnShared, ids, skill_call};
 use crate::agents::AgentSpec;
@@ -22,15 +23,31 @@ const CHANGE_REPORT_MAX_FILES: usize = 50;
 /// A turn ready to run: the agent, its first message, and the skill parts.
 struct Plan {
     agent: AgentSpec,
-    /// The user message the model sees.
-    content: String,
+    /// What the model is sent.
+    task: Task,
     /// The model routing hint (skill first, then agent).
     model: Option<String>,
     skill_rules: Vec<super::permissions::Rule>,
     /// `context: fork`: run in a child with a fresh history.
     fork: bool,
-    /// A custom command, whose message is made once its run starts (`command_call`).
-    command: Option<super::command_call::Pending>,
+}
+
+/// The first message of a turn.
+enum Task {
+    /// The person's message, as the model sees it.
+    Message(String),
+    /// A skill or command, whose message is made once its run starts (`invocation`).
+    Invocation(Invocation),
+}
+
+impl Task {
+    /// Adds `text` at the end of the message: the prompt hooks' context.
+    fn append(&mut self, text: &str) {
+        match self {
+            Task::Message(content) => content.push_str(text),
+            Task::Invocation(invocation) => invocation.attach(text),
+        }
+    }
 }
 
 pub(super) async fn run_turn(
@@ -142,7 +159,7 @@ impl Turn<'_> {
             Err(message) => self.fail(message),
             Ok(mut plan) => {
                 if let Some(context) = hook_context {
-                    plan.content.push_str(&format!("\n\n{context}"));
+                    plan.task.append(&format!("\n\n{context}"));
                 }
                 self.run_plan(conv, &msg, plan, cancel, &mut changed).await
             }
@@ -168,18 +185,23 @@ impl Turn<'_> {
             _ => conv.history.insert(0, ChatMessage::system(system)),
         }
         let label = self.label.clone();
-        let end = if plan.fork {
-            let rules = plan.skill_rules;
-            forked(shared, &mut ctx, conv, msg, plan.content, rules, changed).await
-        } else if let Some(command) = plan.command {
-            ctx.skill_rules = plan.skill_rules;
-            let from = &msg.from;
-            super::command_call::run(shared, &mut ctx, conv, command, label, from, changed).await
-        } else {
-            ctx.skill_rules = plan.skill_rules;
-            let from = msg.from.clone();
-            let task = ChatMessage::user(plan.content).with_images(msg.images.clone());
-            run::run(shared, &mut ctx, conv, task, label, &from, changed).await
+        let end = match plan.task {
+            Task::Invocation(invocation) if plan.fork => {
+                let rules = plan.skill_rules;
+                forked(shared, &mut ctx, conv, msg, invocation, rules, changed).await
+            }
+            Task::Invocation(invocation) => {
+                ctx.skill_rules = plan.skill_rules;
+                let from = &msg.from;
+                invocation
+                    .run(shared, &mut ctx, conv, label, from, changed)
+                    .await
+            }
+            Task::Message(content) => {
+                let from = msg.from.clone();
+                let task = ChatMessage::user(content).with_images(msg.images.clone());
+                run::run(shared, &mut ctx, conv, task, label, &from, changed).await
+            }
         };
         merge(changed, super::checkpoints::close(shared, &ctx.mark).await);
         (ctx.id, ctx.agent.name, end)
@@ -442,10 +464,9 @@ fn plan(
         return Ok(Plan {
             model: agent.model.clone(),
             agent,
-            content: format!("{}{}", msg.content, msg.attached),
+            task: Task::Message(format!("{}{}", msg.content, msg.attached)),
             skill_rules: Vec::new(),
             fork: false,
-            command: None,
         });
     };
     let skills = shared.skills.get();
@@ -456,33 +477,33 @@ fn plan(
         ));
     };
     let agent = find(skill.agent.as_deref().unwrap_or(requested))?;
+    let mut task = Invocation::of(skill, &invocation.args, "The user", &shared.session_id)
+        .with_images(&msg.images);
+    task.attach(&msg.attached);
     Ok(Plan {
         model: skill.model.clone().or_else(|| agent.model.clone()),
-        content: format!(
-            "{}{}",
-            skill_call::instructions(skill, &invocation.args, "The user"),
-            msg.attached
-        ),
+        task: Task::Invocation(task),
         skill_rules: skill_call::rules(shared, permissions, skill),
         fork: skill.fork,
-        command: super::command_call::Pending::of(skill, &invocation.args, &msg.attached)
-            .map(|pending| pending.with_images(&msg.images)),
         agent,
     })
 }
 
-/// A skill with `context: fork`: the turn's run hands it to a child with a fresh history,
-/// then keeps only the exchange (what was asked, what came back) in the conversation.
+/// A skill with `context: fork`: the turn's run makes its message (its `!` lines are this
+/// run's calls, under the skill's rules), hands it to a child with a fresh history, then
+/// keeps only the exchange (what was asked, what came back) in the conversation.
 async fn forked(
     shared: &TurnShared,
     ctx: &mut RunCtx,
     conv: &mut Conversation,
     msg: &UserMessage,
-    content: String,
+    invocation: Invocation,
     skill_rules: Vec<super::permissions::Rule>,
     changed: &mut Vec<String>,
 ) -> RunEnd {
     run::announce(shared, ctx, msg.content.clone());
+    // Cancellable by id while its `!` lines and its child run.
+    super::lock(&shared.runs).insert(ctx.id.clone(), ctx.cancel.clone());
     run::push(
         shared,
         ctx,
@@ -490,15 +511,18 @@ async fn forked(
         &msg.from,
         ChatMessage::user(msg.content.clone()).with_images(msg.images.clone()),
     );
+    ctx.skill_rules = skill_rules.clone();
+    let task = invocation.text(shared, ctx, conv, changed).await;
     let child = ChildTask {
         agent: ctx.agent.clone(),
         route: ctx.route.clone(),
-        task: content,
+        task,
         label: msg.content.clone(),
         skill_rules,
         images: msg.images.clone(),
     };
     let end = delegate::run_child(shared, ctx, conv, child, changed).await;
+    super::lock(&shared.runs).remove(&ctx.id);
     let answer = match end.status {
         OutcomeStatus::Completed => end.result.clone(),
         _ => format!("[the skill's run ended: {}]", end.status.run_status()).into(),

@@ -13,15 +13,37 @@ impl Skill {
     /// spaces. A missing word renders as nothing. `$0` and `$` before anything else are left
     /// as written: bodies often contain shell snippets (`$HOME`, `$?`).
     pub fn render(&self, args: &str) -> String {
-        let args = args.trim();
-        let words = split_words(args);
-        let (mut out, substituted) = substitute(&self.body, args, &words);
-        if !substituted && !args.is_empty() {
-            out.push_str("\n\nARGUMENTS: ");
-            out.push_str(args);
-        }
-        out
+        render_body(&self.body, args)
     }
+
+    /// [`Skill::render`] inside a session: first Claude Code's variables are replaced,
+    /// `${CLAUDE_SESSION_ID}` by `session_id` and `${CLAUDE_SKILL_DIR}` by the skill's
+    /// folder (left as written where there is none: a built-in skill, a command), then the
+    /// arguments — so an argument that spells a variable stays as typed.
+    pub fn render_for(&self, args: &str, session_id: &str) -> String {
+        let mut body = self.body.replace(SESSION_ID, session_id);
+        if let Some(dir) = &self.dir {
+            body = body.replace(SKILL_DIR, &dir.display().to_string());
+        }
+        render_body(&body, args)
+    }
+}
+
+/// The session's id in a body, as Claude Code writes it.
+const SESSION_ID: &str = "${CLAUDE_SESSION_ID}";
+/// The skill's own folder in a body, as Claude Code writes it.
+const SKILL_DIR: &str = "${CLAUDE_SKILL_DIR}";
+
+/// `body` with the arguments substituted, as [`Skill::render`] says.
+fn render_body(body: &str, args: &str) -> String {
+    let args = args.trim();
+    let words = split_words(args);
+    let (mut out, substituted) = substitute(body, args, &words);
+    if !substituted && !args.is_empty() {
+        out.push_str("\n\nARGUMENTS: ");
+        out.push_str(args);
+    }
+    out
 }
 
 /// Replaces the placeholders; the flag says whether there were any.
@@ -203,6 +225,22 @@ mod tests {
 
     fn render(body: &str, args: &str) -> String {
         skill("x", "d", body).render(args)
+    }
+
+    #[test]
+    fn claude_codes_variables_before_the_arguments() {
+        let body = "Run ${CLAUDE_SKILL_DIR}/x.sh $1 > /tmp/${CLAUDE_SESSION_ID}.log";
+        let mut with_dir = skill("x", "d", body);
+        with_dir.dir = Some("/home/me/.claude/skills/x".into());
+        assert_eq!(
+            with_dir.render_for("${CLAUDE_SESSION_ID}", "s-1"),
+            "Run /home/me/.claude/skills/x/x.sh ${CLAUDE_SESSION_ID} > /tmp/s-1.log"
+        );
+        // Without a folder (a built-in skill, a command) the variable stays as written.
+        assert_eq!(
+            skill("x", "d", body).render_for("a", "s-1"),
+            "Run ${CLAUDE_SKILL_DIR}/x.sh a > /tmp/s-1.log"
+        );
     }
 
     #[test]

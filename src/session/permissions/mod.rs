@@ -280,7 +280,7 @@ pub struct Permissions {
     /// Which of the workspace's own grants hold; with none accepted, project rules and
     /// project skills' `allowed-tools` have no effect.
     trust: Trust,
-    /// Set while a custom command's `` !`cmd` `` lines run (see [`Self::set_rules_only`]).
+    /// Set while a custom command's or skill's `` !`cmd` `` lines run (see [`Self::set_rules_only`]).
     rules_only: bool,
 }
 
@@ -302,9 +302,9 @@ impl Permissions {
 
     /// While on, a command the analysis finds read-only still asks unless a rule allows it
     /// (an allow rule, an "always" answer, the extra rules of [`Self::check_with`]) or the
-    /// mode is bypass. For the `` !`cmd` `` lines of a custom command, which its file's
-    /// author wrote, not the person or the model: Claude Code runs them only when the
-    /// command's `allowed-tools` allow them. Returns the previous setting, to restore.
+    /// mode is bypass. For the `` !`cmd` `` lines of a custom command or skill, which its
+    /// file's author wrote, not the person or the model: Claude Code runs them only when the
+    /// file's `allowed-tools` allow them. Returns the previous setting, to restore.
     pub fn set_rules_only(&mut self, on: bool) -> bool {
         std::mem::replace(&mut self.rules_only, on)
     }
@@ -617,8 +617,8 @@ impl Permissions {
             {
                 Verdict::Ask {
                     reason: format!(
-                        "`{text}` comes from a command file, and no allowed-tools entry or \
-                         rule of yours allows it"
+                        "`{text}` comes from a command or skill file, and no allowed-tools \
+                         entry or rule of yours allows it"
                     ),
                 }
             }

@@ -145,7 +145,7 @@ fn rules_only_makes_read_only_commands_need_a_rule() {
         panic!("a read-only command without a rule must ask");
     };
     assert!(
-        reason.contains("`git log -1` comes from a command file"),
+        reason.contains("`git log -1` comes from a command or skill file"),
         "{reason}"
     );
     // The command's allowed-tools (extra rules), a configured rule, or bypass lift it.

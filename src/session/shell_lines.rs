@@ -1,122 +1,29 @@
-//! Custom commands inside a session (see `doc/commands.md`): the message a command becomes
-//! — its body with the arguments substituted, the files its `@path` mentions name attached,
-//! and each `` !`cmd` `` (or `` ```! `` block of them) replaced by what it printed. The `!`
-//! commands are `Bash` calls of the turn's own run, made before its message is sent, through
-//! the same floor, sandbox, permission check and approvals as the person's `!cmd`; they run
-//! without asking only where a rule allows them (the command's trusted `allowed-tools`, the
-//! person's rules), not merely because the analysis finds them read-only.
+//! The `!` lines of custom commands and skills (see `doc/commands.md`, `doc/skills.md`):
+//! each `` !`cmd` `` and `` ```! `` block of a body runs before the body is sent, and is
+//! replaced by what it printed. They are `Bash` calls of the run the body is for, made
+//! through the same floor, sandbox, permission check and approvals as the person's `!cmd`;
+//! they run without asking only where a rule allows them (the file's trusted
+//! `allowed-tools`, the person's rules), not merely because the analysis finds them
+//! read-only: the file's author chose them, not the person.
 
 use std::ops::Range;
 
 use super::event::Event;
-use super::line;
 use super::permissions::Verdict;
-use super::run::{self, RunCtx, RunEnd};
-use super::{Conversation, TurnShared, lock, tool_call};
-use crate::llm::ChatMessage;
-use crate::skills::{Skill, SkillKind, SkillSource};
+use super::run::RunCtx;
+use super::{Conversation, TurnShared, tool_call};
 use crate::tools::{self, ToolName, ToolOutput};
 
-/// A command invocation whose message is still to be made.
-pub(super) struct Pending {
-    name: String,
-    /// The body with the arguments substituted; its `!` lines not yet run.
-    body: String,
-    /// The body's `@path` mentions that the arguments do not already attach.
-    mentions: Vec<String>,
-    /// A project command's mentions are read as the model's `Read` would (secret stores
-    /// refused); the person's own command reads what they could attach themselves.
-    from_project: bool,
-    /// What the message already carries: piped stdin, the arguments' files.
-    attached: String,
-    /// Images the person attached to the invocation (`/review @shot.png`).
-    images: Vec<crate::llm::Image>,
-}
-
-impl Pending {
-    /// `None` for a `SKILL.md` skill: only commands expand.
-    pub(super) fn of(skill: &Skill, args: &str, attached: &str) -> Option<Pending> {
-        if skill.kind != SkillKind::Command {
-            return None;
-        }
-        let body = skill.render(args);
-        // A `!` line's text is a command, not a mention (`git log @{u}`).
-        let mut prose = body.clone();
-        for span in shell_spans(&body).iter().rev() {
-            prose.replace_range(span.range.clone(), " ");
-        }
-        let given = line::attachment_candidates(args);
-        let mentions = line::attachment_candidates(&prose)
-            .into_iter()
-            .filter(|m| !given.contains(m))
-            .collect();
-        Some(Pending {
-            name: skill.name.clone(),
-            body,
-            mentions,
-            from_project: skill.source == SkillSource::Project,
-            attached: attached.to_string(),
-            images: Vec::new(),
-        })
-    }
-
-    /// The invocation's images go with the message the command becomes.
-    pub(super) fn with_images(mut self, images: &[crate::llm::Image]) -> Pending {
-        self.images = images.to_vec();
-        self
-    }
-}
-
-/// The turn's run for a command: announced, then the `!` lines run as its calls, then the
-/// message that holds their output goes to the model like any other.
-pub(super) async fn run(
+/// `body` with each `` !`cmd` `` and `` ```! `` block replaced by its output (or by why it
+/// did not run), for the command or skill `name`. A body without any is returned as it is.
+pub(super) async fn expand(
     shared: &TurnShared,
     ctx: &mut RunCtx,
     conv: &mut Conversation,
-    pending: Pending,
-    label: String,
-    from: &str,
-    changed: &mut Vec<String>,
-) -> RunEnd {
-    run::announce(shared, ctx, label);
-    // Cancellable by id while its `!` lines run, as it will be once the model works.
-    lock(&shared.runs).insert(ctx.id.clone(), ctx.cancel.clone());
-    let files = attachments(shared, conv, &pending).await;
-    let body = expand(shared, ctx, conv, &pending, changed).await;
-    let content = format!(
-        "The user ran the command `/{}`. Follow its instructions:\n\n{body}{files}{}",
-        pending.name, pending.attached
-    );
-    let message = ChatMessage::user(content).with_images(pending.images);
-    run::run_announced(shared, ctx, conv, message, from, changed).await
-}
-
-/// The files the body's mentions name, as fenced blocks cut to the model's window.
-async fn attachments(shared: &TurnShared, conv: &Conversation, pending: &Pending) -> String {
-    if pending.mentions.is_empty() {
-        return String::new();
-    }
-    let (tools, mentions) = (shared.tools.clone(), pending.mentions.clone());
-    let from_project = pending.from_project;
-    let files = tokio::task::spawn_blocking(move || match from_project {
-        true => line::attached_files_as_tools(&tools, &mentions),
-        false => line::attached_files(&tools.root, &mentions),
-    })
-    .await
-    // Only a panic while reading fails the task; the message then goes without the files.
-    .unwrap_or_default();
-    super::fit::attachments(shared, conv, &files).await
-}
-
-/// The body with each `` !`cmd` `` replaced by its output (or by why it did not run).
-async fn expand(
-    shared: &TurnShared,
-    ctx: &mut RunCtx,
-    conv: &mut Conversation,
-    pending: &Pending,
+    name: &str,
+    body: &str,
     changed: &mut Vec<String>,
 ) -> String {
-    let body = &pending.body;
     let mut out = String::with_capacity(body.len());
     let mut done = 0;
     for span in shell_spans(body) {
@@ -125,7 +32,7 @@ async fn expand(
             cancelled(&span.command)
         } else {
             let previous = conv.permissions.set_rules_only(true);
-            let text = run_span(shared, ctx, conv, &pending.name, &span.command, changed).await;
+            let text = run_span(shared, ctx, conv, name, &span.command, changed).await;
             conv.permissions.set_rules_only(previous);
             text
         };
@@ -134,6 +41,16 @@ async fn expand(
     }
     out.push_str(&body[done..]);
     out
+}
+
+/// `body` with its `!` lines blanked: what is left is prose (a line's `@{u}` is part of a
+/// command, not a file mention).
+pub(super) fn prose(body: &str) -> String {
+    let mut prose = body.to_string();
+    for span in shell_spans(body).iter().rev() {
+        prose.replace_range(span.range.clone(), " ");
+    }
+    prose
 }
 
 /// Runs a `` !`cmd` ``, or a `` ```! `` block line by line, each line the person's `Bash`
@@ -164,7 +81,9 @@ async fn run_span(
             outputs.push(cancelled(command));
             continue;
         }
-        let output = tool_call::person_command(shared, ctx, conv, command, changed).await;
+        // Boxed: a skill the model loads runs its lines from inside the `Skill` call.
+        let call = tool_call::person_command(shared, ctx, conv, command, changed);
+        let output = Box::pin(call).await;
         outputs.push(spliced(command, &output));
     }
     outputs.join("\n")
@@ -199,8 +118,8 @@ async fn unapprovable(
     shared.bus.publish(Event::Warning {
         message: format!(
             "/{name}: `{command}` was not run: it needs approval ({reason}) and nobody can \
-             approve in this run; allow it in the command's allowed-tools (a project \
-             command's hold once you trust the folder: `linggen trust`) or with --allowedTools"
+             approve in this run; allow it in the file's allowed-tools (a project's entries \
+             hold once you trust them: `linggen trust`) or with --allowedTools"
         ),
     });
     Some(format!(
@@ -410,33 +329,5 @@ mod tests {
             spliced("git log -1", &failed),
             "[`git log -1` did not succeed: exit 128\nfatal: not a git repository]"
         );
-    }
-
-    fn command(body: &str, source: SkillSource) -> Skill {
-        crate::skills::commands::parse(body, "fix".into(), "fix.md".into(), source).unwrap()
-    }
-
-    #[test]
-    fn only_commands_expand_and_mentions_come_from_the_body() {
-        let fix = command(
-            "Fix $ARGUMENTS, see @docs/a.md and @$2\n!`git log @{u}`",
-            SkillSource::Project,
-        );
-        let pending = Pending::of(&fix, "@src/y.rs src/x.rs", "\n\npiped").unwrap();
-        assert_eq!(
-            pending.body,
-            "Fix @src/y.rs src/x.rs, see @docs/a.md and @src/x.rs\n!`git log @{u}`"
-        );
-        // `src/y.rs` is the person's own mention, which the frontend attached already.
-        assert_eq!(pending.mentions, ["docs/a.md", "src/x.rs"]);
-        assert!(pending.from_project);
-        assert_eq!(pending.attached, "\n\npiped");
-        let skill = Skill {
-            kind: SkillKind::Skill,
-            ..fix
-        };
-        assert!(Pending::of(&skill, "", "").is_none());
-        let mine = command("x", SkillSource::Claude);
-        assert!(!Pending::of(&mine, "", "").unwrap().from_project);
     }
 }
