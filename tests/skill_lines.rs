@@ -176,3 +176,51 @@ fn an_untrusted_project_skills_lines_do_not_run_where_nobody_can_approve() {
         "{user}"
     );
 }
+
+/// Claude Code's `disableSkillShellExecution` (or linggen's `[permissions] skill_shell =
+/// false`) turns every line off: nothing runs, each says so, and a project cannot turn
+/// them back on.
+#[test]
+fn the_person_can_turn_the_lines_off() {
+    let Some((server, ws)) = setup(vec![
+        Reply::text("Without.").into(),
+        Reply::text("Without again.").into(),
+    ]) else {
+        return;
+    };
+    let dir = own_skill(&ws, &CONTEXT.replace("echo one two", "touch ran.txt"));
+    std::fs::create_dir_all(ws.home().join(".claude")).unwrap();
+    std::fs::write(
+        ws.home().join(".claude/settings.json"),
+        r#"{"disableSkillShellExecution": true}"#,
+    )
+    .unwrap();
+    let r = run(&ws, &["-p", "/gather x"]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let user = texts(&server.chat_requests()[0], "user").join("\n");
+    let off = "was not run: the user turned off shell commands in skills and commands]";
+    assert!(
+        user.contains(&format!("Folder: [`echo {}` {off}", dir.display())),
+        "{user}"
+    );
+    assert!(
+        user.contains("[`touch ran.txt; echo three | wc -w` was not run: the user turned off"),
+        "{user}"
+    );
+    assert!(!ws.root().join("ran.txt").exists());
+
+    // linggen's own key does the same, and a project's `true` does not undo it.
+    std::fs::remove_file(ws.home().join(".claude/settings.json")).unwrap();
+    let config = ws.home().join("linggen-agent.toml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str("\n[permissions]\nskill_shell = false\n");
+    std::fs::write(&config, text).unwrap();
+    ws.write("linggen-agent.toml", "[permissions]\nskill_shell = true\n");
+    let trusted = run(&ws, &["trust", "--yes"]);
+    assert_eq!(trusted.code, Some(0), "{}", trusted.stderr);
+    let r = run(&ws, &["-p", "/gather x"]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let user = texts(&server.last_chat_request().unwrap(), "user").join("\n");
+    assert!(user.contains("was not run: the user turned off"), "{user}");
+    assert!(!ws.root().join("ran.txt").exists());
+}

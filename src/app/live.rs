@@ -336,6 +336,7 @@ fn session_permissions(
         .and_then(|p| p.with_ask(&config.ask))
         .map_err(|e| usage(&e))?
         .with_trust(trust)
+        .with_skill_shell(config.skill_shell)
         .with_project_rules(project_rules)
         .map_err(|e| usage(&e))?;
     let permissions = match &config.claude {

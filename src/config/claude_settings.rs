@@ -22,6 +22,9 @@ pub struct ClaudePermissions {
     pub ask: Vec<String>,
     pub deny: Vec<String>,
     pub default_mode: Option<PermissionMode>,
+    /// `disableSkillShellExecution: true`: the `!` lines of skills and commands do not run.
+    /// A restriction, so a workspace's file applies without trust.
+    pub disable_skill_shell: bool,
 }
 
 /// Reads `path`; `Ok(None)` when there is no such file. A file that is not valid JSON, or a
@@ -40,9 +43,24 @@ pub(in crate::config) fn read(path: &Path) -> Result<Option<ClaudePermissions>, 
             e.line()
         )
     })?;
+    let disable_skill_shell = match &value["disableSkillShellExecution"] {
+        serde_json::Value::Null => false,
+        serde_json::Value::Bool(off) => *off,
+        _ => {
+            return Err(format!(
+                "{}: `disableSkillShellExecution` is not `true` or `false`; nothing of the \
+                 file is used",
+                path.display()
+            ));
+        }
+    };
     let permissions = &value["permissions"];
     if permissions.is_null() {
-        return Ok(None);
+        return Ok(disable_skill_shell.then(|| ClaudePermissions {
+            path: path.to_path_buf(),
+            disable_skill_shell,
+            ..ClaudePermissions::default()
+        }));
     }
     let wrong = |what: &str| {
         format!(
@@ -74,6 +92,7 @@ pub(in crate::config) fn read(path: &Path) -> Result<Option<ClaudePermissions>, 
         ask: list("ask")?,
         deny: list("deny")?,
         default_mode,
+        disable_skill_shell,
     }))
 }
 
@@ -128,6 +147,7 @@ impl super::Config {
     /// applies at once unless linggen's own files chose one; a looser one waits for trust
     /// ([`Self::apply_trusted_claude`]).
     pub(super) fn apply_claude_project(&mut self, claude: ClaudePermissions, file: &str) {
+        self.apply_skill_shell(&claude);
         let project = ProjectClaude {
             file: file.to_string(),
             permissions: claude,
@@ -172,6 +192,7 @@ impl super::Config {
     /// `WebFetch`): a rule written for another program must not stop linggen. Takes the
     /// mode when linggen's files chose none.
     pub(super) fn apply_claude(&mut self, claude: ClaudePermissions) {
+        self.apply_skill_shell(&claude);
         if let Some(mode) = claude.default_mode
             && !self.origins.contains_key("permission_mode")
         {
@@ -179,6 +200,15 @@ impl super::Config {
             self.set_origin("permission_mode", claude.path.display());
         }
         self.claude = Some(claude);
+    }
+
+    /// `disableSkillShellExecution: true` turns the `!` lines off; `false` leaves them as
+    /// linggen's own files set them.
+    fn apply_skill_shell(&mut self, claude: &ClaudePermissions) {
+        if claude.disable_skill_shell {
+            self.skill_shell = false;
+            self.set_origin("skill_shell", claude.path.display());
+        }
     }
 }
 
@@ -206,5 +236,37 @@ mod tests {
         std::fs::write(&path, r#"{"permissions": {"allow": "Bash"}}"#)
             .unwrap_or_else(|e| panic!("{e}"));
         assert!(read(&path).unwrap_err().contains("permissions.allow"));
+    }
+
+    #[test]
+    fn disable_skill_shell_execution_is_read_with_or_without_permissions() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let path = dir.path().join("settings.json");
+        let off = |text: &str| {
+            std::fs::write(&path, text).unwrap_or_else(|e| panic!("{e}"));
+            read(&path).map(|c| c.map(|c| c.disable_skill_shell))
+        };
+        assert_eq!(
+            off(r#"{"disableSkillShellExecution": true}"#),
+            Ok(Some(true))
+        );
+        assert_eq!(off(r#"{"disableSkillShellExecution": false}"#), Ok(None));
+        let both = r#"{"disableSkillShellExecution": true, "permissions": {"deny": ["Bash"]}}"#;
+        assert_eq!(off(both), Ok(Some(true)));
+        let err = off(r#"{"disableSkillShellExecution": "yes"}"#).unwrap_err();
+        assert!(
+            err.contains("settings.json: `disableSkillShellExecution`"),
+            "{err}"
+        );
+
+        // A workspace's file turns them off without trust: it only restricts.
+        let mut config = crate::config::Config::default();
+        let claude = read(&path.with_file_name("none.json")).unwrap_or_default();
+        config.apply_claude_project(claude.unwrap_or_default(), ".claude/settings.json");
+        assert!(config.skill_shell);
+        std::fs::write(&path, both).unwrap_or_else(|e| panic!("{e}"));
+        let claude = read(&path).unwrap_or_default().unwrap_or_default();
+        config.apply_claude_project(claude, ".claude/settings.json");
+        assert!(!config.skill_shell);
     }
 }

@@ -128,6 +128,9 @@ struct PermissionsSection {
     /// Restricts only (a call asks that would not), so a project's apply without trust.
     #[serde(default)]
     ask: Vec<String>,
+    /// `false`: the `!` lines of skills and commands do not run. A project may only turn
+    /// them off.
+    skill_shell: Option<bool>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -225,7 +228,10 @@ const KNOWN: &[(&str, &[&str])] = &[
             "max_delegation_depth",
         ],
     ),
-    ("permissions", &["mode", "allow", "deny", "ask"]),
+    (
+        "permissions",
+        &["mode", "allow", "deny", "ask", "skill_shell"],
+    ),
     (
         "models",
         &[
@@ -501,6 +507,10 @@ impl Layer<'_> {
         config.allow.extend(permissions.allow);
         config.deny.extend(permissions.deny);
         config.ask.extend(permissions.ask);
+        if let Some(on) = permissions.skill_shell {
+            config.skill_shell = on;
+            config.set_origin("skill_shell", self.path.display());
+        }
     }
 
     /// `[llm]`. Not a grant: a project that sets a short `stall_secs` only makes linggen
@@ -784,6 +794,11 @@ fn withhold_permissions(
         config.withheld.mode = Some(mode);
         config.withheld.file = file.to_string();
         permissions.mode = None;
+    }
+    // Turning the `!` lines back on after the person turned them off would be a grant;
+    // `true` is the default anyway, so it is dropped without a word.
+    if permissions.skill_shell == Some(true) {
+        permissions.skill_shell = None;
     }
     if !permissions.allow.is_empty() {
         for rule in std::mem::take(&mut permissions.allow) {

@@ -184,6 +184,9 @@ pub struct Config {
     pub deny: Vec<String>,
     /// Rules whose calls always ask (`[permissions] ask`, Claude Code's `ask`).
     pub ask: Vec<String>,
+    /// `[permissions] skill_shell` (Claude Code's `disableSkillShellExecution`, inverted):
+    /// whether the `` !`cmd` `` lines of skills and commands run at all.
+    pub skill_shell: bool,
     /// The person's `~/.claude/settings.json` permissions (its mode already applied).
     pub claude: Option<claude_settings::ClaudePermissions>,
     /// The workspace's `.claude/settings.json` and `.claude/settings.local.json`
@@ -274,6 +277,7 @@ impl Default for Config {
             allow: Vec::new(),
             deny: Vec::new(),
             ask: Vec::new(),
+            skill_shell: true,
             claude: None,
             claude_project: Vec::new(),
             add_dirs: Vec::new(),

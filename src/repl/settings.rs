@@ -289,6 +289,7 @@ impl Shell {
                 c.origin("max_delegation_depth"),
             ),
             row("permission_mode", &mode.as_str(), mode_origin),
+            row("skill_shell", &c.skill_shell, c.origin("skill_shell")),
             row(
                 "bash_timeout_ms",
                 &c.bash_timeout_ms,

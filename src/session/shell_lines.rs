@@ -28,7 +28,9 @@ pub(super) async fn expand(
     let mut done = 0;
     for span in shell_spans(body) {
         out.push_str(&body[done..span.range.start]);
-        let text = if ctx.cancel.is_cancelled() {
+        let text = if !conv.permissions.skill_shell() {
+            turned_off(&span.command)
+        } else if ctx.cancel.is_cancelled() {
             cancelled(&span.command)
         } else {
             let previous = conv.permissions.set_rules_only(true);
@@ -87,6 +89,14 @@ async fn run_span(
         outputs.push(spliced(command, &output));
     }
     outputs.join("\n")
+}
+
+/// What stands for a line where the person turned the lines off.
+fn turned_off(script: &str) -> String {
+    format!(
+        "[`{}` was not run: the user turned off shell commands in skills and commands]",
+        script.replace('\n', "; ")
+    )
 }
 
 /// What stands for a command the cancelled turn did not run.

@@ -282,6 +282,9 @@ pub struct Permissions {
     trust: Trust,
     /// Set while a custom command's or skill's `` !`cmd` `` lines run (see [`Self::set_rules_only`]).
     rules_only: bool,
+    /// `[permissions] skill_shell = false` (Claude Code's `disableSkillShellExecution`): the
+    /// `!` lines of skills and commands do not run at all.
+    no_skill_shell: bool,
 }
 
 impl Permissions {
@@ -297,7 +300,20 @@ impl Permissions {
             session_allow: Vec::new(),
             trust: Trust::default(),
             rules_only: false,
+            no_skill_shell: false,
         })
+    }
+
+    /// Whether the `` !`cmd` `` lines of skills and commands may run (subject, each, to
+    /// the check like any call); `false` turns them all off.
+    pub fn with_skill_shell(mut self, on: bool) -> Self {
+        self.no_skill_shell = !on;
+        self
+    }
+
+    /// See [`Self::with_skill_shell`].
+    pub fn skill_shell(&self) -> bool {
+        !self.no_skill_shell
     }
 
     /// While on, a command the analysis finds read-only still asks unless a rule allows it
