@@ -124,6 +124,67 @@ fn a_model_calls_an_mcp_tool_over_stdio_when_a_rule_allows_it() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("It echoed."));
 }
 
+/// A server that offers resources brings Claude Code's two resource tools: the model lists
+/// them (all servers', or one's) and reads one by its URI, without being asked (they only
+/// read); a server that is not there, or a URI it does not have, is one error for the model.
+#[test]
+fn a_model_lists_and_reads_a_servers_resources() {
+    let Some(entry) = mcp_everything() else {
+        return;
+    };
+    let doc = "demo://resource/static/document/architecture.md";
+    let (ws, server) = workspace(
+        vec![
+            Reply::tool("ListMcpResourcesTool", json!({})).into(),
+            Reply::tool(
+                "ReadMcpResourceTool",
+                json!({"server": "everything", "uri": doc}),
+            )
+            .into(),
+            Reply::tool("ListMcpResourcesTool", json!({"server": "nowhere"})).into(),
+            Reply::tool(
+                "ReadMcpResourceTool",
+                json!({"server": "everything", "uri": "demo://no/such/thing"}),
+            )
+            .into(),
+            Reply::text("Read it.").into(),
+        ],
+        &entry,
+        ROOMY,
+    );
+    let out = run(&ws, &["-p", "what does the server document?"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let requests = server.chat_requests();
+    let tools = offered(&requests[0]);
+    for tool in ["ListMcpResourcesTool", "ReadMcpResourceTool"] {
+        assert!(tools.iter().any(|t| t == tool), "{tool}: {tools:?}");
+    }
+    // Each request's last tool message is the newest call's result.
+    let result = |i: usize| texts(&requests[i], "tool").pop().unwrap_or_default();
+    let listed = result(1);
+    assert!(
+        listed.contains(&format!("\"uri\": \"{doc}\""))
+            && listed.contains("\"server\": \"everything\"")
+            && listed.contains("\"mimeType\": \"text/markdown\""),
+        "{listed}"
+    );
+    let read = result(2);
+    assert!(read.to_lowercase().contains("architecture"), "{read}");
+    assert!(!read.contains("\"uri\""), "the document itself: {read}");
+    let unknown = result(3);
+    assert!(
+        unknown.contains(
+            "no MCP server named `nowhere` offers resources; servers with \
+             resources: everything"
+        ),
+        "{unknown}"
+    );
+    let missing = result(4);
+    assert!(missing.contains("demo://no/such/thing"), "{missing}");
+    assert!(!stderr.contains("approval"), "{stderr}");
+}
+
 /// `-p "/mcp__SERVER__PROMPT args"` sends the server's prompt, filled in, as the task: the
 /// server is waited for (it starts with the session), and an unknown prompt is one line.
 #[test]

@@ -22,7 +22,7 @@ use tokio::io::AsyncReadExt;
 use super::config::{ServerConfig, Transport};
 use super::model::{
     CallToolResult, ContentBlock, GetPromptResult, Implementation, InitializeResult, JsonObject,
-    LATEST_PROTOCOL_VERSION, Prompt, ResourceContents, Tool,
+    LATEST_PROTOCOL_VERSION, Prompt, ReadResourceResult, Resource, ResourceContents, Tool,
 };
 use crate::protocol::jsonrpc::{Closed, Peer};
 use crate::sync::lock;
@@ -192,6 +192,34 @@ impl Connection {
             return Ok(Vec::new());
         }
         self.list_all("prompts/list", "prompts", limit).await
+    }
+
+    /// Whether the server said it offers resources.
+    pub fn offers_resources(&self) -> bool {
+        self.server.capabilities.contains_key("resources")
+    }
+
+    /// The server's resources (all pages).
+    pub async fn resources(&self, limit: Duration) -> Result<Vec<Resource>, McpError> {
+        self.list_all("resources/list", "resources", limit).await
+    }
+
+    /// The contents of the resource at `uri`.
+    pub async fn read_resource(
+        &self,
+        uri: &str,
+        limit: Duration,
+    ) -> Result<Vec<ResourceContents>, McpError> {
+        let what = format!("resource `{uri}`");
+        let result: ReadResourceResult = self
+            .ask(
+                "resources/read",
+                json!({ "uri": uri }),
+                &what,
+                &Deadline::after(limit),
+            )
+            .await?;
+        Ok(result.contents)
     }
 
     /// The messages of prompt `name` with `args`, as text.

@@ -2,7 +2,8 @@
 //! registered as `mcp__SERVER__TOOL`, and `linggen mcp serve`. [`config`] finds the servers
 //! a person already has configured; [`names`] is how their tools are named; [`client`]
 //! talks to one server; [`server`] keeps one running for a session and registers its
-//! tools ([`tools`]); [`servers`] is a session's set, with what waits for trust. [`serve`]
+//! tools ([`tools`]) and, when it offers resources, the two resource tools
+//! ([`resources`]); [`servers`] is a session's set, with what waits for trust. [`serve`]
 //! is the other direction: linggen as an MCP server (`linggen mcp serve`).
 
 pub mod client;
@@ -11,6 +12,7 @@ pub mod legacy_sse;
 pub mod model;
 pub mod names;
 pub mod oauth;
+pub mod resources;
 pub mod runners;
 pub mod serve;
 pub mod server;

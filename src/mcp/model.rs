@@ -208,8 +208,39 @@ pub struct EmbeddedResource {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum ResourceContents {
-    Text { uri: String, text: String },
-    Blob { uri: String, blob: String },
+    Text {
+        uri: String,
+        text: String,
+        #[serde(default, rename = "mimeType", skip_serializing_if = "Option::is_none")]
+        mime_type: Option<String>,
+    },
+    Blob {
+        uri: String,
+        blob: String,
+        #[serde(default, rename = "mimeType", skip_serializing_if = "Option::is_none")]
+        mime_type: Option<String>,
+    },
+}
+
+/// One resource a server lists (`resources/list`): data it offers by URI, read with
+/// `resources/read`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Resource {
+    pub uri: String,
+    #[serde(default)]
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+}
+
+/// A `resources/read` result.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct ReadResourceResult {
+    #[serde(default)]
+    pub contents: Vec<ResourceContents>,
 }
 
 /// One prompt a server offers (a `/mcp__SERVER__PROMPT` command).

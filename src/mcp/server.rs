@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use super::model::{CallToolResult, JsonObject, Prompt};
+use super::model::{CallToolResult, JsonObject, Prompt, Resource, ResourceContents};
 
 use super::client::{Connection, McpError, Spawn};
 use super::config::ServerConfig;
@@ -50,6 +50,8 @@ pub struct Context {
     pub root: PathBuf,
     /// Tells the person something (a server failed, stopped, came back).
     pub notify: Arc<dyn Fn(String) + Send + Sync>,
+    /// The session's servers that offer resources, which this one joins if it does.
+    pub resources: Arc<super::resources::ResourceServers>,
 }
 
 pub struct Server {
@@ -143,17 +145,42 @@ impl Server {
     pub async fn call(&self, tool: &str, args: JsonObject) -> Result<CallToolResult, McpError> {
         let connection = self.connection().await?;
         let result = connection.call(tool, args, self.config.tool_timeout).await;
-        if matches!(result, Err(McpError::Closed { .. })) || connection.is_closed() {
-            // Forget it: the next call starts the server again.
-            *self.connection.lock().await = None;
-            self.set_status(Status::Failed("stopped".into()));
-        }
-        result
+        self.watched(&connection, result).await
     }
 
     /// Its prompts as they were listed when it started.
     pub fn prompts(&self) -> Vec<Prompt> {
         lock(&self.prompts).clone()
+    }
+
+    /// Its resources, as it lists them now.
+    pub async fn resources(&self) -> Result<Vec<Resource>, McpError> {
+        let connection = self.connection().await?;
+        let listed = connection.resources(self.config.tool_timeout).await;
+        self.watched(&connection, listed).await
+    }
+
+    /// The contents of its resource at `uri`.
+    pub async fn read_resource(&self, uri: &str) -> Result<Vec<ResourceContents>, McpError> {
+        let connection = self.connection().await?;
+        let read = connection
+            .read_resource(uri, self.config.tool_timeout)
+            .await;
+        self.watched(&connection, read).await
+    }
+
+    /// `result`, after forgetting a connection that closed under it: the next request
+    /// starts the server again.
+    async fn watched<T>(
+        &self,
+        connection: &Connection,
+        result: Result<T, McpError>,
+    ) -> Result<T, McpError> {
+        if matches!(result, Err(McpError::Closed { .. })) || connection.is_closed() {
+            *self.connection.lock().await = None;
+            self.set_status(Status::Failed("stopped".into()));
+        }
+        result
     }
 
     /// Prompt `name` filled with `args`: the text of its messages, one after the other.
@@ -209,6 +236,11 @@ impl Server {
             .await
             .unwrap_or_default();
         *lock(&self.prompts) = prompts;
+        if connection.offers_resources()
+            && let (Some(me), Some(registry)) = (self.me.upgrade(), self.context.registry.upgrade())
+        {
+            self.context.resources.offered(&me, &registry);
+        }
         self.set_status(Status::Ready {
             tools: count,
             version: connection.server_version(),

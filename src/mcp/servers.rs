@@ -46,6 +46,7 @@ impl McpServers {
         notify: Arc<dyn Fn(String) + Send + Sync>,
     ) -> McpServers {
         let mut servers = McpServers::default();
+        let resources = Arc::new(super::resources::ResourceServers::default());
         for server in &config.servers {
             let held = if !server.enabled {
                 Some(Status::Disabled)
@@ -66,6 +67,7 @@ impl McpServers {
                 sandbox: tools.sandbox.clone(),
                 root: tools.root.clone(),
                 notify: notify.clone(),
+                resources: resources.clone(),
             };
             let started = Server::new(server.clone(), context);
             started.start_in_background();

@@ -162,7 +162,7 @@ fn summary(tool: &str, text: &str, failed: bool, images: usize) -> String {
 
 fn embedded_text(resource: &ResourceContents) -> String {
     match resource {
-        ResourceContents::Text { uri, text } => format!("[resource {uri}]\n{text}"),
+        ResourceContents::Text { uri, text, .. } => format!("[resource {uri}]\n{text}"),
         ResourceContents::Blob { uri, .. } => format!("[resource {uri} (binary, not shown)]"),
     }
 }

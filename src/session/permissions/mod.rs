@@ -66,8 +66,12 @@ impl RuleTool {
     }
 }
 
-/// `mcp__SERVER`, `mcp__SERVER__TOOL` or a `*` pattern of them.
+/// `mcp__SERVER`, `mcp__SERVER__TOOL` or a `*` pattern of them, or one of the MCP
+/// resource tools (Claude Code's names).
 fn registered_rule(name: &str) -> bool {
+    if [crate::mcp::resources::LIST, crate::mcp::resources::READ].contains(&name) {
+        return true;
+    }
     name.starts_with("mcp__")
         && name.len() > "mcp__".len()
         && name

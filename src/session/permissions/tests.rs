@@ -396,6 +396,37 @@ fn a_registered_tool_asks_unless_a_rule_names_it_and_hints_never_lift_a_question
     );
 }
 
+/// The MCP resource tools only read: they run without asking, in plan mode too, unless a
+/// rule (Claude Code's names) denies them.
+#[test]
+fn the_resource_tools_run_unless_denied_by_name() {
+    let f = fixture();
+    let read = crate::tools::ToolEntry {
+        spec: crate::llm::ToolSpec {
+            name: "ReadMcpResourceTool".into(),
+            description: "read".into(),
+            parameters: json!({"type": "object"}),
+        },
+        class: AccessClass::Read,
+        hints: Default::default(),
+        origin: "MCP servers".into(),
+        handler: std::sync::Arc::new(Remote),
+    };
+    f.ctx.registry.register(read).unwrap();
+    let args = json!({"server": "s", "uri": "demo://x"});
+    let read = |p: &Permissions| verdict(p, &f, "ReadMcpResourceTool", args.clone());
+    for mode in [PermissionMode::Default, PermissionMode::Plan] {
+        assert_eq!(read(&perms(mode, &[], &[])), Verdict::Allow, "{mode:?}");
+    }
+    let denied = perms(PermissionMode::Bypass, &[], &["ReadMcpResourceTool"]);
+    assert!(is_deny(&read(&denied)));
+    assert!(is_deny(&read(&perms(
+        PermissionMode::Default,
+        &[],
+        &["ReadMcpResourceTool(*)"]
+    ))));
+}
+
 #[test]
 fn mcp_rules_parse_as_claude_code_writes_them() {
     for ok in [
