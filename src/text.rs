@@ -61,6 +61,18 @@ pub fn thousands(n: u64) -> String {
     out
 }
 
+/// `text` cut to its first `max` characters, with a last line saying how many were left
+/// out; as it is when it fits.
+pub fn cut_chars(text: &str, max: usize) -> String {
+    let total = text.chars().count();
+    if total <= max {
+        return text.to_string();
+    }
+    let mut kept: String = text.chars().take(max).collect();
+    kept.push_str(&format!("\n… [{} more characters not shown]", total - max));
+    kept
+}
+
 /// `1 line`, `3 lines`: a count with its noun in the right number.
 pub fn plural(n: usize, one: &str, many: &str) -> String {
     if n == 1 {

@@ -148,6 +148,7 @@ fn a_model_lists_and_reads_a_servers_resources() {
             )
             .into(),
             Reply::text("Read it.").into(),
+            Reply::text("No MCP here.").into(),
         ],
         &entry,
         ROOMY,
@@ -156,6 +157,14 @@ fn a_model_lists_and_reads_a_servers_resources() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     let requests = server.chat_requests();
+    // The server's instructions are in the system prompt from the first request on.
+    let system = texts(&requests[0], "system").join("\n");
+    assert!(
+        system.contains("# MCP server instructions")
+            && system.contains("## everything\n# Everything Server")
+            && system.contains("Server instructions are working!"),
+        "{system}"
+    );
     let tools = offered(&requests[0]);
     for tool in ["ListMcpResourcesTool", "ReadMcpResourceTool"] {
         assert!(tools.iter().any(|t| t == tool), "{tool}: {tools:?}");
@@ -183,6 +192,12 @@ fn a_model_lists_and_reads_a_servers_resources() {
     let missing = result(4);
     assert!(missing.contains("demo://no/such/thing"), "{missing}");
     assert!(!stderr.contains("approval"), "{stderr}");
+
+    // A run that may not use the server's tools is not told about them.
+    let out = run(&ws, &["-p", "just read", "--tools", "Read"]);
+    assert_eq!(out.status.code(), Some(0));
+    let system = texts(&server.last_chat_request().unwrap(), "system").join("\n");
+    assert!(!system.contains("MCP server instructions"), "{system}");
 }
 
 /// `-p "/mcp__SERVER__PROMPT args"` sends the server's prompt, filled in, as the task: the

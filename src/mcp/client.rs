@@ -194,6 +194,11 @@ impl Connection {
         self.list_all("prompts/list", "prompts", limit).await
     }
 
+    /// What the server said, when it introduced itself, about using its tools.
+    pub fn instructions(&self) -> Option<&str> {
+        self.server.instructions.as_deref()
+    }
+
     /// Whether the server said it offers resources.
     pub fn offers_resources(&self) -> bool {
         self.server.capabilities.contains_key("resources")

@@ -44,6 +44,9 @@ pub struct InitializeResult {
     pub capabilities: JsonObject,
     #[serde(default)]
     pub server_info: Option<Implementation>,
+    /// How to use its tools and resources, for the model's system prompt.
+    #[serde(default)]
+    pub instructions: Option<String>,
 }
 
 /// One tool a server offers.

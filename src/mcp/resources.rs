@@ -217,7 +217,9 @@ fn output(uri: &str, contents: Vec<ResourceContents>) -> ToolOutput {
     let mut images = Vec::new();
     for content in contents {
         match content {
-            ResourceContents::Text { text, .. } => parts.push(cut(text)),
+            ResourceContents::Text { text, .. } => {
+                parts.push(crate::text::cut_chars(&text, TEXT_CHARS))
+            }
             ResourceContents::Blob {
                 uri,
                 blob,
@@ -243,20 +245,6 @@ fn output(uri: &str, contents: Vec<ResourceContents>) -> ToolOutput {
         crate::text::plural(text.lines().count(), "line", "lines")
     );
     ToolOutput::ok(text, summary).with_images(images)
-}
-
-/// `text` cut to [`TEXT_CHARS`], with a note of what was left out.
-fn cut(text: String) -> String {
-    let total = text.chars().count();
-    if total <= TEXT_CHARS {
-        return text;
-    }
-    let mut kept: String = text.chars().take(TEXT_CHARS).collect();
-    kept.push_str(&format!(
-        "\n… [{} more characters not shown]",
-        total - TEXT_CHARS
-    ));
-    kept
 }
 
 fn read_args(args: &Value) -> Result<(&str, &str), ToolOutput> {

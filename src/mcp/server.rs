@@ -236,6 +236,9 @@ impl Server {
             .await
             .unwrap_or_default();
         *lock(&self.prompts) = prompts;
+        if let Some(registry) = self.context.registry.upgrade() {
+            registry.set_instructions(&self.config.name, connection.instructions());
+        }
         if connection.offers_resources()
             && let (Some(me), Some(registry)) = (self.me.upgrade(), self.context.registry.upgrade())
         {

@@ -127,15 +127,7 @@ fn output(tool: &str, result: CallToolResult) -> ToolOutput {
     {
         parts.push(structured.to_string());
     }
-    let mut text = parts.join("\n");
-    let total = text.chars().count();
-    if total > RESULT_CHARS {
-        text = text.chars().take(RESULT_CHARS).collect();
-        text.push_str(&format!(
-            "\n… [{} more characters not shown]",
-            total - RESULT_CHARS
-        ));
-    }
+    let text = crate::text::cut_chars(&parts.join("\n"), RESULT_CHARS);
     let failed = result.is_error.unwrap_or(false);
     let summary = summary(tool, &text, failed, images.len());
     if failed {

@@ -269,6 +269,10 @@ pub(crate) async fn compose_prompt(shared: &TurnShared, ctx: &run::RunCtx) -> St
     let window = shared.models.model(likely).context_window().await;
     let context = prompt::for_window(&shared.context_prompt, window);
     let mut prompt = format!("{}\n\n{context}", body.trim());
+    if let Some(section) = mcp_instructions(shared, ctx, window).await {
+        prompt.push_str("\n\n");
+        prompt.push_str(&section);
+    }
     if let Some(memory) = shared.memory.as_ref().and_then(|m| m.section()) {
         prompt.push_str("\n\n");
         prompt.push_str(&memory);
@@ -282,6 +286,47 @@ pub(crate) async fn compose_prompt(shared: &TurnShared, ctx: &run::RunCtx) -> St
         prompt.push_str(extra.trim());
     }
     prompt
+}
+
+/// Characters of one MCP server's instructions the system prompt carries; the rest is cut
+/// with a note.
+const MCP_INSTRUCTIONS_CHARS: usize = 2_000;
+
+/// What the MCP servers whose tools the run may use say about using them (their
+/// `instructions`, as Claude Code passes them on). Waits for servers still starting (as
+/// the first model request would). Left out on a small window, where every token counts.
+async fn mcp_instructions(
+    shared: &TurnShared,
+    ctx: &run::RunCtx,
+    window: Option<u32>,
+) -> Option<String> {
+    if crate::tools::compact::is_small(window) {
+        return None;
+    }
+    let registry = &shared.tools.registry;
+    registry.settled().await;
+    let tools = registry.registered();
+    let sections: Vec<String> = registry
+        .instructions()
+        .into_iter()
+        .filter(|(server, _)| {
+            let prefix = crate::mcp::tool_name(server, "");
+            tools
+                .iter()
+                .any(|t| t.spec.name.starts_with(&prefix) && ctx.agent.allows(&t.id()))
+        })
+        .map(|(server, text)| {
+            let text = crate::text::cut_chars(&text, MCP_INSTRUCTIONS_CHARS);
+            format!("## {server}\n{text}")
+        })
+        .collect();
+    (!sections.is_empty()).then(|| {
+        format!(
+            "# MCP server instructions\n\nThe connected MCP servers say how to use their \
+             tools:\n\n{}",
+            sections.join("\n\n")
+        )
+    })
 }
 
 /// What decides the model for an agent's or skill's `model` hint; without a hint, or when

@@ -132,6 +132,9 @@ pub struct ToolRegistry {
     loaded: RwLock<std::collections::BTreeSet<String>>,
     /// `[mcp] eager_tools_chars`; `None`: decided from the model's window.
     eager_chars: RwLock<Option<usize>>,
+    /// What each source says about using its tools (an MCP server's `instructions`), by
+    /// the source's name.
+    instructions: RwLock<BTreeMap<String, String>>,
 }
 
 /// Held while a source of tools is starting; dropping it says it is done (or failed).
@@ -158,6 +161,23 @@ impl ToolRegistry {
     /// The registered (non built-in) tools, by name.
     pub fn registered(&self) -> Vec<ToolEntry> {
         self.read().values().cloned().collect()
+    }
+
+    /// Keeps what source `name` says about using its tools (nothing: forgets it).
+    pub fn set_instructions(&self, name: &str, text: Option<&str>) {
+        let mut map = write(&self.instructions);
+        match text.map(str::trim).filter(|t| !t.is_empty()) {
+            Some(text) => map.insert(name.to_string(), text.to_string()),
+            None => map.remove(name),
+        };
+    }
+
+    /// Every source's instructions, by name.
+    pub fn instructions(&self) -> Vec<(String, String)> {
+        read(&self.instructions)
+            .iter()
+            .map(|(name, text)| (name.clone(), text.clone()))
+            .collect()
     }
 
     /// The registered tool with exactly this name.
