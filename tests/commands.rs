@@ -358,3 +358,62 @@ fn in_the_shell_a_line_no_rule_allows_asks_the_person_first() {
     assert!(!user.contains(SUBJECT), "{user}");
     repl.line("/quit");
 }
+
+/// `disable-model-invocation: false` lets the model run a command through the `Skill` tool
+/// (its `!` lines run inside that call); without it the model is told there is no such
+/// skill. `context: fork` runs a command in a child run, as a skill's.
+#[test]
+fn a_command_may_be_offered_to_the_model_and_may_fork() {
+    if !sandbox_available() {
+        return;
+    }
+    let server = ScriptedServer::start_background(
+        Protocol::OpenAi,
+        vec![
+            Step::from(Reply::tool("Skill", json!({"skill": "ctx", "args": "7"}))),
+            Reply::tool("Skill", json!({"skill": "mine"})).into(),
+            Reply::text("Done.").into(),
+            // The forked command's child.
+            Reply::text("Forked answer.").into(),
+        ],
+    );
+    let ws = Workspace::new();
+    ws.configure(Protocol::OpenAi, &server.url());
+    own(
+        &ws,
+        "commands/ctx.md",
+        "---\ndescription: The context of an issue\ndisable-model-invocation: false\n\
+         allowed-tools: Bash(echo:*)\n---\nIssue $1: !`echo from-the-command`\n",
+    );
+    own(&ws, "commands/mine.md", "Only for the person.\n");
+    own(
+        &ws,
+        "commands/aside.md",
+        "---\ncontext: fork\n---\nAnswer aside.\n",
+    );
+    let r = run(&ws, &["-p", "look into issue 7"]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let requests = server.chat_requests();
+    let catalog = requests[0]["tools"].to_string();
+    assert!(
+        catalog.contains("ctx: The context of an issue"),
+        "{catalog}"
+    );
+    assert!(!catalog.contains("mine"), "{catalog}");
+    let loaded = texts(&requests[1], "tool").pop().unwrap();
+    assert!(
+        loaded.contains("You ran the command `/ctx`. Follow its instructions:")
+            && loaded.contains("Issue 7: from-the-command"),
+        "{loaded}"
+    );
+    let refused = texts(&requests[2], "tool").pop().unwrap();
+    assert!(refused.contains("no skill named `mine`"), "{refused}");
+
+    let r = run(&ws, &["-p", "--continue", "/aside"]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let child = server.last_chat_request().unwrap();
+    let asked = texts(&child, "user");
+    assert_eq!(asked.len(), 1, "a fresh history: {asked:?}");
+    assert!(asked[0].contains("Answer aside."), "{asked:?}");
+    assert!(r.stdout.contains("Forked answer."), "{}", r.stdout);
+}

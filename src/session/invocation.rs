@@ -31,14 +31,13 @@ pub(super) struct Invocation {
 }
 
 impl Invocation {
-    /// `skill` invoked with `args`; `by` says who invoked a skill ("The user", "You"): a
-    /// command is always the person's.
+    /// `skill` invoked with `args`; `by` says who invoked it ("The user", "You").
     pub(super) fn of(skill: &Skill, args: &str, by: &str, session_id: &str) -> Invocation {
         let body = skill.render_for(args, session_id);
         let (preamble, footer, mentions) = match skill.kind {
             SkillKind::Command => {
                 let preamble = format!(
-                    "The user ran the command `/{}`. Follow its instructions:\n\n",
+                    "{by} ran the command `/{}`. Follow its instructions:\n\n",
                     skill.name
                 );
                 (preamble, String::new(), mentions(&body, args))

@@ -20,7 +20,15 @@ const MAX_DEPTH: usize = 5;
 const MAX_FILES: usize = 500;
 
 /// The fields a command file may set (Claude Code's); others are kept in `extra`.
-const KNOWN_KEYS: &[&str] = &["description", "argument-hint", "allowed-tools", "model"];
+const KNOWN_KEYS: &[&str] = &[
+    "description",
+    "argument-hint",
+    "allowed-tools",
+    "model",
+    "disable-model-invocation",
+    "context",
+    "agent",
+];
 
 /// The description taken from a body without one is cut to this many characters.
 const FIRST_LINE_CHARS: usize = 120;
@@ -61,8 +69,11 @@ pub(crate) fn discover(dirs: &SkillDirs, warnings: &mut Vec<String>) -> Vec<Skil
                     continue;
                 }
             };
-            match parse(&text, name, path.clone(), source) {
-                Ok(command) => commands.push(command),
+            match parse_warning(&text, name, path.clone(), source) {
+                Ok((command, warned)) => {
+                    commands.push(command);
+                    warnings.extend(warned);
+                }
                 Err(e) => warnings.push(e.warning(&path)),
             }
         }
@@ -174,52 +185,70 @@ fn command_name(parts: &[String]) -> Result<String, String> {
 
 /// One command file → one [`Skill`] of the kind [`SkillKind::Command`]. `Err` is the
 /// problem at its line; the file is then skipped.
+#[cfg(test)]
 pub(crate) fn parse(
     text: &str,
     name: String,
     path: String,
     source: SkillSource,
 ) -> Result<Skill, FrontmatterError> {
+    parse_warning(text, name, path, source).map(|(command, _)| command)
+}
+
+/// [`parse`], with the warnings about fields that were read but not taken (an unknown
+/// `context`).
+fn parse_warning(
+    text: &str,
+    name: String,
+    path: String,
+    source: SkillSource,
+) -> Result<(Skill, Vec<String>), FrontmatterError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let opens_frontmatter = text.lines().next().is_some_and(|l| l.trim_end() == "---");
-    let (description, argument_hint, allowed_tools, model, body, extra) = if opens_frontmatter {
-        let doc = frontmatter::parse(text)?;
-        (
-            non_empty(doc.string("description")?),
-            non_empty(doc.string("argument-hint")?),
-            super::parse::allowed_tools(&doc)?,
-            non_empty(doc.string("model")?),
-            doc.body.clone(),
-            doc.extra(KNOWN_KEYS),
-        )
-    } else {
-        let body = text
-            .lines()
-            .skip_while(|l| l.trim().is_empty())
-            .collect::<Vec<_>>()
-            .join("\n");
-        (None, None, Vec::new(), None, body, BTreeMap::new())
-    };
-    Ok(Skill {
+    let mut warnings = Vec::new();
+    let mut command = Skill {
         name,
-        description: description.unwrap_or_else(|| first_line(&body)),
-        argument_hint,
-        // A command is the person's shortcut; the model is not offered it (its `!` lines
-        // run before a prompt is sent, which only a person's invocation does).
+        description: String::new(),
+        argument_hint: None,
+        // A command is the person's shortcut unless its file says the model may run it
+        // (`disable-model-invocation: false`): a repository's commands are not offered to
+        // the model behind the person's back.
         disable_model_invocation: true,
         user_invocable: true,
-        allowed_tools,
-        model,
+        allowed_tools: Vec::new(),
+        model: None,
         fork: false,
         agent: None,
         trigger: None,
-        body,
+        body: String::new(),
         dir: None,
         path,
         source,
         kind: SkillKind::Command,
-        extra,
-    })
+        extra: BTreeMap::new(),
+    };
+    if opens_frontmatter {
+        let doc = frontmatter::parse(text)?;
+        command.description = non_empty(doc.string("description")?).unwrap_or_default();
+        command.argument_hint = non_empty(doc.string("argument-hint")?);
+        command.allowed_tools = super::parse::allowed_tools(&doc)?;
+        command.model = non_empty(doc.string("model")?);
+        command.disable_model_invocation = doc.boolean("disable-model-invocation")?.unwrap_or(true);
+        command.fork = super::parse::fork(&doc, &command.path, &mut warnings)?;
+        command.agent = non_empty(doc.string("agent")?);
+        command.body = doc.body.clone();
+        command.extra = doc.extra(KNOWN_KEYS);
+    } else {
+        command.body = text
+            .lines()
+            .skip_while(|l| l.trim().is_empty())
+            .collect::<Vec<_>>()
+            .join("\n");
+    }
+    if command.description.is_empty() {
+        command.description = first_line(&command.body);
+    }
+    Ok((command, warnings))
 }
 
 fn non_empty(value: Option<String>) -> Option<String> {

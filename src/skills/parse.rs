@@ -138,7 +138,11 @@ fn description(doc: &Document) -> Result<String, FrontmatterError> {
 }
 
 /// `context: fork` runs the skill in a child run; an unknown value warns and runs inline.
-fn fork(doc: &Document, path: &str, warnings: &mut Vec<String>) -> Result<bool, FrontmatterError> {
+pub(super) fn fork(
+    doc: &Document,
+    path: &str,
+    warnings: &mut Vec<String>,
+) -> Result<bool, FrontmatterError> {
     Ok(match doc.string("context")?.as_deref().map(str::trim) {
         None | Some("") => false,
         Some("fork") => true,
