@@ -224,3 +224,29 @@ fn the_person_can_turn_the_lines_off() {
     assert!(user.contains("was not run: the user turned off"), "{user}");
     assert!(!ws.root().join("ran.txt").exists());
 }
+
+/// A skill the model loads runs its lines in the model's run, so its agent's limits hold:
+/// an agent that may not run commands gets a note instead of the output, even where the
+/// skill's own rules would allow the line.
+#[test]
+fn a_loaded_skills_lines_keep_to_the_agents_tools() {
+    let Some((server, ws)) = setup(vec![
+        Reply::tool("Skill", json!({"skill": "gather", "args": "x"})).into(),
+        Reply::text("Reported.").into(),
+    ]) else {
+        return;
+    };
+    own_skill(&ws, CONTEXT);
+    ws.write(
+        "agents/reader.md",
+        "---\nname: reader\ndescription: Reads\ntools: [Read, Skill]\n---\nYou read.\n",
+    );
+    let r = run(&ws, &["-p", "report", "--agent", "reader"]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let loaded = texts(&server.chat_requests()[1], "tool").pop().unwrap();
+    assert!(
+        loaded.contains("[`echo one two` did not succeed: agent `reader` may not use `Bash`"),
+        "{loaded}"
+    );
+    assert!(!loaded.contains("\none two\n"), "{loaded}");
+}

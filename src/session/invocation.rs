@@ -5,13 +5,44 @@
 //! made once the run it is for has started, since the `!` lines are that run's calls.
 
 use super::run::{self, RunCtx, RunEnd};
+use super::tool_call::Caller;
 use super::{Conversation, TurnShared, line, lock, shell_lines};
 use crate::llm::{ChatMessage, Image};
 use crate::skills::{Skill, SkillKind, SkillSource};
 
+/// Who invoked a skill or command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum InvokedBy {
+    Person,
+    /// The model, for its own run (the body joins it).
+    Model,
+    /// The model, for a child run (`context: fork`).
+    ModelForChild,
+}
+
+impl InvokedBy {
+    /// How the message names who invoked it.
+    fn subject(self) -> &'static str {
+        match self {
+            InvokedBy::Person => "The user",
+            InvokedBy::Model => "You",
+            InvokedBy::ModelForChild => "The user's agent",
+        }
+    }
+
+    /// Who makes the calls of its `!` lines.
+    fn caller(self) -> Caller {
+        match self {
+            InvokedBy::Person => Caller::Person,
+            InvokedBy::Model | InvokedBy::ModelForChild => Caller::Loaded,
+        }
+    }
+}
+
 /// A skill or command invoked, whose message is still to be made.
 pub(super) struct Invocation {
     name: String,
+    by: InvokedBy,
     /// How the message begins: who invoked what, and to follow it.
     preamble: String,
     /// The body with the arguments and variables substituted; its `!` lines not yet run.
@@ -31,20 +62,21 @@ pub(super) struct Invocation {
 }
 
 impl Invocation {
-    /// `skill` invoked with `args`; `by` says who invoked it ("The user", "You").
-    pub(super) fn of(skill: &Skill, args: &str, by: &str, session_id: &str) -> Invocation {
+    /// `skill` invoked with `args`.
+    pub(super) fn of(skill: &Skill, args: &str, by: InvokedBy, session_id: &str) -> Invocation {
         let body = skill.render_for(args, session_id);
+        let subject = by.subject();
         let (preamble, footer, mentions) = match skill.kind {
             SkillKind::Command => {
                 let preamble = format!(
-                    "{by} ran the command `/{}`. Follow its instructions:\n\n",
+                    "{subject} ran the command `/{}`. Follow its instructions:\n\n",
                     skill.name
                 );
                 (preamble, String::new(), mentions(&body, args))
             }
             SkillKind::Skill => {
                 let preamble = format!(
-                    "{by} invoked the skill `{}`. Follow its instructions:\n\n",
+                    "{subject} invoked the skill `{}`. Follow its instructions:\n\n",
                     skill.name
                 );
                 let footer = skill.dir.as_ref().map_or_else(String::new, |dir| {
@@ -55,6 +87,7 @@ impl Invocation {
         };
         Invocation {
             name: skill.name.clone(),
+            by,
             preamble,
             body,
             footer,
@@ -86,7 +119,11 @@ impl Invocation {
         changed: &mut Vec<String>,
     ) -> String {
         let files = attachments(shared, conv, self).await;
-        let body = shell_lines::expand(shared, ctx, conv, &self.name, &self.body, changed).await;
+        let lines = shell_lines::Lines {
+            name: &self.name,
+            caller: self.by.caller(),
+        };
+        let body = shell_lines::expand(shared, ctx, conv, lines, &self.body, changed).await;
         format!(
             "{}{body}{}{files}{}",
             self.preamble, self.footer, self.attached
@@ -154,7 +191,7 @@ mod tests {
             "Fix $ARGUMENTS, see @docs/a.md and @$2\n!`git log @{u}`",
             SkillSource::Project,
         );
-        let mut invocation = Invocation::of(&fix, "@src/y.rs src/x.rs", "The user", "s1");
+        let mut invocation = Invocation::of(&fix, "@src/y.rs src/x.rs", InvokedBy::Person, "s1");
         invocation.attach("\n\npiped");
         assert_eq!(
             invocation.body,
@@ -173,7 +210,7 @@ mod tests {
             dir: Some("/skills/fix".into()),
             ..fix
         };
-        let invocation = Invocation::of(&skill, "@src/y.rs", "You", "s1");
+        let invocation = Invocation::of(&skill, "@src/y.rs", InvokedBy::Model, "s1");
         assert!(invocation.mentions.is_empty());
         assert_eq!(
             invocation.preamble,
@@ -184,6 +221,6 @@ mod tests {
             "\n\n(The skill's files are in /skills/fix.)"
         );
         let mine = command("x", SkillSource::Claude);
-        assert!(!Invocation::of(&mine, "", "The user", "s1").from_project);
+        assert!(!Invocation::of(&mine, "", InvokedBy::Person, "s1").from_project);
     }
 }

@@ -11,16 +11,24 @@ use std::ops::Range;
 use super::event::Event;
 use super::permissions::Verdict;
 use super::run::RunCtx;
-use super::{Conversation, TurnShared, tool_call};
+use super::tool_call::{self, Caller};
+use super::{Conversation, TurnShared};
 use crate::tools::{self, ToolName, ToolOutput};
 
+/// The command or skill whose lines run, and who invoked it: the person's lines are theirs
+/// ([`Caller::Person`]), the model's are held to its agent's gates ([`Caller::Loaded`]).
+pub(super) struct Lines<'a> {
+    pub name: &'a str,
+    pub caller: Caller,
+}
+
 /// `body` with each `` !`cmd` `` and `` ```! `` block replaced by its output (or by why it
-/// did not run), for the command or skill `name`. A body without any is returned as it is.
+/// did not run). A body without any is returned as it is.
 pub(super) async fn expand(
     shared: &TurnShared,
     ctx: &mut RunCtx,
     conv: &mut Conversation,
-    name: &str,
+    of: Lines<'_>,
     body: &str,
     changed: &mut Vec<String>,
 ) -> String {
@@ -34,7 +42,7 @@ pub(super) async fn expand(
             cancelled(&span.command)
         } else {
             let previous = conv.permissions.set_rules_only(true);
-            let text = run_span(shared, ctx, conv, name, &span.command, changed).await;
+            let text = run_span(shared, ctx, conv, &of, &span.command, changed).await;
             conv.permissions.set_rules_only(previous);
             text
         };
@@ -63,7 +71,7 @@ async fn run_span(
     shared: &TurnShared,
     ctx: &mut RunCtx,
     conv: &mut Conversation,
-    name: &str,
+    of: &Lines<'_>,
     script: &str,
     changed: &mut Vec<String>,
 ) -> String {
@@ -73,7 +81,7 @@ async fn run_span(
         .filter(|line| !line.is_empty())
         .collect();
     for command in &lines {
-        if let Some(note) = unapprovable(shared, ctx, conv, name, command).await {
+        if let Some(note) = unapprovable(shared, ctx, conv, of.name, command).await {
             return note;
         }
     }
@@ -84,7 +92,7 @@ async fn run_span(
             continue;
         }
         // Boxed: a skill the model loads runs its lines from inside the `Skill` call.
-        let call = tool_call::person_command(shared, ctx, conv, command, changed);
+        let call = tool_call::command_by(shared, ctx, conv, command, changed, of.caller);
         let output = Box::pin(call).await;
         outputs.push(spliced(command, &output));
     }

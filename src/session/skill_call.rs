@@ -4,7 +4,7 @@
 
 use super::delegate::{self, ChildTask};
 use super::event::Event;
-use super::invocation::Invocation;
+use super::invocation::{Invocation, InvokedBy};
 use super::permissions::{Permissions, Rule};
 use super::run::RunCtx;
 use super::{Conversation, TurnShared};
@@ -74,7 +74,7 @@ pub(crate) async fn invoke(
         // The body joins this run; its allowed tools hold until the run ends (its `!`
         // lines are the first calls they cover).
         ctx.skill_rules.extend(rules);
-        let invocation = Invocation::of(skill, args, "You", &shared.session_id);
+        let invocation = Invocation::of(skill, args, InvokedBy::Model, &shared.session_id);
         let text = invocation.text(shared, ctx, conv, changed).await;
         return ToolOutput::ok(text, format!("loaded skill {}", skill.name));
     }
@@ -95,7 +95,7 @@ pub(crate) async fn invoke(
     }
     let route = super::route_for(shared, skill.model.as_deref(), &ctx.route);
     // The `!` lines run here, before the child starts, under the skill's rules.
-    let invocation = Invocation::of(skill, args, "The user's agent", &shared.session_id);
+    let invocation = Invocation::of(skill, args, InvokedBy::ModelForChild, &shared.session_id);
     let held = ctx.skill_rules.len();
     ctx.skill_rules.extend(rules.iter().cloned());
     let task = invocation.text(shared, ctx, conv, changed).await;

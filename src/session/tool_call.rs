@@ -21,6 +21,10 @@ pub(super) enum Caller {
     /// A verification command the agent's spec names (`checks:`), run after a patch in auto
     /// mode: not the model's choice, so its gates do not apply either.
     Check,
+    /// A `!` line of a skill or command the model invoked: written by the file's author,
+    /// not the model, so hooks do not hear it (as for the person's); but it runs in the
+    /// model's run, so its agent's gates (tools, work globs, locks) hold.
+    Loaded,
 }
 
 pub(super) async fn execute(
@@ -79,7 +83,7 @@ async fn decide_and_run(
     caller: Caller,
 ) -> ToolOutput {
     let gated = |prepared: &Prepared| match caller {
-        Caller::Model => gate(shared, ctx, prepared),
+        Caller::Model | Caller::Loaded => gate(shared, ctx, prepared),
         Caller::Person | Caller::Check => Ok(()),
     };
     if let Err(refused) = gated(&prepared) {
@@ -664,10 +668,23 @@ pub(super) async fn person_command(
     command: &str,
     changed: &mut Vec<String>,
 ) -> ToolOutput {
+    command_by(shared, ctx, conv, command, changed, Caller::Person).await
+}
+
+/// A `Bash` call of `command` that `caller` makes (not the model's own: those come with
+/// their call ids).
+pub(super) async fn command_by(
+    shared: &TurnShared,
+    ctx: &mut RunCtx,
+    conv: &mut Conversation,
+    command: &str,
+    changed: &mut Vec<String>,
+    caller: Caller,
+) -> ToolOutput {
     let call = ToolCall {
         id: format!("cmd_{}", ids::new_id()),
         name: ToolName::Bash.name().to_string(),
         arguments: serde_json::json!({ "command": command }),
     };
-    execute(shared, ctx, conv, &call, changed, Caller::Person).await
+    execute(shared, ctx, conv, &call, changed, caller).await
 }

@@ -10,7 +10,7 @@ use super::checkpoints::TurnMark;
 use super::delegate::{self, ChildTask};
 use super::event::{AgentState, Event, OutcomeStatus};
 use super::input::{TurnMode, UserMessage};
-use super::invocation::Invocation;
+use super::invocation::{Invocation, InvokedBy};
 use super::run::{self, RunCtx, RunEnd};
 use super::{Conversation, TurnShared, ids, skill_call};
 use crate::agents::AgentSpec;
@@ -477,8 +477,13 @@ fn plan(
         ));
     };
     let agent = find(skill.agent.as_deref().unwrap_or(requested))?;
-    let mut task = Invocation::of(skill, &invocation.args, "The user", &shared.session_id)
-        .with_images(&msg.images);
+    let mut task = Invocation::of(
+        skill,
+        &invocation.args,
+        InvokedBy::Person,
+        &shared.session_id,
+    )
+    .with_images(&msg.images);
     task.attach(&msg.attached);
     Ok(Plan {
         model: skill.model.clone().or_else(|| agent.model.clone()),
