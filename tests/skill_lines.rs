@@ -2,7 +2,8 @@
 //! the real binary and the scripted model server: they run before the skill's instructions
 //! reach the model — invoked by the person, loaded by the model with the `Skill` tool, or
 //! forked — under the same rules as a custom command's (only where a trusted
-//! `allowed-tools` entry or the person's rule allows them), and `${CLAUDE_SKILL_DIR}` and
+//! `allowed-tools` entry or the person's rule allows them, within the loading agent's
+//! limits, not at all once the person turned them off), and `${CLAUDE_SKILL_DIR}` and
 //! `${CLAUDE_SESSION_ID}` are filled in.
 
 // Test code may unwrap: a failure is a failed test, reported with its message.
@@ -13,7 +14,8 @@ mod support;
 use serde_json::json;
 use support::{Protocol, Reply, ScriptedServer, Step, Workspace, run, sandbox_available, texts};
 
-/// A skill whose two lines print where it is and a count, both allowed by its own rules.
+/// A skill whose line and two-line block print where it is, two words and a count, all
+/// allowed by its own rules.
 const CONTEXT: &str = "---\nname: gather\ndescription: Report the context\n\
                        allowed-tools: Bash(echo:*), Bash(wc:*)\n---\n\
                        Folder: !`echo ${CLAUDE_SKILL_DIR}`\n```!\necho one two\n\
@@ -29,8 +31,8 @@ fn setup(steps: Vec<Step>) -> Option<(ScriptedServer, Workspace)> {
     Some((server, ws))
 }
 
-/// The person's own skill `rel` under their home (the tests' HOME and LINGGEN_HOME are the
-/// same folder): theirs, so its `allowed-tools` need no trust.
+/// The person's own skill `gather` with the file `text`, under their home (the tests' HOME
+/// and LINGGEN_HOME are the same folder): theirs, so its `allowed-tools` need no trust.
 fn own_skill(ws: &Workspace, text: &str) -> std::path::PathBuf {
     let dir = ws.home().join("skills/gather");
     std::fs::create_dir_all(&dir).unwrap();
