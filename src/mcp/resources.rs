@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use super::model::ResourceContents;
 use super::server::Server;
-use crate::protocol::{Image, ToolSpec};
+use crate::protocol::ToolSpec;
 use crate::sync::lock;
 use crate::tools::{AccessClass, ToolEntry, ToolHandler, ToolHints, ToolOutput, ToolRegistry};
 
@@ -210,8 +210,8 @@ impl ToolHandler for ReadResource {
     }
 }
 
-/// The contents as the model reads them: texts in order, an image passed on where the model
-/// can take it, a note for other bytes.
+/// The contents as the model reads them: texts in order, an image as a tool's image is
+/// (passed on, or a note saying why not), a note for other bytes.
 fn output(uri: &str, contents: Vec<ResourceContents>) -> ToolOutput {
     let mut parts = Vec::new();
     let mut images = Vec::new();
@@ -226,12 +226,10 @@ fn output(uri: &str, contents: Vec<ResourceContents>) -> ToolOutput {
                 mime_type,
             } => {
                 let kind = mime_type.unwrap_or_else(|| "application/octet-stream".into());
-                match Image::from_base64(&kind, blob) {
-                    Ok(image) if kind.starts_with("image/") => {
-                        parts.push(format!("[image {}]", image.describe()));
-                        images.push(image);
-                    }
-                    _ => parts.push(format!("[{uri}: {kind}, binary, not shown]")),
+                if kind.starts_with("image/") {
+                    parts.push(super::tools::image_part(kind, blob, &mut images));
+                } else {
+                    parts.push(format!("[{uri}: {kind}, binary, not shown]"));
                 }
             }
         }

@@ -100,17 +100,7 @@ fn output(tool: &str, result: CallToolResult) -> ToolOutput {
         match block {
             ContentBlock::Text(text) => parts.push(text.text),
             ContentBlock::Image(image) => {
-                let size = (image.data.len() / 4 * 3).div_ceil(1024);
-                let media_type = image.mime_type;
-                match Image::from_base64(&media_type, image.data) {
-                    Ok(image) => {
-                        parts.push(format!("[image {}]", image.describe()));
-                        images.push(image);
-                    }
-                    Err(why) => parts.push(format!(
-                        "[image {media_type} ({size} KB) — not shown: {why}]"
-                    )),
-                }
+                parts.push(image_part(image.mime_type, image.data, &mut images))
             }
             ContentBlock::Audio(audio) => {
                 parts.push(format!("[audio {} — not shown]", audio.mime_type))
@@ -136,6 +126,20 @@ fn output(tool: &str, result: CallToolResult) -> ToolOutput {
             .with_images(images)
     } else {
         ToolOutput::ok(text, summary).with_images(images)
+    }
+}
+
+/// An image a server sent (base64 `data` of `media_type`): kept in `images` for models that
+/// take images, and named where it was; one it cannot pass on is a note saying why.
+pub(super) fn image_part(media_type: String, data: String, images: &mut Vec<Image>) -> String {
+    let size = (data.len() / 4 * 3).div_ceil(1024);
+    match Image::from_base64(&media_type, data) {
+        Ok(image) => {
+            let named = format!("[image {}]", image.describe());
+            images.push(image);
+            named
+        }
+        Err(why) => format!("[image {media_type} ({size} KB) — not shown: {why}]"),
     }
 }
 
